@@ -1,0 +1,362 @@
+//! The broker daemon: one per tmux server.
+//!
+//! Start-up: identify the server from its socket (no tmux command), take the
+//! per-server lock (a second broker exits 0 and leaves the first alone), replace a
+//! stale socket file, listen on a 0600 socket in a 0700 directory, read the pane
+//! table once (hook-free), publish `@mcp-broker-socket` unless that would fire a
+//! user's `after-set-option` hook.
+//!
+//! Lifetime: it exits when the tmux server exits (pidfd readable) or on
+//! SIGTERM/SIGINT/SIGHUP, unlinks its socket and lock, and leaves nothing running.
+
+use crate::paths::{self, BrokerPaths};
+use crate::process::Backend;
+use crate::registry::{self, FeedSource, Registry};
+use crate::server::{self, ServerIdentity};
+use crate::session::Session;
+use crate::tmux::{Tmux, DEFAULT_TIMEOUT};
+use crate::wire::{self, CursorReply, Hello, McpHello, Reply, Scope, StatusReply};
+use crate::{hooks, mcp, sys, tools};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::BufReader;
+use tokio::net::{UnixListener, UnixStream};
+
+pub struct Config {
+    pub tmux_socket: PathBuf,
+    /// Where to put the broker socket; default: the first `paths` candidate.
+    pub runtime_dir: Option<PathBuf>,
+    /// Tools enabled for every session, beyond the defaults.
+    pub enable_tools: Vec<String>,
+    /// The `tmux-mcp` helper binary; default: next to this executable, else PATH.
+    pub helper: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Server(#[from] server::ServerError),
+    #[error("runtime directory {path}: {source}")]
+    RuntimeDir { path: PathBuf, source: io::Error },
+    #[error("cannot listen on {path}: {source}")]
+    Listen { path: PathBuf, source: io::Error },
+    #[error("unknown tool(s) {0:?}")]
+    UnknownTools(Vec<String>),
+}
+
+pub enum Outcome {
+    /// Another broker already serves this tmux server.
+    AlreadyRunning(PathBuf),
+    /// This broker ran and has shut down.
+    Stopped(&'static str),
+}
+
+pub struct Broker {
+    pub identity: ServerIdentity,
+    pub paths: BrokerPaths,
+    pub registry: Registry,
+    pub enable_tools: Vec<String>,
+    pub started: Instant,
+    sessions_served: AtomicU64,
+    sessions_open: AtomicU64,
+    option_state: Mutex<String>,
+}
+
+impl Broker {
+    pub fn sessions_open(&self) -> u64 {
+        self.sessions_open.load(Ordering::Relaxed)
+    }
+}
+
+/// The per-server lock, held for the broker's life.
+struct Lock {
+    _file: File,
+    path: PathBuf,
+}
+
+fn take_lock(path: &Path) -> io::Result<Option<Lock>> {
+    loop {
+        let file = OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            return if e.raw_os_error() == Some(libc::EWOULDBLOCK) { Ok(None) } else { Err(e) };
+        }
+        // A broker that exited may have unlinked the file we opened; lock the
+        // file that is at the path now, or two brokers could each hold "the" lock.
+        match std::fs::metadata(path) {
+            Ok(md) if md.ino() == file.metadata()?.ino() => return Ok(Some(Lock { _file: file, path: path.to_path_buf() })),
+            _ => continue,
+        }
+    }
+}
+
+/// Whether a broker answers on `socket` (a live socket, not a stale file).
+pub fn is_live(socket: &Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket).is_ok()
+}
+
+pub fn helper_path(explicit: Option<PathBuf>) -> PathBuf {
+    explicit
+        .or_else(|| std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.join("tmux-mcp"))).filter(|p| p.is_file()))
+        .or_else(|| crate::tmux::find_in_path("tmux-mcp"))
+        .unwrap_or_else(|| PathBuf::from("tmux-mcp"))
+}
+
+pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
+    let unknown = tools::unknown_tools(&cfg.enable_tools);
+    if !unknown.is_empty() {
+        return Err(DaemonError::UnknownTools(unknown));
+    }
+    let probe = server::probe(&cfg.tmux_socket)?;
+    let identity = probe.identity;
+    let dir = cfg.runtime_dir.clone().unwrap_or_else(|| paths::runtime_dir_candidates().remove(0));
+    paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir { path: dir.clone(), source })?;
+    let bpaths = BrokerPaths::new(&dir, &identity.generation);
+
+    let lock = match take_lock(&bpaths.lock).map_err(|source| DaemonError::RuntimeDir { path: bpaths.lock.clone(), source })? {
+        Some(l) => l,
+        None => return Ok(Outcome::AlreadyRunning(bpaths.socket)),
+    };
+    if is_live(&bpaths.socket) {
+        return Ok(Outcome::AlreadyRunning(bpaths.socket));
+    }
+    let _ = std::fs::remove_file(&bpaths.socket); // stale file of a dead broker
+    let listener = UnixListener::bind(&bpaths.socket).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
+    std::fs::set_permissions(&bpaths.socket, std::fs::Permissions::from_mode(0o600)).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
+    tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
+
+    let source = FeedSource {
+        tmux: Tmux::new(&identity.socket_path),
+        helper: helper_path(cfg.helper.clone()),
+        broker_socket: bpaths.socket.clone(),
+        server_pid: identity.pid,
+        timeout: DEFAULT_TIMEOUT,
+    };
+    let backend = Backend::detect(identity.pid);
+    let broker = Arc::new(Broker {
+        registry: Registry::new(source, backend),
+        identity,
+        paths: bpaths.clone(),
+        enable_tools: cfg.enable_tools,
+        started: Instant::now(),
+        sessions_served: AtomicU64::new(0),
+        sessions_open: AtomicU64::new(0),
+        option_state: Mutex::new("not yet".into()),
+    });
+
+    let accept = tokio::spawn(accept_loop(listener, broker.clone()));
+    tokio::spawn(publish_option(broker.clone()));
+    let reason = wait_for_exit(probe.pidfd, broker.identity.pid).await;
+    tracing::info!("broker stopping: {reason}");
+    accept.abort();
+    let _ = std::fs::remove_file(&bpaths.socket);
+    let _ = std::fs::remove_file(&lock.path);
+    drop(lock);
+    Ok(Outcome::Stopped(reason))
+}
+
+/// Resolves when the tmux server exits or a stop signal arrives.
+async fn wait_for_exit(pidfd: Option<OwnedFd>, server_pid: u32) -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    let mut hup = signal(SignalKind::hangup()).expect("SIGHUP handler");
+    let pidfd = pidfd.or_else(|| sys::pidfd_open(server_pid).ok());
+    let server_gone = async move {
+        match pidfd.and_then(|fd| sys::async_pidfd(fd).ok()) {
+            Some(afd) => {
+                let _ = afd.readable().await;
+            }
+            // No pidfd at all (old kernel): fall back to checking the pid.
+            None => loop {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                if crate::procfs::stat(server_pid).is_err() {
+                    break;
+                }
+            },
+        }
+    };
+    tokio::select! {
+        _ = server_gone => "the tmux server exited",
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+        _ = hup.recv() => "SIGHUP",
+    }
+}
+
+async fn accept_loop(listener: UnixListener, broker: Arc<Broker>) {
+    let own_uid = sys::current_uid();
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let broker = broker.clone();
+        tokio::spawn(async move {
+            if let Err(e) = handle_connection(stream, broker, own_uid).await {
+                tracing::debug!("connection ended: {e}");
+            }
+        });
+    }
+}
+
+async fn handle_connection(mut stream: UnixStream, broker: Arc<Broker>, own_uid: u32) -> Result<(), wire::WireError> {
+    let cred = sys::peer_cred(&stream)?;
+    if let Err(reason) = sys::check_peer(&cred, own_uid) {
+        tracing::warn!("refused peer pid {}: {reason}", cred.pid);
+        return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+    }
+    let hello: Hello = match tokio::time::timeout(Duration::from_secs(10), wire::read_frame_async(&mut stream)).await {
+        Ok(Ok(h)) => h,
+        Ok(Err(e)) => {
+            let _ = wire::write_frame_async(&mut stream, &Reply::Refused { reason: format!("bad hello: {e}") }).await;
+            return Err(e);
+        }
+        Err(_) => return Ok(()),
+    };
+    match hello {
+        Hello::Feed(msg) => {
+            broker.registry.deliver(msg.req, msg.table);
+            wire::write_frame_async(&mut stream, &Reply::FeedAccepted).await
+        }
+        Hello::Status => wire::write_frame_async(&mut stream, &Reply::Status(status(&broker))).await,
+        Hello::Cursor(req) => {
+            let reply = cursor(&broker, &req.pane_id).await;
+            wire::write_frame_async(&mut stream, &reply).await
+        }
+        Hello::Mcp(h) => serve_mcp(stream, broker, cred.pid, h).await,
+    }
+}
+
+async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, hello: McpHello) -> Result<(), wire::WireError> {
+    let unknown = tools::unknown_tools(&hello.enable_tools);
+    if !unknown.is_empty() {
+        let reason = format!("unknown tool(s) for --enable-tool: {}", unknown.join(", "));
+        return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+    }
+    let snap = match broker.registry.refresh().await {
+        Ok(s) => s,
+        Err(e) => return wire::write_frame_async(&mut stream, &Reply::Refused { reason: format!("cannot read the pane table: {e}") }).await,
+    };
+    let caller_pane = registry::pane_of_process(&snap, peer_pid);
+    if caller_pane.is_none() && hello.tmux_pane_env.is_some() {
+        tracing::info!("relay says TMUX_PANE={:?} but its process ancestry is in no pane; treating it as outside tmux", hello.tmux_pane_env);
+    }
+    let caller_sessions: Vec<String> = caller_pane.as_ref().and_then(|id| snap.pane(id)).map(|p| p.placements.iter().map(|pl| pl.session_id.clone()).collect()).unwrap_or_default();
+    let scope = match (hello.scope, &caller_pane) {
+        (Some(s), _) => s,
+        (None, Some(_)) => Scope::Session,
+        (None, None) => Scope::Server,
+    };
+    if scope == Scope::Session && caller_pane.is_none() {
+        let reason = "--scope session needs the agent to run inside a pane of this tmux server; use --scope server".to_string();
+        return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+    }
+    let option_tools = snap.server.enable_tools_option.split([',', ' ']).filter(|s| !s.is_empty()).map(str::to_string);
+    let enabled = tools::enabled_set(broker.enable_tools.iter().cloned().chain(option_tools).chain(hello.enable_tools.iter().cloned()));
+    let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
+    wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
+    tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, ?scope, "MCP session open");
+    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, allow_self: hello.allow_self });
+    broker.sessions_open.fetch_add(1, Ordering::Relaxed);
+    let (r, w) = stream.into_split();
+    mcp::serve(BufReader::new(r), w, session).await;
+    broker.sessions_open.fetch_sub(1, Ordering::Relaxed);
+    tracing::info!(session = id, "MCP session closed");
+    Ok(())
+}
+
+fn status(broker: &Broker) -> StatusReply {
+    let snap = broker.registry.cached();
+    let processes: Vec<_> = snap.iter().flat_map(|s| s.panes.iter().map(|p| p.process_status())).collect();
+    StatusReply {
+        broker_pid: std::process::id(),
+        broker_socket: broker.paths.socket.display().to_string(),
+        tmux_socket: broker.identity.socket_path.display().to_string(),
+        generation: broker.identity.generation.clone(),
+        server_pid: broker.identity.pid,
+        server_start_time: broker.identity.start_time,
+        tmux_version: snap.as_ref().map(|s| s.server.version.clone()).unwrap_or_default(),
+        uptime_seconds: broker.started.elapsed().as_secs_f64(),
+        sessions_served: broker.sessions_served.load(Ordering::Relaxed),
+        sessions_open: broker.sessions_open(),
+        panes: processes.len() as u64,
+        panes_tracked: processes.iter().filter(|p| p.process_generation.is_some()).count() as u64,
+        panes_untracked: processes.iter().filter_map(|p| p.note.clone().map(|n| (p.pane_id.clone(), n))).collect(),
+        option_published: broker.option_state.lock().unwrap().clone(),
+        tmux_commands: broker.registry.tmux_commands.load(Ordering::Relaxed),
+        processes,
+        log_file: broker.paths.log.display().to_string(),
+        enabled_tools: tools::enabled_in_catalog_order(&tools::enabled_set(broker.enable_tools.iter().cloned())).into_iter().map(String::from).collect(),
+    }
+}
+
+/// The key binding's request: the pane's reference (tracking cursors come with
+/// `tmux_capture`).
+async fn cursor(broker: &Broker, pane_id: &str) -> Reply {
+    let snap = match broker.registry.refresh().await {
+        Ok(s) => s,
+        Err(e) => return Reply::Refused { reason: format!("cannot read the pane table: {e}") },
+    };
+    match snap.pane(pane_id) {
+        None => Reply::Refused { reason: format!("no pane {pane_id} in this tmux server") },
+        Some(p) => Reply::Cursor(CursorReply {
+            reference: serde_json::json!({ "kind": "pane", "id": p.id, "generation": broker.identity.generation }).to_string(),
+            cursor: None,
+            note: Some("tracking cursors need tmux_capture, which this build does not have yet".into()),
+        }),
+    }
+}
+
+/// Publishes `@mcp-broker-socket`, unless it already holds our path or setting it
+/// would run a user's `after-set-option` hook.
+async fn publish_option(broker: Arc<Broker>) {
+    let state = match broker.registry.refresh().await {
+        Err(e) => format!("not published: cannot read the server: {e}"),
+        Ok(snap) => {
+            let want = broker.paths.socket.display().to_string();
+            if snap.server.broker_option == want {
+                "published (already set)".to_string()
+            } else {
+                let sessions: Vec<String> = {
+                    let mut s: Vec<String> = snap.panes.iter().flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone())).collect();
+                    s.sort();
+                    s.dedup();
+                    s
+                };
+                match hooks::is_set(&broker.registry, "after-set-option", &sessions).await {
+                    Ok(true) => "not published: an after-set-option hook is set and setting the option would run it".to_string(),
+                    Err(e) => format!("not published: cannot read hooks: {e}"),
+                    Ok(false) => match broker.registry.run_tmux(&["set-option", "-s", "@mcp-broker-socket", &want]).await {
+                        Ok(_) => "published".to_string(),
+                        Err(e) => format!("not published: {e}"),
+                    },
+                }
+            }
+        }
+    };
+    tracing::info!("@mcp-broker-socket: {state}");
+    *broker.option_state.lock().unwrap() = state;
+}
+
+/// Connects to a broker and exchanges the hello; used by the helpers.
+pub fn connect(socket: &Path, hello: &Hello) -> Result<(std::os::unix::net::UnixStream, Reply), wire::WireError> {
+    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    s.set_read_timeout(Some(Duration::from_secs(15)))?;
+    wire::write_frame(&mut s, hello)?;
+    let reply: Reply = wire::read_frame(&mut s)?;
+    s.set_read_timeout(None)?;
+    Ok((s, reply))
+}

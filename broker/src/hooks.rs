@@ -1,0 +1,38 @@
+//! Reading the user's hooks without firing any: `show-hooks` is one of the few
+//! commands tmux runs no `after-*` hook for. The broker never sets or edits a hook.
+
+use crate::registry::Registry;
+use crate::tmux::TmuxError;
+
+/// Whether hook `name` (e.g. `after-set-option`) has any entry, globally or in
+/// one of `sessions`. Sparse array entries (`name[17]`) count.
+pub async fn is_set(registry: &Registry, name: &str, sessions: &[String]) -> Result<bool, TmuxError> {
+    if has_entry(&registry.run_tmux(&["show-hooks", "-g", name]).await?, name) {
+        return Ok(true);
+    }
+    for s in sessions {
+        if has_entry(&registry.run_tmux(&["show-hooks", "-t", s, name]).await?, name) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `show-hooks NAME` prints the bare name when the hook is unset and
+/// `NAME[i] command` for each entry.
+pub fn has_entry(output: &str, name: &str) -> bool {
+    output.lines().any(|l| l.strip_prefix(name).is_some_and(|rest| rest.starts_with('[')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_entry;
+
+    #[test]
+    fn unset_hook_prints_only_its_name() {
+        assert!(!has_entry("after-set-option\n", "after-set-option"));
+        assert!(!has_entry("", "after-set-option"));
+        assert!(has_entry("after-set-option[3] run-shell true\n", "after-set-option"));
+        assert!(!has_entry("after-set-option-x[0] y\n", "after-set-option"));
+    }
+}

@@ -1,0 +1,22 @@
+#![recursion_limit = "256"]
+//! tmux-mcp's engine: the per-tmux-server broker and everything it stands on.
+//!
+//! Data flows one way: an MCP client → `mcp` (JSON-RPC) → `tools` (the facade:
+//! schemas, policy, validation) → `registry` and friends (the engine) → `tmux`.
+//! See ARCHITECTURE.md at the repository root for the map and the invariants.
+
+pub mod daemon;
+pub mod feed;
+pub mod hooks;
+pub mod limits;
+pub mod mcp;
+pub mod paths;
+pub mod process;
+pub mod procfs;
+pub mod registry;
+pub mod server;
+pub mod session;
+pub mod sys;
+pub mod tmux;
+pub mod tools;
+pub mod wire;

@@ -1,0 +1,90 @@
+//! `tmux-mcp-broker`: the per-tmux-server daemon. Normally started by the plugin
+//! script or by `tmux-mcp attach`, both through `tmux run-shell -b`, so tmux owns
+//! it as a job. It logs to a file in its runtime directory, never to a pane.
+
+use anyhow::Context;
+use clap::Parser;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tmux_mcp::daemon::{self, Outcome};
+
+#[derive(Parser, Debug)]
+#[command(name = "tmux-mcp-broker", version, about = "Per-tmux-server MCP broker (started by the tmux-mcp plugin)")]
+struct Args {
+    /// The tmux server's socket path (tmux's #{socket_path}).
+    #[arg(long, value_name = "PATH")]
+    socket: PathBuf,
+    /// Directory for the broker socket, lock and log (default: see ARCHITECTURE.md).
+    #[arg(long, value_name = "DIR")]
+    runtime_dir: Option<PathBuf>,
+    /// Enable a tool for every session of this broker (repeatable).
+    #[arg(long = "enable-tool", value_name = "NAME")]
+    enable_tool: Vec<String>,
+    /// The tmux-mcp helper binary (default: next to this binary, then PATH).
+    #[arg(long, value_name = "PATH")]
+    helper: Option<PathBuf>,
+    /// Log to standard error instead of the log file (for debugging by hand).
+    #[arg(long)]
+    log_stderr: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("tmux-mcp-broker: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("tokio runtime")?;
+    rt.block_on(async {
+        init_logging(&args)?;
+        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, helper: args.helper };
+        match daemon::run(cfg).await? {
+            Outcome::AlreadyRunning(sock) => {
+                tracing::info!("a broker already serves this tmux server at {}", sock.display());
+                Ok(ExitCode::SUCCESS)
+            }
+            Outcome::Stopped(reason) => {
+                tracing::info!("stopped: {reason}");
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    })
+}
+
+/// Logs go to `<runtime dir>/srv-….log`, found once the server is identified; until
+/// then (and with --log-stderr) to standard error, which the plugin sends to
+/// /dev/null.
+fn init_logging(args: &Args) -> anyhow::Result<()> {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("TMUX_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
+    if args.log_stderr {
+        builder.with_writer(std::io::stderr).init();
+        return Ok(());
+    }
+    let log = log_path(args);
+    match log.and_then(|p| {
+        if std::fs::metadata(&p).map(|m| m.len() > 8 << 20).unwrap_or(false) {
+            let _ = std::fs::remove_file(&p);
+        }
+        std::fs::OpenOptions::new().create(true).append(true).open(&p).ok()
+    }) {
+        Some(file) => builder.with_writer(std::sync::Mutex::new(file)).init(),
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+fn log_path(args: &Args) -> Option<PathBuf> {
+    let probe = tmux_mcp::server::probe(&args.socket).ok()?;
+    let dir = args.runtime_dir.clone().unwrap_or_else(|| tmux_mcp::paths::runtime_dir_candidates().remove(0));
+    tmux_mcp::paths::ensure_private_dir(&dir).ok()?;
+    Some(tmux_mcp::paths::BrokerPaths::new(&dir, &probe.identity.generation).log)
+}

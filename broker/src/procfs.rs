@@ -1,0 +1,134 @@
+//! Small, typed readers of Linux `/proc`: process status lines, start times,
+//! PID namespaces and parent chains. Everything the broker knows about processes
+//! that tmux does not tell it comes from here.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+
+/// The fields of `/proc/PID/stat` we use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStat {
+    pub pid: u32,
+    pub comm: String,
+    pub state: char,
+    pub ppid: u32,
+    /// Foreground process group of the controlling terminal (field 8).
+    pub tpgid: i32,
+    /// Start time in clock ticks since boot (field 22).
+    pub start_ticks: u64,
+}
+
+pub fn stat(pid: u32) -> io::Result<ProcStat> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    parse_stat(&text).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("unparsable /proc/{pid}/stat")))
+}
+
+/// Parses a stat line. `comm` may itself contain spaces and `)`, so the fields
+/// after it are found from the *last* `)`.
+pub fn parse_stat(text: &str) -> Option<ProcStat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let pid = text[..open].trim().parse().ok()?;
+    let comm = text[open + 1..close].to_string();
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    // rest[0] is field 3 (state); field N is rest[N - 3].
+    Some(ProcStat {
+        pid,
+        comm,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        tpgid: rest.get(5)?.parse().ok()?,
+        start_ticks: rest.get(19)?.parse().ok()?,
+    })
+}
+
+pub fn clock_ticks_per_second() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 { v as u64 } else { 100 }
+}
+
+/// Boot time in seconds since the epoch (`btime` in /proc/stat).
+pub fn boot_time() -> io::Result<u64> {
+    let text = fs::read_to_string("/proc/stat")?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("btime ").and_then(|v| v.trim().parse().ok()))
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no btime in /proc/stat"))
+}
+
+/// Start time of a process in seconds since the epoch.
+pub fn start_time_epoch(start_ticks: u64) -> io::Result<u64> {
+    Ok(boot_time()? + start_ticks / clock_ticks_per_second())
+}
+
+pub fn boot_id() -> String {
+    fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// Identity of a PID namespace: device and inode of `/proc/PID/ns/pid`.
+pub fn pid_namespace(pid: Option<u32>) -> io::Result<(u64, u64)> {
+    let path = match pid {
+        Some(p) => format!("/proc/{p}/ns/pid"),
+        None => "/proc/self/ns/pid".to_string(),
+    };
+    let md = fs::metadata(path)?;
+    Ok((md.dev(), md.ino()))
+}
+
+/// `/proc` is procfs (not a bind-mounted copy of another namespace's).
+pub fn proc_is_procfs() -> bool {
+    // PROC_SUPER_MAGIC
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: the path is a valid NUL-terminated string and buf is a valid out-pointer.
+    let rc = unsafe { libc::statfs(c"/proc".as_ptr(), &mut buf) };
+    rc == 0 && buf.f_type as i64 == PROC_SUPER_MAGIC
+}
+
+/// `pid`, its parent, grandparent … up to (not including) pid 1, at most `limit` steps.
+pub fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
+    let mut chain = Vec::new();
+    let mut cur = pid;
+    while cur > 1 && chain.len() < limit {
+        chain.push(cur);
+        match stat(cur) {
+            Ok(st) => cur = st.ppid,
+            Err(_) => break,
+        }
+    }
+    chain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_comm_with_parens_and_spaces() {
+        let line = "4242 (my (odd) prog) S 17 4242 4242 34816 4242 4194304 1 2 3 4 5 6 7 8 20 0 1 0 987654 1000 200";
+        let st = parse_stat(line).unwrap();
+        assert_eq!(st.pid, 4242);
+        assert_eq!(st.comm, "my (odd) prog");
+        assert_eq!(st.state, 'S');
+        assert_eq!(st.ppid, 17);
+        assert_eq!(st.tpgid, 4242);
+        assert_eq!(st.start_ticks, 987654);
+    }
+
+    #[test]
+    fn reads_own_stat_and_ancestry() {
+        let me = std::process::id();
+        let st = stat(me).unwrap();
+        assert_eq!(st.pid, me);
+        assert_eq!(st.ppid, std::os::unix::process::parent_id());
+        let chain = ancestry(me, 64);
+        assert_eq!(chain[0], me);
+        assert_eq!(chain.get(1).copied(), Some(st.ppid).filter(|p| *p > 1));
+    }
+
+    #[test]
+    fn own_namespace_matches_self() {
+        assert_eq!(pid_namespace(None).unwrap(), pid_namespace(Some(std::process::id())).unwrap());
+    }
+}

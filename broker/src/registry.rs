@@ -1,0 +1,251 @@
+//! The pane registry: the broker's picture of the tmux server's panes.
+//!
+//! A refresh asks tmux to `run-shell` the feed helper (see `feed`) and waits for
+//! the helper's msgpack table on the broker socket; the request id ties the two
+//! together. Refreshes are single-flight: callers that arrive while one is running
+//! share its result. Process identities (see `process`) are carried over from one
+//! snapshot to the next while the pane's pid is unchanged, so `process_generation`
+//! is stable for a process and new for a respawned one.
+
+use crate::feed;
+use crate::process::{Backend, IdentityError, ProcessIdentity};
+use crate::tmux::{Tmux, TmuxError};
+use crate::wire::{PaneRow, PaneTable, ProcessStatus, ServerRow};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    pub session_id: String,
+    pub session_name: String,
+    pub window_index: i64,
+    pub window_active: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Pane {
+    pub id: String,
+    pub index: i64,
+    pub window_id: String,
+    pub window_name: String,
+    pub active: bool,
+    pub pid: u32,
+    pub dead: bool,
+    pub dead_status: Option<i32>,
+    pub width: u32,
+    pub height: u32,
+    pub history_size: u64,
+    pub history_limit: u64,
+    pub command: String,
+    pub cwd: String,
+    pub title: String,
+    /// Sessions (and window indexes there) through which the pane is reachable,
+    /// ordered by numeric session id, then index.
+    pub placements: Vec<Placement>,
+    pub process: Result<Arc<ProcessIdentity>, IdentityError>,
+}
+
+impl Pane {
+    pub fn process_status(&self) -> ProcessStatus {
+        let (gen, state, note) = match &self.process {
+            Ok(p) if p.exited() => (Some(p.generation.clone()), "exited", None),
+            Ok(p) => (Some(p.generation.clone()), "running", None),
+            Err(IdentityError::PaneDead) => (None, "dead", Some(IdentityError::PaneDead.to_string())),
+            Err(e) => (None, "untracked", Some(e.to_string())),
+        };
+        ProcessStatus { pane_id: self.id.clone(), pid: self.pid, process_generation: gen, state: state.into(), note }
+    }
+
+    pub fn in_session(&self, session_id: &str) -> bool {
+        self.placements.iter().any(|p| p.session_id == session_id)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub server: ServerRow,
+    /// Ordered by numeric pane id.
+    pub panes: Vec<Pane>,
+    pub taken: Instant,
+    pub seq: u64,
+}
+
+impl Snapshot {
+    pub fn pane(&self, id: &str) -> Option<&Pane> {
+        self.panes.iter().find(|p| p.id == id)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RefreshError {
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+    #[error("the feed helper reported: {0}")]
+    Helper(String),
+    #[error("the feed helper did not answer within {0:?}")]
+    NoAnswer(Duration),
+    #[error("the table came from tmux server pid {got}, not {expected}")]
+    WrongServer { expected: u32, got: u32 },
+}
+
+/// How the registry reaches tmux.
+pub struct FeedSource {
+    pub tmux: Tmux,
+    pub helper: PathBuf,
+    pub broker_socket: PathBuf,
+    pub server_pid: u32,
+    pub timeout: Duration,
+}
+
+pub struct Registry {
+    source: FeedSource,
+    pub backend: Backend,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Result<PaneTable, String>>>>,
+    next_req: AtomicU64,
+    current: Mutex<Option<Arc<Snapshot>>>,
+    refresh_gate: tokio::sync::Mutex<()>,
+    /// tmux client commands run so far (reads and writes).
+    pub tmux_commands: AtomicU64,
+}
+
+impl Registry {
+    pub fn new(source: FeedSource, backend: Backend) -> Self {
+        Registry {
+            source,
+            backend,
+            pending: Mutex::new(HashMap::new()),
+            next_req: AtomicU64::new(1),
+            current: Mutex::new(None),
+            refresh_gate: tokio::sync::Mutex::new(()),
+            tmux_commands: AtomicU64::new(0),
+        }
+    }
+
+    pub fn tmux(&self) -> &Tmux {
+        &self.source.tmux
+    }
+
+    /// Runs a tmux command and counts it.
+    pub async fn run_tmux(&self, args: &[&str]) -> Result<String, TmuxError> {
+        self.tmux_commands.fetch_add(1, Ordering::Relaxed);
+        self.source.tmux.run(args, self.source.timeout).await
+    }
+
+    /// The last snapshot, without asking tmux.
+    pub fn cached(&self) -> Option<Arc<Snapshot>> {
+        self.current.lock().unwrap().clone()
+    }
+
+    /// A snapshot taken after this call started.
+    pub async fn refresh(&self) -> Result<Arc<Snapshot>, RefreshError> {
+        let asked = Instant::now();
+        let _gate = self.refresh_gate.lock().await;
+        if let Some(s) = self.cached().filter(|s| s.taken >= asked) {
+            return Ok(s); // someone refreshed while we waited
+        }
+        let table = self.fetch().await?;
+        if table.server.pid != self.source.server_pid {
+            return Err(RefreshError::WrongServer { expected: self.source.server_pid, got: table.server.pid });
+        }
+        let snap = Arc::new(self.build(table));
+        *self.current.lock().unwrap() = Some(snap.clone());
+        Ok(snap)
+    }
+
+    async fn fetch(&self) -> Result<PaneTable, RefreshError> {
+        let req = self.next_req.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap().insert(req, tx);
+        let cmd = feed::run_shell_command(&self.source.helper, &self.source.broker_socket, req);
+        let ran = self.run_tmux(&["run-shell", &cmd]).await;
+        let result = match ran {
+            Err(e) => Err(RefreshError::Tmux(e)),
+            // run-shell returns once the helper exited; it has delivered by now
+            // unless it failed, so a short wait is enough.
+            Ok(_) => match tokio::time::timeout(self.source.timeout, rx).await {
+                Ok(Ok(Ok(table))) => Ok(table),
+                Ok(Ok(Err(msg))) => Err(RefreshError::Helper(msg)),
+                Ok(Err(_)) | Err(_) => Err(RefreshError::NoAnswer(self.source.timeout)),
+            },
+        };
+        self.pending.lock().unwrap().remove(&req);
+        result
+    }
+
+    /// Hands a helper's table to the refresh waiting for it. Unknown ids are
+    /// ignored (a late answer to a refresh that already gave up).
+    pub fn deliver(&self, req: u64, table: Result<PaneTable, String>) -> bool {
+        match self.pending.lock().unwrap().remove(&req) {
+            Some(tx) => tx.send(table).is_ok(),
+            None => false,
+        }
+    }
+
+    fn build(&self, table: PaneTable) -> Snapshot {
+        let previous = self.cached();
+        let seq = previous.as_ref().map_or(1, |s| s.seq + 1);
+        let mut by_id: BTreeMap<u64, Vec<PaneRow>> = BTreeMap::new();
+        for row in table.rows {
+            by_id.entry(numeric_id(&row.pane_id)).or_default().push(row);
+        }
+        let panes = by_id
+            .into_values()
+            .map(|rows| {
+                let first = &rows[0];
+                let mut placements: Vec<Placement> = rows
+                    .iter()
+                    .map(|r| Placement { session_id: r.session_id.clone(), session_name: r.session_name.clone(), window_index: r.window_index, window_active: r.window_active })
+                    .collect();
+                placements.sort_by_key(|p| (numeric_id(&p.session_id), p.window_index));
+                placements.dedup();
+                let old = previous.as_ref().and_then(|s| s.pane(&first.pane_id)).map(|p| &p.process);
+                let process = if first.pane_dead {
+                    Err(IdentityError::PaneDead)
+                } else {
+                    match old {
+                        // Same pid as before: the same process (its pidfd says if it exited).
+                        Some(Ok(id)) if id.pid == first.pane_pid => Ok(id.clone()),
+                        _ => self.backend.acquire(first.pane_pid),
+                    }
+                };
+                Pane {
+                    id: first.pane_id.clone(),
+                    index: first.pane_index,
+                    window_id: first.window_id.clone(),
+                    window_name: first.window_name.clone(),
+                    active: first.pane_active,
+                    pid: first.pane_pid,
+                    dead: first.pane_dead,
+                    dead_status: first.pane_dead_status,
+                    width: first.width,
+                    height: first.height,
+                    history_size: first.history_size,
+                    history_limit: first.history_limit,
+                    command: first.current_command.clone(),
+                    cwd: first.current_path.clone(),
+                    title: first.title.clone(),
+                    placements,
+                    process,
+                }
+            })
+            .collect();
+        Snapshot { server: table.server, panes, taken: Instant::now(), seq }
+    }
+}
+
+/// The number in `%12`, `$3`, `@7` (sorts ids the way tmux numbers them).
+pub fn numeric_id(id: &str) -> u64 {
+    id.get(1..).and_then(|n| n.parse().ok()).unwrap_or(u64::MAX)
+}
+
+/// The pane among `snapshot` whose process is `pid` or one of its ancestors.
+/// This is how the broker knows the caller's pane: from the relay's peer pid, not
+/// from environment variables a client may not pass on.
+pub fn pane_of_process(snapshot: &Snapshot, pid: u32) -> Option<String> {
+    let chain = crate::procfs::ancestry(pid, 128);
+    chain.iter().find_map(|p| snapshot.panes.iter().find(|pane| !pane.dead && pane.pid == *p).map(|pane| pane.id.clone()))
+}

@@ -1,0 +1,163 @@
+//! `tmux_capabilities`: what this broker is, which server it is bound to, which
+//! tools this session may use, and the limits and guarantees it keeps.
+
+use super::envelope::{self, Delivery};
+use super::{Family, ToolOutput, ToolSpec};
+use crate::limits;
+use crate::session::Session;
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "tmux_capabilities",
+    family: Family::Seed,
+    default_enabled: true,
+    description: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
+    annotations,
+    input_schema,
+    output_schema,
+};
+
+fn annotations() -> Value {
+    json!({ "title": "tmux capabilities", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
+}
+
+fn input_schema() -> Value {
+    json!({ "type": "object", "additionalProperties": false, "properties": {} })
+}
+
+fn output_schema() -> Value {
+    let int = json!({ "type": "integer", "minimum": 0 });
+    envelope::output_schema(json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["endpoint", "server_identity", "enabled_tools", "limits", "owns_daemon", "resource_subscriptions", "observation", "broker", "process_identity"],
+        "properties": {
+            "endpoint": { "type": "string" },
+            "server_identity": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["generation", "pid", "start_time", "tmux_version", "socket_path"],
+                "properties": {
+                    "generation": { "type": "string", "pattern": "^[a-f0-9]{32}$" },
+                    "pid": int, "start_time": int,
+                    "tmux_version": { "type": "string" },
+                    "socket_path": { "type": "string" }
+                }
+            },
+            "enabled_tools": { "type": "array", "items": { "type": "string" } },
+            "limits": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } },
+            "owns_daemon": { "type": "boolean" },
+            "resource_subscriptions": { "type": "boolean" },
+            "observation": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["screen", "history_continuity", "process_cursor", "requirements", "wait_conditions", "hook_check"],
+                "properties": {
+                    "screen": { "const": "bounded_rows" },
+                    "history_continuity": { "const": "unknown" },
+                    "process_cursor": { "enum": ["conditional", "unsupported"] },
+                    "requirements": { "type": "array", "items": { "type": "string" } },
+                    "wait_conditions": { "type": "array", "items": { "type": "string" } },
+                    "hook_check": { "type": "string" }
+                }
+            },
+            "broker": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["pid", "scope", "caller_pane", "sessions_open"],
+                "properties": {
+                    "pid": int,
+                    "scope": { "enum": ["session", "server"] },
+                    "caller_pane": { "type": ["string", "null"] },
+                    "sessions_open": int
+                }
+            },
+            "process_identity": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["backend", "available", "reason"],
+                "properties": {
+                    "backend": { "const": "linux-pidfd" },
+                    "available": { "type": "boolean" },
+                    "reason": { "type": ["string", "null"] }
+                }
+            }
+        }
+    }))
+}
+
+pub async fn call(session: &Session) -> ToolOutput {
+    let broker = &session.broker;
+    let snap = match broker.registry.refresh().await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("capabilities refresh failed: {e}");
+            return envelope::error("transport_error", "The operation could not establish its requested result.", Delivery::Observed);
+        }
+    };
+    let id = &broker.identity;
+    let backend = &broker.registry.backend;
+    let tracking_ok = backend.unavailable.is_none() && version_at_least(&snap.server.version, 3, 3);
+    let data = json!({
+        "endpoint": "local",
+        "server_identity": {
+            "generation": id.generation,
+            "pid": id.pid,
+            "start_time": id.start_time,
+            "tmux_version": snap.server.version,
+            "socket_path": id.socket_path.display().to_string(),
+        },
+        "enabled_tools": super::enabled_in_catalog_order(&session.enabled),
+        "limits": limits::as_json(),
+        "owns_daemon": true,
+        "resource_subscriptions": false,
+        "observation": {
+            "screen": "bounded_rows",
+            "history_continuity": "unknown",
+            "process_cursor": if tracking_ok { "conditional" } else { "unsupported" },
+            "requirements": [
+                "tmux >= 3.3",
+                "Linux pidfd backend: broker, tmux server and pane process in one PID namespace",
+                "live pane process",
+                "empty effective capture hook"
+            ],
+            "wait_conditions": ["screen_contains", "process_exit"],
+            "hook_check": "after-capture-pane is checked with show-hooks (global and every session linking the pane's window) immediately before each capture; on tmux 3.3a a hook set in the gap between that check and the capture cannot be excluded",
+        },
+        "broker": {
+            "pid": std::process::id(),
+            "scope": match session.scope { crate::wire::Scope::Session => "session", crate::wire::Scope::Server => "server" },
+            "caller_pane": session.caller_pane,
+            "sessions_open": broker.sessions_open(),
+        },
+        "process_identity": {
+            "backend": "linux-pidfd",
+            "available": backend.unavailable.is_none(),
+            "reason": backend.unavailable.as_ref().map(|e| e.to_string()),
+        }
+    });
+    envelope::ok("tmux_capabilities", data)
+}
+
+/// `3.3a`, `3.4`, `next-3.6` → compares major.minor.
+pub fn version_at_least(version: &str, major: u32, minor: u32) -> bool {
+    let v = version.trim_start_matches("next-");
+    let mut parts = v.split('.');
+    let maj: u32 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let min: u32 = parts.next().map(|s| s.chars().take_while(|c| c.is_ascii_digit()).collect::<String>()).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (maj, min) >= (major, minor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_at_least;
+
+    #[test]
+    fn versions() {
+        assert!(version_at_least("3.3a", 3, 3));
+        assert!(version_at_least("next-3.6", 3, 3));
+        assert!(version_at_least("3.4", 3, 3));
+        assert!(!version_at_least("3.2a", 3, 3));
+        assert!(!version_at_least("garbage", 3, 3));
+    }
+}

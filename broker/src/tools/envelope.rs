@@ -1,0 +1,91 @@
+//! The seed family's result envelope: `{ok:true,data}` or
+//! `{ok:false,error:{code,message,delivery[,effects]}}` (SPEC-TOOLS A.0.2).
+
+use super::ToolOutput;
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    NotSent,
+    PossiblySent,
+    Observed,
+}
+
+impl Delivery {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::NotSent => "not_sent",
+            Delivery::PossiblySent => "possibly_sent",
+            Delivery::Observed => "observed",
+        }
+    }
+}
+
+pub fn ok(tool: &str, data: Value) -> ToolOutput {
+    ToolOutput { structured: Some(json!({ "ok": true, "data": data })), text: format!("{tool} completed; structuredContent contains the result."), is_error: false }
+}
+
+pub fn error(code: &str, message: &str, delivery: Delivery) -> ToolOutput {
+    ToolOutput {
+        structured: Some(json!({ "ok": false, "error": { "code": code, "message": message, "delivery": delivery.as_str() } })),
+        text: message.to_string(),
+        is_error: true,
+    }
+}
+
+pub fn policy_denied() -> ToolOutput {
+    error("policy_denied", "The configured policy denies this operation.", Delivery::NotSent)
+}
+
+/// The fixed message, followed by which field and what was expected (never the
+/// value sent).
+pub fn invalid_input(problem: &str) -> ToolOutput {
+    error("invalid_input", &format!("Input does not match the operation schema. {problem}"), Delivery::NotSent)
+}
+
+/// The JSON Schema of the error branch, shared by every seed tool's output schema.
+pub fn error_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["ok", "error"],
+        "properties": {
+            "ok": { "const": false },
+            "error": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["code", "message", "delivery"],
+                "properties": {
+                    "code": { "type": "string" },
+                    "message": { "type": "string" },
+                    "delivery": { "enum": ["not_sent", "possibly_sent", "observed"] },
+                    "effects": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["state", "created"],
+                        "properties": {
+                            "state": { "enum": ["none", "unknown", "known"] },
+                            "created": { "type": "array", "maxItems": 3, "items": { "type": "object" } }
+                        }
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Output schema of a seed tool whose success payload is `data`.
+pub fn output_schema(data: Value) -> Value {
+    json!({
+        "type": "object",
+        "oneOf": [
+            {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["ok", "data"],
+                "properties": { "ok": { "const": true }, "data": data }
+            },
+            error_schema()
+        ]
+    })
+}

@@ -1,0 +1,279 @@
+//! The msgpack messages spoken on the broker socket before MCP starts.
+//!
+//! Every connection to the broker opens with one length-prefixed msgpack frame
+//! (`Envelope`) from the peer and one from the broker. The peer is one of:
+//! the attach relay (after the reply, the stream carries MCP JSON-RPC lines), the
+//! `feed` run-shell helper (pane table), the `cursor` key-binding helper, or
+//! `status`. These types are defined here once and used by both crates.
+//!
+//! Frames are `u32` big-endian length + `rmp_serde::to_vec_named` bytes, so fields
+//! are named on the wire and a newer peer can add optional fields.
+
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+
+/// Bumped when a message changes incompatibly. Both sides refuse other versions.
+pub const WIRE_VERSION: u32 = 1;
+
+/// Largest frame either side accepts (a pane table of thousands of panes fits).
+pub const MAX_FRAME: usize = 8 * 1024 * 1024;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Envelope<T> {
+    pub version: u32,
+    pub body: T,
+}
+
+/// First message from a peer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Hello {
+    Mcp(McpHello),
+    Feed(FeedMsg),
+    Cursor(CursorRequest),
+    Status,
+}
+
+/// The attach relay's opening: who is asking and what it may use.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct McpHello {
+    /// A name for logs (the relay's parent process name).
+    pub client_name: String,
+    /// Extra tools to enable for this session (`--enable-tool`).
+    pub enable_tools: Vec<String>,
+    /// Requested scope; `None` means the default (session inside tmux, else server).
+    pub scope: Option<Scope>,
+    /// `--allow-self`: the caller's own pane may be typed into or closed.
+    pub allow_self: bool,
+    /// `$TMUX_PANE` of the relay, a hint only: the broker trusts process ancestry.
+    pub tmux_pane_env: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    Session,
+    Server,
+}
+
+/// A pane table from the `feed` helper, answering the broker's request `req`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FeedMsg {
+    pub req: u64,
+    pub table: Result<PaneTable, String>,
+}
+
+/// What tmux expanded for us: server facts plus one row per pane placement
+/// (a pane whose window is linked into two sessions appears twice).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PaneTable {
+    pub server: ServerRow,
+    pub rows: Vec<PaneRow>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerRow {
+    pub pid: u32,
+    pub start_time: u64,
+    pub version: String,
+    pub socket_path: String,
+    /// Current value of the `@mcp-broker-socket` server option ("" when unset).
+    pub broker_option: String,
+    /// Current value of `@mcp-enable-tools` (tools enabled for every session).
+    pub enable_tools_option: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PaneRow {
+    pub session_id: String,
+    pub session_name: String,
+    pub window_id: String,
+    pub window_index: i64,
+    pub window_name: String,
+    pub window_active: bool,
+    pub pane_id: String,
+    pub pane_index: i64,
+    pub pane_active: bool,
+    pub pane_pid: u32,
+    pub pane_dead: bool,
+    pub pane_dead_status: Option<i32>,
+    pub width: u32,
+    pub height: u32,
+    pub history_size: u64,
+    pub history_limit: u64,
+    pub current_command: String,
+    pub current_path: String,
+    pub title: String,
+}
+
+/// The key binding's request: hand pane `pane_id` to an agent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CursorRequest {
+    pub pane_id: String,
+}
+
+/// First message from the broker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Reply {
+    /// MCP may start; the stream now carries JSON-RPC lines.
+    McpReady { session: u64 },
+    FeedAccepted,
+    Cursor(CursorReply),
+    Status(StatusReply),
+    Refused { reason: String },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CursorReply {
+    /// The pane's reference as JSON text (`{"kind":"pane","id":..,"generation":..}`).
+    pub reference: String,
+    /// A tracking cursor when one could be made, else `None` with `note` saying why.
+    pub cursor: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct StatusReply {
+    pub broker_pid: u32,
+    pub broker_socket: String,
+    pub tmux_socket: String,
+    pub generation: String,
+    pub server_pid: u32,
+    pub server_start_time: u64,
+    pub tmux_version: String,
+    pub uptime_seconds: f64,
+    pub sessions_served: u64,
+    pub sessions_open: u64,
+    pub panes: u64,
+    pub panes_tracked: u64,
+    /// `(pane id, reason)` for panes without a process identity.
+    pub panes_untracked: Vec<(String, String)>,
+    pub option_published: String,
+    /// tmux client commands the broker has run since it started.
+    pub tmux_commands: u64,
+    /// Every pane's process as the broker sees it now, without asking tmux.
+    pub processes: Vec<ProcessStatus>,
+    pub log_file: String,
+    pub enabled_tools: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct ProcessStatus {
+    pub pane_id: String,
+    pub pid: u32,
+    pub process_generation: Option<String>,
+    /// `running`, `exited`, `dead` (remain-on-exit) or `untracked`.
+    pub state: String,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("i/o: {0}")]
+    Io(#[from] io::Error),
+    #[error("frame of {0} bytes exceeds the {MAX_FRAME}-byte limit")]
+    TooLarge(usize),
+    #[error("undecodable message: {0}")]
+    Decode(String),
+    #[error("wire version {0} is not {WIRE_VERSION}")]
+    Version(u32),
+}
+
+pub fn encode<T: Serialize>(body: &T) -> Result<Vec<u8>, WireError> {
+    let env = Envelope { version: WIRE_VERSION, body };
+    let payload = rmp_serde::to_vec_named(&env).map_err(|e| WireError::Decode(e.to_string()))?;
+    if payload.len() > MAX_FRAME {
+        return Err(WireError::TooLarge(payload.len()));
+    }
+    let mut out = Vec::with_capacity(4 + payload.len());
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    out.extend_from_slice(&payload);
+    Ok(out)
+}
+
+pub fn decode<T: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<T, WireError> {
+    let env: Envelope<T> = rmp_serde::from_slice(payload).map_err(|e| WireError::Decode(e.to_string()))?;
+    if env.version != WIRE_VERSION {
+        return Err(WireError::Version(env.version));
+    }
+    Ok(env.body)
+}
+
+/// Blocking write of one frame (used by the helpers).
+pub fn write_frame<T: Serialize>(w: &mut impl Write, body: &T) -> Result<(), WireError> {
+    w.write_all(&encode(body)?)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// Blocking read of one frame (used by the helpers).
+pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> Result<T, WireError> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(WireError::TooLarge(len));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf)?;
+    decode(&buf)
+}
+
+/// Async read of one frame (used by the broker).
+pub async fn read_frame_async<T, R>(r: &mut R) -> Result<T, WireError>
+where
+    T: for<'de> Deserialize<'de>,
+    R: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::AsyncReadExt;
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(WireError::TooLarge(len));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf).await?;
+    decode(&buf)
+}
+
+pub async fn write_frame_async<T, W>(w: &mut W, body: &T) -> Result<(), WireError>
+where
+    T: Serialize,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    w.write_all(&encode(body)?).await?;
+    w.flush().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hello_round_trips_with_named_fields() {
+        let hello = Hello::Mcp(McpHello { client_name: "x".into(), enable_tools: vec!["a".into()], scope: Some(Scope::Server), allow_self: false, tmux_pane_env: None });
+        let bytes = encode(&hello).unwrap();
+        let back: Hello = read_frame(&mut &bytes[..]).unwrap();
+        match back {
+            Hello::Mcp(h) => assert_eq!(h.enable_tools, vec!["a".to_string()]),
+            other => panic!("wrong variant {other:?}"),
+        }
+        // Named encoding: the field name is present in the payload.
+        assert!(bytes.windows(12).any(|w| w == b"enable_tools"));
+    }
+
+    #[test]
+    fn wrong_version_is_refused() {
+        let env = Envelope { version: 99, body: Hello::Status };
+        let payload = rmp_serde::to_vec_named(&env).unwrap();
+        assert!(matches!(decode::<Hello>(&payload), Err(WireError::Version(99))));
+    }
+
+    #[test]
+    fn oversized_length_prefix_is_refused_without_allocating() {
+        let bytes = (u32::MAX).to_be_bytes();
+        assert!(matches!(read_frame::<Hello>(&mut &bytes[..]), Err(WireError::TooLarge(_))));
+    }
+}

@@ -1,0 +1,126 @@
+//! `tmux-mcp status` and `tmux-mcp doctor`: what the broker says about itself,
+//! and every precondition checked from the outside with a plain verdict.
+
+use crate::{locate, ServerArgs};
+use anyhow::bail;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::process::ExitCode;
+use tmux_mcp::daemon::connect;
+use tmux_mcp::process::Backend;
+use tmux_mcp::tmux::Tmux;
+use tmux_mcp::wire::{Hello, Reply, StatusReply};
+use tmux_mcp::{hooks, paths, procfs, server, sys};
+
+fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
+    match connect(sock, &Hello::Status)?.1 {
+        Reply::Status(s) => Ok(s),
+        Reply::Refused { reason } => bail!("the broker refused: {reason}"),
+        other => bail!("unexpected broker reply {other:?}"),
+    }
+}
+
+pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let id = locate::server(args)?;
+    let Some(sock) = locate::find(&id) else {
+        bail!("no broker runs for the tmux server at {} (start one with `tmux-mcp start`)", id.socket_path.display());
+    };
+    let s = fetch_status(&sock)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&status_json(&s))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("broker        pid {} at {}", s.broker_pid, s.broker_socket);
+    println!("tmux server   pid {} started {} ({}), version {}", s.server_pid, s.server_start_time, s.tmux_socket, s.tmux_version);
+    println!("generation    {}", s.generation);
+    println!("uptime        {:.1} s; sessions open {} (served {})", s.uptime_seconds, s.sessions_open, s.sessions_served);
+    println!("panes         {} ({} with a process identity)", s.panes, s.panes_tracked);
+    for p in &s.processes {
+        println!("  {:<6} pid {:<8} {:<9} {}{}", p.pane_id, p.pid, p.state, p.process_generation.as_deref().unwrap_or("-"), p.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default());
+    }
+    println!("option        @mcp-broker-socket {}", s.option_published);
+    println!("tools         {}", s.enabled_tools.join(", "));
+    println!("tmux commands {}", s.tmux_commands);
+    println!("log           {}", s.log_file);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status_json(s: &StatusReply) -> serde_json::Value {
+    serde_json::json!({
+        "broker_pid": s.broker_pid, "broker_socket": s.broker_socket, "tmux_socket": s.tmux_socket,
+        "generation": s.generation, "server_pid": s.server_pid, "server_start_time": s.server_start_time,
+        "tmux_version": s.tmux_version, "uptime_seconds": s.uptime_seconds,
+        "sessions_served": s.sessions_served, "sessions_open": s.sessions_open,
+        "panes": s.panes, "panes_tracked": s.panes_tracked,
+        "processes": s.processes.iter().map(|p| serde_json::json!({"pane_id": p.pane_id, "pid": p.pid, "process_generation": p.process_generation, "state": p.state, "note": p.note})).collect::<Vec<_>>(),
+        "option_published": s.option_published, "tmux_commands": s.tmux_commands,
+        "enabled_tools": s.enabled_tools, "log_file": s.log_file,
+    })
+}
+
+struct Report {
+    problems: usize,
+}
+
+impl Report {
+    fn line(&mut self, ok: bool, what: &str, detail: impl AsRef<str>) {
+        if !ok {
+            self.problems += 1;
+        }
+        println!("[{}] {what}: {}", if ok { " ok " } else { "FAIL" }, detail.as_ref());
+    }
+    fn note(&self, what: &str, detail: impl AsRef<str>) {
+        println!("[info] {what}: {}", detail.as_ref());
+    }
+}
+
+pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
+    let mut r = Report { problems: 0 };
+    let sock = locate::tmux_socket(args)?;
+    let tmux = Tmux::new(&sock);
+    match std::process::Command::new(&tmux.bin).arg("-V").output() {
+        Ok(o) => r.line(o.status.success(), "tmux", String::from_utf8_lossy(&o.stdout).trim()),
+        Err(e) => r.line(false, "tmux", format!("{} not runnable: {e}", tmux.bin.display())),
+    }
+    let probe = match server::probe(&sock) {
+        Ok(p) => p,
+        Err(e) => {
+            r.line(false, "tmux server", e.to_string());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let id = &probe.identity;
+    r.line(true, "tmux server", format!("pid {} at {}, generation {}", id.pid, id.socket_path.display(), id.generation));
+    r.line(sys::pidfd_open(std::process::id()).is_ok(), "pidfd_open", "needed for process identity and exit watching");
+    r.line(probe.pidfd.is_some(), "SO_PEERPIDFD", if probe.pidfd.is_some() { "supported (race-free server pidfd)" } else { "unsupported; the broker falls back to pidfd_open" });
+    let backend = Backend::detect(id.pid);
+    r.line(backend.unavailable.is_none(), "process identity", backend.unavailable.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "linux-pidfd: same PID namespace as the tmux server".into()));
+    r.line(procfs::proc_is_procfs(), "/proc", "procfs");
+
+    // Hooks: show-hooks fires no hook.
+    let global = tmux.run_blocking(&["show-hooks", "-g", "after-capture-pane"]).unwrap_or_default();
+    let hooked = hooks::has_entry(&global, "after-capture-pane");
+    r.line(!hooked, "after-capture-pane (global)", if hooked { "set: captures will be refused while it is" } else { "not set" });
+
+    match locate::find(id) {
+        None => r.line(false, "broker", "not running (the plugin or `tmux-mcp attach` starts it)"),
+        Some(bsock) => {
+            let md = std::fs::metadata(&bsock)?;
+            let dmd = std::fs::metadata(bsock.parent().unwrap_or(std::path::Path::new("/")))?;
+            r.line(md.permissions().mode() & 0o777 == 0o600 && md.uid() == sys::current_uid(), "broker socket", format!("{} mode {:o}", bsock.display(), md.permissions().mode() & 0o777));
+            r.line(dmd.permissions().mode() & 0o777 == 0o700 && dmd.uid() == sys::current_uid(), "runtime dir", format!("mode {:o}", dmd.permissions().mode() & 0o777));
+            match fetch_status(&bsock) {
+                Ok(s) => {
+                    r.line(true, "broker", format!("pid {}, {} session(s) open, {} pane(s)", s.broker_pid, s.sessions_open, s.panes));
+                    for (pane, why) in &s.panes_untracked {
+                        r.note("no process_generation", format!("{pane}: {why}"));
+                    }
+                    r.note("@mcp-broker-socket", &s.option_published);
+                    r.note("log", &s.log_file);
+                }
+                Err(e) => r.line(false, "broker", format!("not answering: {e}")),
+            }
+        }
+    }
+    r.note("runtime dir candidates", paths::runtime_dir_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    Ok(if r.problems == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

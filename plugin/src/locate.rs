@@ -1,0 +1,66 @@
+//! Finding the broker of a tmux server, and starting it through tmux when there
+//! is none (`run-shell -b`, so the broker is a tmux job and dies with the server).
+
+use crate::ServerArgs;
+use anyhow::{bail, Context};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tmux_mcp::daemon::is_live;
+use tmux_mcp::paths::{self, BrokerPaths};
+use tmux_mcp::server::{self, ServerIdentity};
+use tmux_mcp::tmux::{format_literal, shell_quote, Tmux};
+
+pub fn tmux_socket(args: &ServerArgs) -> anyhow::Result<PathBuf> {
+    paths::tmux_socket(args.socket.as_deref(), args.socket_name.as_deref()).map_err(anyhow::Error::msg)
+}
+
+/// The live tmux server the arguments select.
+pub fn server(args: &ServerArgs) -> anyhow::Result<ServerIdentity> {
+    let sock = tmux_socket(args)?;
+    let probe = server::probe(&sock).with_context(|| "is tmux running? start it, or pass -S PATH / -L NAME".to_string())?;
+    Ok(probe.identity)
+}
+
+/// The socket of a live broker for `id`, if any.
+pub fn find(id: &ServerIdentity) -> Option<PathBuf> {
+    BrokerPaths::candidates(&id.generation).into_iter().map(|p| p.socket).find(|s| is_live(s))
+}
+
+/// A binary that ships beside this one (the build puts both in one directory),
+/// else on PATH.
+pub fn sibling(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join(name)))
+        .filter(|p| p.is_file())
+        .or_else(|| tmux_mcp::tmux::find_in_path(name))
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+/// Makes sure the broker runs; returns the server and the broker socket.
+pub fn ensure(args: &ServerArgs) -> anyhow::Result<(ServerIdentity, PathBuf)> {
+    let id = server(args)?;
+    if let Some(sock) = find(&id) {
+        return Ok((id, sock));
+    }
+    let broker = sibling("tmux-mcp-broker");
+    let cmd = format!(
+        "exec {} --socket {} </dev/null >/dev/null 2>&1",
+        format_literal(&shell_quote(&broker.display().to_string())),
+        // tmux expands this itself: the path exactly as the server knows it.
+        "'#{socket_path}'"
+    );
+    Tmux::new(&id.socket_path).run_blocking(&["run-shell", "-b", &cmd]).context("starting the broker with tmux run-shell -b")?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Some(sock) = find(&id) {
+            return Ok((id, sock));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    bail!(
+        "the broker did not come up within 10 s (binary {}; log in {})",
+        broker.display(),
+        BrokerPaths::candidates(&id.generation).first().map(|p| p.log.display().to_string()).unwrap_or_default()
+    )
+}

@@ -1,0 +1,124 @@
+//! `tmux-mcp`: the plugin's binary.
+//!
+//! - `attach` — the MCP server command an agent runs: finds (or starts) the broker
+//!   of its tmux server and relays MCP bytes between stdio and the broker.
+//! - `feed` — run by tmux (`run-shell`) to hand the broker the pane table.
+//! - `cursor` — run by the key binding to hand a pane to an agent.
+//! - `start`, `status`, `doctor`, `socket-path` — for people and scripts.
+
+mod doctor;
+mod helpers;
+mod locate;
+mod relay;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tmux_mcp::wire::Scope;
+
+#[derive(Parser, Debug)]
+#[command(name = "tmux-mcp", version, about = "tmux plugin that lets MCP clients see and drive your tmux panes exactly and safely")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which tmux server: `-S PATH`, `-L NAME`, else `$TMUX`, else tmux's default.
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// tmux server socket path (as `tmux -S`).
+    #[arg(short = 'S', long = "socket", value_name = "PATH", conflicts_with = "socket_name")]
+    pub socket: Option<PathBuf>,
+    /// tmux server socket name (as `tmux -L`).
+    #[arg(short = 'L', long = "socket-name", value_name = "NAME")]
+    pub socket_name: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Relay MCP (stdio) to this tmux server's broker, starting it if needed.
+    Attach {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Enable an opt-in tool for this session (repeatable).
+        #[arg(long = "enable-tool", value_name = "NAME")]
+        enable_tool: Vec<String>,
+        /// What the agent may see: its own tmux session, or the whole server.
+        /// Default: session when run inside a pane of this server, else server.
+        #[arg(long, value_enum)]
+        scope: Option<ScopeArg>,
+        /// Allow typing into or closing the agent's own pane.
+        #[arg(long)]
+        allow_self: bool,
+    },
+    /// run-shell helper: forward the pane table on stdin to the broker.
+    #[command(hide = true)]
+    Feed {
+        #[arg(long, value_name = "PATH")]
+        broker: PathBuf,
+        #[arg(long)]
+        req: u64,
+    },
+    /// Key-binding helper: show a pane's reference and put it in buffer `mcp-cursor`.
+    Cursor {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The pane id, e.g. %3 (the binding passes #{pane_id}).
+        pane: String,
+    },
+    /// Make sure the broker of this tmux server runs; print its socket path.
+    Start {
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Show the broker's state.
+    Status {
+        #[command(flatten)]
+        server: ServerArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check everything tmux-mcp depends on and say what is wrong.
+    Doctor {
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum ScopeArg {
+    Session,
+    Server,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Attach { server, enable_tool, scope, allow_self } => {
+            let scope = scope.map(|s| match s {
+                ScopeArg::Session => Scope::Session,
+                ScopeArg::Server => Scope::Server,
+            });
+            relay::attach(&server, enable_tool, scope, allow_self)
+        }
+        Command::Feed { broker, req } => {
+            helpers::feed(&broker, req);
+            return ExitCode::SUCCESS; // a run-shell helper never fails loudly
+        }
+        Command::Cursor { server, pane } => helpers::cursor(&server, &pane),
+        Command::Start { server } => locate::ensure(&server).map(|(_, sock)| {
+            println!("{}", sock.display());
+            ExitCode::SUCCESS
+        }),
+        Command::Status { server, json } => doctor::status(&server, json),
+        Command::Doctor { server } => doctor::doctor(&server),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tmux-mcp: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
