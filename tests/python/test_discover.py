@@ -28,3 +28,29 @@ async def test_sdk_discover_then_tools_work_in_modern_era(tmux_server):
         assert HEX32.match(caps["data"]["server_identity"]["generation"]), caps
         panes = await call_ok(s, "list_panes")
         assert panes["panes"], panes
+
+
+def test_server_discover_result_matches_2026_07_28_wire_schema(tmux_server):
+    """The raw discover result and a modern-era tools/list parse with the SDK's
+    own 2026-07-28 wire models (what a strict modern client enforces)."""
+    import pydantic
+    import mcp_types._v2026_07_28 as wire
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "tmux-mcp-raw-test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    raw = tmux_server.raw_client()
+    problems = []
+    for id_, method, model in ((1, "server/discover", wire.DiscoverResult),
+                               (2, "tools/list", wire.ListToolsResult)):
+        reply = raw.request(id_, method, {"_meta": meta})
+        assert "result" in reply, f"{method} failed: {reply!r}"
+        try:
+            model.model_validate(reply["result"])
+        except pydantic.ValidationError as e:
+            missing = [".".join(map(str, err["loc"])) + f" ({err['type']})" for err in e.errors()]
+            problems.append(f"{method}: {missing}")
+    raw.close()
+    assert not problems, "2026-07-28 wire-schema violations: " + "; ".join(problems)
