@@ -11,7 +11,7 @@
 
 use crate::paths::{self, BrokerPaths};
 use crate::process::Backend;
-use crate::registry::{self, FeedSource, Registry};
+use crate::registry::{self, FeedMode, FeedSource, Registry};
 use crate::server::{self, ServerIdentity};
 use crate::session::Session;
 use crate::tmux::{Tmux, DEFAULT_TIMEOUT};
@@ -36,6 +36,11 @@ pub struct Config {
     pub enable_tools: Vec<String>,
     /// The `tmux-mcp` helper binary; default: next to this executable, else PATH.
     pub helper: Option<PathBuf>,
+    /// How to read the pane table; default: `list-commands`, falling back to
+    /// `run-shell` when that does not work on this tmux.
+    pub feed: Option<FeedMode>,
+    /// Never use the in-process tmux protocol client (exec `tmux` instead).
+    pub exec_only: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -133,8 +138,27 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     std::fs::set_permissions(&bpaths.socket, std::fs::Permissions::from_mode(0o600)).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
     tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
 
+    let tmux = Tmux::new(&identity.socket_path);
+    if !cfg.exec_only {
+        tmux.try_enable_direct().await;
+    }
+    let mode = match cfg.feed {
+        Some(m) => m,
+        None => {
+            let probe = tmux.run(&["list-commands", "-F", &crate::feed::table_format(), "list-commands"], DEFAULT_TIMEOUT).await;
+            match probe.as_deref().map(crate::feed::parse) {
+                Ok(Ok(_)) => FeedMode::ListCommands,
+                other => {
+                    tracing::warn!("list-commands cannot read the table here ({other:?}); using the run-shell feed");
+                    FeedMode::RunShell
+                }
+            }
+        }
+    };
+    tracing::info!(direct = tmux.uses_direct(), ?mode, "tmux access");
     let source = FeedSource {
-        tmux: Tmux::new(&identity.socket_path),
+        mode,
+        tmux,
         helper: helper_path(cfg.helper.clone()),
         broker_socket: bpaths.socket.clone(),
         server_pid: identity.pid,
@@ -297,6 +321,7 @@ fn status(broker: &Broker) -> StatusReply {
         panes_untracked: processes.iter().filter_map(|p| p.note.clone().map(|n| (p.pane_id.clone(), n))).collect(),
         option_published: broker.option_state.lock().unwrap().clone(),
         tmux_commands: broker.registry.tmux_commands.load(Ordering::Relaxed),
+        tmux_access: broker.registry.access(),
         processes,
         log_file: broker.paths.log.display().to_string(),
         enabled_tools: tools::enabled_in_catalog_order(&tools::enabled_set(broker.enable_tools.iter().cloned())).into_iter().map(String::from).collect(),

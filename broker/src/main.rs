@@ -23,9 +23,21 @@ struct Args {
     /// The tmux-mcp helper binary (default: next to this binary, then PATH).
     #[arg(long, value_name = "PATH")]
     helper: Option<PathBuf>,
+    /// How to read the pane table (default: list-commands, else run-shell).
+    #[arg(long, value_enum)]
+    feed: Option<FeedArg>,
+    /// Run tmux commands by exec'ing tmux, never with the in-process protocol client.
+    #[arg(long)]
+    exec_only: bool,
     /// Log to standard error instead of the log file (for debugging by hand).
     #[arg(long)]
     log_stderr: bool,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy)]
+enum FeedArg {
+    ListCommands,
+    RunShell,
 }
 
 fn main() -> ExitCode {
@@ -44,7 +56,11 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("tokio runtime")?;
     rt.block_on(async {
         init_logging(&args)?;
-        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, helper: args.helper };
+        let feed = args.feed.map(|f| match f {
+            FeedArg::ListCommands => tmux_mcp::registry::FeedMode::ListCommands,
+            FeedArg::RunShell => tmux_mcp::registry::FeedMode::RunShell,
+        });
+        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, helper: args.helper, feed, exec_only: args.exec_only };
         match daemon::run(cfg).await? {
             Outcome::AlreadyRunning(sock) => {
                 tracing::info!("a broker already serves this tmux server at {}", sock.display());

@@ -1,8 +1,9 @@
 //! The pane registry: the broker's picture of the tmux server's panes.
 //!
-//! A refresh asks tmux to `run-shell` the feed helper (see `feed`) and waits for
-//! the helper's msgpack table on the broker socket; the request id ties the two
-//! together. Refreshes are single-flight: callers that arrive while one is running
+//! A refresh reads the whole table in one hook-free tmux command (see `feed` and
+//! `FeedMode`): normally `list-commands -F`, else by `run-shell` of the feed
+//! helper, whose msgpack table arrives on the broker socket tagged with the
+//! request id. Refreshes are single-flight: callers that arrive while one is running
 //! share its result. Process identities (see `process`) are carried over from one
 //! snapshot to the next while the pane's pid is unchanged, so `process_generation`
 //! is stable for a process and new for a respawned one.
@@ -92,8 +93,20 @@ pub enum RefreshError {
     WrongServer { expected: u32, got: u32 },
 }
 
+/// How the pane table is read. Both ways are hook-free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedMode {
+    /// `list-commands -F <table format> list-commands`: tmux expands the format
+    /// once and runs no hook; no shell, no helper process.
+    ListCommands,
+    /// `run-shell` the `tmux-mcp feed` helper with the expanded format on its
+    /// stdin; the helper sends the table over the broker socket.
+    RunShell,
+}
+
 /// How the registry reaches tmux.
 pub struct FeedSource {
+    pub mode: FeedMode,
     pub tmux: Tmux,
     pub helper: PathBuf,
     pub broker_socket: PathBuf,
@@ -129,6 +142,16 @@ impl Registry {
         &self.source.tmux
     }
 
+    /// A line for `status`: how tmux is reached and how the table is read.
+    pub fn access(&self) -> String {
+        let client = if self.source.tmux.uses_direct() { "in-process tmux protocol client" } else { "exec of the tmux binary" };
+        let feed = match self.source.mode {
+            FeedMode::ListCommands => "table via list-commands -F",
+            FeedMode::RunShell => "table via run-shell feed helper",
+        };
+        format!("{client}; {feed}")
+    }
+
     /// Runs a tmux command and counts it.
     pub async fn run_tmux(&self, args: &[&str]) -> Result<String, TmuxError> {
         self.tmux_commands.fetch_add(1, Ordering::Relaxed);
@@ -157,6 +180,16 @@ impl Registry {
     }
 
     async fn fetch(&self) -> Result<PaneTable, RefreshError> {
+        match self.source.mode {
+            FeedMode::ListCommands => {
+                let out = self.run_tmux(&["list-commands", "-F", &feed::table_format(), "list-commands"]).await?;
+                feed::parse(&out).map_err(|e| RefreshError::Helper(e.to_string()))
+            }
+            FeedMode::RunShell => self.fetch_run_shell().await,
+        }
+    }
+
+    async fn fetch_run_shell(&self) -> Result<PaneTable, RefreshError> {
         let req = self.next_req.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(req, tx);

@@ -148,6 +148,8 @@ pub struct StatusReply {
     /// `(pane id, reason)` for panes without a process identity.
     pub panes_untracked: Vec<(String, String)>,
     pub option_published: String,
+    /// How the broker reaches tmux (protocol client or exec; table read).
+    pub tmux_access: String,
     /// tmux client commands the broker has run since it started.
     pub tmux_commands: u64,
     /// Every pane's process as the broker sees it now, without asking tmux.

@@ -39,6 +39,7 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     }
     println!("option        @mcp-broker-socket {}", s.option_published);
     println!("tools         {}", s.enabled_tools.join(", "));
+    println!("tmux access   {}", s.tmux_access);
     println!("tmux commands {}", s.tmux_commands);
     println!("log           {}", s.log_file);
     Ok(ExitCode::SUCCESS)
@@ -52,7 +53,7 @@ fn status_json(s: &StatusReply) -> serde_json::Value {
         "sessions_served": s.sessions_served, "sessions_open": s.sessions_open,
         "panes": s.panes, "panes_tracked": s.panes_tracked,
         "processes": s.processes.iter().map(|p| serde_json::json!({"pane_id": p.pane_id, "pid": p.pid, "process_generation": p.process_generation, "state": p.state, "note": p.note})).collect::<Vec<_>>(),
-        "option_published": s.option_published, "tmux_commands": s.tmux_commands,
+        "option_published": s.option_published, "tmux_commands": s.tmux_commands, "tmux_access": s.tmux_access,
         "enabled_tools": s.enabled_tools, "log_file": s.log_file,
     })
 }

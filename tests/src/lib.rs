@@ -1,1 +1,687 @@
+//! Shared harness of the end-to-end tests (`tests/e2e/*.rs`).
+//!
+//! Everything here drives the *built* binaries `target/debug/tmux-mcp` and
+//! `target/debug/tmux-mcp-broker` against real tmux servers on private sockets:
+//!
+//! - [`TmuxServer`]: one tmux server on `<private tempdir>/sock`, started with
+//!   `-f /dev/null` (or a given config file). Dropping it kills exactly that server
+//!   (`kill-server` on its socket), checks that its broker exits within 2 s, and
+//!   removes the directory.
+//! - [`bin`]: the path of a workspace binary. Binaries of other packages have no
+//!   `CARGO_BIN_EXE_*`, so the first call runs
+//!   `cargo build --bins -p tmux-mcp -p tmux-mcp-broker` once per test process
+//!   (a no-op when they are up to date, so a test never runs stale binaries). Set
+//!   `TMUX_MCP_E2E_NO_BUILD=1` to skip that step and use what is in target/.
+//! - [`McpClient`]: rmcp's client (a client this project did not write) on
+//!   `tmux-mcp attach -S sock`; [`McpClient::call`] validates every
+//!   `structuredContent` against the tool's published `outputSchema` with the
+//!   `jsonschema` crate and panics with the validation errors otherwise.
+//! - [`RawClient`]: the attach relay driven with raw JSON-RPC lines.
+//! - Broker discovery from `/proc/*/cmdline` ([`broker_pids`]); nothing is ever
+//!   killed by name.
 
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Once};
+use std::time::{Duration, Instant};
+
+/// Environment variables that would tie a child to the tmux server the test runner
+/// itself may run in. Tests must never touch that server.
+pub const FOREIGN_TMUX_VARS: &[&str] = &["TMUX", "TMUX_PANE"];
+
+// ---------------------------------------------------------------------------
+// Binaries
+// ---------------------------------------------------------------------------
+
+/// The workspace root (`tests/..`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// The cargo profile directory the test binary was built into (`target/debug`),
+/// found from the running test executable (`target/debug/deps/NAME-HASH`), so a
+/// custom `CARGO_TARGET_DIR` works too.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .filter(|d| d.join("deps").is_dir())
+        .unwrap_or_else(|| repo_root().join("target").join("debug"))
+}
+
+static BUILD: Once = Once::new();
+
+/// Path of a workspace binary (`tmux-mcp`, `tmux-mcp-broker`), built on first use.
+pub fn bin(name: &str) -> PathBuf {
+    BUILD.call_once(build_binaries);
+    let p = target_dir().join(name);
+    assert!(p.is_file(), "{} is missing after the build step", p.display());
+    p
+}
+
+fn build_binaries() {
+    let dir = target_dir();
+    let present = ["tmux-mcp", "tmux-mcp-broker"].iter().all(|b| dir.join(b).is_file());
+    if present && std::env::var_os("TMUX_MCP_E2E_NO_BUILD").is_some() {
+        return;
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "--quiet", "--bins", "-p", "tmux-mcp", "-p", "tmux-mcp-broker"])
+        .current_dir(repo_root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("running cargo build for the binaries");
+    assert!(out.status.success(), "cargo build --bins failed:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A `Command` for `tmux-mcp ARGS`, with no tie to any outer tmux server.
+pub fn tmux_mcp(args: &[&str]) -> Command {
+    let mut c = Command::new(bin("tmux-mcp"));
+    c.args(args).stdin(Stdio::null());
+    for v in FOREIGN_TMUX_VARS {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Runs `cmd` to completion, failing the test after `timeout`.
+pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let (tx, rx) = mpsc::channel();
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || read_all(stdout));
+    let err_t = std::thread::spawn(move || read_all(stderr));
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = match rx.recv_timeout(timeout) {
+        Ok(s) => s.expect("wait"),
+        Err(_) => {
+            kill_pid(pid, libc::SIGKILL);
+            panic!("{cmd:?} did not finish within {timeout:?}");
+        }
+    };
+    let elapsed = started.elapsed();
+    let output = Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() };
+    (output, elapsed)
+}
+
+fn read_all(mut r: impl std::io::Read) -> Vec<u8> {
+    let mut v = Vec::new();
+    let _ = r.read_to_end(&mut v);
+    v
+}
+
+// ---------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------
+
+/// Whether `pid` is a live (not zombie) process.
+pub fn pid_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|st| st != "Z" && st != "X"),
+        Err(_) => false,
+    }
+}
+
+pub fn cmdline(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| raw.split(|b| *b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// Sends `sig` to exactly `pid` (a process this test started or owns).
+pub fn kill_pid(pid: u32, sig: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// Live `tmux-mcp-broker` processes serving the tmux socket `socket`, found by
+/// their command line (`tmux-mcp-broker … --socket SOCK`). The `sh -c exec …`
+/// that tmux runs before the exec is not counted (its argv[0] is the shell).
+pub fn broker_pids(socket: &Path) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let argv = cmdline(pid);
+        let Some(arg0) = argv.first() else { continue };
+        if Path::new(arg0).file_name().and_then(|n| n.to_str()) != Some("tmux-mcp-broker") {
+            continue;
+        }
+        let sock = argv.iter().position(|a| a == "--socket").and_then(|i| argv.get(i + 1).cloned()).or_else(|| argv.iter().find_map(|a| a.strip_prefix("--socket=").map(str::to_string)));
+        if sock.is_some_and(|s| same_path(Path::new(&s), socket)) && pid_alive(pid) {
+            out.push(pid);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Polls `f` every 10 ms until it returns `Some` or `timeout` passes.
+pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Async flavour of [`poll`] for use inside tokio tests.
+pub async fn poll_async<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Temporary directories
+// ---------------------------------------------------------------------------
+
+/// A private directory (mkdtemp, mode 0700) removed on drop. Short, under /tmp
+/// (or `$TMUX_MCP_TEST_TMPDIR`), because Unix socket paths are limited to ~107 bytes.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(prefix: &str) -> TempDir {
+        let base = std::env::var_os("TMUX_MCP_TEST_TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
+        let template = CString::new(base.join(format!("{prefix}XXXXXX")).as_os_str().as_bytes()).unwrap();
+        let raw = template.into_raw();
+        // SAFETY: `raw` is a NUL-terminated, writable buffer ending in XXXXXX.
+        let ok = unsafe { !libc::mkdtemp(raw).is_null() };
+        // SAFETY: `raw` came from CString::into_raw and mkdtemp kept its length.
+        let path = unsafe { CString::from_raw(raw) };
+        assert!(ok, "mkdtemp failed: {}", std::io::Error::last_os_error());
+        TempDir(PathBuf::from(std::ffi::OsStr::from_bytes(path.as_bytes())))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// tmux server on a private socket
+// ---------------------------------------------------------------------------
+
+/// One real tmux server on `<private tempdir>/sock`.
+pub struct TmuxServer {
+    dir: TempDir,
+    sock: PathBuf,
+    pid: u32,
+    killed: bool,
+    seq: AtomicU64,
+}
+
+impl TmuxServer {
+    /// A server started with `-f /dev/null` and session `main` (200x50).
+    pub fn start() -> TmuxServer {
+        Self::start_inner(None)
+    }
+
+    /// A server started with `-f <dir>/tmux.conf` holding `config` (e.g. the plugin
+    /// lines). [`plugin_config`] gives the lines that load this repository's plugin.
+    pub fn start_with_config(config: &str) -> TmuxServer {
+        Self::start_inner(Some(config))
+    }
+
+    fn start_inner(config: Option<&str>) -> TmuxServer {
+        // Build before tmux starts, so a plugin config finds the binaries.
+        let _ = bin("tmux-mcp");
+        let dir = TempDir::new("tmcp-");
+        let sock = dir.path().join("sock");
+        let conf = match config {
+            None => PathBuf::from("/dev/null"),
+            Some(text) => {
+                let p = dir.path().join("tmux.conf");
+                std::fs::write(&p, text).expect("writing tmux.conf");
+                p
+            }
+        };
+        let mut cmd = Command::new("tmux");
+        cmd.arg("-S").arg(&sock).arg("-f").arg(&conf).args(["new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
+        let out = clean(cmd).stdin(Stdio::null()).output().expect("running tmux");
+        assert!(out.status.success(), "starting tmux failed: {}", String::from_utf8_lossy(&out.stderr));
+        let mut server = TmuxServer { dir, sock, pid: 0, killed: false, seq: AtomicU64::new(0) };
+        server.pid = server.tmux(&["display-message", "-p", "#{pid}"]).trim().parse().expect("server pid");
+        server
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.sock
+    }
+
+    pub fn socket_str(&self) -> &str {
+        self.sock.to_str().expect("utf-8 socket path")
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// `tmux -S sock ARGS…`; panics unless it succeeds; returns stdout.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = self.try_tmux(args);
+        assert!(out.status.success(), "tmux {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn try_tmux(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new("tmux");
+        cmd.arg("-S").arg(&self.sock).args(args);
+        clean(cmd).stdin(Stdio::null()).output().expect("running tmux")
+    }
+
+    /// A fresh file name in the server's directory (for stderr logs and such).
+    pub fn scratch(&self, label: &str) -> PathBuf {
+        let n = self.seq.fetch_add(1, Ordering::Relaxed);
+        self.dir().join(format!("{label}-{n}"))
+    }
+
+    /// Live brokers of this server.
+    pub fn brokers(&self) -> Vec<u32> {
+        broker_pids(&self.sock)
+    }
+
+    /// Waits until exactly one broker runs for this server; returns its pid.
+    pub fn wait_for_one_broker(&self, timeout: Duration) -> u32 {
+        poll(timeout, || match self.brokers().as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("expected exactly one broker for {} within {timeout:?}; found {:?}", self.sock.display(), self.brokers()))
+    }
+
+    /// `tmux-mcp start -S sock`: makes sure the broker runs; returns its socket path.
+    pub fn start_broker(&self) -> PathBuf {
+        let (out, _) = run_with_timeout(tmux_mcp(&["start", "-S", self.socket_str()]), Duration::from_secs(15));
+        assert!(out.status.success(), "tmux-mcp start failed: {}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    }
+
+    /// `tmux-mcp status -S sock --json` (the broker's cached state; runs no tmux
+    /// command). `None` when it fails.
+    pub fn try_status(&self) -> Option<Value> {
+        let (out, _) = run_with_timeout(tmux_mcp(&["status", "-S", self.socket_str(), "--json"]), Duration::from_secs(10));
+        if !out.status.success() {
+            return None;
+        }
+        Some(serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))))
+    }
+
+    pub fn status(&self) -> Value {
+        self.try_status().unwrap_or_else(|| panic!("tmux-mcp status -S {} --json failed", self.sock.display()))
+    }
+
+    /// Kills exactly this server now (also done on drop).
+    pub fn kill_server(&mut self) {
+        if !self.killed {
+            self.killed = true;
+            let _ = self.try_tmux(&["kill-server"]);
+        }
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let before = self.brokers();
+        self.kill_server();
+        let remaining = || -> Vec<u32> {
+            let mut v = self.brokers();
+            v.extend(before.iter().copied().filter(|p| pid_alive(*p)));
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let gone = poll(Duration::from_secs(2), || remaining().is_empty().then_some(())).is_some();
+        let leftover = remaining();
+        for pid in &leftover {
+            kill_pid(*pid, libc::SIGKILL); // ours: it serves this test's server
+        }
+        if pid_alive(self.pid) {
+            kill_pid(self.pid, libc::SIGKILL);
+        }
+        if !gone && !std::thread::panicking() {
+            panic!("broker(s) {leftover:?} of {} were still alive 2 s after kill-server", self.sock.display());
+        }
+    }
+}
+
+fn clean(mut cmd: Command) -> Command {
+    for v in FOREIGN_TMUX_VARS {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
+/// tmux.conf lines that load this repository's plugin script with the built
+/// binaries (what a user's config does, minus TPM).
+pub fn plugin_config() -> String {
+    let bin_dir = target_dir();
+    let script = repo_root().join("tmux-mcp.tmux");
+    format!("set -g @mcp-bin-dir '{}'\nrun-shell '{}'\n", bin_dir.display(), script.display())
+}
+
+// ---------------------------------------------------------------------------
+// Schemas
+// ---------------------------------------------------------------------------
+
+/// Validates `instance` against `schema`; `Err` lists every violation.
+pub fn validate(schema: &Value, instance: &Value) -> Result<(), String> {
+    let v = jsonschema::validator_for(schema).map_err(|e| format!("the schema does not compile: {e}"))?;
+    let errors: Vec<String> = v.iter_errors(instance).map(|e| format!("at {}: {e}", e.instance_path())).collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// rmcp client on `tmux-mcp attach`
+// ---------------------------------------------------------------------------
+
+/// rmcp's MCP client on `tmux-mcp attach -S sock [extra…]`.
+pub struct McpClient {
+    service: RunningService<RoleClient, ()>,
+    tools: Vec<Tool>,
+    /// stderr of the attach relay.
+    pub stderr_path: PathBuf,
+}
+
+impl McpClient {
+    pub async fn attach(server: &TmuxServer, extra: &[&str]) -> McpClient {
+        let stderr_path = server.scratch("attach-stderr");
+        Self::attach_socket(server.socket(), extra, stderr_path).await
+    }
+
+    pub async fn attach_socket(socket: &Path, extra: &[&str], stderr_path: PathBuf) -> McpClient {
+        let mut cmd = tokio::process::Command::new(bin("tmux-mcp"));
+        cmd.arg("attach").arg("-S").arg(socket).args(extra);
+        for v in FOREIGN_TMUX_VARS {
+            cmd.env_remove(v);
+        }
+        let err = std::fs::File::create(&stderr_path).expect("stderr file");
+        let (transport, _) = TokioChildProcess::builder(cmd).stderr(err).spawn().expect("spawning tmux-mcp attach");
+        let service = match tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => panic!("MCP initialize through tmux-mcp attach failed: {e}; relay stderr: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()),
+            Err(_) => panic!("MCP initialize through tmux-mcp attach timed out; relay stderr: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()),
+        };
+        let tools = tokio::time::timeout(Duration::from_secs(10), service.list_all_tools()).await.expect("tools/list timed out").expect("tools/list");
+        McpClient { service, tools, stderr_path }
+    }
+
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    pub fn tool(&self, name: &str) -> &Tool {
+        self.tools.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("tool {name} is not listed; tools: {:?}", self.tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()))
+    }
+
+    /// Calls a tool and returns the raw result (no checks).
+    pub async fn call_raw(&self, name: &str, args: Value) -> CallToolResult {
+        let Value::Object(map) = args else { panic!("arguments must be an object") };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(map);
+        tokio::time::timeout(Duration::from_secs(20), self.service.call_tool(params))
+            .await
+            .unwrap_or_else(|_| panic!("tools/call {name} timed out"))
+            .unwrap_or_else(|e| panic!("tools/call {name} failed: {e}"))
+    }
+
+    /// Calls a tool that must succeed; returns its `structuredContent` after
+    /// validating it against the tool's published `outputSchema`.
+    pub async fn call(&self, name: &str, args: Value) -> Value {
+        let result = self.call_raw(name, args).await;
+        assert_ne!(result.is_error, Some(true), "tool {name} returned an error: {:?}", result.content);
+        let structured = result.structured_content.clone().unwrap_or_else(|| panic!("tool {name} returned no structuredContent: {result:?}"));
+        let schema = self.tool(name).output_schema.clone().unwrap_or_else(|| panic!("tool {name} publishes no outputSchema"));
+        if let Err(errors) = validate(&Value::Object((*schema).clone()), &structured) {
+            panic!("structuredContent of {name} does not validate against its outputSchema:\n{errors}\ninstance: {structured:#}");
+        }
+        structured
+    }
+
+    /// Closes the client and waits for the relay to exit.
+    pub async fn close(self) {
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.service.cancel()).await;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Raw JSON-RPC client on `tmux-mcp attach`
+// ---------------------------------------------------------------------------
+
+/// The attach relay as a plain child process speaking JSON-RPC lines.
+pub struct RawClient {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: mpsc::Receiver<Vec<u8>>,
+    /// Messages received while waiting for another id.
+    pending: Vec<Value>,
+}
+
+impl RawClient {
+    pub fn attach(server: &TmuxServer, extra: &[&str]) -> RawClient {
+        Self::attach_with_env(server, extra, &[])
+    }
+
+    /// Like [`RawClient::attach`], with extra environment variables for the relay.
+    pub fn attach_with_env(server: &TmuxServer, extra: &[&str], env: &[(&str, &str)]) -> RawClient {
+        let mut cmd = tmux_mcp(&["attach", "-S", server.socket_str()]);
+        cmd.args(extra);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let err = std::fs::File::create(server.scratch("raw-attach-stderr")).expect("stderr file");
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(err).spawn().expect("spawning tmux-mcp attach");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        RawClient { child, stdin, lines: spawn_line_reader(stdout), pending: Vec::new() }
+    }
+
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let w = self.stdin.as_mut().expect("stdin open");
+        w.write_all(bytes).expect("writing to the relay");
+        w.flush().expect("flushing the relay's stdin");
+    }
+
+    pub fn send(&mut self, msg: &Value) {
+        let mut line = serde_json::to_vec(msg).unwrap();
+        line.push(b'\n');
+        self.send_bytes(&line);
+    }
+
+    /// The next message from the relay (in arrival order).
+    pub fn recv(&mut self, timeout: Duration) -> Value {
+        if !self.pending.is_empty() {
+            return self.pending.remove(0);
+        }
+        recv_line(&self.lines, timeout)
+    }
+
+    /// The response with `id`, keeping other messages for later.
+    pub fn recv_id(&mut self, id: &Value, timeout: Duration) -> Value {
+        recv_id(&self.lines, &mut self.pending, id, timeout)
+    }
+
+    /// Sends a request and waits for its response.
+    pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.recv_id(&json!(id), Duration::from_secs(20))
+    }
+
+    /// initialize + notifications/initialized.
+    pub fn initialize(&mut self) -> Value {
+        let r = self.request(0, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-e2e", "version": "0"}}));
+        assert!(r.get("result").is_some(), "initialize failed: {r}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+
+    /// Closes stdin and waits (≤5 s) for the relay to exit.
+    pub fn close(mut self) -> Option<std::process::ExitStatus> {
+        self.stdin.take();
+        let pid = self.child.id();
+        let r = poll(Duration::from_secs(5), || self.child.try_wait().ok().flatten());
+        if r.is_none() {
+            kill_pid(pid, libc::SIGKILL);
+            let _ = self.child.wait();
+        }
+        r
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        self.stdin.take();
+        if self.child.try_wait().ok().flatten().is_none() {
+            let pid = self.child.id();
+            if poll(Duration::from_secs(2), || self.child.try_wait().ok().flatten()).is_none() {
+                kill_pid(pid, libc::SIGKILL);
+                let _ = self.child.wait();
+            }
+        }
+    }
+}
+
+/// A JSON-RPC line channel over any pair of byte streams (e.g. named pipes).
+pub struct LineChannel {
+    writer: std::fs::File,
+    lines: mpsc::Receiver<Vec<u8>>,
+    pending: Vec<Value>,
+}
+
+impl LineChannel {
+    pub fn new(writer: std::fs::File, reader: std::fs::File) -> LineChannel {
+        LineChannel { writer, lines: spawn_line_reader(reader), pending: Vec::new() }
+    }
+
+    pub fn send(&mut self, msg: &Value) {
+        let mut line = serde_json::to_vec(msg).unwrap();
+        line.push(b'\n');
+        self.writer.write_all(&line).expect("writing a line");
+        self.writer.flush().unwrap();
+    }
+
+    pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        recv_id(&self.lines, &mut self.pending, &json!(id), Duration::from_secs(20))
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        let r = self.request(0, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fifo-e2e", "version": "0"}}));
+        assert!(r.get("result").is_some(), "initialize failed: {r}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+}
+
+fn spawn_line_reader(r: impl std::io::Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(r);
+        loop {
+            let mut line = Vec::new();
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+fn recv_line(rx: &mpsc::Receiver<Vec<u8>>, timeout: Duration) -> Value {
+    match rx.recv_timeout(timeout) {
+        Ok(line) => serde_json::from_slice(&line).unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e}): {:?}", String::from_utf8_lossy(&line))),
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("no message from the relay within {timeout:?}"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the relay closed its stdout"),
+    }
+}
+
+fn recv_id(rx: &mpsc::Receiver<Vec<u8>>, pending: &mut Vec<Value>, id: &Value, timeout: Duration) -> Value {
+    if let Some(i) = pending.iter().position(|m| m.get("id") == Some(id)) {
+        return pending.remove(i);
+    }
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let msg = recv_line(rx, left.max(Duration::from_millis(1)));
+        if msg.get("id") == Some(id) {
+            return msg;
+        }
+        pending.push(msg);
+    }
+}
+
+/// Results of `tools/call` through a raw channel: `structuredContent`, validated
+/// against the `outputSchema` published in `tools/list`.
+pub fn checked_structured(tools_list: &Value, name: &str, response: &Value) -> Value {
+    let result = response.get("result").unwrap_or_else(|| panic!("tools/call {name} failed: {response}"));
+    assert_ne!(result.get("isError"), Some(&json!(true)), "tool {name} returned an error: {result}");
+    let structured = result.get("structuredContent").cloned().unwrap_or_else(|| panic!("no structuredContent from {name}: {result}"));
+    let tools: HashMap<&str, &Value> = tools_list["result"]["tools"].as_array().expect("tools/list result").iter().map(|t| (t["name"].as_str().unwrap_or(""), t)).collect();
+    let schema = tools.get(name).and_then(|t| t.get("outputSchema")).unwrap_or_else(|| panic!("{name} publishes no outputSchema"));
+    if let Err(e) = validate(schema, &structured) {
+        panic!("structuredContent of {name} does not validate against its outputSchema:\n{e}\ninstance: {structured:#}");
+    }
+    structured
+}
+
+/// The pane with `id` in a `list_panes` result.
+pub fn pane<'a>(list: &'a Value, id: &str) -> &'a Value {
+    list["panes"].as_array().expect("panes array").iter().find(|p| p["id"] == id).unwrap_or_else(|| panic!("pane {id} not in list_panes: {list:#}"))
+}

@@ -1,0 +1,182 @@
+//! Running tmux commands against one server.
+//!
+//! Every command is a separate tmux client: either the in-process protocol
+//! client (`direct`, sub-millisecond) or, where that is unavailable, a fork+exec
+//! of `tmux -S SOCKET …`. Which commands the broker may run is its callers'
+//! policy: reads use only commands tmux runs no `after-*` hook for (`feed`,
+//! `hooks`), because tmux runs the user's `after-<command>` hooks after
+//! `list-panes`, `display-message`, `show-options` and friends.
+
+pub mod direct;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use direct::Output;
+
+/// How commands reach the server.
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    pub bin: PathBuf,
+    pub socket: PathBuf,
+    /// Use the in-process protocol client (`direct`) instead of exec'ing tmux.
+    direct: Arc<AtomicBool>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TmuxError {
+    #[error("could not start {bin}: {source}")]
+    Spawn { bin: String, source: std::io::Error },
+    #[error("tmux {command} failed (exit {status:?}): {stderr}")]
+    Failed { command: String, status: Option<i32>, stderr: String },
+    #[error("tmux {command} did not finish within {timeout:?}")]
+    Timeout { command: String, timeout: Duration },
+    #[error("tmux {command}: {source}")]
+    Direct { command: String, source: direct::DirectError },
+}
+
+impl TmuxError {
+    /// Whether the command may have reached the server (for `delivery`).
+    pub fn possibly_sent(&self) -> bool {
+        match self {
+            TmuxError::Spawn { .. } => false,
+            TmuxError::Direct { source: direct::DirectError::Connect { .. } | direct::DirectError::TooLarge(_) | direct::DirectError::Version, .. } => false,
+            _ => true,
+        }
+    }
+}
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Tmux {
+    pub fn new(socket: &Path) -> Self {
+        Tmux { bin: find_tmux(), socket: socket.to_path_buf(), direct: Arc::new(AtomicBool::new(false)) }
+    }
+
+    pub fn uses_direct(&self) -> bool {
+        self.direct.load(Ordering::Relaxed)
+    }
+
+    /// Switches to the protocol client if it gives the same answer as the exec
+    /// client for a harmless, hook-free command. Returns whether it did.
+    pub async fn try_enable_direct(&self) -> bool {
+        let args = ["list-commands", "-F", "#{pid} #{version}", "list-commands"];
+        let exec = self.exec(&args, DEFAULT_TIMEOUT).await;
+        let socket = self.socket.clone();
+        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let direct = tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
+            direct::run(&socket, &refs, DEFAULT_TIMEOUT)
+        })
+        .await;
+        let ok = matches!((&exec, &direct), (Ok(e), Ok(Ok(d))) if e.status == 0 && e == d);
+        if !ok {
+            tracing::info!("tmux protocol client not used (exec {:?}, direct {:?})", exec.as_ref().map(|o| o.status), direct.as_ref().map(|r| r.as_ref().map(|o| o.status)));
+        }
+        self.direct.store(ok, Ordering::Relaxed);
+        ok
+    }
+
+    fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(&self.bin);
+        cmd.arg("-S").arg(&self.socket).args(args);
+        // The client must talk to *our* socket only, whatever the caller's env says.
+        cmd.env_remove("TMUX").stdin(Stdio::null());
+        cmd
+    }
+
+    async fn exec(&self, args: &[&str], timeout: Duration) -> Result<Output, TmuxError> {
+        let name = args.first().copied().unwrap_or("").to_string();
+        let mut cmd = tokio::process::Command::from(self.command(args));
+        cmd.kill_on_drop(true);
+        match tokio::time::timeout(timeout, cmd.output()).await {
+            Err(_) => Err(TmuxError::Timeout { command: name, timeout }),
+            Ok(Err(source)) => Err(TmuxError::Spawn { bin: self.bin.display().to_string(), source }),
+            Ok(Ok(out)) => Ok(Output { status: out.status.code().unwrap_or(-1), stdout: out.stdout, stderr: out.stderr }),
+        }
+    }
+
+    /// Runs one command and returns its exit status and both streams.
+    pub async fn output(&self, args: &[&str], timeout: Duration) -> Result<Output, TmuxError> {
+        if !self.uses_direct() {
+            return self.exec(args, timeout).await;
+        }
+        let name = args.first().copied().unwrap_or("").to_string();
+        let socket = self.socket.clone();
+        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let res = tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
+            direct::run(&socket, &refs, timeout)
+        })
+        .await
+        .map_err(|e| TmuxError::Direct { command: name.clone(), source: direct::DirectError::Io(std::io::Error::other(e)) })?;
+        match res {
+            // Too large for one message: tmux's own client cannot send it either
+            // through this path, but exec passes argv without that limit.
+            Err(direct::DirectError::TooLarge(_)) => self.exec(args, timeout).await,
+            Err(source) => Err(TmuxError::Direct { command: name, source }),
+            Ok(out) => Ok(out),
+        }
+    }
+
+    /// Runs one tmux command; returns stdout on success.
+    pub async fn run(&self, args: &[&str], timeout: Duration) -> Result<String, TmuxError> {
+        let name = args.first().copied().unwrap_or("").to_string();
+        finish(name, self.output(args, timeout).await?)
+    }
+
+    /// Blocking variant for the helpers and the relay (always exec).
+    pub fn run_blocking(&self, args: &[&str]) -> Result<String, TmuxError> {
+        let name = args.first().copied().unwrap_or("").to_string();
+        let out = self.command(args).output().map_err(|source| TmuxError::Spawn { bin: self.bin.display().to_string(), source })?;
+        finish(name, Output { status: out.status.code().unwrap_or(-1), stdout: out.stdout, stderr: out.stderr })
+    }
+}
+
+fn finish(command: String, out: Output) -> Result<String, TmuxError> {
+    if out.status == 0 {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(TmuxError::Failed { command, status: Some(out.status), stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() })
+    }
+}
+
+/// The tmux binary: `$TMUX_MCP_TMUX`, else `tmux` on PATH, else the usual places
+/// (an MCP client may start us with a very small PATH).
+pub fn find_tmux() -> PathBuf {
+    if let Some(p) = std::env::var_os("TMUX_MCP_TMUX").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    find_in_path("tmux")
+        .or_else(|| ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux", "/bin/tmux"].iter().map(PathBuf::from).find(|p| p.is_file()))
+        .unwrap_or_else(|| PathBuf::from("tmux"))
+}
+
+pub fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// Quotes `s` as one POSIX shell word.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Escapes `#` so tmux's format expansion leaves `s` as it is.
+pub fn format_literal(s: &str) -> String {
+    s.replace('#', "##")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("a'b"), "'a'\\''b'");
+        assert_eq!(format_literal("/x/#S/y"), "/x/##S/y");
+    }
+}

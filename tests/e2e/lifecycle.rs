@@ -1,0 +1,132 @@
+//! Broker lifecycle: one broker per tmux server, started by the plugin or by
+//! attach, never displaced, replaced when stale, gone with its server.
+
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tmux_mcp_e2e::*;
+
+fn count_lines(path: &Path, needle: &str) -> usize {
+    std::fs::read_to_string(path).map(|t| t.lines().filter(|l| l.contains(needle)).count()).unwrap_or(0)
+}
+
+#[test]
+fn plugin_config_starts_exactly_one_broker() {
+    let srv = TmuxServer::start_with_config(&plugin_config());
+    let pid = srv.wait_for_one_broker(Duration::from_secs(5));
+
+    // The broker answers and is the one we found.
+    let status = poll(Duration::from_secs(5), || srv.try_status()).expect("the plugin's broker never answered status");
+    assert_eq!(status["broker_pid"], pid, "status: {status:#}");
+    let log = std::path::PathBuf::from(status["log_file"].as_str().expect("log_file"));
+    const SECOND: &str = "a broker already serves this tmux server";
+    let before = count_lines(&log, SECOND);
+
+    // Reloading the config runs the plugin script again: it must not start a
+    // second broker nor displace the first.
+    let conf = srv.dir().join("tmux.conf");
+    let conf = conf.to_str().unwrap();
+    srv.tmux(&["source-file", conf]);
+    srv.tmux(&["source-file", conf]);
+
+    // Both reloads did try to start a broker (each start saw the live one and
+    // logged so) — otherwise this test would prove nothing.
+    poll(Duration::from_secs(5), || (count_lines(&log, SECOND) >= before + 2).then_some(()))
+        .unwrap_or_else(|| panic!("the two reloads did not both reach the broker start (log {}: {} of 2 'already serves' lines)", log.display(), count_lines(&log, SECOND) - before));
+    // Then: exactly the original broker, still after 1 s.
+    let settle = Instant::now() + Duration::from_secs(1);
+    let mut seen = Vec::new();
+    while Instant::now() < settle {
+        let now = srv.brokers();
+        assert!(now.contains(&pid), "the first broker {pid} disappeared after a config reload; brokers now {now:?}");
+        seen = now;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let final_set = poll(Duration::from_secs(2), || {
+        let b = srv.brokers();
+        (b == vec![pid]).then_some(b)
+    });
+    assert_eq!(final_set, Some(vec![pid]), "expected only broker {pid} 1 s after two reloads; last seen {seen:?}, now {:?}", srv.brokers());
+    assert_eq!(srv.status()["broker_pid"], pid);
+
+    // The hand-to-agent key: prefix + A runs `tmux-mcp … cursor …`.
+    let keys = srv.tmux(&["list-keys", "-T", "prefix", "A"]);
+    assert!(keys.contains("tmux-mcp") && keys.contains("cursor"), "prefix A is not bound to the tmux-mcp cursor helper: {keys:?}");
+}
+
+#[test]
+fn broker_exits_within_one_second_of_kill_server() {
+    let mut srv = TmuxServer::start();
+    let bsock = srv.start_broker();
+    let pid = srv.wait_for_one_broker(Duration::from_secs(5));
+    assert!(bsock.exists(), "broker socket {} missing", bsock.display());
+    assert_eq!(srv.status()["broker_pid"], pid);
+
+    srv.kill_server();
+    let t0 = Instant::now();
+    let mut pid_gone = None;
+    let mut sock_gone = None;
+    while t0.elapsed() < Duration::from_secs(3) && (pid_gone.is_none() || sock_gone.is_none()) {
+        if pid_gone.is_none() && !pid_alive(pid) {
+            pid_gone = Some(t0.elapsed());
+        }
+        if sock_gone.is_none() && !bsock.exists() {
+            sock_gone = Some(t0.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (Some(p), Some(s)) = (pid_gone, sock_gone) else {
+        panic!("after kill-server: broker pid {pid} gone: {pid_gone:?}, socket {} removed: {sock_gone:?} (waited 3 s)", bsock.display());
+    };
+    let both = p.max(s);
+    eprintln!("kill-server -> broker exit: pid gone after {:.1} ms, socket removed after {:.1} ms", p.as_secs_f64() * 1e3, s.as_secs_f64() * 1e3);
+    assert!(both < Duration::from_secs(1), "the broker took {both:?} to exit after kill-server (pid {p:?}, socket {s:?})");
+}
+
+#[test]
+fn second_broker_start_exits_zero_and_leaves_first() {
+    let srv = TmuxServer::start();
+    let bsock = srv.start_broker();
+    let pid = srv.wait_for_one_broker(Duration::from_secs(5));
+    let before = srv.status();
+
+    let mut cmd = std::process::Command::new(bin("tmux-mcp-broker"));
+    cmd.arg("--socket").arg(srv.socket()).stdin(Stdio::null());
+    for v in FOREIGN_TMUX_VARS {
+        cmd.env_remove(v);
+    }
+    let (out, took) = run_with_timeout(cmd, Duration::from_secs(2));
+    assert!(out.status.success(), "a second broker start exited with {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    eprintln!("second broker start exited 0 after {took:?}");
+
+    let after = srv.status();
+    assert_eq!(after["broker_pid"], pid, "the first broker no longer answers status");
+    assert_eq!(after["broker_socket"], before["broker_socket"]);
+    assert_eq!(after["broker_socket"], bsock.to_str().unwrap());
+    assert_eq!(srv.brokers(), vec![pid], "exactly the first broker must remain");
+    assert!(UnixStream::connect(&bsock).is_ok(), "the first broker's socket stopped accepting");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_socket_file_is_replaced() {
+    let srv = TmuxServer::start();
+    let bsock = srv.start_broker();
+    let old = srv.wait_for_one_broker(Duration::from_secs(5));
+
+    kill_pid(old, libc::SIGKILL); // our server's broker, by pid
+    poll(Duration::from_secs(2), || (!pid_alive(old)).then_some(())).expect("SIGKILLed broker still alive");
+    assert!(bsock.exists(), "test premise: a SIGKILLed broker leaves its socket file {}", bsock.display());
+    assert!(UnixStream::connect(&bsock).is_err(), "test premise: nobody listens on the stale socket");
+
+    let client = McpClient::attach(&srv, &[]).await;
+    let list = client.call("list_panes", serde_json::json!({})).await;
+    assert!(list["panes"].as_array().is_some_and(|p| !p.is_empty()), "{list:#}");
+    let new = srv.wait_for_one_broker(Duration::from_secs(5));
+    assert_ne!(new, old);
+    let status = srv.status();
+    assert_eq!(status["broker_pid"], new);
+    assert_eq!(status["broker_socket"], bsock.to_str().unwrap(), "the new broker should take over the same socket path");
+    assert!(UnixStream::connect(&bsock).is_ok());
+    client.close().await;
+}
