@@ -115,11 +115,22 @@ fn error(id: Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-fn result(id: Value, mut result: Value, params: &Value) -> Value {
-    // Requests of the stateless era say so in `_meta`; their results carry a type.
-    if params.pointer("/_meta/io.modelcontextprotocol~1protocolVersion").and_then(Value::as_str) == Some(STATELESS_VERSION) {
+/// Wraps a method's result. Requests of the stateless era (2026-07-28) say so in
+/// `_meta` (and `server/discover` belongs to it); their results carry a
+/// `resultType`, and cacheable ones freshness hints (never cache: state is live).
+fn result(id: Value, method: &str, mut result: Value, params: &Value) -> Value {
+    let stateless = method == "server/discover"
+        || params.pointer("/_meta/io.modelcontextprotocol~1protocolVersion").and_then(Value::as_str) == Some(STATELESS_VERSION);
+    if stateless {
         if let Some(obj) = result.as_object_mut() {
             obj.insert("resultType".into(), json!("complete"));
+            if matches!(method, "tools/list" | "server/discover") {
+                obj.insert("ttlMs".into(), json!(0));
+                obj.insert("cacheScope".into(), json!("private"));
+            }
+            if method == "server/discover" {
+                obj.insert("_meta".into(), json!({ "io.modelcontextprotocol/serverInfo": server_info() }));
+            }
         }
     }
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
@@ -153,7 +164,7 @@ async fn handle(session: &Arc<Session>, msg: Value, tx: &mpsc::Sender<Value>) ->
         "initialize" => {
             let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or("");
             let version = INITIALIZE_VERSIONS.iter().find(|v| **v == asked).copied().unwrap_or(INITIALIZE_VERSIONS[0]);
-            Some(result(id, json!({
+            Some(result(id, method, json!({
                 "protocolVersion": version,
                 "capabilities": capabilities(),
                 "serverInfo": server_info(),
@@ -163,17 +174,17 @@ async fn handle(session: &Arc<Session>, msg: Value, tx: &mpsc::Sender<Value>) ->
         "server/discover" => {
             let mut versions = vec![STATELESS_VERSION];
             versions.extend_from_slice(INITIALIZE_VERSIONS);
-            Some(result(id, json!({
+            Some(result(id, method, json!({
                 "supportedVersions": versions,
                 "capabilities": capabilities(),
                 "serverInfo": server_info(),
                 "instructions": INSTRUCTIONS,
             }), &params))
         }
-        "ping" => Some(result(id, json!({}), &params)),
+        "ping" => Some(result(id, method, json!({}), &params)),
         "tools/list" => {
             let list: Vec<Value> = tools::CATALOG.iter().filter(|t| session.enabled.contains(t.name)).map(tools::describe).collect();
-            Some(result(id, json!({ "tools": list }), &params))
+            Some(result(id, method, json!({ "tools": list }), &params))
         }
         "tools/call" => {
             let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_string) else {
@@ -187,7 +198,7 @@ async fn handle(session: &Arc<Session>, msg: Value, tx: &mpsc::Sender<Value>) ->
             let tx = tx.clone();
             tokio::spawn(async move {
                 let out = tools::call(&session, &name, args).await;
-                let _ = tx.send(result(id, out.to_call_result(), &params)).await;
+                let _ = tx.send(result(id, "tools/call", out.to_call_result(), &params)).await;
             });
             None
         }

@@ -13,14 +13,11 @@ fn error_code(msg: &Value) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_input_does_not_disturb_other_sessions() {
-    eprintln!("t start: {:?}", std::time::SystemTime::now());
     let srv = TmuxServer::start();
-    eprintln!("t server: {:?}", std::time::SystemTime::now());
     // A well-behaved client, attached for the whole test.
     let good = McpClient::attach(&srv, &[]).await;
     let first = good.call("list_panes", json!({})).await;
 
-    eprintln!("t good attached: {:?}", std::time::SystemTime::now());
     let mut raw = RawClient::attach(&srv, &[]);
     raw.initialize();
     let tools = raw.request(1, "tools/list", json!({}));
@@ -57,7 +54,6 @@ async fn malformed_input_does_not_disturb_other_sessions() {
     let m = raw.request(5, "no/such/method", json!({}));
     assert_eq!(error_code(&m), -32601, "{m}");
 
-    eprintln!("t before big: {:?}", std::time::SystemTime::now());
     // An oversized (2 MiB) line is discarded with -32600 and the stream stays in step.
     let mut big = br#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":""#.to_vec();
     big.extend(std::iter::repeat_n(b'a', 2 * 1024 * 1024));
@@ -67,7 +63,6 @@ async fn malformed_input_does_not_disturb_other_sessions() {
     assert_eq!(error_code(&m), -32600, "oversized line: {m}");
     assert_ne!(m["id"], json!(6), "the oversized request must not have been parsed");
 
-    eprintln!("t after big: {:?}", std::time::SystemTime::now());
     // Wrong-type arguments: params not an object, arguments not an object, a
     // field of the wrong type (a tool error naming the field), an unknown tool.
     let m = raw.request(7, "tools/call", json!("list_panes"));
@@ -100,9 +95,6 @@ async fn malformed_input_does_not_disturb_other_sessions() {
     assert_eq!(cap["data"]["broker"]["sessions_open"], 2);
     assert_eq!(srv.brokers().len(), 1);
 
-    eprintln!("t before close: {:?}", std::time::SystemTime::now());
     assert!(raw.close().is_some_and(|s| s.success()), "the relay should exit 0 when its client closes stdin");
-    eprintln!("t raw closed: {:?}", std::time::SystemTime::now());
     good.close().await;
-    eprintln!("t good closed: {:?}", std::time::SystemTime::now());
 }
