@@ -71,9 +71,18 @@ pub struct Broker {
     sessions_served: AtomicU64,
     sessions_open: AtomicU64,
     option_state: Mutex<String>,
+    /// Retained tracked captures (cursors), shared by every session.
+    pub cursors: crate::capture::Store,
+    /// Admission of concurrent captures and waits.
+    pub observers: tokio::sync::Semaphore,
 }
 
 impl Broker {
+    /// tmux's version string as last read ("" before the first read).
+    pub fn tmux_version(&self) -> String {
+        self.registry.cached().map(|s| s.server.version.clone()).unwrap_or_default()
+    }
+
     pub fn sessions_open(&self) -> u64 {
         self.sessions_open.load(Ordering::Relaxed)
     }
@@ -174,6 +183,8 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         sessions_served: AtomicU64::new(0),
         sessions_open: AtomicU64::new(0),
         option_state: Mutex::new("not yet".into()),
+        cursors: crate::capture::Store::default(),
+        observers: tokio::sync::Semaphore::new(crate::limits::MAX_OBSERVERS as usize),
     });
 
     let accept = tokio::spawn(accept_loop(listener, broker.clone()));
@@ -328,21 +339,41 @@ fn status(broker: &Broker) -> StatusReply {
     }
 }
 
-/// The key binding's request: the pane's reference (tracking cursors come with
-/// `tmux_capture`).
+/// The key binding's request: the pane's reference plus a tracking cursor made
+/// by a `track: true` capture at the key press. Any session of this broker may
+/// continue that cursor (read-only): handing a pane over is consent for it.
 async fn cursor(broker: &Broker, pane_id: &str) -> Reply {
     let snap = match broker.registry.refresh().await {
         Ok(s) => s,
         Err(e) => return Reply::Refused { reason: format!("cannot read the pane table: {e}") },
     };
-    match snap.pane(pane_id) {
-        None => Reply::Refused { reason: format!("no pane {pane_id} in this tmux server") },
-        Some(p) => Reply::Cursor(CursorReply {
-            reference: serde_json::json!({ "kind": "pane", "id": p.id, "generation": broker.identity.generation }).to_string(),
-            cursor: None,
-            note: Some("tracking cursors need tmux_capture, which this build does not have yet".into()),
-        }),
-    }
+    let Some(pane) = snap.pane(pane_id).cloned() else {
+        return Reply::Refused { reason: format!("no pane {pane_id} in this tmux server") };
+    };
+    let reference = serde_json::json!({ "kind": "pane", "id": pane.id, "generation": broker.identity.generation }).to_string();
+    let made = match crate::observe::identity_of(broker, &pane) {
+        Err(e) => Err(e),
+        Ok(identity) => crate::observe::capture(broker, pane, &crate::capture::Scope::default(), Some(identity)).await,
+    };
+    let (cursor, note) = match made {
+        Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
+        Ok(c) => {
+            let key = sys::random_hex(16);
+            let entry = crate::capture::CursorEntry {
+                pane_id: c.pane.id.clone(),
+                generation: broker.identity.generation.clone(),
+                rows: c.rows,
+                scope: crate::capture::Scope::default(),
+                identity: c.identity.expect("tracked capture has an identity"),
+                handoff: true,
+            };
+            match broker.cursors.insert(key.clone(), entry) {
+                Ok(()) => (Some(key), None),
+                Err(_) => (None, Some("no tracking cursor: the capture exceeds the retention budget".into())),
+            }
+        }
+    };
+    Reply::Cursor(CursorReply { reference, cursor, note })
 }
 
 /// Publishes `@mcp-broker-socket`, unless it already holds our path or setting it

@@ -6,16 +6,13 @@ use crate::tmux::TmuxError;
 
 /// Whether hook `name` (e.g. `after-set-option`) has any entry, globally or in
 /// one of `sessions`. Sparse array entries (`name[17]`) count.
+/// One tmux command list does the whole check (`show-hooks … ; show-hooks …`).
 pub async fn is_set(registry: &Registry, name: &str, sessions: &[String]) -> Result<bool, TmuxError> {
-    if has_entry(&registry.run_tmux(&["show-hooks", "-g", name]).await?, name) {
-        return Ok(true);
-    }
+    let mut args: Vec<&str> = vec!["show-hooks", "-g", name];
     for s in sessions {
-        if has_entry(&registry.run_tmux(&["show-hooks", "-t", s, name]).await?, name) {
-            return Ok(true);
-        }
+        args.extend_from_slice(&[";", "show-hooks", "-t", s, name]);
     }
-    Ok(false)
+    Ok(has_entry(&registry.run_tmux(&args).await?, name))
 }
 
 /// `show-hooks NAME` prints the bare name when the hook is unset and

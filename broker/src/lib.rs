@@ -5,11 +5,13 @@
 //! schemas, policy, validation) → `registry` and friends (the engine) → `tmux`.
 //! See ARCHITECTURE.md at the repository root for the map and the invariants.
 
+pub mod capture;
 pub mod daemon;
 pub mod feed;
 pub mod hooks;
 pub mod limits;
 pub mod mcp;
+pub mod observe;
 pub mod paths;
 pub mod process;
 pub mod procfs;

@@ -158,6 +158,12 @@ impl Registry {
         self.source.tmux.run(args, self.source.timeout).await
     }
 
+    /// Runs a tmux command and returns status and both streams; counted.
+    pub async fn tmux_output(&self, args: &[&str]) -> Result<crate::tmux::Output, TmuxError> {
+        self.tmux_commands.fetch_add(1, Ordering::Relaxed);
+        self.source.tmux.output(args, self.source.timeout).await
+    }
+
     /// The last snapshot, without asking tmux.
     pub fn cached(&self) -> Option<Arc<Snapshot>> {
         self.current.lock().unwrap().clone()

@@ -81,6 +81,14 @@ pub fn async_pidfd(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>>
     unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.map_err(|e| io::Error::other(e.to_string()))
 }
 
+/// Seconds on the system's monotonic clock (CLOCK_MONOTONIC; epoch arbitrary).
+pub fn monotonic_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
 pub fn current_uid() -> u32 {
     // SAFETY: getuid cannot fail.
     unsafe { libc::getuid() }

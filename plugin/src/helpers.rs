@@ -39,9 +39,11 @@ pub fn cursor(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
     let (_, reply) = connect(&sock, &Hello::Cursor(CursorRequest { pane_id: pane.to_string() }))?;
     let tmux = Tmux::new(&id.socket_path);
     let text = match reply {
-        Reply::Cursor(c) => match c.cursor {
-            Some(cur) => format!("tmux-mcp pane {{\"target\":{},\"cursor\":\"{cur}\"}}", c.reference),
-            None => format!("tmux-mcp pane {{\"target\":{}}}", c.reference),
+        // The text a person pastes to an agent: the arguments of a tmux_capture call.
+        Reply::Cursor(c) => match (c.cursor, c.note) {
+            (Some(cur), _) => format!("tmux-mcp pane {{\"target\":{},\"cursor\":\"{cur}\"}}", c.reference),
+            (None, Some(note)) => format!("tmux-mcp pane {{\"target\":{}}} ({note})", c.reference),
+            (None, None) => format!("tmux-mcp pane {{\"target\":{}}}", c.reference),
         },
         Reply::Refused { reason } => {
             let _ = tmux.run_blocking(&["display-message", "-t", pane, &format!("tmux-mcp: {reason}")]);

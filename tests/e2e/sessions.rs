@@ -97,3 +97,28 @@ async fn two_clients_served_at_once() {
     assert!(open.is_some(), "sessions_open did not drop to 1 after one client closed: {:#}", srv.status());
     c2.close().await;
 }
+
+/// The broker reads the pane table with `list-commands -F` by default and can be
+/// told to use the `run-shell` feed helper, or to exec `tmux` for every command;
+/// every way must give the same panes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_feed_mode_lists_the_same_panes() {
+    let broker = bin("tmux-mcp-broker");
+    for (flags, access) in [("--feed run-shell", "run-shell"), ("--feed list-commands --exec-only", "list-commands")] {
+        let srv = TmuxServer::start();
+        srv.tmux(&["split-window", "-d"]);
+        let quoted = format!("'{}'", broker.display().to_string().replace('\'', "'\\''")).replace('#', "##");
+        srv.tmux(&["run-shell", "-b", &format!("exec {quoted} --socket '#{{socket_path}}' {flags} </dev/null >/dev/null 2>&1")]);
+        let status = poll(Duration::from_secs(5), || srv.try_status()).unwrap_or_else(|| panic!("broker with {flags} never answered"));
+        let how = status["tmux_access"].as_str().unwrap_or_default();
+        assert!(how.contains(access), "{flags}: tmux_access is {how:?}");
+        if flags.contains("--exec-only") {
+            assert!(how.contains("exec"), "{flags}: tmux_access is {how:?}");
+        }
+        let c = McpClient::attach(&srv, &[]).await;
+        let list = c.call("list_panes", json!({})).await;
+        assert_eq!(listed(&list), tmux_panes(&srv), "{flags}: {list:#}");
+        assert_eq!(srv.brokers(), vec![status["broker_pid"].as_u64().unwrap() as u32]);
+        c.close().await;
+    }
+}

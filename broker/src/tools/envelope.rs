@@ -37,6 +37,10 @@ pub fn policy_denied() -> ToolOutput {
     error("policy_denied", "The configured policy denies this operation.", Delivery::NotSent)
 }
 
+pub fn policy_denied_because(why: &str) -> ToolOutput {
+    error("policy_denied", &format!("The configured policy denies this operation: {why}."), Delivery::NotSent)
+}
+
 /// The fixed message, followed by which field and what was expected (never the
 /// value sent).
 pub fn invalid_input(problem: &str) -> ToolOutput {

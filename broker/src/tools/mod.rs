@@ -6,8 +6,11 @@
 //! `{ok, data | error}` envelope) and the libtmux family (camelCase, plain results).
 
 mod capabilities;
+pub mod capture;
 pub mod envelope;
 mod list_panes;
+
+pub use capabilities::version_at_least;
 
 use crate::session::Session;
 use serde_json::{json, Value};
@@ -34,7 +37,7 @@ pub struct ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, list_panes::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, capture::SPEC, list_panes::SPEC];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == name)
@@ -91,34 +94,50 @@ impl ToolOutput {
     }
 }
 
-fn validators() -> &'static HashMap<&'static str, jsonschema::Validator> {
-    static V: OnceLock<HashMap<&'static str, jsonschema::Validator>> = OnceLock::new();
+/// Per tool: the whole input schema, and each root `oneOf` variant on its own
+/// (so an error can name the field within the variant the caller meant).
+struct Validators {
+    whole: jsonschema::Validator,
+    variants: Vec<jsonschema::Validator>,
+}
+
+fn validators() -> &'static HashMap<&'static str, Validators> {
+    static V: OnceLock<HashMap<&'static str, Validators>> = OnceLock::new();
     V.get_or_init(|| {
         CATALOG
             .iter()
-            .map(|t| (t.name, jsonschema::validator_for(&(t.input_schema)()).expect("published input schema compiles")))
+            .map(|t| {
+                let schema = (t.input_schema)();
+                let whole = jsonschema::validator_for(&schema).expect("published input schema compiles");
+                let variants = schema["oneOf"].as_array().into_iter().flatten().map(|v| jsonschema::validator_for(v).expect("variant compiles")).collect();
+                (t.name, Validators { whole, variants })
+            })
             .collect()
     })
 }
 
-/// Checks `args` against the tool's published input schema; the error names the
-/// field and what was expected, never the value sent.
-pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
-    let Some(v) = validators().get(name) else { return Ok(()) };
-    let problems: Vec<String> = v
-        .iter_errors(args)
+fn problems(v: &jsonschema::Validator, args: &Value) -> Vec<String> {
+    v.iter_errors(args)
         .take(3)
         .map(|e| {
             let path = e.instance_path().to_string();
             let field = if path.is_empty() { "arguments".to_string() } else { format!("argument {path}") };
             format!("{field}: {}", describe_kind(&e))
         })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
+        .collect()
+}
+
+/// Checks `args` against the tool's published input schema; the error names the
+/// field and what was expected, never the value sent.
+pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
+    let Some(v) = validators().get(name) else { return Ok(()) };
+    if v.whole.is_valid(args) {
+        return Ok(());
     }
+    // For a oneOf root, report against the variant that fits best.
+    let best = v.variants.iter().map(|var| problems(var, args)).min_by_key(Vec::len).unwrap_or_else(|| problems(&v.whole, args));
+    let best = if best.is_empty() { problems(&v.whole, args) } else { best };
+    Err(if best.is_empty() { "arguments do not match the published input schema".to_string() } else { best.join("; ") })
 }
 
 /// What was expected, without echoing the offending value.
@@ -161,6 +180,7 @@ pub async fn call(session: &Session, name: &str, args: Value) -> ToolOutput {
     match name {
         "tmux_capabilities" => capabilities::call(session).await,
         "list_panes" => list_panes::call(session, &args).await,
+        "tmux_capture" => capture::call(session, &args).await,
         _ => ToolOutput::libtmux_error(format!("Tool {name} has no implementation. Nothing was sent to tmux.")),
     }
 }

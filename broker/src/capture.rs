@@ -1,0 +1,350 @@
+//! The capture core: turning `capture-pane` output into bounded, line-preserving
+//! rows (SPEC-TOOLS A.3.4), the exact row splice between two captures (A.3.6),
+//! and the retention store that keeps tracked captures for later deltas.
+//!
+//! Everything here is pure except the store's clock; the tmux side of a capture
+//! (hook preflight, guarded `capture-pane`) lives in `tools/capture.rs`.
+
+use crate::limits;
+use crate::process::ProcessIdentity;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope {
+    pub max_lines: usize,
+    pub max_bytes: usize,
+    pub history_lines: usize,
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Scope { max_lines: 200, max_bytes: 65536, history_lines: 0 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Base64,
+}
+
+impl Encoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "utf-8",
+            Encoding::Base64 => "base64",
+        }
+    }
+}
+
+/// Rows as they are emitted: UTF-8 text each keeping its LF, or (when the kept
+/// bytes are not valid UTF-8 as a whole) padded base64 of each raw row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rows {
+    pub rows: Vec<String>,
+    pub encoding: Encoding,
+    /// Raw bytes of all rows (decoded), ≤ `max_bytes`.
+    pub bytes: usize,
+    pub truncated: bool,
+}
+
+impl Rows {
+    /// The raw bytes of the whole capture.
+    pub fn raw(&self) -> Vec<u8> {
+        match self.encoding {
+            Encoding::Utf8 => self.rows.concat().into_bytes(),
+            Encoding::Base64 => self.rows.iter().flat_map(|r| base64_decode(r).unwrap_or_default()).collect(),
+        }
+    }
+}
+
+/// A.3.4: last `max_lines` rows, then last `max_bytes` bytes, then the encoding.
+pub fn select(out: &[u8], scope: &Scope) -> Rows {
+    let rows = split_rows(out);
+    let keep_from = rows.len().saturating_sub(scope.max_lines);
+    let mut truncated = keep_from > 0;
+    let mut buf: Vec<u8> = rows[keep_from..].concat();
+    if buf.len() > scope.max_bytes {
+        truncated = true;
+        buf.drain(..buf.len() - scope.max_bytes);
+    }
+    let bytes = buf.len();
+    match String::from_utf8(buf) {
+        Ok(text) => Rows { rows: split_rows(text.as_bytes()).into_iter().map(|r| String::from_utf8(r.to_vec()).expect("valid UTF-8 splits at LF")).collect(), encoding: Encoding::Utf8, bytes, truncated },
+        Err(e) => {
+            let raw = e.into_bytes();
+            Rows { rows: split_rows(&raw).into_iter().map(base64_encode).collect(), encoding: Encoding::Base64, bytes, truncated }
+        }
+    }
+}
+
+/// Splits after each LF; a tail without LF is its own (last) row.
+fn split_rows(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'\n' {
+            rows.push(&bytes[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < bytes.len() {
+        rows.push(&bytes[start..]);
+    }
+    rows
+}
+
+/// A.3.6: the splice that turns `prev` into `cur`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Splice {
+    pub start: usize,
+    pub delete: usize,
+    pub rows: Vec<String>,
+    pub reset: bool,
+}
+
+pub fn diff(prev: &[String], prev_enc: Encoding, cur: &[String], cur_enc: Encoding) -> Splice {
+    let (p, s) = if prev_enc == cur_enc {
+        let max = prev.len().min(cur.len());
+        let p = prev.iter().zip(cur).take_while(|(a, b)| a == b).count();
+        let s = prev[p..].iter().rev().zip(cur[p..].iter().rev()).take(max - p).take_while(|(a, b)| a == b).count();
+        (p, s)
+    } else {
+        (0, 0)
+    };
+    Splice { start: p, delete: prev.len() - p - s, rows: cur[p..cur.len() - s].to_vec(), reset: p == 0 && s == 0 }
+}
+
+/// Applies a splice (what a client does to reconstruct the current rows).
+pub fn apply(prev: &[String], splice: &Splice) -> Vec<String> {
+    let mut out = prev[..splice.start].to_vec();
+    out.extend(splice.rows.iter().cloned());
+    out.extend(prev[splice.start + splice.delete..].iter().cloned());
+    out
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+pub fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let bytes = s.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    for chunk in bytes.chunks(4) {
+        let mut n = 0u32;
+        let mut pad = 0;
+        for &c in chunk {
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                b'=' => {
+                    pad += 1;
+                    0
+                }
+                _ => return None,
+            };
+            n = n << 6 | v as u32;
+        }
+        let full = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&full[..3 - pad]);
+    }
+    Some(out)
+}
+
+/// A retained tracked capture: what a cursor continues from.
+#[derive(Debug, Clone)]
+pub struct CursorEntry {
+    pub pane_id: String,
+    pub generation: String,
+    pub rows: Rows,
+    pub scope: Scope,
+    pub identity: Arc<ProcessIdentity>,
+    /// Made by the hand-off key binding: readable by any session of this broker.
+    pub handoff: bool,
+}
+
+impl CursorEntry {
+    fn cost(&self) -> usize {
+        self.rows.rows.iter().map(String::len).sum::<usize>() + self.pane_id.len() + self.generation.len() + 256
+    }
+}
+
+struct Slot {
+    entry: Arc<CursorEntry>,
+    last_used: Instant,
+    cost: usize,
+}
+
+/// Cursor retention: at least `CAPTURE_TTL_SECONDS` since last use, at most
+/// `MAX_CAPTURES` entries and `MAX_CAPTURE_BYTES`, least recently used evicted
+/// first. Looking a cursor up does not consume it. Dropping an entry releases its
+/// process-identity reference.
+pub struct Store {
+    slots: Mutex<HashMap<String, Slot>>,
+    ttl: Duration,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new(Duration::from_secs(limits::CAPTURE_TTL_SECONDS), limits::MAX_CAPTURES as usize, limits::MAX_CAPTURE_BYTES as usize)
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooLarge;
+
+impl Store {
+    pub fn new(ttl: Duration, max_entries: usize, max_bytes: usize) -> Self {
+        Store { slots: Mutex::new(HashMap::new()), ttl, max_entries, max_bytes }
+    }
+
+    pub fn get(&self, key: &str) -> Option<Arc<CursorEntry>> {
+        let mut slots = self.slots.lock().unwrap();
+        let now = Instant::now();
+        slots.retain(|_, s| now.duration_since(s.last_used) < self.ttl);
+        let slot = slots.get_mut(key)?;
+        slot.last_used = now;
+        Some(slot.entry.clone())
+    }
+
+    pub fn insert(&self, key: String, entry: CursorEntry) -> Result<(), TooLarge> {
+        let cost = entry.cost();
+        if cost > self.max_bytes {
+            return Err(TooLarge);
+        }
+        let mut slots = self.slots.lock().unwrap();
+        let now = Instant::now();
+        slots.retain(|_, s| now.duration_since(s.last_used) < self.ttl);
+        while !slots.is_empty() && (slots.len() >= self.max_entries || slots.values().map(|s| s.cost).sum::<usize>() + cost > self.max_bytes) {
+            let oldest = slots.iter().min_by_key(|(_, s)| s.last_used).map(|(k, _)| k.clone()).expect("non-empty");
+            slots.remove(&oldest);
+        }
+        slots.insert(key, Slot { entry: Arc::new(entry), last_used: now, cost });
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.lock().unwrap().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sc(max_lines: usize, max_bytes: usize) -> Scope {
+        Scope { max_lines, max_bytes, history_lines: 0 }
+    }
+
+    #[test]
+    fn worked_example_from_the_spec() {
+        let out = [0xC3, 0xA9, 0xC3, 0xA9, 0x0A];
+        let r = select(&out, &sc(1, 4));
+        assert_eq!(r.encoding, Encoding::Base64);
+        assert_eq!(r.rows, vec!["qcOpCg==".to_string()]);
+        assert_eq!(r.bytes, 4);
+        assert!(r.truncated);
+        assert_eq!(r.raw(), vec![0xA9, 0xC3, 0xA9, 0x0A]);
+    }
+
+    #[test]
+    fn rows_keep_their_lf_and_blank_rows_stay() {
+        let r = select(b"a\n\nb\n", &sc(200, 65536));
+        assert_eq!(r.rows, vec!["a\n", "\n", "b\n"]);
+        assert_eq!((r.bytes, r.truncated, r.encoding), (5, false, Encoding::Utf8));
+        let r = select(b"1\n2\n3\n", &sc(2, 65536));
+        assert_eq!(r.rows, vec!["2\n", "3\n"]);
+        assert!(r.truncated);
+        let r = select(b"abc\ndef\n", &sc(10, 5));
+        assert_eq!(r.rows, vec!["c\n", "def\n"]);
+        assert!(r.truncated);
+    }
+
+    #[test]
+    fn splice_cases() {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let p = v(&["a", "b", "c"]);
+        let same = diff(&p, Encoding::Utf8, &p, Encoding::Utf8);
+        assert_eq!(same, Splice { start: 3, delete: 0, rows: vec![], reset: false });
+        let c = v(&["a", "b", "c", "d"]);
+        let s = diff(&p, Encoding::Utf8, &c, Encoding::Utf8);
+        assert_eq!(s, Splice { start: 3, delete: 0, rows: v(&["d"]), reset: false });
+        let c = v(&["x", "y"]);
+        let s = diff(&p, Encoding::Utf8, &c, Encoding::Utf8);
+        assert!(s.reset);
+        assert_eq!(apply(&p, &s), c);
+        // Prefix and suffix never overlap: [a,a] -> [a].
+        let s = diff(&v(&["a", "a"]), Encoding::Utf8, &v(&["a"]), Encoding::Utf8);
+        assert_eq!(apply(&v(&["a", "a"]), &s), v(&["a"]));
+        // Encoding change forces a reset.
+        let s = diff(&p, Encoding::Utf8, &p, Encoding::Base64);
+        assert!(s.reset && s.delete == 3);
+    }
+
+    #[test]
+    fn splice_reconstructs_random_sequences() {
+        // Deterministic pseudo-random edits: append, delete, replace, clear.
+        let mut seed = 0x2545F4914F6CDD1Du64;
+        let mut rnd = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut prev: Vec<String> = (0..10).map(|i| format!("row {i}\n")).collect();
+        for step in 0..2000 {
+            let mut cur = prev.clone();
+            match rnd(5) {
+                0 => cur.push(format!("new {step}\n")),
+                1 if !cur.is_empty() => {
+                    cur.remove(rnd(cur.len()));
+                }
+                2 if !cur.is_empty() => {
+                    let i = rnd(cur.len());
+                    cur[i] = format!("edit {step}\n");
+                }
+                3 => cur.clear(),
+                _ => cur.insert(rnd(cur.len() + 1), "\n".into()),
+            }
+            let s = diff(&prev, Encoding::Utf8, &cur, Encoding::Utf8);
+            assert_eq!(apply(&prev, &s), cur, "step {step}");
+            prev = cur;
+        }
+    }
+
+    #[test]
+    fn base64_round_trip() {
+        for n in 0..20u8 {
+            let data: Vec<u8> = (0..n).map(|i| i.wrapping_mul(37)).collect();
+            assert_eq!(base64_decode(&base64_encode(&data)).unwrap(), data);
+        }
+        assert_eq!(base64_encode(b"\xa9\xc3\xa9\n"), "qcOpCg==");
+    }
+}

@@ -1,0 +1,211 @@
+//! `tmux_capture` (seed family): the exact published contract over the capture
+//! core. A snapshot returns bounded rows; `track: true` binds the capture to the
+//! pane's process and returns `next_cursor`; `{target, cursor}` returns the exact
+//! row splice since that capture.
+
+use super::envelope::{self, Delivery};
+use super::{Family, ToolOutput, ToolSpec};
+use crate::capture::{self, CursorEntry, Rows, Scope};
+use crate::limits;
+use crate::observe::{self, ObserveError};
+use crate::session::Session;
+use crate::sys;
+use serde_json::{json, Value};
+use std::sync::OnceLock;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "tmux_capture",
+    family: Family::Seed,
+    default_enabled: false,
+    description: "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.",
+    annotations,
+    input_schema,
+    output_schema,
+};
+
+fn annotations() -> Value {
+    json!({ "destructiveHint": false, "idempotentHint": false, "openWorldHint": false, "readOnlyHint": false })
+}
+
+/// The contract files, published byte-for-byte in meaning (key order kept).
+fn input_schema() -> Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/tmux_capture.input.json")).expect("contract parses")).clone()
+}
+
+fn output_schema() -> Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/tmux_capture.output.json")).expect("contract parses")).clone()
+}
+
+const STALE_CURSOR: &str = "The cursor is unknown, expired, or outside its captured result.";
+const GENERIC: &str = "The operation could not establish its requested result.";
+
+/// The envelope for an observation failure; the fixed message is followed by
+/// the specific reason (never the input payload).
+pub fn observe_error(e: &ObserveError) -> ToolOutput {
+    let (code, delivery) = match e {
+        ObserveError::StaleTarget { observed, .. } => ("stale_target", if *observed { Delivery::Observed } else { Delivery::NotSent }),
+        ObserveError::Unsupported { observed, .. } => ("unsupported", if *observed { Delivery::Observed } else { Delivery::NotSent }),
+        ObserveError::Transport { observed, .. } => ("transport_error", if *observed { Delivery::PossiblySent } else { Delivery::NotSent }),
+        ObserveError::OutOfScope => return envelope::policy_denied_because(e.why()),
+    };
+    envelope::error(code, &format!("{GENERIC} {}", e.why()), delivery)
+}
+
+fn stale_cursor(why: &str) -> ToolOutput {
+    envelope::error("stale_cursor", &format!("{STALE_CURSOR} {why}"), Delivery::NotSent)
+}
+
+fn scope_of(args: &Value) -> Scope {
+    let d = Scope::default();
+    let get = |k: &str, def: usize| args.get(k).and_then(Value::as_u64).map(|v| v as usize).unwrap_or(def);
+    Scope { max_lines: get("max_lines", d.max_lines), max_bytes: get("max_bytes", d.max_bytes), history_lines: get("history_lines", d.history_lines) }
+}
+
+fn scope_json(s: &Scope) -> Value {
+    json!({ "max_lines": s.max_lines, "max_bytes": s.max_bytes, "history_lines": s.history_lines })
+}
+
+pub async fn call(session: &Session, args: &Value) -> ToolOutput {
+    let broker = &session.broker;
+    let started = sys::monotonic_seconds();
+    let Ok(_observer) = broker.observers.try_acquire() else {
+        return envelope::error("capacity", &format!("{GENERIC} {} captures or waits are already running.", limits::MAX_OBSERVERS), Delivery::NotSent);
+    };
+    let target = args["target"].clone();
+    let id = target["id"].as_str().unwrap_or_default();
+    let generation = target["generation"].as_str().unwrap_or_default();
+
+    if let Some(cursor) = args.get("cursor").and_then(Value::as_str) {
+        let Some(entry) = broker.cursors.get(cursor) else { return stale_cursor("No retained capture has this cursor.") };
+        if entry.pane_id != id || entry.generation != generation {
+            return stale_cursor("The cursor belongs to another target.");
+        }
+        let pane = match observe::resolve(broker, generation, id).await {
+            Ok(p) => p,
+            Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
+            Err(e) => return stale_cursor(e.why()),
+        };
+        if !entry.handoff && !session.can_see(&pane) {
+            return observe_error(&ObserveError::OutOfScope);
+        }
+        if !entry.identity.matches(pane.pid) {
+            return stale_cursor("The pane's process changed (exited or respawned) since the cursor was made.");
+        }
+        let cur = match observe::capture(broker, pane, &entry.scope, Some(entry.identity.clone())).await {
+            Ok(c) => c,
+            Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
+            Err(e) => return stale_cursor(e.why()),
+        };
+        let splice = capture::diff(&entry.rows.rows, entry.rows.encoding, &cur.rows.rows, cur.rows.encoding);
+        let key = sys::random_hex(16);
+        let data = json!({
+            "mode": "delta",
+            "target": target,
+            "capture_id": key,
+            "base_capture_id": cursor,
+            "process_generation": entry.identity.generation,
+            "encoding": cur.rows.encoding.as_str(),
+            "row_count": cur.rows.rows.len(),
+            "bytes": cur.rows.bytes,
+            "truncated": cur.rows.truncated,
+            "history_continuity": "unknown",
+            "interval": { "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds() },
+            "scope": scope_json(&entry.scope),
+            "reset": splice.reset,
+            "splice": { "start": splice.start, "delete": splice.delete, "rows": splice.rows },
+            "next_cursor": key,
+        });
+        let text = delta_text(id, &key, &splice, cur.rows.encoding);
+        let new_entry = CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows, scope: entry.scope, identity: entry.identity.clone(), handoff: entry.handoff };
+        return finish(broker, data, text, Some((key, new_entry)));
+    }
+
+    let scope = scope_of(args);
+    let track = args.get("track").and_then(Value::as_bool).unwrap_or(false);
+    let pane = match observe::resolve(broker, generation, id).await {
+        Ok(p) => p,
+        Err(e) => return observe_error(&e),
+    };
+    if !session.can_see(&pane) {
+        return observe_error(&ObserveError::OutOfScope);
+    }
+    let identity = if track {
+        match observe::identity_of(broker, &pane) {
+            Ok(i) => Some(i),
+            Err(e) => return observe_error(&e),
+        }
+    } else {
+        None
+    };
+    let cur = match observe::capture(broker, pane, &scope, identity).await {
+        Ok(c) => c,
+        Err(e) => return observe_error(&e),
+    };
+    let key = sys::random_hex(16);
+    let mut data = json!({
+        "mode": "snapshot",
+        "target": target,
+        "capture_id": key,
+        "process_generation": cur.identity.as_ref().map(|i| i.generation.clone()),
+        "rows": cur.rows.rows,
+        "encoding": cur.rows.encoding.as_str(),
+        "row_count": cur.rows.rows.len(),
+        "bytes": cur.rows.bytes,
+        "truncated": cur.rows.truncated,
+        "history_continuity": "unknown",
+        "interval": { "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds() },
+        "scope": scope_json(&scope),
+    });
+    let retain = cur.identity.map(|identity| {
+        data["next_cursor"] = json!(key);
+        (key.clone(), CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows.clone(), scope, identity, handoff: false })
+    });
+    let text = snapshot_text(id, retain.as_ref().map(|(k, _)| k.as_str()), &cur.rows);
+    finish(broker, data, text, retain)
+}
+
+/// Checks the response size, then retains the cursor entry (nothing is retained
+/// for a response that is too large).
+fn finish(broker: &crate::daemon::Broker, data: Value, text: String, retain: Option<(String, CursorEntry)>) -> ToolOutput {
+    let out = envelope::ok("tmux_capture", data);
+    let size = out.structured.as_ref().map(|v| v.to_string().len()).unwrap_or(0) + text.len();
+    if size as u64 > limits::MAX_RESPONSE_BYTES {
+        return envelope::error("capacity", &format!("{GENERIC} The response would exceed {} bytes; ask for fewer lines or bytes.", limits::MAX_RESPONSE_BYTES), Delivery::Observed);
+    }
+    if let Some((key, entry)) = retain {
+        if broker.cursors.insert(key, entry).is_err() {
+            return envelope::error("capacity", &format!("{GENERIC} The capture is larger than the retention budget."), Delivery::Observed);
+        }
+    }
+    ToolOutput { text, ..out }
+}
+
+/// Decision 7: what most clients show the model — a header line, then the rows.
+fn snapshot_text(pane: &str, cursor: Option<&str>, rows: &Rows) -> String {
+    let mut head = format!("tmux_capture {pane}: {} rows, {} bytes, {}", rows.rows.len(), rows.bytes, rows.encoding.as_str());
+    if rows.truncated {
+        head.push_str(", truncated (older rows dropped)");
+    }
+    if let Some(c) = cursor {
+        head.push_str(&format!(", next_cursor {c}"));
+    }
+    format!("{head}\n{}", printable(rows))
+}
+
+fn delta_text(pane: &str, cursor: &str, s: &capture::Splice, enc: capture::Encoding) -> String {
+    let head = format!(
+        "tmux_capture {pane} delta: at row {} delete {} insert {}{}; next_cursor {cursor}",
+        s.start,
+        s.delete,
+        s.rows.len(),
+        if s.reset { " (reset: nothing in common)" } else { "" }
+    );
+    let inserted = Rows { rows: s.rows.clone(), encoding: enc, bytes: 0, truncated: false };
+    format!("{head}\n{}", printable(&inserted))
+}
+
+fn printable(rows: &Rows) -> String {
+    String::from_utf8_lossy(&rows.raw()).into_owned()
+}
