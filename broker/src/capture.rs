@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(r.rows, vec!["2\n", "3\n"]);
         assert!(r.truncated);
         let r = select(b"abc\ndef\n", &sc(10, 5));
-        assert_eq!(r.rows, vec!["c\n", "def\n"]);
+        assert_eq!(r.rows, vec!["\n", "def\n"]);
         assert!(r.truncated);
     }
 
