@@ -45,6 +45,7 @@ const PANE_FIELDS: &[(&str, bool)] = &[
     ("pane_current_command", true),
     ("pane_current_path", true),
     ("pane_title", true),
+    ("pane_tty", true),
 ];
 
 fn field(name: &str, free_text: bool) -> String {
@@ -133,6 +134,7 @@ pub fn parse(text: &str) -> Result<PaneTable, ParseError> {
             current_command: f[16].to_string(),
             current_path: f[17].to_string(),
             title: f[18].to_string(),
+            tty: f[19].to_string(),
         });
     }
     Ok(PaneTable { server, rows })
@@ -147,7 +149,7 @@ mod tests {
     use super::*;
 
     fn row(pane: &str, sess: &str) -> String {
-        let f = [sess, "main", "@1", "0", "zsh", "1", pane, "0", "1", "123", "0", "", "80", "24", "5", "2000", "zsh", "/tmp", "host"];
+        let f = [sess, "main", "@1", "0", "zsh", "1", pane, "0", "1", "123", "0", "", "80", "24", "5", "2000", "zsh", "/tmp", "host", "/dev/pts/3"];
         f.join(&US.to_string())
     }
 

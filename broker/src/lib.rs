@@ -21,4 +21,5 @@ pub mod session;
 pub mod sys;
 pub mod tmux;
 pub mod tools;
+pub mod tty_watch;
 pub mod wire;

@@ -11,7 +11,8 @@ use crate::limits::MAX_FRAME_BYTES;
 use crate::session::Session;
 use crate::tools;
 use serde_json::{json, Value};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -35,6 +36,7 @@ where
 {
     let (tx, rx) = mpsc::channel::<Value>(64);
     let writer_task = tokio::spawn(write_loop(writer, rx));
+    let inflight: InFlight = Arc::new(Mutex::new(HashMap::new()));
     loop {
         let line = match read_line(&mut reader, MAX_FRAME_BYTES).await {
             Ok(Line::Eof) => break,
@@ -58,15 +60,22 @@ where
                 continue;
             }
         };
-        if let Some(reply) = handle(&session, msg, &tx).await {
+        if let Some(reply) = handle(&session, msg, &tx, &inflight).await {
             if tx.send(reply).await.is_err() {
                 break;
             }
         }
     }
     drop(tx);
+    // The client is gone: stop its running calls (waits hold no tmux client).
+    for (_, h) in inflight.lock().unwrap().drain() {
+        h.abort();
+    }
     let _ = writer_task.await;
 }
+
+/// Running tool calls by request id (as JSON text), for `notifications/cancelled`.
+type InFlight = Arc<Mutex<HashMap<String, tokio::task::AbortHandle>>>;
 
 enum Line {
     Data(Vec<u8>),
@@ -138,7 +147,7 @@ fn result(id: Value, method: &str, mut result: Value, params: &Value) -> Value {
 
 /// Handles one message; returns the reply to send now, if any. Tool calls run
 /// concurrently and reply through `tx` themselves.
-async fn handle(session: &Arc<Session>, msg: Value, tx: &mpsc::Sender<Value>) -> Option<Value> {
+async fn handle(session: &Arc<Session>, msg: Value, tx: &mpsc::Sender<Value>, inflight: &InFlight) -> Option<Value> {
     let Some(obj) = msg.as_object() else {
         return Some(error(Value::Null, INVALID_REQUEST, "invalid request: expected a JSON-RPC object (batches are not supported)"));
     };
@@ -153,8 +162,14 @@ async fn handle(session: &Arc<Session>, msg: Value, tx: &mpsc::Sender<Value>) ->
     };
     let params = obj.get("params").cloned().unwrap_or(json!({}));
     let Some(id) = id else {
-        // Notifications: nothing to answer (cancellation arrives with tmux_wait).
-        tracing::trace!(session = session.id, "notification {method}");
+        // Notifications: nothing to answer. A cancelled request gets no response.
+        if method == "notifications/cancelled" {
+            if let Some(req) = params.get("requestId") {
+                if let Some(h) = inflight.lock().unwrap().remove(&req.to_string()) {
+                    h.abort();
+                }
+            }
+        }
         return None;
     };
     if !params.is_object() {
@@ -195,11 +210,17 @@ async fn handle(session: &Arc<Session>, msg: Value, tx: &mpsc::Sender<Value>) ->
                 return Some(error(id, INVALID_PARAMS, "invalid params: \"arguments\" must be an object"));
             }
             let session = session.clone();
+            let progress = params.pointer("/_meta/progressToken").filter(|t| t.is_string() || t.is_i64() || t.is_u64()).map(|t| tools::Progress::new(t.clone(), tx.clone()));
             let tx = tx.clone();
-            tokio::spawn(async move {
-                let out = tools::call(&session, &name, args).await;
+            let key = id.to_string();
+            let registry = inflight.clone();
+            let mut map = inflight.lock().unwrap();
+            let task = tokio::spawn(async move {
+                let out = tools::call(&session, &name, args, progress).await;
+                registry.lock().unwrap().remove(&id.to_string());
                 let _ = tx.send(result(id, "tools/call", out.to_call_result(), &params)).await;
             });
+            map.insert(key, task.abort_handle());
             None
         }
         other => Some(error(id, METHOD_NOT_FOUND, &format!("method not found: {other}"))),

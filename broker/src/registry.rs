@@ -44,6 +44,7 @@ pub struct Pane {
     pub command: String,
     pub cwd: String,
     pub title: String,
+    pub tty: String,
     /// Sessions (and window indexes there) through which the pane is reachable,
     /// ordered by numeric session id, then index.
     pub placements: Vec<Placement>,
@@ -267,6 +268,7 @@ impl Registry {
                     command: first.current_command.clone(),
                     cwd: first.current_path.clone(),
                     title: first.title.clone(),
+                    tty: first.tty.clone(),
                     placements,
                     process,
                 }

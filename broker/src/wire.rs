@@ -103,6 +103,8 @@ pub struct PaneRow {
     pub current_command: String,
     pub current_path: String,
     pub title: String,
+    /// The pane's terminal (`/dev/pts/N`): its writes are the output events.
+    pub tty: String,
 }
 
 /// The key binding's request: hand pane `pane_id` to an agent.

@@ -360,6 +360,19 @@ impl TmuxServer {
         self.try_status().unwrap_or_else(|| panic!("tmux-mcp status -S {} --json failed", self.sock.display()))
     }
 
+    /// Kills this server and starts a new one (session `main`, 200x50) on the same
+    /// socket path; the new server is the one dropped later.
+    pub fn restart_on_same_socket(&mut self) {
+        self.kill_server();
+        let _ = poll(Duration::from_secs(5), || (!pid_alive(self.pid)).then_some(()));
+        let mut cmd = Command::new("tmux");
+        cmd.arg("-S").arg(&self.sock).args(["-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
+        let out = clean(cmd).stdin(Stdio::null()).output().expect("running tmux");
+        assert!(out.status.success(), "restarting tmux failed: {}", String::from_utf8_lossy(&out.stderr));
+        self.killed = false;
+        self.pid = self.tmux(&["display-message", "-p", "#{pid}"]).trim().parse().expect("server pid");
+    }
+
     /// Kills exactly this server now (also done on drop).
     pub fn kill_server(&mut self) {
         if !self.killed {
@@ -490,9 +503,56 @@ impl McpClient {
         structured
     }
 
+    /// One MCP `ping` round trip.
+    pub async fn ping(&self) {
+        let req = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest::default());
+        tokio::time::timeout(Duration::from_secs(10), self.service.peer().send_request(req)).await.expect("ping timed out").expect("ping failed");
+    }
+
+    /// Calls an envelope (`tmux_*`) tool whatever the outcome: validates its
+    /// `structuredContent` against the published `outputSchema` (errors too),
+    /// checks that `isError` agrees with `ok`, and returns it with the text content.
+    pub async fn call_envelope(&self, name: &str, args: Value) -> Envelope {
+        let result = self.call_raw(name, args).await;
+        let structured = result.structured_content.clone().unwrap_or_else(|| panic!("tool {name} returned no structuredContent: {result:?}"));
+        let schema = self.tool(name).output_schema.clone().unwrap_or_else(|| panic!("tool {name} publishes no outputSchema"));
+        if let Err(errors) = validate(&Value::Object((*schema).clone()), &structured) {
+            panic!("structuredContent of {name} does not validate against its outputSchema:\n{errors}\ninstance: {structured:#}");
+        }
+        let is_error = result.is_error == Some(true);
+        assert_eq!(is_error, structured["ok"] == json!(false), "isError disagrees with ok: {result:?}");
+        let text = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
+        Envelope { structured, text, is_error }
+    }
+
     /// Closes the client and waits for the relay to exit.
     pub async fn close(self) {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.service.cancel()).await;
+    }
+}
+
+/// A validated envelope result (see [`McpClient::call_envelope`]).
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    pub structured: Value,
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl Envelope {
+    /// `data` of a success; panics with the error otherwise.
+    pub fn data(&self) -> &Value {
+        assert_eq!(self.structured["ok"], json!(true), "expected ok:true, got {:#}", self.structured);
+        &self.structured["data"]
+    }
+
+    /// Asserts an `{ok:false}` envelope with `code` and `delivery`; returns the message.
+    pub fn expect_error(&self, code: &str, delivery: &str) -> String {
+        let e = &self.structured["error"];
+        assert_eq!(self.structured["ok"], json!(false), "expected error {code}, got {:#}", self.structured);
+        assert_eq!((e["code"].as_str(), e["delivery"].as_str()), (Some(code), Some(delivery)), "unexpected error: {:#}", self.structured);
+        assert!(self.is_error, "an error envelope without isError");
+        e["message"].as_str().expect("message").to_string()
     }
 }
 

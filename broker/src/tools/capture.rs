@@ -57,7 +57,7 @@ fn stale_cursor(why: &str) -> ToolOutput {
     envelope::error("stale_cursor", &format!("{STALE_CURSOR} {why}"), Delivery::NotSent)
 }
 
-fn scope_of(args: &Value) -> Scope {
+pub fn scope_of(args: &Value) -> Scope {
     let d = Scope::default();
     let get = |k: &str, def: usize| args.get(k).and_then(Value::as_u64).map(|v| v as usize).unwrap_or(def);
     Scope { max_lines: get("max_lines", d.max_lines), max_bytes: get("max_bytes", d.max_bytes), history_lines: get("history_lines", d.history_lines) }
@@ -144,26 +144,36 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Err(e) => return observe_error(&e),
     };
     let key = sys::random_hex(16);
-    let mut data = json!({
-        "mode": "snapshot",
-        "target": target,
-        "capture_id": key,
-        "process_generation": cur.identity.as_ref().map(|i| i.generation.clone()),
-        "rows": cur.rows.rows,
-        "encoding": cur.rows.encoding.as_str(),
-        "row_count": cur.rows.rows.len(),
-        "bytes": cur.rows.bytes,
-        "truncated": cur.rows.truncated,
-        "history_continuity": "unknown",
-        "interval": { "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds() },
-        "scope": scope_json(&scope),
-    });
+    let mut data = snapshot_data(&target, &key, cur.identity.as_ref().map(|i| i.generation.as_str()), &cur.rows, &scope, started);
     let retain = cur.identity.map(|identity| {
         data["next_cursor"] = json!(key);
         (key.clone(), CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows.clone(), scope, identity, handoff: false })
     });
     let text = snapshot_text(id, retain.as_ref().map(|(k, _)| k.as_str()), &cur.rows);
     finish(broker, data, text, retain)
+}
+
+/// The snapshot-mode state object of the contract (without `next_cursor`).
+pub fn snapshot_data(target: &Value, capture_id: &str, process_generation: Option<&str>, rows: &Rows, scope: &Scope, started: f64) -> Value {
+    json!({
+        "mode": "snapshot",
+        "target": target,
+        "capture_id": capture_id,
+        "process_generation": process_generation,
+        "rows": rows.rows,
+        "encoding": rows.encoding.as_str(),
+        "row_count": rows.rows.len(),
+        "bytes": rows.bytes,
+        "truncated": rows.truncated,
+        "history_continuity": "unknown",
+        "interval": { "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds() },
+        "scope": scope_json(scope),
+    })
+}
+
+/// The JSON Schema of that state object, taken from the published contract.
+pub fn snapshot_data_schema() -> Value {
+    output_schema()["oneOf"][0]["properties"]["data"]["oneOf"][0].clone()
 }
 
 /// Checks the response size, then retains the cursor entry (nothing is retained
@@ -183,7 +193,7 @@ fn finish(broker: &crate::daemon::Broker, data: Value, text: String, retain: Opt
 }
 
 /// Decision 7: what most clients show the model — a header line, then the rows.
-fn snapshot_text(pane: &str, cursor: Option<&str>, rows: &Rows) -> String {
+pub fn snapshot_text(pane: &str, cursor: Option<&str>, rows: &Rows) -> String {
     let mut head = format!("tmux_capture {pane}: {} rows, {} bytes, {}", rows.rows.len(), rows.bytes, rows.encoding.as_str());
     if rows.truncated {
         head.push_str(", truncated (older rows dropped)");

@@ -47,6 +47,42 @@ pub fn invalid_input(problem: &str) -> ToolOutput {
     error("invalid_input", &format!("Input does not match the operation schema. {problem}"), Delivery::NotSent)
 }
 
+/// The seed tools that change tmux; their errors always carry `effects` (A.0.2).
+pub const MUTATION_TOOLS: &[&str] = &["tmux_send", "tmux_create", "tmux_close", "tmux_run"];
+
+/// A mutation tool's error (`tmux_send`, `tmux_create`, `tmux_close`) with its
+/// `effects`: `known` with the `created` references when a creation result
+/// exists (delivery then forced to `observed`), else `none` when nothing was
+/// sent and `unknown` otherwise.
+pub fn mutation_error(code: &str, message: &str, delivery: Delivery, created: Vec<Value>) -> ToolOutput {
+    let (state, delivery) = if !created.is_empty() {
+        ("known", Delivery::Observed)
+    } else if delivery == Delivery::NotSent {
+        ("none", delivery)
+    } else {
+        ("unknown", delivery)
+    };
+    let mut out = error(code, message, delivery);
+    if let Some(s) = out.structured.as_mut() {
+        s["error"]["effects"] = json!({ "state": state, "created": created });
+    }
+    out
+}
+
+/// Adds `effects` (`none`/`unknown` from its delivery) to an error envelope made
+/// before dispatch (policy, validation) when `tool` is a mutation tool; any
+/// other output is returned as is.
+pub fn for_tool(tool: &str, mut out: ToolOutput) -> ToolOutput {
+    if !MUTATION_TOOLS.contains(&tool) {
+        return out;
+    }
+    if let Some(err) = out.structured.as_mut().map(|s| &mut s["error"]).filter(|e| e.is_object() && e.get("effects").is_none()) {
+        let state = if err["delivery"] == "not_sent" { "none" } else { "unknown" };
+        err["effects"] = json!({ "state": state, "created": [] });
+    }
+    out
+}
+
 /// The JSON Schema of the error branch, shared by every seed tool's output schema.
 pub fn error_schema() -> Value {
     json!({

@@ -7,8 +7,13 @@
 
 mod capabilities;
 pub mod capture;
+mod close;
+mod create;
 pub mod envelope;
 mod list_panes;
+mod wait;
+mod refs;
+mod send;
 
 pub use capabilities::version_at_least;
 
@@ -37,7 +42,7 @@ pub struct ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, capture::SPEC, list_panes::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == name)
@@ -158,14 +163,36 @@ fn describe_kind(e: &jsonschema::ValidationError) -> String {
     }
 }
 
+/// Where a long-running call reports progress (`notifications/progress`), when
+/// the client asked for it with a `progressToken`.
+#[derive(Clone)]
+pub struct Progress {
+    token: Value,
+    tx: tokio::sync::mpsc::Sender<Value>,
+}
+
+impl Progress {
+    pub fn new(token: Value, tx: tokio::sync::mpsc::Sender<Value>) -> Self {
+        Progress { token, tx }
+    }
+
+    pub async fn report(&self, progress: f64, total: Option<f64>, message: &str) {
+        let mut params = json!({ "progressToken": self.token, "progress": progress, "message": message });
+        if let Some(t) = total {
+            params["total"] = json!(t);
+        }
+        let _ = self.tx.send(json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": params })).await;
+    }
+}
+
 /// Runs tool `name` for `session`. Never panics on client input.
-pub async fn call(session: &Session, name: &str, args: Value) -> ToolOutput {
+pub async fn call(session: &Session, name: &str, args: Value, progress: Option<Progress>) -> ToolOutput {
     let Some(t) = spec(name) else {
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
     if !session.enabled.contains(name) {
         return match t.family {
-            Family::Seed => envelope::policy_denied(),
+            Family::Seed => envelope::for_tool(name, envelope::policy_denied()),
             Family::Libtmux => ToolOutput::libtmux_error(format!(
                 "Tool {name} is not enabled. Start the relay with `tmux-mcp attach --enable-tool {name}` or set the tmux option @mcp-enable-tools. Nothing was sent to tmux."
             )),
@@ -173,14 +200,18 @@ pub async fn call(session: &Session, name: &str, args: Value) -> ToolOutput {
     }
     if let Err(problem) = validate_input(name, &args) {
         return match t.family {
-            Family::Seed => envelope::invalid_input(&problem),
+            Family::Seed => envelope::for_tool(name, envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux.")),
         };
     }
     match name {
         "tmux_capabilities" => capabilities::call(session).await,
         "list_panes" => list_panes::call(session, &args).await,
+        "tmux_send" => send::call(session, &args).await,
+        "tmux_create" => create::call(session, &args).await,
+        "tmux_close" => close::call(session, &args).await,
         "tmux_capture" => capture::call(session, &args).await,
+        "tmux_wait" => wait::call(session, &args, progress).await,
         _ => ToolOutput::libtmux_error(format!("Tool {name} has no implementation. Nothing was sent to tmux.")),
     }
 }

@@ -1,0 +1,262 @@
+//! `tmux_create` (seed family, SPEC-TOOLS A.6): a new session, window or pane
+//! running `argv`, with the new ids printed by tmux itself (`-P -F`).
+//!
+//! * `argv` is passed after `--` as separate arguments, so tmux executes it
+//!   directly; a one-element argv is wrapped as `/usr/bin/env -- argv0`, so tmux
+//!   never hands it to `$SHELL -c`.
+//! * Names and `cwd` are format-expanded by tmux: `#` is doubled. Every string
+//!   is also protected against tmux's `;` command splitting (`refs::literal_arg`).
+//! * `cwd` must be an existing, accessible directory on this host; a relative
+//!   path is taken relative to the agent's relay process (its cwd), never the
+//!   broker's.
+//! * With `--scope session` a new *session* would be outside what the agent may
+//!   see, so it is refused (`policy_denied`); windows and panes are created only
+//!   in visible parents.
+
+use super::envelope::{self, Delivery};
+use super::refs::{self, Kind, INT_MAX, NO_NUL};
+use super::{Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use crate::wire::Scope;
+use serde_json::{json, Map, Value};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "tmux_create",
+    family: Family::Seed,
+    default_enabled: false,
+    description: "Create a tmux session, window or pane running argv (executed directly, never through a shell; a one-element argv runs as `/usr/bin/env -- argv0`). kind \"session\": name, optional window_name, width, height. kind \"window\": parent session reference, name, optional index, focus. kind \"pane\": parent pane reference, direction horizontal|vertical, optional size (cells or \"N%\"), focus. Optional cwd (an existing directory; relative to the agent's cwd) and environment (NAME → value). Returns the created references (session, window, pane as applicable); the program's completion is not observed.",
+    annotations,
+    input_schema,
+    output_schema,
+};
+
+fn annotations() -> Value {
+    json!({ "title": "Create a session, window or pane", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false })
+}
+
+fn common() -> Map<String, Value> {
+    let props = json!({
+        "argv": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 256,
+            "items": { "type": "string", "pattern": NO_NUL },
+            "description": "The program and its arguments; the first must be non-empty."
+        },
+        "cwd": { "type": "string", "minLength": 1, "pattern": NO_NUL, "description": "An existing directory; relative to the agent's working directory." },
+        "environment": {
+            "type": "object",
+            "maxProperties": 128,
+            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
+            "additionalProperties": { "type": "string", "pattern": NO_NUL }
+        }
+    });
+    match props {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    }
+}
+
+fn variant(required: &[&str], own: Value) -> Value {
+    let mut props = common();
+    if let Value::Object(m) = own {
+        props.extend(m);
+    }
+    json!({ "type": "object", "additionalProperties": false, "required": required, "properties": props })
+}
+
+fn input_schema() -> Value {
+    let int = |min: i64| json!({ "type": "integer", "minimum": min, "maximum": INT_MAX });
+    let name = json!({ "type": "string", "minLength": 1, "pattern": NO_NUL });
+    json!({
+        "type": "object",
+        "oneOf": [
+            variant(&["kind", "name", "argv"], json!({
+                "kind": { "const": "session" },
+                "name": name,
+                "window_name": name,
+                "width": int(1),
+                "height": int(1)
+            })),
+            variant(&["kind", "parent", "name", "argv"], json!({
+                "kind": { "const": "window" },
+                "parent": refs::ref_schema(Kind::Session),
+                "name": name,
+                "index": int(0),
+                "focus": { "type": "boolean" }
+            })),
+            variant(&["kind", "parent", "direction", "argv"], json!({
+                "kind": { "const": "pane" },
+                "parent": refs::ref_schema(Kind::Pane),
+                "direction": { "enum": ["horizontal", "vertical"] },
+                "size": { "oneOf": [int(1), { "type": "string", "pattern": "^(?:[1-9][0-9]?|100)%$" }] },
+                "focus": { "type": "boolean" }
+            }))
+        ]
+    })
+}
+
+fn output_schema() -> Value {
+    refs::output_schema(json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["entity", "created", "delivery", "program_completion"],
+        "properties": {
+            "entity": refs::any_ref_schema(),
+            "created": { "type": "array", "minItems": 1, "maxItems": 3, "items": refs::any_ref_schema() },
+            "delivery": { "const": "observed" },
+            "program_completion": { "const": "unobserved" }
+        }
+    }))
+}
+
+/// `cwd` made absolute (relative to the relay's working directory) and checked:
+/// an existing directory this host can enter.
+fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
+    let bad = |why: &str| refs::invalid_input(&format!("argument /cwd: {why}. Nothing was sent."));
+    let path = Path::new(cwd);
+    let path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        let base = std::fs::read_link(format!("/proc/{}/cwd", session.peer_pid)).map_err(|_| bad("is relative and the agent's working directory cannot be read; give an absolute path"))?;
+        base.join(path)
+    };
+    let path = std::fs::canonicalize(&path).map_err(|_| bad("must be an existing, accessible directory"))?;
+    if !path.is_dir() {
+        return Err(bad("must be an existing, accessible directory"));
+    }
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| bad("must not contain NUL"))?;
+    // SAFETY: access(2) on a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(bad("must be an existing, accessible directory"));
+    }
+    if path.to_str().is_none() {
+        return Err(bad("must be valid UTF-8"));
+    }
+    Ok(path)
+}
+
+pub async fn call(session: &Session, args: &Value) -> ToolOutput {
+    let broker = &session.broker;
+    if let Err(e) = refs::check_mutation_bytes(args) {
+        return e;
+    }
+    let argv_in: Vec<&str> = args["argv"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    if argv_in.first().is_none_or(|a| a.is_empty()) {
+        return refs::invalid_input("argument /argv/0: the program must be a non-empty string. Nothing was sent.");
+    }
+    let cwd = match args.get("cwd").and_then(Value::as_str) {
+        Some(c) => match check_cwd(session, c) {
+            Ok(p) => Some(p),
+            Err(e) => return e,
+        },
+        None => None,
+    };
+    let focus = args.get("focus").and_then(Value::as_bool).unwrap_or(false);
+    let kind = args["kind"].as_str().unwrap_or_default();
+
+    // The command, up to (not including) the shared options and argv.
+    let mut cmd: Vec<String> = Vec::new();
+    let format;
+    match kind {
+        "session" => {
+            if session.scope != Scope::Server {
+                return refs::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent.");
+            }
+            cmd.extend(["new-session".into(), "-d".into(), "-s".into(), refs::format_arg(args["name"].as_str().unwrap_or_default())]);
+            if let Some(w) = args.get("window_name").and_then(Value::as_str) {
+                cmd.extend(["-n".into(), refs::format_arg(w)]);
+            }
+            if let Some(x) = args.get("width").and_then(Value::as_i64) {
+                cmd.extend(["-x".into(), x.to_string()]);
+            }
+            if let Some(y) = args.get("height").and_then(Value::as_i64) {
+                cmd.extend(["-y".into(), y.to_string()]);
+            }
+            format = "#{session_id} #{window_id} #{pane_id}";
+        }
+        "window" => {
+            let parent = match refs::resolve(session, &args["parent"]).await {
+                Ok(t) => t,
+                Err(e) => return e,
+            };
+            cmd.push("new-window".into());
+            if !focus {
+                cmd.push("-d".into());
+            }
+            let at = match args.get("index").and_then(Value::as_i64) {
+                Some(i) => format!("{}:{i}", parent.id),
+                None => format!("{}:", parent.id),
+            };
+            cmd.extend(["-t".into(), at, "-n".into(), refs::format_arg(args["name"].as_str().unwrap_or_default())]);
+            format = "#{window_id} #{pane_id}";
+        }
+        _ => {
+            let parent = match refs::resolve(session, &args["parent"]).await {
+                Ok(t) => t,
+                Err(e) => return e,
+            };
+            cmd.push("split-window".into());
+            if !focus {
+                cmd.push("-d".into());
+            }
+            cmd.push(if args["direction"] == "horizontal" { "-h".into() } else { "-v".into() });
+            cmd.extend(["-t".into(), parent.id.clone()]);
+            match args.get("size") {
+                Some(Value::Number(n)) => cmd.extend(["-l".into(), n.to_string()]),
+                Some(Value::String(s)) => cmd.extend(["-l".into(), s.clone()]),
+                _ => {}
+            }
+            format = "#{pane_id}";
+        }
+    }
+    cmd.extend(["-P".into(), "-F".into(), format.into()]);
+    if let Some(p) = &cwd {
+        cmd.extend(["-c".into(), refs::format_arg(p.to_str().unwrap_or_default())]);
+    }
+    if let Some(env) = args.get("environment").and_then(Value::as_object) {
+        for (k, v) in env {
+            cmd.extend(["-e".into(), refs::literal_arg(&format!("{k}={}", v.as_str().unwrap_or_default()))]);
+        }
+    }
+    cmd.push("--".into());
+    if argv_in.len() == 1 {
+        cmd.extend(["/usr/bin/env".into(), "--".into()]);
+    }
+    cmd.extend(argv_in.iter().map(|a| refs::literal_arg(a)));
+
+    let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let printed = match refs::run_mutation(broker, &argv).await {
+        Ok(out) => out,
+        Err(e) => return e,
+    };
+    let generation = &broker.identity.generation;
+    let ids: Vec<&str> = printed.split_whitespace().collect();
+    let expected: &[Kind] = match kind {
+        "session" => &[Kind::Session, Kind::Window, Kind::Pane],
+        "window" => &[Kind::Window, Kind::Pane],
+        _ => &[Kind::Pane],
+    };
+    let parsed: Option<Vec<Value>> =
+        (ids.len() == expected.len()).then(|| ids.iter().zip(expected).map(|(id, k)| (Kind::of_id(id) == Some(*k)).then(|| refs::reference(*k, id, generation))).collect()).flatten();
+    refs::refresh_after(broker).await;
+    let Some(created) = parsed else {
+        return envelope::mutation_error(
+            "transport_error",
+            &format!("{} tmux reported success but printed no recognisable ids for what it created; it may exist.", refs::GENERIC),
+            Delivery::Observed,
+            Vec::new(),
+        );
+    };
+    envelope::ok(
+        "tmux_create",
+        json!({
+            "entity": created[0],
+            "created": created,
+            "delivery": "observed",
+            "program_completion": "unobserved",
+        }),
+    )
+}

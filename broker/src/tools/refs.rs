@@ -1,0 +1,251 @@
+//! Entity references of the seed family's mutation tools (`tmux_send`,
+//! `tmux_create`, `tmux_close`): their schemas, their resolution against a fresh
+//! read of the registry, the session's visibility and self-protection policy,
+//! and the small pieces every mutation shares (error envelope with `effects`,
+//! argument escaping for tmux, running the one command that has an effect).
+//!
+//! Sessions and windows are not tables of their own: they are derived from the
+//! panes' placements (`session_id`) and `window_id` in the registry snapshot.
+//! A session or window with no pane does not exist in tmux, so this is exact.
+
+use super::envelope::{self, Delivery};
+use super::ToolOutput;
+use crate::daemon::Broker;
+use crate::registry::Pane;
+use crate::session::Session;
+use crate::tmux::TmuxError;
+use crate::wire::Scope;
+use serde_json::{json, Value};
+
+pub const GENERIC: &str = "The operation could not establish its requested result.";
+const POLICY: &str = "The configured policy denies this operation.";
+
+/// Largest tmux integer argument the schemas accept (2³¹−1).
+pub const INT_MAX: i64 = 2_147_483_647;
+
+/// The string pattern that refuses NUL (tmux arguments are C strings).
+pub const NO_NUL: &str = "^[^\\x00]*$";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Session,
+    Window,
+    Pane,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Session => "session",
+            Kind::Window => "window",
+            Kind::Pane => "pane",
+        }
+    }
+
+    fn id_pattern(self) -> &'static str {
+        match self {
+            Kind::Session => "^\\$[0-9]+$",
+            Kind::Window => "^@[0-9]+$",
+            Kind::Pane => "^%[0-9]+$",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "session" => Some(Kind::Session),
+            "window" => Some(Kind::Window),
+            "pane" => Some(Kind::Pane),
+            _ => None,
+        }
+    }
+
+    /// The kind of a printed tmux id (`$3`, `@7`, `%12`), checked for syntax.
+    pub fn of_id(id: &str) -> Option<Kind> {
+        let kind = match id.as_bytes().first()? {
+            b'$' => Kind::Session,
+            b'@' => Kind::Window,
+            b'%' => Kind::Pane,
+            _ => return None,
+        };
+        let digits = &id[1..];
+        (!digits.is_empty() && id.len() <= 32 && digits.bytes().all(|b| b.is_ascii_digit())).then_some(kind)
+    }
+}
+
+/// `{kind, id, generation}` schema of one entity kind (A.0.1 syntax).
+pub fn ref_schema(kind: Kind) -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["kind", "id", "generation"],
+        "properties": {
+            "kind": { "const": kind.as_str() },
+            "id": { "type": "string", "pattern": kind.id_pattern(), "maxLength": 32 },
+            "generation": { "type": "string", "minLength": 1, "maxLength": 128 }
+        }
+    })
+}
+
+/// Any of the three entity references.
+pub fn any_ref_schema() -> Value {
+    json!({ "oneOf": [ref_schema(Kind::Session), ref_schema(Kind::Window), ref_schema(Kind::Pane)] })
+}
+
+pub fn reference(kind: Kind, id: &str, generation: &str) -> Value {
+    json!({ "kind": kind.as_str(), "id": id, "generation": generation })
+}
+
+/// The output schema of a mutation tool: the common envelope, with `effects`
+/// required on the error branch and `created` holding entity references.
+pub fn output_schema(data: Value) -> Value {
+    let mut schema = envelope::output_schema(data);
+    let err = &mut schema["oneOf"][1]["properties"]["error"];
+    err["required"] = json!(["code", "message", "delivery", "effects"]);
+    err["properties"]["effects"]["properties"]["created"]["items"] = any_ref_schema();
+    schema
+}
+
+/// A mutation error whose effects are `none` (not sent) or `unknown`.
+pub fn fail(code: &str, why: &str, delivery: Delivery) -> ToolOutput {
+    envelope::mutation_error(code, &format!("{GENERIC} {why}"), delivery, Vec::new())
+}
+
+pub fn policy_denied(why: &str) -> ToolOutput {
+    envelope::mutation_error("policy_denied", &format!("{POLICY} {why}"), Delivery::NotSent, Vec::new())
+}
+
+/// `invalid_input` for an argument-level rejection found after schema validation.
+pub fn invalid_input(problem: &str) -> ToolOutput {
+    envelope::mutation_error("invalid_input", &format!("Input does not match the operation schema. {problem}"), Delivery::NotSent, Vec::new())
+}
+
+/// Sum of all string bytes (object keys and string values) in `v`.
+pub fn string_bytes(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(string_bytes).sum(),
+        Value::Object(m) => m.iter().map(|(k, v)| k.len() + string_bytes(v)).sum(),
+        _ => 0,
+    }
+}
+
+/// `capacity` (not sent) when the arguments' strings exceed `max_mutation_bytes`.
+pub fn check_mutation_bytes(args: &Value) -> Result<(), ToolOutput> {
+    let n = string_bytes(args) as u64;
+    if n > crate::limits::MAX_MUTATION_BYTES {
+        return Err(fail("capacity", &format!("The arguments hold {n} bytes of strings; at most {} are accepted. Nothing was sent.", crate::limits::MAX_MUTATION_BYTES), Delivery::NotSent));
+    }
+    Ok(())
+}
+
+/// One argument for tmux, literal: tmux splits commands given as arguments at
+/// an argument that *ends* in `;` (dropping it) and turns a final `\;` into
+/// `;`. Inserting a backslash before a final `;` makes every string arrive
+/// unchanged (`x;` → `x\;` → `x;`, `x\;` → `x\\;` → `x\;`).
+pub fn literal_arg(s: &str) -> String {
+    match s.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => s.to_string(),
+    }
+}
+
+/// An argument that tmux also expands as a format (names, `-c`): `#` doubled.
+pub fn format_arg(s: &str) -> String {
+    literal_arg(&s.replace('#', "##"))
+}
+
+/// What a reference resolved to: the entity and the panes it contains.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub kind: Kind,
+    pub id: String,
+    pub panes: Vec<Pane>,
+    /// Every pane of the server at resolution time (to tell "last session").
+    pub all_panes: usize,
+}
+
+impl Target {
+    pub fn reference(&self, broker: &Broker) -> Value {
+        reference(self.kind, &self.id, &broker.identity.generation)
+    }
+
+    /// Whether the caller's own pane is (in) this entity.
+    pub fn holds_caller(&self, session: &Session) -> bool {
+        session.caller_pane.as_deref().is_some_and(|c| self.panes.iter().any(|p| p.id == c))
+    }
+}
+
+/// The `policy_denied` envelope for acting on the caller's own pane.
+pub fn self_denied(what: &str) -> ToolOutput {
+    policy_denied(&format!(
+        "{what} the agent's own pane (the pane the MCP relay runs in); that needs explicit opt-in: attach with `tmux-mcp attach --allow-self`. Nothing was sent."
+    ))
+}
+
+/// Resolves reference `r` with a fresh metadata read: generation first
+/// (`stale_target`), then existence (`stale_target`), then this session's scope
+/// (`policy_denied`). Every failure here is `not_sent`: only reads ran.
+pub async fn resolve(session: &Session, r: &Value) -> Result<Target, ToolOutput> {
+    let broker = &session.broker;
+    let kind = r["kind"].as_str().and_then(Kind::parse).ok_or_else(|| invalid_input("argument reference: unknown kind"))?;
+    let id = r["id"].as_str().unwrap_or_default().to_string();
+    let generation = r["generation"].as_str().unwrap_or_default();
+    if generation != broker.identity.generation {
+        return Err(fail("stale_target", "The reference's generation is not this tmux server's (another or a restarted server). Nothing was sent.", Delivery::NotSent));
+    }
+    let snap = broker.registry.refresh().await.map_err(|e| fail("transport_error", &format!("Reading tmux's entities failed: {e}. Nothing was sent."), Delivery::NotSent))?;
+    let panes: Vec<Pane> = snap
+        .panes
+        .iter()
+        .filter(|p| match kind {
+            Kind::Session => p.in_session(&id),
+            Kind::Window => p.window_id == id,
+            Kind::Pane => p.id == id,
+        })
+        .cloned()
+        .collect();
+    if panes.is_empty() {
+        return Err(fail("stale_target", &format!("{} {id} does not exist (any more). Nothing was sent.", kind.as_str()), Delivery::NotSent));
+    }
+    let visible = match kind {
+        Kind::Session => session.scope == Scope::Server || session.caller_sessions.iter().any(|s| *s == id),
+        Kind::Window | Kind::Pane => panes.iter().any(|p| session.can_see(p)),
+    };
+    if !visible {
+        return Err(policy_denied(&format!(
+            "{} {id} is outside this session's scope (--scope session: the agent's own tmux session only); attach with --scope server to reach it. Nothing was sent.",
+            kind.as_str()
+        )));
+    }
+    Ok(Target { kind, id, panes, all_panes: snap.panes.len() })
+}
+
+/// Runs the one tmux command of a mutation. `Ok(stdout)` when it exited 0;
+/// otherwise the envelope, with `delivery` honest about what may have happened.
+pub async fn run_mutation(broker: &Broker, args: &[&str]) -> Result<String, ToolOutput> {
+    match broker.registry.tmux_output(args).await {
+        Ok(out) if out.status == 0 => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => {
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            let err: String = err.chars().take(300).collect();
+            Err(fail("command_failed", &format!("tmux {} exited with status {}: {err}", args[0], out.status), Delivery::Observed))
+        }
+        Err(e) => Err(transport(args[0], &e)),
+    }
+}
+
+fn transport(command: &str, e: &TmuxError) -> ToolOutput {
+    match e {
+        TmuxError::Timeout { timeout, .. } => fail("deadline", &format!("tmux {command} did not finish within {timeout:?}; it may have taken effect."), Delivery::PossiblySent),
+        e if e.possibly_sent() => fail("transport_error", &format!("The connection to tmux failed during {command}; it may have taken effect: {e}"), Delivery::PossiblySent),
+        e => fail("transport_error", &format!("tmux could not be reached for {command}: {e}. Nothing was sent."), Delivery::NotSent),
+    }
+}
+
+/// Re-reads the registry after a mutation so later calls see the change. A
+/// failure here does not undo what tmux did, so it is only logged.
+pub async fn refresh_after(broker: &Broker) {
+    if let Err(e) = broker.registry.refresh().await {
+        tracing::warn!("refresh after a mutation failed: {e}");
+    }
+}

@@ -1,0 +1,206 @@
+//! `tmux_wait` (seed family): wait, without polling, until a pane's screen
+//! contains literal text or its process exits.
+//!
+//! Process exit is the pidfd of the pane process turning readable. Screen
+//! changes are writes to the pane's terminal (`tty_watch`, inotify): after each
+//! burst of writes the broker re-reads the rows (a guarded, hook-refusing capture)
+//! and once more shortly after, because tmux may parse the bytes a moment after
+//! the program wrote them. Progress notifications go out once a second while
+//! waiting when the client sent a `progressToken`; cancellation drops the wait
+//! and everything it holds.
+
+use super::capture::{observe_error, scope_of, snapshot_data, snapshot_data_schema};
+use super::envelope::{self, Delivery};
+use super::list_panes::pane_ref_schema;
+use super::{Family, Progress, ToolOutput, ToolSpec};
+use crate::capture::Rows;
+use crate::limits;
+use crate::observe::{self, ObserveError};
+use crate::session::Session;
+use crate::sys;
+use crate::tty_watch::TtyWatch;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "tmux_wait",
+    family: Family::Seed,
+    default_enabled: false,
+    description: "Wait event-driven (no polling) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
+    annotations,
+    input_schema,
+    output_schema,
+};
+
+const MAX_WAIT_SECONDS: f64 = 60.0;
+
+fn annotations() -> Value {
+    json!({ "title": "Wait for pane text or process exit", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false })
+}
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["target", "condition"],
+        "properties": {
+            "target": pane_ref_schema(),
+            "condition": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["type", "text"],
+                        "properties": { "type": { "const": "screen_contains" }, "text": { "type": "string", "minLength": 1, "maxLength": 4096 } }
+                    },
+                    {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["type"],
+                        "properties": { "type": { "const": "process_exit" } }
+                    }
+                ]
+            },
+            "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": MAX_WAIT_SECONDS },
+            "max_lines": { "type": "integer", "minimum": 1, "maximum": 1000 },
+            "max_bytes": { "type": "integer", "minimum": 1, "maximum": 262144 },
+            "history_lines": { "type": "integer", "minimum": 0, "maximum": 1000 }
+        }
+    })
+}
+
+fn output_schema() -> Value {
+    envelope::output_schema(json!({
+        "oneOf": [
+            {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["target", "condition", "capture"],
+                "properties": { "target": pane_ref_schema(), "condition": { "const": "screen_contains" }, "capture": snapshot_data_schema() }
+            },
+            {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["target", "condition", "process_generation", "observed_at", "exit_status"],
+                "properties": {
+                    "target": pane_ref_schema(),
+                    "condition": { "const": "process_exit" },
+                    "process_generation": { "type": "string" },
+                    "observed_at": { "type": "number" },
+                    "exit_status": { "const": "unobserved" }
+                }
+            }
+        ]
+    }))
+}
+
+/// Byte-substring match across rows (a match may span row boundaries).
+fn contains(rows: &Rows, needle: &[u8]) -> bool {
+    let raw = rows.raw();
+    raw.windows(needle.len()).any(|w| w == needle)
+}
+
+pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -> ToolOutput {
+    let broker = &session.broker;
+    let started = sys::monotonic_seconds();
+    let Ok(_observer) = broker.observers.try_acquire() else {
+        return envelope::error("capacity", &format!("The operation could not establish its requested result. {} captures or waits are already running.", limits::MAX_OBSERVERS), Delivery::NotSent);
+    };
+    let target = args["target"].clone();
+    let id = target["id"].as_str().unwrap_or_default();
+    let generation = target["generation"].as_str().unwrap_or_default();
+    let timeout = args.get("timeout").and_then(Value::as_f64).unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
+    let scope = scope_of(args);
+    let text = args.pointer("/condition/text").and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
+
+    let pane = match observe::resolve(broker, generation, id).await {
+        Ok(p) => p,
+        Err(e) => return observe_error(&e),
+    };
+    if !session.can_see(&pane) {
+        return observe_error(&ObserveError::OutOfScope);
+    }
+    let identity = match observe::identity_of(broker, &pane) {
+        Ok(i) => i,
+        Err(e) => return observe_error(&e),
+    };
+    // Both conditions start with one guarded read (so a capture hook refuses both).
+    let tty = pane.tty.clone();
+    let first = match observe::capture(broker, pane.clone(), &scope, Some(identity.clone())).await {
+        Ok(c) => c,
+        Err(e) => return observe_error(&e),
+    };
+    let matched = |rows: &Rows| -> Option<ToolOutput> {
+        let needle = text.as_ref()?;
+        contains(rows, needle).then(|| {
+            let key = sys::random_hex(16);
+            let capture = snapshot_data(&target, &key, Some(&identity.generation), rows, &scope, started);
+            let mut out = envelope::ok("tmux_wait", json!({ "target": target, "condition": "screen_contains", "capture": capture }));
+            out.text = format!("tmux_wait {id}: the screen contains the text\n{}", String::from_utf8_lossy(&rows.raw()));
+            out
+        })
+    };
+    if let Some(done) = matched(&first.rows) {
+        return done;
+    }
+    let watch = match &text {
+        Some(_) => match TtyWatch::new(&tty) {
+            Ok(w) => Some(w),
+            Err(e) => return observe_error(&ObserveError::Unsupported { observed: true, why: format!("cannot watch the pane's terminal {tty}: {e}") }),
+        },
+        None => None,
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.tick().await;
+    // After output, one more read once tmux has surely parsed it.
+    let settle = Duration::from_millis(25);
+    let mut recheck: Option<tokio::time::Instant> = None;
+    loop {
+        let next_recheck = recheck.unwrap_or(deadline + Duration::from_secs(3600));
+        tokio::select! {
+            _ = identity.wait_exit() => {
+                if text.is_some() {
+                    return observe_error(&ObserveError::StaleTarget { observed: true, why: format!("the process of pane {id} exited while waiting for text") });
+                }
+                let data = json!({ "target": target, "condition": "process_exit", "process_generation": identity.generation, "observed_at": sys::monotonic_seconds(), "exit_status": "unobserved" });
+                let mut out = envelope::ok("tmux_wait", data);
+                out.text = format!("tmux_wait {id}: the pane's process exited (exit status not observed)");
+                return out;
+            }
+            r = async { watch.as_ref().expect("text waits have a watch").changed().await }, if watch.is_some() => {
+                if let Err(e) = r {
+                    return observe_error(&ObserveError::Transport { observed: true, why: format!("terminal watch failed: {e}") });
+                }
+                recheck = Some(tokio::time::Instant::now() + settle);
+                match read(broker, id, generation, &scope, &identity).await {
+                    Ok(rows) => if let Some(done) = matched(&rows) { return done; },
+                    Err(e) => return observe_error(&e),
+                }
+            }
+            _ = tokio::time::sleep_until(next_recheck), if recheck.is_some() => {
+                recheck = None;
+                match read(broker, id, generation, &scope, &identity).await {
+                    Ok(rows) => if let Some(done) = matched(&rows) { return done; },
+                    Err(e) => return observe_error(&e),
+                }
+            }
+            _ = tick.tick() => {
+                if let Some(p) = &progress {
+                    let waited = sys::monotonic_seconds() - started;
+                    p.report(waited.min(timeout), Some(timeout), &format!("waiting on {id} for {:.0} s", waited)).await;
+                }
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                return envelope::error("deadline", &format!("The operation could not establish its requested result. The condition did not hold within {timeout} s."), Delivery::Observed);
+            }
+        }
+    }
+}
+
+/// A fresh guarded read of the pane (the cache entry may be stale; `capture`
+/// retries with a fresh table when its guard fails).
+async fn read(broker: &crate::daemon::Broker, id: &str, generation: &str, scope: &crate::capture::Scope, identity: &std::sync::Arc<crate::process::ProcessIdentity>) -> Result<Rows, ObserveError> {
+    let pane = observe::resolve(broker, generation, id).await?;
+    observe::capture(broker, pane, scope, Some(identity.clone())).await.map(|c| c.rows)
+}

@@ -1,0 +1,129 @@
+//! `scripts/bench`: tmux_capture through a real MCP client (rmcp), against a
+//! real tmux server. Prints p50/p90 of snapshot captures, of tracked deltas with
+//! one line appended between calls, of an MCP `ping`, and of a fork+exec of
+//! `tmux capture-pane -p`, with their ratios and the size of a one-line delta
+//! response on two pane sizes.
+
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use tmux_mcp_e2e::{McpClient, TmuxServer};
+
+const N: usize = 200;
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// A pane of `w`×`h` that prints every line written to `fifo`, after `lines`
+/// lines of text.
+fn text_pane(server: &TmuxServer, w: u32, h: u32, lines: usize, fifo: &std::path::Path) -> String {
+    let st = Command::new("mkfifo").arg(fifo).status().unwrap();
+    assert!(st.success());
+    let script = format!(
+        "i=1; while [ $i -le {lines} ]; do echo \"line $i of the benchmark pane: lorem ipsum dolor sit amet\"; i=$((i+1)); done; while true; do cat {}; done",
+        fifo.display()
+    );
+    let id = server.tmux(&["new-window", "-P", "-F", "#{pane_id}", "sh", "-c", &script]).trim().to_string();
+    server.tmux(&["resize-window", "-t", &id, "-x", &w.to_string(), "-y", &h.to_string()]);
+    wait_for(server, &id, &format!("line {lines} of"));
+    id
+}
+
+fn wait_for(server: &TmuxServer, pane: &str, text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server.tmux(&["capture-pane", "-p", "-t", pane]).contains(text) {
+        assert!(Instant::now() < deadline, "pane {pane} never showed {text:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn append(fifo: &std::path::Path, line: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+async fn delta_run(client: &McpClient, server: &TmuxServer, target: &Value, pane: &str, fifo: &std::path::Path, n: usize) -> (Vec<f64>, Vec<usize>) {
+    let first = client.call_raw("tmux_capture", json!({ "target": target, "track": true })).await;
+    let mut cursor = first.structured_content.unwrap()["data"]["next_cursor"].as_str().unwrap().to_string();
+    let (mut times, mut sizes) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let line = format!("appended {i}");
+        append(fifo, &line);
+        wait_for(server, pane, &line);
+        let t = Instant::now();
+        let r = client.call_raw("tmux_capture", json!({ "target": target, "cursor": cursor })).await;
+        times.push(ms(t.elapsed()));
+        let s = r.structured_content.clone().unwrap();
+        assert_eq!(s["ok"], true, "{s}");
+        assert_eq!(s["data"]["mode"], "delta");
+        sizes.push(serde_json::to_string(&json!({ "jsonrpc": "2.0", "id": i, "result": r })).unwrap().len());
+        cursor = s["data"]["next_cursor"].as_str().unwrap().to_string();
+    }
+    (times, sizes)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let server = TmuxServer::start();
+    let fifo = server.scratch("fifo");
+    let pane = text_pane(&server, 200, 50, 40, &fifo);
+    let client = McpClient::attach(&server, &["--enable-tool", "tmux_capture", "--scope", "server"]).await;
+    let caps = client.call("tmux_capabilities", json!({})).await;
+    let generation = caps["data"]["server_identity"]["generation"].as_str().unwrap().to_string();
+    let target = json!({ "kind": "pane", "id": pane, "generation": generation });
+
+    // Warm-up.
+    for _ in 0..20 {
+        client.call_raw("tmux_capture", json!({ "target": target })).await;
+    }
+    let mut snap = Vec::new();
+    let mut snap_bytes = 0;
+    for _ in 0..N {
+        let t = Instant::now();
+        let r = client.call_raw("tmux_capture", json!({ "target": target })).await;
+        snap.push(ms(t.elapsed()));
+        snap_bytes = r.structured_content.as_ref().unwrap()["data"]["bytes"].as_u64().unwrap();
+    }
+    let mut ping = Vec::new();
+    for _ in 0..N {
+        let t = Instant::now();
+        client.ping().await;
+        ping.push(ms(t.elapsed()));
+    }
+    let mut fork = Vec::new();
+    for _ in 0..N {
+        let t = Instant::now();
+        let out = Command::new("tmux").arg("-S").arg(server.socket()).args(["capture-pane", "-p", "-t", &pane]).output().unwrap();
+        fork.push(ms(t.elapsed()));
+        assert!(out.status.success());
+    }
+    let (mut delta, sizes) = delta_run(&client, &server, &target, &pane, &fifo, N).await;
+
+    // The same one-line delta on a pane four times the size.
+    let fifo2 = server.scratch("fifo2");
+    let big = text_pane(&server, 400, 100, 90, &fifo2);
+    let big_target = json!({ "kind": "pane", "id": big, "generation": generation });
+    let (_, big_sizes) = delta_run(&client, &server, &big_target, &big, &fifo2, 20).await;
+
+    let (s50, s90) = (pct(&mut snap, 0.5), pct(&mut snap, 0.9));
+    let (d50, d90) = (pct(&mut delta, 0.5), pct(&mut delta, 0.9));
+    let (p50, p90) = (pct(&mut ping, 0.5), pct(&mut ping, 0.9));
+    let (f50, f90) = (pct(&mut fork, 0.5), pct(&mut fork, 0.9));
+    let max_size = *sizes.iter().max().unwrap();
+    let big_max = *big_sizes.iter().max().unwrap();
+    println!("tmux_capture benchmark: {N} sequential calls each, 200x50 pane holding 40 lines ({snap_bytes} bytes captured)");
+    println!("  snapshot capture        p50 {s50:7.3} ms   p90 {s90:7.3} ms   (target p50 <= 1.0 ms)");
+    println!("  tracked delta (+1 line) p50 {d50:7.3} ms   p90 {d90:7.3} ms");
+    println!("  MCP ping round trip     p50 {p50:7.3} ms   p90 {p90:7.3} ms");
+    println!("  tmux capture-pane fork  p50 {f50:7.3} ms   p90 {f90:7.3} ms");
+    println!("  ratios: snapshot/ping {:.2}x, fork+exec/snapshot {:.2}x, delta/snapshot {:.2}x", s50 / p50, f50 / s50, d50 / s50);
+    println!("  one-line delta response: max {max_size} bytes on 200x50, max {big_max} bytes on 400x100 (target < 1024, not growing)");
+    client.close().await;
+}

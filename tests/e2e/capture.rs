@@ -1,0 +1,955 @@
+//! `tmux_capture` (opt-in, seed family) against real tmux servers: the published
+//! contract, rows compared with tmux's own `capture-pane`, the exact splice of
+//! continuations over randomized screen updates, hook refusal, stale targets and
+//! cursors, input validation, and the key binding's hand-off cursor.
+//!
+//! Every `structuredContent` is validated against the published `outputSchema`
+//! (errors included) by the harness.
+
+use serde_json::{json, Value};
+use std::ffi::CString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tmux_mcp_e2e::*;
+
+const ENABLE: &[&str] = &["--enable-tool", "tmux_capture"];
+
+/// The seed description (used when /work/shared is not present).
+const SEED_DESCRIPTION: &str = "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.";
+
+// ---------------------------------------------------------------------------
+// helpers
+// ---------------------------------------------------------------------------
+
+fn shared_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))).unwrap_or_else(|e| panic!("{} is not JSON: {e}", p.display()))
+}
+
+/// The contract file `tmux_capture.<kind>.json` (shared copy when it exists).
+fn contract(kind: &str) -> Value {
+    let name = format!("tmux_capture.{kind}.json");
+    let shared = shared_dir().join("contracts").join(&name);
+    let ours = repo_root().join("broker/contracts").join(&name);
+    if shared.is_file() {
+        assert_eq!(read_json(&ours), read_json(&shared), "broker/contracts/{name} differs from the shared contract");
+        read_json(&shared)
+    } else {
+        read_json(&ours)
+    }
+}
+
+fn seed_description() -> String {
+    let seeds = shared_dir().join("seeds");
+    let Ok(rd) = std::fs::read_dir(&seeds) else { return SEED_DESCRIPTION.to_string() };
+    let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("000_") && n.ends_with(".txt"))).collect();
+    files.sort();
+    let Some(f) = files.first() else { return SEED_DESCRIPTION.to_string() };
+    let text = std::fs::read_to_string(f).unwrap();
+    let line = text.lines().nth(3).unwrap_or_else(|| panic!("{} has no line 4", f.display())).trim_end().to_string();
+    assert_eq!(text.lines().nth(1).map(str::trim), Some("tmux_capture"), "{} is not the tmux_capture seed", f.display());
+    line
+}
+
+async fn generation(c: &McpClient) -> String {
+    let cap = c.call("tmux_capabilities", json!({})).await;
+    cap["data"]["server_identity"]["generation"].as_str().expect("server_identity.generation").to_string()
+}
+
+fn pane_ref(generation: &str, id: &str) -> Value {
+    json!({ "kind": "pane", "id": id, "generation": generation })
+}
+
+/// `tmux -u -S sock capture-pane -p -t PANE -S <start> -E -` stdout bytes.
+fn tmux_capture_bytes(srv: &TmuxServer, pane: &str, history: usize) -> Vec<u8> {
+    let start = if history == 0 { "0".to_string() } else { format!("-{history}") };
+    let out = Command::new("tmux")
+        .arg("-u")
+        .arg("-S")
+        .arg(srv.socket())
+        .args(["capture-pane", "-p", "-t", pane, "-S", &start, "-E", "-"])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("tmux capture-pane");
+    assert!(out.status.success(), "tmux capture-pane failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// Splits after each LF (each row keeps its LF; a tail without LF is a row).
+fn split_after_lf(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut rows = Vec::new();
+    let mut cur = Vec::new();
+    for &b in bytes {
+        cur.push(b);
+        if b == b'\n' {
+            rows.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        rows.push(cur);
+    }
+    rows
+}
+
+fn tmux_rows(srv: &TmuxServer, pane: &str, history: usize) -> Vec<String> {
+    split_after_lf(&tmux_capture_bytes(srv, pane, history)).into_iter().map(|r| String::from_utf8(r).expect("tmux output is UTF-8")).collect()
+}
+
+fn b64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for ch in bytes.chunks(3) {
+        let n = (ch[0] as u32) << 16 | (*ch.get(1).unwrap_or(&0) as u32) << 8 | *ch.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            s.push(if i <= ch.len() { T[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    s
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Scope {
+    max_lines: usize,
+    max_bytes: usize,
+    history_lines: usize,
+}
+
+impl Scope {
+    fn json(&self) -> Value {
+        json!({ "max_lines": self.max_lines, "max_bytes": self.max_bytes, "history_lines": self.history_lines })
+    }
+}
+
+/// What SPEC A.3.4 says the rows of `out` are under `scope`, computed here
+/// independently: (rows as emitted, encoding, bytes, truncated).
+#[derive(Debug, Clone, PartialEq)]
+struct Expected {
+    rows: Vec<String>,
+    encoding: &'static str,
+    bytes: usize,
+    truncated: bool,
+}
+
+fn expected_rows(out: &[u8], scope: &Scope) -> Expected {
+    let rows = split_after_lf(out);
+    let drop = rows.len().saturating_sub(scope.max_lines);
+    let mut truncated = drop > 0;
+    let mut buf: Vec<u8> = rows[drop..].concat();
+    if buf.len() > scope.max_bytes {
+        truncated = true;
+        buf = buf[buf.len() - scope.max_bytes..].to_vec();
+    }
+    let bytes = buf.len();
+    match std::str::from_utf8(&buf) {
+        Ok(_) => Expected { rows: split_after_lf(&buf).into_iter().map(|r| String::from_utf8(r).unwrap()).collect(), encoding: "utf-8", bytes, truncated },
+        Err(_) => Expected { rows: split_after_lf(&buf).iter().map(|r| b64(r)).collect(), encoding: "base64", bytes, truncated },
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().unwrap_or_else(|| panic!("not an array: {v}")).iter().map(|s| s.as_str().expect("string row").to_string()).collect()
+}
+
+/// A.3.6 computed here: (start, delete, rows, reset).
+fn expected_splice(p: &[String], p_enc: &str, c: &[String], c_enc: &str) -> (usize, usize, Vec<String>, bool) {
+    let (pre, suf) = if p_enc == c_enc {
+        let max = p.len().min(c.len());
+        let pre = p.iter().zip(c).take_while(|(a, b)| a == b).count();
+        let suf = p[pre..].iter().rev().zip(c[pre..].iter().rev()).take(max - pre).take_while(|(a, b)| a == b).count();
+        (pre, suf)
+    } else {
+        (0, 0)
+    };
+    (pre, p.len() - pre - suf, c[pre..c.len() - suf].to_vec(), pre == 0 && suf == 0)
+}
+
+/// Applies a delta's splice to `prev` (what a client does).
+fn apply_splice(prev: &[String], data: &Value) -> Vec<String> {
+    let start = data["splice"]["start"].as_u64().expect("splice.start") as usize;
+    let delete = data["splice"]["delete"].as_u64().expect("splice.delete") as usize;
+    assert!(start + delete <= prev.len(), "splice start {start} + delete {delete} exceeds {} previous rows: {data:#}", prev.len());
+    let mut out = prev[..start].to_vec();
+    out.extend(strings(&data["splice"]["rows"]));
+    out.extend(prev[start + delete..].iter().cloned());
+    out
+}
+
+fn is_hex32(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn random_hex32() -> String {
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b)).expect("urandom");
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
+}
+
+/// Opens a fifo end in a thread (opening blocks until the other end is opened).
+fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
+    let (tx, rx) = mpsc::channel();
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
+        let _ = tx.send(f.expect("opening fifo"));
+    });
+    rx
+}
+
+/// The pane program: writes to its terminal exactly the bytes it reads (one hex
+/// line per update) from a FIFO the test holds open.
+const PANE_PY: &str = r#"import sys
+fifo = sys.argv[1]
+out = sys.stdout.buffer
+while True:
+    with open(fifo, "rb") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                out.write(bytes.fromhex(line.decode()))
+                out.flush()
+"#;
+
+/// A pane running [`PANE_PY`]; `emit` writes bytes to its terminal and waits
+/// until tmux has processed them (an OSC 2 title marker written last).
+struct PaneWriter {
+    id: String,
+    fifo: std::fs::File,
+    seq: u64,
+}
+
+impl PaneWriter {
+    /// `new-session -d -s NAME -x W -y H` running the writer program.
+    fn new_session(srv: &TmuxServer, name: &str, w: u16, h: u16) -> PaneWriter {
+        let (script, fifo) = Self::files(srv, name);
+        let rx = open_fifo(&fifo, true);
+        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
+        let id = srv.tmux(&["new-session", "-d", "-s", name, "-x", &w.to_string(), "-y", &h.to_string(), "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
+        Self::finish(srv, id, rx)
+    }
+
+    /// `new-window -d` (in session `main`) running the writer program.
+    fn new_window(srv: &TmuxServer, label: &str) -> PaneWriter {
+        let (script, fifo) = Self::files(srv, label);
+        let rx = open_fifo(&fifo, true);
+        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
+        let id = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
+        Self::finish(srv, id, rx)
+    }
+
+    fn files(srv: &TmuxServer, label: &str) -> (PathBuf, PathBuf) {
+        let script = srv.dir().join(format!("pane-{label}.py"));
+        std::fs::write(&script, PANE_PY).unwrap();
+        let fifo = srv.dir().join(format!("fifo-{label}"));
+        mkfifo(&fifo);
+        (script, fifo)
+    }
+
+    fn finish(srv: &TmuxServer, id: String, rx: mpsc::Receiver<std::fs::File>) -> PaneWriter {
+        let fifo = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("the pane program in {id} never opened its fifo: {}", srv.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_current_command}"])));
+        let mut w = PaneWriter { id, fifo, seq: 0 };
+        w.emit(srv, b"");
+        w
+    }
+
+    fn emit(&mut self, srv: &TmuxServer, bytes: &[u8]) {
+        self.seq += 1;
+        let marker = format!("s{}-{}", self.seq, std::process::id());
+        let mut all = bytes.to_vec();
+        all.extend_from_slice(format!("\x1b]2;{marker}\x07").as_bytes());
+        let hex: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        writeln!(self.fifo, "{hex}").expect("writing to the pane fifo");
+        self.fifo.flush().unwrap();
+        let seen = poll(Duration::from_secs(5), || (srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_title}"]).trim() == marker).then_some(()));
+        assert!(seen.is_some(), "pane {} did not process update {marker} within 5 s", self.id);
+    }
+
+    fn size(&self, srv: &TmuxServer) -> (usize, usize) {
+        let s = srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_width} #{pane_height}"]);
+        let (w, h) = s.trim().split_once(' ').unwrap();
+        (w.parse().unwrap(), h.parse().unwrap())
+    }
+}
+
+/// xorshift64*: reproducible pseudo-random steps.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 1. contract
+// ---------------------------------------------------------------------------
+
+#[test]
+fn published_schemas_equal_contract_files() {
+    let srv = TmuxServer::start();
+    let input = contract("input");
+    let output = contract("output");
+
+    let mut c = RawClient::attach(&srv, ENABLE);
+    c.initialize();
+    let list = c.request(1, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap_or_else(|| panic!("tools/list: {list}"));
+    let t = tools.iter().find(|t| t["name"] == "tmux_capture").unwrap_or_else(|| panic!("tmux_capture not listed with --enable-tool: {list:#}"));
+    assert_eq!(t["inputSchema"], input, "published inputSchema differs from the contract");
+    assert_eq!(t["outputSchema"], output, "published outputSchema differs from the contract");
+    assert_eq!(t["description"], json!(seed_description()), "description differs from the seed");
+    assert_eq!(t["annotations"], json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}), "annotations");
+    c.close();
+
+    // Without --enable-tool: hidden, and a direct call gets the policy_denied envelope.
+    let mut d = RawClient::attach(&srv, &[]);
+    d.initialize();
+    let list = d.request(1, "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(!names.contains(&"tmux_capture"), "tmux_capture listed without --enable-tool: {names:?}");
+    let cap = d.request(2, "tools/call", json!({"name": "tmux_capabilities", "arguments": {}}));
+    let gen = cap["result"]["structuredContent"]["data"]["server_identity"]["generation"].as_str().expect("generation").to_string();
+    let r = d.request(3, "tools/call", json!({"name": "tmux_capture", "arguments": {"target": pane_ref(&gen, "%0")}}));
+    let result = r.get("result").unwrap_or_else(|| panic!("calling a hidden tool gave a JSON-RPC error instead of the envelope: {r}"));
+    let sc = &result["structuredContent"];
+    validate(&output, sc).unwrap_or_else(|e| panic!("policy_denied envelope does not validate: {e}\n{sc:#}"));
+    assert_eq!(result["isError"], json!(true), "{result:#}");
+    assert_eq!(sc["ok"], json!(false), "{sc:#}");
+    assert_eq!(sc["error"]["code"], "policy_denied", "{sc:#}");
+    assert_eq!(sc["error"]["delivery"], "not_sent", "{sc:#}");
+    assert!(sc["error"]["message"].as_str().unwrap().starts_with("The configured policy denies this operation"), "{sc:#}");
+    assert_eq!(result["content"][0]["text"], sc["error"]["message"], "the text content equals the message");
+    d.close();
+}
+
+// ---------------------------------------------------------------------------
+// 2. snapshot rows
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_rows_match_tmux() {
+    let srv = TmuxServer::start();
+    let script = srv.dir().join("lines.sh");
+    std::fs::write(&script, "i=1\nwhile [ $i -le 20 ]; do printf 'line %02d\\n' $i; i=$((i+1)); done\nprintf '漢字 wide'\nexec sleep 1000\n").unwrap();
+    let id = srv.tmux(&["new-session", "-d", "-s", "snap", "-x", "40", "-y", "10", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
+    poll(Duration::from_secs(5), || tmux_rows(&srv, &id, 0).last().is_some_and(|r| r == "漢字 wide\n").then_some(())).unwrap_or_else(|| panic!("pane output never appeared: {:?}", tmux_rows(&srv, &id, 0)));
+
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let gen = generation(&c).await;
+    let target = pane_ref(&gen, &id);
+
+    // Defaults: every visible row, as tmux prints them.
+    let t0 = Instant::now();
+    let e = c.call_envelope("tmux_capture", json!({"target": target})).await;
+    let d = e.data();
+    let want = tmux_rows(&srv, &id, 0);
+    assert_eq!(want.len(), 10, "test premise: 10 visible rows: {want:?}");
+    assert_eq!(strings(&d["rows"]), want, "rows differ from tmux capture-pane -S 0 -E -");
+    assert_eq!(d["rows"][0], "line 12\n");
+    assert_eq!(d["rows"][9], "漢字 wide\n", "wide characters are intact (emitted once, not padded)");
+    assert!(strings(&d["rows"]).iter().all(|r| r.ends_with('\n')), "every row keeps its LF");
+    assert_eq!(d["mode"], "snapshot");
+    assert_eq!(d["target"], target);
+    assert!(is_hex32(d["capture_id"].as_str().unwrap()), "{d:#}");
+    assert_eq!(d["process_generation"], Value::Null, "untracked");
+    assert!(d.get("next_cursor").is_none(), "untracked capture has no next_cursor: {d:#}");
+    assert_eq!(d["encoding"], "utf-8");
+    assert_eq!(d["row_count"], json!(10));
+    assert_eq!(d["bytes"], json!(want.concat().len()));
+    assert_eq!(d["truncated"], json!(false));
+    assert_eq!(d["history_continuity"], "unknown");
+    assert_eq!(d["scope"], json!({"max_lines": 200, "max_bytes": 65536, "history_lines": 0}));
+    assert_eq!(d["interval"]["clock"], "monotonic_seconds");
+    let (s, f) = (d["interval"]["started"].as_f64().unwrap(), d["interval"]["finished"].as_f64().unwrap());
+    assert!(s <= f, "interval started {s} > finished {f}");
+    assert!(f - s <= t0.elapsed().as_secs_f64() + 0.001, "interval {s}..{f} is longer than the call");
+    let (header, body) = e.text.split_once('\n').unwrap_or_else(|| panic!("text has no header line: {:?}", e.text));
+    assert!(header.contains(&id), "header does not name the pane: {header:?}");
+    assert_eq!(body, want.concat(), "text content after the header is the rows");
+
+    // history_lines N: N history rows on top.
+    let e = c.call_envelope("tmux_capture", json!({"target": target, "history_lines": 5})).await;
+    let d = e.data();
+    let want5 = tmux_rows(&srv, &id, 5);
+    assert_eq!(strings(&d["rows"]), want5);
+    assert_eq!(d["row_count"], json!(15));
+    assert_eq!(strings(&d["rows"])[..5], ["line 07\n", "line 08\n", "line 09\n", "line 10\n", "line 11\n"]);
+    assert_eq!(strings(&d["rows"])[5..], want[..]);
+    assert_eq!(d["scope"]["history_lines"], json!(5));
+    assert_eq!(d["truncated"], json!(false));
+    // More history than exists: all 11 history rows.
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "history_lines": 1000})).await.data().clone();
+    assert_eq!(d["row_count"], json!(21), "{d:#}");
+    assert_eq!(d["rows"][0], "line 01\n");
+
+    // max_lines keeps the last rows.
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_lines": 3})).await.data().clone();
+    assert_eq!(strings(&d["rows"]), want[7..].to_vec());
+    assert_eq!((d["row_count"].clone(), d["truncated"].clone()), (json!(3), json!(true)));
+    assert_eq!(d["bytes"], json!(want[7..].concat().len()));
+    // max_lines with history: the head (history) is dropped first.
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_lines": 12, "history_lines": 5})).await.data().clone();
+    assert_eq!(strings(&d["rows"]), want5[3..].to_vec());
+    assert_eq!(d["truncated"], json!(true));
+    // Exactly max_lines rows: not truncated.
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_lines": 10})).await.data().clone();
+    assert_eq!(d["truncated"], json!(false), "{d:#}");
+
+    // max_bytes keeps the last bytes, cutting inside a row.
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_bytes": 12})).await.data().clone();
+    assert_eq!(strings(&d["rows"]), vec!["漢字 wide\n"], "12 bytes is exactly the last row");
+    assert_eq!((d["bytes"].clone(), d["truncated"].clone(), d["encoding"].clone()), (json!(12), json!(true), json!("utf-8")));
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_bytes": 9})).await.data().clone();
+    assert_eq!(strings(&d["rows"]), vec!["字 wide\n"]);
+    assert_eq!((d["bytes"].clone(), d["truncated"].clone(), d["encoding"].clone()), (json!(9), json!(true), json!("utf-8")));
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_bytes": 15})).await.data().clone();
+    assert_eq!(strings(&d["rows"]), vec!["20\n", "漢字 wide\n"], "the first row becomes partial");
+    assert_eq!((d["row_count"].clone(), d["bytes"].clone()), (json!(2), json!(15)));
+    // A cut inside 漢 (E6 BC A2): the whole capture is base64.
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_bytes": 10})).await.data().clone();
+    assert_eq!(d["encoding"], "base64", "{d:#}");
+    assert_eq!(strings(&d["rows"]), vec![b64(b"\xa2\xe5\xad\x97 wide\n")]);
+    assert_eq!((d["bytes"].clone(), d["truncated"].clone(), d["row_count"].clone()), (json!(10), json!(true), json!(1)));
+    // Several base64 rows: each row is its own base64 string.
+    let d = c.call_envelope("tmux_capture", json!({"target": target, "max_bytes": 17})).await.data().clone();
+    assert_eq!(d["encoding"], "base64", "{d:#}");
+    let raw = tmux_capture_bytes(&srv, &id, 0);
+    let tail = &raw[raw.len() - 17..];
+    assert_eq!(strings(&d["rows"]), split_after_lf(tail).iter().map(|r| b64(r)).collect::<Vec<_>>());
+
+    // Every combination agrees with the rule computed here from tmux's output.
+    for (ml, mb, hl) in [(1, 1, 0), (4, 30, 3), (200, 65536, 7), (1000, 262144, 1000), (2, 5, 2), (15, 100, 11)] {
+        let scope = Scope { max_lines: ml, max_bytes: mb, history_lines: hl };
+        let d = c.call_envelope("tmux_capture", json!({"target": target, "max_lines": ml, "max_bytes": mb, "history_lines": hl})).await.data().clone();
+        let want = expected_rows(&tmux_capture_bytes(&srv, &id, hl), &scope);
+        assert_eq!(strings(&d["rows"]), want.rows, "scope {scope:?}");
+        assert_eq!((d["encoding"].as_str().unwrap(), d["bytes"].as_u64().unwrap() as usize, d["truncated"].as_bool().unwrap(), d["row_count"].as_u64().unwrap() as usize), (want.encoding, want.bytes, want.truncated, want.rows.len()), "scope {scope:?}");
+        assert_eq!(d["scope"], scope.json());
+    }
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 3. randomized splice
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    Noop,
+    Append,
+    Wide,
+    Clear,
+    Redraw,
+    EditRow,
+    Resize,
+    Base64,
+}
+
+const WIDE: [&str; 6] = ["漢", "字", "か", "な", "ア", "語"];
+
+/// Random text at most `cols` terminal columns wide (wide characters count 2).
+fn random_text(rng: &mut Rng, cols: usize, wide: bool) -> String {
+    let mut s = String::new();
+    let mut used = 0;
+    while used < cols {
+        if wide && cols - used >= 2 && rng.below(3) == 0 {
+            s.push_str(WIDE[rng.below(WIDE.len())]);
+            used += 2;
+        } else {
+            s.push(if used > 0 && rng.below(6) == 0 { ' ' } else { (b'a' + rng.below(26) as u8) as char });
+            used += 1;
+        }
+    }
+    s.trim_end().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn splice_reconstructs_over_randomized_pane_updates() {
+    let seed: u64 = std::env::var("CAPTURE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1);
+    println!("splice_reconstructs_over_randomized_pane_updates: CAPTURE_SEED={seed}");
+    eprintln!("splice_reconstructs_over_randomized_pane_updates: CAPTURE_SEED={seed}");
+    let mut rng = Rng(seed);
+
+    let srv = TmuxServer::start();
+    let mut pw = PaneWriter::new_session(&srv, "spl", 40, 10);
+    let id = pw.id.clone();
+    pw.emit(&srv, b"first line\nsecond line\n");
+
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let gen = generation(&c).await;
+    let target = pane_ref(&gen, &id);
+    let scope = Scope { max_lines: 12, max_bytes: 200, history_lines: 4 };
+
+    let first = c.call_envelope("tmux_capture", json!({"target": target, "track": true, "max_lines": scope.max_lines, "max_bytes": scope.max_bytes, "history_lines": scope.history_lines})).await;
+    let d = first.data().clone();
+    let want = expected_rows(&tmux_capture_bytes(&srv, &id, scope.history_lines), &scope);
+    assert_eq!(strings(&d["rows"]), want.rows, "tracked snapshot rows");
+    let pgen = d["process_generation"].as_str().expect("tracked capture has a process_generation").to_string();
+    assert!(is_hex32(&pgen), "{d:#}");
+    assert_eq!(d["next_cursor"], d["capture_id"], "next_cursor is the capture id");
+    let mut cursor = d["next_cursor"].as_str().unwrap().to_string();
+    let mut prev = strings(&d["rows"]);
+    let mut prev_enc = d["encoding"].as_str().unwrap().to_string();
+
+    let mut plan: Vec<Step> = Vec::new();
+    let all = [Step::Append, Step::Append, Step::Wide, Step::Clear, Step::Redraw, Step::EditRow, Step::Resize, Step::Base64, Step::Noop];
+    for i in 0..48 {
+        plan.push(match i {
+            0 => Step::Noop,
+            3 => Step::Resize,
+            6 | 20 | 35 => Step::Base64,
+            7 | 21 | 36 => Step::Append, // flips back to utf-8 most of the time
+            _ => all[rng.below(all.len())],
+        });
+    }
+    let (mut flips_to_b64, mut flips_to_utf8, mut identical) = (0, 0, 0);
+    let mut log: Vec<String> = Vec::new();
+
+    for (n, step) in plan.iter().enumerate() {
+        let (w, h) = pw.size(&srv);
+        match step {
+            Step::Noop => pw.emit(&srv, b""),
+            Step::Append | Step::Wide => {
+                let mut out = String::new();
+                for _ in 0..rng.range(1, 3) {
+                    let len = rng.range(0, w + w / 2);
+                    out.push_str(&random_text(&mut rng, len, *step == Step::Wide));
+                    out.push('\n');
+                }
+                pw.emit(&srv, out.as_bytes());
+            }
+            Step::Clear => pw.emit(&srv, b"\x1b[2J\x1b[H"),
+            Step::Redraw => {
+                let mut out = String::new();
+                for r in 1..=h {
+                    let len = rng.range(0, w - 2);
+                    let wide = rng.below(2) == 0;
+                    out.push_str(&format!("\x1b[{r};1H\x1b[2K{}", random_text(&mut rng, len, wide)));
+                }
+                out.push_str(&format!("\x1b[{h};1H"));
+                pw.emit(&srv, out.as_bytes());
+            }
+            Step::EditRow => {
+                let r = rng.range(1, h);
+                let len = rng.range(0, w - 2);
+                let text = random_text(&mut rng, len, true);
+                pw.emit(&srv, format!("\x1b7\x1b[{r};1H\x1b[2K{text}\x1b8").as_bytes());
+            }
+            Step::Resize => {
+                let (nw, nh) = (rng.range(30, 60), rng.range(6, 14));
+                srv.tmux(&["resize-window", "-t", &id, "-x", &nw.to_string(), "-y", &nh.to_string()]);
+                poll(Duration::from_secs(5), || (pw.size(&srv) == (nw, nh)).then_some(())).unwrap_or_else(|| panic!("resize to {nw}x{nh} not applied: {:?}", pw.size(&srv)));
+                pw.emit(&srv, b"");
+            }
+            Step::Base64 => {
+                // Full screen of 3-byte characters; the max_bytes cut lands inside
+                // one for one of three lengths of the last row.
+                let chars = w / 2 - 1;
+                let rows: Vec<String> = (0..h).map(|_| (0..chars).map(|_| WIDE[rng.below(WIDE.len())]).collect()).collect();
+                let mut hit = false;
+                for k in 0..3 {
+                    let last = format!("{}{}", rows[h - 1], "x".repeat(k));
+                    let mut out = String::new();
+                    for (r, text) in rows.iter().enumerate().take(h - 1) {
+                        out.push_str(&format!("\x1b[{};1H\x1b[2K{text}", r + 1));
+                    }
+                    out.push_str(&format!("\x1b[{h};1H\x1b[2K{last}\x1b[{h};1H"));
+                    pw.emit(&srv, out.as_bytes());
+                    if expected_rows(&tmux_capture_bytes(&srv, &id, scope.history_lines), &scope).encoding == "base64" {
+                        hit = true;
+                        break;
+                    }
+                }
+                assert!(hit, "step {n}: could not make the max_bytes cut fall inside a character (seed {seed})");
+            }
+        }
+
+        let raw = tmux_capture_bytes(&srv, &id, scope.history_lines);
+        let want = expected_rows(&raw, &scope);
+        let e = c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await;
+        let d = e.data().clone();
+        let ctx = || format!("seed {seed}, step {n} ({step:?}), size {w}x{h}\nprevious rows {prev:?} ({prev_enc})\nexpected rows {:?} ({})\ndelta {d:#}\nsteps so far: {log:?}", want.rows, want.encoding);
+        assert_eq!(d["mode"], "delta", "{}", ctx());
+        assert_eq!(d["base_capture_id"], json!(cursor), "{}", ctx());
+        assert_eq!(d["next_cursor"], d["capture_id"], "{}", ctx());
+        assert_ne!(d["next_cursor"], json!(cursor), "{}", ctx());
+        assert_eq!(d["process_generation"], json!(pgen), "the cursor chain keeps one process generation; {}", ctx());
+        assert_eq!(d["scope"], scope.json(), "scope is inherited; {}", ctx());
+        assert_eq!(d["target"], target);
+        assert_eq!(d["history_continuity"], "unknown");
+
+        let rebuilt = apply_splice(&prev, &d);
+        // The untracked snapshot with the same scope, taken right after.
+        let snap = c.call_envelope("tmux_capture", json!({"target": target, "max_lines": scope.max_lines, "max_bytes": scope.max_bytes, "history_lines": scope.history_lines})).await;
+        let snap_rows = strings(&snap.data()["rows"]);
+        assert_eq!(rebuilt, snap_rows, "splice applied to the previous rows differs from a fresh snapshot; {}", ctx());
+        assert_eq!(rebuilt, want.rows, "splice applied to the previous rows differs from tmux capture-pane; {}", ctx());
+        if want.encoding == "utf-8" {
+            let tail: String = split_after_lf(&raw).into_iter().map(|r| String::from_utf8(r).unwrap()).collect::<String>();
+            assert!(tail.ends_with(&rebuilt.concat()), "utf-8 rows are the tail of tmux's output; {}", ctx());
+        }
+        assert_eq!(d["encoding"], json!(want.encoding), "{}", ctx());
+        assert_eq!(d["row_count"], json!(rebuilt.len()), "row_count describes the full current state; {}", ctx());
+        assert_eq!(d["bytes"], json!(want.bytes), "{}", ctx());
+        assert_eq!(d["truncated"], json!(want.truncated), "{}", ctx());
+
+        let (start, delete, rows, reset) = expected_splice(&prev, &prev_enc, &want.rows, want.encoding);
+        assert_eq!((d["splice"]["start"].as_u64().unwrap() as usize, d["splice"]["delete"].as_u64().unwrap() as usize, strings(&d["splice"]["rows"]), d["reset"].as_bool().unwrap()), (start, delete, rows, reset), "splice is not the longest-common-prefix/suffix one; {}", ctx());
+        if prev == want.rows && prev_enc == want.encoding {
+            identical += 1;
+            assert_eq!(d["splice"], json!({"start": prev.len(), "delete": 0, "rows": []}), "identical state; {}", ctx());
+            assert_eq!(d["reset"], json!(false), "identical state; {}", ctx());
+        }
+        if prev_enc != want.encoding {
+            if want.encoding == "base64" { flips_to_b64 += 1 } else { flips_to_utf8 += 1 }
+            assert_eq!(d["reset"], json!(true), "an encoding change forces reset; {}", ctx());
+            assert_eq!(d["splice"], json!({"start": 0, "delete": prev.len(), "rows": want.rows}), "encoding change; {}", ctx());
+        }
+        log.push(format!("{step:?}"));
+        prev = rebuilt;
+        prev_enc = want.encoding.to_string();
+        cursor = d["next_cursor"].as_str().unwrap().to_string();
+    }
+    assert!(identical >= 1, "no identical-state step was checked");
+    assert!(flips_to_b64 >= 1 && flips_to_utf8 >= 1, "encoding flips: to base64 {flips_to_b64}, to utf-8 {flips_to_utf8} (seed {seed})");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 4. hooks
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_refusal_global_and_session_leaves_hook_unrun() {
+    let srv = TmuxServer::start();
+    let file = srv.dir().join("hook-fired");
+    let run = format!("run-shell 'echo fired >> {}'", file.display());
+    let fired = || std::fs::read_to_string(&file).unwrap_or_default();
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let gen = generation(&c).await;
+    let target = pane_ref(&gen, "%0");
+
+    // Sanity: a capture works and (no hook) nothing is written.
+    c.call_envelope("tmux_capture", json!({"target": target})).await.data();
+    let tracked = c.call_envelope("tmux_capture", json!({"target": target, "track": true})).await;
+    let cursor = tracked.data()["next_cursor"].as_str().unwrap().to_string();
+
+    let refused = |what: &'static str| {
+        let c = &c;
+        let target = target.clone();
+        async move {
+            let e = c.call_envelope("tmux_capture", json!({"target": target})).await;
+            e.expect_error("unsupported", "not_sent");
+            let e = c.call_envelope("tmux_capture", json!({"target": target, "track": true})).await;
+            e.expect_error("unsupported", "not_sent");
+            let _ = what;
+        }
+    };
+
+    // Global hook.
+    srv.tmux(&["set-hook", "-g", "after-capture-pane", &run]);
+    refused("global").await;
+    // With a cursor the hook refusal passes through (not stale_cursor).
+    c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.expect_error("unsupported", "not_sent");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(fired(), "", "the global hook ran");
+    srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
+    c.call_envelope("tmux_capture", json!({"target": target})).await.data();
+    c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.data();
+
+    // Session hook at a sparse index.
+    srv.tmux(&["set-hook", "-t", "main", "after-capture-pane[17]", &run]);
+    assert!(srv.tmux(&["show-hooks", "-t", "main"]).contains("after-capture-pane[17]"), "test premise: the sparse hook is set");
+    refused("session [17]").await;
+    srv.tmux(&["set-hook", "-u", "-t", "main", "after-capture-pane[17]"]);
+    c.call_envelope("tmux_capture", json!({"target": target})).await.data();
+
+    // Global hook at a sparse index.
+    srv.tmux(&["set-hook", "-g", "after-capture-pane[503]", &run]);
+    refused("global [503]").await;
+    srv.tmux(&["set-hook", "-gu", "after-capture-pane[503]"]);
+    c.call_envelope("tmux_capture", json!({"target": target})).await.data();
+
+    // A hook on another session that links the pane's window.
+    srv.tmux(&["new-session", "-d", "-s", "other"]);
+    srv.tmux(&["link-window", "-s", "main:0", "-t", "other:7"]);
+    srv.tmux(&["set-hook", "-t", "other", "after-capture-pane", &run]);
+    refused("linking session").await;
+    srv.tmux(&["set-hook", "-u", "-t", "other", "after-capture-pane"]);
+    c.call_envelope("tmux_capture", json!({"target": target})).await.data();
+
+    // A hook on an unrelated session does not stop the capture.
+    srv.tmux(&["new-session", "-d", "-s", "unrelated"]);
+    srv.tmux(&["set-hook", "-t", "unrelated", "after-capture-pane", &run]);
+    c.call_envelope("tmux_capture", json!({"target": target})).await.data();
+    c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.data();
+
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(fired(), "", "an after-capture-pane hook ran");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 5. stale target
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_target_after_server_restart_on_same_socket() {
+    let mut srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let old_gen = generation(&c).await;
+    let old = pane_ref(&old_gen, "%0");
+    c.call_envelope("tmux_capture", json!({"target": old})).await.data();
+    c.close().await;
+
+    let old_pid = srv.pid();
+    let old_brokers = srv.brokers();
+    srv.restart_on_same_socket();
+    assert_ne!(srv.pid(), old_pid, "test premise: a new server process");
+    poll(Duration::from_secs(5), || old_brokers.iter().all(|p| !pid_alive(*p)).then_some(())).unwrap_or_else(|| panic!("the old server's broker {old_brokers:?} did not exit"));
+    assert_eq!(srv.tmux(&["display-message", "-p", "-t", "%0", "#{pane_id}"]).trim(), "%0", "test premise: the new server also has %0");
+
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let new_gen = generation(&c).await;
+    assert_ne!(new_gen, old_gen, "a restarted server on the same socket must have a new generation");
+    c.call_envelope("tmux_capture", json!({"target": old})).await.expect_error("stale_target", "not_sent");
+    c.call_envelope("tmux_capture", json!({"target": old, "track": true})).await.expect_error("stale_target", "not_sent");
+    // The same pane under the new generation works.
+    c.call_envelope("tmux_capture", json!({"target": pane_ref(&new_gen, "%0")})).await.data();
+    // An unknown pane id of the right generation.
+    c.call_envelope("tmux_capture", json!({"target": pane_ref(&new_gen, "%9999")})).await.expect_error("stale_target", "not_sent");
+    c.call_envelope("tmux_capture", json!({"target": pane_ref(&new_gen, "%9999"), "track": true})).await.expect_error("stale_target", "not_sent");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 6. stale cursor
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_cursor_after_respawn_and_for_unknown_cursor() {
+    let srv = TmuxServer::start();
+    let sleeper = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sleep 1000"]).trim().to_string();
+    let mut pw = PaneWriter::new_window(&srv, "twice");
+    pw.emit(&srv, b"base line\n");
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let gen = generation(&c).await;
+
+    // Respawned pane: the cursor's process is gone.
+    let t_sleep = pane_ref(&gen, &sleeper);
+    let tracked = c.call_envelope("tmux_capture", json!({"target": t_sleep, "track": true})).await;
+    let cur = tracked.data()["next_cursor"].as_str().expect("next_cursor").to_string();
+    c.call_envelope("tmux_capture", json!({"target": t_sleep, "cursor": cur})).await.data();
+    let pid_before = srv.tmux(&["display-message", "-p", "-t", &sleeper, "#{pane_pid}"]);
+    srv.tmux(&["respawn-pane", "-k", "-t", &sleeper]);
+    assert_ne!(srv.tmux(&["display-message", "-p", "-t", &sleeper, "#{pane_pid}"]), pid_before, "test premise: respawn gave a new process");
+    c.call_envelope("tmux_capture", json!({"target": t_sleep, "cursor": cur})).await.expect_error("stale_cursor", "not_sent");
+    // Snapshots of the respawned pane still work.
+    c.call_envelope("tmux_capture", json!({"target": t_sleep})).await.data();
+
+    // Unknown cursor.
+    c.call_envelope("tmux_capture", json!({"target": t_sleep, "cursor": random_hex32()})).await.expect_error("stale_cursor", "not_sent");
+
+    // A cursor used with another pane's target.
+    let t_w = pane_ref(&gen, &pw.id);
+    let base = c.call_envelope("tmux_capture", json!({"target": t_w, "track": true})).await;
+    let base_rows = strings(&base.data()["rows"]);
+    let c0 = base.data()["next_cursor"].as_str().unwrap().to_string();
+    let t_other = pane_ref(&gen, "%0");
+    c.call_envelope("tmux_capture", json!({"target": t_other, "cursor": c0})).await.expect_error("stale_cursor", "not_sent");
+    // ... and with the same pane id but another generation.
+    c.call_envelope("tmux_capture", json!({"target": pane_ref(&random_hex32(), &pw.id), "cursor": c0})).await.expect_error("stale_cursor", "not_sent");
+
+    // Not consumed: two uses give deltas against the same base.
+    pw.emit(&srv, b"second line\n");
+    let now = tmux_rows(&srv, &pw.id, 0);
+    let d1 = c.call_envelope("tmux_capture", json!({"target": t_w, "cursor": c0})).await.data().clone();
+    let d2 = c.call_envelope("tmux_capture", json!({"target": t_w, "cursor": c0})).await.data().clone();
+    for d in [&d1, &d2] {
+        assert_eq!(d["base_capture_id"], json!(c0));
+        assert_eq!(apply_splice(&base_rows, d), now, "{d:#}");
+    }
+    assert_eq!(d1["splice"], d2["splice"], "same base, same state, same splice");
+    assert_ne!(d1["capture_id"], d2["capture_id"], "each use mints a new capture id");
+    assert!(strings(&d1["splice"]["rows"]).contains(&"second line\n".to_string()), "{d1:#}");
+    // Later still, the same base.
+    pw.emit(&srv, b"third line\n");
+    let now = tmux_rows(&srv, &pw.id, 0);
+    let d3 = c.call_envelope("tmux_capture", json!({"target": t_w, "cursor": c0})).await.data().clone();
+    assert_eq!(d3["base_capture_id"], json!(c0));
+    assert_eq!(apply_splice(&base_rows, &d3), now, "{d3:#}");
+    // Branches continue independently.
+    let from1 = c.call_envelope("tmux_capture", json!({"target": t_w, "cursor": d1["next_cursor"]})).await.data().clone();
+    assert_eq!(apply_splice(&apply_splice(&base_rows, &d1), &from1), now, "{from1:#}");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 7. input validation
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continuation_rejects_extra_fields() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let gen = generation(&c).await;
+    let target = pane_ref(&gen, "%0");
+    let tracked = c.call_envelope("tmux_capture", json!({"target": target, "track": true})).await;
+    let cursor = tracked.data()["next_cursor"].as_str().unwrap().to_string();
+
+    let mut problems = Vec::new();
+    for (field, value) in [("max_lines", json!(5)), ("max_bytes", json!(100)), ("history_lines", json!(0)), ("track", json!(true))] {
+        let mut args = json!({"target": target, "cursor": cursor});
+        args[field] = value;
+        let e = c.call_envelope("tmux_capture", args).await;
+        let msg = e.expect_error("invalid_input", "not_sent");
+        assert!(msg.starts_with("Input does not match the operation schema."), "{msg}");
+        assert_eq!(e.text, msg, "the text content equals the message");
+        if !msg.contains(field) {
+            problems.push(format!("{{target, cursor, {field}}}: message does not name {field}: {msg:?}"));
+        }
+    }
+    // The cursor itself is still good afterwards.
+    c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.data();
+
+    for bad in [0u64, 262145] {
+        let e = c.call_envelope("tmux_capture", json!({"target": target, "max_bytes": bad})).await;
+        let msg = e.expect_error("invalid_input", "not_sent");
+        if !msg.contains("/max_bytes") {
+            problems.push(format!("max_bytes {bad}: message does not name /max_bytes: {msg:?}"));
+        }
+        assert!(!msg.contains(&bad.to_string()) || bad == 0, "the message echoes the value: {msg}");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 8. hand-off cursor
+// ---------------------------------------------------------------------------
+
+/// Validates a raw tools/call response's structuredContent (error or not).
+fn raw_envelope(tools: &Value, name: &str, resp: &Value) -> Value {
+    let result = resp.get("result").unwrap_or_else(|| panic!("tools/call {name} failed: {resp}"));
+    let sc = result.get("structuredContent").cloned().unwrap_or_else(|| panic!("no structuredContent: {result}"));
+    let t = tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} not listed"));
+    validate(&t["outputSchema"], &sc).unwrap_or_else(|e| panic!("{name} structuredContent does not validate: {e}\n{sc:#}"));
+    assert_eq!(result["isError"] == json!(true), sc["ok"] == json!(false), "isError disagrees with ok: {result}");
+    sc
+}
+
+#[test]
+fn handoff_cursor_from_key_binding_works_across_scopes() {
+    let srv = TmuxServer::start(); // session main: B, where the agent runs
+    let mut pa = PaneWriter::new_session(&srv, "alpha", 60, 12); // session A
+    pa.emit(&srv, b"alpha one\nalpha two\n");
+    let a = pa.id.clone();
+
+    // The agent's relay runs inside a pane of session main (B).
+    let dir = srv.dir();
+    let (fin, fout, ferr) = (dir.join("in"), dir.join("out"), dir.join("relay.err"));
+    mkfifo(&fin);
+    mkfifo(&fout);
+    let script = dir.join("relay.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "unset TMUX TMUX_PANE\n{} attach -S {} --enable-tool tmux_capture <{} >{} 2>{}\necho \"relay exited $?\"\nexec sleep 1000\n",
+            sh_quote(bin("tmux-mcp").to_str().unwrap()),
+            sh_quote(srv.socket_str()),
+            sh_quote(fin.to_str().unwrap()),
+            sh_quote(fout.to_str().unwrap()),
+            sh_quote(ferr.to_str().unwrap()),
+        ),
+    )
+    .unwrap();
+    let w = open_fifo(&fin, true);
+    let r = open_fifo(&fout, false);
+    let caller = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
+    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
+    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
+    let relay_err = || std::fs::read_to_string(&ferr).unwrap_or_default();
+    let mut ch = LineChannel::new(writer, reader);
+    ch.initialize();
+    let tools = ch.request(1, "tools/list", json!({}));
+    let cap = raw_envelope(&tools, "tmux_capabilities", &ch.request(2, "tools/call", json!({"name": "tmux_capabilities", "arguments": {}})));
+    assert_eq!(cap["data"]["broker"]["caller_pane"], json!(caller), "test premise: the relay runs in {caller}; relay stderr: {}", relay_err());
+    assert_eq!(cap["data"]["broker"]["scope"], "session", "test premise: session scope");
+    let gen = cap["data"]["server_identity"]["generation"].as_str().unwrap().to_string();
+    let target_a = pane_ref(&gen, &a);
+
+    // Out of scope: pane A is in another session.
+    let denied = raw_envelope(&tools, "tmux_capture", &ch.request(3, "tools/call", json!({"name": "tmux_capture", "arguments": {"target": target_a}})));
+    assert_eq!((denied["error"]["code"].as_str(), denied["error"]["delivery"].as_str()), (Some("policy_denied"), Some("not_sent")), "{denied:#}");
+    let denied = raw_envelope(&tools, "tmux_capture", &ch.request(4, "tools/call", json!({"name": "tmux_capture", "arguments": {"target": target_a, "track": true}})));
+    assert_eq!(denied["error"]["code"], "policy_denied", "{denied:#}");
+    // In scope: the caller's own session.
+    let own = raw_envelope(&tools, "tmux_capture", &ch.request(5, "tools/call", json!({"name": "tmux_capture", "arguments": {"target": pane_ref(&gen, "%0")}})));
+    assert_eq!(own["ok"], json!(true), "{own:#}");
+
+    // The person presses the key in pane A: the key binding runs `tmux-mcp cursor`.
+    let at_press = tmux_rows(&srv, &a, 0);
+    let (out, _) = run_with_timeout(tmux_mcp(&["cursor", "-S", srv.socket_str(), &a]), Duration::from_secs(15));
+    assert!(out.status.success(), "tmux-mcp cursor failed: {}", String::from_utf8_lossy(&out.stderr));
+    let line = String::from_utf8(out.stdout).unwrap().trim_end().to_string();
+    let json_text = line.strip_prefix("tmux-mcp pane ").unwrap_or_else(|| panic!("unexpected cursor output {line:?}"));
+    let handed: Value = serde_json::from_str(json_text).unwrap_or_else(|e| panic!("cursor output is not JSON ({e}): {line:?}"));
+    assert_eq!(handed["target"], target_a, "{handed:#}");
+    let cursor = handed["cursor"].as_str().unwrap_or_else(|| panic!("no cursor in {handed:#}")).to_string();
+    assert!(is_hex32(&cursor), "{cursor}");
+    assert_eq!(srv.tmux(&["show-buffer", "-b", "mcp-cursor"]).trim_end(), line, "buffer mcp-cursor holds the same text");
+
+    // Pane A changes after the key press.
+    pa.emit(&srv, b"alpha three (after the key press)\n");
+    let now = tmux_rows(&srv, &a, 0);
+    assert_ne!(now, at_press);
+
+    // The agent pastes {target, cursor}.
+    let resp = ch.request(6, "tools/call", json!({"name": "tmux_capture", "arguments": handed}));
+    let d = raw_envelope(&tools, "tmux_capture", &resp);
+    assert_eq!(d["ok"], json!(true), "hand-off cursor refused: {d:#}; relay stderr: {}", relay_err());
+    let d = &d["data"];
+    assert_eq!(d["mode"], "delta", "{d:#}");
+    assert_eq!(d["base_capture_id"], json!(cursor));
+    assert_eq!(d["target"], target_a);
+    assert!(is_hex32(d["process_generation"].as_str().unwrap_or("")), "{d:#}");
+    assert_eq!(apply_splice(&at_press, d), now, "the splice against the state at the key press gives the current rows: {d:#}");
+    assert!(strings(&d["splice"]["rows"]).contains(&"alpha three (after the key press)\n".to_string()), "{d:#}");
+    assert_eq!(d["reset"], json!(false), "{d:#}");
+
+    // The chain continues for the agent; the hand-off does not widen snapshots.
+    pa.emit(&srv, b"alpha four\n");
+    let later = tmux_rows(&srv, &a, 0);
+    let d2 = raw_envelope(&tools, "tmux_capture", &ch.request(7, "tools/call", json!({"name": "tmux_capture", "arguments": {"target": target_a, "cursor": d["next_cursor"]}})));
+    assert_eq!(d2["ok"], json!(true), "continuing the hand-off chain: {d2:#}");
+    assert_eq!(apply_splice(&now, &d2["data"]), later);
+    let denied = raw_envelope(&tools, "tmux_capture", &ch.request(8, "tools/call", json!({"name": "tmux_capture", "arguments": {"target": target_a}})));
+    assert_eq!(denied["error"]["code"], "policy_denied", "{denied:#}");
+}
