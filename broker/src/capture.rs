@@ -1,15 +1,12 @@
 //! The capture core: turning `capture-pane` output into bounded, line-preserving
-//! rows (SPEC-TOOLS A.3.4), the exact row splice between two captures (A.3.6),
-//! and the retention store that keeps tracked captures for later deltas.
+//! rows (SPEC-TOOLS A.3.4) and the exact row splice between two captures (A.3.6).
+//! Tracked captures are kept in `retention` for later deltas.
 //!
 //! Everything here is pure except the store's clock; the tmux side of a capture
 //! (hook preflight, guarded `capture-pane`) lives in `tools/capture.rs`.
 
-use crate::limits;
 use crate::process::ProcessIdentity;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scope {
@@ -182,77 +179,6 @@ pub struct CursorEntry {
     pub identity: Arc<ProcessIdentity>,
     /// Made by the hand-off key binding: readable by any session of this broker.
     pub handoff: bool,
-}
-
-impl CursorEntry {
-    fn cost(&self) -> usize {
-        self.rows.rows.iter().map(String::len).sum::<usize>() + self.pane_id.len() + self.generation.len() + 256
-    }
-}
-
-struct Slot {
-    entry: Arc<CursorEntry>,
-    last_used: Instant,
-    cost: usize,
-}
-
-/// Cursor retention: at least `CAPTURE_TTL_SECONDS` since last use, at most
-/// `MAX_CAPTURES` entries and `MAX_CAPTURE_BYTES`, least recently used evicted
-/// first. Looking a cursor up does not consume it. Dropping an entry releases its
-/// process-identity reference.
-pub struct Store {
-    slots: Mutex<HashMap<String, Slot>>,
-    ttl: Duration,
-    max_entries: usize,
-    max_bytes: usize,
-}
-
-impl Default for Store {
-    fn default() -> Self {
-        Store::new(Duration::from_secs(limits::CAPTURE_TTL_SECONDS), limits::MAX_CAPTURES as usize, limits::MAX_CAPTURE_BYTES as usize)
-    }
-}
-
-#[derive(Debug, PartialEq, Eq)]
-pub struct TooLarge;
-
-impl Store {
-    pub fn new(ttl: Duration, max_entries: usize, max_bytes: usize) -> Self {
-        Store { slots: Mutex::new(HashMap::new()), ttl, max_entries, max_bytes }
-    }
-
-    pub fn get(&self, key: &str) -> Option<Arc<CursorEntry>> {
-        let mut slots = self.slots.lock().unwrap();
-        let now = Instant::now();
-        slots.retain(|_, s| now.duration_since(s.last_used) < self.ttl);
-        let slot = slots.get_mut(key)?;
-        slot.last_used = now;
-        Some(slot.entry.clone())
-    }
-
-    pub fn insert(&self, key: String, entry: CursorEntry) -> Result<(), TooLarge> {
-        let cost = entry.cost();
-        if cost > self.max_bytes {
-            return Err(TooLarge);
-        }
-        let mut slots = self.slots.lock().unwrap();
-        let now = Instant::now();
-        slots.retain(|_, s| now.duration_since(s.last_used) < self.ttl);
-        while !slots.is_empty() && (slots.len() >= self.max_entries || slots.values().map(|s| s.cost).sum::<usize>() + cost > self.max_bytes) {
-            let oldest = slots.iter().min_by_key(|(_, s)| s.last_used).map(|(k, _)| k.clone()).expect("non-empty");
-            slots.remove(&oldest);
-        }
-        slots.insert(key, Slot { entry: Arc::new(entry), last_used: now, cost });
-        Ok(())
-    }
-
-    pub fn len(&self) -> usize {
-        self.slots.lock().unwrap().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]

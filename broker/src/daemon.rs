@@ -71,8 +71,8 @@ pub struct Broker {
     sessions_served: AtomicU64,
     sessions_open: AtomicU64,
     option_state: Mutex<String>,
-    /// Retained tracked captures (cursors), shared by every session.
-    pub cursors: crate::capture::Store,
+    /// Retained cursors and snapshot pages, shared by every session.
+    pub retained: crate::retention::Store,
     /// Admission of concurrent captures and waits.
     pub observers: tokio::sync::Semaphore,
 }
@@ -183,7 +183,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         sessions_served: AtomicU64::new(0),
         sessions_open: AtomicU64::new(0),
         option_state: Mutex::new("not yet".into()),
-        cursors: crate::capture::Store::default(),
+        retained: crate::retention::Store::default(),
         observers: tokio::sync::Semaphore::new(crate::limits::MAX_OBSERVERS as usize),
     });
 
@@ -367,7 +367,7 @@ async fn cursor(broker: &Broker, pane_id: &str) -> Reply {
                 identity: c.identity.expect("tracked capture has an identity"),
                 handoff: true,
             };
-            match broker.cursors.insert(key.clone(), entry) {
+            match broker.retained.insert(key.clone(), crate::retention::Retained::Cursor(entry)) {
                 Ok(()) => (Some(key), None),
                 Err(_) => (None, Some("no tracking cursor: the capture exceeds the retention budget".into())),
             }

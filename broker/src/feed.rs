@@ -46,6 +46,13 @@ const PANE_FIELDS: &[(&str, bool)] = &[
     ("pane_current_path", true),
     ("pane_title", true),
     ("pane_tty", true),
+    ("session_created", false),
+    ("session_attached", false),
+    ("session_windows", false),
+    ("window_width", false),
+    ("window_height", false),
+    ("window_panes", false),
+    ("window_layout", true),
 ];
 
 fn field(name: &str, free_text: bool) -> String {
@@ -135,6 +142,13 @@ pub fn parse(text: &str) -> Result<PaneTable, ParseError> {
             current_path: f[17].to_string(),
             title: f[18].to_string(),
             tty: f[19].to_string(),
+            session_created: num(i, "session_created", f[20])?,
+            session_attached: num(i, "session_attached", f[21])?,
+            session_windows: num(i, "session_windows", f[22])?,
+            window_width: num(i, "window_width", f[23])?,
+            window_height: num(i, "window_height", f[24])?,
+            window_panes: num(i, "window_panes", f[25])?,
+            window_layout: f[26].to_string(),
         });
     }
     Ok(PaneTable { server, rows })
@@ -149,7 +163,7 @@ mod tests {
     use super::*;
 
     fn row(pane: &str, sess: &str) -> String {
-        let f = [sess, "main", "@1", "0", "zsh", "1", pane, "0", "1", "123", "0", "", "80", "24", "5", "2000", "zsh", "/tmp", "host", "/dev/pts/3"];
+        let f = [sess, "main", "@1", "0", "zsh", "1", pane, "0", "1", "123", "0", "", "80", "24", "5", "2000", "zsh", "/tmp", "host", "/dev/pts/3", "1700000000", "1", "2", "80", "24", "1", "b25d,80x24,0,0,0"];
         f.join(&US.to_string())
     }
 

@@ -16,6 +16,7 @@ pub mod paths;
 pub mod process;
 pub mod procfs;
 pub mod registry;
+pub mod retention;
 pub mod server;
 pub mod session;
 pub mod sys;

@@ -25,6 +25,9 @@ pub struct Placement {
     pub session_name: String,
     pub window_index: i64,
     pub window_active: bool,
+    pub session_created: u64,
+    pub session_attached: u64,
+    pub session_windows: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +36,10 @@ pub struct Pane {
     pub index: i64,
     pub window_id: String,
     pub window_name: String,
+    pub window_width: u32,
+    pub window_height: u32,
+    pub window_panes: u64,
+    pub window_layout: String,
     pub active: bool,
     pub pid: u32,
     pub dead: bool,
@@ -238,7 +245,15 @@ impl Registry {
                 let first = &rows[0];
                 let mut placements: Vec<Placement> = rows
                     .iter()
-                    .map(|r| Placement { session_id: r.session_id.clone(), session_name: r.session_name.clone(), window_index: r.window_index, window_active: r.window_active })
+                    .map(|r| Placement {
+                        session_id: r.session_id.clone(),
+                        session_name: r.session_name.clone(),
+                        window_index: r.window_index,
+                        window_active: r.window_active,
+                        session_created: r.session_created,
+                        session_attached: r.session_attached,
+                        session_windows: r.session_windows,
+                    })
                     .collect();
                 placements.sort_by_key(|p| (numeric_id(&p.session_id), p.window_index));
                 placements.dedup();
@@ -257,6 +272,10 @@ impl Registry {
                     index: first.pane_index,
                     window_id: first.window_id.clone(),
                     window_name: first.window_name.clone(),
+                    window_width: first.window_width,
+                    window_height: first.window_height,
+                    window_panes: first.window_panes,
+                    window_layout: first.window_layout.clone(),
                     active: first.pane_active,
                     pid: first.pane_pid,
                     dead: first.pane_dead,

@@ -105,6 +105,13 @@ pub struct PaneRow {
     pub title: String,
     /// The pane's terminal (`/dev/pts/N`): its writes are the output events.
     pub tty: String,
+    pub session_created: u64,
+    pub session_attached: u64,
+    pub session_windows: u64,
+    pub window_width: u32,
+    pub window_height: u32,
+    pub window_panes: u64,
+    pub window_layout: String,
 }
 
 /// The key binding's request: hand pane `pane_id` to an agent.

@@ -49,8 +49,13 @@ fn append(fifo: &std::path::Path, line: &str) {
     writeln!(f, "{line}").unwrap();
 }
 
-async fn delta_run(client: &McpClient, server: &TmuxServer, target: &Value, pane: &str, fifo: &std::path::Path, n: usize) -> (Vec<f64>, Vec<usize>) {
-    let first = client.call_raw("tmux_capture", json!({ "target": target, "track": true })).await;
+/// `follow`: the cursor's scope includes the history (what a client following
+/// scrolling output asks for), so a scrolled line moves into history and the
+/// splice stays one inserted row. Without it the visible window slides on every
+/// scroll, the rows share no prefix or suffix, and the splice is a reset.
+async fn delta_run(client: &McpClient, server: &TmuxServer, target: &Value, pane: &str, fifo: &std::path::Path, n: usize, follow: bool) -> (Vec<f64>, Vec<usize>) {
+    let args = if follow { json!({ "target": target, "track": true, "history_lines": 1000, "max_lines": 1000 }) } else { json!({ "target": target, "track": true }) };
+    let first = client.call_raw("tmux_capture", args).await;
     let mut cursor = first.structured_content.unwrap()["data"]["next_cursor"].as_str().unwrap().to_string();
     let (mut times, mut sizes) = (Vec::new(), Vec::new());
     for i in 0..n {
@@ -104,13 +109,14 @@ async fn main() {
         fork.push(ms(t.elapsed()));
         assert!(out.status.success());
     }
-    let (mut delta, sizes) = delta_run(&client, &server, &target, &pane, &fifo, N).await;
+    let (mut delta, sizes) = delta_run(&client, &server, &target, &pane, &fifo, N, true).await;
+    let (mut window_delta, window_sizes) = delta_run(&client, &server, &target, &pane, &fifo, 20, false).await;
 
     // The same one-line delta on a pane four times the size.
     let fifo2 = server.scratch("fifo2");
     let big = text_pane(&server, 400, 100, 90, &fifo2);
     let big_target = json!({ "kind": "pane", "id": big, "generation": generation });
-    let (_, big_sizes) = delta_run(&client, &server, &big_target, &big, &fifo2, 20).await;
+    let (_, big_sizes) = delta_run(&client, &server, &big_target, &big, &fifo2, 20, true).await;
 
     let (s50, s90) = (pct(&mut snap, 0.5), pct(&mut snap, 0.9));
     let (d50, d90) = (pct(&mut delta, 0.5), pct(&mut delta, 0.9));
@@ -124,6 +130,8 @@ async fn main() {
     println!("  MCP ping round trip     p50 {p50:7.3} ms   p90 {p90:7.3} ms");
     println!("  tmux capture-pane fork  p50 {f50:7.3} ms   p90 {f90:7.3} ms");
     println!("  ratios: snapshot/ping {:.2}x, fork+exec/snapshot {:.2}x, delta/snapshot {:.2}x", s50 / p50, f50 / s50, d50 / s50);
-    println!("  one-line delta response: max {max_size} bytes on 200x50, max {big_max} bytes on 400x100 (target < 1024, not growing)");
+    println!("  one-line delta response (scope with history): max {max_size} bytes on 200x50, max {big_max} bytes on 400x100 (target < 1024, not growing)");
+    let w50 = pct(&mut window_delta, 0.5);
+    println!("  visible-window-only cursor on a scrolling pane: every scroll is a reset, p50 {w50:.3} ms, response max {} bytes", window_sizes.iter().max().unwrap());
     client.close().await;
 }

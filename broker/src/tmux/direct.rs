@@ -119,6 +119,23 @@ fn send_with_fd(sock: &UnixStream, buf: &[u8], fd: &impl AsRawFd) -> io::Result<
     Ok(())
 }
 
+/// /dev/null for the client's stdin and stdout, opened once (SCM_RIGHTS hands
+/// the server its own duplicate each time).
+fn devnull() -> io::Result<&'static (std::fs::File, std::fs::File)> {
+    static FDS: std::sync::OnceLock<(std::fs::File, std::fs::File)> = std::sync::OnceLock::new();
+    if let Some(f) = FDS.get() {
+        return Ok(f);
+    }
+    let pair = (std::fs::File::open("/dev/null")?, std::fs::OpenOptions::new().write(true).open("/dev/null")?);
+    Ok(FDS.get_or_init(|| pair))
+}
+
+/// Only `new-session` uses the client's environment (`update-environment`); for
+/// every other command it is dead weight the server parses, so it is not sent.
+fn needs_environment(args: &[&str]) -> bool {
+    args.iter().any(|a| *a == "new-session" || *a == "new")
+}
+
 /// The identify sequence and the command, in tmux's own order.
 fn handshake(sock: &mut UnixStream, args: &[&str]) -> Result<(), DirectError> {
     let mut packed = Vec::new();
@@ -130,8 +147,7 @@ fn handshake(sock: &mut UnixStream, args: &[&str]) -> Result<(), DirectError> {
     if HEADER + packed.len() > MAX_IMSG {
         return Err(DirectError::TooLarge(HEADER + packed.len()));
     }
-    let devnull_in = std::fs::File::open("/dev/null")?;
-    let devnull_out = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+    let (devnull_in, devnull_out) = devnull()?;
     let cwd = std::env::current_dir().map(|p| p.into_os_string().into_encoded_bytes()).unwrap_or_else(|_| b"/".to_vec());
 
     let mut first = Vec::new();
@@ -142,15 +158,15 @@ fn handshake(sock: &mut UnixStream, args: &[&str]) -> Result<(), DirectError> {
     message(&mut first, MSG_IDENTIFY_TTYNAME, 0, &cstr(b""));
     message(&mut first, MSG_IDENTIFY_CWD, 0, &cstr(&cwd));
     message(&mut first, MSG_IDENTIFY_STDIN, FLAG_HAS_FD, &[]);
-    send_with_fd(sock, &first, &devnull_in)?;
+    send_with_fd(sock, &first, devnull_in)?;
 
     let mut second = Vec::new();
     message(&mut second, MSG_IDENTIFY_STDOUT, FLAG_HAS_FD, &[]);
-    send_with_fd(sock, &second, &devnull_out)?;
+    send_with_fd(sock, &second, devnull_out)?;
 
     let mut rest = Vec::new();
     message(&mut rest, MSG_IDENTIFY_CLIENTPID, 0, &(std::process::id() as i32).to_le_bytes());
-    for (k, v) in std::env::vars_os() {
+    for (k, v) in std::env::vars_os().filter(|_| needs_environment(args)) {
         if k == "TMUX" || k == "TMUX_PANE" {
             continue;
         }
@@ -168,7 +184,109 @@ fn handshake(sock: &mut UnixStream, args: &[&str]) -> Result<(), DirectError> {
     Ok(())
 }
 
-/// Runs one tmux command on the server at `socket`.
+/// Replies to a server message, or the final outcome.
+enum Step {
+    Reply(Vec<u8>),
+    Done(Result<Output, DirectError>),
+    Continue,
+}
+
+/// Handles every complete message at the front of `buf`; returns what to send
+/// and whether the command finished.
+fn process(buf: &mut Vec<u8>, out: &mut Output) -> Result<(Vec<u8>, Option<Result<Output, DirectError>>), DirectError> {
+    let mut replies = Vec::new();
+    let mut off = 0;
+    let mut done = None;
+    while done.is_none() && buf.len() - off >= HEADER {
+        let kind = u32::from_le_bytes(buf[off..off + 4].try_into().unwrap());
+        let len = u16::from_le_bytes(buf[off + 4..off + 6].try_into().unwrap()) as usize;
+        if len < HEADER {
+            return Err(DirectError::Io(io::Error::new(io::ErrorKind::InvalidData, "malformed tmux message")));
+        }
+        if buf.len() - off < len {
+            break;
+        }
+        let data = &buf[off + HEADER..off + len];
+        match handle(kind, data, out) {
+            Step::Reply(r) => replies.extend_from_slice(&r),
+            Step::Done(r) => done = Some(r),
+            Step::Continue => {}
+        }
+        off += len;
+    }
+    buf.drain(..off);
+    Ok((replies, done))
+}
+
+fn handle(kind: u32, data: &[u8], out: &mut Output) -> Step {
+    let int_at = |i: usize| data.get(i..i + 4).map(|b| i32::from_le_bytes(b.try_into().unwrap()));
+    match kind {
+        MSG_WRITE_OPEN => {
+            let mut reply = Vec::new();
+            let mut body = int_at(0).unwrap_or(1).to_le_bytes().to_vec();
+            body.extend_from_slice(&0i32.to_le_bytes());
+            message(&mut reply, MSG_WRITE_READY, 0, &body);
+            Step::Reply(reply)
+        }
+        MSG_WRITE => {
+            let payload = data.get(4..).unwrap_or(&[]);
+            match int_at(0) {
+                Some(2) => out.stderr.extend_from_slice(payload),
+                _ => out.stdout.extend_from_slice(payload),
+            }
+            Step::Continue
+        }
+        MSG_READ_OPEN => {
+            // Nothing to read: answer "done, with an error" so the command fails cleanly.
+            let mut reply = Vec::new();
+            let mut body = int_at(0).unwrap_or(0).to_le_bytes().to_vec();
+            body.extend_from_slice(&libc::EBADF.to_le_bytes());
+            message(&mut reply, MSG_READ_DONE, 0, &body);
+            Step::Reply(reply)
+        }
+        MSG_EXIT => {
+            out.status = int_at(0).unwrap_or(0);
+            Step::Done(Ok(std::mem::replace(out, Output { status: 0, stdout: Vec::new(), stderr: Vec::new() })))
+        }
+        MSG_EXITED | MSG_SHUTDOWN => Step::Done(Err(DirectError::Closed)),
+        MSG_VERSION => Step::Done(Err(DirectError::Version)),
+        _ => Step::Continue,
+    }
+}
+
+/// Runs one tmux command on the server at `socket`, without blocking a thread:
+/// the identify messages (a few hundred bytes, they fit the socket buffer) are
+/// sent before the socket is handed to tokio.
+pub async fn run_async(socket: &Path, args: &[&str], timeout: Duration) -> Result<Output, DirectError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut std_sock = UnixStream::connect(socket).map_err(|source| DirectError::Connect { path: socket.display().to_string(), source })?;
+    std_sock.set_write_timeout(Some(timeout))?;
+    handshake(&mut std_sock, args)?;
+    std_sock.set_nonblocking(true)?;
+    let mut sock = tokio::net::UnixStream::from_std(std_sock)?;
+    let work = async {
+        let mut out = Output { status: -1, stdout: Vec::new(), stderr: Vec::new() };
+        let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = sock.read(&mut chunk).await?;
+            if n == 0 {
+                return Err(DirectError::Closed);
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            let (replies, done) = process(&mut buf, &mut out)?;
+            if !replies.is_empty() {
+                sock.write_all(&replies).await?;
+            }
+            if let Some(r) = done {
+                return r;
+            }
+        }
+    };
+    tokio::time::timeout(timeout, work).await.map_err(|_| DirectError::Timeout(timeout))?
+}
+
+/// Runs one tmux command on the server at `socket` (blocking).
 pub fn run(socket: &Path, args: &[&str], timeout: Duration) -> Result<Output, DirectError> {
     let deadline = Instant::now() + timeout;
     let mut sock = UnixStream::connect(socket).map_err(|source| DirectError::Connect { path: socket.display().to_string(), source })?;
@@ -179,55 +297,13 @@ pub fn run(socket: &Path, args: &[&str], timeout: Duration) -> Result<Output, Di
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        // Handle every complete message in the buffer.
-        let mut off = 0;
-        while buf.len() - off >= HEADER {
-            let kind = u32::from_le_bytes(buf[off..off + 4].try_into().unwrap());
-            let len = u16::from_le_bytes(buf[off + 4..off + 6].try_into().unwrap()) as usize;
-            if len < HEADER {
-                return Err(DirectError::Io(io::Error::new(io::ErrorKind::InvalidData, "malformed tmux message")));
-            }
-            if buf.len() - off < len {
-                break;
-            }
-            let data = &buf[off + HEADER..off + len];
-            let int_at = |i: usize| data.get(i..i + 4).map(|b| i32::from_le_bytes(b.try_into().unwrap()));
-            match kind {
-                MSG_WRITE_OPEN => {
-                    let stream = int_at(0).unwrap_or(1);
-                    let mut reply = Vec::new();
-                    let mut body = stream.to_le_bytes().to_vec();
-                    body.extend_from_slice(&0i32.to_le_bytes());
-                    message(&mut reply, MSG_WRITE_READY, 0, &body);
-                    sock.write_all(&reply)?;
-                }
-                MSG_WRITE => {
-                    let payload = data.get(4..).unwrap_or(&[]);
-                    match int_at(0) {
-                        Some(2) => out.stderr.extend_from_slice(payload),
-                        _ => out.stdout.extend_from_slice(payload),
-                    }
-                }
-                MSG_READ_OPEN => {
-                    // Nothing to read: answer "done, with an error" so the command fails cleanly.
-                    let stream = int_at(0).unwrap_or(0);
-                    let mut reply = Vec::new();
-                    let mut body = stream.to_le_bytes().to_vec();
-                    body.extend_from_slice(&libc::EBADF.to_le_bytes());
-                    message(&mut reply, MSG_READ_DONE, 0, &body);
-                    sock.write_all(&reply)?;
-                }
-                MSG_EXIT => {
-                    out.status = int_at(0).unwrap_or(0);
-                    return Ok(out);
-                }
-                MSG_EXITED | MSG_SHUTDOWN => return Err(DirectError::Closed),
-                MSG_VERSION => return Err(DirectError::Version),
-                _ => {}
-            }
-            off += len;
+        let (replies, done) = process(&mut buf, &mut out)?;
+        if !replies.is_empty() {
+            sock.write_all(&replies)?;
         }
-        buf.drain(..off);
+        if let Some(r) = done {
+            return r;
+        }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(DirectError::Timeout(timeout));

@@ -65,16 +65,10 @@ impl Tmux {
     pub async fn try_enable_direct(&self) -> bool {
         let args = ["list-commands", "-F", "#{pid} #{version}", "list-commands"];
         let exec = self.exec(&args, DEFAULT_TIMEOUT).await;
-        let socket = self.socket.clone();
-        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let direct = tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
-            direct::run(&socket, &refs, DEFAULT_TIMEOUT)
-        })
-        .await;
-        let ok = matches!((&exec, &direct), (Ok(e), Ok(Ok(d))) if e.status == 0 && e == d);
+        let direct = direct::run_async(&self.socket, &args, DEFAULT_TIMEOUT).await;
+        let ok = matches!((&exec, &direct), (Ok(e), Ok(d)) if e.status == 0 && e == d);
         if !ok {
-            tracing::info!("tmux protocol client not used (exec {:?}, direct {:?})", exec.as_ref().map(|o| o.status), direct.as_ref().map(|r| r.as_ref().map(|o| o.status)));
+            tracing::info!("tmux protocol client not used (exec {:?}, direct {:?})", exec.as_ref().map(|o| o.status), direct.as_ref().map(|o| o.status));
         }
         self.direct.store(ok, Ordering::Relaxed);
         ok
@@ -105,15 +99,7 @@ impl Tmux {
             return self.exec(args, timeout).await;
         }
         let name = args.first().copied().unwrap_or("").to_string();
-        let socket = self.socket.clone();
-        let owned: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let res = tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
-            direct::run(&socket, &refs, timeout)
-        })
-        .await
-        .map_err(|e| TmuxError::Direct { command: name.clone(), source: direct::DirectError::Io(std::io::Error::other(e)) })?;
-        match res {
+        match direct::run_async(&self.socket, args, timeout).await {
             // Too large for one message: tmux's own client cannot send it either
             // through this path, but exec passes argv without that limit.
             Err(direct::DirectError::TooLarge(_)) => self.exec(args, timeout).await,

@@ -78,7 +78,10 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let generation = target["generation"].as_str().unwrap_or_default();
 
     if let Some(cursor) = args.get("cursor").and_then(Value::as_str) {
-        let Some(entry) = broker.cursors.get(cursor) else { return stale_cursor("No retained capture has this cursor.") };
+        let retained = broker.retained.get(cursor);
+        let Some(crate::retention::Retained::Cursor(entry)) = retained.as_deref() else {
+            return stale_cursor("No retained capture has this cursor.");
+        };
         if entry.pane_id != id || entry.generation != generation {
             return stale_cursor("The cursor belongs to another target.");
         }
@@ -185,7 +188,7 @@ fn finish(broker: &crate::daemon::Broker, data: Value, text: String, retain: Opt
         return envelope::error("capacity", &format!("{GENERIC} The response would exceed {} bytes; ask for fewer lines or bytes.", limits::MAX_RESPONSE_BYTES), Delivery::Observed);
     }
     if let Some((key, entry)) = retain {
-        if broker.cursors.insert(key, entry).is_err() {
+        if broker.retained.insert(key, crate::retention::Retained::Cursor(entry)).is_err() {
             return envelope::error("capacity", &format!("{GENERIC} The capture is larger than the retention budget."), Delivery::Observed);
         }
     }

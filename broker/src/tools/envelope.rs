@@ -47,8 +47,9 @@ pub fn invalid_input(problem: &str) -> ToolOutput {
     error("invalid_input", &format!("Input does not match the operation schema. {problem}"), Delivery::NotSent)
 }
 
-/// The seed tools that change tmux; their errors always carry `effects` (A.0.2).
-pub const MUTATION_TOOLS: &[&str] = &["tmux_send", "tmux_create", "tmux_close", "tmux_run"];
+/// The seed tools whose errors always carry `effects: {state, created}` (A.0.2).
+/// `tmux_run` has an effects shape of its own (A.8) and is not listed here.
+pub const MUTATION_TOOLS: &[&str] = &["tmux_send", "tmux_create", "tmux_close"];
 
 /// A mutation tool's error (`tmux_send`, `tmux_create`, `tmux_close`) with its
 /// `effects`: `known` with the `created` references when a creation result

@@ -11,6 +11,7 @@ mod close;
 mod create;
 pub mod envelope;
 mod list_panes;
+mod snapshot;
 mod wait;
 mod refs;
 mod send;
@@ -42,7 +43,7 @@ pub struct ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == name)
@@ -212,6 +213,7 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
         "tmux_close" => close::call(session, &args).await,
         "tmux_capture" => capture::call(session, &args).await,
         "tmux_wait" => wait::call(session, &args, progress).await,
+        "tmux_snapshot" => snapshot::call(session, &args).await,
         _ => ToolOutput::libtmux_error(format!("Tool {name} has no implementation. Nothing was sent to tmux.")),
     }
 }

@@ -208,7 +208,7 @@ pub async fn resolve(session: &Session, r: &Value) -> Result<Target, ToolOutput>
         return Err(fail("stale_target", &format!("{} {id} does not exist (any more). Nothing was sent.", kind.as_str()), Delivery::NotSent));
     }
     let visible = match kind {
-        Kind::Session => session.scope == Scope::Server || session.caller_sessions.iter().any(|s| *s == id),
+        Kind::Session => session.scope == Scope::Server || session.caller_sessions.contains(&id),
         Kind::Window | Kind::Pane => panes.iter().any(|p| session.can_see(p)),
     };
     if !visible {
@@ -247,5 +247,46 @@ fn transport(command: &str, e: &TmuxError) -> ToolOutput {
 pub async fn refresh_after(broker: &Broker) {
     if let Err(e) = broker.registry.refresh().await {
         tracing::warn!("refresh after a mutation failed: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_arg_survives_tmux_semicolon_splitting() {
+        // tmux drops a final `;` and turns a final `\;` into `;`.
+        let tmux_parse = |a: &str| match a.strip_suffix(';') {
+            Some(h) => h.strip_suffix('\\').map_or_else(|| h.to_string(), |hh| format!("{hh};")),
+            None => a.to_string(),
+        };
+        for s in ["", ";", "x;", "x\\;", "a;b", "\\", "Enter", "-x", ";;", "x\\\\;"] {
+            assert_eq!(tmux_parse(&literal_arg(s)), s, "{s:?}");
+        }
+        assert_eq!(format_arg("a#b;"), "a##b\\;");
+    }
+
+    #[test]
+    fn ids_and_effects() {
+        assert_eq!(Kind::of_id("$12"), Some(Kind::Session));
+        assert_eq!(Kind::of_id("@0"), Some(Kind::Window));
+        assert_eq!(Kind::of_id("%3"), Some(Kind::Pane));
+        assert_eq!(Kind::of_id("%"), None);
+        assert_eq!(Kind::of_id("%3x"), None);
+        let effects = |o: ToolOutput| o.structured.unwrap()["error"].clone();
+        let e = effects(fail("deadline", "x", Delivery::PossiblySent));
+        assert_eq!((e["delivery"].as_str(), e["effects"]["state"].as_str()), (Some("possibly_sent"), Some("unknown")));
+        let e = effects(fail("stale_target", "x", Delivery::NotSent));
+        assert_eq!(e["effects"], json!({ "state": "none", "created": [] }));
+        let created = vec![reference(Kind::Pane, "%1", "g")];
+        let e = effects(envelope::mutation_error("capacity", "x", Delivery::NotSent, created.clone()));
+        assert_eq!((e["delivery"].as_str(), e["effects"]["state"].as_str()), (Some("observed"), Some("known")));
+        assert_eq!(e["effects"]["created"], json!(created));
+        let schema = output_schema(json!({ "type": "object" }));
+        let v = jsonschema::validator_for(&schema).unwrap();
+        assert!(v.is_valid(&envelope::mutation_error("capacity", "x", Delivery::NotSent, created).structured.unwrap()));
+        assert!(!v.is_valid(&envelope::error("capacity", "x", Delivery::NotSent).structured.unwrap()), "effects must be required");
+        assert!(v.is_valid(&envelope::for_tool("tmux_send", envelope::policy_denied()).structured.unwrap()));
     }
 }
