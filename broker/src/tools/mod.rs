@@ -104,7 +104,8 @@ impl ToolOutput {
 /// (so an error can name the field within the variant the caller meant).
 struct Validators {
     whole: jsonschema::Validator,
-    variants: Vec<jsonschema::Validator>,
+    /// Each variant with its `required` keys (how a caller picks a variant).
+    variants: Vec<(jsonschema::Validator, Vec<String>)>,
 }
 
 fn validators() -> &'static HashMap<&'static str, Validators> {
@@ -115,7 +116,15 @@ fn validators() -> &'static HashMap<&'static str, Validators> {
             .map(|t| {
                 let schema = (t.input_schema)();
                 let whole = jsonschema::validator_for(&schema).expect("published input schema compiles");
-                let variants = schema["oneOf"].as_array().into_iter().flatten().map(|v| jsonschema::validator_for(v).expect("variant compiles")).collect();
+                let variants = schema["oneOf"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|v| {
+                        let required = v["required"].as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
+                        (jsonschema::validator_for(v).expect("variant compiles"), required)
+                    })
+                    .collect();
                 (t.name, Validators { whole, variants })
             })
             .collect()
@@ -140,8 +149,15 @@ pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
     if v.whole.is_valid(args) {
         return Ok(());
     }
-    // For a oneOf root, report against the variant that fits best.
-    let best = v.variants.iter().map(|var| problems(var, args)).min_by_key(Vec::len).unwrap_or_else(|| problems(&v.whole, args));
+    // For a oneOf root, report against the variant the caller meant: the one
+    // with the most of its required keys present, then the fewest problems.
+    let present = |req: &Vec<String>| req.iter().filter(|k| args.get(k.as_str()).is_some()).count();
+    let best = v
+        .variants
+        .iter()
+        .max_by_key(|(var, req)| (present(req), std::cmp::Reverse(problems(var, args).len())))
+        .map(|(var, _)| problems(var, args))
+        .unwrap_or_else(|| problems(&v.whole, args));
     let best = if best.is_empty() { problems(&v.whole, args) } else { best };
     Err(if best.is_empty() { "arguments do not match the published input schema".to_string() } else { best.join("; ") })
 }
