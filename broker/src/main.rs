@@ -53,7 +53,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("tokio runtime")?;
+    // One thread: every wait is I/O (sockets, pidfds, inotify) and the work
+    // between waits is short; a single thread avoids cross-thread wake-ups on the
+    // latency-critical path of a capture (two tmux round trips).
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
     rt.block_on(async {
         init_logging(&args)?;
         let feed = args.feed.map(|f| match f {

@@ -109,6 +109,17 @@ async fn main() {
         fork.push(ms(t.elapsed()));
         assert!(out.status.success());
     }
+    // One round trip of the broker's in-process tmux client (what a capture does twice).
+    let mut direct = Vec::new();
+    let mut direct_cap = Vec::new();
+    for _ in 0..N {
+        let t = Instant::now();
+        tmux_mcp::tmux::direct::run_async(server.socket(), &["show-hooks", "-g", "after-capture-pane"], Duration::from_secs(5)).await.unwrap();
+        direct.push(ms(t.elapsed()));
+        let t = Instant::now();
+        tmux_mcp::tmux::direct::run_async(server.socket(), &["capture-pane", "-p", "-t", &pane], Duration::from_secs(5)).await.unwrap();
+        direct_cap.push(ms(t.elapsed()));
+    }
     let (mut delta, sizes) = delta_run(&client, &server, &target, &pane, &fifo, N, true).await;
     let (mut window_delta, window_sizes) = delta_run(&client, &server, &target, &pane, &fifo, 20, false).await;
 
@@ -129,6 +140,7 @@ async fn main() {
     println!("  tracked delta (+1 line) p50 {d50:7.3} ms   p90 {d90:7.3} ms");
     println!("  MCP ping round trip     p50 {p50:7.3} ms   p90 {p90:7.3} ms");
     println!("  tmux capture-pane fork  p50 {f50:7.3} ms   p90 {f90:7.3} ms");
+    println!("  in-process tmux client: show-hooks p50 {:7.3} ms, capture-pane p50 {:7.3} ms", pct(&mut direct, 0.5), pct(&mut direct_cap, 0.5));
     println!("  ratios: snapshot/ping {:.2}x, fork+exec/snapshot {:.2}x, delta/snapshot {:.2}x", s50 / p50, f50 / s50, d50 / s50);
     println!("  one-line delta response (scope with history): max {max_size} bytes on 200x50, max {big_max} bytes on 400x100 (target < 1024, not growing)");
     let w50 = pct(&mut window_delta, 0.5);
