@@ -195,8 +195,15 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     let _ = std::fs::remove_file(&bpaths.socket);
     let _ = std::fs::remove_file(&lock.path);
     drop(lock);
+    // The server is gone and so is everything the log was about; a broker
+    // stopped by a signal keeps its log for whoever sent it.
+    if reason == SERVER_EXITED {
+        let _ = std::fs::remove_file(&bpaths.log);
+    }
     Ok(Outcome::Stopped(reason))
 }
+
+const SERVER_EXITED: &str = "the tmux server exited";
 
 /// Resolves when the tmux server exits or a stop signal arrives.
 async fn wait_for_exit(pidfd: Option<OwnedFd>, server_pid: u32) -> &'static str {
@@ -220,7 +227,7 @@ async fn wait_for_exit(pidfd: Option<OwnedFd>, server_pid: u32) -> &'static str 
         }
     };
     tokio::select! {
-        _ = server_gone => "the tmux server exited",
+        _ = server_gone => SERVER_EXITED,
         _ = term.recv() => "SIGTERM",
         _ = int.recv() => "SIGINT",
         _ = hup.recv() => "SIGHUP",
