@@ -142,7 +142,7 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(s.len() / 4 * 3);
     let bytes = s.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     for chunk in bytes.chunks(4) {

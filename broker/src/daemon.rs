@@ -273,7 +273,7 @@ async fn handle_connection(mut stream: UnixStream, broker: Arc<Broker>, own_uid:
             broker.registry.deliver(msg.req, msg.table);
             wire::write_frame_async(&mut stream, &Reply::FeedAccepted).await
         }
-        Hello::Status => wire::write_frame_async(&mut stream, &Reply::Status(status(&broker))).await,
+        Hello::Status => wire::write_frame_async(&mut stream, &Reply::Status(Box::new(status(&broker)))).await,
         Hello::Cursor(req) => {
             let reply = cursor(&broker, &req.pane_id).await;
             wire::write_frame_async(&mut stream, &reply).await

@@ -127,7 +127,7 @@ pub enum Reply {
     McpReady { session: u64 },
     FeedAccepted,
     Cursor(CursorReply),
-    Status(StatusReply),
+    Status(Box<StatusReply>),
     Refused { reason: String },
 }
 

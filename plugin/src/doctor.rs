@@ -13,7 +13,7 @@ use tmux_mcp::{hooks, paths, procfs, server, sys};
 
 fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
     match connect(sock, &Hello::Status)?.1 {
-        Reply::Status(s) => Ok(s),
+        Reply::Status(s) => Ok(*s),
         Reply::Refused { reason } => bail!("the broker refused: {reason}"),
         other => bail!("unexpected broker reply {other:?}"),
     }

@@ -191,9 +191,12 @@ enum Step {
     Continue,
 }
 
+/// Bytes to send back, and the outcome once the command finished.
+type Progressed = (Vec<u8>, Option<Result<Output, DirectError>>);
+
 /// Handles every complete message at the front of `buf`; returns what to send
 /// and whether the command finished.
-fn process(buf: &mut Vec<u8>, out: &mut Output) -> Result<(Vec<u8>, Option<Result<Output, DirectError>>), DirectError> {
+fn process(buf: &mut Vec<u8>, out: &mut Output) -> Result<Progressed, DirectError> {
     let mut replies = Vec::new();
     let mut off = 0;
     let mut done = None;

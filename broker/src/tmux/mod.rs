@@ -41,11 +41,10 @@ pub enum TmuxError {
 impl TmuxError {
     /// Whether the command may have reached the server (for `delivery`).
     pub fn possibly_sent(&self) -> bool {
-        match self {
-            TmuxError::Spawn { .. } => false,
-            TmuxError::Direct { source: direct::DirectError::Connect { .. } | direct::DirectError::TooLarge(_) | direct::DirectError::Version, .. } => false,
-            _ => true,
-        }
+        !matches!(
+            self,
+            TmuxError::Spawn { .. } | TmuxError::Direct { source: direct::DirectError::Connect { .. } | direct::DirectError::TooLarge(_) | direct::DirectError::Version, .. }
+        )
     }
 }
 

@@ -313,10 +313,8 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         "coverage": coverage,
     });
     let first = page(&header, &items, &key, 0, limit, started);
-    if items.len() > limit {
-        if broker.retained.insert(key, Retained::Pages(Pages { records: items, header, limit })).is_err() {
-            return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
-        }
+    if items.len() > limit && broker.retained.insert(key, Retained::Pages(Pages { records: items, header, limit })).is_err() {
+        return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
     }
     let mut out = envelope::ok("tmux_snapshot", first);
     out.text = format!("tmux_snapshot {entity}: {} record(s); structuredContent contains the result.", out.structured.as_ref().map_or(0, |s| s["data"]["items"].as_array().map_or(0, Vec::len)));
