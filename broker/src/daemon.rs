@@ -75,9 +75,18 @@ pub struct Broker {
     pub retained: crate::retention::Store,
     /// Admission of concurrent captures and waits.
     pub observers: tokio::sync::Semaphore,
+    /// Turns true when the broker stops, normally because the tmux server
+    /// exited (observations end with `observation_lost` before it does).
+    server_gone: tokio::sync::watch::Sender<bool>,
 }
 
 impl Broker {
+    /// Resolves once the tmux server has exited.
+    pub async fn server_gone(&self) {
+        let mut rx = self.server_gone.subscribe();
+        let _ = rx.wait_for(|gone| *gone).await;
+    }
+
     /// tmux's version string as last read ("" before the first read).
     pub fn tmux_version(&self) -> String {
         self.registry.cached().map(|s| s.server.version.clone()).unwrap_or_default()
@@ -185,12 +194,20 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         option_state: Mutex::new("not yet".into()),
         retained: crate::retention::Store::default(),
         observers: tokio::sync::Semaphore::new(crate::limits::MAX_OBSERVERS as usize),
+        server_gone: tokio::sync::watch::channel(false).0,
     });
 
     let accept = tokio::spawn(accept_loop(listener, broker.clone()));
     tokio::spawn(publish_option(broker.clone()));
     let reason = wait_for_exit(probe.pidfd, broker.identity.pid).await;
     tracing::info!("broker stopping: {reason}");
+    // Running waits answer `observation_lost`; give them a moment to reach
+    // their clients (every observer returns its permit when it is done). tmux
+    // itself sends its jobs SIGTERM when it exits, so this covers both ways.
+    broker.server_gone.send_replace(true);
+    let all = crate::limits::MAX_OBSERVERS as u32;
+    let _ = tokio::time::timeout(Duration::from_millis(300), broker.observers.acquire_many(all)).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
     accept.abort();
     let _ = std::fs::remove_file(&bpaths.socket);
     let _ = std::fs::remove_file(&lock.path);

@@ -53,6 +53,12 @@ const PANE_FIELDS: &[(&str, bool)] = &[
     ("window_height", false),
     ("window_panes", false),
     ("window_layout", true),
+    ("cursor_x", false),
+    ("cursor_y", false),
+    ("pane_in_mode", false),
+    // Empty unless the pane is in copy mode.
+    ("scroll_position", false),
+    ("window_zoomed_flag", false),
 ];
 
 fn field(name: &str, free_text: bool) -> String {
@@ -149,6 +155,11 @@ pub fn parse(text: &str) -> Result<PaneTable, ParseError> {
             window_height: num(i, "window_height", f[24])?,
             window_panes: num(i, "window_panes", f[25])?,
             window_layout: f[26].to_string(),
+            cursor_x: num_or_zero(i, "cursor_x", f[27])?,
+            cursor_y: num_or_zero(i, "cursor_y", f[28])?,
+            pane_in_mode: num_or_zero(i, "pane_in_mode", f[29])?,
+            scroll_position: num_or_zero(i, "scroll_position", f[30])?,
+            window_zoomed: f[31] == "1",
         });
     }
     Ok(PaneTable { server, rows })
@@ -158,12 +169,21 @@ fn num<T: std::str::FromStr>(row: usize, field: &'static str, value: &str) -> Re
     value.parse().map_err(|_| ParseError::Number { row, field, value: value.to_string() })
 }
 
+/// A number that tmux leaves empty when it does not apply (0 then).
+fn num_or_zero<T: std::str::FromStr + Default>(row: usize, field: &'static str, value: &str) -> Result<T, ParseError> {
+    if value.is_empty() {
+        Ok(T::default())
+    } else {
+        num(row, field, value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn row(pane: &str, sess: &str) -> String {
-        let f = [sess, "main", "@1", "0", "zsh", "1", pane, "0", "1", "123", "0", "", "80", "24", "5", "2000", "zsh", "/tmp", "host", "/dev/pts/3", "1700000000", "1", "2", "80", "24", "1", "b25d,80x24,0,0,0"];
+        let f = [sess, "main", "@1", "0", "zsh", "1", pane, "0", "1", "123", "0", "", "80", "24", "5", "2000", "zsh", "/tmp", "host", "/dev/pts/3", "1700000000", "1", "2", "80", "24", "1", "b25d,80x24,0,0,0", "7", "3", "0", "", "0"];
         f.join(&US.to_string())
     }
 
@@ -180,6 +200,9 @@ mod tests {
         assert_eq!(t.rows[0].pane_pid, 123);
         assert_eq!(t.rows[0].pane_dead_status, None);
         assert_eq!(t.rows[0].current_path, "/tmp");
+        assert_eq!((t.rows[0].cursor_x, t.rows[0].cursor_y, t.rows[0].pane_in_mode), (7, 3, 0));
+        assert_eq!(t.rows[0].scroll_position, 0, "empty outside copy mode");
+        assert!(!t.rows[0].window_zoomed);
     }
 
     #[test]

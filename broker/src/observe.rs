@@ -79,28 +79,57 @@ fn format_literal_arg(s: &str) -> String {
 /// it tracked. Retries once with a fresh table when the guard fails because the
 /// cache was stale.
 pub async fn capture(broker: &Broker, pane: Pane, scope: &Scope, identity: Option<Arc<ProcessIdentity>>) -> Result<Captured, ObserveError> {
-    match capture_once(broker, &pane, scope, identity.as_ref()).await {
+    let start = if scope.history_lines == 0 { "0".to_string() } else { format!("-{}", scope.history_lines) };
+    let flags = vec!["-S".to_string(), start, "-E".to_string(), "-".to_string()];
+    let (pane, out) = guarded(broker, pane, &flags, identity.as_ref()).await?;
+    Ok(Captured { pane, rows: capture::select(&out, scope), identity })
+}
+
+/// An explicit `capture-pane` range (libtmux family): `-S start` / `-E end` only
+/// when given (tmux's defaults otherwise: the visible screen), `-J` when
+/// `join_wrapped`. Same hook refusal and in-queue guard as [`capture`]; returns
+/// the pane it captured (fresh if the guard made it re-read the table) and
+/// tmux's raw stdout.
+pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool) -> Result<(Pane, Vec<u8>), ObserveError> {
+    let mut flags = Vec::new();
+    if join_wrapped {
+        flags.push("-J".to_string());
+    }
+    if let Some(s) = start {
+        flags.extend(["-S".to_string(), s.to_string()]);
+    }
+    if let Some(e) = end {
+        flags.extend(["-E".to_string(), e.to_string()]);
+    }
+    guarded(broker, pane, &flags, None).await
+}
+
+/// [`capture_once`] with one retry on a fresh table when the guard did not hold.
+async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>) -> Result<(Pane, Vec<u8>), ObserveError> {
+    match capture_once(broker, &pane, flags, identity).await {
         Err(Guard) => {
             let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: true, why: e.to_string() })?;
             let fresh = snap.pane(&pane.id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: true, why: format!("pane {} no longer exists", pane.id) })?;
-            if let Some(id) = &identity {
+            if let Some(id) = identity {
                 if !id.matches(fresh.pid) {
                     return Err(ObserveError::StaleTarget { observed: true, why: format!("the process of pane {} changed", pane.id) });
                 }
             }
-            match capture_once(broker, &fresh, scope, identity.as_ref()).await {
+            match capture_once(broker, &fresh, flags, identity).await {
                 Err(Guard) => Err(ObserveError::StaleTarget { observed: true, why: format!("pane {} changed while it was being captured", pane.id) }),
-                Ok(r) => r.map(|rows| Captured { pane: fresh, rows, identity }),
+                Ok(r) => r.map(|out| (fresh, out)),
             }
         }
-        Ok(r) => r.map(|rows| Captured { pane, rows, identity }),
+        Ok(r) => r.map(|out| (pane, out)),
     }
 }
 
 /// The guard did not hold (nothing was captured).
 struct Guard;
 
-async fn capture_once(broker: &Broker, pane: &Pane, scope: &Scope, identity: Option<&Arc<ProcessIdentity>>) -> Result<Result<Rows, ObserveError>, Guard> {
+/// Hook preflight, then `capture-pane -p -t PANE FLAGS…` behind the in-queue
+/// guard; the raw stdout.
+async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>) -> Result<Result<Vec<u8>, ObserveError>, Guard> {
     let sessions: Vec<String> = pane.placements.iter().map(|p| p.session_id.clone()).collect();
     if sessions.is_empty() {
         return Ok(Err(ObserveError::StaleTarget { observed: false, why: format!("pane {} is in no session", pane.id) }));
@@ -125,8 +154,11 @@ async fn capture_once(broker: &Broker, pane: &Pane, scope: &Scope, identity: Opt
     if let Some(id) = identity {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}", id.pid);
     }
-    let start = if scope.history_lines == 0 { "0".to_string() } else { format!("-{}", scope.history_lines) };
-    let cmd = format!("capture-pane -p -t {} -S {start} -E -", pane.id);
+    let mut cmd = format!("capture-pane -p -t {}", pane.id);
+    for f in flags {
+        cmd.push(' ');
+        cmd.push_str(f);
+    }
     let out = match broker.registry.tmux_output(&["if-shell", "-F", "-t", &pane.id, &guard, &cmd]).await {
         Ok(o) => o,
         Err(e) => return Ok(Err(transport(e))),
@@ -143,7 +175,7 @@ async fn capture_once(broker: &Broker, pane: &Pane, scope: &Scope, identity: Opt
             return Ok(Err(ObserveError::StaleTarget { observed: true, why: format!("the process of pane {} exited during the capture", pane.id) }));
         }
     }
-    Ok(Ok(capture::select(&out.stdout, scope)))
+    Ok(Ok(out.stdout))
 }
 
 fn transport(e: TmuxError) -> ObserveError {

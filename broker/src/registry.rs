@@ -52,6 +52,14 @@ pub struct Pane {
     pub cwd: String,
     pub title: String,
     pub tty: String,
+    pub cursor_x: u32,
+    pub cursor_y: u32,
+    /// `pane_in_mode` (0 or 1).
+    pub in_mode: u32,
+    /// `scroll_position`: 0 unless in copy mode.
+    pub scroll_position: i64,
+    /// Whether the pane's window is zoomed.
+    pub window_zoomed: bool,
     /// Sessions (and window indexes there) through which the pane is reachable,
     /// ordered by numeric session id, then index.
     pub placements: Vec<Placement>,
@@ -288,6 +296,11 @@ impl Registry {
                     cwd: first.current_path.clone(),
                     title: first.title.clone(),
                     tty: first.tty.clone(),
+                    cursor_x: first.cursor_x,
+                    cursor_y: first.cursor_y,
+                    in_mode: first.pane_in_mode,
+                    scroll_position: first.scroll_position,
+                    window_zoomed: first.window_zoomed,
                     placements,
                     process,
                 }

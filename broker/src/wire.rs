@@ -112,6 +112,14 @@ pub struct PaneRow {
     pub window_height: u32,
     pub window_panes: u64,
     pub window_layout: String,
+    pub cursor_x: u32,
+    pub cursor_y: u32,
+    /// `pane_in_mode`: 1 while the pane is in copy (or another) mode.
+    pub pane_in_mode: u32,
+    /// `scroll_position` (copy mode only; 0 otherwise).
+    pub scroll_position: i64,
+    /// `window_zoomed_flag`.
+    pub window_zoomed: bool,
 }
 
 /// The key binding's request: hand pane `pane_id` to an agent.

@@ -11,6 +11,8 @@ mod close;
 mod create;
 pub mod envelope;
 mod list_panes;
+pub mod capture_pane;
+mod snapshot_pane;
 mod snapshot;
 mod wait;
 mod refs;
@@ -43,7 +45,7 @@ pub struct ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == name)
@@ -224,6 +226,8 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
     match name {
         "tmux_capabilities" => capabilities::call(session).await,
         "list_panes" => list_panes::call(session, &args).await,
+        "capture_pane" => capture_pane::call(session, &args).await,
+        "snapshot_pane" => snapshot_pane::call(session, &args).await,
         "tmux_send" => send::call(session, &args).await,
         "tmux_create" => create::call(session, &args).await,
         "tmux_close" => close::call(session, &args).await,

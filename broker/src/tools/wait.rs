@@ -7,7 +7,8 @@
 //! and once more shortly after, because tmux may parse the bytes a moment after
 //! the program wrote them. Progress notifications go out once a second while
 //! waiting when the client sent a `progressToken`; cancellation drops the wait
-//! and everything it holds.
+//! and everything it holds. The server exiting ends a wait with
+//! `observation_lost` (delivery `observed`: the broker saw it happen).
 
 use super::capture::{observe_error, scope_of, snapshot_data, snapshot_data_schema};
 use super::envelope::{self, Delivery};
@@ -161,6 +162,10 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
         tokio::select! {
             _ = identity.wait_exit() => {
                 if text.is_some() {
+                    // Killing the server also ends its pane processes: tell the two apart.
+                    if tokio::time::timeout(Duration::from_millis(150), broker.server_gone()).await.is_ok() {
+                        return observation_lost(id);
+                    }
                     return observe_error(&ObserveError::StaleTarget { observed: true, why: format!("the process of pane {id} exited while waiting for text") });
                 }
                 let data = json!({ "target": target, "condition": "process_exit", "process_generation": identity.generation, "observed_at": sys::monotonic_seconds(), "exit_status": "unobserved" });
@@ -191,11 +196,16 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
                     p.report(waited.min(timeout), Some(timeout), &format!("waiting on {id} for {:.0} s", waited)).await;
                 }
             }
+            _ = broker.server_gone() => return observation_lost(id),
             _ = tokio::time::sleep_until(deadline) => {
                 return envelope::error("deadline", &format!("The operation could not establish its requested result. The condition did not hold within {timeout} s."), Delivery::Observed);
             }
         }
     }
+}
+
+fn observation_lost(id: &str) -> ToolOutput {
+    envelope::error("observation_lost", &format!("The operation could not establish its requested result. The tmux server exited (or the broker was stopped) while waiting on {id}."), Delivery::Observed)
 }
 
 /// A fresh guarded read of the pane (the cache entry may be stale; `capture`

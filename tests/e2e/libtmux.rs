@@ -1,0 +1,621 @@
+//! `capture_pane` and `snapshot_pane` (libtmux family, SPEC-TOOLS B.1/B.2)
+//! against real tmux servers: the published contracts, text compared with
+//! tmux's own `capture-pane`, range bounding (incl. the B.1 clamping example),
+//! failures as `isError` text with a hint, pane views compared with tmux's
+//! formats, placements of a window linked into several sessions, attended and
+//! caller panes, and hook refusal.
+//!
+//! Every successful `structuredContent` is validated against the published
+//! `outputSchema` by the harness (`McpClient::call`, `checked_structured`).
+
+use serde_json::{json, Value};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+use tmux_mcp_e2e::*;
+
+const OPENER: &str = "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. ";
+const CAPTURE_TEXT: &str = "The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.";
+const SNAPSHOT_TEXT: &str = "Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.";
+
+// ---------------------------------------------------------------------------
+// helpers
+// ---------------------------------------------------------------------------
+
+fn shared_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+}
+
+fn read_text(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+}
+
+/// The contract file `<tool>.<kind>.json` as text (shared copy when it exists;
+/// then the broker's copy must equal it).
+fn contract_text(tool: &str, kind: &str) -> String {
+    let name = format!("{tool}.{kind}.json");
+    let ours = repo_root().join("broker/contracts").join(&name);
+    let shared = shared_dir().join("contracts").join(&name);
+    if shared.is_file() {
+        let (a, b): (Value, Value) = (serde_json::from_str(&read_text(&ours)).unwrap(), serde_json::from_str(&read_text(&shared)).unwrap());
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "broker/contracts/{name} differs from the shared contract");
+    }
+    read_text(&ours)
+}
+
+/// The seed page's description of `tool` (line 9 of the seed whose line 3 is
+/// the tool's name), or the built-in text when the seeds are not present.
+fn seed_description(tool: &str, fallback: &str) -> String {
+    let Ok(rd) = std::fs::read_dir(shared_dir().join("seeds")) else { return format!("{OPENER}{fallback}") };
+    for e in rd.flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.get(2).map(|l| l.trim()) == Some(&format!("`{tool}`")) && lines.get(8).is_some_and(|l| l.starts_with("Read pane output")) {
+            return lines[8].trim_end().to_string();
+        }
+    }
+    format!("{OPENER}{fallback}")
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// `tmux -u -S sock capture-pane -p -t PANE ARGS…` decoded the B.0 way:
+/// split on LF, trailing empty lines removed.
+fn tmux_lines(srv: &TmuxServer, pane: &str, args: &[&str]) -> Vec<String> {
+    let out = Command::new("tmux")
+        .arg("-u")
+        .arg("-S")
+        .arg(srv.socket())
+        .args(["capture-pane", "-p", "-t", pane])
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("tmux capture-pane");
+    assert!(out.status.success(), "tmux capture-pane failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).expect("tmux output is UTF-8");
+    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+/// A session running `script` (sh), `w`x`h`; returns its pane id once
+/// `ready` is on its screen.
+fn session_with_script(srv: &TmuxServer, name: &str, w: u32, h: u32, script: &str, ready: &str) -> String {
+    let path = srv.dir().join(format!("{name}.sh"));
+    std::fs::write(&path, script).unwrap();
+    let id = srv
+        .tmux(&["new-session", "-d", "-s", name, "-x", &w.to_string(), "-y", &h.to_string(), "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(path.to_str().unwrap()))])
+        .trim()
+        .to_string();
+    poll(Duration::from_secs(5), || tmux_lines(srv, &id, &[]).iter().any(|l| l.contains(ready)).then_some(())).unwrap_or_else(|| panic!("pane output never appeared: {:?}", tmux_lines(srv, &id, &[])));
+    id
+}
+
+/// Prints `line 01`…`line NN`, then sleeps.
+fn numbered(n: u32) -> String {
+    format!("i=1\nwhile [ $i -le {n} ]; do printf 'line %02d\\n' $i; i=$((i+1)); done\nexec sleep 1000\n")
+}
+
+fn text_of(result: &rmcp::model::CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}
+
+/// A call that must fail the libtmux way: `isError`, text only.
+async fn call_fail(c: &McpClient, name: &str, args: Value) -> String {
+    let r = c.call_raw(name, args).await;
+    assert_eq!(r.is_error, Some(true), "{name} should have failed: {r:?}");
+    assert!(r.structured_content.is_none(), "a failure carries no structuredContent: {r:?}");
+    text_of(&r)
+}
+
+/// `display-message -p -t PANE FORMAT` (the test's own read; hooks are unset).
+fn fmt(srv: &TmuxServer, pane: &str, format: &str) -> String {
+    srv.tmux(&["display-message", "-p", "-t", pane, format]).trim_end_matches('\n').to_string()
+}
+
+// ---------------------------------------------------------------------------
+// 1. published contract
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_schemas_annotations_and_descriptions() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &[]).await;
+    for (tool, fallback) in [("capture_pane", CAPTURE_TEXT), ("snapshot_pane", SNAPSHOT_TEXT)] {
+        let t = c.tool(tool); // enabled by default
+        for (kind, got) in [("input", Value::Object((*t.input_schema).clone())), ("output", Value::Object((*t.output_schema.clone().expect("outputSchema")).clone()))] {
+            let want: Value = serde_json::from_str(&contract_text(tool, kind)).unwrap();
+            assert_eq!(got, want, "{tool} {kind} schema differs from the contract");
+            // Same keys in the same order.
+            assert_eq!(serde_json::to_string(&got).unwrap(), serde_json::to_string(&want).unwrap(), "{tool} {kind} schema key order differs");
+        }
+        let ann = serde_json::to_value(t.annotations.clone().expect("annotations")).unwrap();
+        assert_eq!(ann, json!({"destructiveHint": true, "idempotentHint": false, "openWorldHint": true, "readOnlyHint": false}), "{tool} annotations");
+        assert_eq!(t.description.as_deref(), Some(seed_description(tool, fallback).as_str()), "{tool} description");
+        assert!(t.description.as_deref().unwrap().starts_with(OPENER));
+    }
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 2. capture_pane
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capture_pane_text_equals_tmux() {
+    let srv = TmuxServer::start();
+    // A short screen: 3 lines then blank rows (which disappear).
+    let short = session_with_script(&srv, "short", 40, 10, "printf 'alpha\\n  beta  \\n漢字 wide\\n'\nexec sleep 1000\n", "漢字");
+    let c = McpClient::attach(&srv, &[]).await;
+    let s = c.call("capture_pane", json!({"paneId": short})).await;
+    let want = tmux_lines(&srv, &short, &[]);
+    assert_eq!(want, ["alpha", "  beta", "漢字 wide"], "test premise (tmux trims trailing spaces)");
+    assert_eq!(s["text"], json!(want.join("\n")));
+    assert_eq!(s["totalLines"], json!(3), "blank rows at the bottom are removed");
+    assert_eq!(s["returnedBytes"], json!(want.join("\n").len()));
+    assert_eq!((s["droppedLines"].clone(), s["omittedBytes"].clone()), (json!(0), json!(0)));
+    assert_eq!((s["rangeClamped"].clone(), s["byteClamped"].clone()), (json!(false), json!(false)));
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone()), (Value::Null, Value::Null), "default call on a short pane sends no -S/-E");
+    assert_eq!(s["paneId"], json!(short));
+    // The text content is the text, without notices.
+    let r = c.call_raw("capture_pane", json!({"paneId": short})).await;
+    assert_eq!(text_of(&r), want.join("\n"));
+
+    // A full screen with history.
+    let hist = session_with_script(&srv, "hist", 40, 10, &numbered(30), "line 30");
+    let screen = tmux_lines(&srv, &hist, &[]);
+    assert_eq!(screen.first().map(String::as_str), Some("line 22"), "test premise: {screen:?}");
+    let s = c.call("capture_pane", json!({"paneId": hist})).await;
+    assert_eq!(s["text"], json!(screen.join("\n")));
+    assert_eq!(s["totalLines"], json!(9));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capture_pane_ranges_join_and_max_lines() {
+    let srv = TmuxServer::start();
+    let hist = session_with_script(&srv, "hist", 40, 10, &numbered(30), "line 30");
+    let c = McpClient::attach(&srv, &[]).await;
+
+    // start/end on tmux's scale: end -1 is the row above the screen top.
+    let s = c.call("capture_pane", json!({"paneId": hist, "start": -5, "end": -1})).await;
+    let want = tmux_lines(&srv, &hist, &["-S", "-5", "-E", "-1"]);
+    assert_eq!(want, ["line 17", "line 18", "line 19", "line 20", "line 21"], "test premise");
+    assert_eq!(s["text"], json!(want.join("\n")));
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone(), s["rangeClamped"].clone()), (json!(-5), json!(-1), json!(false)));
+
+    // start only: -S sent, -E omitted (null).
+    let s = c.call("capture_pane", json!({"paneId": hist, "start": -3})).await;
+    assert_eq!(s["text"], json!(tmux_lines(&srv, &hist, &["-S", "-3"]).join("\n")));
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone()), (json!(-3), Value::Null));
+    assert!(s["text"].as_str().unwrap().starts_with("line 19\n"), "{s:#}");
+
+    // end only.
+    let s = c.call("capture_pane", json!({"paneId": hist, "end": 2})).await;
+    assert_eq!(s["text"], json!(tmux_lines(&srv, &hist, &["-E", "2"]).join("\n")));
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone()), (Value::Null, json!(2)));
+
+    // maxLines narrows the default range to the last rows before tmux is asked.
+    let r = c.call_raw("capture_pane", json!({"paneId": hist, "maxLines": 3})).await;
+    let s = r.structured_content.clone().unwrap();
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone(), s["rangeClamped"].clone()), (json!(7), json!(9), json!(true)));
+    assert_eq!(s["text"], json!("line 29\nline 30"), "row 9 is blank and removed");
+    assert_eq!((s["totalLines"].clone(), s["droppedLines"].clone(), s["byteClamped"].clone()), (json!(2), json!(0), json!(false)));
+    assert_eq!(text_of(&r), "[capture range clamped: 7 through 9]\nline 29\nline 30");
+
+    // An inverted range is left to tmux (which swaps it).
+    let s = c.call("capture_pane", json!({"paneId": hist, "start": -1, "end": -4})).await;
+    assert_eq!(s["text"], json!(tmux_lines(&srv, &hist, &["-S", "-1", "-E", "-4"]).join("\n")));
+    assert_eq!(s["rangeClamped"], json!(false));
+
+    // joinWrapped: a 100-character line in a 40-column pane.
+    let long = "x".repeat(60) + &"y".repeat(40);
+    let wrap = session_with_script(&srv, "wrap", 40, 8, &format!("printf '%s\\n' {long}\nexec sleep 1000\n"), "yyyy");
+    let plain = c.call("capture_pane", json!({"paneId": wrap})).await;
+    assert_eq!(plain["text"], json!(tmux_lines(&srv, &wrap, &[]).join("\n")));
+    assert_eq!(plain["totalLines"], json!(3));
+    let joined = c.call("capture_pane", json!({"paneId": wrap, "joinWrapped": true})).await;
+    assert_eq!(joined["text"], json!(tmux_lines(&srv, &wrap, &["-J"]).join("\n")));
+    assert_eq!(joined["text"], json!(long));
+    assert_eq!(joined["totalLines"], json!(1));
+    let joined = c.call("capture_pane", json!({"paneId": wrap, "joinWrapped": false})).await;
+    assert_eq!(joined["totalLines"], json!(3));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capture_pane_clamping_example_and_byte_bound() {
+    let srv = TmuxServer::start();
+    // h=50, L=200, start:-1000 -> -150..49 (80 columns: the byte bound allows 390 rows).
+    let tall = session_with_script(&srv, "tall", 80, 50, &numbered(400), "line 400");
+    let c = McpClient::attach(&srv, &[]).await;
+    let r = c.call_raw("capture_pane", json!({"paneId": tall, "start": -1000})).await;
+    let s = r.structured_content.clone().unwrap();
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone(), s["rangeClamped"].clone()), (json!(-150), json!(49), json!(true)), "{s:#}");
+    assert_eq!(s["byteClamped"], json!(false));
+    let want = tmux_lines(&srv, &tall, &["-S", "-150", "-E", "49"]);
+    assert_eq!(s["text"], json!(want.join("\n")));
+    assert_eq!(s["totalLines"], json!(want.len()));
+    assert_eq!(s["droppedLines"], json!(0), "the line cap is applied before tmux is asked");
+    assert!(text_of(&r).starts_with("[capture range clamped: -150 through 49]\n"), "{}", text_of(&r));
+    // Over-large maxLines is clamped silently to the ceiling (same result).
+    let s2 = c.call("capture_pane", json!({"paneId": tall, "start": -1000, "maxLines": 5000})).await;
+    assert_eq!(s2, s);
+    // A smaller maxLines narrows further.
+    let s = c.call("capture_pane", json!({"paneId": tall, "start": -1000, "maxLines": 10})).await;
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone()), (json!(40), json!(49)));
+
+    // 200 columns (session main, 200x50): 6401 bytes a row, 156 rows fit the ceiling.
+    let s = c.call("capture_pane", json!({"paneId": "%0", "start": -1000})).await;
+    assert_eq!((s["effectiveStart"].clone(), s["effectiveEnd"].clone()), (json!(-106), json!(49)), "{s:#}");
+    assert_eq!((s["rangeClamped"].clone(), s["byteClamped"].clone()), (json!(true), json!(true)));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capture_pane_failures_are_text_with_a_hint() {
+    let srv = TmuxServer::start();
+    for i in 0..14 {
+        srv.tmux(&["new-window", "-d", "-t", "main:", "sleep 1000"]);
+        let _ = i;
+    }
+    let c = McpClient::attach(&srv, &[]).await;
+    for tool in ["capture_pane", "snapshot_pane"] {
+        let text = call_fail(&c, tool, json!({"paneId": "%999"})).await;
+        let (reason, hint) = text.split_once("\n\n").unwrap_or_else(|| panic!("no hint after a blank line: {text:?}"));
+        assert_eq!(reason, "No pane %999 on this server.");
+        assert!(hint.contains("%0 (main:0 "), "{hint}");
+        assert!(hint.contains("%1 (main:1 "), "{hint}");
+        assert!(!hint.contains("%12 ") && !hint.contains("%14 "), "at most 12 panes listed: {hint}");
+        assert!(hint.contains("3 more"), "says how many were left out: {hint}");
+        // Input validation names the field.
+        let text = call_fail(&c, tool, json!({"paneId": "1"})).await;
+        assert!(text.contains("paneId"), "{text}");
+        let text = call_fail(&c, tool, json!({})).await;
+        assert!(text.contains("paneId"), "{text}");
+        let text = call_fail(&c, tool, json!({"paneId": "%0", "maxLines": 0})).await;
+        assert!(text.contains("maxLines"), "{text}");
+    }
+    let text = call_fail(&c, "capture_pane", json!({"paneId": "%0", "start": "x"})).await;
+    assert!(text.contains("start"), "{text}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_refusal_leaves_hook_unrun() {
+    let srv = TmuxServer::start();
+    let file = srv.dir().join("hook-fired");
+    let run = format!("run-shell 'echo fired >> {}'", file.display());
+    let fired = || std::fs::read_to_string(&file).unwrap_or_default();
+    let c = McpClient::attach(&srv, &[]).await;
+    c.call("capture_pane", json!({"paneId": "%0"})).await;
+    c.call("snapshot_pane", json!({"paneId": "%0"})).await;
+
+    let refused = |why: &'static str| {
+        let c = &c;
+        async move {
+            for tool in ["capture_pane", "snapshot_pane"] {
+                let text = call_fail(c, tool, json!({"paneId": "%0"})).await;
+                assert!(text.starts_with("Refused to capture pane %0: an after-capture-pane hook is set"), "{why}: {text}");
+                assert!(text.contains("Nothing was sent"), "{why}: {text}");
+                assert!(text.contains("\n\n"), "{why}: a hint follows: {text}");
+            }
+        }
+    };
+    srv.tmux(&["set-hook", "-g", "after-capture-pane", &run]);
+    refused("global").await;
+    srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
+    c.call("capture_pane", json!({"paneId": "%0"})).await;
+
+    srv.tmux(&["set-hook", "-t", "main", "after-capture-pane[4]", &run]);
+    refused("session").await;
+    srv.tmux(&["set-hook", "-u", "-t", "main", "after-capture-pane[4]"]);
+
+    srv.tmux(&["new-session", "-d", "-s", "other"]);
+    srv.tmux(&["link-window", "-s", "main:0", "-t", "other:7"]);
+    srv.tmux(&["set-hook", "-t", "other", "after-capture-pane", &run]);
+    refused("linking session").await;
+    srv.tmux(&["set-hook", "-u", "-t", "other", "after-capture-pane"]);
+    c.call("capture_pane", json!({"paneId": "%0"})).await;
+    c.call("snapshot_pane", json!({"paneId": "%0"})).await;
+
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(fired(), "", "an after-capture-pane hook ran");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_other_after_hook_runs() {
+    let srv = TmuxServer::start();
+    let trap = srv.dir().join("hooks.log");
+    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
+    let mut armed = Vec::new();
+    for name in names.split_whitespace().filter(|n| *n != "capture-pane") {
+        let hook = format!("after-{name}");
+        if srv.try_tmux(&["set-hook", "-g", &hook, &format!("run-shell 'echo {hook} >> {}'", trap.display())]).status.success() {
+            armed.push(hook);
+        }
+    }
+    assert!(armed.iter().any(|h| h == "after-list-panes") && armed.iter().any(|h| h == "after-display-message"), "{armed:?}");
+    let c = McpClient::attach(&srv, &[]).await;
+    // The trap caught the test's own set-hook commands; start clean.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&trap, "").unwrap();
+    c.call("capture_pane", json!({"paneId": "%0", "start": -5, "joinWrapped": true})).await;
+    c.call("snapshot_pane", json!({"paneId": "%0"})).await;
+    call_fail(&c, "capture_pane", json!({"paneId": "%77"})).await;
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(std::fs::read_to_string(&trap).unwrap_or_default(), "", "after-* hooks ran");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 3. snapshot_pane
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_pane_matches_tmux() {
+    let srv = TmuxServer::start();
+    let cwd = srv.dir().join("work dir");
+    std::fs::create_dir(&cwd).unwrap();
+    let path = srv.dir().join("snap.sh");
+    std::fs::write(&path, format!("{}printf 'last line\\n'\nexec sleep 1000\n", numbered(30).replace("exec sleep 1000\n", ""))).unwrap();
+    let id = srv
+        .tmux(&["new-session", "-d", "-s", "snap", "-x", "60", "-y", "12", "-c", cwd.to_str().unwrap(), "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(path.to_str().unwrap()))])
+        .trim()
+        .to_string();
+    poll(Duration::from_secs(5), || (fmt(&srv, &id, "#{pane_current_command}") == "sleep" && tmux_lines(&srv, &id, &[]).iter().any(|l| l == "last line")).then_some(())).expect("pane never settled");
+    srv.tmux(&["select-pane", "-t", &id, "-T", "my title"]);
+    srv.tmux(&["rename-window", "-t", &id, "my window"]);
+    let c = McpClient::attach(&srv, &[]).await;
+
+    let r = c.call_raw("snapshot_pane", json!({"paneId": id})).await;
+    let s = c.call("snapshot_pane", json!({"paneId": id})).await;
+    let p = &s["pane"];
+    let row = srv.tmux(&["list-panes", "-t", &id, "-F", "#{pane_id}|#{pane_index}|#{pane_active}|#{pane_dead}|#{pane_width}|#{pane_height}|#{window_id}|#{window_name}|#{pane_current_command}|#{pane_current_path}|#{pane_title}|#{session_id}|#{window_index}"]);
+    let f: Vec<&str> = row.trim().split('|').collect();
+    assert_eq!(p["id"], json!(f[0]));
+    assert_eq!(p["index"], json!(f[1].parse::<i64>().unwrap()));
+    assert_eq!(p["active"], json!(f[2] == "1"));
+    assert_eq!(p["dead"], json!(f[3] == "1"));
+    assert_eq!((p["width"].clone(), p["height"].clone()), (json!(60), json!(12)));
+    assert_eq!(p["width"], json!(f[4].parse::<i64>().unwrap()));
+    assert_eq!(p["height"], json!(f[5].parse::<i64>().unwrap()));
+    assert_eq!(p["windowId"], json!(f[6]));
+    assert_eq!(p["windowName"], json!(f[7]));
+    assert_eq!(p["command"], json!(f[8]));
+    assert_eq!(p["command"], json!("sleep"));
+    assert_eq!(p["cwd"], json!(f[9]));
+    assert!(p["cwd"].as_str().unwrap().ends_with("/work dir"), "{p:#}");
+    assert_eq!(p["windowName"], json!("my window"));
+    assert_eq!(p["title"], json!("my title"));
+    assert_eq!(p["placements"], json!([{"index": f[12].parse::<i64>().unwrap(), "sessionId": f[11], "sessionName": "snap"}]));
+    assert_eq!((p["placementsComplete"].clone(), p["omittedPlacements"].clone()), (json!(true), json!(0)));
+    assert_eq!((p["metadataComplete"].clone(), p["omittedMetadataBytes"].clone()), (json!(true), json!(0)));
+    assert_eq!(p["isCallerPane"], json!(false), "the client runs outside tmux");
+    assert_eq!(p["isAttended"], json!(false), "no client is attached");
+    assert_eq!(s["cursorX"], json!(fmt(&srv, &id, "#{cursor_x}").parse::<i64>().unwrap()));
+    assert_eq!(s["cursorY"], json!(fmt(&srv, &id, "#{cursor_y}").parse::<i64>().unwrap()));
+    assert_eq!((s["cursorX"].clone(), s["cursorY"].clone()), (json!(0), json!(11)));
+    assert_eq!((s["inMode"].clone(), s["scrollPosition"].clone()), (json!(0), json!(0)));
+    let screen = tmux_lines(&srv, &id, &["-J"]);
+    assert_eq!(s["content"], json!(screen.join("\n")));
+    assert_eq!(screen.len(), 11, "test premise: {screen:?}");
+    assert_eq!(s["droppedLines"], json!(0));
+    let text = text_of(&r);
+    let (line, body) = text.split_once('\n').unwrap();
+    assert!(line.starts_with(&format!("{id} in snap:0 ")), "{line}");
+    assert_eq!(body, screen.join("\n"));
+
+    // maxLines keeps the last lines and says so.
+    let r = c.call_raw("snapshot_pane", json!({"paneId": id, "maxLines": 2})).await;
+    let s = r.structured_content.clone().unwrap();
+    assert_eq!(s["content"], json!(screen[9..].join("\n")));
+    assert_eq!(s["droppedLines"], json!(9));
+    assert!(text_of(&r).contains("\n[9 earlier lines omitted; "), "{}", text_of(&r));
+
+    // Copy mode: inMode and scrollPosition come from tmux.
+    srv.tmux(&["copy-mode", "-t", &id]);
+    srv.tmux(&["send-keys", "-t", &id, "-X", "-N", "3", "scroll-up"]);
+    let s = c.call("snapshot_pane", json!({"paneId": id})).await;
+    assert_eq!(s["inMode"], json!(1));
+    assert_eq!(s["scrollPosition"], json!(fmt(&srv, &id, "#{scroll_position}").parse::<i64>().unwrap()));
+    assert_eq!(s["scrollPosition"], json!(3));
+    srv.tmux(&["send-keys", "-t", &id, "-X", "cancel"]);
+    let s = c.call("snapshot_pane", json!({"paneId": id})).await;
+    assert_eq!((s["inMode"].clone(), s["scrollPosition"].clone()), (json!(0), json!(0)));
+
+    // Dead panes are viewed (and captured) normally.
+    srv.tmux(&["set-option", "-wg", "remain-on-exit", "on"]);
+    let dead = srv.tmux(&["new-window", "-d", "-t", "snap:", "-P", "-F", "#{pane_id}", "printf 'bye\\n'; sleep 0.3"]).trim().to_string();
+    poll(Duration::from_secs(5), || (fmt(&srv, &dead, "#{pane_dead}") == "1").then_some(())).expect("pane never died");
+    let s = c.call("snapshot_pane", json!({"paneId": dead})).await;
+    assert_eq!(s["pane"]["dead"], json!(true));
+    assert_eq!(s["content"], json!(tmux_lines(&srv, &dead, &["-J"]).join("\n")));
+    assert!(s["content"].as_str().unwrap().contains("Pane is dead"), "{s:#}");
+    // (tmux 3.3a scrolls the pane's last output above the screen for its notice.)
+    let s = c.call("capture_pane", json!({"paneId": dead, "start": -20})).await;
+    assert_eq!(s["text"], json!(tmux_lines(&srv, &dead, &["-S", "-20"]).join("\n")));
+    assert!(s["text"].as_str().unwrap().starts_with("bye\n"), "{s:#}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_pane_placements_of_a_linked_window() {
+    let srv = TmuxServer::start();
+    let id = srv.tmux(&["new-session", "-d", "-s", "snap", "-P", "-F", "#{pane_id}", "sleep 1000"]).trim().to_string();
+    // Sessions $2..$10 so that $10 sorts after $2 only when compared as numbers.
+    for i in 2..=10 {
+        srv.tmux(&["new-session", "-d", "-s", &format!("s{i}")]);
+    }
+    assert_eq!(fmt(&srv, "s10:", "#{session_id}"), "$10", "test premise");
+    srv.tmux(&["link-window", "-s", "snap:0", "-t", "s10:3"]);
+    srv.tmux(&["link-window", "-s", "snap:0", "-t", "s2:4"]);
+    let c = McpClient::attach(&srv, &[]).await;
+    let s = c.call("snapshot_pane", json!({"paneId": id})).await;
+    assert_eq!(
+        s["pane"]["placements"],
+        json!([
+            {"index": 0, "sessionId": "$1", "sessionName": "snap"},
+            {"index": 4, "sessionId": "$2", "sessionName": "s2"},
+            {"index": 3, "sessionId": "$10", "sessionName": "s10"},
+        ])
+    );
+    assert_eq!(s["pane"]["windowId"], json!(fmt(&srv, &id, "#{window_id}")));
+    assert_eq!(s["pane"]["placementsComplete"], json!(true));
+    // capture_pane works through a linked window too.
+    let cap = c.call("capture_pane", json!({"paneId": id})).await;
+    assert_eq!(cap["text"], json!(tmux_lines(&srv, &id, &[]).join("\n")));
+    c.close().await;
+}
+
+/// A control-mode client attached to `session` (stdin held open); killed by pid.
+struct ControlClient(std::process::Child);
+
+impl ControlClient {
+    fn attach(srv: &TmuxServer, session: &str) -> ControlClient {
+        let child = Command::new("tmux")
+            .arg("-S")
+            .arg(srv.socket())
+            .args(["-C", "attach-session", "-t", session])
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tmux -C attach");
+        poll(Duration::from_secs(5), || (fmt(srv, &format!("{session}:"), "#{session_attached}") == "1").then_some(())).expect("the control client never attached");
+        ControlClient(child)
+    }
+}
+
+impl Drop for ControlClient {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_pane_attended_follows_current_window_and_zoom() {
+    let srv = TmuxServer::start();
+    let a = srv.tmux(&["new-session", "-d", "-s", "seen", "-x", "80", "-y", "24", "-P", "-F", "#{pane_id}", "sleep 1000"]).trim().to_string();
+    let b = srv.tmux(&["split-window", "-d", "-t", &a, "-P", "-F", "#{pane_id}", "sleep 1000"]).trim().to_string();
+    let hidden = srv.tmux(&["new-window", "-d", "-t", "seen:", "-P", "-F", "#{pane_id}", "sleep 1000"]).trim().to_string();
+    let c = McpClient::attach(&srv, &[]).await;
+    let attended = |id: String| {
+        let c = &c;
+        async move { c.call("snapshot_pane", json!({"paneId": id})).await["pane"]["isAttended"].clone() }
+    };
+    assert_eq!(attended(a.clone()).await, json!(false), "nobody attached");
+
+    let _client = ControlClient::attach(&srv, "seen");
+    assert_eq!(attended(a.clone()).await, json!(true), "current window of an attached session");
+    assert_eq!(attended(b.clone()).await, json!(true), "every pane of an unzoomed current window");
+    assert_eq!(attended(hidden.clone()).await, json!(false), "not the session's current window");
+    assert_eq!(attended("%0".to_string()).await, json!(false), "session main has no client");
+
+    srv.tmux(&["resize-pane", "-Z", "-t", &a]);
+    assert_eq!(fmt(&srv, &a, "#{window_zoomed_flag}"), "1", "test premise");
+    assert_eq!(attended(a.clone()).await, json!(true), "the zoomed (active) pane");
+    assert_eq!(attended(b.clone()).await, json!(false), "hidden behind the zoomed pane");
+    srv.tmux(&["resize-pane", "-Z", "-t", &a]);
+    assert_eq!(attended(b.clone()).await, json!(true));
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// 4. caller pane and scope (the relay runs inside a pane; FIFO technique)
+// ---------------------------------------------------------------------------
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
+}
+
+fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
+    let (tx, rx) = mpsc::channel();
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
+        let _ = tx.send(f.expect("opening fifo"));
+    });
+    rx
+}
+
+/// A relay running inside a new window of session `main`, without TMUX and
+/// TMUX_PANE in its environment (the broker finds its pane from process
+/// ancestry). Returns the channel, the tools/list response and the pane id.
+fn relay_in_pane(srv: &TmuxServer, label: &str, extra: &[&str]) -> (LineChannel, Value, String) {
+    let dir = srv.dir();
+    let (fin, fout, ferr) = (dir.join(format!("{label}.in")), dir.join(format!("{label}.out")), dir.join(format!("{label}.err")));
+    mkfifo(&fin);
+    mkfifo(&fout);
+    let script = dir.join(format!("{label}.sh"));
+    let extra: Vec<String> = extra.iter().map(|a| sh_quote(a)).collect();
+    std::fs::write(
+        &script,
+        format!(
+            "trap '' HUP\nunset TMUX TMUX_PANE\n{} attach -S {} {} <{} >{} 2>{}\n",
+            sh_quote(bin("tmux-mcp").to_str().unwrap()),
+            sh_quote(srv.socket_str()),
+            extra.join(" "),
+            sh_quote(fin.to_str().unwrap()),
+            sh_quote(fout.to_str().unwrap()),
+            sh_quote(ferr.to_str().unwrap()),
+        ),
+    )
+    .unwrap();
+    let w = open_fifo(&fin, true);
+    let r = open_fifo(&fout, false);
+    let pane = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
+    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
+    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
+    let mut ch = LineChannel::new(writer, reader);
+    ch.initialize();
+    let tools = ch.request(1, "tools/list", json!({}));
+    (ch, tools, pane)
+}
+
+#[test]
+fn caller_pane_and_session_scope() {
+    let srv = TmuxServer::start();
+    let other = srv.tmux(&["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "other", "sleep 1000"]).trim().to_string();
+    let (mut ch, tools, me) = relay_in_pane(&srv, "caller", &["--scope", "session"]);
+    let mut id = 10;
+    let mut call = |ch: &mut LineChannel, name: &str, args: Value| {
+        id += 1;
+        ch.request(id, "tools/call", json!({ "name": name, "arguments": args }))
+    };
+    let s = checked_structured(&tools, "snapshot_pane", &call(&mut ch, "snapshot_pane", json!({"paneId": me})));
+    assert_eq!(s["pane"]["isCallerPane"], json!(true), "{s:#}");
+    let s = checked_structured(&tools, "snapshot_pane", &call(&mut ch, "snapshot_pane", json!({"paneId": "%0"})));
+    assert_eq!(s["pane"]["isCallerPane"], json!(false));
+    checked_structured(&tools, "capture_pane", &call(&mut ch, "capture_pane", json!({"paneId": "%0"})));
+
+    // A pane of another session is out of this session's scope.
+    for tool in ["capture_pane", "snapshot_pane"] {
+        let resp = call(&mut ch, tool, json!({"paneId": other}));
+        let result = &resp["result"];
+        assert_eq!(result["isError"], json!(true), "{resp}");
+        assert!(result.get("structuredContent").is_none(), "{resp}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with(&format!("Pane {other} is outside this session's scope.")), "{text}");
+        // Unknown panes are listed from what this session may see only.
+        let resp = call(&mut ch, tool, json!({"paneId": "%999"}));
+        let text = resp["result"]["content"][0]["text"].as_str().unwrap().to_string();
+        assert!(text.contains(&format!("{me} (main:")) && !text.contains(&format!("{other} (")), "{text}");
+    }
+    drop(ch);
+}
