@@ -7,9 +7,7 @@
 //! (errors included) by the harness.
 
 use serde_json::{json, Value};
-use std::ffi::CString;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -191,27 +189,6 @@ fn random_hex32() -> String {
     let mut b = [0u8; 16];
     std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b)).expect("urandom");
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
-}
-
-/// Opens a fifo end in a thread (opening blocks until the other end is opened).
-fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
-    let (tx, rx) = mpsc::channel();
-    let path = path.to_path_buf();
-    std::thread::spawn(move || {
-        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
-        let _ = tx.send(f.expect("opening fifo"));
-    });
-    rx
 }
 
 /// The pane program: writes to its terminal exactly the bytes it reads (one hex
@@ -874,32 +851,9 @@ fn handoff_cursor_from_key_binding_works_across_scopes() {
     let a = pa.id.clone();
 
     // The agent's relay runs inside a pane of session main (B).
-    let dir = srv.dir();
-    let (fin, fout, ferr) = (dir.join("in"), dir.join("out"), dir.join("relay.err"));
-    mkfifo(&fin);
-    mkfifo(&fout);
-    let script = dir.join("relay.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "unset TMUX TMUX_PANE\n{} attach -S {} --enable-tool tmux_capture <{} >{} 2>{}\necho \"relay exited $?\"\nexec sleep 1000\n",
-            sh_quote(bin("tmux-mcp").to_str().unwrap()),
-            sh_quote(srv.socket_str()),
-            sh_quote(fin.to_str().unwrap()),
-            sh_quote(fout.to_str().unwrap()),
-            sh_quote(ferr.to_str().unwrap()),
-        ),
-    )
-    .unwrap();
-    let w = open_fifo(&fin, true);
-    let r = open_fifo(&fout, false);
-    let caller = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
-    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
-    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
-    let relay_err = || std::fs::read_to_string(&ferr).unwrap_or_default();
-    let mut ch = LineChannel::new(writer, reader);
-    ch.initialize();
-    let tools = ch.request(1, "tools/list", json!({}));
+    let relay = PaneRelay::start(&srv, "relay", &["--enable-tool", "tmux_capture"], false);
+    let (mut ch, tools, caller) = (relay.channel, relay.tools, relay.pane);
+    let relay_err = || std::fs::read_to_string(&relay.stderr).unwrap_or_default();
     let cap = raw_envelope(&tools, "tmux_capabilities", &ch.request(2, "tools/call", json!({"name": "tmux_capabilities", "arguments": {}})));
     assert_eq!(cap["data"]["broker"]["caller_pane"], json!(caller), "test premise: the relay runs in {caller}; relay stderr: {}", relay_err());
     assert_eq!(cap["data"]["broker"]["scope"], "session", "test premise: session scope");

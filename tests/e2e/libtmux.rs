@@ -9,11 +9,8 @@
 //! `outputSchema` by the harness (`McpClient::call`, `checked_structured`).
 
 use serde_json::{json, Value};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
@@ -58,10 +55,6 @@ fn seed_description(tool: &str, fallback: &str) -> String {
         }
     }
     format!("{OPENER}{fallback}")
-}
-
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// `tmux -u -S sock capture-pane -p -t PANE ARGS…` decoded the B.0 way:
@@ -437,7 +430,8 @@ async fn snapshot_pane_matches_tmux() {
     // Dead panes are viewed (and captured) normally.
     srv.tmux(&["set-option", "-wg", "remain-on-exit", "on"]);
     let dead = srv.tmux(&["new-window", "-d", "-t", "snap:", "-P", "-F", "#{pane_id}", "printf 'bye\\n'; sleep 0.3"]).trim().to_string();
-    poll(Duration::from_secs(5), || (fmt(&srv, &dead, "#{pane_dead}") == "1").then_some(())).expect("pane never died");
+    // tmux marks the pane dead, then draws its notice: wait for both.
+    poll(Duration::from_secs(5), || (fmt(&srv, &dead, "#{pane_dead}") == "1" && tmux_lines(&srv, &dead, &["-J"]).join("\n").contains("Pane is dead")).then_some(())).expect("pane never died");
     let s = c.call("snapshot_pane", json!({"paneId": dead})).await;
     assert_eq!(s["pane"]["dead"], json!(true));
     assert_eq!(s["content"], json!(tmux_lines(&srv, &dead, &["-J"]).join("\n")));
@@ -538,55 +532,12 @@ async fn snapshot_pane_attended_follows_current_window_and_zoom() {
 // 4. caller pane and scope (the relay runs inside a pane; FIFO technique)
 // ---------------------------------------------------------------------------
 
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
-}
-
-fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
-    let (tx, rx) = mpsc::channel();
-    let path = path.to_path_buf();
-    std::thread::spawn(move || {
-        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
-        let _ = tx.send(f.expect("opening fifo"));
-    });
-    rx
-}
-
-/// A relay running inside a new window of session `main`, without TMUX and
-/// TMUX_PANE in its environment (the broker finds its pane from process
-/// ancestry). Returns the channel, the tools/list response and the pane id.
+/// The relay in a new window of `main`, surviving its own pane being closed.
 fn relay_in_pane(srv: &TmuxServer, label: &str, extra: &[&str]) -> (LineChannel, Value, String) {
-    let dir = srv.dir();
-    let (fin, fout, ferr) = (dir.join(format!("{label}.in")), dir.join(format!("{label}.out")), dir.join(format!("{label}.err")));
-    mkfifo(&fin);
-    mkfifo(&fout);
-    let script = dir.join(format!("{label}.sh"));
-    let extra: Vec<String> = extra.iter().map(|a| sh_quote(a)).collect();
-    std::fs::write(
-        &script,
-        format!(
-            "trap '' HUP\nunset TMUX TMUX_PANE\n{} attach -S {} {} <{} >{} 2>{}\n",
-            sh_quote(bin("tmux-mcp").to_str().unwrap()),
-            sh_quote(srv.socket_str()),
-            extra.join(" "),
-            sh_quote(fin.to_str().unwrap()),
-            sh_quote(fout.to_str().unwrap()),
-            sh_quote(ferr.to_str().unwrap()),
-        ),
-    )
-    .unwrap();
-    let w = open_fifo(&fin, true);
-    let r = open_fifo(&fout, false);
-    let pane = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
-    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
-    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
-    let mut ch = LineChannel::new(writer, reader);
-    ch.initialize();
-    let tools = ch.request(1, "tools/list", json!({}));
-    (ch, tools, pane)
+    let r = PaneRelay::start(srv, label, extra, true);
+    (r.channel, r.tools, r.pane)
 }
+
 
 #[test]
 fn caller_pane_and_session_scope() {

@@ -7,10 +7,6 @@
 use rmcp::model::CallToolResult;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-use std::sync::mpsc;
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
@@ -384,60 +380,12 @@ async fn invalid_input_names_the_field_and_sends_nothing() {
 // The caller's own pane (the relay runs inside a pane; FIFO technique)
 // ---------------------------------------------------------------------------
 
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
-}
-
-fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
-    let (tx, rx) = mpsc::channel();
-    let path = path.to_path_buf();
-    std::thread::spawn(move || {
-        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
-        let _ = tx.send(f.expect("opening fifo"));
-    });
-    rx
-}
-
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// A relay running inside a new window of session `main` (a child of the
-/// pane's shell, without TMUX/TMUX_PANE). It ignores SIGHUP so that it outlives
-/// its own pane being closed. Returns the channel, the tools/list response and
-/// the pane id.
+/// The relay in a new window of `main`, surviving its own pane being closed.
 fn relay_in_pane(srv: &TmuxServer, label: &str, extra: &[&str]) -> (LineChannel, Value, String) {
-    let dir = srv.dir();
-    let (fin, fout, ferr) = (dir.join(format!("{label}.in")), dir.join(format!("{label}.out")), dir.join(format!("{label}.err")));
-    mkfifo(&fin);
-    mkfifo(&fout);
-    let script = dir.join(format!("{label}.sh"));
-    let extra: Vec<String> = extra.iter().map(|a| sh_quote(a)).collect();
-    std::fs::write(
-        &script,
-        format!(
-            "trap '' HUP\nunset TMUX TMUX_PANE\n{} attach -S {} {} <{} >{} 2>{}\n",
-            sh_quote(bin("tmux-mcp").to_str().unwrap()),
-            sh_quote(srv.socket_str()),
-            extra.join(" "),
-            sh_quote(fin.to_str().unwrap()),
-            sh_quote(fout.to_str().unwrap()),
-            sh_quote(ferr.to_str().unwrap()),
-        ),
-    )
-    .unwrap();
-    let w = open_fifo(&fin, true);
-    let r = open_fifo(&fout, false);
-    let pane = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
-    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
-    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
-    let mut ch = LineChannel::new(writer, reader);
-    ch.initialize();
-    let tools = ch.request(1, "tools/list", json!({}));
-    (ch, tools, pane)
+    let r = PaneRelay::start(srv, label, extra, true);
+    (r.channel, r.tools, r.pane)
 }
+
 
 /// The error of a `tools/call` through a raw channel, validated against the
 /// published outputSchema.

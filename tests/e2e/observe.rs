@@ -34,10 +34,6 @@ fn tag() -> String {
     format!("{:08x}", x as u32)
 }
 
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 /// `tmux new-window -d` running `cmd`; returns the pane id.
 fn new_window(srv: &TmuxServer, cmd: &str) -> String {
     srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", cmd]).trim().to_string()

@@ -2,10 +2,6 @@
 //! asking tmux, and the caller's pane found from the relay's process ancestry.
 
 use serde_json::{json, Value};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-use std::sync::mpsc;
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
@@ -72,61 +68,16 @@ async fn killed_pane_process_seen_exited_without_polling_tmux() {
     c.close().await;
 }
 
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
-}
-
-/// Opens a fifo end in a thread (opening blocks until the other end is opened).
-fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
-    let (tx, rx) = mpsc::channel();
-    let path = path.to_path_buf();
-    std::thread::spawn(move || {
-        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
-        let _ = tx.send(f.expect("opening fifo"));
-    });
-    rx
-}
-
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 #[test]
 fn caller_pane_found_from_process_ancestry() {
     let srv = TmuxServer::start();
-    let dir = srv.dir();
-    let (fin, fout, ferr) = (dir.join("in"), dir.join("out"), dir.join("relay.err"));
-    mkfifo(&fin);
-    mkfifo(&fout);
     // The relay runs as a child of the pane's shell, with neither TMUX nor
     // TMUX_PANE in its environment: only process ancestry can tell its pane.
-    let script = dir.join("relay.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "unset TMUX TMUX_PANE\n{} attach -S {} <{} >{} 2>{}\necho \"relay exited $?\"\nexec sleep 1000\n",
-            sh_quote(bin("tmux-mcp").to_str().unwrap()),
-            sh_quote(srv.socket_str()),
-            sh_quote(fin.to_str().unwrap()),
-            sh_quote(fout.to_str().unwrap()),
-            sh_quote(ferr.to_str().unwrap()),
-        ),
-    )
-    .unwrap();
-    let w = open_fifo(&fin, true);
-    let r = open_fifo(&fout, false);
-    let caller = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
-    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
-    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
+    let relay = PaneRelay::start(&srv, "relay", &[], false);
+    let (mut ch, tools, caller) = (relay.channel, relay.tools, relay.pane);
     let pane_pid: u32 = srv.tmux(&["display-message", "-p", "-t", &caller, "#{pane_pid}"]).trim().parse().unwrap();
-
-    let mut ch = LineChannel::new(writer, reader);
-    ch.initialize();
-    let tools = ch.request(1, "tools/list", json!({}));
     let resp = ch.request(2, "tools/call", json!({"name": "list_panes", "arguments": {}}));
-    let relay_err = || std::fs::read_to_string(&ferr).unwrap_or_default();
+    let relay_err = || std::fs::read_to_string(&relay.stderr).unwrap_or_default();
     let list = checked_structured(&tools, "list_panes", &resp);
 
     // The relay really is below the pane's process, not the pane process itself.

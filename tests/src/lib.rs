@@ -745,3 +745,83 @@ pub fn checked_structured(tools_list: &Value, name: &str, response: &Value) -> V
 pub fn pane<'a>(list: &'a Value, id: &str) -> &'a Value {
     list["panes"].as_array().expect("panes array").iter().find(|p| p["id"] == id).unwrap_or_else(|| panic!("pane {id} not in list_panes: {list:#}"))
 }
+
+// ---------------------------------------------------------------------------
+// A relay running inside a pane (for caller-pane tests)
+// ---------------------------------------------------------------------------
+
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+pub fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
+}
+
+/// Opens a fifo end in a thread (opening blocks until the other end is opened).
+pub fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
+    let (tx, rx) = mpsc::channel();
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
+        let _ = tx.send(f.expect("opening fifo"));
+    });
+    rx
+}
+
+/// `tmux-mcp attach` running inside a new window of session `main`, as a child
+/// of the pane's shell and without TMUX/TMUX_PANE in its environment (so only
+/// process ancestry can tell the broker its pane), spoken to through two FIFOs.
+pub struct PaneRelay {
+    /// Initialized; `tools/list` was request id 1.
+    pub channel: LineChannel,
+    /// The `tools/list` response.
+    pub tools: Value,
+    /// The pane the relay runs in.
+    pub pane: String,
+    /// The relay's stderr.
+    pub stderr: PathBuf,
+}
+
+impl PaneRelay {
+    /// `outlive_pane`: the relay ignores SIGHUP so it survives its own pane
+    /// being closed (and the pane ends with it); otherwise the pane stays open
+    /// after the relay exits, printing `relay exited N`.
+    pub fn start(srv: &TmuxServer, label: &str, extra: &[&str], outlive_pane: bool) -> PaneRelay {
+        let dir = srv.dir();
+        let (fin, fout, ferr) = (dir.join(format!("{label}.in")), dir.join(format!("{label}.out")), dir.join(format!("{label}.err")));
+        mkfifo(&fin);
+        mkfifo(&fout);
+        let script = dir.join(format!("{label}.sh"));
+        let extra: Vec<String> = extra.iter().map(|a| sh_quote(a)).collect();
+        let (before, after) = if outlive_pane { ("trap '' HUP\n", "") } else { ("", "echo \"relay exited $?\"\nexec sleep 1000\n") };
+        std::fs::write(
+            &script,
+            format!(
+                "{before}unset TMUX TMUX_PANE\n{} attach -S {} {} <{} >{} 2>{}\n{after}",
+                sh_quote(bin("tmux-mcp").to_str().unwrap()),
+                sh_quote(srv.socket_str()),
+                extra.join(" "),
+                sh_quote(fin.to_str().unwrap()),
+                sh_quote(fout.to_str().unwrap()),
+                sh_quote(ferr.to_str().unwrap()),
+            ),
+        )
+        .unwrap();
+        let w = open_fifo(&fin, true);
+        let r = open_fifo(&fout, false);
+        let pane = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
+        let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
+        let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
+        let mut channel = LineChannel::new(writer, reader);
+        channel.initialize();
+        let tools = channel.request(1, "tools/list", json!({}));
+        PaneRelay { channel, tools, pane, stderr: ferr }
+    }
+
+    pub fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
