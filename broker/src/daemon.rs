@@ -212,15 +212,27 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     let _ = std::fs::remove_file(&bpaths.socket);
     let _ = std::fs::remove_file(&lock.path);
     drop(lock);
-    // The server is gone and so is everything the log was about; a broker
-    // stopped by a signal keeps its log for whoever sent it.
-    if reason == SERVER_EXITED {
+    // When the server is gone, so is everything the log was about; a broker
+    // stopped by a signal while its server lives keeps its log.
+    if reason == SERVER_EXITED || server_gone_soon(&broker.identity).await {
         let _ = std::fs::remove_file(&bpaths.log);
     }
     Ok(Outcome::Stopped(reason))
 }
 
 const SERVER_EXITED: &str = "the tmux server exited";
+
+/// Whether the server process ends within a moment (a signal often arrives
+/// while tmux is exiting).
+async fn server_gone_soon(id: &ServerIdentity) -> bool {
+    for _ in 0..20 {
+        if crate::procfs::stat(id.pid).map_or(true, |st| st.start_ticks != id.start_ticks || st.state == 'Z') {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
 
 /// Resolves when the tmux server exits or a stop signal arrives.
 async fn wait_for_exit(pidfd: Option<OwnedFd>, server_pid: u32) -> &'static str {
