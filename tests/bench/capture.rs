@@ -109,6 +109,35 @@ async fn main() {
         fork.push(ms(t.elapsed()));
         assert!(out.status.success());
     }
+    // The same snapshot through a bare JSON-RPC line client on its own relay:
+    // what the broker and relay cost, without rmcp's client-side work.
+    let mut raw = Vec::new();
+    {
+        use std::io::{BufRead, BufReader, Write};
+        let mut child = Command::new(tmux_mcp_e2e::bin("tmux-mcp"))
+            .args(["attach", "-S", server.socket_str(), "--enable-tool", "tmux_capture", "--scope", "server"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let mut output = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        let call = serde_json::to_string(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "tmux_capture", "arguments": { "target": target } } })).unwrap() + "\n";
+        for i in 0..(N + 20) {
+            let t = Instant::now();
+            input.write_all(call.as_bytes()).unwrap();
+            line.clear();
+            output.read_line(&mut line).unwrap();
+            if i >= 20 {
+                raw.push(ms(t.elapsed()));
+            }
+            assert!(line.contains("\"ok\":true"), "{line}");
+        }
+        drop(input);
+        let _ = child.wait();
+    }
+
     // One round trip of the broker's in-process tmux client (what a capture does twice).
     let mut direct = Vec::new();
     let mut direct_cap = Vec::new();
@@ -138,6 +167,7 @@ async fn main() {
     println!("tmux_capture benchmark: {N} sequential calls each, 200x50 pane holding 40 lines ({snap_bytes} bytes captured)");
     println!("  snapshot capture        p50 {s50:7.3} ms   p90 {s90:7.3} ms   (target p50 <= 1.0 ms)");
     println!("  tracked delta (+1 line) p50 {d50:7.3} ms   p90 {d90:7.3} ms");
+    println!("  snapshot, bare JSON-RPC client p50 {:7.3} ms   (the same call without rmcp's client-side work)", pct(&mut raw, 0.5));
     println!("  MCP ping round trip     p50 {p50:7.3} ms   p90 {p90:7.3} ms");
     println!("  tmux capture-pane fork  p50 {f50:7.3} ms   p90 {f90:7.3} ms");
     println!("  in-process tmux client: show-hooks p50 {:7.3} ms, capture-pane p50 {:7.3} ms", pct(&mut direct, 0.5), pct(&mut direct_cap, 0.5));
