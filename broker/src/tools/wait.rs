@@ -162,11 +162,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
         tokio::select! {
             _ = identity.wait_exit() => {
                 if text.is_some() {
-                    // Killing the server also ends its pane processes: tell the two apart.
-                    if tokio::time::timeout(Duration::from_millis(150), broker.server_gone()).await.is_ok() {
-                        return observation_lost(id);
-                    }
-                    return observe_error(&ObserveError::StaleTarget { observed: true, why: format!("the process of pane {id} exited while waiting for text") });
+                    return failed(broker, id, ObserveError::StaleTarget { observed: true, why: format!("the process of pane {id} exited while waiting for text") }).await;
                 }
                 let data = json!({ "target": target, "condition": "process_exit", "process_generation": identity.generation, "observed_at": sys::monotonic_seconds(), "exit_status": "unobserved" });
                 let mut out = envelope::ok("tmux_wait", data);
@@ -180,14 +176,14 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
                 recheck = Some(tokio::time::Instant::now() + settle);
                 match read(broker, id, generation, &scope, &identity).await {
                     Ok(rows) => if let Some(done) = matched(&rows) { return done; },
-                    Err(e) => return observe_error(&e),
+                    Err(e) => return failed(broker, id, e).await,
                 }
             }
             _ = tokio::time::sleep_until(next_recheck), if recheck.is_some() => {
                 recheck = None;
                 match read(broker, id, generation, &scope, &identity).await {
                     Ok(rows) => if let Some(done) = matched(&rows) { return done; },
-                    Err(e) => return observe_error(&e),
+                    Err(e) => return failed(broker, id, e).await,
                 }
             }
             _ = tick.tick() => {
@@ -202,6 +198,16 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
             }
         }
     }
+}
+
+/// A failure during the wait. Killing the server also ends its pane processes
+/// and makes reads fail, a moment before the broker sees the server go: tell
+/// the two apart before answering.
+async fn failed(broker: &crate::daemon::Broker, id: &str, e: ObserveError) -> ToolOutput {
+    if tokio::time::timeout(Duration::from_millis(150), broker.server_gone()).await.is_ok() {
+        return observation_lost(id);
+    }
+    observe_error(&e)
 }
 
 fn observation_lost(id: &str) -> ToolOutput {
