@@ -40,7 +40,9 @@ async fn killed_pane_process_seen_exited_without_polling_tmux() {
     let out = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id} #{pane_pid}", "sleep 1000"]);
     let (pane_id, pid) = out.trim().split_once(' ').expect("pane id and pid");
     let pid: u32 = pid.parse().unwrap();
-    assert!(cmdline(pid).iter().any(|a| a == "sleep" || a.ends_with("/sleep") || a.contains("sleep 1000")), "pane pid {pid} is not the sleep: {:?}", cmdline(pid));
+    // The pane process may still be between fork and exec: wait for the exec.
+    let is_sleep = || cmdline(pid).iter().any(|a| a == "sleep" || a.ends_with("/sleep") || a.contains("sleep 1000"));
+    assert!(poll(Duration::from_secs(2), || is_sleep().then_some(())).is_some(), "pane pid {pid} is not the sleep: {:?}", cmdline(pid));
 
     let c = McpClient::attach(&srv, &[]).await;
     let list = c.call("list_panes", json!({})).await;
