@@ -204,7 +204,8 @@ async fn create_session_window_pane_with_ids_that_exist() {
     let f: Vec<&str> = line.trim().split('|').collect();
     assert_eq!(&f[..6], &[sid, "new#1", wid, "w#{pane_id}", pid, dir_s], "{line}");
     let pane_pid: u32 = f[6].parse().unwrap();
-    assert_eq!(cmdline(pane_pid), ["sleep", "1000"]);
+    // The pane process may still be between fork and exec: wait for the exec.
+    poll(Duration::from_secs(2), || (cmdline(pane_pid) == ["sleep", "1000"]).then_some(())).unwrap_or_else(|| panic!("pane process runs {:?}", cmdline(pane_pid)));
     let environ = std::fs::read(format!("/proc/{pane_pid}/environ")).unwrap();
     let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
     assert!(vars.contains(&&b"MCP_T=v;"[..]) && vars.contains(&&b"OTHER=#{x}"[..]), "environment not applied literally");
