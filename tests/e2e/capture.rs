@@ -56,15 +56,6 @@ fn seed_description() -> String {
     line
 }
 
-async fn generation(c: &McpClient) -> String {
-    let cap = c.call("tmux_capabilities", json!({})).await;
-    cap["data"]["server_identity"]["generation"].as_str().expect("server_identity.generation").to_string()
-}
-
-fn pane_ref(generation: &str, id: &str) -> Value {
-    json!({ "kind": "pane", "id": id, "generation": generation })
-}
-
 /// `tmux -u -S sock capture-pane -p -t PANE -S <start> -E -` stdout bytes.
 fn tmux_capture_bytes(srv: &TmuxServer, pane: &str, history: usize) -> Vec<u8> {
     let start = if history == 0 { "0".to_string() } else { format!("-{history}") };
@@ -626,9 +617,8 @@ async fn splice_reconstructs_over_randomized_pane_updates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     let srv = TmuxServer::start();
-    let file = srv.dir().join("hook-fired");
-    let run = format!("run-shell 'echo fired >> {}'", file.display());
-    let fired = || std::fs::read_to_string(&file).unwrap_or_default();
+    let trap = HookTrap::new(&srv);
+    let (run, fired) = (&trap.command, || trap.fired());
     let c = McpClient::attach(&srv, ENABLE).await;
     let gen = generation(&c).await;
     let target = pane_ref(&gen, "%0");

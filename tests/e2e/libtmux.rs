@@ -286,9 +286,8 @@ async fn capture_pane_failures_are_text_with_a_hint() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_refusal_leaves_hook_unrun() {
     let srv = TmuxServer::start();
-    let file = srv.dir().join("hook-fired");
-    let run = format!("run-shell 'echo fired >> {}'", file.display());
-    let fired = || std::fs::read_to_string(&file).unwrap_or_default();
+    let trap = HookTrap::new(&srv);
+    let (run, fired) = (&trap.command, || trap.fired());
     let c = McpClient::attach(&srv, &[]).await;
     c.call("capture_pane", json!({"paneId": "%0"})).await;
     c.call("snapshot_pane", json!({"paneId": "%0"})).await;

@@ -20,10 +20,6 @@ fn entity_ref(kind: &str, id: &str, gen: &str) -> Value {
     json!({ "kind": kind, "id": id, "generation": gen })
 }
 
-async fn generation(c: &McpClient) -> String {
-    c.call("list_panes", json!({})).await["generation"].as_str().expect("generation").to_string()
-}
-
 /// The structured error envelope of a call that must fail, validated against
 /// the tool's published outputSchema; returns `error`.
 async fn call_err(c: &McpClient, name: &str, args: Value) -> Value {

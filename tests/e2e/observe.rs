@@ -17,15 +17,6 @@ const WAIT: &[&str] = &["--enable-tool", "tmux_wait"];
 // helpers
 // ---------------------------------------------------------------------------
 
-async fn generation(c: &McpClient) -> String {
-    let cap = c.call("tmux_capabilities", json!({})).await;
-    cap["data"]["server_identity"]["generation"].as_str().expect("server_identity.generation").to_string()
-}
-
-fn pane_ref(generation: &str, id: &str) -> Value {
-    json!({ "kind": "pane", "id": id, "generation": generation })
-}
-
 /// A short random tag (so a pane's text cannot come from anything else).
 fn tag() -> String {
     let n = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().subsec_nanos() as u64 ^ ((std::process::id() as u64) << 20);
@@ -274,8 +265,7 @@ async fn wait_process_exit_and_deadline() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_refuses_with_capture_hook() {
     let srv = TmuxServer::start();
-    let file = srv.dir().join("hook-fired");
-    std::fs::write(&file, "").unwrap();
+    let trap = HookTrap::new(&srv);
     let c = McpClient::attach(&srv, WAIT).await;
     let gen = generation(&c).await;
     let id = new_window(&srv, "sh -c 'echo HOOKTEST; exec sleep 100'");
@@ -283,7 +273,7 @@ async fn wait_refuses_with_capture_hook() {
     // Sanity: without the hook the wait works.
     c.call_envelope("tmux_wait", json!({"target": target, "condition": {"type": "screen_contains", "text": "HOOKTEST"}, "timeout": 3})).await.data();
 
-    srv.tmux(&["set-hook", "-g", "after-capture-pane", &format!("run-shell 'echo fired >> {}'", file.display())]);
+    srv.tmux(&["set-hook", "-g", "after-capture-pane", &trap.command]);
     for cond in [json!({"type": "screen_contains", "text": "HOOKTEST"}), json!({"type": "process_exit"})] {
         let t0 = Instant::now();
         let e = c.call_envelope("tmux_wait", json!({"target": target, "condition": cond, "timeout": 2})).await;
@@ -293,7 +283,7 @@ async fn wait_refuses_with_capture_hook() {
         assert!(t0.elapsed() < Duration::from_secs(1), "the refusal waited {:?}", t0.elapsed());
     }
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "the after-capture-pane hook ran");
+    assert_eq!(trap.fired(), "", "the after-capture-pane hook ran");
     srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
     c.call_envelope("tmux_wait", json!({"target": target, "condition": {"type": "screen_contains", "text": "HOOKTEST"}, "timeout": 3})).await.data();
     c.close().await;

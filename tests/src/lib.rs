@@ -825,3 +825,38 @@ impl PaneRelay {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 }
+
+// ---------------------------------------------------------------------------
+// Small shared helpers of the tool tests
+// ---------------------------------------------------------------------------
+
+/// The server generation, as `tmux_capabilities` reports it.
+pub async fn generation(c: &McpClient) -> String {
+    let cap = c.call("tmux_capabilities", json!({})).await;
+    cap["data"]["server_identity"]["generation"].as_str().expect("server_identity.generation").to_string()
+}
+
+/// A pane reference `{kind:"pane", id, generation}`.
+pub fn pane_ref(generation: &str, id: &str) -> Value {
+    json!({ "kind": "pane", "id": id, "generation": generation })
+}
+
+/// A file a trap hook appends to, and the hook command that does it: a test
+/// sets the command as a hook and checks the file stays empty.
+pub struct HookTrap {
+    pub file: PathBuf,
+    pub command: String,
+}
+
+impl HookTrap {
+    pub fn new(srv: &TmuxServer) -> HookTrap {
+        let file = srv.dir().join("hook-fired");
+        let command = format!("run-shell 'echo fired >> {}'", file.display());
+        HookTrap { file, command }
+    }
+
+    /// What the hook wrote so far ("" when it never ran).
+    pub fn fired(&self) -> String {
+        std::fs::read_to_string(&self.file).unwrap_or_default()
+    }
+}
