@@ -618,7 +618,7 @@ async fn splice_reconstructs_over_randomized_pane_updates() {
 async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
-    let (run, fired) = (&trap.command, || trap.fired());
+    let (run, fired) = (trap.command.as_str(), || trap.fired());
     let c = McpClient::attach(&srv, ENABLE).await;
     let gen = generation(&c).await;
     let target = pane_ref(&gen, "%0");
@@ -642,7 +642,7 @@ async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     };
 
     // Global hook.
-    srv.tmux(&["set-hook", "-g", "after-capture-pane", &run]);
+    srv.tmux(&["set-hook", "-g", "after-capture-pane", run]);
     refused("global").await;
     // With a cursor the hook refusal passes through (not stale_cursor).
     c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.expect_error("unsupported", "not_sent");
@@ -653,14 +653,14 @@ async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.data();
 
     // Session hook at a sparse index.
-    srv.tmux(&["set-hook", "-t", "main", "after-capture-pane[17]", &run]);
+    srv.tmux(&["set-hook", "-t", "main", "after-capture-pane[17]", run]);
     assert!(srv.tmux(&["show-hooks", "-t", "main"]).contains("after-capture-pane[17]"), "test premise: the sparse hook is set");
     refused("session [17]").await;
     srv.tmux(&["set-hook", "-u", "-t", "main", "after-capture-pane[17]"]);
     c.call_envelope("tmux_capture", json!({"target": target})).await.data();
 
     // Global hook at a sparse index.
-    srv.tmux(&["set-hook", "-g", "after-capture-pane[503]", &run]);
+    srv.tmux(&["set-hook", "-g", "after-capture-pane[503]", run]);
     refused("global [503]").await;
     srv.tmux(&["set-hook", "-gu", "after-capture-pane[503]"]);
     c.call_envelope("tmux_capture", json!({"target": target})).await.data();
@@ -668,14 +668,14 @@ async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     // A hook on another session that links the pane's window.
     srv.tmux(&["new-session", "-d", "-s", "other"]);
     srv.tmux(&["link-window", "-s", "main:0", "-t", "other:7"]);
-    srv.tmux(&["set-hook", "-t", "other", "after-capture-pane", &run]);
+    srv.tmux(&["set-hook", "-t", "other", "after-capture-pane", run]);
     refused("linking session").await;
     srv.tmux(&["set-hook", "-u", "-t", "other", "after-capture-pane"]);
     c.call_envelope("tmux_capture", json!({"target": target})).await.data();
 
     // A hook on an unrelated session does not stop the capture.
     srv.tmux(&["new-session", "-d", "-s", "unrelated"]);
-    srv.tmux(&["set-hook", "-t", "unrelated", "after-capture-pane", &run]);
+    srv.tmux(&["set-hook", "-t", "unrelated", "after-capture-pane", run]);
     c.call_envelope("tmux_capture", json!({"target": target})).await.data();
     c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.data();
 

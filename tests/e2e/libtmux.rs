@@ -287,7 +287,7 @@ async fn capture_pane_failures_are_text_with_a_hint() {
 async fn hook_refusal_leaves_hook_unrun() {
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
-    let (run, fired) = (&trap.command, || trap.fired());
+    let (run, fired) = (trap.command.as_str(), || trap.fired());
     let c = McpClient::attach(&srv, &[]).await;
     c.call("capture_pane", json!({"paneId": "%0"})).await;
     c.call("snapshot_pane", json!({"paneId": "%0"})).await;
@@ -303,18 +303,18 @@ async fn hook_refusal_leaves_hook_unrun() {
             }
         }
     };
-    srv.tmux(&["set-hook", "-g", "after-capture-pane", &run]);
+    srv.tmux(&["set-hook", "-g", "after-capture-pane", run]);
     refused("global").await;
     srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
     c.call("capture_pane", json!({"paneId": "%0"})).await;
 
-    srv.tmux(&["set-hook", "-t", "main", "after-capture-pane[4]", &run]);
+    srv.tmux(&["set-hook", "-t", "main", "after-capture-pane[4]", run]);
     refused("session").await;
     srv.tmux(&["set-hook", "-u", "-t", "main", "after-capture-pane[4]"]);
 
     srv.tmux(&["new-session", "-d", "-s", "other"]);
     srv.tmux(&["link-window", "-s", "main:0", "-t", "other:7"]);
-    srv.tmux(&["set-hook", "-t", "other", "after-capture-pane", &run]);
+    srv.tmux(&["set-hook", "-t", "other", "after-capture-pane", run]);
     refused("linking session").await;
     srv.tmux(&["set-hook", "-u", "-t", "other", "after-capture-pane"]);
     c.call("capture_pane", json!({"paneId": "%0"})).await;
