@@ -41,6 +41,9 @@ pub struct Config {
     pub feed: Option<FeedMode>,
     /// Never use the in-process tmux protocol client (exec `tmux` instead).
     pub exec_only: bool,
+    /// The deadline of one request, in seconds (reported as
+    /// `limits.request_timeout_seconds`).
+    pub request_timeout_seconds: f64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +77,10 @@ pub struct Broker {
     /// Retained cursors and snapshot pages, shared by every session.
     pub retained: crate::retention::Store,
     /// Admission of concurrent captures and waits.
-    pub observers: tokio::sync::Semaphore,
+    pub admission: crate::admission::Admission,
+    /// The deadline of one request, in seconds (`--request-timeout`); a
+    /// `tmux_wait` never waits longer.
+    pub request_timeout_seconds: f64,
     /// Turns true when the broker stops, normally because the tmux server
     /// exited (observations end with `observation_lost` before it does).
     server_gone: tokio::sync::watch::Sender<bool>,
@@ -193,7 +199,8 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         sessions_open: AtomicU64::new(0),
         option_state: Mutex::new("not yet".into()),
         retained: crate::retention::Store::default(),
-        observers: tokio::sync::Semaphore::new(crate::limits::MAX_OBSERVERS as usize),
+        admission: crate::admission::Admission::default(),
+        request_timeout_seconds: cfg.request_timeout_seconds,
         server_gone: tokio::sync::watch::channel(false).0,
     });
 
@@ -205,8 +212,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     // their clients (every observer returns its permit when it is done). tmux
     // itself sends its jobs SIGTERM when it exits, so this covers both ways.
     broker.server_gone.send_replace(true);
-    let all = crate::limits::MAX_OBSERVERS as u32;
-    let _ = tokio::time::timeout(Duration::from_millis(300), broker.observers.acquire_many(all)).await;
+    broker.admission.drain(Duration::from_millis(300)).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     accept.abort();
     let _ = std::fs::remove_file(&bpaths.socket);
@@ -403,7 +409,10 @@ async fn cursor(broker: &Broker, pane_id: &str) -> Reply {
                 identity: c.identity.expect("tracked capture has an identity"),
                 handoff: true,
             };
-            match broker.retained.insert(key.clone(), crate::retention::Retained::Cursor(entry)) {
+            // Pinned for its TTL and readable by every agent: handing the pane
+            // over is the person's consent (for this one pane, read-only).
+            let owner = crate::retention::Owner { agent: None, view: crate::retention::View::Anyone };
+            match broker.retained.insert(key.clone(), crate::retention::Retained::Cursor(entry), owner) {
                 Ok(()) => (Some(key), None),
                 Err(_) => (None, Some("no tracking cursor: the capture exceeds the retention budget".into())),
             }

@@ -29,6 +29,10 @@ struct Args {
     /// Run tmux commands by exec'ing tmux, never with the in-process protocol client.
     #[arg(long)]
     exec_only: bool,
+    /// The deadline of one request in seconds; `tmux_wait` never waits longer
+    /// (reported as `limits.request_timeout_seconds`).
+    #[arg(long, value_name = "SECONDS", default_value_t = tmux_mcp::limits::REQUEST_TIMEOUT_SECONDS as f64, value_parser = parse_timeout)]
+    request_timeout: f64,
     /// Log to standard error instead of the log file (for debugging by hand).
     #[arg(long)]
     log_stderr: bool,
@@ -38,6 +42,13 @@ struct Args {
 enum FeedArg {
     ListCommands,
     RunShell,
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Ok(t),
+        _ => Err("expected a number of seconds, 0 < t <= 3600".into()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -63,7 +74,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             FeedArg::ListCommands => tmux_mcp::registry::FeedMode::ListCommands,
             FeedArg::RunShell => tmux_mcp::registry::FeedMode::RunShell,
         });
-        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, helper: args.helper, feed, exec_only: args.exec_only };
+        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, helper: args.helper, feed, exec_only: args.exec_only, request_timeout_seconds: args.request_timeout };
         match daemon::run(cfg).await? {
             Outcome::AlreadyRunning(sock) => {
                 tracing::info!("a broker already serves this tmux server at {}", sock.display());

@@ -57,6 +57,24 @@ pub async fn resolve(broker: &Broker, generation: &str, id: &str) -> Result<Pane
     snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })
 }
 
+/// Pane `id` and the identity of its live process, for a tracked capture or a
+/// wait. The cached table may still show a process that exited (the pane was
+/// respawned, or its program ended) when no listing ran since: then the table is
+/// read once more, so a respawned pane's new process is found and bound.
+pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str) -> Result<(Pane, Arc<ProcessIdentity>), ObserveError> {
+    let pane = resolve(broker, generation, id).await?;
+    match identity_of(broker, &pane) {
+        Ok(identity) => Ok((pane, identity)),
+        Err(ObserveError::StaleTarget { .. }) => {
+            let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
+            let fresh = snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })?;
+            let identity = identity_of(broker, &fresh)?;
+            Ok((fresh, identity))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The process identity a tracked capture binds to.
 pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>, ObserveError> {
     if !crate::tools::version_at_least(&broker.tmux_version(), 3, 3) {
@@ -105,48 +123,61 @@ pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end:
 }
 
 /// [`capture_once`] with one retry on a fresh table when the guard did not hold.
+/// A pane missing from that fresh table is `stale_target` with nothing sent:
+/// the guard kept `capture-pane` from running, so no effect (and no hook) came
+/// of the command that was sent against the stale cache.
 async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>) -> Result<(Pane, Vec<u8>), ObserveError> {
     match capture_once(broker, &pane, flags, identity).await {
-        Err(Guard) => {
-            let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: true, why: e.to_string() })?;
-            let fresh = snap.pane(&pane.id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: true, why: format!("pane {} no longer exists", pane.id) })?;
+        Attempt::Guard(_) => {
+            let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
+            let fresh = snap.pane(&pane.id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {} no longer exists", pane.id) })?;
             if let Some(id) = identity {
                 if !id.matches(fresh.pid) {
-                    return Err(ObserveError::StaleTarget { observed: true, why: format!("the process of pane {} changed", pane.id) });
+                    return Err(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} changed", pane.id) });
                 }
             }
             match capture_once(broker, &fresh, flags, identity).await {
-                Err(Guard) => Err(ObserveError::StaleTarget { observed: true, why: format!("pane {} changed while it was being captured", pane.id) }),
-                Ok(r) => r.map(|out| (fresh, out)),
+                Attempt::Guard(why) => Err(ObserveError::StaleTarget { observed: true, why: format!("pane {} changed while it was being captured{why}", pane.id) }),
+                Attempt::Failed(e) => Err(e),
+                Attempt::Rows(out) => Ok((fresh, out)),
             }
         }
-        Ok(r) => r.map(|out| (pane, out)),
+        Attempt::Failed(e) => Err(e),
+        Attempt::Rows(out) => Ok((pane, out)),
     }
 }
 
-/// The guard did not hold (nothing was captured).
-struct Guard;
+/// What one guarded capture gave.
+enum Attempt {
+    Rows(Vec<u8>),
+    /// The guard did not hold, or tmux could not find the target: nothing was
+    /// captured. The text is tmux's complaint, if any (for the final error).
+    Guard(String),
+    Failed(ObserveError),
+}
 
 /// Hook preflight, then `capture-pane -p -t PANE FLAGS…` behind the in-queue
 /// guard; the raw stdout.
-async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>) -> Result<Result<Vec<u8>, ObserveError>, Guard> {
+async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>) -> Attempt {
     let sessions: Vec<String> = pane.placements.iter().map(|p| p.session_id.clone()).collect();
     if sessions.is_empty() {
-        return Ok(Err(ObserveError::StaleTarget { observed: false, why: format!("pane {} is in no session", pane.id) }));
+        return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("pane {} is in no session", pane.id) });
     }
     match hooks::is_set(&broker.registry, "after-capture-pane", &sessions).await {
         Ok(false) => {}
         Ok(true) => {
-            return Ok(Err(ObserveError::Unsupported {
+            return Attempt::Failed(ObserveError::Unsupported {
                 observed: false,
                 why: "an after-capture-pane hook is set (globally or in a session linking this pane's window); tmux-mcp does not capture while it is, so the hook cannot run. Nothing was sent.".into(),
-            }))
+            })
         }
-        Err(e) => return Ok(Err(ObserveError::Transport { observed: false, why: e.to_string() })),
+        // A session that vanished since the table was read makes show-hooks fail.
+        Err(e @ TmuxError::Failed { .. }) => return Attempt::Guard(format!(": {e}")),
+        Err(e) => return Attempt::Failed(ObserveError::Transport { observed: false, why: e.to_string() }),
     }
     if let Some(id) = identity {
         if id.exited() {
-            return Ok(Err(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) }));
+            return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) });
         }
     }
     let mut guard = format!("#{{==:#{{pane_id}},{}}}", format_literal_arg(&pane.id));
@@ -161,21 +192,22 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
     }
     let out = match broker.registry.tmux_output(&["if-shell", "-F", "-t", &pane.id, &guard, &cmd]).await {
         Ok(o) => o,
-        Err(e) => return Ok(Err(transport(e))),
+        Err(e) => return Attempt::Failed(transport(e)),
     };
+    // A failing if-shell means tmux could not find the target (the pane is
+    // gone): the capture inside never ran.
     if out.status != 0 {
-        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        return Ok(Err(ObserveError::StaleTarget { observed: true, why: format!("tmux refused the capture: {err}") }));
+        return Attempt::Guard(format!(": {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
     if out.stdout.is_empty() || !out.stdout.ends_with(b"\n") {
-        return Err(Guard);
+        return Attempt::Guard(String::new());
     }
     if let Some(id) = identity {
         if id.exited() {
-            return Ok(Err(ObserveError::StaleTarget { observed: true, why: format!("the process of pane {} exited during the capture", pane.id) }));
+            return Attempt::Failed(ObserveError::StaleTarget { observed: true, why: format!("the process of pane {} exited during the capture", pane.id) });
         }
     }
-    Ok(Ok(out.stdout))
+    Attempt::Rows(out.stdout)
 }
 
 fn transport(e: TmuxError) -> ObserveError {

@@ -1,25 +1,82 @@
 //! What the broker keeps between calls: tracked captures (cursors) and the pages
 //! of `tmux_snapshot` results, in one store.
 //!
-//! Entries live at least `CAPTURE_TTL_SECONDS` since their last use; the store
-//! holds at most `MAX_CAPTURES` entries and `MAX_CAPTURE_BYTES`, evicting the
-//! least recently used first. Looking an entry up does not consume it. Dropping a
-//! cursor entry releases its process-identity reference.
+//! Every entry records its [`Owner`]: the agent whose budget it counts against
+//! and the view (scope) of the agent that made it. A reader gets an entry only
+//! when its own view covers the owner's, so a cursor or page cannot carry
+//! records across scopes. The one exception is the hand-off cursor of the key
+//! binding (and the chain continued from it): a person handed that one pane
+//! over, and a cursor only ever reads that pane.
+//!
+//! Budgets are floors per agent (SPEC-TOOLS decision 6, issue "cursor loss
+//! under many agents"): each agent keeps its entries for at least
+//! `CAPTURE_TTL_SECONDS` since their last use, up to `MAX_CAPTURES` entries
+//! and `MAX_CAPTURE_BYTES`; inserting beyond that evicts the agent's *own*
+//! least recently used entries, never another agent's. Hand-off cursors are
+//! pinned: only their TTL ends them. A broker-wide ceiling
+//! (`MAX_TOTAL_RETAINED_*`) bounds memory when very many agents are full at
+//! once; only then is the least recently used entry of the agent holding the
+//! most bytes evicted.
+//!
+//! Sizes are what the entry really holds on the heap (string capacities plus
+//! per-allocation overhead), not the length of its JSON text: snapshot records
+//! are kept as compact JSON strings rather than `serde_json::Value` trees,
+//! which cost about nine times their text.
 
 use crate::capture::CursorEntry;
 use crate::limits;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// What a reader may see: the whole server, or the panes placed in some sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum View {
+    Server,
+    Sessions(BTreeSet<String>),
+    /// A hand-off chain: readable by every agent of this broker.
+    Anyone,
+}
+
+impl View {
+    /// Whether a reader with this view may read what was made under `made`.
+    pub fn covers(&self, made: &View) -> bool {
+        match (self, made) {
+            (_, View::Anyone) | (View::Server, _) => true,
+            (View::Sessions(mine), View::Sessions(theirs)) => theirs.is_subset(mine),
+            _ => false,
+        }
+    }
+}
+
+/// Who made an entry: whose budget it counts against, and under which view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// The agent session; `None` for the key binding's hand-off cursor (pinned).
+    pub agent: Option<u64>,
+    pub view: View,
+}
 
 /// An immutable `tmux_snapshot` result, served page by page.
 #[derive(Debug, Clone)]
 pub struct Pages {
-    pub records: Vec<Value>,
+    /// Each record as compact JSON text.
+    pub records: Vec<Box<str>>,
     /// The fields every page repeats (capture_id, server_identity, entity, coverage).
     pub header: Value,
     pub limit: usize,
+}
+
+impl Pages {
+    pub fn new(records: &[Value], header: Value, limit: usize) -> Pages {
+        Pages { records: records.iter().map(|r| r.to_string().into_boxed_str()).collect(), header, limit }
+    }
+
+    /// Records `[start, end)` as JSON values again.
+    pub fn slice(&self, start: usize, end: usize) -> Vec<Value> {
+        self.records[start..end].iter().map(|r| serde_json::from_str(r).expect("retained records are JSON we wrote")).collect()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -28,75 +85,221 @@ pub enum Retained {
     Pages(Pages),
 }
 
+/// Bookkeeping of one heap allocation (glibc's chunk header and rounding).
+const ALLOC_OVERHEAD: usize = 16;
+
+fn string_heap(capacity: usize) -> usize {
+    if capacity == 0 {
+        0
+    } else {
+        capacity + ALLOC_OVERHEAD
+    }
+}
+
 impl Retained {
-    fn cost(&self) -> usize {
+    /// Heap bytes this entry holds, approximately but never below its text.
+    pub fn cost(&self) -> usize {
+        let fixed = std::mem::size_of::<Slot>() + 256;
         match self {
-            Retained::Cursor(c) => c.rows.rows.iter().map(String::len).sum::<usize>() + c.pane_id.len() + c.generation.len() + 256,
-            Retained::Pages(p) => p.records.iter().map(|r| r.to_string().len()).sum::<usize>() + p.header.to_string().len(),
+            Retained::Cursor(c) => {
+                let rows: usize = c.rows.rows.iter().map(|r| std::mem::size_of::<String>() + string_heap(r.capacity())).sum();
+                fixed + rows + string_heap(c.rows.rows.capacity() * std::mem::size_of::<String>()) + c.pane_id.capacity() + c.generation.capacity()
+            }
+            Retained::Pages(p) => {
+                let records: usize = p.records.iter().map(|r| std::mem::size_of::<Box<str>>() + string_heap(r.len())).sum();
+                // A small Value tree: about nine times its JSON text.
+                fixed + records + 9 * p.header.to_string().len()
+            }
         }
     }
 }
 
 struct Slot {
     entry: Arc<Retained>,
+    owner: Owner,
     last_used: Instant,
     cost: usize,
 }
 
+/// How much one agent (or the hand-off pool) holds.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub entries: usize,
+    pub bytes: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub ttl: Duration,
+    /// Per agent.
+    pub entries: usize,
+    /// Per agent.
+    pub bytes: usize,
+    /// Broker-wide ceiling.
+    pub total_entries: usize,
+    /// Broker-wide ceiling.
+    pub total_bytes: usize,
+    /// Pinned hand-off cursors kept at most (the oldest goes first beyond).
+    pub handoffs: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            ttl: Duration::from_secs(limits::CAPTURE_TTL_SECONDS),
+            entries: limits::MAX_CAPTURES as usize,
+            bytes: limits::MAX_CAPTURE_BYTES as usize,
+            total_entries: limits::MAX_TOTAL_RETAINED_ENTRIES as usize,
+            total_bytes: limits::MAX_TOTAL_RETAINED_BYTES as usize,
+            handoffs: limits::MAX_HANDOFF_CURSORS as usize,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Slots {
+    map: HashMap<String, Slot>,
+    usage: HashMap<Option<u64>, Usage>,
+    total: Usage,
+}
+
+impl Slots {
+    fn remove(&mut self, key: &str) -> Option<Slot> {
+        let slot = self.map.remove(key)?;
+        let u = self.usage.entry(slot.owner.agent).or_default();
+        u.entries -= 1;
+        u.bytes -= slot.cost;
+        if u.entries == 0 {
+            self.usage.remove(&slot.owner.agent);
+        }
+        self.total.entries -= 1;
+        self.total.bytes -= slot.cost;
+        Some(slot)
+    }
+
+    fn add(&mut self, key: String, slot: Slot) {
+        let u = self.usage.entry(slot.owner.agent).or_default();
+        u.entries += 1;
+        u.bytes += slot.cost;
+        self.total.entries += 1;
+        self.total.bytes += slot.cost;
+        if let Some(old) = self.map.insert(key, slot) {
+            // Keys are random 128-bit values; a collision replaces the entry.
+            let u = self.usage.entry(old.owner.agent).or_default();
+            u.entries -= 1;
+            u.bytes -= old.cost;
+            self.total.entries -= 1;
+            self.total.bytes -= old.cost;
+        }
+    }
+
+    /// The least recently used entry of `agent`.
+    fn oldest_of(&self, agent: Option<u64>) -> Option<String> {
+        self.map.iter().filter(|(_, s)| s.owner.agent == agent).min_by_key(|(_, s)| s.last_used).map(|(k, _)| k.clone())
+    }
+
+    fn expire(&mut self, now: Instant, ttl: Duration) {
+        let old: Vec<String> = self.map.iter().filter(|(_, s)| now.duration_since(s.last_used) >= ttl).map(|(k, _)| k.clone()).collect();
+        for k in old {
+            self.remove(&k);
+        }
+    }
+}
+
 pub struct Store {
-    slots: Mutex<HashMap<String, Slot>>,
-    ttl: Duration,
-    max_entries: usize,
-    max_bytes: usize,
+    slots: Mutex<Slots>,
+    budget: Budget,
 }
 
 impl Default for Store {
     fn default() -> Self {
-        Store::new(Duration::from_secs(limits::CAPTURE_TTL_SECONDS), limits::MAX_CAPTURES as usize, limits::MAX_CAPTURE_BYTES as usize)
+        Store::new(Budget::default())
     }
 }
 
-/// The entry alone is larger than the whole budget.
+/// The entry alone is larger than an agent's whole budget.
 #[derive(Debug, PartialEq, Eq)]
 pub struct TooLarge;
 
 impl Store {
-    pub fn new(ttl: Duration, max_entries: usize, max_bytes: usize) -> Self {
-        Store { slots: Mutex::new(HashMap::new()), ttl, max_entries, max_bytes }
+    pub fn new(budget: Budget) -> Self {
+        Store { slots: Mutex::new(Slots::default()), budget }
     }
 
-    pub fn get(&self, key: &str) -> Option<Arc<Retained>> {
+    /// The entry under `key`, if it is live and `reader` may read it. An entry
+    /// the reader may not read is answered exactly like a missing one.
+    pub fn get(&self, key: &str, reader: &View) -> Option<Arc<Retained>> {
         let mut slots = self.slots.lock().unwrap();
         let now = Instant::now();
-        slots.retain(|_, s| now.duration_since(s.last_used) < self.ttl);
-        let slot = slots.get_mut(key)?;
+        slots.expire(now, self.budget.ttl);
+        let slot = slots.map.get_mut(key)?;
+        if !reader.covers(&slot.owner.view) {
+            return None;
+        }
         slot.last_used = now;
         Some(slot.entry.clone())
     }
 
-    pub fn insert(&self, key: String, entry: Retained) -> Result<(), TooLarge> {
+    pub fn insert(&self, key: String, entry: Retained, owner: Owner) -> Result<(), TooLarge> {
         let cost = entry.cost();
-        if cost > self.max_bytes {
+        if cost > self.budget.bytes {
             return Err(TooLarge);
         }
-        let mut slots = self.slots.lock().unwrap();
-        let now = Instant::now();
-        slots.retain(|_, s| now.duration_since(s.last_used) < self.ttl);
-        let mut used: usize = slots.values().map(|s| s.cost).sum();
-        while !slots.is_empty() && (slots.len() >= self.max_entries || used + cost > self.max_bytes) {
-            let oldest = slots.iter().min_by_key(|(_, s)| s.last_used).map(|(k, _)| k.clone()).expect("non-empty");
-            used -= slots.remove(&oldest).map_or(0, |s| s.cost);
+        let freed = {
+            let mut slots = self.slots.lock().unwrap();
+            let now = Instant::now();
+            let before = slots.total.bytes;
+            slots.expire(now, self.budget.ttl);
+            let agent = owner.agent;
+            // The agent's own floors (the hand-off pool has a count cap only).
+            loop {
+                let u = slots.usage.get(&agent).copied().unwrap_or_default();
+                let over = match agent {
+                    Some(_) => u.entries >= self.budget.entries || u.bytes + cost > self.budget.bytes,
+                    None => u.entries >= self.budget.handoffs,
+                };
+                match slots.oldest_of(agent).filter(|_| over) {
+                    Some(k) => {
+                        slots.remove(&k);
+                    }
+                    None => break,
+                }
+            }
+            // The broker-wide ceiling: take from whoever holds the most.
+            while slots.total.entries >= self.budget.total_entries || slots.total.bytes + cost > self.budget.total_bytes {
+                let Some(biggest) = slots.usage.iter().filter(|(a, _)| a.is_some()).max_by_key(|(_, u)| u.bytes).map(|(a, _)| *a) else { break };
+                match slots.oldest_of(biggest) {
+                    Some(k) => {
+                        slots.remove(&k);
+                    }
+                    None => break,
+                }
+            }
+            slots.add(key, Slot { entry: Arc::new(entry), owner, last_used: now, cost });
+            before.saturating_sub(slots.total.bytes - cost)
+        };
+        if freed >= 1 << 20 {
+            crate::sys::release_free_memory();
         }
-        slots.insert(key, Slot { entry: Arc::new(entry), last_used: now, cost });
         Ok(())
     }
 
     pub fn len(&self) -> usize {
-        self.slots.lock().unwrap().len()
+        self.slots.lock().unwrap().total.entries
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Entries and bytes held in all (for `status`).
+    pub fn usage(&self) -> Usage {
+        self.slots.lock().unwrap().total
+    }
+
+    /// What one agent holds (`None`: the hand-off pool).
+    pub fn usage_of(&self, agent: Option<u64>) -> Usage {
+        self.slots.lock().unwrap().usage.get(&agent).copied().unwrap_or_default()
     }
 }
 
@@ -106,29 +309,84 @@ mod tests {
     use serde_json::json;
 
     fn pages(n: usize) -> Retained {
-        Retained::Pages(Pages { records: (0..n).map(|i| json!({ "i": i })).collect(), header: json!({}), limit: 1 })
+        let records: Vec<Value> = (0..n).map(|i| json!({ "i": i })).collect();
+        Retained::Pages(Pages::new(&records, json!({}), 1))
+    }
+
+    fn agent(id: u64) -> Owner {
+        Owner { agent: Some(id), view: View::Server }
+    }
+
+    fn budget(entries: usize, bytes: usize) -> Budget {
+        Budget { ttl: Duration::from_secs(60), entries, bytes, total_entries: 1 << 20, total_bytes: 1 << 40, handoffs: 2 }
     }
 
     #[test]
     fn least_recently_used_is_evicted_first_and_lookups_do_not_consume() {
-        let s = Store::new(Duration::from_secs(60), 2, 1 << 20);
-        s.insert("a".into(), pages(1)).unwrap();
+        let s = Store::new(budget(2, 1 << 20));
+        s.insert("a".into(), pages(1), agent(1)).unwrap();
         std::thread::sleep(Duration::from_millis(2));
-        s.insert("b".into(), pages(1)).unwrap();
+        s.insert("b".into(), pages(1), agent(1)).unwrap();
         std::thread::sleep(Duration::from_millis(2));
-        assert!(s.get("a").is_some()); // a is now more recent than b
-        assert!(s.get("a").is_some());
-        s.insert("c".into(), pages(1)).unwrap();
-        assert!(s.get("b").is_none(), "b was least recently used");
-        assert!(s.get("a").is_some() && s.get("c").is_some());
+        assert!(s.get("a", &View::Server).is_some()); // a is now more recent than b
+        assert!(s.get("a", &View::Server).is_some());
+        s.insert("c".into(), pages(1), agent(1)).unwrap();
+        assert!(s.get("b", &View::Server).is_none(), "b was least recently used");
+        assert!(s.get("a", &View::Server).is_some() && s.get("c", &View::Server).is_some());
     }
 
     #[test]
     fn byte_budget_and_ttl() {
-        let s = Store::new(Duration::from_millis(30), 100, 200);
-        assert_eq!(s.insert("big".into(), pages(100)), Err(TooLarge));
-        s.insert("x".into(), pages(2)).unwrap();
+        let s = Store::new(Budget { ttl: Duration::from_millis(30), ..budget(100, 2000) });
+        assert_eq!(s.insert("big".into(), pages(100), agent(1)), Err(TooLarge));
+        s.insert("x".into(), pages(2), agent(1)).unwrap();
         std::thread::sleep(Duration::from_millis(40));
-        assert!(s.get("x").is_none(), "expired");
+        assert!(s.get("x", &View::Server).is_none(), "expired");
+        assert_eq!(s.usage(), Usage::default(), "expiry gives the bytes back");
+    }
+
+    #[test]
+    fn floors_are_per_agent_a_busy_agent_evicts_only_its_own() {
+        let s = Store::new(budget(4, 1 << 20));
+        s.insert("quiet".into(), pages(1), agent(1)).unwrap();
+        for i in 0..100 {
+            s.insert(format!("busy{i}"), pages(1), agent(2)).unwrap();
+        }
+        assert!(s.get("quiet", &View::Server).is_some(), "another agent's churn evicted a quiet agent's cursor");
+        assert_eq!(s.usage_of(Some(2)).entries, 4);
+        assert_eq!(s.usage_of(Some(1)).entries, 1);
+    }
+
+    #[test]
+    fn handoff_cursors_are_pinned_against_agent_churn() {
+        let s = Store::new(Budget { total_entries: 5, ..budget(4, 1 << 20) });
+        s.insert("handed".into(), pages(1), Owner { agent: None, view: View::Anyone }).unwrap();
+        for a in 1..20 {
+            s.insert(format!("x{a}"), pages(1), agent(a)).unwrap();
+        }
+        assert!(s.get("handed", &View::Sessions(BTreeSet::new())).is_some(), "a hand-off cursor was evicted by other agents' entries");
+        assert!(s.len() <= 5, "the broker-wide ceiling holds: {}", s.len());
+    }
+
+    #[test]
+    fn readers_get_only_what_their_view_covers() {
+        let s = Store::new(budget(10, 1 << 20));
+        let alpha: BTreeSet<String> = ["$1".to_string()].into();
+        let both: BTreeSet<String> = ["$1".to_string(), "$2".to_string()].into();
+        s.insert("server".into(), pages(1), Owner { agent: Some(1), view: View::Server }).unwrap();
+        s.insert("alpha".into(), pages(1), Owner { agent: Some(2), view: View::Sessions(alpha.clone()) }).unwrap();
+        assert!(s.get("server", &View::Sessions(both.clone())).is_none(), "a session-scoped reader read a server-scoped page");
+        assert!(s.get("alpha", &View::Sessions(alpha)).is_some());
+        assert!(s.get("alpha", &View::Sessions(both)).is_some(), "a wider view covers a narrower one");
+        assert!(s.get("alpha", &View::Server).is_some());
+    }
+
+    #[test]
+    fn cost_counts_heap_not_json_text() {
+        let records: Vec<Value> = (0..1000).map(|i| json!({ "id": format!("%{i}"), "title": "x".repeat(50) })).collect();
+        let text: usize = records.iter().map(|r| r.to_string().len()).sum();
+        let cost = Retained::Pages(Pages::new(&records, json!({}), 50)).cost();
+        assert!(cost > text, "cost {cost} is below the text it holds ({text})");
+        assert!(cost < 2 * text + 4096, "compact records should cost about their text: {cost} vs {text}");
     }
 }

@@ -3,7 +3,9 @@
 
 use crate::daemon::Broker;
 use crate::registry::{Pane, Snapshot};
+use crate::retention::{Owner, View};
 use crate::wire::Scope;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -31,8 +33,43 @@ impl Session {
         }
     }
 
-    pub fn visible<'a>(&'a self, snap: &'a Snapshot) -> impl Iterator<Item = &'a Pane> + 'a {
-        snap.panes.iter().filter(move |p| self.can_see(p))
+    /// `pane` as this session may see it, or `None` when it may not. In
+    /// session scope only the placements in the caller's sessions remain: a
+    /// window linked into another session as well must not reveal that session
+    /// (its name, id, index there, attached count …) through any record.
+    pub fn scoped<'a>(&self, pane: &'a Pane) -> Option<Cow<'a, Pane>> {
+        match self.scope {
+            Scope::Server => Some(Cow::Borrowed(pane)),
+            Scope::Session => {
+                if !self.can_see(pane) {
+                    return None;
+                }
+                if pane.placements.iter().all(|pl| self.caller_sessions.contains(&pl.session_id)) {
+                    return Some(Cow::Borrowed(pane));
+                }
+                let mut p = pane.clone();
+                p.placements.retain(|pl| self.caller_sessions.contains(&pl.session_id));
+                Some(Cow::Owned(p))
+            }
+        }
+    }
+
+    /// The panes this session may see, each cut to its scope ([`Session::scoped`]).
+    pub fn visible<'a>(&'a self, snap: &'a Snapshot) -> impl Iterator<Item = Cow<'a, Pane>> + 'a {
+        snap.panes.iter().filter_map(move |p| self.scoped(p))
+    }
+
+    /// What this session may read of what other sessions retained.
+    pub fn view(&self) -> View {
+        match self.scope {
+            Scope::Server => View::Server,
+            Scope::Session => View::Sessions(self.caller_sessions.iter().cloned().collect()),
+        }
+    }
+
+    /// The owner recorded on what this session retains.
+    pub fn owner(&self) -> Owner {
+        Owner { agent: Some(self.id), view: self.view() }
     }
 
     pub fn is_caller(&self, pane_id: &str) -> bool {

@@ -153,3 +153,14 @@ mod tests {
         assert_ne!(h, random_hex(16));
     }
 }
+
+/// Hands freed heap back to the kernel after the retention store dropped a lot
+/// (glibc keeps freed chunks in its arenas otherwise, so RSS would stay at its
+/// peak long after the entries are gone).
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

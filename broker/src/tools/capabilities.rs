@@ -30,7 +30,7 @@ fn output_schema() -> Value {
     envelope::output_schema(json!({
         "type": "object",
         "additionalProperties": false,
-        "required": ["endpoint", "server_identity", "enabled_tools", "limits", "owns_daemon", "resource_subscriptions", "observation", "broker", "process_identity"],
+        "required": ["endpoint", "server_identity", "enabled_tools", "criteria_schema", "limits", "owns_daemon", "resource_subscriptions", "observation", "broker", "process_identity"],
         "properties": {
             "endpoint": { "type": "string" },
             "server_identity": {
@@ -45,7 +45,8 @@ fn output_schema() -> Value {
                 }
             },
             "enabled_tools": { "type": "array", "items": { "type": "string" } },
-            "limits": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 } },
+            "criteria_schema": { "type": "object" },
+            "limits": { "type": "object", "additionalProperties": { "type": "number", "minimum": 0 } },
             "owns_daemon": { "type": "boolean" },
             "resource_subscriptions": { "type": "boolean" },
             "observation": {
@@ -108,7 +109,8 @@ pub async fn call(session: &Session) -> ToolOutput {
             "socket_path": id.socket_path.display().to_string(),
         },
         "enabled_tools": super::enabled_in_catalog_order(&session.enabled),
-        "limits": limits::as_json(),
+        "criteria_schema": super::criteria::schema(),
+        "limits": limits::as_json(broker.request_timeout_seconds),
         "owns_daemon": true,
         "resource_subscriptions": false,
         "observation": {

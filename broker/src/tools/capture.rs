@@ -8,6 +8,7 @@ use super::{Family, ToolOutput, ToolSpec};
 use crate::capture::{self, CursorEntry, Rows, Scope};
 use crate::limits;
 use crate::observe::{self, ObserveError};
+use crate::retention::{Owner, View};
 use crate::session::Session;
 use crate::sys;
 use serde_json::{json, Value};
@@ -70,15 +71,16 @@ fn scope_json(s: &Scope) -> Value {
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
-    let Ok(_observer) = broker.observers.try_acquire() else {
-        return envelope::error("capacity", &format!("{GENERIC} {} captures or waits are already running.", limits::MAX_OBSERVERS), Delivery::NotSent);
+    let _place = match broker.admission.capture().await {
+        Ok(p) => p,
+        Err(refused) => return envelope::error("capacity", &format!("{GENERIC} The broker is overloaded: {}.", refused.0), Delivery::NotSent),
     };
     let target = args["target"].clone();
     let id = target["id"].as_str().unwrap_or_default();
     let generation = target["generation"].as_str().unwrap_or_default();
 
     if let Some(cursor) = args.get("cursor").and_then(Value::as_str) {
-        let retained = broker.retained.get(cursor);
+        let retained = broker.retained.get(cursor, &session.view());
         let Some(crate::retention::Retained::Cursor(entry)) = retained.as_deref() else {
             return stale_cursor("No retained capture has this cursor.");
         };
@@ -122,26 +124,25 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         });
         let text = delta_text(id, &key, &splice, cur.rows.encoding);
         let new_entry = CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows, scope: entry.scope, identity: entry.identity.clone(), handoff: entry.handoff };
-        return finish(broker, data, text, Some((key, new_entry)));
+        // A hand-off chain stays readable by every agent, as its first cursor was.
+        let owner = Owner { agent: Some(session.id), view: if entry.handoff { View::Anyone } else { session.view() } };
+        return finish(broker, data, text, Some((key, new_entry, owner)));
     }
 
     let scope = scope_of(args);
     let track = args.get("track").and_then(Value::as_bool).unwrap_or(false);
-    let pane = match observe::resolve(broker, generation, id).await {
-        Ok(p) => p,
+    let resolved = if track {
+        observe::resolve_tracked(broker, generation, id).await.map(|(p, i)| (p, Some(i)))
+    } else {
+        observe::resolve(broker, generation, id).await.map(|p| (p, None))
+    };
+    let (pane, identity) = match resolved {
+        Ok(r) => r,
         Err(e) => return observe_error(&e),
     };
     if !session.can_see(&pane) {
         return observe_error(&ObserveError::OutOfScope);
     }
-    let identity = if track {
-        match observe::identity_of(broker, &pane) {
-            Ok(i) => Some(i),
-            Err(e) => return observe_error(&e),
-        }
-    } else {
-        None
-    };
     let cur = match observe::capture(broker, pane, &scope, identity).await {
         Ok(c) => c,
         Err(e) => return observe_error(&e),
@@ -150,9 +151,9 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let mut data = snapshot_data(&target, &key, cur.identity.as_ref().map(|i| i.generation.as_str()), &cur.rows, &scope, started);
     let retain = cur.identity.map(|identity| {
         data["next_cursor"] = json!(key);
-        (key.clone(), CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows.clone(), scope, identity, handoff: false })
+        (key.clone(), CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows.clone(), scope, identity, handoff: false }, session.owner())
     });
-    let text = snapshot_text(id, retain.as_ref().map(|(k, _)| k.as_str()), &cur.rows);
+    let text = snapshot_text(id, retain.as_ref().map(|(k, _, _)| k.as_str()), &cur.rows);
     finish(broker, data, text, retain)
 }
 
@@ -181,14 +182,14 @@ pub fn snapshot_data_schema() -> Value {
 
 /// Checks the response size, then retains the cursor entry (nothing is retained
 /// for a response that is too large).
-fn finish(broker: &crate::daemon::Broker, data: Value, text: String, retain: Option<(String, CursorEntry)>) -> ToolOutput {
+fn finish(broker: &crate::daemon::Broker, data: Value, text: String, retain: Option<(String, CursorEntry, Owner)>) -> ToolOutput {
     let out = envelope::ok("tmux_capture", data);
     let size = out.structured.as_ref().map(|v| v.to_string().len()).unwrap_or(0) + text.len();
     if size as u64 > limits::MAX_RESPONSE_BYTES {
         return envelope::error("capacity", &format!("{GENERIC} The response would exceed {} bytes; ask for fewer lines or bytes.", limits::MAX_RESPONSE_BYTES), Delivery::Observed);
     }
-    if let Some((key, entry)) = retain {
-        if broker.retained.insert(key, crate::retention::Retained::Cursor(entry)).is_err() {
+    if let Some((key, entry, owner)) = retain {
+        if broker.retained.insert(key, crate::retention::Retained::Cursor(entry), owner).is_err() {
             return envelope::error("capacity", &format!("{GENERIC} The capture is larger than the retention budget."), Delivery::Observed);
         }
     }

@@ -242,7 +242,7 @@ pub async fn resolve(session: &Session, id: &str) -> Result<(std::sync::Arc<Snap
 
 fn unknown_pane_hint(session: &Session, snap: &Snapshot) -> String {
     const SHOWN: usize = 12;
-    let mut visible: Vec<&Pane> = session.visible(snap).collect();
+    let mut visible: Vec<_> = session.visible(snap).collect();
     visible.sort_by_key(|p| numeric_id(&p.id));
     if visible.is_empty() {
         return "This session can see no panes. Call list_panes to check.".to_string();

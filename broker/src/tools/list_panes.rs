@@ -106,14 +106,15 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Err(e) => return ToolOutput::libtmux_error(format!("Could not read the pane table from tmux: {e}. Nothing was changed.")),
     };
     let wanted = args.get("session").and_then(Value::as_str);
+    let visible: Vec<_> = session.visible(&snap).collect();
     if let Some(w) = wanted {
-        let known = snap.panes.iter().flat_map(|p| &p.placements).any(|pl| pl.session_id == w || pl.session_name == w);
+        let known = visible.iter().flat_map(|p| &p.placements).any(|pl| pl.session_id == w || pl.session_name == w);
         if !known {
             return ToolOutput::libtmux_error(format!("Argument session: no session with id or name {w:?} is visible. Call list_panes without it to see the sessions."));
         }
     }
-    let panes: Vec<Value> = session
-        .visible(&snap)
+    let panes: Vec<Value> = visible
+        .iter()
         .filter(|p| wanted.is_none_or(|w| p.placements.iter().any(|pl| pl.session_id == w || pl.session_name == w)))
         .map(|p| pane_json(session, p))
         .collect();

@@ -9,6 +9,7 @@ mod capabilities;
 pub mod capture;
 mod close;
 mod create;
+pub mod criteria;
 pub mod envelope;
 mod list_panes;
 pub mod capture_pane;
@@ -102,66 +103,94 @@ impl ToolOutput {
     }
 }
 
-/// Per tool: the whole input schema, and each root `oneOf` variant on its own
-/// (so an error can name the field within the variant the caller meant).
-struct Validators {
-    whole: jsonschema::Validator,
-    /// Each variant with its `required` keys (how a caller picks a variant).
-    variants: Vec<(jsonschema::Validator, Vec<String>)>,
+/// Per tool: its published input schema and the compiled validator.
+struct Validator {
+    schema: Value,
+    compiled: jsonschema::Validator,
 }
 
-fn validators() -> &'static HashMap<&'static str, Validators> {
-    static V: OnceLock<HashMap<&'static str, Validators>> = OnceLock::new();
+fn validators() -> &'static HashMap<&'static str, Validator> {
+    static V: OnceLock<HashMap<&'static str, Validator>> = OnceLock::new();
     V.get_or_init(|| {
         CATALOG
             .iter()
             .map(|t| {
                 let schema = (t.input_schema)();
-                let whole = jsonschema::validator_for(&schema).expect("published input schema compiles");
-                let variants = schema["oneOf"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|v| {
-                        let required = v["required"].as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
-                        (jsonschema::validator_for(v).expect("variant compiles"), required)
-                    })
-                    .collect();
-                (t.name, Validators { whole, variants })
+                let compiled = jsonschema::validator_for(&schema).expect("published input schema compiles");
+                (t.name, Validator { schema, compiled })
             })
             .collect()
     })
 }
 
-fn problems(v: &jsonschema::Validator, args: &Value) -> Vec<String> {
-    v.iter_errors(args)
-        .take(3)
-        .map(|e| {
-            let path = e.instance_path().to_string();
-            let field = if path.is_empty() { "arguments".to_string() } else { format!("argument {path}") };
-            format!("{field}: {}", describe_kind(&e))
-        })
-        .collect()
+/// The failing leaves of `e`: a `oneOf`/`anyOf` failure is replaced by the
+/// errors of the variant the caller meant, recursively, so the message names
+/// the field that is wrong (`/target/id`), not its parent (`/target`).
+fn leaves<'a>(schema: &Value, args: &Value, e: &'a jsonschema::ValidationError<'a>) -> Vec<String> {
+    use jsonschema::error::ValidationErrorKind as K;
+    match e.kind() {
+        K::OneOfNotValid { context } | K::AnyOf { context } if !context.is_empty() => {
+            let variants = schema.pointer(e.schema_path().as_str()).and_then(Value::as_array);
+            let instance = args.pointer(e.instance_path().as_str()).unwrap_or(&Value::Null);
+            let best = (0..context.len()).max_by_key(|&i| (variants.and_then(|v| v.get(i)).map_or(0, |v| intent(v, instance)), std::cmp::Reverse(context[i].len()))).unwrap_or(0);
+            let out: Vec<String> = context[best].iter().flat_map(|sub| leaves(schema, args, sub)).collect();
+            if out.is_empty() {
+                vec![problem(e)]
+            } else {
+                out
+            }
+        }
+        _ => vec![problem(e)],
+    }
+}
+
+/// How surely `instance` was meant for `variant`: a matching `const` (`kind`,
+/// `type`), at any depth, decides; then the variant's required keys present,
+/// then its other keys present.
+fn intent(variant: &Value, instance: &Value) -> i64 {
+    if let Some(alts) = variant["oneOf"].as_array().or(variant["anyOf"].as_array()) {
+        return alts.iter().map(|a| intent(a, instance)).max().unwrap_or(0);
+    }
+    let Some(obj) = instance.as_object() else { return 0 };
+    let mut score = 0;
+    for (k, sub) in variant["properties"].as_object().into_iter().flatten() {
+        let Some(v) = obj.get(k) else { continue };
+        score += 1;
+        match sub.get("const") {
+            Some(c) => score += if c == v { 1000 } else { -1000 },
+            None => score += intent(sub, v),
+        }
+    }
+    let required = variant["required"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    score + 10 * required.filter(|k| obj.contains_key(*k)).count() as i64
+}
+
+fn problem(e: &jsonschema::ValidationError) -> String {
+    let path = e.instance_path().to_string();
+    let field = if path.is_empty() { "arguments".to_string() } else { format!("argument {path}") };
+    format!("{field}: {}", describe_kind(e))
 }
 
 /// Checks `args` against the tool's published input schema; the error names the
 /// field and what was expected, never the value sent.
 pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
     let Some(v) = validators().get(name) else { return Ok(()) };
-    if v.whole.is_valid(args) {
+    if v.compiled.is_valid(args) {
         return Ok(());
     }
-    // For a oneOf root, report against the variant the caller meant: the one
-    // with the most of its required keys present, then the fewest problems.
-    let present = |req: &Vec<String>| req.iter().filter(|k| args.get(k.as_str()).is_some()).count();
-    let best = v
-        .variants
-        .iter()
-        .max_by_key(|(var, req)| (present(req), std::cmp::Reverse(problems(var, args).len())))
-        .map(|(var, _)| problems(var, args))
-        .unwrap_or_else(|| problems(&v.whole, args));
-    let best = if best.is_empty() { problems(&v.whole, args) } else { best };
-    Err(if best.is_empty() { "arguments do not match the published input schema".to_string() } else { best.join("; ") })
+    let mut found: Vec<String> = Vec::new();
+    for e in v.compiled.iter_errors(args) {
+        for p in leaves(&v.schema, args, &e) {
+            if !found.contains(&p) {
+                found.push(p);
+            }
+        }
+        if found.len() >= 3 {
+            break;
+        }
+    }
+    found.truncate(3);
+    Err(if found.is_empty() { "arguments do not match the published input schema".to_string() } else { found.join("; ") })
 }
 
 /// What was expected, without echoing the offending value.
@@ -169,7 +198,7 @@ fn describe_kind(e: &jsonschema::ValidationError) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match e.kind() {
         K::AdditionalProperties { unexpected } => format!("unexpected field(s) {}", unexpected.join(", ")),
-        K::Required { property } => format!("missing required field {property}"),
+        K::Required { property } => format!("missing required field {}", property.as_str().map_or_else(|| property.to_string(), str::to_string)),
         K::Type { kind } => format!("expected type {kind:?}").replace("Single(", "").replace(')', "").to_lowercase(),
         K::Pattern { pattern } => format!("must match the pattern {pattern}"),
         K::Minimum { limit } => format!("must be >= {limit}"),
@@ -235,5 +264,31 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
         "tmux_wait" => wait::call(session, &args, progress).await,
         "tmux_snapshot" => snapshot::call(session, &args).await,
         _ => ToolOutput::libtmux_error(format!("Tool {name} has no implementation. Nothing was sent to tmux.")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate_input;
+    use serde_json::json;
+
+    /// Issue "Exact and safe under scrutiny" item 8: the error names the leaf
+    /// inside the variant the caller meant (SPEC-TOOLS A.0.3 invalid_input).
+    #[test]
+    fn errors_name_the_leaf_field_under_one_of() {
+        let g = "0123456789abcdef0123456789abcdef";
+        let e = validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "0", "generation": g } })).unwrap_err();
+        assert!(e.starts_with("argument /target/id: must match the pattern"), "{e}");
+        let e = validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "%0", "generation": "" } })).unwrap_err();
+        assert!(e.starts_with("argument /target/generation: must be at least 1"), "{e}");
+        let e = validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "cursor": "xyz" })).unwrap_err();
+        assert!(e.starts_with("argument /cursor: must match"), "the continuation variant was meant: {e}");
+        let e = validate_input("tmux_wait", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "condition": { "type": "screen_contains" } })).unwrap_err();
+        assert_eq!(e, "argument /condition: missing required field text");
+        let e = validate_input("tmux_send", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "input": { "type": "keys", "keys": [] } })).unwrap_err();
+        assert!(e.starts_with("argument /input/keys:"), "{e}");
+        let e = validate_input("tmux_close", &json!({ "target": { "kind": "window", "id": "%3", "generation": g } })).unwrap_err();
+        assert!(e.starts_with("argument /target/id: must match the pattern ^@"), "the window variant was meant (kind): {e}");
+        assert!(validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g } })).is_ok());
     }
 }

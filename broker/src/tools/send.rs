@@ -9,6 +9,13 @@
 //! was not used: it only brackets when the program asked for it, needs a named
 //! buffer per call, and `paste-buffer` without `-r` turns LF into CR.
 //! Keys go as `send-keys -t %N -- k1 k2 …`: tmux interprets the names.
+//!
+//! One tmux command must fit one message of tmux's client protocol (16 KiB
+//! with headers; the arguments get [`COMMAND_ARG_BYTES`]), so a long text is
+//! sent as several `send-keys -l` commands, in order, split at character
+//! boundaries, and a long key list likewise. If a later piece fails after an
+//! earlier one landed, the error says how much arrived (delivery `observed`,
+//! effects `unknown`).
 
 use super::envelope;
 use super::refs::{self, Kind, NO_NUL};
@@ -88,6 +95,52 @@ fn output_schema() -> Value {
     }))
 }
 
+/// Bytes of arguments one tmux command may carry: tmux's largest message
+/// (16,384 bytes) less its header (16) and the argument count (4); each
+/// argument takes its length plus a NUL.
+pub const COMMAND_ARG_BYTES: usize = 16_384 - 16 - 4;
+
+fn arg_bytes(args: &[String]) -> usize {
+    args.iter().map(|a| a.len() + 1).sum()
+}
+
+/// `text` in pieces of at most `max` bytes, cut at character boundaries
+/// (an empty text is one empty piece: it is still sent, as the contract says).
+fn split_text(text: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while rest.len() > max {
+        let mut cut = max;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    out.push(rest);
+    out
+}
+
+/// Consecutive groups of `args` whose encoded size stays within `room`.
+fn group_args(args: Vec<String>, room: usize) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = vec![Vec::new()];
+    let mut used = 0;
+    for a in args {
+        let n = a.len() + 1;
+        if used + n > room && !out.last().is_some_and(Vec::is_empty) {
+            out.push(Vec::new());
+            used = 0;
+        }
+        used += n;
+        out.last_mut().expect("non-empty").push(a);
+    }
+    out
+}
+
+fn e_code(e: &ToolOutput) -> &str {
+    e.structured.as_ref().and_then(|s| s["error"]["code"].as_str()).unwrap_or("command_failed")
+}
+
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     if let Err(e) = refs::check_mutation_bytes(args) {
         return e;
@@ -104,20 +157,31 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         return refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent);
     }
     let input = &args["input"];
-    let mut argv: Vec<String> = vec!["send-keys".into()];
-    match input["type"].as_str() {
+    let (head, pieces): (Vec<String>, Vec<Vec<String>>) = match input["type"].as_str() {
         Some("text") => {
-            argv.extend(["-l".into(), "-t".into(), target.id.clone(), "--".into()]);
-            argv.push(refs::literal_arg(input["text"].as_str().unwrap_or_default()));
+            let head = vec!["send-keys".into(), "-l".into(), "-t".into(), target.id.clone(), "--".into()];
+            let room = COMMAND_ARG_BYTES - arg_bytes(&head) - 2; // NUL, and a `\` literal_arg may add
+            let pieces = split_text(input["text"].as_str().unwrap_or_default(), room).into_iter().map(|t| vec![refs::literal_arg(t)]).collect();
+            (head, pieces)
         }
         _ => {
-            argv.extend(["-t".into(), target.id.clone(), "--".into()]);
-            argv.extend(input["keys"].as_array().into_iter().flatten().filter_map(Value::as_str).map(refs::literal_arg));
+            let head = vec!["send-keys".into(), "-t".into(), target.id.clone(), "--".into()];
+            let keys: Vec<String> = input["keys"].as_array().into_iter().flatten().filter_map(Value::as_str).map(refs::literal_arg).collect();
+            let room = COMMAND_ARG_BYTES - arg_bytes(&head);
+            (head, group_args(keys, room))
         }
-    }
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    if let Err(e) = refs::run_mutation(&session.broker, &argv).await {
-        return e;
+    };
+    let total = pieces.len();
+    for (i, piece) in pieces.into_iter().enumerate() {
+        let argv: Vec<&str> = head.iter().chain(piece.iter()).map(String::as_str).collect();
+        if let Err(e) = refs::run_mutation(&session.broker, &argv).await {
+            if i == 0 {
+                return e;
+            }
+            // Earlier pieces landed: say so, whatever this one's delivery was.
+            let why = e.structured.as_ref().and_then(|s| s["error"]["message"].as_str()).unwrap_or_default().to_string();
+            return refs::fail(e_code(&e), &format!("Piece {} of {total} failed after {i} piece(s) were delivered, so the pane received part of the input. {}", i + 1, why.trim_start_matches(refs::GENERIC).trim()), envelope::Delivery::Observed);
+        }
     }
     envelope::ok(
         "tmux_send",
@@ -128,4 +192,26 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             "completion": "dispatch_only",
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_splits_at_character_boundaries_and_reassembles() {
+        let text = "é".repeat(20_000) + "tail;";
+        let pieces = split_text(&text, 1001);
+        assert!(pieces.iter().all(|p| p.len() <= 1001));
+        assert_eq!(pieces.concat(), text);
+        assert_eq!(split_text("", 10), vec![""]);
+    }
+
+    #[test]
+    fn key_groups_fit_one_command() {
+        let keys: Vec<String> = (0..256).map(|i| format!("{}{i}", "x".repeat(250))).collect();
+        let groups = group_args(keys.clone(), 4000);
+        assert!(groups.iter().all(|g| arg_bytes(g) <= 4000));
+        assert_eq!(groups.concat(), keys);
+    }
 }

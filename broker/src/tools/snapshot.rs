@@ -4,17 +4,18 @@
 //! Entities: session, window, pane, window_link. `client` is listed with coverage
 //! `unavailable`: tmux only reports clients through `list-clients`, which runs the
 //! user's `after-list-clients` hook, and the broker reads nothing that way.
-//! Criteria follow the `libtmux-ruby.where` v1 envelope with field predicates
-//! and `and`/`or`/`not`; relation predicates are refused with `invalid_filter`.
+//! Criteria are the `libtmux-ruby.where` v1 language (`criteria`): field
+//! predicates, relations, `and`/`or`/`not`. Records come from the panes the
+//! session may see, cut to its scope, and a page cursor is readable only by a
+//! session whose view covers the one that made it (`retention`).
 
+use super::criteria::{self, Entity, Graph};
 use super::envelope::{self, Delivery};
 use super::{Family, ToolOutput, ToolSpec};
-use crate::registry::{numeric_id, Snapshot};
 use crate::retention::{Pages, Retained};
 use crate::session::Session;
 use crate::sys;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_snapshot",
@@ -27,14 +28,15 @@ pub const SPEC: ToolSpec = ToolSpec {
 };
 
 const ENTITIES: &[&str] = &["session", "window", "pane", "window_link", "client"];
-const MAX_DEPTH: usize = 32;
-const MAX_NODES: usize = 2048;
 
 fn annotations() -> Value {
     json!({ "title": "tmux metadata snapshot", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false })
 }
 
-pub fn criteria_schema() -> Value {
+/// The criteria envelope as the input schema checks it; the `where` clause
+/// itself is checked by `criteria::compile`, so a bad clause is
+/// `invalid_filter` (A.0.3), and described in full by `criteria::schema()`.
+fn criteria_envelope_schema() -> Value {
     json!({
         "type": "object",
         "additionalProperties": false,
@@ -58,7 +60,7 @@ fn input_schema() -> Value {
                 "required": ["entity"],
                 "properties": {
                     "entity": { "enum": ENTITIES },
-                    "criteria": criteria_schema(),
+                    "criteria": criteria_envelope_schema(),
                     "limit": { "type": "integer", "minimum": 1, "maximum": 200 }
                 }
             },
@@ -122,153 +124,20 @@ fn output_schema() -> Value {
     }))
 }
 
-/// Field types, for operator checks: 'i' integer, 't' text, 'b' boolean.
-fn field_types(entity: &str) -> &'static [(&'static str, char)] {
-    match entity {
-        "session" => &[("id", 't'), ("name", 't'), ("created", 'i'), ("attached", 'i'), ("windowCount", 'i')],
-        "window" => &[("id", 't'), ("name", 't'), ("width", 'i'), ("height", 'i'), ("paneCount", 'i'), ("layout", 't')],
-        "pane" => &[
-            ("id", 't'), ("windowId", 't'), ("index", 'i'), ("pid", 'i'), ("currentCommand", 't'), ("currentPath", 't'), ("title", 't'),
-            ("active", 'b'), ("dead", 'b'), ("deadStatus", 'i'), ("width", 'i'), ("height", 'i'),
-        ],
-        "window_link" => &[("sessionId", 't'), ("windowId", 't'), ("index", 'i'), ("active", 'b')],
-        _ => &[],
-    }
-}
-
-const RELATIONS: &[&str] = &["windows", "windowLinks", "panes", "currentWindow", "activePane", "window", "session"];
-
-/// A checked filter.
-#[derive(Debug)]
-enum Filter {
-    All(Vec<Filter>),
-    Any(Vec<Filter>),
-    Not(Box<Filter>),
-    Field { name: String, ops: Vec<(String, Value)> },
-}
-
-fn compile(entity: &str, criteria: Option<&Value>) -> Result<Filter, String> {
-    let Some(c) = criteria else { return Ok(Filter::All(vec![])) };
-    if c["entity"] != entity {
-        return Err(format!("criteria describe {} but the query is for {entity}", c["entity"]));
-    }
-    let mut nodes = 0;
-    compile_where(entity, &c["where"], 0, &mut nodes)
-}
-
-fn compile_where(entity: &str, w: &Value, depth: usize, nodes: &mut usize) -> Result<Filter, String> {
-    *nodes += 1;
-    if depth > MAX_DEPTH || *nodes > MAX_NODES {
-        return Err(format!("criteria exceed depth {MAX_DEPTH} or {MAX_NODES} nodes"));
-    }
-    let obj = w.as_object().ok_or("a where clause must be an object")?;
-    let mut all = Vec::new();
-    for (k, v) in obj {
-        match k.as_str() {
-            "and" | "or" => {
-                let items = v.as_array().ok_or(format!("{k} takes an array of where clauses"))?;
-                let compiled = items.iter().map(|i| compile_where(entity, i, depth + 1, nodes)).collect::<Result<Vec<_>, _>>()?;
-                all.push(if k == "and" { Filter::All(compiled) } else { Filter::Any(compiled) });
-            }
-            "not" => all.push(Filter::Not(Box::new(compile_where(entity, v, depth + 1, nodes)?))),
-            name if RELATIONS.contains(&name) => return Err(format!("relation predicate {name} is not supported by this broker")),
-            name => {
-                let ty = field_types(entity).iter().find(|(f, _)| *f == name).map(|(_, t)| *t).ok_or(format!("{entity} has no field {name}"))?;
-                let ops: Vec<(String, Value)> = match v {
-                    Value::Object(m) => m.iter().map(|(o, x)| (o.clone(), x.clone())).collect(),
-                    lit => vec![("equals".into(), lit.clone())],
-                };
-                for (op, arg) in &ops {
-                    let ok = match op.as_str() {
-                        "equals" | "not" => true,
-                        "in" => arg.as_array().is_some_and(|a| a.len() <= 1024),
-                        "lt" | "lte" | "gt" | "gte" => ty == 'i' && arg.is_i64(),
-                        "contains" | "startsWith" | "endsWith" => ty == 't' && arg.is_string(),
-                        _ => false,
-                    };
-                    if !ok {
-                        return Err(format!("operator {op} is not valid for field {name} (or its argument has the wrong type)"));
-                    }
-                }
-                all.push(Filter::Field { name: name.to_string(), ops });
-            }
-        }
-    }
-    Ok(Filter::All(all))
-}
-
-fn matches(f: &Filter, fields: &Value) -> bool {
-    match f {
-        Filter::All(fs) => fs.iter().all(|f| matches(f, fields)),
-        Filter::Any(fs) => fs.iter().any(|f| matches(f, fields)),
-        Filter::Not(f) => !matches(f, fields),
-        Filter::Field { name, ops } => {
-            let v = &fields[name.as_str()];
-            ops.iter().all(|(op, arg)| match op.as_str() {
-                "equals" => v == arg,
-                "not" => v != arg,
-                "in" => arg.as_array().is_some_and(|a| a.contains(v)),
-                "lt" => v.as_i64().zip(arg.as_i64()).is_some_and(|(a, b)| a < b),
-                "lte" => v.as_i64().zip(arg.as_i64()).is_some_and(|(a, b)| a <= b),
-                "gt" => v.as_i64().zip(arg.as_i64()).is_some_and(|(a, b)| a > b),
-                "gte" => v.as_i64().zip(arg.as_i64()).is_some_and(|(a, b)| a >= b),
-                "contains" => v.as_str().zip(arg.as_str()).is_some_and(|(a, b)| a.contains(b)),
-                "startsWith" => v.as_str().zip(arg.as_str()).is_some_and(|(a, b)| a.starts_with(b)),
-                "endsWith" => v.as_str().zip(arg.as_str()).is_some_and(|(a, b)| a.ends_with(b)),
-                _ => false,
-            })
-        }
-    }
-}
-
-/// Every record of `entity` visible to the session, in the documented order.
-fn records(session: &Session, snap: &Snapshot, entity: &str) -> Vec<(Value, Value)> {
-    let gen = session.generation();
-    let panes: Vec<_> = session.visible(snap).collect();
-    let mut out: BTreeMap<(u64, i64, u64), (Value, Value)> = BTreeMap::new();
-    for p in &panes {
-        match entity {
-            "pane" => {
-                let fields = json!({
-                    "id": p.id, "windowId": p.window_id, "index": p.index, "pid": p.pid, "currentCommand": p.command,
-                    "currentPath": if p.cwd.is_empty() { Value::Null } else { json!(p.cwd) }, "title": p.title,
-                    "active": p.active, "dead": p.dead, "deadStatus": p.dead_status, "width": p.width, "height": p.height,
-                });
-                out.insert((numeric_id(&p.id), 0, 0), (fields, json!({ "kind": "pane", "id": p.id, "generation": gen })));
-            }
-            "window" => {
-                let fields = json!({ "id": p.window_id, "name": p.window_name, "width": p.window_width, "height": p.window_height, "paneCount": p.window_panes, "layout": p.window_layout });
-                out.insert((numeric_id(&p.window_id), 0, 0), (fields, json!({ "kind": "window", "id": p.window_id, "generation": gen })));
-            }
-            "session" => {
-                for pl in &p.placements {
-                    let fields = json!({ "id": pl.session_id, "name": pl.session_name, "created": pl.session_created, "attached": pl.session_attached, "windowCount": pl.session_windows });
-                    out.insert((numeric_id(&pl.session_id), 0, 0), (fields, json!({ "kind": "session", "id": pl.session_id, "generation": gen })));
-                }
-            }
-            "window_link" => {
-                for pl in &p.placements {
-                    let fields = json!({ "sessionId": pl.session_id, "windowId": p.window_id, "index": pl.window_index, "active": pl.window_active });
-                    let r = json!({ "kind": "window_link", "id": p.window_id, "generation": gen, "session_id": pl.session_id, "index": pl.window_index });
-                    out.insert((numeric_id(&pl.session_id), pl.window_index, numeric_id(&p.window_id)), (fields, r));
-                }
-            }
-            _ => {}
-        }
-    }
-    out.into_values().collect()
-}
-
-fn page(header: &Value, records: &[Value], key: &str, offset: usize, limit: usize, started: f64) -> Value {
-    let end = (offset + limit).min(records.len());
+fn page(header: &Value, items: Vec<Value>, total: usize, key: &str, offset: usize, started: f64) -> Value {
+    let end = offset + items.len();
     let mut data = header.clone();
-    data["items"] = json!(records[offset..end]);
+    data["items"] = Value::Array(items);
     data["interval"] = json!({ "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds(), "reads": if offset == 0 { 1 } else { 0 } });
-    data["truncated"] = json!(end < records.len());
-    if end < records.len() {
+    data["truncated"] = json!(end < total);
+    if end < total {
         data["next_cursor"] = json!(format!("{key}:{end}"));
     }
     data
+}
+
+fn stale_cursor() -> ToolOutput {
+    envelope::error("stale_cursor", "The cursor is unknown, expired, or outside its captured result.", Delivery::NotSent)
 }
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
@@ -277,18 +146,18 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     if let Some(cursor) = args.get("cursor").and_then(Value::as_str) {
         let (key, offset) = cursor.split_once(':').unwrap_or((cursor, "0"));
         let offset: usize = offset.parse().unwrap_or(0);
-        let retained = broker.retained.get(key);
-        let Some(Retained::Pages(p)) = retained.as_deref() else {
-            return envelope::error("stale_cursor", "The cursor is unknown, expired, or outside its captured result.", Delivery::NotSent);
-        };
+        // A page made under a view this session does not cover reads as unknown.
+        let retained = broker.retained.get(key, &session.view());
+        let Some(Retained::Pages(p)) = retained.as_deref() else { return stale_cursor() };
         if offset == 0 || offset >= p.records.len() {
-            return envelope::error("stale_cursor", "The cursor is unknown, expired, or outside its captured result.", Delivery::NotSent);
+            return stale_cursor();
         }
-        return envelope::ok("tmux_snapshot", page(&p.header, &p.records, key, offset, p.limit, started));
+        let end = (offset + p.limit).min(p.records.len());
+        return envelope::ok("tmux_snapshot", page(&p.header, p.slice(offset, end), p.records.len(), key, offset, started));
     }
-    let entity = args["entity"].as_str().unwrap_or_default();
+    let entity = args["entity"].as_str().and_then(Entity::parse).unwrap_or(Entity::Pane);
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
-    let filter = match compile(entity, args.get("criteria")) {
+    let filter = match criteria::compile(entity, args.get("criteria")) {
         Ok(f) => f,
         Err(why) => return envelope::error("invalid_filter", &format!("The operation could not establish its requested result. Invalid criteria: {why}."), Delivery::NotSent),
     };
@@ -296,11 +165,9 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Ok(s) => s,
         Err(e) => return envelope::error("transport_error", &format!("The operation could not establish its requested result. {e}"), Delivery::PossiblySent),
     };
-    let items: Vec<Value> = records(session, &snap, entity)
-        .into_iter()
-        .filter(|(fields, _)| matches(&filter, fields))
-        .map(|(fields, r)| json!({ "kind": entity, "fields": fields, "ref": r }))
-        .collect();
+    let visible: Vec<_> = session.visible(&snap).collect();
+    let graph = Graph::build(visible.iter().map(|p| &**p), session.generation());
+    let items: Vec<Value> = graph.select(entity, &filter).into_iter().map(|r| json!({ "kind": entity.as_str(), "fields": r.fields, "ref": r.reference })).collect();
     let mut coverage = Map::new();
     for k in ENTITIES {
         coverage.insert(k.to_string(), json!(if *k == "client" { "unavailable" } else { "complete" }));
@@ -309,36 +176,15 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let header = json!({
         "capture_id": sys::random_hex(16),
         "server_identity": { "generation": session.generation(), "pid": broker.identity.pid, "start_time": broker.identity.start_time, "tmux_version": snap.server.version },
-        "entity": entity,
+        "entity": entity.as_str(),
         "coverage": coverage,
     });
-    let first = page(&header, &items, &key, 0, limit, started);
-    if items.len() > limit && broker.retained.insert(key, Retained::Pages(Pages { records: items, header, limit })).is_err() {
+    let total = items.len();
+    let first = page(&header, items[..limit.min(total)].to_vec(), total, &key, 0, started);
+    if total > limit && broker.retained.insert(key, Retained::Pages(Pages::new(&items, header, limit)), session.owner()).is_err() {
         return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
     }
     let mut out = envelope::ok("tmux_snapshot", first);
-    out.text = format!("tmux_snapshot {entity}: {} record(s); structuredContent contains the result.", out.structured.as_ref().map_or(0, |s| s["data"]["items"].as_array().map_or(0, Vec::len)));
+    out.text = format!("tmux_snapshot {}: {} record(s); structuredContent contains the result.", entity.as_str(), out.structured.as_ref().map_or(0, |s| s["data"]["items"].as_array().map_or(0, Vec::len)));
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn criteria_compile_and_match() {
-        let c = json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": "pane", "where": { "dead": false, "width": { "gte": 80 }, "or": [ { "currentCommand": { "startsWith": "vi" } }, { "title": { "contains": "log" } } ] } });
-        let f = compile("pane", Some(&c)).unwrap();
-        assert!(matches(&f, &json!({ "dead": false, "width": 100, "currentCommand": "vim", "title": "" })));
-        assert!(!matches(&f, &json!({ "dead": false, "width": 60, "currentCommand": "vim", "title": "" })));
-        assert!(!matches(&f, &json!({ "dead": false, "width": 100, "currentCommand": "zsh", "title": "x" })));
-        assert!(compile("window", Some(&c)).unwrap_err().contains("criteria describe"));
-        let bad = json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": "pane", "where": { "width": { "contains": "x" } } });
-        assert!(compile("pane", Some(&bad)).is_err());
-        let rel = json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": "pane", "where": { "window": { "is": null } } });
-        assert!(compile("pane", Some(&rel)).unwrap_err().contains("relation"));
-        // Comparisons with null are false.
-        let f = compile("pane", Some(&json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": "pane", "where": { "deadStatus": { "lt": 5 } } }))).unwrap();
-        assert!(!matches(&f, &json!({ "deadStatus": null })));
-    }
 }

@@ -180,7 +180,9 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Err(e) => return e,
     };
     let limit = effective_result_lines(capture_pane::int_arg(args, "maxLines"));
-    let (view, line) = pane_view(&pane, session.is_caller(&pane.id));
+    // What the agent sees of the pane's placements is cut to its scope.
+    let Some(seen) = session.scoped(&pane) else { return capture_pane::observe_failure(id, &crate::observe::ObserveError::OutOfScope) };
+    let (view, line) = pane_view(&seen, session.is_caller(&pane.id));
     let (cursor_x, cursor_y, in_mode, scroll) = (pane.cursor_x, pane.cursor_y, pane.in_mode, pane.scroll_position);
     // The whole visible screen, wrapped lines joined; no range bounding.
     let lines = match observe::capture_range(&session.broker, pane, None, None, true).await {

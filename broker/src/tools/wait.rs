@@ -27,7 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_wait",
     family: Family::Seed,
     default_enabled: false,
-    description: "Wait event-driven (no polling) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
+    description: "Wait event-driven (no polling) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
     annotations,
     input_schema,
     output_schema,
@@ -104,28 +104,27 @@ fn contains(rows: &Rows, needle: &[u8]) -> bool {
 pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -> ToolOutput {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
-    let Ok(_observer) = broker.observers.try_acquire() else {
-        return envelope::error("capacity", &format!("The operation could not establish its requested result. {} captures or waits are already running.", limits::MAX_OBSERVERS), Delivery::NotSent);
+    let _place = match broker.admission.wait() {
+        Ok(p) => p,
+        Err(refused) => return envelope::error("capacity", &format!("The operation could not establish its requested result. {}.", refused.0), Delivery::NotSent),
     };
     let target = args["target"].clone();
     let id = target["id"].as_str().unwrap_or_default();
     let generation = target["generation"].as_str().unwrap_or_default();
-    let timeout = args.get("timeout").and_then(Value::as_f64).unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
+    // A.4: the deadline is min(request_timeout_seconds, timeout).
+    let asked = args.get("timeout").and_then(Value::as_f64).unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
+    let timeout = asked.min(broker.request_timeout_seconds);
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
     let scope = scope_of(args);
     let text = args.pointer("/condition/text").and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
 
-    let pane = match observe::resolve(broker, generation, id).await {
-        Ok(p) => p,
+    let (pane, identity) = match observe::resolve_tracked(broker, generation, id).await {
+        Ok(r) => r,
         Err(e) => return observe_error(&e),
     };
     if !session.can_see(&pane) {
         return observe_error(&ObserveError::OutOfScope);
     }
-    let identity = match observe::identity_of(broker, &pane) {
-        Ok(i) => i,
-        Err(e) => return observe_error(&e),
-    };
     // Both conditions start with one guarded read (so a capture hook refuses both).
     let tty = pane.tty.clone();
     let first = match observe::capture(broker, pane.clone(), &scope, Some(identity.clone())).await {
@@ -194,7 +193,8 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
             }
             _ = broker.server_gone() => return observation_lost(id),
             _ = tokio::time::sleep_until(deadline) => {
-                return envelope::error("deadline", &format!("The operation could not establish its requested result. The condition did not hold within {timeout} s."), Delivery::Observed);
+                let clamp = if timeout < asked { format!(" (the broker's request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities)") } else { String::new() };
+                return envelope::error("deadline", &format!("The operation could not establish its requested result. The condition did not hold within {timeout} s{clamp}."), Delivery::Observed);
             }
         }
     }
