@@ -487,7 +487,7 @@ async fn snapshot_criteria_and_paging() {
     let invalid = [
         json!({"entity": "pane", "criteria": criteria("window", json!({"id": "@0"}))}),
         json!({"entity": "pane", "criteria": criteria("pane", json!({"window": {"is": null}}))}),
-        json!({"entity": "session", "criteria": criteria("session", json!({"windows": {"some": {"name": "x"}}}))}),
+        json!({"entity": "session", "criteria": criteria("session", json!({"windows": {"is": {"name": "x"}}}))}),
         json!({"entity": "pane", "criteria": criteria("pane", json!({"width": {"contains": "x"}}))}),
         json!({"entity": "pane", "criteria": criteria("pane", json!({"title": {"gte": 3}}))}),
         json!({"entity": "pane", "criteria": criteria("pane", json!({"noSuchField": 1}))}),
