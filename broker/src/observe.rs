@@ -9,7 +9,7 @@
 //! at least proves that the set of linking sessions did not change.
 
 use crate::capture::{self, Rows, Scope};
-use crate::daemon::Broker;
+use crate::engine::Broker;
 use crate::hooks;
 use crate::process::{IdentityError, ProcessIdentity};
 use crate::registry::Pane;
@@ -44,17 +44,35 @@ pub struct Captured {
     pub identity: Option<Arc<ProcessIdentity>>,
 }
 
-/// Finds pane `id` of generation `generation` (refreshing once if the cache does
-/// not know it yet).
+/// How current a pane's table entry must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// The cached entry will do: the capture's in-queue guard proves it (a
+    /// table read happens only when the cache does not know the pane).
+    Cached,
+    /// A table read after this call started (fields the guard does not prove,
+    /// such as the pane's size or cursor, are used).
+    Fresh,
+}
+
+/// The one pane resolver: pane `id` from the table, or `StaleTarget` with
+/// nothing sent when tmux has no such pane.
+pub async fn find_pane(broker: &Broker, id: &str, freshness: Freshness) -> Result<Pane, ObserveError> {
+    if freshness == Freshness::Cached {
+        if let Some(p) = broker.registry.cached().and_then(|s| s.pane(id).cloned()) {
+            return Ok(p);
+        }
+    }
+    let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
+    snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })
+}
+
+/// Finds pane `id` of generation `generation` in the cached table.
 pub async fn resolve(broker: &Broker, generation: &str, id: &str) -> Result<Pane, ObserveError> {
     if generation != broker.identity.generation {
         return Err(ObserveError::StaleTarget { observed: false, why: "the reference's generation is not this tmux server's".into() });
     }
-    if let Some(p) = broker.registry.cached().and_then(|s| s.pane(id).cloned()) {
-        return Ok(p);
-    }
-    let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
-    snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })
+    find_pane(broker, id, Freshness::Cached).await
 }
 
 /// Pane `id` and the identity of its live process, for a tracked capture or a
@@ -66,8 +84,7 @@ pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str) -> Res
     match identity_of(broker, &pane) {
         Ok(identity) => Ok((pane, identity)),
         Err(ObserveError::StaleTarget { .. }) => {
-            let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
-            let fresh = snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })?;
+            let fresh = find_pane(broker, id, Freshness::Fresh).await?;
             let identity = identity_of(broker, &fresh)?;
             Ok((fresh, identity))
         }
@@ -77,7 +94,7 @@ pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str) -> Res
 
 /// The process identity a tracked capture binds to.
 pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>, ObserveError> {
-    if !crate::tools::version_at_least(&broker.tmux_version(), 3, 3) {
+    if !crate::tmux::version_at_least(&broker.tmux_version(), 3, 3) {
         return Err(ObserveError::Unsupported { observed: false, why: "tracked cursors need tmux >= 3.3".into() });
     }
     match &pane.process {
@@ -86,11 +103,6 @@ pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>,
         Err(IdentityError::PaneDead) | Err(IdentityError::Gone(_)) => Err(ObserveError::StaleTarget { observed: false, why: format!("pane {} has no live process", pane.id) }),
         Err(e) => Err(ObserveError::Unsupported { observed: false, why: format!("no native process identity: {e}") }),
     }
-}
-
-/// Escapes text for use as a literal inside a tmux format comparison.
-fn format_literal_arg(s: &str) -> String {
-    s.replace('#', "##").replace(',', "#,").replace('}', "#}")
 }
 
 /// One guarded capture of `pane` (cache entry) as `scope` says; `identity` makes
@@ -180,7 +192,7 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
             return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) });
         }
     }
-    let mut guard = format!("#{{==:#{{pane_id}},{}}}", format_literal_arg(&pane.id));
+    let mut guard = format!("#{{==:#{{pane_id}},{}}}", crate::tmux::quote::format_operand(&pane.id));
     guard = format!("#{{&&:{guard},#{{==:#{{window_linked_sessions}},{}}}}}", sessions.len());
     if let Some(id) = identity {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}", id.pid);

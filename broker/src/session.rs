@@ -1,7 +1,7 @@
 //! One agent's session: who is calling (the caller's pane, found from process
 //! ancestry), what it may see (scope) and what it may use (enabled tools).
 
-use crate::daemon::Broker;
+use crate::engine::Broker;
 use crate::registry::{Pane, Snapshot};
 use crate::retention::{Owner, View};
 use crate::wire::Scope;

@@ -266,6 +266,16 @@ where
     Ok(())
 }
 
+/// Connects to a broker and exchanges the hello; used by the helpers.
+pub fn connect(socket: &std::path::Path, hello: &Hello) -> Result<(std::os::unix::net::UnixStream, Reply), WireError> {
+    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(15)))?;
+    write_frame(&mut s, hello)?;
+    let reply: Reply = read_frame(&mut s)?;
+    s.set_read_timeout(None)?;
+    Ok((s, reply))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

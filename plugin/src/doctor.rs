@@ -5,7 +5,7 @@ use crate::{locate, ServerArgs};
 use anyhow::bail;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::ExitCode;
-use tmux_mcp::daemon::connect;
+use tmux_mcp::wire::connect;
 use tmux_mcp::process::Backend;
 use tmux_mcp::tmux::Tmux;
 use tmux_mcp::wire::{Hello, Reply, StatusReply};

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use std::io::{Read, Write};
 use std::net::Shutdown;
 use std::process::ExitCode;
-use tmux_mcp::daemon::connect;
+use tmux_mcp::wire::connect;
 use tmux_mcp::wire::{Hello, McpHello, Reply, Scope};
 
 pub fn attach(server: &ServerArgs, enable_tools: Vec<String>, scope: Option<Scope>, allow_self: bool) -> anyhow::Result<ExitCode> {

@@ -8,6 +8,10 @@
 //! `list-panes`, `display-message`, `show-options` and friends.
 
 pub mod direct;
+mod version;
+pub mod quote;
+pub use quote::{format_literal, shell_quote};
+pub use version::version_at_least;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -145,23 +149,3 @@ pub fn find_in_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-/// Quotes `s` as one POSIX shell word.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// Escapes `#` so tmux's format expansion leaves `s` as it is.
-pub fn format_literal(s: &str) -> String {
-    s.replace('#', "##")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("a'b"), "'a'\\''b'");
-        assert_eq!(format_literal("/x/#S/y"), "/x/##S/y");
-    }
-}

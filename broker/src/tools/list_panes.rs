@@ -1,7 +1,8 @@
 //! `list_panes` (libtmux family): every pane this session may see, with its
 //! entity reference, placements, process and whether it is the caller's pane.
 
-use super::{Family, ToolOutput, ToolSpec};
+use super::refs::{self, Kind};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
 use serde_json::{json, Value};
@@ -9,16 +10,15 @@ use serde_json::{json, Value};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_panes",
     family: Family::Libtmux,
-    default_enabled: true,
     description: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Read-only.",
-    annotations,
+    annotations: Annotations::read_only("List panes", true),
+    seed_annotations: None,
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
-fn annotations() -> Value {
-    json!({ "title": "List panes", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
-}
 
 fn input_schema() -> Value {
     json!({
@@ -26,19 +26,6 @@ fn input_schema() -> Value {
         "additionalProperties": false,
         "properties": {
             "session": { "type": "string", "minLength": 1, "maxLength": 256, "description": "Only panes placed in this session: its id ($1) or its name." }
-        }
-    })
-}
-
-pub fn pane_ref_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["kind", "id", "generation"],
-        "properties": {
-            "kind": { "const": "pane" },
-            "id": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32 },
-            "generation": { "type": "string", "minLength": 1, "maxLength": 128 }
         }
     })
 }
@@ -60,7 +47,7 @@ fn output_schema() -> Value {
                     "additionalProperties": false,
                     "required": ["ref", "id", "index", "windowId", "windowName", "active", "title", "pid", "processGeneration", "processState", "dead", "deadStatus", "width", "height", "historySize", "command", "cwd", "placements", "isCallerPane"],
                     "properties": {
-                        "ref": pane_ref_schema(),
+                        "ref": refs::ref_schema(Kind::Pane),
                         "id": { "type": "string", "pattern": "^%[0-9]+$" },
                         "index": { "type": "integer" },
                         "windowId": { "type": "string", "pattern": "^@[0-9]+$" },
@@ -100,6 +87,10 @@ fn output_schema() -> Value {
     })
 }
 
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
+}
+
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let snap = match session.broker.registry.refresh().await {
         Ok(s) => s,
@@ -131,7 +122,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
 fn pane_json(session: &Session, p: &Pane) -> Value {
     let st = p.process_status();
     let mut v = json!({
-        "ref": { "kind": "pane", "id": p.id, "generation": session.generation() },
+        "ref": refs::reference(Kind::Pane, &p.id, session.generation()),
         "id": p.id,
         "index": p.index,
         "windowId": p.window_id,

@@ -10,7 +10,7 @@
 
 use super::envelope::{self, Delivery};
 use super::ToolOutput;
-use crate::daemon::Broker;
+use crate::engine::Broker;
 use crate::registry::Pane;
 use crate::session::Session;
 use crate::tmux::TmuxError;
@@ -138,21 +138,7 @@ pub fn check_mutation_bytes(args: &Value) -> Result<(), ToolOutput> {
     Ok(())
 }
 
-/// One argument for tmux, literal: tmux splits commands given as arguments at
-/// an argument that *ends* in `;` (dropping it) and turns a final `\;` into
-/// `;`. Inserting a backslash before a final `;` makes every string arrive
-/// unchanged (`x;` → `x\;` → `x;`, `x\;` → `x\\;` → `x\;`).
-pub fn literal_arg(s: &str) -> String {
-    match s.strip_suffix(';') {
-        Some(head) => format!("{head}\\;"),
-        None => s.to_string(),
-    }
-}
-
-/// An argument that tmux also expands as a format (names, `-c`): `#` doubled.
-pub fn format_arg(s: &str) -> String {
-    literal_arg(&s.replace('#', "##"))
-}
+pub use crate::tmux::quote::{format_arg, literal_arg};
 
 /// What a reference resolved to: the entity and the panes it contains.
 #[derive(Debug, Clone)]
@@ -255,19 +241,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn literal_arg_survives_tmux_semicolon_splitting() {
-        // tmux drops a final `;` and turns a final `\;` into `;`.
-        let tmux_parse = |a: &str| match a.strip_suffix(';') {
-            Some(h) => h.strip_suffix('\\').map_or_else(|| h.to_string(), |hh| format!("{hh};")),
-            None => a.to_string(),
-        };
-        for s in ["", ";", "x;", "x\\;", "a;b", "\\", "Enter", "-x", ";;", "x\\\\;"] {
-            assert_eq!(tmux_parse(&literal_arg(s)), s, "{s:?}");
-        }
-        assert_eq!(format_arg("a#b;"), "a##b\\;");
-    }
-
-    #[test]
     fn ids_and_effects() {
         assert_eq!(Kind::of_id("$12"), Some(Kind::Session));
         assert_eq!(Kind::of_id("@0"), Some(Kind::Window));
@@ -287,6 +260,6 @@ mod tests {
         let v = jsonschema::validator_for(&schema).unwrap();
         assert!(v.is_valid(&envelope::mutation_error("capacity", "x", Delivery::NotSent, created).structured.unwrap()));
         assert!(!v.is_valid(&envelope::error("capacity", "x", Delivery::NotSent).structured.unwrap()), "effects must be required");
-        assert!(v.is_valid(&envelope::for_tool("tmux_send", envelope::policy_denied()).structured.unwrap()));
+        assert!(v.is_valid(&envelope::for_tool(&crate::tools::send::SPEC, envelope::policy_denied()).structured.unwrap()));
     }
 }
