@@ -8,27 +8,18 @@ jsonschema (and by the SDK itself on success)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import time
 
 import anyio
 
-from harness import BIN, async_test, call, call_ok, clean_env, list_tools, mcp_session, validator_for_schema
+from harness import async_test, call, call_ok, list_tools, mcp_session, validator_for_schema
 
 ENABLE = ("--enable-tool", "tmux_wait")
 
 
 def tag() -> str:
     return os.urandom(4).hex()
-
-
-def status(server) -> dict:
-    proc = subprocess.run([str(BIN), "status", "-S", server.sock, "--json"], env=clean_env(),
-                          capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"tmux-mcp status failed: {proc.stderr!r}"
-    return json.loads(proc.stdout)
 
 
 async def pane_ref(session, pane: str) -> dict:
@@ -115,7 +106,7 @@ async def test_raw_cancellation_stops_the_wait_without_a_response(tmux_server):
     caps = raw.call_tool(2, "tmux_capabilities")
     gen = caps["result"]["structuredContent"]["data"]["server_identity"]["generation"]
     target = {"kind": "pane", "id": pane, "generation": gen}
-    before = status(srv)
+    before = srv.status()
 
     raw.send({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
         "name": "tmux_wait",
@@ -148,7 +139,7 @@ async def test_raw_cancellation_stops_the_wait_without_a_response(tmux_server):
     assert f"READY-{t}\n" in sc["data"]["capture"]["rows"], sc
 
     # The broker is fine: same process, this session still open.
-    after = status(srv)
+    after = srv.status()
     assert after["broker_pid"] == before["broker_pid"], (before, after)
     assert after["sessions_open"] >= 1, after
     assert after["sessions_served"] >= before["sessions_served"], (before, after)
