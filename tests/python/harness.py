@@ -432,6 +432,17 @@ class RawClient:
                 continue
             return msg
 
+    def next_notification(self, method: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The next server notification `method`; any other message first fails."""
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no {method} within {timeout} s; {self.diag()}") from None
+        assert line is not None, f"attach closed stdout (rc={self.proc.poll()}); {self.diag()}"
+        msg = json.loads(line)
+        assert isinstance(msg, dict) and msg.get("method") == method, f"expected {method}, got {msg!r}"
+        return msg
+
     def request(self, id_: int, method: str, params: dict[str, Any] | None = None,
                 timeout: float = 10.0) -> dict[str, Any]:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}

@@ -109,13 +109,17 @@ async def test_raw_cancellation_stops_the_wait_without_a_response(tmux_server):
     before = srv.status()
 
     raw.send({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
-        "name": "tmux_wait",
+        "name": "tmux_wait", "_meta": {"progressToken": "cancel-me"},
         "arguments": {"target": target, "timeout": 30,
                       "condition": {"type": "screen_contains", "text": f"READY-{t}"}}}})
-    time.sleep(0.5)
+    # The wait is running (past its first read, waiting for events) once it reports progress.
+    note = raw.next_notification("notifications/progress")
+    assert note["params"]["progressToken"] == "cancel-me", note
     raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
               "params": {"requestId": 10, "reason": "test cancels the wait"}})
-    time.sleep(0.1)
+    # The broker reads a connection's lines in order: once this ping is
+    # answered, it has handled the cancellation.
+    assert raw.request(9, "ping", {}).get("result") == {}
     # Had the wait survived, this text would satisfy it at once (cat writes it back).
     srv.tmux("send-keys", "-t", pane, "-l", f"READY-{t}")
     srv.tmux("send-keys", "-t", pane, "Enter")
