@@ -39,8 +39,10 @@ def check_schema(tools: dict, name: str, structured: dict) -> None:
 async def test_wait_sends_progress_notifications_before_the_result(tmux_server):
     srv = tmux_server
     t = tag()
+    # The 2.6 s before the text appears start when the test says go (Enter),
+    # not when the pane starts: attaching may take a while on a loaded machine.
     pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}",
-                    f"sh -c 'sleep 2.6; echo READY-{t}; exec sleep 100'")
+                    f"sh -c 'read go; sleep 2.6; echo READY-{t}; exec sleep 100'")
     async with mcp_session(srv, *ENABLE) as s:
         tools = await list_tools(s)
         assert "tmux_wait" in tools, sorted(tools)
@@ -50,6 +52,7 @@ async def test_wait_sends_progress_notifications_before_the_result(tmux_server):
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             events.append((time.monotonic(), progress, total, message))
 
+        srv.tmux("send-keys", "-t", pane, "Enter")
         t0 = time.monotonic()
         raw = await s.call_tool("tmux_wait", {"target": target, "condition": {"type": "screen_contains",
                                 "text": f"READY-{t}"}}, progress_callback=on_progress)
