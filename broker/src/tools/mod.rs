@@ -15,6 +15,7 @@ mod list_panes;
 pub mod capture_pane;
 mod snapshot_pane;
 mod snapshot;
+pub mod typed;
 mod wait;
 mod refs;
 pub mod send;

@@ -91,6 +91,30 @@ pub fn any_ref_schema() -> Value {
     json!({ "oneOf": [ref_schema(Kind::Session), ref_schema(Kind::Window), ref_schema(Kind::Pane)] })
 }
 
+/// A pane reference as a typed value (its derived schema equals
+/// `ref_schema(Kind::Pane)`; a unit test keeps the two equal).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PaneRef {
+    pub kind: PaneKind,
+    #[schemars(regex(pattern = r"^%[0-9]+$"), length(max = 32))]
+    pub id: String,
+    #[schemars(length(min = 1, max = 128))]
+    pub generation: String,
+}
+
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub enum PaneKind {
+    #[serde(rename = "pane")]
+    Pane,
+}
+
+impl PaneRef {
+    pub fn new(id: &str, generation: &str) -> PaneRef {
+        PaneRef { kind: PaneKind::Pane, id: id.to_string(), generation: generation.to_string() }
+    }
+}
+
 pub fn reference(kind: Kind, id: &str, generation: &str) -> Value {
     json!({ "kind": kind.as_str(), "id": id, "generation": generation })
 }
@@ -239,6 +263,17 @@ pub async fn refresh_after(broker: &Broker) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_pane_ref_has_the_published_schema() {
+        let derived = super::super::typed::schema_of::<PaneRef>();
+        let v = jsonschema::validator_for(&derived).unwrap();
+        let hand = jsonschema::validator_for(&ref_schema(Kind::Pane)).unwrap();
+        for r in [json!({ "kind": "pane", "id": "%3", "generation": "g" }), json!({ "kind": "pane", "id": "3", "generation": "g" }), json!({ "kind": "window", "id": "%3", "generation": "g" }), json!({ "kind": "pane", "id": "%3", "generation": "" }), json!({ "kind": "pane", "id": "%3", "generation": "g", "x": 1 }), json!({ "kind": "pane", "id": "%3" })] {
+            assert_eq!(v.is_valid(&r), hand.is_valid(&r), "{r}");
+        }
+        assert_eq!(serde_json::to_value(PaneRef::new("%3", "g")).unwrap(), reference(Kind::Pane, "%3", "g"));
+    }
 
     #[test]
     fn ids_and_effects() {
