@@ -252,7 +252,7 @@ fn process(buf: &mut Vec<u8>, out: &mut Output, framing: Framing) -> Result<Prog
             Framing::Imsg16 => u16::from_le_bytes(buf[off + 4..off + 6].try_into().unwrap()) as usize,
             Framing::Imsg32 => (u32::from_le_bytes(buf[off + 4..off + 8].try_into().unwrap()) & !LEN_FD_MARK) as usize,
         };
-        if len < HEADER || len > MAX_IMSG {
+        if !(HEADER..=MAX_IMSG).contains(&len) {
             return Err(DirectError::Io(io::Error::new(io::ErrorKind::InvalidData, "malformed tmux message")));
         }
         if buf.len() - off < len {
