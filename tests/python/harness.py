@@ -34,6 +34,10 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("TMUX_MCP_BIN", REPO / "target" / "debug" / "tmux-mcp"))
 BROKER_NAME = "tmux-mcp-broker"
 TMUX = shutil.which("tmux") or "tmux"
+# The directory of the tmux under test (scripts/test puts TMUX_MCP_TMUX_BIN_DIR
+# first on PATH): a child given its own PATH must still find this tmux, since a
+# tmux client of another version may not be able to talk to the server.
+TMUX_DIR = str(Path(TMUX).parent) if os.path.isabs(TMUX) else "/usr/bin"
 # Base directory for private test dirs; .ci/run points it at a dir it cleans up.
 TEST_TMPDIR = os.environ.get("TMUX_MCP_TEST_TMPDIR") or "/tmp"
 
@@ -50,6 +54,20 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _FOREIGN_TMUX_VARS}
     env.update(extra)
     return env
+
+
+@functools.lru_cache(maxsize=None)
+def tmux_version() -> tuple[int, int, str]:
+    """(major, minor, full) of the tmux under test, from `tmux -V` (e.g. 3, 7, "3.7c");
+    `next-3.6` counts as 3.6."""
+    full = subprocess.run([TMUX, "-V"], capture_output=True, text=True, check=True,
+                          timeout=15).stdout.strip().removeprefix("tmux ")
+    m = re.match(r"(?:next-)?(\d+)\.(\d+)", full)
+    return (int(m.group(1)), int(m.group(2)), full) if m else (0, 0, full)
+
+
+def tmux_at_least(major: int, minor: int) -> bool:
+    return tmux_version()[:2] >= (major, minor)
 
 
 def require_binary() -> None:

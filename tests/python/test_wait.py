@@ -40,7 +40,8 @@ async def test_wait_sends_progress_notifications_before_the_result(tmux_server):
     srv = tmux_server
     t = tag()
     # The 2.6 s before the text appears start when the test says go (Enter),
-    # not when the pane starts: attaching may take a while on a loaded machine.
+    # not when the pane starts: attaching may take a while on a loaded machine
+    # (and longer where the table is read through the run-shell feed, 3.4-3.5).
     pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}",
                     f"sh -c 'read go; sleep 2.6; echo READY-{t}; exec sleep 100'")
     async with mcp_session(srv, *ENABLE) as s:

@@ -423,6 +423,34 @@ pub fn plugin_config() -> String {
 }
 
 // ---------------------------------------------------------------------------
+// tmux version
+// ---------------------------------------------------------------------------
+
+/// The tmux under test (the `tmux` on PATH; `scripts/test` puts
+/// `TMUX_MCP_TMUX_BIN_DIR` first): `(major, minor, "3.7c")` from `tmux -V`, with
+/// `next-3.6` read as 3.6 and anything unparsable as (0, 0).
+pub fn tmux_version() -> (u32, u32, String) {
+    static VERSION: std::sync::OnceLock<(u32, u32, String)> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let out = clean(Command::new("tmux")).arg("-V").stdin(Stdio::null()).output().expect("running tmux -V");
+            let full = String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("tmux ").to_string();
+            let v = full.trim_start_matches("next-");
+            let mut parts = v.split('.');
+            let major = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+            let minor = parts.next().map(|s| s.chars().take_while(char::is_ascii_digit).collect::<String>()).and_then(|s| s.parse().ok()).unwrap_or(0);
+            (major, minor, full)
+        })
+        .clone()
+}
+
+/// Whether the tmux under test is at least `major.minor`.
+pub fn tmux_at_least(major: u32, minor: u32) -> bool {
+    let (ma, mi, _) = tmux_version();
+    (ma, mi) >= (major, minor)
+}
+
+// ---------------------------------------------------------------------------
 // Schemas
 // ---------------------------------------------------------------------------
 
