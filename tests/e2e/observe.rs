@@ -246,8 +246,11 @@ async fn wait_process_exit_and_deadline() {
 
     // The pane's process exits during a screen_contains wait: stale_target.
     for remain in ["on", "off"] {
-        let id = new_window(&srv, "sh -c 'sleep 1; exit 0'");
+        // The second before the exit starts when the test says go, right
+        // before the wait: a loaded machine may take a while to get there.
+        let id = new_window(&srv, "sh -c 'read go; sleep 1; exit 0'");
         srv.tmux(&["set-option", "-w", "-t", &id, "remain-on-exit", remain]);
+        srv.tmux(&["send-keys", "-t", &id, "Enter"]);
         let t0 = Instant::now();
         let e = c.call_envelope("tmux_wait", json!({"target": pane_ref(&gen, &id), "condition": {"type": "screen_contains", "text": format!("NEVER-{}", tag())}, "timeout": 4})).await;
         let elapsed = t0.elapsed().as_secs_f64();

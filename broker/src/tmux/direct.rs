@@ -430,7 +430,7 @@ mod real_tmux {
         let s = Server::start();
         let version = s.version();
         // 3.6 is the first release with OpenBSD's 32-bit-length imsg header.
-        let expected = if crate::tools::version_at_least(&version, 3, 6) { Framing::Imsg32 } else { Framing::Imsg16 };
+        let expected = if crate::tmux::version_at_least(&version, 3, 6) { Framing::Imsg32 } else { Framing::Imsg16 };
         assert_eq!(s.probed_framing().await, expected, "tmux {version}");
         if expected == Framing::Imsg32 {
             // Why the probe may try Imsg16 first: a ≥ 3.6 server refuses it...

@@ -128,8 +128,17 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     if !session.can_see(&pane) {
         return observe_error(&ObserveError::OutOfScope);
     }
-    // Both conditions start with one guarded read (so a capture hook refuses both).
+    // Watch the terminal before the first read, so output written between
+    // that read and the watch cannot go unnoticed.
     let tty = pane.tty.clone();
+    let watch = match &text {
+        Some(_) => match TtyWatch::new(&tty) {
+            Ok(w) => Some(w),
+            Err(e) => return observe_error(&ObserveError::Unsupported { observed: true, why: format!("cannot watch the pane's terminal {tty}: {e}") }),
+        },
+        None => None,
+    };
+    // Both conditions start with one guarded read (so a capture hook refuses both).
     let first = match observe::capture(broker, pane.clone(), &scope, Some(identity.clone())).await {
         Ok(c) => c,
         Err(e) => return observe_error(&e),
@@ -147,13 +156,6 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     if let Some(done) = matched(&first.rows) {
         return done;
     }
-    let watch = match &text {
-        Some(_) => match TtyWatch::new(&tty) {
-            Ok(w) => Some(w),
-            Err(e) => return observe_error(&ObserveError::Unsupported { observed: true, why: format!("cannot watch the pane's terminal {tty}: {e}") }),
-        },
-        None => None,
-    };
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.tick().await;
     // After output, one more read once tmux has surely parsed it.
