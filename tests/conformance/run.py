@@ -40,7 +40,7 @@ from harness import (  # noqa: E402  (the path above must come first)
 SCENARIOS_FILE = HERE / "scenarios"
 LOOPBACK_PRELOAD = HERE / "loopback.cjs"
 CLASSES = ("required", "pending", "fixture", "skip")
-SCENARIO_TIMEOUT = 180  # s; the suite's own request timeouts are shorter
+SCENARIO_TIMEOUT = 120  # s; a scenario takes about 2 s; the SDK client gives up on a request after 60 s, which then shows as its own error
 BRIDGE_START_TIMEOUT = 30  # s, polled
 BRIDGE_STOP_TIMEOUT = 10  # s: supergateway gives each child 5 s after SIGTERM
 
@@ -71,6 +71,11 @@ class Tools:
             if not path.exists():
                 sys.exit(f"conformance: {path} is missing (scripts/conformance installs it)")
         return tools
+
+    @staticmethod
+    def version(entry: Path) -> str:
+        """The version in the package.json of the package whose dist/index.js is `entry`."""
+        return json.loads((entry.parent.parent / "package.json").read_text())["version"]
 
     def env(self) -> dict[str, str]:
         # Node 22 first on PATH: anything the suite or the bridge spawns as `node`
@@ -270,7 +275,10 @@ def run_scenario(tools: Tools, bridge: Bridge, sc: Scenario, outroot: Path) -> t
     if not found:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         return False, f"no checks.json (conformance exited {proc.returncode}): {' | '.join(tail)}"
-    checks = json.loads(found[-1].read_text())
+    try:
+        checks = json.loads(found[-1].read_text())
+    except ValueError as e:
+        return False, f"{found[-1]} is not JSON: {e}"
     failed = [c for c in checks if c.get("status") == "FAILURE"]
     warned = [c for c in checks if c.get("status") == "WARNING"]
     if failed:
@@ -343,9 +351,11 @@ def main() -> int:
         print(f"conformance: unknown scenario(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
 
-    version = subprocess.run([str(tools.node), "--version"], capture_output=True, text=True,
-                             env=tools.env(), stdin=subprocess.DEVNULL).stdout.strip()
-    print(f"conformance: node {version}; suite {args.tools.name}; binary {BIN}", flush=True)
+    node = subprocess.run([str(tools.node), "--version"], capture_output=True, text=True,
+                          env=tools.env(), stdin=subprocess.DEVNULL).stdout.strip()
+    print(f"conformance: node {node}, @modelcontextprotocol/conformance "
+          f"{tools.version(tools.conformance)}, supergateway {tools.version(tools.supergateway)}; "
+          f"testing {BIN}", flush=True)
 
     outroot = Path(tempfile.mkdtemp(prefix="tmcp-conformance-", dir=TEST_TMPDIR))
     problems: list[str] = []
