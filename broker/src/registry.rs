@@ -180,6 +180,18 @@ impl Registry {
         self.source.tmux.output(args, self.source.timeout).await
     }
 
+    /// Expands `format` in tmux with one hook-free command, `list-commands -F
+    /// FORMAT list-commands` (tmux has no `after-list-commands` hook), for reads
+    /// beyond the pane table (options, clients). `None` when this server's
+    /// `list-commands -F` could not read the table at start (the run-shell
+    /// feed is in use): then there is no hook-free way to expand a format here.
+    pub async fn expand_format(&self, format: &str) -> Option<Result<String, TmuxError>> {
+        match self.source.mode {
+            FeedMode::ListCommands => Some(self.run_tmux(&["list-commands", "-F", format, "list-commands"]).await),
+            FeedMode::RunShell => None,
+        }
+    }
+
     /// The last snapshot, without asking tmux.
     pub fn cached(&self) -> Option<Arc<Snapshot>> {
         self.current.lock().unwrap().clone()
