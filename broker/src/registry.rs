@@ -182,14 +182,12 @@ impl Registry {
 
     /// Expands `format` in tmux with one hook-free command, `list-commands -F
     /// FORMAT list-commands` (tmux has no `after-list-commands` hook), for reads
-    /// beyond the pane table (options, clients). `None` when this server's
-    /// `list-commands -F` could not read the table at start (the run-shell
-    /// feed is in use): then there is no hook-free way to expand a format here.
-    pub async fn expand_format(&self, format: &str) -> Option<Result<String, TmuxError>> {
-        match self.source.mode {
-            FeedMode::ListCommands => Some(self.run_tmux(&["list-commands", "-F", format, "list-commands"]).await),
-            FeedMode::RunShell => None,
-        }
+    /// beyond the pane table (options, clients). Whatever the feed mode: tmux
+    /// 3.4 and 3.5 print it strvis-escaped (control bytes as `\NNN`, a
+    /// backslash as itself), which is why the table uses the run-shell feed
+    /// there; the caller decodes what it needs.
+    pub async fn expand_format(&self, format: &str) -> Result<String, TmuxError> {
+        self.run_tmux(&["list-commands", "-F", format, "list-commands"]).await
     }
 
     /// The last snapshot, without asking tmux.

@@ -36,7 +36,7 @@ struct Info {
     tmux_version: String,
     socket_path: String,
     server_pid: u32,
-    /// Seconds since the epoch.
+    /// Seconds since the epoch, as tmux reports it (`#{start_time}`).
     server_start_time: u64,
     scope: crate::wire::Scope,
     #[schemars(regex(pattern = r"^%[0-9]+$"))]
@@ -73,8 +73,9 @@ struct ClientRecord {
     tty: String,
     pid: u32,
     termname: String,
-    width: u32,
-    height: u32,
+    /// `null` when tmux reports no size (a control client that set none).
+    width: Option<u32>,
+    height: Option<u32>,
     #[schemars(regex(pattern = r"^\$[0-9]+$"))]
     session_id: String,
     session_name: String,
@@ -101,6 +102,19 @@ fn clients_format() -> String {
     format!("#{{L:{}{RS}}}", row.join(&US.to_string()))
 }
 
+/// What `list-commands -F` printed, with the row and field separators back:
+/// tmux 3.4 and 3.5 print them strvis-escaped as `\037` and `\036`. A free-text
+/// value holding that literal text would change the field count, which
+/// [`parse_clients`] refuses, so it cannot shift a column silently.
+pub(super) fn unvis_separators(version: &str, text: &str) -> String {
+    let escaped = crate::tmux::version_at_least(version, 3, 4) && !crate::tmux::version_at_least(version, 3, 6);
+    if escaped {
+        text.replace("\\037", &US.to_string()).replace("\\036", &RS.to_string())
+    } else {
+        text.to_string()
+    }
+}
+
 /// The rows `clients_format` expanded to; command clients (no session, like
 /// the broker's own connection) are not attached and left out.
 fn parse_clients(text: &str) -> Result<Vec<ClientRecord>, String> {
@@ -119,8 +133,8 @@ fn parse_clients(text: &str) -> Result<Vec<ClientRecord>, String> {
             tty: f[1].to_string(),
             pid: num(2)?,
             termname: f[3].to_string(),
-            width: num(4)?,
-            height: num(5)?,
+            width: if f[4].is_empty() { None } else { Some(num(4)?) },
+            height: if f[5].is_empty() { None } else { Some(num(5)?) },
             session_id: f[6].to_string(),
             session_name: f[7].to_string(),
             readonly: f[8] == "1",
@@ -137,10 +151,8 @@ async fn clients(session: &Session, version: &str) -> Clients {
             "tmux {version} has no client loop in formats (L:, tmux >= 3.5), and list-clients would run the after-list-clients hook; tmux-mcp does not guess"
         ));
     }
-    let Some(expanded) = session.broker.registry.expand_format(&clients_format()).await else {
-        return unavailable("this tmux server cannot expand formats with list-commands -F, the only hook-free way to read clients".into());
-    };
-    match expanded.map_err(|e| e.to_string()).and_then(|t| parse_clients(&t)) {
+    let expanded = session.broker.registry.expand_format(&clients_format()).await;
+    match expanded.map_err(|e| e.to_string()).and_then(|t| parse_clients(&unvis_separators(version, &t))) {
         Ok(mut all) => {
             all.retain(|c| session.scope == crate::wire::Scope::Server || session.caller_sessions.contains(&c.session_id));
             Clients { available: true, unavailable_reason: None, attached: all }
@@ -164,7 +176,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             tmux_version: snap.server.version.clone(),
             socket_path: id.socket_path.display().to_string(),
             server_pid: id.pid,
-            server_start_time: id.start_time,
+            server_start_time: snap.server.start_time,
             scope: session.scope,
             caller_pane_id: session.caller_pane.clone(),
             caller_session_ids: session.caller_sessions.clone(),
@@ -199,5 +211,8 @@ mod tests {
         assert_eq!((c[0].pid, c[0].session_id.as_str(), c[0].control_mode, c[0].readonly), (77, "$0", true, false));
         assert!(parse_clients(&format!("a{US}b{RS}")).is_err());
         assert!(clients_format().starts_with("#{L:#{s/"));
+        let escaped = format!("{}{RS}", row("$1")).replace(US, "\\037").replace(RS, "\\036");
+        assert_eq!(parse_clients(&unvis_separators("3.5a", &escaped)).unwrap().len(), 1);
+        assert!(parse_clients(&unvis_separators("3.7c", &escaped)).is_err(), "3.6+ prints the bytes as they are");
     }
 }
