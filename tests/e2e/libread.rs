@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
-const TOOLS: [&str; 4] = ["list_sessions", "list_windows", "get_pane_info", "get_server_info"];
+const TOOLS: [&str; 7] = ["list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks"];
 
 /// A call that must fail the libtmux way (`isError`, text only); its text.
 async fn call_fail(c: &McpClient, name: &str, args: Value) -> String {
@@ -252,6 +252,11 @@ fn session_scope_sees_only_the_callers_sessions() {
     let p = checked_structured(&tools, "get_pane_info", &call(&mut ch, "get_pane_info", json!({"paneId": "%0"})));
     assert_eq!(p["sessions"].as_array().unwrap().iter().map(|s| s["id"].clone()).collect::<Vec<_>>(), vec![json!(main)], "main:0 is linked into other too, which must not show: {p:#}");
     assert_eq!(p["pane"]["placements"].as_array().unwrap().len(), 1, "{p:#}");
+    for (tool, args) in [("show_options", json!({"names": ["status"], "session": "other"})), ("show_options", json!({"names": ["status"], "pane": hidden})), ("show_hooks", json!({"session": other})), ("show_environment", json!({"names": ["PATH"], "session": "other"}))] {
+        let resp = call(&mut ch, tool, args.clone());
+        assert_eq!(resp["result"]["isError"], json!(true), "{tool} {args}: {resp}");
+    }
+    checked_structured(&tools, "show_options", &call(&mut ch, "show_options", json!({"names": ["status"], "pane": me})));
     let i = checked_structured(&tools, "get_server_info", &call(&mut ch, "get_server_info", json!({})));
     assert_eq!((i["scope"].as_str(), i["callerPaneId"].as_str(), &i["callerSessionIds"]), (Some("session"), Some(me.as_str()), &json!([main])), "{i:#}");
     drop(ch);
@@ -288,8 +293,138 @@ async fn no_after_hook_runs_for_these_reads() {
     c.call("get_pane_info", json!({"paneId": "%0"})).await;
     call_fail(&c, "get_pane_info", json!({"paneId": "%999"})).await;
     c.call("get_server_info", json!({})).await;
+    c.call("show_options", json!({"names": ["status", "mode-keys", "@x"]})).await;
+    c.call("show_options", json!({"names": ["remain-on-exit"], "pane": "%0"})).await;
+    c.call("show_environment", json!({"names": ["PATH", "host"], "session": "other"})).await;
+    c.call("show_hooks", json!({})).await;
+    c.call("show_hooks", json!({"session": "other"})).await;
     sentinel();
     trap.before_sentinel("after-display-message");
     assert_eq!(trap.fired(), "after-display-message\n", "after-* hooks ran (only the sentinel's line belongs here)");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// show_options, show_environment, show_hooks
+// ---------------------------------------------------------------------------
+
+/// `show-options -v ARGS NAME` (the test's own read; no hook is set).
+fn show(srv: &TmuxServer, args: &[&str], name: &str) -> String {
+    let mut a = vec!["show-options", "-v"];
+    a.extend_from_slice(args);
+    a.push(name);
+    srv.tmux(&a).trim_end_matches('\n').to_string()
+}
+
+fn values(shown: &Value, key: &str) -> Vec<(String, Value)> {
+    shown[key].as_array().unwrap().iter().map(|o| (o["name"].as_str().unwrap().to_string(), o["value"].clone())).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_options_read_each_context_like_tmux() {
+    let srv = TmuxServer::start();
+    let other = two_sessions_with_a_linked_window(&srv);
+    srv.tmux(&["set-option", "-g", "@mcp-test", "a b,#{host}}"]);
+    srv.tmux(&["set-option", "-t", "other", "status", "off"]);
+    srv.tmux(&["set-option", "-w", "-t", "other:second", "mode-keys", "vi"]);
+    let pane = srv.tmux(&["display-message", "-p", "-t", "other:second", "#{pane_id}"]).trim().to_string();
+    let window = srv.tmux(&["display-message", "-p", "-t", "other:second", "#{window_id}"]).trim().to_string();
+    srv.tmux(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
+    let c = McpClient::attach(&srv, &[]).await;
+    let names = ["@mcp-test", "history-limit", "status", "status-format[0]", "mode-keys", "remain-on-exit", "escape-time", "mouse"];
+    let global = c.call("show_options", json!({"names": names})).await;
+    assert_eq!(global["context"], json!({"kind": "global"}));
+    let want: Vec<(String, Value)> = names
+        .iter()
+        .map(|n| {
+            let scope: &[&str] = match *n {
+                "mode-keys" => &["-gw"],
+                "remain-on-exit" => &["-gw"],
+                "escape-time" => &["-s"],
+                _ => &["-g"],
+            };
+            let v = show(&srv, scope, n);
+            // Formats give a flag option tmux's numeric form (options_to_string
+            // with `numeric`): mouse is a flag; status is a choice and stays on/off.
+            let v = if *n == "mouse" { (if v == "on" { "1" } else { "0" }).to_string() } else { v };
+            (n.to_string(), json!(v))
+        })
+        .collect();
+    assert_eq!(values(&global, "options"), want, "{global:#}");
+    assert_eq!(global["options"][0]["value"], json!("a b,#{host}}"), "a value is not format-expanded");
+    for (args, name, value) in [
+        (json!({"session": "other"}), "status", "off"),
+        (json!({"session": other}), "status", "off"),
+        (json!({"session": "main"}), "status", "on"),
+        (json!({"window": window}), "mode-keys", "vi"),
+        (json!({"pane": pane}), "mode-keys", "vi"),
+        (json!({"pane": pane}), "remain-on-exit", "on"),
+        (json!({"pane": "%0"}), "remain-on-exit", "off"),
+        (json!({"pane": pane}), "mouse", "0"),
+    ] {
+        let mut a = args.clone();
+        a["names"] = json!([name]);
+        let got = c.call("show_options", a).await;
+        assert_eq!(got["options"][0]["value"], json!(value), "{args} {name}: {got:#}");
+        assert_eq!(got["options"][0]["readable"], json!(true));
+    }
+    let before = srv.status()["tmux_commands"].clone();
+    let t = call_fail(&c, "show_options", json!({"names": ["status"], "session": "main", "pane": "%0"})).await;
+    assert!(t.starts_with("Arguments session and pane: give at most one context."), "{t}");
+    let t = call_fail(&c, "show_options", json!({"names": ["host"]})).await;
+    assert!(t.contains("argument /names/0: must match the pattern"), "a format variable is not an option: {t}");
+    let t = call_fail(&c, "show_options", json!({"names": []})).await;
+    assert!(t.contains("argument /names:"), "{t}");
+    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    let t = call_fail(&c, "show_options", json!({"names": ["status"], "pane": "%99"})).await;
+    assert!(t.starts_with("Argument pane: no pane %99 is visible"), "{t}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_environment_reads_global_and_session_values() {
+    let srv = TmuxServer::start();
+    two_sessions_with_a_linked_window(&srv);
+    srv.tmux(&["set-environment", "-g", "MCPTEST_G", "global value"]);
+    srv.tmux(&["set-environment", "-t", "other", "MCPTEST_G", "override"]);
+    srv.tmux(&["set-environment", "-t", "other", "MCPTEST_S", "only other"]);
+    let c = McpClient::attach(&srv, &[]).await;
+    let names = json!(["MCPTEST_G", "MCPTEST_S", "host"]);
+    let g = c.call("show_environment", json!({"names": names})).await;
+    assert_eq!(values(&g, "variables"), vec![("MCPTEST_G".into(), json!("global value")), ("MCPTEST_S".into(), json!("")), ("host".into(), Value::Null)], "{g:#}");
+    assert_eq!((g["variables"][2]["readable"].as_bool(), g["variables"][0]["readable"].as_bool()), (Some(false), Some(true)));
+    let s = c.call("show_environment", json!({"names": names, "session": "other"})).await;
+    assert_eq!(s["context"]["kind"], "session");
+    assert_eq!(values(&s, "variables")[..2], [("MCPTEST_G".to_string(), json!("override")), ("MCPTEST_S".to_string(), json!("only other"))], "{s:#}");
+    let m = c.call("show_environment", json!({"names": ["MCPTEST_G"], "session": "main"})).await;
+    assert_eq!(m["variables"][0]["value"], json!("global value"));
+    let t = call_fail(&c, "show_environment", json!({"names": ["A-B"]})).await;
+    assert!(t.contains("argument /names/0: must match the pattern"), "{t}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_hooks_lists_the_entries_of_each_context() {
+    let srv = TmuxServer::start();
+    two_sessions_with_a_linked_window(&srv);
+    let window = srv.tmux(&["display-message", "-p", "-t", "other:second", "#{window_id}"]).trim().to_string();
+    let pane = srv.tmux(&["display-message", "-p", "-t", "other:second", "#{pane_id}"]).trim().to_string();
+    srv.tmux(&["set-hook", "-g", "after-new-window[3]", "display-message x"]);
+    srv.tmux(&["set-hook", "-gw", "pane-exited", "display-message gw"]);
+    srv.tmux(&["set-hook", "-t", "other", "client-attached", "display-message -p y"]);
+    srv.tmux(&["set-hook", "-w", "-t", &window, "pane-exited", "display-message w"]);
+    srv.tmux(&["set-hook", "-p", "-t", &pane, "pane-focus-in", "display-message p"]);
+    let c = McpClient::attach(&srv, &[]).await;
+    let entries = |v: &Value| v["hooks"].as_array().unwrap().iter().map(|h| (h["name"].as_str().unwrap().to_string(), h["index"].as_u64().unwrap(), h["command"].as_str().unwrap().to_string())).collect::<Vec<_>>();
+    let e = |n: &str, i: u64, cmd: &str| (n.to_string(), i, cmd.to_string());
+    let g = c.call("show_hooks", json!({})).await;
+    assert_eq!(entries(&g), vec![e("after-new-window", 3, "display-message x"), e("pane-exited", 0, "display-message gw")], "{g:#}");
+    let s = c.call("show_hooks", json!({"session": "other"})).await;
+    assert_eq!(entries(&s), vec![e("client-attached", 0, "display-message -p y")], "{s:#}");
+    assert_eq!(entries(&c.call("show_hooks", json!({"session": "main"})).await), vec![]);
+    assert_eq!(entries(&c.call("show_hooks", json!({"window": window})).await), vec![e("pane-exited", 0, "display-message w")]);
+    assert_eq!(entries(&c.call("show_hooks", json!({"pane": pane})).await), vec![e("pane-focus-in", 0, "display-message p")]);
+    let t = call_fail(&c, "show_hooks", json!({"window": "%1"})).await;
+    assert!(t.contains("argument /window: must match the pattern"), "{t}");
     c.close().await;
 }

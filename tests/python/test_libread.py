@@ -6,7 +6,7 @@ bad input refused naming the field, and no after-* hook fired."""
 from harness import SESSION_ID, async_test, call, call_ok, list_tools, mcp_session, tmux_at_least
 from test_hook_free import arm_hook_trap, fire_sentinel
 
-TOOLS = ("list_sessions", "list_windows", "get_pane_info", "get_server_info")
+TOOLS = ("list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks")
 
 
 def two_sessions(server):
@@ -102,7 +102,31 @@ async def test_reads_fire_no_after_hooks(tmux_server):
     fire_sentinel(tmux_server, trap)
     trap.write_text("")
     async with mcp_session(tmux_server) as s:
-        for name, args in [("list_sessions", {}), ("list_windows", {"session": "other"}), ("get_pane_info", {"paneId": "%0"}), ("get_server_info", {})]:
+        for name, args in [("list_sessions", {}), ("list_windows", {"session": "other"}), ("get_pane_info", {"paneId": "%0"}), ("get_server_info", {}),
+                           ("show_options", {"names": ["status"], "pane": "%0"}), ("show_environment", {"names": ["PATH"]}), ("show_hooks", {})]:
             await call_ok(s, name, args)
         fired = fire_sentinel(tmux_server, trap)
     assert fired == "after-display-message\n", f"after-* hooks ran:\n{fired}"
+
+
+@async_test()
+async def test_show_options_environment_and_hooks(tmux_server):
+    two_sessions(tmux_server)
+    tmux_server.tmux("set-option", "-g", "@mcp-py", "x,#{y}")
+    tmux_server.tmux("set-option", "-t", "other", "status", "off")
+    tmux_server.tmux("set-environment", "-g", "MCPPY_G", "g")
+    tmux_server.tmux("set-environment", "-t", "other", "MCPPY_G", "o")
+    tmux_server.tmux("set-hook", "-t", "other", "client-attached", "display-message z")
+    async with mcp_session(tmux_server) as s:
+        g = await call_ok(s, "show_options", {"names": ["@mcp-py", "status", "history-limit"]})
+        o = await call_ok(s, "show_options", {"names": ["status"], "session": "other"})
+        env = await call_ok(s, "show_environment", {"names": ["MCPPY_G", "host"], "session": "other"})
+        hooks = await call_ok(s, "show_hooks", {"session": "other"})
+        bad = await call(s, "show_options", {"names": ["pane_id"]})
+    limit = tmux_server.tmux("show-options", "-gv", "history-limit").strip()
+    assert [o_["value"] for o_ in g["options"]] == ["x,#{y}", "on", limit], g
+    assert o["options"][0]["value"] == "off" and o["context"]["kind"] == "session", o
+    assert env["variables"][0] == {"name": "MCPPY_G", "readable": True, "value": "o"}, env
+    assert env["variables"][1]["readable"] is False and env["variables"][1]["value"] is None, env
+    assert hooks["hooks"] == [{"name": "client-attached", "index": 0, "command": "display-message z"}], hooks
+    assert bad.is_error and "argument /names/0: must match the pattern" in bad.text, bad

@@ -6,7 +6,8 @@
 //! is looked up as an option first: server options, then the pane's, the
 //! window's, the global window options, the session's and the global session
 //! options, each with inheritance; an array element is read as `name[N]`. The
-//! value is the option's string form, not format-expanded. Only when no option
+//! value is the option's string form, not format-expanded, with flags in
+//! their numeric form (`1`/`0`, `options_to_string(…, numeric)`). Only when no option
 //! of that name exists does the lookup fall through to format variables and
 //! the environment, so names are restricted to what can only be options:
 //! `@user` options, names holding a `-`, and the six one-word options of every
@@ -31,7 +32,7 @@ use serde_json::{json, Value};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_options",
     family: Family::Libtmux,
-    description: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). An empty value may also mean unset or unknown. Read-only.",
+    description: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.",
     annotations: Annotations::read_only("Show options", true),
     seed_annotations: None,
     opt_in: false,
