@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
-const TOOLS: [&str; 7] = ["list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks"];
+const TOOLS: [&str; 8] = ["list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks", "search_panes"];
 
 /// A call that must fail the libtmux way (`isError`, text only); its text.
 async fn call_fail(c: &McpClient, name: &str, args: Value) -> String {
@@ -257,6 +257,10 @@ fn session_scope_sees_only_the_callers_sessions() {
         assert_eq!(resp["result"]["isError"], json!(true), "{tool} {args}: {resp}");
     }
     checked_structured(&tools, "show_options", &call(&mut ch, "show_options", json!({"names": ["status"], "pane": me})));
+    let f = checked_structured(&tools, "search_panes", &call(&mut ch, "search_panes", json!({"pattern": "zzz-not-there"})));
+    assert_eq!(f["panesSearched"], json!(2), "only main's two panes are this agent's: {f:#}");
+    let resp = call(&mut ch, "search_panes", json!({"pattern": "x", "session": "other"}));
+    assert_eq!(resp["result"]["isError"], json!(true), "{resp}");
     let i = checked_structured(&tools, "get_server_info", &call(&mut ch, "get_server_info", json!({})));
     assert_eq!((i["scope"].as_str(), i["callerPaneId"].as_str(), &i["callerSessionIds"]), (Some("session"), Some(me.as_str()), &json!([main])), "{i:#}");
     drop(ch);
@@ -298,6 +302,9 @@ async fn no_after_hook_runs_for_these_reads() {
     c.call("show_environment", json!({"names": ["PATH", "host"], "session": "other"})).await;
     c.call("show_hooks", json!({})).await;
     c.call("show_hooks", json!({"session": "other"})).await;
+    // after-capture-pane is armed too: every pane is skipped, none captured.
+    let f = c.call("search_panes", json!({"pattern": "x", "scrollbackLines": 10})).await;
+    assert_eq!((f["panesSearched"].as_u64(), f["panesSkipped"].as_array().map(Vec::len)), (Some(0), Some(3)), "{f:#}");
     sentinel();
     trap.before_sentinel("after-display-message");
     assert_eq!(trap.fired(), "after-display-message\n", "after-* hooks ran (only the sentinel's line belongs here)");
@@ -426,5 +433,101 @@ async fn show_hooks_lists_the_entries_of_each_context() {
     assert_eq!(entries(&c.call("show_hooks", json!({"pane": pane})).await), vec![e("pane-focus-in", 0, "display-message p")]);
     let t = call_fail(&c, "show_hooks", json!({"window": "%1"})).await;
     assert!(t.contains("argument /window: must match the pattern"), "{t}");
+    c.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// search_panes
+// ---------------------------------------------------------------------------
+
+/// A new session `name` (80x10) whose pane prints `lines` and sleeps; its pane
+/// id once the last line is on tmux's screen.
+fn printing_session(srv: &TmuxServer, name: &str, lines: &[&str]) -> String {
+    let script = srv.dir().join(format!("{name}.sh"));
+    let body: String = lines.iter().map(|l| format!("printf '%s\\n' {}\n", sh_quote(l))).collect();
+    std::fs::write(&script, format!("{body}exec sleep 1000\n")).unwrap();
+    let id = srv.tmux(&["new-session", "-d", "-s", name, "-x", "80", "-y", "10", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
+    let last = lines.last().unwrap().to_string();
+    poll(Duration::from_secs(5), || srv.tmux(&["capture-pane", "-p", "-S", "-", "-t", &id]).contains(&last).then_some(())).expect("pane output never appeared");
+    id
+}
+
+/// (paneId, lineNumber, text) of each match.
+fn hits(found: &Value) -> Vec<(String, u64, String)> {
+    found["matches"].as_array().unwrap().iter().map(|m| (m["paneId"].as_str().unwrap().to_string(), m["lineNumber"].as_u64().unwrap(), m["text"].as_str().unwrap().to_string())).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_panes_literal_regex_case_caps_and_paging() {
+    let srv = TmuxServer::start();
+    let a = printing_session(&srv, "s1", &["needle one", "NEEDLE two", "hay a.c", "needle three"]);
+    let b = printing_session(&srv, "s2", &["needle four"]);
+    let c = McpClient::attach(&srv, &[]).await;
+    let generation = generation(&c).await;
+    let h = |p: &str, n: u64, t: &str| (p.to_string(), n, t.to_string());
+
+    let f = c.call("search_panes", json!({"pattern": "needle"})).await;
+    assert_eq!(hits(&f), vec![h(&a, 1, "needle one"), h(&a, 4, "needle three"), h(&b, 1, "needle four")], "{f:#}");
+    assert_eq!((f["panesSearched"].as_u64(), f["panesMatched"].as_u64(), f["totalMatches"].as_u64()), (Some(3), Some(2), Some(3)), "main's pane is searched too");
+    let m = &f["matches"][0];
+    assert_eq!(m["ref"], json!({"kind": "pane", "id": a, "generation": generation}));
+    assert_eq!(m["placements"], json!([{"sessionId": srv.tmux(&["display-message", "-p", "-t", "s1:", "#{session_id}"]).trim(), "sessionName": "s1", "index": 0}]));
+    // Line numbers index tmux's own capture of the visible screen.
+    let own: Vec<String> = srv.tmux(&["capture-pane", "-p", "-t", &a]).lines().map(str::to_string).collect();
+    assert_eq!(own[3], "needle three");
+
+    let f = c.call("search_panes", json!({"pattern": "needle", "matchCase": false, "session": "s1"})).await;
+    assert_eq!(hits(&f), vec![h(&a, 1, "needle one"), h(&a, 2, "NEEDLE two"), h(&a, 4, "needle three")], "{f:#}");
+    let f = c.call("search_panes", json!({"pattern": "a.c"})).await;
+    assert_eq!(hits(&f), vec![h(&a, 3, "hay a.c")], "a literal dot");
+    let f = c.call("search_panes", json!({"pattern": "needle (one|four)$", "regex": true})).await;
+    assert_eq!(hits(&f), vec![h(&a, 1, "needle one"), h(&b, 1, "needle four")]);
+    let f = c.call("search_panes", json!({"pattern": "needle", "maxMatchesPerPane": 1})).await;
+    assert_eq!(hits(&f), vec![h(&a, 1, "needle one"), h(&b, 1, "needle four")]);
+    assert_eq!(f["panesTruncated"], json!([a]));
+
+    // Pages put together are the whole result.
+    let mut paged = Vec::new();
+    let mut offset = Some(0);
+    while let Some(o) = offset {
+        let p = c.call("search_panes", json!({"pattern": "needle", "limit": 2, "offset": o})).await;
+        paged.extend(hits(&p));
+        offset = p["nextOffset"].as_u64();
+        assert!(paged.len() <= 3, "{p:#}");
+    }
+    assert_eq!(paged, vec![h(&a, 1, "needle one"), h(&a, 4, "needle three"), h(&b, 1, "needle four")]);
+
+    let f = c.call("search_panes", json!({"pattern": "x", "scrollbackLines": 100000})).await;
+    assert_eq!((f["scrollbackClamped"].as_bool(), f["effectiveScrollbackLines"].as_i64()), (Some(true), Some(200)), "{f:#}");
+
+    let before = srv.status()["tmux_commands"].clone();
+    let t = call_fail(&c, "search_panes", json!({"pattern": "(", "regex": true})).await;
+    assert!(t.starts_with("Argument pattern: not a valid regular expression"), "{t}");
+    let t = call_fail(&c, "search_panes", json!({"pattern": ""})).await;
+    assert!(t.contains("argument /pattern: must be at least 1"), "{t}");
+    let t = call_fail(&c, "search_panes", json!({"pattern": "x", "limit": 0})).await;
+    assert!(t.contains("argument /limit: must be >= 1"), "{t}");
+    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_panes_skips_a_pane_whose_capture_would_run_a_hook() {
+    let srv = TmuxServer::start();
+    let a = printing_session(&srv, "s1", &["needle one"]);
+    let b = printing_session(&srv, "s2", &["needle two"]);
+    let trap = HookTrap::new(&srv);
+    srv.tmux(&["set-hook", "-t", "s2", "after-capture-pane", &trap.command]);
+    let c = McpClient::attach(&srv, &[]).await;
+    let f = c.call("search_panes", json!({"pattern": "needle"})).await;
+    assert_eq!(hits(&f), vec![(a.clone(), 1, "needle one".to_string())], "{f:#}");
+    let skipped = f["panesSkipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{f:#}");
+    assert_eq!(skipped[0]["paneId"], json!(b));
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("after-capture-pane hook is set"), "{f:#}");
+    // The sentinel goes through a session without its own after-capture-pane
+    // array (see HookTrap::fire_sentinel).
+    srv.tmux(&["new-session", "-d", "-s", "sentinel"]);
+    assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", "sentinel:"]), "", "the skipped pane's hook ran");
     c.close().await;
 }

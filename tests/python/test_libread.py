@@ -3,10 +3,12 @@ official MCP SDK: read-only annotations, structuredContent valid against the
 published outputSchema (harness.call), values equal to tmux's own formats,
 bad input refused naming the field, and no after-* hook fired."""
 
+import time
+
 from harness import SESSION_ID, async_test, call, call_ok, list_tools, mcp_session, tmux_at_least
 from test_hook_free import arm_hook_trap, fire_sentinel
 
-TOOLS = ("list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks")
+TOOLS = ("list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks", "search_panes")
 
 
 def two_sessions(server):
@@ -103,7 +105,7 @@ async def test_reads_fire_no_after_hooks(tmux_server):
     trap.write_text("")
     async with mcp_session(tmux_server) as s:
         for name, args in [("list_sessions", {}), ("list_windows", {"session": "other"}), ("get_pane_info", {"paneId": "%0"}), ("get_server_info", {}),
-                           ("show_options", {"names": ["status"], "pane": "%0"}), ("show_environment", {"names": ["PATH"]}), ("show_hooks", {})]:
+                           ("show_options", {"names": ["status"], "pane": "%0"}), ("show_environment", {"names": ["PATH"]}), ("show_hooks", {}), ("search_panes", {"pattern": "x", "scrollbackLines": 5})]:
             await call_ok(s, name, args)
         fired = fire_sentinel(tmux_server, trap)
     assert fired == "after-display-message\n", f"after-* hooks ran:\n{fired}"
@@ -130,3 +132,24 @@ async def test_show_options_environment_and_hooks(tmux_server):
     assert env["variables"][1]["readable"] is False and env["variables"][1]["value"] is None, env
     assert hooks["hooks"] == [{"name": "client-attached", "index": 0, "command": "display-message z"}], hooks
     assert bad.is_error and "argument /names/0: must match the pattern" in bad.text, bad
+
+
+@async_test()
+async def test_search_panes_finds_lines_and_pages(tmux_server):
+    script = tmux_server.dir / "print.sh"
+    script.write_text("printf 'needle one\\nNEEDLE two\\nneedle three\\n'\nexec sleep 1000\n")
+    pane = tmux_server.tmux("new-session", "-d", "-s", "s1", "-P", "-F", "#{pane_id}", f"sh {script}").strip()
+    for _ in range(250):
+        if "needle three" in tmux_server.tmux("capture-pane", "-p", "-t", pane):
+            break
+        time.sleep(0.02)
+    async with mcp_session(tmux_server) as s:
+        f = await call_ok(s, "search_panes", {"pattern": "needle", "matchCase": False, "session": "s1"})
+        p1 = await call_ok(s, "search_panes", {"pattern": "needle", "limit": 1})
+        p2 = await call_ok(s, "search_panes", {"pattern": "needle", "limit": 1, "offset": p1["nextOffset"]})
+        bad = await call(s, "search_panes", {"pattern": "[", "regex": True})
+    assert [(m["paneId"], m["lineNumber"], m["text"]) for m in f["matches"]] == \
+        [(pane, 1, "needle one"), (pane, 2, "NEEDLE two"), (pane, 3, "needle three")], f
+    assert [m["text"] for m in p1["matches"] + p2["matches"]] == ["needle one", "needle three"], (p1, p2)
+    assert p2["nextOffset"] is None and p1["totalMatches"] == 2, p2
+    assert bad.is_error and bad.text.startswith("Argument pattern: not a valid regular expression"), bad
