@@ -67,20 +67,20 @@ pub async fn find_pane(broker: &Broker, id: &str, freshness: Freshness) -> Resul
     snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })
 }
 
-/// Finds pane `id` of generation `generation` in the cached table.
-pub async fn resolve(broker: &Broker, generation: &str, id: &str) -> Result<Pane, ObserveError> {
+/// Finds pane `id` of generation `generation` in the table.
+pub async fn resolve(broker: &Broker, generation: &str, id: &str, freshness: Freshness) -> Result<Pane, ObserveError> {
     if generation != broker.identity.generation {
         return Err(ObserveError::StaleTarget { observed: false, why: "the reference's generation is not this tmux server's".into() });
     }
-    find_pane(broker, id, Freshness::Cached).await
+    find_pane(broker, id, freshness).await
 }
 
 /// Pane `id` and the identity of its live process, for a tracked capture or a
 /// wait. The cached table may still show a process that exited (the pane was
 /// respawned, or its program ended) when no listing ran since: then the table is
 /// read once more, so a respawned pane's new process is found and bound.
-pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str) -> Result<(Pane, Arc<ProcessIdentity>), ObserveError> {
-    let pane = resolve(broker, generation, id).await?;
+pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str, freshness: Freshness) -> Result<(Pane, Arc<ProcessIdentity>), ObserveError> {
+    let pane = resolve(broker, generation, id, freshness).await?;
     match identity_of(broker, &pane) {
         Ok(identity) => Ok((pane, identity)),
         Err(ObserveError::StaleTarget { .. }) => {

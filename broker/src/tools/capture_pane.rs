@@ -277,7 +277,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let id = args["paneId"].as_str().unwrap_or_default();
-    let pane = match resolve(session, id, observe::Freshness::Cached).await {
+    let pane = match resolve(session, id, session.read_freshness()).await {
         Ok(r) => r,
         Err(e) => return e,
     };
