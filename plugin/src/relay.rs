@@ -94,6 +94,12 @@ struct Relay {
     stdin_closed: AtomicBool,
 }
 
+enum Written {
+    All,
+    Part,
+    NotAByte,
+}
+
 struct Conn {
     to_broker: UnixStream,
     /// Counts reconnects.
@@ -292,28 +298,39 @@ impl Relay {
         (!conn.finished).then_some(conn)
     }
 
-    /// Forwards one whole client line, noting what it means first. `None` when
-    /// the relay is finishing.
-    fn forward(&self, line: &[u8]) -> Option<u64> {
+    /// Forwards one whole client line, noting what it means first. A line of
+    /// which not one byte reached the lost broker is sent again to the next
+    /// one, so only requests the old broker may have read count as in flight.
+    /// `None` when the relay is finishing.
+    fn forward(&self, line: &[u8]) -> Option<()> {
         let n = note(line);
-        let mut conn = self.usable_conn()?;
-        {
-            let mut t = self.track.lock().unwrap();
-            match n {
-                Note::Nothing => {}
-                Note::Request { key, raw_id, initialize } => {
-                    if initialize {
-                        t.initialize = Some(line.to_vec());
+        loop {
+            let mut conn = self.usable_conn()?;
+            {
+                let mut t = self.track.lock().unwrap();
+                match &n {
+                    Note::Nothing => {}
+                    Note::Request { key, raw_id, initialize } => {
+                        if *initialize {
+                            t.initialize = Some(line.to_vec());
+                        }
+                        t.inflight.insert(key.clone(), (*raw_id).into());
                     }
-                    t.inflight.insert(key, raw_id.into());
-                }
-                Note::Initialized => t.initialized = Some(line.to_vec()),
-                Note::Cancelled(key) => {
-                    t.inflight.remove(&key);
+                    Note::Initialized => t.initialized = Some(line.to_vec()),
+                    Note::Cancelled(key) => {
+                        t.inflight.remove(key);
+                    }
                 }
             }
+            match self.write_locked(&mut conn, line) {
+                Written::NotAByte => {
+                    if let Note::Request { key, .. } = &n {
+                        self.track.lock().unwrap().inflight.remove(key);
+                    }
+                }
+                Written::All | Written::Part => return Some(()),
+            }
         }
-        Some(self.write_locked(&mut conn, line))
     }
 
     /// Writes part of an oversized line; `None` when finishing. When the
@@ -324,17 +341,33 @@ impl Relay {
         if let Some(s) = started.filter(|s| *s != conn.epoch) {
             return Some(s);
         }
-        Some(self.write_locked(&mut conn, bytes))
+        let epoch = conn.epoch;
+        self.write_locked(&mut conn, bytes);
+        Some(epoch)
     }
 
-    fn write_locked(&self, conn: &mut Conn, bytes: &[u8]) -> u64 {
-        if !conn.broken && conn.to_broker.write_all(bytes).is_err() {
-            // The broker is gone (or stopped reading): make sure the reading
-            // side notices now, and hold further lines until it reconnected.
-            conn.broken = true;
-            let _ = conn.to_broker.shutdown(Shutdown::Both);
+    fn write_locked(&self, conn: &mut Conn, bytes: &[u8]) -> Written {
+        let mut done = 0;
+        while done < bytes.len() {
+            match conn.to_broker.write(&bytes[done..]) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
         }
-        conn.epoch
+        if done == bytes.len() {
+            return Written::All;
+        }
+        // The broker is gone (or stopped reading): make sure the reading side
+        // notices now, and hold further lines until it has reconnected.
+        conn.broken = true;
+        let _ = conn.to_broker.shutdown(Shutdown::Both);
+        if done == 0 {
+            Written::NotAByte
+        } else {
+            Written::Part
+        }
     }
 
     /// broker → stdout until the session ends; reconnects when the broker is
@@ -426,11 +459,22 @@ impl Relay {
         if id.generation != generation {
             bail!("the tmux server this session was attached to has exited (another one now listens on {}); this MCP session ends", tmux_socket.display());
         }
-        let (id, sock) = locate::ensure(server).context("no new broker could be started")?;
-        if id.generation != generation {
-            bail!("the tmux server this session was attached to has exited (another one now listens on {}); this MCP session ends", tmux_socket.display());
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let (id, sock) = locate::ensure(server).context("no new broker could be started")?;
+            if id.generation != generation {
+                bail!("the tmux server this session was attached to has exited (another one now listens on {}); this MCP session ends", tmux_socket.display());
+            }
+            match connect(&sock, hello) {
+                Ok((stream, Reply::McpReady { .. })) => return Ok((sock, stream)),
+                Ok((_, Reply::Refused { reason })) => bail!("the new broker refused this session: {reason}"),
+                Ok((_, other)) => bail!("unexpected broker reply {other:?}"),
+                // A killed broker's socket can still accept for a moment
+                // while the process is torn down; then it resets. Look again.
+                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+                Err(e) => return Err(e).with_context(|| format!("talking to the broker at {}", sock.display())),
+            }
         }
-        Ok((sock.clone(), open_session(&sock, hello)?))
     }
 
     /// The client's session set-up for a new broker: its `initialize` under an
