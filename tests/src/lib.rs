@@ -531,6 +531,12 @@ impl McpClient {
         structured
     }
 
+    /// rmcp's peer of this session, for requests whose JSON-RPC errors a test
+    /// inspects (or that it sends from other tasks).
+    pub fn peer(&self) -> rmcp::service::Peer<RoleClient> {
+        self.service.peer().clone()
+    }
+
     /// One MCP `ping` round trip.
     pub async fn ping(&self) {
         let req = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest::default());
