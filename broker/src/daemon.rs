@@ -31,7 +31,7 @@ use tokio::net::{UnixListener, UnixStream};
 
 pub struct Config {
     pub tmux_socket: PathBuf,
-    /// Where to put the broker socket; default: the first `paths` candidate.
+    /// Where to put the broker socket; default: `paths::choose_runtime_dir`.
     pub runtime_dir: Option<PathBuf>,
     /// Tools enabled for every session, beyond the defaults.
     pub enable_tools: Vec<String>,
@@ -53,6 +53,8 @@ pub enum DaemonError {
     Server(#[from] server::ServerError),
     #[error("runtime directory {path}: {source}")]
     RuntimeDir { path: PathBuf, source: io::Error },
+    #[error("{0}")]
+    NoRuntimeDir(String),
     #[error("cannot listen on {path}: {source}")]
     Listen { path: PathBuf, source: io::Error },
     #[error("unknown tool(s) {0:?}")]
@@ -109,8 +111,19 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     }
     let probe = server::probe(&cfg.tmux_socket)?;
     let identity = probe.identity;
-    let dir = cfg.runtime_dir.clone().unwrap_or_else(|| paths::runtime_dir_candidates().remove(0));
-    paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir { path: dir.clone(), source })?;
+    let dir = match cfg.runtime_dir.clone() {
+        Some(dir) => {
+            paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir { path: dir.clone(), source })?;
+            dir
+        }
+        None => {
+            let (dir, plan) = paths::choose_runtime_dir().map_err(DaemonError::NoRuntimeDir)?;
+            if !plan.refused.is_empty() {
+                tracing::warn!("runtime directory {}; passed over: {}", dir.display(), plan.refusals_text());
+            }
+            dir
+        }
+    };
     let bpaths = BrokerPaths::new(&dir, &identity.generation);
 
     let lock = match take_lock(&bpaths.lock).map_err(|source| DaemonError::RuntimeDir { path: bpaths.lock.clone(), source })? {
@@ -119,6 +132,11 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     };
     if is_live(&bpaths.socket) {
         return Ok(Outcome::AlreadyRunning(bpaths.socket));
+    }
+    // A broker that chose another directory (another environment, or a name
+    // that was squatted then) serves this server too: it is not displaced.
+    if let Some(other) = BrokerPaths::candidates(&identity.generation).into_iter().map(|p| p.socket).find(|s| *s != bpaths.socket && is_live(s)) {
+        return Ok(Outcome::AlreadyRunning(other));
     }
     let _ = std::fs::remove_file(&bpaths.socket); // stale file of a dead broker
     let listener = UnixListener::bind(&bpaths.socket).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;

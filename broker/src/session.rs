@@ -59,6 +59,18 @@ impl Session {
         snap.panes.iter().filter_map(move |p| self.scoped(p))
     }
 
+    /// How current a pane's table entry must be before this session reads the
+    /// pane. The capture guard proves the pane, its process and its size, but
+    /// not which sessions it is placed in (only how many): a session-scoped
+    /// agent's scope check therefore runs on a fresh table, so a pane moved out
+    /// of its sessions since the last read is never captured for it.
+    pub fn read_freshness(&self) -> crate::observe::Freshness {
+        match self.scope {
+            Scope::Server => crate::observe::Freshness::Cached,
+            Scope::Session => crate::observe::Freshness::Fresh,
+        }
+    }
+
     /// What this session may read of what other sessions retained.
     pub fn view(&self) -> View {
         match self.scope {

@@ -98,7 +98,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         if entry.pane_id != id || entry.generation != generation {
             return stale_cursor("The cursor belongs to another target.");
         }
-        let pane = match observe::resolve(broker, generation, id).await {
+        let pane = match observe::resolve(broker, generation, id, session.read_freshness()).await {
             Ok(p) => p,
             Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
             Err(e) => return stale_cursor(e.why()),
@@ -143,9 +143,9 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let scope = scope_of(args);
     let track = args.get("track").and_then(Value::as_bool).unwrap_or(false);
     let resolved = if track {
-        observe::resolve_tracked(broker, generation, id).await.map(|(p, i)| (p, Some(i)))
+        observe::resolve_tracked(broker, generation, id, session.read_freshness()).await.map(|(p, i)| (p, Some(i)))
     } else {
-        observe::resolve(broker, generation, id).await.map(|p| (p, None))
+        observe::resolve(broker, generation, id, session.read_freshness()).await.map(|p| (p, None))
     };
     let (pane, identity) = match resolved {
         Ok(r) => r,

@@ -217,12 +217,13 @@ fn pane_label(p: &Pane) -> String {
     format!("{} ({place} {})", p.id, p.command)
 }
 
-/// Pane `id` from a fresh table read (capture_pane plans its range from the
-/// pane's size; snapshot_pane reports its cursor), if this session may see it;
-/// else the tool error (an unknown pane lists up to 12 panes the session can see).
-pub async fn resolve(session: &Session, id: &str) -> Result<Pane, ToolOutput> {
+/// Pane `id` as `freshness` says (capture_pane's range plan rests on the size
+/// its guard proves, so the cache does; snapshot_pane reports the cursor, which
+/// only a fresh read knows), if this session may see it; else the tool error
+/// (an unknown pane lists up to 12 panes the session can see).
+pub async fn resolve(session: &Session, id: &str, freshness: observe::Freshness) -> Result<Pane, ToolOutput> {
     let broker = &session.broker;
-    match observe::find_pane(broker, id, observe::Freshness::Fresh).await {
+    match observe::find_pane(broker, id, freshness).await {
         Ok(p) if session.can_see(&p) => Ok(p),
         Ok(_) => Err(fail(
             &format!("Pane {id} is outside this session's scope."),
@@ -276,7 +277,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let id = args["paneId"].as_str().unwrap_or_default();
-    let pane = match resolve(session, id).await {
+    let pane = match resolve(session, id, session.read_freshness()).await {
         Ok(r) => r,
         Err(e) => return e,
     };
@@ -285,15 +286,28 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let join = args.get("joinWrapped").and_then(Value::as_bool).unwrap_or(false);
     let limit = effective_result_lines(int_arg(args, "maxLines"));
 
-    let plan = plan_grid(pane.width as i64, pane.height as i64, start, end, limit, MAX_RESULT_BYTES);
-    let captured = if plan.row_limit == 0 {
-        Vec::new()
-    } else {
+    // Planned from the cached size, which the capture's guard proves; if the
+    // pane was resized since, the guard re-read the table: plan again once.
+    let mut plan = plan_grid(pane.width as i64, pane.height as i64, start, end, limit, MAX_RESULT_BYTES);
+    let mut pane = pane;
+    let mut captured = Vec::new();
+    for _ in 0..2 {
+        if plan.row_limit == 0 {
+            break;
+        }
+        let size = (pane.width, pane.height);
         match observe::capture_range(&session.broker, pane, plan.range.start, plan.range.end, join).await {
-            Ok((_, out)) => decode_lines(&out),
+            Ok((seen, out)) => {
+                if (seen.width, seen.height) == size {
+                    captured = decode_lines(&out);
+                    break;
+                }
+                plan = plan_grid(seen.width as i64, seen.height as i64, start, end, limit, MAX_RESULT_BYTES);
+                pane = seen;
+            }
             Err(e) => return observe_failure(id, &e),
         }
-    };
+    }
     let (trimmed, dropped_lines) = tail_lines(&captured, limit);
     let joined = trimmed.join("\n");
     let (text, omitted_bytes) = tail_bytes(&joined, MAX_RESULT_BYTES);

@@ -60,7 +60,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let session = c.session;
         // A fresh read; the errors (unknown pane with a hint, out of scope) are
         // the family's (capture_pane::resolve).
-        let pane = match capture_pane::resolve(session, &args.pane_id).await {
+        let pane = match capture_pane::resolve(session, &args.pane_id, crate::observe::Freshness::Fresh).await {
             Ok(p) => p,
             Err(e) => return e,
         };

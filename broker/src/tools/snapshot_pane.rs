@@ -181,7 +181,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let id = args["paneId"].as_str().unwrap_or_default();
-    let pane = match capture_pane::resolve(session, id).await {
+    let pane = match capture_pane::resolve(session, id, observe::Freshness::Fresh).await {
         Ok(r) => r,
         Err(e) => return e,
     };

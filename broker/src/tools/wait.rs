@@ -121,7 +121,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     let scope = scope_of(args);
     let text = args.pointer("/condition/text").and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
 
-    let (pane, identity) = match observe::resolve_tracked(broker, generation, id).await {
+    let (pane, identity) = match observe::resolve_tracked(broker, generation, id, session.read_freshness()).await {
         Ok(r) => r,
         Err(e) => return observe_error(&e),
     };
@@ -229,6 +229,6 @@ fn observation_lost(id: &str) -> ToolOutput {
 /// A fresh guarded read of the pane (the cache entry may be stale; `capture`
 /// retries with a fresh table when its guard fails).
 async fn read(broker: &crate::engine::Broker, id: &str, generation: &str, scope: &crate::capture::Scope, identity: &std::sync::Arc<crate::process::ProcessIdentity>) -> Result<Rows, ObserveError> {
-    let pane = observe::resolve(broker, generation, id).await?;
+    let pane = observe::resolve(broker, generation, id, observe::Freshness::Cached).await?;
     observe::capture(broker, pane, scope, Some(identity.clone())).await.map(|c| c.rows)
 }
