@@ -531,3 +531,29 @@ async fn search_panes_skips_a_pane_whose_capture_would_run_a_hook() {
     assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", "sentinel:"]), "", "the skipped pane's hook ran");
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_panes_stops_at_the_matching_budget() {
+    let srv = TmuxServer::start();
+    // 6 panes of 200 columns, each with 250 full rows in reach of a 200-line
+    // scrollback search: about 50 KB each, 300 KB in all, over the 256 KiB budget.
+    let row = "x".repeat(199);
+    let script = format!("i=1; while [ $i -le 260 ]; do echo \"$i {row}\" | cut -c1-200; i=$((i+1)); done; exec sleep 1000");
+    let mut ids = Vec::new();
+    for n in 0..6 {
+        let id = srv.tmux(&["new-session", "-d", "-s", &format!("big{n}"), "-x", "200", "-y", "50", "-P", "-F", "#{pane_id}", "sh", "-c", &script]).trim().to_string();
+        ids.push(id);
+    }
+    for id in &ids {
+        poll(Duration::from_secs(10), || srv.tmux(&["capture-pane", "-p", "-t", id]).contains("260 xxx").then_some(())).expect("pane output never appeared");
+    }
+    let c = McpClient::attach(&srv, &[]).await;
+    let f = c.call("search_panes", json!({"pattern": "no such text", "scrollbackLines": 200})).await;
+    assert_eq!(f["matchingClamped"], json!(true), "{f:#}");
+    // main's small pane, 5 big ones (≈ 251 KB), and the 6th, in which the budget runs out.
+    assert_eq!(f["panesSearched"], json!(7), "{f:#}");
+    // Within the budget, the same search completes.
+    let f = c.call("search_panes", json!({"pattern": "no such text", "scrollbackLines": 200, "session": "big0"})).await;
+    assert_eq!((f["matchingClamped"].as_bool(), f["panesSearched"].as_u64()), (Some(false), Some(1)), "{f:#}");
+    c.close().await;
+}

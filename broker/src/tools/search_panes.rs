@@ -99,6 +99,8 @@ struct Found {
     limit: usize,
     /// The offset of the next page, when there is one.
     next_offset: Option<usize>,
+    /// Panes captured and scanned (the last one perhaps only in part, when the
+    /// matching budget ran out in it).
     panes_searched: usize,
     panes_matched: usize,
     /// Panes with more matching lines than maxMatchesPerPane (the rest dropped).
@@ -186,27 +188,6 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
     let scrollback = args.scrollback_lines.min(ceiling);
     let start = (scrollback > 0).then_some(-scrollback);
 
-    // Capture in order, CONCURRENCY at a time; each capture reads the full
-    // (unscoped) pane so the hook preflight covers every linking session.
-    let mut captured: Vec<(Pane, Result<Vec<String>, ObserveError>)> = Vec::with_capacity(candidates.len());
-    for chunk in candidates.chunks(CONCURRENCY) {
-        let mut set = tokio::task::JoinSet::new();
-        for (i, p) in chunk.iter().enumerate() {
-            let broker = session.broker.clone();
-            let full = snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone());
-            set.spawn(async move {
-                let r = match broker.admission.capture().await {
-                    Err(refused) => Err(ObserveError::Transport { observed: false, why: format!("the broker is overloaded: {}", refused.0) }),
-                    Ok(_place) => observe::capture_range(&broker, full, start, None, false).await.map(|(_, out)| decode_lines(&out)),
-                };
-                (i, r)
-            });
-        }
-        let mut results: Vec<(usize, Result<Vec<String>, ObserveError>)> = set.join_all().await;
-        results.sort_by_key(|(i, _)| *i);
-        captured.extend(results.into_iter().map(|(i, r)| (chunk[i].clone(), r)));
-    }
-
     let mut out = Found {
         matches: Vec::new(),
         total_matches: 0,
@@ -223,49 +204,35 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
         scrollback_clamped: scrollback != args.scrollback_lines,
         matching_clamped: false,
     };
-    let (mut bytes, mut lines_seen) = (0usize, 0usize);
+    let mut budget = Budget { bytes: 0, lines: 0 };
     let mut all: Vec<Match> = Vec::new();
-    'panes: for (pane, result) in captured {
-        let lines = match result {
-            Ok(l) => l,
-            Err(ObserveError::Unsupported { why, .. }) => {
-                out.panes_skipped.push(PaneProblem { pane_id: pane.id.clone(), reason: why });
-                continue;
-            }
-            Err(e) => {
-                out.panes_failed.push(PaneProblem { pane_id: pane.id.clone(), reason: e.why().to_string() });
-                continue;
-            }
-        };
-        out.panes_searched += 1;
-        let mut found = 0;
-        for (n, line) in lines.iter().enumerate() {
-            bytes += line.len() + 1;
-            lines_seen += 1;
-            if bytes > MATCH_BYTES || lines_seen > MATCH_LINES {
-                out.matching_clamped = true;
-                break 'panes;
-            }
-            if !re.is_match(line) {
-                continue;
-            }
-            if found == args.max_matches_per_pane {
-                out.panes_truncated.push(pane.id.clone());
-                break;
-            }
-            found += 1;
-            all.push(Match {
-                pane_id: pane.id.clone(),
-                reference: PaneRef::new(&pane.id, session.generation()),
-                line_number: n + 1,
-                text: line.clone(),
-                window_id: pane.window_id.clone(),
-                window_name: pane.window_name.clone(),
-                placements: pane.placements.iter().map(|pl| Placement { session_id: pl.session_id.clone(), session_name: pl.session_name.clone(), index: pl.window_index }).collect(),
+    // Capture in order, CONCURRENCY at a time, and match each batch before the
+    // next is captured, so no pane is captured once the budget has run out.
+    // Each capture reads the full (unscoped) pane so the hook preflight covers
+    // every session linking its window.
+    for chunk in candidates.chunks(CONCURRENCY) {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, p) in chunk.iter().enumerate() {
+            let broker = session.broker.clone();
+            let full = snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone());
+            set.spawn(async move {
+                let r = match broker.admission.capture().await {
+                    Err(refused) => Err(ObserveError::Transport { observed: false, why: format!("the broker is overloaded: {}", refused.0) }),
+                    Ok(_place) => observe::capture_range(&broker, full, start, None, false).await.map(|(_, out)| decode_lines(&out)),
+                };
+                (i, r)
             });
         }
-        if found > 0 {
-            out.panes_matched += 1;
+        let mut results: Vec<(usize, Result<Vec<String>, ObserveError>)> = set.join_all().await;
+        results.sort_by_key(|(i, _)| *i);
+        for (i, result) in results {
+            if !scan(session, &re, args.max_matches_per_pane, &chunk[i], result, &mut budget, &mut out, &mut all) {
+                out.matching_clamped = true;
+                break;
+            }
+        }
+        if out.matching_clamped {
+            break;
         }
     }
     out.total_matches = all.len();
@@ -275,6 +242,61 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
     }
     let text = summary(&out);
     Ok(ToolOutput::typed(&out, text))
+}
+
+/// What the call's matching has used of its budget.
+struct Budget {
+    bytes: usize,
+    lines: usize,
+}
+
+/// Matches one pane's capture into `all` (or records why it has none);
+/// `false` when the budget ran out in it.
+#[allow(clippy::too_many_arguments)]
+fn scan(session: &Session, re: &regex::Regex, per_pane: usize, pane: &Pane, result: Result<Vec<String>, ObserveError>, budget: &mut Budget, out: &mut Found, all: &mut Vec<Match>) -> bool {
+    let lines = match result {
+        Ok(l) => l,
+        Err(ObserveError::Unsupported { why, .. }) => {
+            out.panes_skipped.push(PaneProblem { pane_id: pane.id.clone(), reason: why });
+            return true;
+        }
+        Err(e) => {
+            out.panes_failed.push(PaneProblem { pane_id: pane.id.clone(), reason: e.why().to_string() });
+            return true;
+        }
+    };
+    out.panes_searched += 1;
+    let mut found = 0;
+    let mut within = true;
+    for (n, line) in lines.iter().enumerate() {
+        budget.bytes += line.len() + 1;
+        budget.lines += 1;
+        if budget.bytes > MATCH_BYTES || budget.lines > MATCH_LINES {
+            within = false;
+            break;
+        }
+        if !re.is_match(line) {
+            continue;
+        }
+        if found == per_pane {
+            out.panes_truncated.push(pane.id.clone());
+            break;
+        }
+        found += 1;
+        all.push(Match {
+            pane_id: pane.id.clone(),
+            reference: PaneRef::new(&pane.id, session.generation()),
+            line_number: n + 1,
+            text: line.clone(),
+            window_id: pane.window_id.clone(),
+            window_name: pane.window_name.clone(),
+            placements: pane.placements.iter().map(|pl| Placement { session_id: pl.session_id.clone(), session_name: pl.session_name.clone(), index: pl.window_index }).collect(),
+        });
+    }
+    if found > 0 {
+        out.panes_matched += 1;
+    }
+    within
 }
 
 /// `%id sess:idx,… window:line  text` per match, then bracketed notices.
