@@ -257,6 +257,15 @@ fn session_scope_sees_only_the_callers_sessions() {
         assert_eq!(resp["result"]["isError"], json!(true), "{tool} {args}: {resp}");
     }
     checked_structured(&tools, "show_options", &call(&mut ch, "show_options", json!({"names": ["status"], "pane": me})));
+    // main:0 linked into a session tmux's session loop visits before main
+    // (sessions go by name): the window's options are read through main, so
+    // that session's own value never shows.
+    srv.tmux(&["new-session", "-d", "-s", "a0", "sleep 1000"]);
+    srv.tmux(&["link-window", "-d", "-s", "main:0", "-t", "a0:7"]);
+    srv.tmux(&["set-option", "-t", "a0", "status", "off"]);
+    let linked = srv.tmux(&["display-message", "-p", "-t", "main:0", "#{window_id}"]).trim().to_string();
+    let o = checked_structured(&tools, "show_options", &call(&mut ch, "show_options", json!({"names": ["status"], "window": linked})));
+    assert_eq!(o["options"][0]["value"], json!("on"), "read through the other session: {o:#}");
     let f = checked_structured(&tools, "search_panes", &call(&mut ch, "search_panes", json!({"pattern": "zzz-not-there"})));
     assert_eq!(f["panesSearched"], json!(2), "only main's two panes are this agent's: {f:#}");
     let resp = call(&mut ch, "search_panes", json!({"pattern": "x", "session": "other"}));
