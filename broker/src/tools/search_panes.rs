@@ -39,6 +39,10 @@ const CONCURRENCY: usize = 8;
 /// The matching budget of one call (B.4): UTF-8 bytes (each line costs its size + 1) and lines.
 const MATCH_BYTES: usize = 256 * 1024;
 const MATCH_LINES: usize = 20_000;
+/// Bytes one page's matches may take, as JSON plus their text line: a result
+/// carries both and stays under the family's 1,000,000-byte ceiling even when
+/// a window linked into many sessions makes every match's placements long.
+const PAGE_BYTES: usize = 900_000;
 /// Compiled-regex size bound.
 const REGEX_SIZE: usize = 1 << 20;
 
@@ -99,6 +103,8 @@ struct Found {
     limit: usize,
     /// The offset of the next page, when there is one.
     next_offset: Option<usize>,
+    /// The page holds fewer than `limit` matches to stay within its byte bound.
+    page_byte_clamped: bool,
     /// Panes captured and scanned (the last one perhaps only in part, when the
     /// matching budget ran out in it).
     panes_searched: usize,
@@ -194,6 +200,7 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
         offset: args.offset,
         limit: args.limit,
         next_offset: None,
+        page_byte_clamped: false,
         panes_searched: 0,
         panes_matched: 0,
         panes_truncated: Vec::new(),
@@ -236,12 +243,27 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
         }
     }
     out.total_matches = all.len();
-    out.matches = all.into_iter().skip(args.offset).take(args.limit).collect();
+    (out.matches, out.page_byte_clamped) = page(all, args.offset, args.limit, PAGE_BYTES);
     if args.offset + out.matches.len() < out.total_matches {
         out.next_offset = Some(args.offset + out.matches.len());
     }
     let text = summary(&out);
     Ok(ToolOutput::typed(&out, text))
+}
+
+/// Matches `offset..offset+limit`, fewer when they would pass `bound` bytes
+/// (at least one always fits); whether the page was cut short.
+fn page(all: Vec<Match>, offset: usize, limit: usize, bound: usize) -> (Vec<Match>, bool) {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    for m in all.into_iter().skip(offset).take(limit) {
+        bytes += serde_json::to_string(&m).map_or(0, |j| j.len()) + m.text.len() + 64;
+        if bytes > bound && !out.is_empty() {
+            return (out, true);
+        }
+        out.push(m);
+    }
+    (out, false)
 }
 
 /// What the call's matching has used of its budget.
@@ -319,7 +341,7 @@ fn summary(f: &Found) -> String {
     if !f.panes_failed.is_empty() {
         lines.push(format!("[failed: {}]", f.panes_failed.iter().map(|p| format!("{} ({})", p.pane_id, p.reason)).collect::<Vec<_>>().join(", ")));
     }
-    for (flag, note) in [(!f.panes_truncated.is_empty(), "some panes had more matches than maxMatchesPerPane"), (f.pane_limit_clamped, "only the first 200 panes were searched"), (f.scrollback_clamped, "scrollbackLines was clamped"), (f.matching_clamped, "the matching budget ran out")] {
+    for (flag, note) in [(!f.panes_truncated.is_empty(), "some panes had more matches than maxMatchesPerPane"), (f.pane_limit_clamped, "only the first 200 panes were searched"), (f.scrollback_clamped, "scrollbackLines was clamped"), (f.matching_clamped, "the matching budget ran out"), (f.page_byte_clamped, "this page was cut short to stay within its byte bound")] {
         if flag {
             lines.push(format!("[{note}]"));
         }
@@ -333,6 +355,19 @@ mod tests {
 
     fn args(pattern: &str, regex: bool, match_case: bool) -> Args {
         serde_json::from_value(json!({ "pattern": pattern, "regex": regex, "matchCase": match_case })).unwrap()
+    }
+
+    #[test]
+    fn pages_stop_at_their_byte_bound() {
+        let m = |n: usize| Match { pane_id: "%1".into(), reference: PaneRef::new("%1", "g"), line_number: n, text: "x".repeat(100), window_id: "@1".into(), window_name: "w".into(), placements: Vec::new() };
+        let all = || (1..=10).map(m).collect::<Vec<_>>();
+        let one = serde_json::to_string(&m(1)).unwrap().len() + 100 + 64;
+        let (p, cut) = page(all(), 2, 5, 3 * one + 10);
+        assert_eq!((p.iter().map(|m| m.line_number).collect::<Vec<_>>(), cut), (vec![3, 4, 5], true));
+        let (p, cut) = page(all(), 0, 4, 1_000_000);
+        assert_eq!((p.len(), cut), (4, false));
+        let (p, cut) = page(all(), 9, 5, 1);
+        assert_eq!((p.len(), cut), (1, false), "one match always fits; the last page is not cut");
     }
 
     #[test]
