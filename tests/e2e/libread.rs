@@ -10,7 +10,6 @@
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
@@ -174,27 +173,13 @@ async fn get_pane_info_agrees_with_the_listings() {
     c.close().await;
 }
 
-/// A control-mode client attached to `session` (stdin held open), killed on drop.
-struct ControlClient(std::process::Child);
-
-impl Drop for ControlClient {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_server_info_matches_the_server() {
     let srv = TmuxServer::start();
     let c = McpClient::attach(&srv, &[]).await;
     let generation = generation(&c).await;
     let (_, _, version) = tmux_version();
-    let attach = |session: &str| {
-        let child = Command::new("tmux").arg("-S").arg(srv.socket()).args(["-C", "attach-session", "-t", session]).env_remove("TMUX").env_remove("TMUX_PANE").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("tmux -C attach");
-        poll(Duration::from_secs(5), || (srv.tmux(&["display-message", "-p", "-t", &format!("{session}:"), "#{session_attached}"]).trim() == "1").then_some(())).expect("the control client never attached");
-        ControlClient(child)
-    };
+    let attach = |session: &str| ControlClient::attach(&srv, session);
     let client = attach("main");
     let info = c.call("get_server_info", json!({})).await;
     assert_eq!(info["generation"], json!(generation));
@@ -209,7 +194,7 @@ async fn get_server_info_matches_the_server() {
         assert_eq!(clients["available"], json!(true), "{info:#}");
         let attached = clients["attached"].as_array().unwrap();
         assert_eq!(attached.len(), 1, "only the control client is attached (command clients are not): {info:#}");
-        assert_eq!((attached[0]["pid"].as_u64(), attached[0]["sessionName"].as_str(), attached[0]["controlMode"].as_bool()), (Some(client.0.id() as u64), Some("main"), Some(true)), "{info:#}");
+        assert_eq!((attached[0]["pid"].as_u64(), attached[0]["sessionName"].as_str(), attached[0]["controlMode"].as_bool()), (Some(client.pid() as u64), Some("main"), Some(true)), "{info:#}");
     } else {
         assert_eq!((clients["available"].as_bool(), clients["attached"].as_array().map(Vec::len)), (Some(false), Some(0)), "{info:#}");
         let why = clients["unavailableReason"].as_str().unwrap();
