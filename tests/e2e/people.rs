@@ -1,0 +1,221 @@
+//! Issue 10, people and their clients: an agent whose MCP client strips the
+//! environment still reaches its own pane's tmux server (item 1), and the
+//! plugin says what it does through `@mcp-state` / `@mcp-status` (item 3).
+
+use serde_json::json;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
+use std::time::Duration;
+use tmux_mcp_e2e::*;
+
+fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() }
+}
+
+/// The children of `pid` (from `/proc/*/stat`).
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+        let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)).and_then(|v| v.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn environ(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default().split(|b| *b == 0).filter(|v| !v.is_empty()).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
+}
+
+/// Item 1: Codex CLI starts its MCP servers with TMUX and TMUX_PANE removed.
+/// A relay started that way, with no -S/-L and an otherwise empty environment,
+/// inside a pane of server `work`, must find `work` by process ancestry among
+/// the user's tmux sockets — not the `default` server that sits in the same
+/// socket directory (the old fallback) — and be scoped to the pane's session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item1_attach_without_tmux_env_finds_the_server_of_its_pane() {
+    // Declared first, so it is removed after both servers are gone.
+    let tmpdir = TempDir::new("tmcp-tt-");
+    let sockdir = tmpdir.path().join(format!("tmux-{}", uid()));
+    std::fs::DirBuilder::new().mode(0o700).create(&sockdir).unwrap();
+    let decoy = TmuxServer::start_on_socket(&sockdir.join("default"));
+    let srv = TmuxServer::start_on_socket(&sockdir.join("work"));
+    srv.tmux(&["new-session", "-d", "-s", "other", "sleep 1000"]);
+    let other_pane = srv.tmux(&["display-message", "-p", "-t", "other:", "#{pane_id}"]).trim().to_string();
+
+    let path = std::env::var("PATH").unwrap_or_default();
+    let command = format!(
+        "env -i PATH={} TMUX_TMPDIR={} {} attach",
+        sh_quote(&path),
+        sh_quote(tmpdir.path().to_str().unwrap()),
+        sh_quote(bin("tmux-mcp").to_str().unwrap())
+    );
+    let (pane, writer, reader, stderr) = spawn_in_pane(&srv, "noenv", &command, false);
+    let client = McpClient::over_fifos(writer, reader, stderr.clone()).await;
+
+    // Premise: the relay really runs with no tmux variables and no socket flag.
+    let shell: u32 = srv.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]).trim().parse().unwrap();
+    let relay = poll(Duration::from_secs(5), || children(shell).into_iter().find(|c| cmdline(*c).get(1).map(String::as_str) == Some("attach"))).expect("the relay process under the pane's shell");
+    assert_eq!(cmdline(relay)[1..], ["attach".to_string()], "the relay got arguments");
+    let env = environ(relay);
+    assert!(env.iter().all(|v| !v.starts_with("TMUX=") && !v.starts_with("TMUX_PANE=")), "the relay's environment names a tmux server: {env:?}");
+
+    let caps = client.call("tmux_capabilities", json!({})).await;
+    let found = caps["data"]["server_identity"]["socket_path"].as_str().unwrap().to_string();
+    assert_eq!(Path::new(&found), std::fs::canonicalize(srv.socket()).unwrap(), "the relay reached another tmux server; stderr: {}", std::fs::read_to_string(&stderr).unwrap_or_default());
+    assert_eq!(caps["data"]["server_identity"]["pid"], json!(srv.pid()));
+    assert_eq!(caps["data"]["broker"]["scope"], "session", "{caps:#}");
+    assert_eq!(caps["data"]["broker"]["caller_pane"], json!(pane), "{caps:#}");
+
+    let list = client.call("list_panes", json!({})).await;
+    let ids: Vec<&str> = list["panes"].as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&pane.as_str()), "its own pane is not listed: {list:#}");
+    assert!(!ids.contains(&other_pane.as_str()), "a pane of another session is visible to a session-scoped agent: {list:#}");
+    assert!(decoy.brokers().is_empty(), "a broker was started for the default server");
+    drop(client);
+}
+
+fn option(srv: &TmuxServer, name: &str) -> String {
+    srv.tmux(&["show-options", "-gqv", name]).trim_end_matches('\n').to_string()
+}
+
+/// Waits (≤ `timeout`) for `@mcp-state` to be `want`; panics with both options.
+fn wait_state(srv: &TmuxServer, want: &str, timeout: Duration) {
+    if poll(timeout, || (option(srv, "@mcp-state") == want).then_some(())).is_none() {
+        panic!("@mcp-state never became {want:?} within {timeout:?}: @mcp-state={:?} @mcp-status={:?}", option(srv, "@mcp-state"), option(srv, "@mcp-status"));
+    }
+}
+
+/// Item 3: a config that loads the plugin as TPM does (`run-shell <repo>/tmux-mcp.tmux`,
+/// binaries found) ends with `@mcp-state` ready and `@mcp-status` saying so, and
+/// by then the broker answers.
+#[test]
+fn item3_plugin_state_reaches_ready_when_the_broker_answers() {
+    let srv = TmuxServer::start_with_config(&plugin_config());
+    wait_state(&srv, "ready", Duration::from_secs(15));
+    assert_eq!(option(&srv, "@mcp-status"), "mcp: ready");
+    let status = srv.try_status().expect("@mcp-state is ready but no broker answers");
+    assert_eq!(status["broker_pid"], json!(srv.wait_for_one_broker(Duration::from_secs(5))));
+}
+
+/// A copy of the plugin script in a directory of its own, whose
+/// `scripts/build` is a stand-in for cargo: it waits for a gate file (so the
+/// test sees the building state), then installs copies of the built binaries
+/// as new files (as cargo does: a rename, so a running broker keeps its old
+/// binary). The checkout is identified by the version in its Cargo.toml (the
+/// directory is no git checkout).
+struct StagedPlugin {
+    _dir: TempDir,
+    root: std::path::PathBuf,
+    gate: std::path::PathBuf,
+}
+
+impl StagedPlugin {
+    fn new() -> StagedPlugin {
+        let dir = TempDir::new("tmcp-plug-");
+        let root = dir.path().join("tmux-mcp");
+        std::fs::create_dir_all(root.join("scripts")).unwrap();
+        std::fs::copy(repo_root().join("tmux-mcp.tmux"), root.join("tmux-mcp.tmux")).unwrap();
+        let gate = dir.path().join("gate");
+        let built = target_dir();
+        let script = format!(
+            "#!/bin/sh\nset -e\nwhile [ ! -e {gate} ]; do sleep 0.05; done\nrm -f {gate}\nmkdir -p {out}\nfor b in tmux-mcp tmux-mcp-broker; do cp {built}/$b {out}/.$b.new; mv -f {out}/.$b.new {out}/$b; done\necho built\n",
+            gate = sh_quote(gate.to_str().unwrap()),
+            out = sh_quote(root.join("target/release").to_str().unwrap()),
+            built = sh_quote(built.to_str().unwrap()),
+        );
+        let build = root.join("scripts/build");
+        std::fs::write(&build, script).unwrap();
+        std::fs::set_permissions(&build, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let p = StagedPlugin { _dir: dir, root, gate };
+        p.set_version("1.0.0");
+        p
+    }
+
+    /// What a `git pull` of a new release changes, as far as the plugin can tell.
+    fn set_version(&self, v: &str) {
+        std::fs::write(self.root.join("Cargo.toml"), format!("[workspace.package]\nversion = \"{v}\"\n")).unwrap();
+    }
+
+    fn open_gate(&self) {
+        std::fs::write(&self.gate, b"").unwrap();
+    }
+
+    fn config(&self) -> String {
+        format!("run-shell {}\n", sh_quote(self.root.join("tmux-mcp.tmux").to_str().unwrap()))
+    }
+
+    fn broker_bin(&self) -> std::path::PathBuf {
+        self.root.join("target/release/tmux-mcp-broker")
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    matches!((std::fs::metadata(a), std::fs::metadata(b)), (Ok(x), Ok(y)) if x.dev() == y.dev() && x.ino() == y.ino())
+}
+
+/// Item 3: with no binaries the plugin says "building" (state and status),
+/// starts no broker until the build is done, then says "ready" with a broker
+/// of the new binaries. After an update of the checkout (new version) a
+/// reload rebuilds in the background; an agent on the old broker keeps it
+/// and keeps working; once that broker is idle, the next load replaces it
+/// with one running the new binary, which new agents then get.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item3_plugin_builds_reports_and_rebuilds_after_an_update() {
+    let plugin = StagedPlugin::new();
+    let srv = TmuxServer::start_with_config(&plugin.config());
+    let conf = srv.dir().join("tmux.conf");
+    let conf = conf.to_str().unwrap();
+
+    // The first load found no binaries: building, and no broker yet (the
+    // build is held at its gate).
+    wait_state(&srv, "building", Duration::from_secs(10));
+    assert_eq!(option(&srv, "@mcp-status"), "mcp: building");
+    assert!(srv.brokers().is_empty(), "a broker started before the binaries were built");
+    plugin.open_gate();
+    wait_state(&srv, "ready", Duration::from_secs(30));
+    let first = srv.wait_for_one_broker(Duration::from_secs(5));
+    assert!(same_file(Path::new(&format!("/proc/{first}/exe")), &plugin.broker_bin()), "the broker does not run the plugin's build");
+    let stamp = std::fs::read_to_string(plugin.root.join("target/release/tmux-mcp-build-stamp")).unwrap();
+    assert_eq!(stamp.trim(), "version 1.0.0");
+
+    // An agent on the first broker.
+    let agent = McpClient::attach(&srv, &[]).await;
+    assert_eq!(srv.status()["sessions_open"], json!(1));
+
+    // `prefix + U`: the checkout changes; the reload notices and rebuilds.
+    plugin.set_version("1.1.0");
+    srv.tmux(&["source-file", conf]);
+    wait_state(&srv, "building", Duration::from_secs(10));
+    plugin.open_gate();
+    wait_state(&srv, "ready", Duration::from_secs(30));
+    assert!(option(&srv, "@mcp-status").contains("1 agent(s) on the old broker"), "@mcp-status={:?}", option(&srv, "@mcp-status"));
+    assert_eq!(srv.brokers(), vec![first], "the broker of a running agent was replaced");
+    assert!(!same_file(Path::new(&format!("/proc/{first}/exe")), &plugin.broker_bin()), "test premise: the rebuild made a new broker binary");
+    agent.call("list_panes", json!({})).await;
+    drop(agent);
+    poll(Duration::from_secs(5), || (srv.status()["sessions_open"] == json!(0)).then_some(())).expect("the agent's session never closed");
+
+    // The next load (the build is current now) replaces the idle old broker.
+    srv.tmux(&["source-file", conf]);
+    let second = poll(Duration::from_secs(15), || match srv.brokers().as_slice() {
+        [one] if *one != first => Some(*one),
+        _ => None,
+    })
+    .unwrap_or_else(|| panic!("the idle old broker {first} was not replaced; brokers {:?}", srv.brokers()));
+    // Until the new broker answers, the state still tells of the old one.
+    poll(Duration::from_secs(15), || (option(&srv, "@mcp-status") == "mcp: ready").then_some(())).unwrap_or_else(|| panic!("@mcp-status={:?}", option(&srv, "@mcp-status")));
+    assert_eq!(option(&srv, "@mcp-state"), "ready");
+    assert!(same_file(Path::new(&format!("/proc/{second}/exe")), &plugin.broker_bin()), "the new broker does not run the new binary");
+    let stamp = std::fs::read_to_string(plugin.root.join("target/release/tmux-mcp-build-stamp")).unwrap();
+    assert_eq!(stamp.trim(), "version 1.1.0");
+    // A new agent gets the new broker.
+    let fresh = McpClient::attach(&srv, &[]).await;
+    assert_eq!(srv.status()["broker_pid"], json!(second));
+    fresh.call("list_panes", json!({})).await;
+}
