@@ -219,3 +219,34 @@ async fn item3_plugin_builds_reports_and_rebuilds_after_an_update() {
     assert_eq!(srv.status()["broker_pid"], json!(second));
     fresh.call("list_panes", json!({})).await;
 }
+
+/// Item 6: `tmux-mcp status` lists the server's panes before any agent has
+/// connected, including one made after the broker last read its table.
+#[test]
+fn item6_status_lists_panes_before_any_agent() {
+    let srv = TmuxServer::start();
+    srv.start_broker();
+    let late = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", "sleep 1000"]).trim().to_string();
+    let first = srv.tmux(&["display-message", "-p", "-t", "main:0", "#{pane_id}"]).trim().to_string();
+    let (out, _) = run_with_timeout(tmux_mcp(&["status", "-S", srv.socket_str()]), Duration::from_secs(10));
+    assert!(out.status.success(), "status failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(srv.status()["sessions_served"], json!(0), "test premise: no agent has connected");
+    let listed: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("  ").and_then(|l| l.split_whitespace().next())).collect();
+    assert!(listed.contains(&first.as_str()) && listed.contains(&late.as_str()), "status does not list panes {first} and {late}:\n{text}");
+}
+
+/// Item 6: `attach`'s errors state their cause once, on one line ending in a
+/// newline, and exit 1.
+#[test]
+fn item6_attach_error_states_its_cause_once() {
+    let dir = TempDir::new("tmcp-noserv-");
+    let missing = dir.path().join("sock");
+    let (out, _) = run_with_timeout(tmux_mcp(&["attach", "-S", missing.to_str().unwrap()]), Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.ends_with('\n') && err.lines().count() == 1, "not one line ending in a newline: {err:?}");
+    assert_eq!(err.matches("no tmux server is listening").count(), 1, "{err:?}");
+    assert!(err.contains(missing.to_str().unwrap()), "the error does not name the socket: {err:?}");
+    assert!(out.stdout.is_empty(), "attach wrote to stdout: {:?}", String::from_utf8_lossy(&out.stdout));
+}
