@@ -401,6 +401,9 @@ impl Drop for TmuxServer {
             v.dedup();
             v
         };
+        // tmux itself takes a while to tear down a big server (seconds for
+        // 1,001 panes); the broker's lifetime starts counting when it is gone.
+        let _ = poll(Duration::from_secs(30), || (!pid_alive(self.pid)).then_some(()));
         let gone = poll(Duration::from_secs(2), || remaining().is_empty().then_some(())).is_some();
         let leftover = remaining();
         for pid in &leftover {
@@ -410,7 +413,7 @@ impl Drop for TmuxServer {
             kill_pid(self.pid, libc::SIGKILL);
         }
         if !gone && !std::thread::panicking() {
-            panic!("broker(s) {leftover:?} of {} were still alive 2 s after kill-server", self.sock.display());
+            panic!("broker(s) {leftover:?} of {} were still alive 2 s after the tmux server exited", self.sock.display());
         }
     }
 }
