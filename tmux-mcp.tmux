@@ -67,7 +67,31 @@ find_bin_dir() {
 # at a normal tmux start the config loads before any client exists, and a
 # message then would be lost; the build job shows it once a client attaches.
 
+# Setting an option runs the user's after-set-option hooks; like the broker
+# with @mcp-broker-socket, the plugin then keeps no state rather than run them.
+# show-hooks fires no hook: the global entry, then each session's.
+set_option_hooked() {
+    if [ -z "${SET_OPTION_HOOKED:-}" ]; then
+        SET_OPTION_HOOKED=no
+        local tmp s
+        if tm show-hooks -g after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
+            SET_OPTION_HOOKED=yes
+        elif tmp="$(mktemp "${TMPDIR:-/tmp}/tmux-mcp-ss.XXXXXX")"; then
+            tm run-shell "printf '%s\\n' #{S:#{q:session_id} } > $(fmt_lit "$(shq "$tmp")")"
+            for s in $(cat "$tmp"); do
+                if tm show-hooks -t "$s" after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
+                    SET_OPTION_HOOKED=yes
+                    break
+                fi
+            done
+            rm -f "$tmp"
+        fi
+    fi
+    [ "$SET_OPTION_HOOKED" = yes ]
+}
+
 set_state() {
+    set_option_hooked && return 0
     tm set-option -gq @mcp-state "$1" \; set-option -gq @mcp-status "$2"
 }
 
@@ -234,11 +258,11 @@ main() {
     # The key binding: unbind a key we bound before under another name.
     if [ -n "$OPT_BOUND" ] && [ "$OPT_BOUND" != "$key" ]; then
         tm unbind-key "$OPT_BOUND" 2>/dev/null || true
-        tm set-option -gu @mcp-cursor-key-bound
+        set_option_hooked || tm set-option -gu @mcp-cursor-key-bound
     fi
     if [ "$key" != "none" ]; then
         tm bind-key "$key" run-shell -b "$(fmt_lit "$(shq "$helper")") cursor -S '#{socket_path}' '#{pane_id}' </dev/null >/dev/null 2>&1"
-        if [ "$OPT_BOUND" != "$key" ]; then
+        if [ "$OPT_BOUND" != "$key" ] && ! set_option_hooked; then
             tm set-option -g @mcp-cursor-key-bound "$key"
         fi
     fi

@@ -250,3 +250,37 @@ fn item6_attach_error_states_its_cause_once() {
     assert!(err.contains(missing.to_str().unwrap()), "the error does not name the socket: {err:?}");
     assert!(out.stdout.is_empty(), "attach wrote to stdout: {:?}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// The plugin's own jobs (`tmux-mcp.tmux build|up`) still running under `srv`.
+fn plugin_jobs(srv: &TmuxServer) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let argv = cmdline(pid);
+        if argv.iter().any(|a| a.ends_with("tmux-mcp.tmux")) && pid_alive(pid) && tmux_mcp::procfs::ancestry(pid, 64).contains(&srv.pid()) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Item 3: setting `@mcp-state` would run a user's `after-set-option` hook;
+/// then the plugin keeps no state (as the broker does with
+/// `@mcp-broker-socket`) and still starts the broker.
+#[test]
+fn item3_plugin_sets_no_state_when_that_would_run_a_hook() {
+    let srv = TmuxServer::start();
+    let trap = HookTrap::new(&srv);
+    // The user's own `set -g @mcp-bin-dir` comes before the hook; then the
+    // plugin loads as TPM runs it.
+    srv.tmux(&["set-option", "-g", "@mcp-bin-dir", target_dir().to_str().unwrap()]);
+    srv.tmux(&["set-hook", "-t", "main", "after-set-option", &trap.command]);
+    srv.tmux(&["run-shell", repo_root().join("tmux-mcp.tmux").to_str().unwrap()]);
+    poll(Duration::from_secs(15), || srv.try_status()).expect("the plugin started no broker");
+    poll(Duration::from_secs(15), || plugin_jobs(&srv).is_empty().then_some(())).unwrap_or_else(|| panic!("plugin jobs still running: {:?}", plugin_jobs(&srv)));
+    assert_eq!(option(&srv, "@mcp-state"), "", "@mcp-state was set although that runs the user's hook");
+    // The same hook entry fires for a set-option of ours: nothing before it.
+    srv.tmux(&["set-hook", "-t", "main", "after-set-option", &trap.command_writing("sentinel")]);
+    srv.tmux(&["set-option", "-t", "main", "@mcp-test", "x"]);
+    assert_eq!(trap.before_sentinel("sentinel"), "", "the plugin ran the user's after-set-option hook");
+}
