@@ -13,7 +13,8 @@
 # Nothing is printed into a pane; messages go to the status line, and only
 # when a client is attached to see them. It installs no hook.
 # `tmux-mcp.tmux build` and `tmux-mcp.tmux up BIN_DIR SOCKET AUTOSTART` are its
-# own background jobs (started with run-shell -b).
+# own background jobs (started with run-shell -b); `tmux-mcp.tmux stamp` is run
+# by scripts/build to record the checkout it built.
 set -u
 
 PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -130,9 +131,12 @@ checkout_id() {
 }
 
 own_build_is_current() {
-    local stamp=""
+    local stamp="" id
+    id="$(checkout_id)"
+    # A checkout that cannot be identified cannot be compared: keep the build.
+    [ -n "$id" ] || return 0
     [ -r "$STAMP" ] && IFS= read -r stamp < "$STAMP"
-    [ -n "$stamp" ] && [ "$stamp" = "$(checkout_id)" ]
+    [ "$stamp" = "$id" ]
 }
 
 # Starts `tmux-mcp.tmux build` as a tmux job (it outlives this script, never
@@ -269,6 +273,8 @@ main() {
 }
 
 case "${1:-}" in
+    # scripts/build records what it built, so a build by hand counts as current.
+    stamp) mkdir -p "$OWN_BIN_DIR" && checkout_id > "$STAMP" ;;
     build) build_job ;;
     up) up_job "$2" "$3" "$4" ;;
     *) main ;;
