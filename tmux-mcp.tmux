@@ -178,7 +178,14 @@ build_job() {
     # during the build makes the next load build again.
     local id
     id="$(checkout_id)"
-    if "$PLUGIN_DIR/scripts/build" >"$BUILD_LOG" 2>&1 && printf '%s\n' "$id" > "$STAMP"; then
+    # tmux sends its jobs SIGTERM when the server exits: pass it on to the
+    # build, so nothing outlives the server (`wait` returns on the signal).
+    "$PLUGIN_DIR/scripts/build" >"$BUILD_LOG" 2>&1 9>&- &
+    local builder=$! rc=0
+    trap 'pkill -TERM -P "$builder" 2>/dev/null; kill "$builder" "$announcer" 2>/dev/null; exit 1' TERM HUP INT
+    wait "$builder" || rc=$?
+    trap - TERM HUP INT
+    if [ "$rc" = 0 ] && printf '%s\n' "$id" > "$STAMP"; then
         kill "$announcer" 2>/dev/null
         exec 9>&-
         main

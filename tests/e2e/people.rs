@@ -284,3 +284,55 @@ fn item3_plugin_sets_no_state_when_that_would_run_a_hook() {
     srv.tmux(&["set-option", "-t", "main", "@mcp-test", "x"]);
     assert_eq!(trap.before_sentinel("sentinel"), "", "the plugin ran the user's after-set-option hook");
 }
+
+/// A tmux client attached to `srv` in a pseudo-terminal (`script`), whose
+/// terminal output is collected in a file; detached and ended on drop.
+struct AttachedClient {
+    child: std::process::Child,
+    out: std::path::PathBuf,
+}
+
+impl AttachedClient {
+    fn new(srv: &TmuxServer) -> AttachedClient {
+        let out = srv.scratch("client-tty");
+        let cmd = format!("stty cols 200 rows 50; exec tmux -S {} attach -t main", sh_quote(srv.socket_str()));
+        let mut c = std::process::Command::new("script");
+        c.args(["-q", "-f", "-c", &cmd]).arg(&out).env("TERM", "xterm").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        for v in FOREIGN_TMUX_VARS {
+            c.env_remove(v);
+        }
+        let child = c.spawn().expect("running script(1)");
+        AttachedClient { child, out }
+    }
+
+    /// Waits until the client's terminal has shown `text`.
+    fn wait_for(&self, text: &str, timeout: Duration) {
+        poll(timeout, || String::from_utf8_lossy(&std::fs::read(&self.out).unwrap_or_default()).contains(text).then_some(()))
+            .unwrap_or_else(|| panic!("the attached client never showed {text:?} within {timeout:?}"));
+    }
+}
+
+impl Drop for AttachedClient {
+    fn drop(&mut self) {
+        kill_pid(self.child.id(), libc::SIGTERM);
+        if poll(Duration::from_secs(3), || self.child.try_wait().ok().flatten()).is_none() {
+            kill_pid(self.child.id(), libc::SIGKILL);
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Item 3: at a normal start the config loads before any client exists, so
+/// the "building" message is shown once a client attaches, and "ready" when
+/// the build is done and the broker answers.
+#[test]
+fn item3_building_message_waits_for_a_client() {
+    let plugin = StagedPlugin::new();
+    let srv = TmuxServer::start_with_config(&plugin.config());
+    wait_state(&srv, "building", Duration::from_secs(10));
+    let client = AttachedClient::new(&srv);
+    client.wait_for("tmux-mcp: building", Duration::from_secs(15));
+    plugin.open_gate();
+    wait_state(&srv, "ready", Duration::from_secs(30));
+    client.wait_for("tmux-mcp: ready", Duration::from_secs(15));
+}
