@@ -336,3 +336,25 @@ fn item3_building_message_waits_for_a_client() {
     wait_state(&srv, "ready", Duration::from_secs(30));
     client.wait_for("tmux-mcp: ready", Duration::from_secs(15));
 }
+
+/// `tmux-mcp status | head -1`: a reader that went away ends the report
+/// quietly (SIGPIPE, as any Unix tool), never with a panic.
+#[test]
+fn item6_status_into_a_closed_pipe_does_not_panic() {
+    use std::os::fd::FromRawFd;
+    let srv = TmuxServer::start();
+    srv.start_broker();
+    let mut fds = [0i32; 2];
+    // SAFETY: a valid out-array of two fds.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both fds were just made by pipe(2) and are owned here.
+    let (read_end, write_end) = unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) };
+    drop(read_end);
+    let mut cmd = tmux_mcp(&["status", "-S", srv.socket_str()]);
+    let child = cmd.stdout(write_end).stderr(std::process::Stdio::piped()).spawn().expect("spawn");
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "status panicked on a closed stdout: {err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "status: {:?}, stderr {err}", out.status);
+}
