@@ -904,6 +904,40 @@ pub fn pane_ref(generation: &str, id: &str) -> Value {
     json!({ "kind": "pane", "id": id, "generation": generation })
 }
 
+/// A control-mode client attached to `session` (stdin held open, so it stays
+/// attached); killed on drop.
+pub struct ControlClient(std::process::Child);
+
+impl ControlClient {
+    pub fn attach(srv: &TmuxServer, session: &str) -> ControlClient {
+        let child = Command::new("tmux")
+            .arg("-S")
+            .arg(srv.socket())
+            .args(["-C", "attach-session", "-t", session])
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tmux -C attach");
+        let attached = || srv.tmux(&["display-message", "-p", "-t", &format!("{session}:"), "#{session_attached}"]).trim() == "1";
+        poll(Duration::from_secs(5), || attached().then_some(())).expect("the control client never attached");
+        ControlClient(child)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for ControlClient {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A file trap hooks append lines to, and the hook command that writes `fired`.
 ///
 /// A test sets [`HookTrap::command`] as a hook and checks that it never ran.
