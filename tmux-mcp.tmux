@@ -4,10 +4,17 @@
 #   - reads the plugin's @mcp-* options (through run-shell formats, so no user
 #     after-show-options hook runs),
 #   - finds the binaries (@mcp-bin-dir, PATH, then this plugin's own build) and,
-#     when they are missing, builds them with cargo in the background,
-#   - starts this server's broker with `run-shell -b` (a second start exits at once),
+#     when they are missing or this plugin's own build is older than the
+#     checkout (a TPM update), builds them with cargo in the background,
+#   - starts this server's broker with `run-shell -b` (a second start exits at
+#     once; an idle broker running an older binary is replaced first),
+#   - keeps @mcp-state (building / ready / failed) and @mcp-status current,
 #   - binds the "hand this pane to an agent" key (default prefix + A).
-# Nothing is printed into a pane; messages go to the status line.
+# Nothing is printed into a pane; messages go to the status line, and only
+# when a client is attached to see them. It installs no hook.
+# `tmux-mcp.tmux build` and `tmux-mcp.tmux up BIN_DIR SOCKET AUTOSTART` are its
+# own background jobs (started with run-shell -b); `tmux-mcp.tmux stamp` is run
+# by scripts/build to record the checkout it built.
 set -u
 
 PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -54,16 +61,184 @@ find_bin_dir() {
     return 1
 }
 
+# --- What the plugin shows -------------------------------------------------
+# @mcp-state is building / ready / failed; @mcp-status is a short text for a
+# status line (`set -g status-right '#{@mcp-status} …'`). Both are kept current
+# by every step below. A message is displayed only when a client is attached:
+# at a normal tmux start the config loads before any client exists, and a
+# message then would be lost; the build job shows it once a client attaches.
+
+# Setting an option runs the user's after-set-option hooks; like the broker
+# with @mcp-broker-socket, the plugin then keeps no state rather than run them.
+# show-hooks fires no hook: the global entry, then each session's.
+set_option_hooked() {
+    if [ -z "${SET_OPTION_HOOKED:-}" ]; then
+        SET_OPTION_HOOKED=no
+        local tmp s
+        if tm show-hooks -g after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
+            SET_OPTION_HOOKED=yes
+        elif tmp="$(mktemp "${TMPDIR:-/tmp}/tmux-mcp-ss.XXXXXX")"; then
+            tm run-shell "printf '%s\\n' #{S:#{q:session_id} } > $(fmt_lit "$(shq "$tmp")")"
+            for s in $(cat "$tmp"); do
+                if tm show-hooks -t "$s" after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
+                    SET_OPTION_HOOKED=yes
+                    break
+                fi
+            done
+            rm -f "$tmp"
+        fi
+    fi
+    [ "$SET_OPTION_HOOKED" = yes ]
+}
+
+set_state() {
+    set_option_hooked && return 0
+    tm set-option -gq @mcp-state "$1" \; set-option -gq @mcp-status "$2"
+}
+
+# Whether a client is attached to any session (status 0), none is (1), or the
+# server cannot be asked (2), asked through a run-shell format (hook-free,
+# unlike list-clients) that writes into a file of ours.
+has_client() {
+    local tmp answer=""
+    tmp="$(mktemp "${TMPDIR:-/tmp}/tmux-mcp-cl.XXXXXX")" || return 2
+    if ! tm run-shell "printf '%s' '#{S:#{?session_attached,y,}}' > $(fmt_lit "$(shq "$tmp")")" 2>/dev/null; then
+        rm -f "$tmp"
+        return 2
+    fi
+    IFS= read -r answer < "$tmp" || true
+    rm -f "$tmp"
+    [ -n "$answer" ]
+}
+
+notify() {
+    if has_client; then tm display-message -d 5000 "$1"; fi
+}
+
+# --- Builds ------------------------------------------------------------------
+# The plugin's own build carries a stamp: the checkout it was built from
+# (`git rev-parse HEAD`, else the crate version). After a TPM update
+# (`prefix + U` pulls the checkout) the stamp differs and the plugin rebuilds
+# in the background while the old binaries keep working.
+
+OWN_BIN_DIR="$PLUGIN_DIR/target/release"
+STAMP="$OWN_BIN_DIR/tmux-mcp-build-stamp"
+BUILD_LOG="$PLUGIN_DIR/target/tmux-mcp-build.log"
+
+checkout_id() {
+    git -C "$PLUGIN_DIR" rev-parse HEAD 2>/dev/null && return 0
+    sed -n 's/^version = "\(.*\)"$/version \1/p' "$PLUGIN_DIR/Cargo.toml" 2>/dev/null | head -n 1
+}
+
+own_build_is_current() {
+    local stamp="" id
+    id="$(checkout_id)"
+    # A checkout that cannot be identified cannot be compared: keep the build.
+    [ -n "$id" ] || return 0
+    [ -r "$STAMP" ] && IFS= read -r stamp < "$STAMP"
+    [ "$stamp" = "$id" ]
+}
+
+# Starts `tmux-mcp.tmux build` as a tmux job (it outlives this script, never
+# blocks tmux, and dies with the server).
 build_in_background() {
     if ! command -v cargo >/dev/null 2>&1; then
-        tm display-message "tmux-mcp: binaries not found and cargo is not installed; see $PLUGIN_DIR/README.md"
+        set_state failed "mcp: no cargo"
+        notify "tmux-mcp: binaries not found and cargo is not on tmux's PATH; see $PLUGIN_DIR/README.md"
         return
     fi
-    local log="$PLUGIN_DIR/target/tmux-mcp-build.log"
+    set_state building "mcp: building"
+    tm run-shell -b "$(fmt_lit "exec $(shq "$BASH") $(shq "$PLUGIN_DIR/tmux-mcp.tmux") build") </dev/null >/dev/null 2>&1"
+}
+
+# The build job: one at a time (a second load while building leaves it to the
+# first), tells an attached client what it does, and runs the plugin again
+# when the build is done so the new binaries are used.
+build_job() {
     mkdir -p "$PLUGIN_DIR/target"
-    tm display-message "tmux-mcp: building the binaries in the background (log: $log)"
-    # When the build finishes, this script runs again and starts the broker.
-    tm run-shell -b "$(fmt_lit "cd $(shq "$PLUGIN_DIR") && cargo build --release --bins >$(shq "$log") 2>&1 && $(shq "$TMUX_BIN") run-shell $(shq "$PLUGIN_DIR/tmux-mcp.tmux") || $(shq "$TMUX_BIN") display-message 'tmux-mcp: build failed, see $log'") </dev/null >/dev/null 2>&1"
+    exec 9>"$PLUGIN_DIR/target/tmux-mcp-build.lock"
+    # The build that holds the lock runs this script again when it is done,
+    # and that run sees whether its stamp still matches the checkout.
+    if command -v flock >/dev/null 2>&1 && ! flock -n 9; then
+        return 0
+    fi
+    local msg="tmux-mcp: building the binaries in the background, the first build takes minutes (log: $BUILD_LOG)"
+    (
+        # Shown once, as soon as someone is there to see it; ends with the
+        # server, so a build cut short leaves nothing behind.
+        while :; do
+            has_client
+            case $? in 0) break ;; 2) exit 0 ;; esac
+            sleep 2
+        done
+        tm display-message -d 5000 "$msg"
+    ) </dev/null >/dev/null 2>&1 9>&- &
+    local announcer=$!
+    # The stamp names what was checked out when the build started: a pull
+    # during the build makes the next load build again.
+    local id
+    id="$(checkout_id)"
+    # tmux sends its jobs SIGTERM when the server exits: pass it on to the
+    # build, so nothing outlives the server (`wait` returns on the signal).
+    "$PLUGIN_DIR/scripts/build" >"$BUILD_LOG" 2>&1 9>&- &
+    local builder=$! rc=0
+    trap 'pkill -TERM -P "$builder" 2>/dev/null; kill "$builder" "$announcer" 2>/dev/null; exit 1' TERM HUP INT
+    wait "$builder" || rc=$?
+    trap - TERM HUP INT
+    if [ "$rc" = 0 ] && printf '%s\n' "$id" > "$STAMP"; then
+        kill "$announcer" 2>/dev/null
+        exec 9>&-
+        main
+    else
+        kill "$announcer" 2>/dev/null
+        set_state failed "mcp: build failed"
+        notify "tmux-mcp: the build failed, see $BUILD_LOG"
+    fi
+}
+
+# --- The broker ----------------------------------------------------------------
+
+# The "up" job: replaces an idle broker that runs an older binary than the one
+# found now (so new agents get the new broker; a broker with agents on it is
+# left to them), starts the broker, and reports ready once it answers.
+up_job() {
+    local bin_dir="$1" sock="$2" autostart="$3"
+    local helper="$bin_dir/tmux-mcp" broker="$bin_dir/tmux-mcp-broker"
+    local status pid open
+    if status="$("$helper" status -S "$sock" --json 2>/dev/null)"; then
+        pid="$(printf '%s\n' "$status" | sed -n 's/^ *"broker_pid": *\([0-9]*\).*/\1/p')"
+        open="$(printf '%s\n' "$status" | sed -n 's/^ *"sessions_open": *\([0-9]*\).*/\1/p')"
+        if [ -n "$pid" ] && ! [ "/proc/$pid/exe" -ef "$broker" ]; then
+            if [ "${open:-1}" = 0 ]; then
+                # Ours: it serves this tmux server and no agent uses it.
+                kill -TERM "$pid" 2>/dev/null
+                local i=0
+                while [ -e "/proc/$pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+            else
+                set_state ready "mcp: ready (update waits: $open agent(s) on the old broker)"
+                notify "tmux-mcp: updated; the running broker keeps its $open agent(s) and is replaced when it is idle and the plugin loads again"
+                return 0
+            fi
+        fi
+    fi
+    if [ "$autostart" = off ]; then
+        set_state ready "mcp: ready"
+        return 0
+    fi
+    # '#{socket_path}' is expanded by tmux: exactly this server's socket.
+    tm run-shell -b "exec $(fmt_lit "$(shq "$broker")") --socket '#{socket_path}' </dev/null >/dev/null 2>&1"
+    local i=0
+    while [ $i -lt 100 ]; do
+        if "$helper" status -S "$sock" >/dev/null 2>&1; then
+            set_state ready "mcp: ready"
+            notify "tmux-mcp: ready"
+            return 0
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    set_state failed "mcp: broker failed"
+    notify "tmux-mcp: the broker did not start; run \`$helper doctor\`"
 }
 
 main() {
@@ -75,24 +250,39 @@ main() {
         build_in_background
         return 0
     fi
-    local helper="$bin_dir/tmux-mcp" broker="$bin_dir/tmux-mcp-broker"
+    local helper="$bin_dir/tmux-mcp"
 
-    if [ "${OPT_AUTOSTART:-on}" != "off" ]; then
-        # '#{socket_path}' is expanded by tmux: exactly this server's socket.
-        tm run-shell -b "exec $(fmt_lit "$(shq "$broker")") --socket '#{socket_path}' </dev/null >/dev/null 2>&1"
+    # Binaries linked from elsewhere (~/.local/bin) into this plugin's build
+    # are this plugin's build too.
+    local real_dir
+    real_dir="$(dirname "$(readlink -f "$helper")")"
+    if [ "$real_dir" -ef "$OWN_BIN_DIR" ] && ! own_build_is_current; then
+        # The old binaries serve until the new ones are built; the build job
+        # runs this script again, which starts (or replaces) the broker.
+        build_in_background
+    else
+        # The job is given this server's socket (expanded by tmux) and runs
+        # in the background, so tmux never waits for the broker.
+        tm run-shell -b "$(fmt_lit "exec $(shq "$BASH") $(shq "$PLUGIN_DIR/tmux-mcp.tmux") up $(shq "$bin_dir")") '#{socket_path}' $(fmt_lit "$(shq "${OPT_AUTOSTART:-on}")") </dev/null >/dev/null 2>&1"
     fi
 
     # The key binding: unbind a key we bound before under another name.
     if [ -n "$OPT_BOUND" ] && [ "$OPT_BOUND" != "$key" ]; then
         tm unbind-key "$OPT_BOUND" 2>/dev/null || true
-        tm set-option -gu @mcp-cursor-key-bound
+        set_option_hooked || tm set-option -gu @mcp-cursor-key-bound
     fi
     if [ "$key" != "none" ]; then
         tm bind-key "$key" run-shell -b "$(fmt_lit "$(shq "$helper")") cursor -S '#{socket_path}' '#{pane_id}' </dev/null >/dev/null 2>&1"
-        if [ "$OPT_BOUND" != "$key" ]; then
+        if [ "$OPT_BOUND" != "$key" ] && ! set_option_hooked; then
             tm set-option -g @mcp-cursor-key-bound "$key"
         fi
     fi
 }
 
-main
+case "${1:-}" in
+    # scripts/build records what it built, so a build by hand counts as current.
+    stamp) mkdir -p "$OWN_BIN_DIR" && checkout_id > "$STAMP" ;;
+    build) build_job ;;
+    up) up_job "$2" "$3" "$4" ;;
+    *) main ;;
+esac

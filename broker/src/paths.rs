@@ -19,21 +19,52 @@ use std::path::{Path, PathBuf};
 
 /// The tmux socket selected by `-S PATH`, `-L NAME`, `$TMUX`, or tmux's default.
 pub fn tmux_socket(path: Option<&Path>, name: Option<&str>) -> Result<PathBuf, String> {
+    Ok(explicit_tmux_socket(path, name)?.unwrap_or_else(default_tmux_socket))
+}
+
+/// The tmux socket that `-S PATH`, `-L NAME` or `$TMUX` names; `None` when none
+/// of them says (then the caller may look further before tmux's default).
+pub fn explicit_tmux_socket(path: Option<&Path>, name: Option<&str>) -> Result<Option<PathBuf>, String> {
     if let Some(p) = path {
-        return Ok(p.to_path_buf());
+        return Ok(Some(p.to_path_buf()));
     }
     if let Some(n) = name {
         if n.is_empty() || n.contains('/') || n == "." || n == ".." {
             return Err(format!("invalid socket name {n:?}: it must be a plain file name"));
         }
-        return Ok(tmux_socket_dir().join(n));
+        return Ok(Some(tmux_socket_dir().join(n)));
     }
     if let Ok(tmux) = std::env::var("TMUX") {
         if let Some(sock) = tmux.split(',').next().filter(|s| !s.is_empty()) {
-            return Ok(PathBuf::from(sock));
+            return Ok(Some(PathBuf::from(sock)));
         }
     }
-    Ok(tmux_socket_dir().join("default"))
+    Ok(None)
+}
+
+/// tmux's default server socket, `${TMUX_TMPDIR:-/tmp}/tmux-UID/default`.
+pub fn default_tmux_socket() -> PathBuf {
+    tmux_socket_dir().join("default")
+}
+
+/// The sockets in tmux's socket directory (`${TMUX_TMPDIR:-/tmp}/tmux-UID`)
+/// that are this user's, sorted by name. Only looked at (lstat), never
+/// connected to: a stale socket of a dead server is in the list too.
+pub fn user_tmux_sockets() -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tmux_socket_dir();
+    // tmux itself refuses a socket directory that is not ours; so do we.
+    if dir_state(&dir, sys::current_uid()) != DirState::Ours {
+        return Vec::new();
+    }
+    let Ok(rd) = fs::read_dir(&dir) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| fs::symlink_metadata(e.path()).is_ok_and(|m| m.file_type().is_socket() && m.uid() == sys::current_uid()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
 }
 
 fn tmux_tmpdir() -> PathBuf {

@@ -57,6 +57,22 @@ pub fn probe(socket: &Path) -> Result<Probe, ServerError> {
     Ok(Probe { identity: ServerIdentity { socket_path: path, pid: cred.pid, start_ticks: st.start_ticks, start_time, boot_id, generation }, pidfd })
 }
 
+/// Of the live tmux servers listening on `sockets`, the one that `pid` runs
+/// under: a pane's process is a child of its tmux server, so the server is an
+/// ancestor of everything started in that pane. The nearest ancestor wins (a
+/// server started from inside another server's pane is closer). Each socket is
+/// only connected to (`SO_PEERCRED`), so no tmux command runs and no hook fires;
+/// a socket nobody listens on is skipped.
+pub fn ancestor_server(sockets: &[PathBuf], pid: u32) -> Option<Probe> {
+    let chain = procfs::ancestry(pid, 256);
+    sockets
+        .iter()
+        .filter_map(|s| probe(s).ok())
+        .filter_map(|p| chain.iter().position(|a| *a == p.identity.pid).map(|depth| (depth, p)))
+        .min_by_key(|(depth, _)| *depth)
+        .map(|(_, p)| p)
+}
+
 /// 32 lowercase hex characters, stable for one server instance.
 pub fn generation_of(socket: &Path, pid: u32, start_ticks: u64, boot_id: &str) -> String {
     let mut h = Sha256::new();
@@ -79,6 +95,26 @@ mod tests {
         assert_ne!(base, generation_of(Path::new("/tmp/s"), 11, 100, "b"));
         assert_ne!(base, generation_of(Path::new("/tmp/s"), 10, 101, "b"));
         assert_ne!(base, generation_of(Path::new("/tmp/s"), 10, 100, "c"));
+    }
+
+    /// A listener of this process stands in for a tmux server: it is an
+    /// ancestor (depth 0) of this process but not of its parent, and a socket
+    /// nobody listens on is passed over.
+    #[test]
+    fn ancestor_server_is_the_listener_this_process_runs_under() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-anc-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let stale = dir.join("a-stale");
+        drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+        let live = dir.join("b-live");
+        let _l = std::os::unix::net::UnixListener::bind(&live).unwrap();
+        let socks = vec![stale, live.clone()];
+        let found = ancestor_server(&socks, std::process::id()).expect("the live listener is found");
+        assert_eq!(found.identity.pid, std::process::id());
+        assert_eq!(found.identity.socket_path, std::fs::canonicalize(&live).unwrap());
+        assert!(ancestor_server(&socks, std::os::unix::process::parent_id()).is_none(), "a child's server is not its parent's");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

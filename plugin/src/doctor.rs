@@ -9,7 +9,7 @@ use tmux_mcp::wire::connect;
 use tmux_mcp::process::Backend;
 use tmux_mcp::tmux::Tmux;
 use tmux_mcp::wire::{Hello, Reply, StatusReply};
-use tmux_mcp::{hooks, paths, procfs, server, sys};
+use tmux_mcp::{feed, hooks, paths, procfs, server, sys};
 
 fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
     match connect(sock, &Hello::Status)?.1 {
@@ -33,9 +33,28 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     println!("tmux server   pid {} started {} ({}), version {}", s.server_pid, s.server_start_time, s.tmux_socket, s.tmux_version);
     println!("generation    {}", s.generation);
     println!("uptime        {:.1} s; sessions open {} (served {})", s.uptime_seconds, s.sessions_open, s.sessions_served);
-    println!("panes         {} ({} with a process identity)", s.panes, s.panes_tracked);
-    for p in &s.processes {
-        println!("  {:<6} pid {:<8} {:<9} {}{}", p.pane_id, p.pid, p.state, p.process_generation.as_deref().unwrap_or("-"), p.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default());
+    match fresh_table(&id.socket_path) {
+        // The broker's table is as old as its last read (an agent's call
+        // refreshes it), so list what tmux has now, with the identity the
+        // broker holds for each pane it has seen.
+        Some(table) => {
+            let mut seen = std::collections::HashSet::new();
+            let rows: Vec<_> = table.rows.iter().filter(|r| seen.insert(r.pane_id.clone())).collect();
+            println!("panes         {} in tmux now; the broker's table has {} ({} with a process identity)", rows.len(), s.panes, s.panes_tracked);
+            for r in rows {
+                let place = format!("{}:{}.{}", r.session_name, r.window_index, r.pane_index);
+                match s.processes.iter().find(|p| p.pane_id == r.pane_id) {
+                    Some(p) => println!("  {:<6} {:<14} pid {:<8} {:<9} {}  {}{}", r.pane_id, place, p.pid, p.state, p.process_generation.as_deref().unwrap_or("-"), r.current_command, p.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default()),
+                    None => println!("  {:<6} {:<14} pid {:<8} {:<9} {}  {}", r.pane_id, place, r.pane_pid, if r.pane_dead { "dead" } else { "running" }, "(not yet in the broker's table)", r.current_command),
+                }
+            }
+        }
+        None => {
+            println!("panes         {} ({} with a process identity; the broker's table as of its last read)", s.panes, s.panes_tracked);
+            for p in &s.processes {
+                println!("  {:<6} pid {:<8} {:<9} {}{}", p.pane_id, p.pid, p.state, p.process_generation.as_deref().unwrap_or("-"), p.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default());
+            }
+        }
     }
     println!("option        @mcp-broker-socket {}", s.option_published);
     println!("tools         {}", s.enabled_tools.join(", "));
@@ -43,6 +62,15 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     println!("tmux commands {}", s.tmux_commands);
     println!("log           {}", s.log_file);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The pane table as tmux has it now, read the broker's hook-free way
+/// (`list-commands -F`: tmux expands the table format and runs no hook).
+/// `None` when this tmux's answer does not parse (the broker then feeds
+/// through `run-shell`, which needs the broker; its table is shown instead).
+fn fresh_table(socket: &std::path::Path) -> Option<tmux_mcp::wire::PaneTable> {
+    let out = Tmux::new(socket).run_blocking(&["list-commands", "-F", &feed::table_format(), "list-commands"]).ok()?;
+    feed::parse(&out).ok()
 }
 
 fn status_json(s: &StatusReply) -> serde_json::Value {

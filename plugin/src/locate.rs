@@ -10,14 +10,32 @@ use tmux_mcp::paths::{self, BrokerPaths};
 use tmux_mcp::server::{self, ServerIdentity};
 use tmux_mcp::tmux::{format_literal, shell_quote, Tmux};
 
+/// The tmux socket a command means: `-S`, `-L`, `$TMUX`; else the server in
+/// one of whose panes this process runs (an MCP client such as Codex CLI
+/// starts its servers with `TMUX` and `TMUX_PANE` removed, but the process
+/// ancestry still leads to the pane's tmux server); else tmux's default.
 pub fn tmux_socket(args: &ServerArgs) -> anyhow::Result<PathBuf> {
-    paths::tmux_socket(args.socket.as_deref(), args.socket_name.as_deref()).map_err(anyhow::Error::msg)
+    if let Some(sock) = paths::explicit_tmux_socket(args.socket.as_deref(), args.socket_name.as_deref()).map_err(anyhow::Error::msg)? {
+        return Ok(sock);
+    }
+    match server::ancestor_server(&paths::user_tmux_sockets(), std::process::id()) {
+        Some(p) => Ok(p.identity.socket_path),
+        None => Ok(paths::default_tmux_socket()),
+    }
+}
+
+/// `args` with the socket chosen once, so that later look-ups (a relay
+/// reconnecting after its broker died) mean the same server even when the
+/// choice came from process ancestry.
+pub fn pinned(args: &ServerArgs) -> anyhow::Result<ServerArgs> {
+    Ok(ServerArgs { socket: Some(tmux_socket(args)?), socket_name: None })
 }
 
 /// The live tmux server the arguments select.
 pub fn server(args: &ServerArgs) -> anyhow::Result<ServerIdentity> {
     let sock = tmux_socket(args)?;
-    let probe = server::probe(&sock).with_context(|| "is tmux running? start it, or pass -S PATH / -L NAME".to_string())?;
+    // The cause first, then what to do; said once (main prints the chain).
+    let probe = server::probe(&sock).map_err(|e| anyhow::anyhow!("{e}; start tmux (and the agent inside one of its panes), or pass -S PATH / -L NAME"))?;
     Ok(probe.identity)
 }
 

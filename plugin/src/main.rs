@@ -94,6 +94,16 @@ enum ScopeArg {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Status { .. } | Command::Doctor { .. } | Command::Start { .. }) {
+        // Commands for people print reports: `tmux-mcp status | head` ends
+        // them quietly, as any Unix tool, instead of a panic on EPIPE (Rust
+        // ignores SIGPIPE). `attach` keeps it ignored: it handles a closed
+        // stdout itself.
+        // SAFETY: signal(2) with SIG_DFL has no memory-safety preconditions.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let result = match cli.command {
         Command::Attach { server, enable_tool, scope, allow_self } => {
             let scope = scope.map(|s| match s {

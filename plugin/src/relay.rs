@@ -51,6 +51,7 @@ const MAX_LOSSES: usize = 5;
 const LOSS_WINDOW: Duration = Duration::from_secs(30);
 
 pub fn attach(server: &ServerArgs, enable_tools: Vec<String>, scope: Option<Scope>, allow_self: bool) -> anyhow::Result<ExitCode> {
+    let server = &locate::pinned(server)?;
     let (id, sock) = locate::ensure(server)?;
     let hello = Hello::Mcp(McpHello {
         client_name: parent_name(),

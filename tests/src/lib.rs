@@ -259,20 +259,28 @@ pub struct TmuxServer {
 impl TmuxServer {
     /// A server started with `-f /dev/null` and session `main` (200x50).
     pub fn start() -> TmuxServer {
-        Self::start_inner(None)
+        Self::start_inner(None, None)
     }
 
     /// A server started with `-f <dir>/tmux.conf` holding `config` (e.g. the plugin
     /// lines). [`plugin_config`] gives the lines that load this repository's plugin.
     pub fn start_with_config(config: &str) -> TmuxServer {
-        Self::start_inner(Some(config))
+        Self::start_inner(Some(config), None)
     }
 
-    fn start_inner(config: Option<&str>) -> TmuxServer {
+    /// A server like [`TmuxServer::start`] listening on `sock` instead of in its
+    /// own directory (e.g. `<a test's TMUX_TMPDIR>/tmux-UID/NAME`, where a
+    /// client that is given no socket looks); the directory of `sock` is the
+    /// caller's to make and remove.
+    pub fn start_on_socket(sock: &Path) -> TmuxServer {
+        Self::start_inner(None, Some(sock.to_path_buf()))
+    }
+
+    fn start_inner(config: Option<&str>, sock: Option<PathBuf>) -> TmuxServer {
         // Build before tmux starts, so a plugin config finds the binaries.
         let _ = bin("tmux-mcp");
         let dir = TempDir::new("tmcp-");
-        let sock = dir.path().join("sock");
+        let sock = sock.unwrap_or_else(|| dir.path().join("sock"));
         let conf = match config {
             None => PathBuf::from("/dev/null"),
             Some(text) => {
@@ -494,6 +502,22 @@ impl McpClient {
         }
         let err = std::fs::File::create(&stderr_path).expect("stderr file");
         let (transport, _) = TokioChildProcess::builder(cmd).stderr(err).spawn().expect("spawning tmux-mcp attach");
+        Self::serve(transport, stderr_path).await
+    }
+
+    /// rmcp's client on a relay that runs somewhere else (e.g. in a pane, see
+    /// [`spawn_in_pane`]), spoken to through the two FIFO ends.
+    pub async fn over_fifos(to_relay: std::fs::File, from_relay: std::fs::File, stderr_path: PathBuf) -> McpClient {
+        let w = tokio::net::unix::pipe::Sender::from_file(to_relay).expect("the relay's input is a fifo");
+        let r = tokio::net::unix::pipe::Receiver::from_file(from_relay).expect("the relay's output is a fifo");
+        Self::serve((r, w), stderr_path).await
+    }
+
+    async fn serve<T, E, A>(transport: T, stderr_path: PathBuf) -> McpClient
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let service = match tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => panic!("MCP initialize through tmux-mcp attach failed: {e}; relay stderr: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()),
@@ -808,6 +832,30 @@ pub fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
     rx
 }
 
+/// A process started by `sh` in a new window of session `main`, running the
+/// shell command `command` with its stdin and stdout on two FIFOs and its
+/// stderr in a file: returns the pane, the writer of its stdin, the reader of
+/// its stdout, and the stderr file. `outlive_pane` as in [`PaneRelay::start`].
+pub fn spawn_in_pane(srv: &TmuxServer, label: &str, command: &str, outlive_pane: bool) -> (String, std::fs::File, std::fs::File, PathBuf) {
+    let dir = srv.dir();
+    let (fin, fout, ferr) = (dir.join(format!("{label}.in")), dir.join(format!("{label}.out")), dir.join(format!("{label}.err")));
+    mkfifo(&fin);
+    mkfifo(&fout);
+    let script = dir.join(format!("{label}.sh"));
+    let (before, after) = if outlive_pane { ("trap '' HUP\n", "") } else { ("", "echo \"relay exited $?\"\nexec sleep 1000\n") };
+    std::fs::write(
+        &script,
+        format!("{before}{command} <{} >{} 2>{}\n{after}", sh_quote(fin.to_str().unwrap()), sh_quote(fout.to_str().unwrap()), sh_quote(ferr.to_str().unwrap())),
+    )
+    .unwrap();
+    let w = open_fifo(&fin, true);
+    let r = open_fifo(&fout, false);
+    let pane = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
+    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's process never opened its input fifo");
+    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's process never opened its output fifo");
+    (pane, writer, reader, ferr)
+}
+
 /// `tmux-mcp attach` running inside a new window of session `main`, as a child
 /// of the pane's shell and without TMUX/TMUX_PANE in its environment (so only
 /// process ancestry can tell the broker its pane), spoken to through two FIFOs.
@@ -827,31 +875,9 @@ impl PaneRelay {
     /// being closed (and the pane ends with it); otherwise the pane stays open
     /// after the relay exits, printing `relay exited N`.
     pub fn start(srv: &TmuxServer, label: &str, extra: &[&str], outlive_pane: bool) -> PaneRelay {
-        let dir = srv.dir();
-        let (fin, fout, ferr) = (dir.join(format!("{label}.in")), dir.join(format!("{label}.out")), dir.join(format!("{label}.err")));
-        mkfifo(&fin);
-        mkfifo(&fout);
-        let script = dir.join(format!("{label}.sh"));
         let extra: Vec<String> = extra.iter().map(|a| sh_quote(a)).collect();
-        let (before, after) = if outlive_pane { ("trap '' HUP\n", "") } else { ("", "echo \"relay exited $?\"\nexec sleep 1000\n") };
-        std::fs::write(
-            &script,
-            format!(
-                "{before}unset TMUX TMUX_PANE\n{} attach -S {} {} <{} >{} 2>{}\n{after}",
-                sh_quote(bin("tmux-mcp").to_str().unwrap()),
-                sh_quote(srv.socket_str()),
-                extra.join(" "),
-                sh_quote(fin.to_str().unwrap()),
-                sh_quote(fout.to_str().unwrap()),
-                sh_quote(ferr.to_str().unwrap()),
-            ),
-        )
-        .unwrap();
-        let w = open_fifo(&fin, true);
-        let r = open_fifo(&fout, false);
-        let pane = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
-        let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its input fifo");
-        let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's relay never opened its output fifo");
+        let command = format!("unset TMUX TMUX_PANE\n{} attach -S {} {}", sh_quote(bin("tmux-mcp").to_str().unwrap()), sh_quote(srv.socket_str()), extra.join(" "));
+        let (pane, writer, reader, ferr) = spawn_in_pane(srv, label, &command, outlive_pane);
         let mut channel = LineChannel::new(writer, reader);
         channel.initialize();
         let tools = channel.request(1, "tools/list", json!({}));
