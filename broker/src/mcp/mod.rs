@@ -99,7 +99,9 @@ impl ServerHandler for Handler {
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
         notices(&self.session, &request.name, &out).await;
-        let result: CallToolResult = serde_json::from_value(out.to_call_result()).map_err(|e| McpError::internal_error(format!("tool result does not fit the MCP shape: {e}"), None))?;
+        let mut result: CallToolResult = serde_json::from_value(out.to_call_result()).map_err(|e| McpError::internal_error(format!("tool result does not fit the MCP shape: {e}"), None))?;
+        // Required on 2026-07-28; rmcp strips it for older peers.
+        result.result_type = Some(ResultType::COMPLETE);
         Ok(result.into())
     }
 
