@@ -19,18 +19,19 @@ use crate::paths::{self, BrokerPaths};
 use crate::process::Backend;
 use crate::registry::{self, FeedMode, FeedSource, Registry};
 use crate::server::{self, ServerIdentity};
+use crate::engine::Broker;
 use crate::session::Session;
 use crate::tmux::{Tmux, DEFAULT_TIMEOUT};
-use crate::wire::{self, CursorReply, Hello, McpHello, Reply, Scope, StatusReply};
+use crate::wire::{self, Hello, McpHello, Reply, Scope, StatusReply};
 use crate::{hooks, mcp, sys, tools};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
 use futures::StreamExt;
 use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};
 use interprocess::local_socket::traits::tokio::Listener as _;
@@ -41,7 +42,7 @@ use tokio::net::UnixStream;
 
 pub struct Config {
     pub tmux_socket: PathBuf,
-    /// Where to put the broker socket; default: the first `paths` candidate.
+    /// Where to put the broker socket; default: `paths::choose_runtime_dir`.
     pub runtime_dir: Option<PathBuf>,
     /// Tools enabled for every session, beyond the defaults.
     pub enable_tools: Vec<String>,
@@ -63,6 +64,8 @@ pub enum DaemonError {
     Server(#[from] server::ServerError),
     #[error("runtime directory {path}: {source}")]
     RuntimeDir { path: PathBuf, source: io::Error },
+    #[error("{0}")]
+    NoRuntimeDir(String),
     #[error("cannot listen on {path}: {source}")]
     Listen { path: PathBuf, source: io::Error },
     #[error("unknown tool(s) {0:?}")]
@@ -74,44 +77,6 @@ pub enum Outcome {
     AlreadyRunning(PathBuf),
     /// This broker ran and has shut down.
     Stopped(&'static str),
-}
-
-pub struct Broker {
-    pub identity: ServerIdentity,
-    pub paths: BrokerPaths,
-    pub registry: Registry,
-    pub enable_tools: Vec<String>,
-    pub started: Instant,
-    sessions_served: AtomicU64,
-    sessions_open: AtomicU64,
-    option_state: Mutex<String>,
-    /// Retained cursors and snapshot pages, shared by every session.
-    pub retained: crate::retention::Store,
-    /// Admission of concurrent captures and waits.
-    pub admission: crate::admission::Admission,
-    /// The deadline of one request, in seconds (`--request-timeout`); a
-    /// `tmux_wait` never waits longer.
-    pub request_timeout_seconds: f64,
-    /// Turns true when the broker stops, normally because the tmux server
-    /// exited (observations end with `observation_lost` before it does).
-    server_gone: tokio::sync::watch::Sender<bool>,
-}
-
-impl Broker {
-    /// Resolves once the tmux server has exited.
-    pub async fn server_gone(&self) {
-        let mut rx = self.server_gone.subscribe();
-        let _ = rx.wait_for(|gone| *gone).await;
-    }
-
-    /// tmux's version string as last read ("" before the first read).
-    pub fn tmux_version(&self) -> String {
-        self.registry.cached().map(|s| s.server.version.clone()).unwrap_or_default()
-    }
-
-    pub fn sessions_open(&self) -> u64 {
-        self.sessions_open.load(Ordering::Relaxed)
-    }
 }
 
 /// The per-server lock, held for the broker's life.
@@ -145,8 +110,8 @@ pub fn is_live(socket: &Path) -> bool {
 }
 
 /// A 0600 socket at `path` (the mode is set before `bind`). The file is not
-/// removed when the listener is dropped: shutdown unlinks it explicitly, after
-/// the lock is still ours.
+/// removed when the listener is dropped: shutdown unlinks it explicitly, while
+/// the lock is still held.
 fn listen(path: &Path) -> io::Result<Listener> {
     ListenerOptions::new().name(path.to_fs_name::<GenericFilePath>()?).mode(0o600).reclaim_name(false).create_tokio()
 }
@@ -165,8 +130,19 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     }
     let probe = server::probe(&cfg.tmux_socket)?;
     let identity = probe.identity;
-    let dir = cfg.runtime_dir.clone().unwrap_or_else(|| paths::runtime_dir_candidates().remove(0));
-    paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir { path: dir.clone(), source })?;
+    let dir = match cfg.runtime_dir.clone() {
+        Some(dir) => {
+            paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir { path: dir.clone(), source })?;
+            dir
+        }
+        None => {
+            let (dir, plan) = paths::choose_runtime_dir().map_err(DaemonError::NoRuntimeDir)?;
+            if !plan.refused.is_empty() {
+                tracing::warn!("runtime directory {}; passed over: {}", dir.display(), plan.refusals_text());
+            }
+            dir
+        }
+    };
     let bpaths = BrokerPaths::new(&dir, &identity.generation);
 
     let lock = match take_lock(&bpaths.lock).map_err(|source| DaemonError::RuntimeDir { path: bpaths.lock.clone(), source })? {
@@ -175,6 +151,11 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     };
     if is_live(&bpaths.socket) {
         return Ok(Outcome::AlreadyRunning(bpaths.socket));
+    }
+    // A broker that chose another directory (another environment, or a name
+    // that was squatted then) serves this server too: it is not displaced.
+    if let Some(other) = BrokerPaths::candidates(&identity.generation).into_iter().map(|p| p.socket).find(|s| *s != bpaths.socket && is_live(s)) {
+        return Ok(Outcome::AlreadyRunning(other));
     }
     let _ = std::fs::remove_file(&bpaths.socket); // stale file of a dead broker
     let listener = listen(&bpaths.socket).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
@@ -207,20 +188,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         timeout: DEFAULT_TIMEOUT,
     };
     let backend = Backend::detect(identity.pid);
-    let broker = Arc::new(Broker {
-        registry: Registry::new(source, backend),
-        identity,
-        paths: bpaths.clone(),
-        enable_tools: cfg.enable_tools,
-        started: Instant::now(),
-        sessions_served: AtomicU64::new(0),
-        sessions_open: AtomicU64::new(0),
-        option_state: Mutex::new("not yet".into()),
-        retained: crate::retention::Store::default(),
-        admission: crate::admission::Admission::default(),
-        request_timeout_seconds: cfg.request_timeout_seconds,
-        server_gone: tokio::sync::watch::channel(false).0,
-    });
+    let broker = Arc::new(Broker::new(identity, bpaths.clone(), Registry::new(source, backend), cfg.enable_tools, cfg.request_timeout_seconds));
 
     let accept = tokio::spawn(accept_loop(listener, broker.clone()));
     tokio::spawn(publish_option(broker.clone()));
@@ -229,7 +197,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     // Running waits answer `observation_lost`; give them a moment to reach
     // their clients (every observer returns its permit when it is done). tmux
     // itself sends its jobs SIGTERM when it exits, so this covers both ways.
-    broker.server_gone.send_replace(true);
+    broker.mark_server_gone();
     broker.admission.drain(Duration::from_millis(300)).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     accept.abort();
@@ -332,7 +300,7 @@ async fn handle_connection(stream: LocalStream, broker: Arc<Broker>, own_uid: u3
         }
         Hello::Status => wire::write_frame_async(&mut stream, &Reply::Status(Box::new(status(&broker)))).await,
         Hello::Cursor(req) => {
-            let reply = cursor(&broker, &req.pane_id).await;
+            let reply = tools::capture::handoff(&broker, &req.pane_id).await;
             wire::write_frame_async(&mut stream, &reply).await
         }
         Hello::Mcp(h) => serve_mcp(stream, broker, cred.pid, h).await,
@@ -403,46 +371,6 @@ fn status(broker: &Broker) -> StatusReply {
     }
 }
 
-/// The key binding's request: the pane's reference plus a tracking cursor made
-/// by a `track: true` capture at the key press. Any session of this broker may
-/// continue that cursor (read-only): handing a pane over is consent for it.
-async fn cursor(broker: &Broker, pane_id: &str) -> Reply {
-    let snap = match broker.registry.refresh().await {
-        Ok(s) => s,
-        Err(e) => return Reply::Refused { reason: format!("cannot read the pane table: {e}") },
-    };
-    let Some(pane) = snap.pane(pane_id).cloned() else {
-        return Reply::Refused { reason: format!("no pane {pane_id} in this tmux server") };
-    };
-    let reference = serde_json::json!({ "kind": "pane", "id": pane.id, "generation": broker.identity.generation }).to_string();
-    let made = match crate::observe::identity_of(broker, &pane) {
-        Err(e) => Err(e),
-        Ok(identity) => crate::observe::capture(broker, pane, &crate::capture::Scope::default(), Some(identity)).await,
-    };
-    let (cursor, note) = match made {
-        Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
-        Ok(c) => {
-            let key = sys::random_hex(16);
-            let entry = crate::capture::CursorEntry {
-                pane_id: c.pane.id.clone(),
-                generation: broker.identity.generation.clone(),
-                rows: c.rows,
-                scope: crate::capture::Scope::default(),
-                identity: c.identity.expect("tracked capture has an identity"),
-                handoff: true,
-            };
-            // Pinned for its TTL and readable by every agent: handing the pane
-            // over is the person's consent (for this one pane, read-only).
-            let owner = crate::retention::Owner { agent: None, view: crate::retention::View::Anyone };
-            match broker.retained.insert(key.clone(), crate::retention::Retained::Cursor(entry), owner) {
-                Ok(()) => (Some(key), None),
-                Err(_) => (None, Some("no tracking cursor: the capture exceeds the retention budget".into())),
-            }
-        }
-    };
-    Reply::Cursor(CursorReply { reference, cursor, note })
-}
-
 /// Publishes `@mcp-broker-socket`, unless it already holds our path or setting it
 /// would run a user's `after-set-option` hook.
 async fn publish_option(broker: Arc<Broker>) {
@@ -472,14 +400,4 @@ async fn publish_option(broker: Arc<Broker>) {
     };
     tracing::info!("@mcp-broker-socket: {state}");
     *broker.option_state.lock().unwrap() = state;
-}
-
-/// Connects to a broker and exchanges the hello; used by the helpers.
-pub fn connect(socket: &Path, hello: &Hello) -> Result<(std::os::unix::net::UnixStream, Reply), wire::WireError> {
-    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
-    s.set_read_timeout(Some(Duration::from_secs(15)))?;
-    wire::write_frame(&mut s, hello)?;
-    let reply: Reply = wire::read_frame(&mut s)?;
-    s.set_read_timeout(None)?;
-    Ok((s, reply))
 }

@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod capture;
 pub mod daemon;
+pub mod engine;
 pub mod feed;
 pub mod hooks;
 pub mod limits;

@@ -114,7 +114,14 @@ fn init_logging(args: &Args) -> anyhow::Result<()> {
 
 fn log_path(args: &Args) -> Option<PathBuf> {
     let probe = tmux_mcp::server::probe(&args.socket).ok()?;
-    let dir = args.runtime_dir.clone().unwrap_or_else(|| tmux_mcp::paths::runtime_dir_candidates().remove(0));
-    tmux_mcp::paths::ensure_private_dir(&dir).ok()?;
+    // The same choice the daemon makes (deterministic), so the log is where
+    // `status` and error messages say it is.
+    let dir = match &args.runtime_dir {
+        Some(d) => {
+            tmux_mcp::paths::ensure_private_dir(d).ok()?;
+            d.clone()
+        }
+        None => tmux_mcp::paths::choose_runtime_dir().ok()?.0,
+    };
     Some(tmux_mcp::paths::BrokerPaths::new(&dir, &probe.identity.generation).log)
 }

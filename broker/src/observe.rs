@@ -9,7 +9,7 @@
 //! at least proves that the set of linking sessions did not change.
 
 use crate::capture::{self, Rows, Scope};
-use crate::daemon::Broker;
+use crate::engine::Broker;
 use crate::hooks;
 use crate::process::{IdentityError, ProcessIdentity};
 use crate::registry::Pane;
@@ -44,30 +44,47 @@ pub struct Captured {
     pub identity: Option<Arc<ProcessIdentity>>,
 }
 
-/// Finds pane `id` of generation `generation` (refreshing once if the cache does
-/// not know it yet).
-pub async fn resolve(broker: &Broker, generation: &str, id: &str) -> Result<Pane, ObserveError> {
-    if generation != broker.identity.generation {
-        return Err(ObserveError::StaleTarget { observed: false, why: "the reference's generation is not this tmux server's".into() });
-    }
-    if let Some(p) = broker.registry.cached().and_then(|s| s.pane(id).cloned()) {
-        return Ok(p);
+/// How current a pane's table entry must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// The cached entry will do: the capture's in-queue guard proves it (a
+    /// table read happens only when the cache does not know the pane).
+    Cached,
+    /// A table read after this call started (fields the guard does not prove,
+    /// such as the pane's size or cursor, are used).
+    Fresh,
+}
+
+/// The one pane resolver: pane `id` from the table, or `StaleTarget` with
+/// nothing sent when tmux has no such pane.
+pub async fn find_pane(broker: &Broker, id: &str, freshness: Freshness) -> Result<Pane, ObserveError> {
+    if freshness == Freshness::Cached {
+        if let Some(p) = broker.registry.cached().and_then(|s| s.pane(id).cloned()) {
+            return Ok(p);
+        }
     }
     let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
     snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })
+}
+
+/// Finds pane `id` of generation `generation` in the table.
+pub async fn resolve(broker: &Broker, generation: &str, id: &str, freshness: Freshness) -> Result<Pane, ObserveError> {
+    if generation != broker.identity.generation {
+        return Err(ObserveError::StaleTarget { observed: false, why: "the reference's generation is not this tmux server's".into() });
+    }
+    find_pane(broker, id, freshness).await
 }
 
 /// Pane `id` and the identity of its live process, for a tracked capture or a
 /// wait. The cached table may still show a process that exited (the pane was
 /// respawned, or its program ended) when no listing ran since: then the table is
 /// read once more, so a respawned pane's new process is found and bound.
-pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str) -> Result<(Pane, Arc<ProcessIdentity>), ObserveError> {
-    let pane = resolve(broker, generation, id).await?;
+pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str, freshness: Freshness) -> Result<(Pane, Arc<ProcessIdentity>), ObserveError> {
+    let pane = resolve(broker, generation, id, freshness).await?;
     match identity_of(broker, &pane) {
         Ok(identity) => Ok((pane, identity)),
         Err(ObserveError::StaleTarget { .. }) => {
-            let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
-            let fresh = snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })?;
+            let fresh = find_pane(broker, id, Freshness::Fresh).await?;
             let identity = identity_of(broker, &fresh)?;
             Ok((fresh, identity))
         }
@@ -77,7 +94,7 @@ pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str) -> Res
 
 /// The process identity a tracked capture binds to.
 pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>, ObserveError> {
-    if !crate::tools::version_at_least(&broker.tmux_version(), 3, 3) {
+    if !crate::tmux::version_at_least(&broker.tmux_version(), 3, 3) {
         return Err(ObserveError::Unsupported { observed: false, why: "tracked cursors need tmux >= 3.3".into() });
     }
     match &pane.process {
@@ -88,24 +105,20 @@ pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>,
     }
 }
 
-/// Escapes text for use as a literal inside a tmux format comparison.
-fn format_literal_arg(s: &str) -> String {
-    s.replace('#', "##").replace(',', "#,").replace('}', "#}")
-}
-
 /// One guarded capture of `pane` (cache entry) as `scope` says; `identity` makes
 /// it tracked. Retries once with a fresh table when the guard fails because the
 /// cache was stale.
 pub async fn capture(broker: &Broker, pane: Pane, scope: &Scope, identity: Option<Arc<ProcessIdentity>>) -> Result<Captured, ObserveError> {
     let start = if scope.history_lines == 0 { "0".to_string() } else { format!("-{}", scope.history_lines) };
     let flags = vec!["-S".to_string(), start, "-E".to_string(), "-".to_string()];
-    let (pane, out) = guarded(broker, pane, &flags, identity.as_ref()).await?;
+    let (pane, out) = guarded(broker, pane, &flags, identity.as_ref(), false).await?;
     Ok(Captured { pane, rows: capture::select(&out, scope), identity })
 }
 
 /// An explicit `capture-pane` range (libtmux family): `-S start` / `-E end` only
 /// when given (tmux's defaults otherwise: the visible screen), `-J` when
-/// `join_wrapped`. Same hook refusal and in-queue guard as [`capture`]; returns
+/// `join_wrapped`. Same hook refusal and in-queue guard as [`capture`], and the
+/// guard also proves the pane's size (callers plan the range from it); returns
 /// the pane it captured (fresh if the guard made it re-read the table) and
 /// tmux's raw stdout.
 pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool) -> Result<(Pane, Vec<u8>), ObserveError> {
@@ -119,15 +132,15 @@ pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end:
     if let Some(e) = end {
         flags.extend(["-E".to_string(), e.to_string()]);
     }
-    guarded(broker, pane, &flags, None).await
+    guarded(broker, pane, &flags, None, true).await
 }
 
 /// [`capture_once`] with one retry on a fresh table when the guard did not hold.
 /// A pane missing from that fresh table is `stale_target` with nothing sent:
 /// the guard kept `capture-pane` from running, so no effect (and no hook) came
 /// of the command that was sent against the stale cache.
-async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>) -> Result<(Pane, Vec<u8>), ObserveError> {
-    match capture_once(broker, &pane, flags, identity).await {
+async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool) -> Result<(Pane, Vec<u8>), ObserveError> {
+    match capture_once(broker, &pane, flags, identity, prove_size).await {
         Attempt::Guard(_) => {
             let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
             let fresh = snap.pane(&pane.id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {} no longer exists", pane.id) })?;
@@ -136,7 +149,7 @@ async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option
                     return Err(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} changed", pane.id) });
                 }
             }
-            match capture_once(broker, &fresh, flags, identity).await {
+            match capture_once(broker, &fresh, flags, identity, prove_size).await {
                 Attempt::Guard(why) => Err(ObserveError::StaleTarget { observed: true, why: format!("pane {} changed while it was being captured{why}", pane.id) }),
                 Attempt::Failed(e) => Err(e),
                 Attempt::Rows(out) => Ok((fresh, out)),
@@ -158,7 +171,7 @@ enum Attempt {
 
 /// Hook preflight, then `capture-pane -p -t PANE FLAGS…` behind the in-queue
 /// guard; the raw stdout.
-async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>) -> Attempt {
+async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool) -> Attempt {
     let sessions: Vec<String> = pane.placements.iter().map(|p| p.session_id.clone()).collect();
     if sessions.is_empty() {
         return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("pane {} is in no session", pane.id) });
@@ -180,10 +193,13 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
             return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) });
         }
     }
-    let mut guard = format!("#{{==:#{{pane_id}},{}}}", format_literal_arg(&pane.id));
+    let mut guard = format!("#{{==:#{{pane_id}},{}}}", crate::tmux::quote::format_operand(&pane.id));
     guard = format!("#{{&&:{guard},#{{==:#{{window_linked_sessions}},{}}}}}", sessions.len());
     if let Some(id) = identity {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}", id.pid);
+    }
+    if prove_size {
+        guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_width}},{}}},#{{==:#{{pane_height}},{}}}}}}}", pane.width, pane.height);
     }
     let mut cmd = format!("capture-pane -p -t {}", pane.id);
     for f in flags {

@@ -1,9 +1,14 @@
 //! Where things live: the tmux socket a command means, and the broker's private
 //! runtime directory, socket, lock and log.
 //!
-//! The broker directory is `$XDG_RUNTIME_DIR/tmux-mcp` when that exists, else
-//! `/run/user/UID/tmux-mcp`, else `${TMUX_TMPDIR:-/tmp}/tmux-mcp-UID`. A relay
-//! started by an MCP client with a minimal environment probes every candidate, so
+//! The broker directory is the first usable of `$XDG_RUNTIME_DIR/tmux-mcp` (else
+//! `/run/user/UID/tmux-mcp`), `${TMUX_TMPDIR:-/tmp}/tmux-mcp-UID`, then the
+//! numbered `${TMUX_TMPDIR:-/tmp}/tmux-mcp-UID.1`, `.2`, … (and the same two in
+//! `/tmp` when `TMUX_TMPDIR` is unusable). Usable means a real directory owned by
+//! this user (made 0700) or a free name created so: a name someone else holds, a
+//! symlink or a file is passed over, never followed or removed, so another local
+//! user cannot stop the broker from starting. A relay started by an MCP client
+//! with a minimal environment probes every directory of ours a broker may use, so
 //! it finds a broker that tmux started with a richer one.
 
 use crate::sys;
@@ -40,27 +45,266 @@ pub fn tmux_socket_dir() -> PathBuf {
     tmux_tmpdir().join(format!("tmux-{}", sys::current_uid()))
 }
 
-/// Candidate broker directories, most preferred first, without duplicates.
+/// The environment the runtime directory is chosen from (a value, so the order
+/// can be tested without touching the process environment).
+#[derive(Debug, Clone)]
+pub struct RuntimeEnv {
+    pub uid: u32,
+    /// `$XDG_RUNTIME_DIR`, when set, non-empty and a directory.
+    pub xdg_runtime_dir: Option<PathBuf>,
+    /// `/run/user/UID`, when it is a directory.
+    pub run_user: Option<PathBuf>,
+    /// `${TMUX_TMPDIR:-/tmp}`.
+    pub tmux_tmpdir: PathBuf,
+}
+
+impl RuntimeEnv {
+    pub fn current() -> RuntimeEnv {
+        let uid = sys::current_uid();
+        let xdg_runtime_dir = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()).map(PathBuf::from).filter(|p| p.is_dir());
+        let run_user = Some(PathBuf::from(format!("/run/user/{uid}"))).filter(|p| p.is_dir());
+        RuntimeEnv { uid, xdg_runtime_dir, run_user, tmux_tmpdir: tmux_tmpdir() }
+    }
+
+    /// Where the broker looks, in order. `$XDG_RUNTIME_DIR` wins over
+    /// `/run/user/UID` (its conventional value) when set, and `TMUX_TMPDIR`
+    /// replaces `/tmp` as tmux's own socket directory does; `/tmp` comes back only
+    /// as the last resort when `TMUX_TMPDIR` is unusable. The numbered names
+    /// (`tmux-mcp-UID.1`, `.2`, …) are the fallback when someone else occupies a
+    /// name: deterministic, so concurrent brokers and relays agree without
+    /// talking, and unbounded, so no number of squatted names makes it fail.
+    fn choice_stages(&self) -> Vec<Stage> {
+        let mut out = Vec::new();
+        match (&self.xdg_runtime_dir, &self.run_user) {
+            (Some(x), _) => out.push(Stage::Fixed(x.join("tmux-mcp"))),
+            (None, Some(r)) => out.push(Stage::Fixed(r.join("tmux-mcp"))),
+            (None, None) => {}
+        }
+        let stem = format!("tmux-mcp-{}", self.uid);
+        let mut bases = vec![self.tmux_tmpdir.clone()];
+        if self.tmux_tmpdir != Path::new("/tmp") {
+            bases.push(PathBuf::from("/tmp"));
+        }
+        for b in bases {
+            out.push(Stage::Fixed(b.join(&stem)));
+            out.push(Stage::Numbered(b, stem.clone()));
+        }
+        out
+    }
+
+    /// Every directory a broker of this user may be using, including ones a
+    /// broker started with another environment (tmux's, not the MCP client's)
+    /// chose: only those that are ours now (a real directory owned by our uid).
+    pub fn search_dirs(&self) -> Vec<PathBuf> {
+        let mut stages = self.choice_stages();
+        let stem = format!("tmux-mcp-{}", self.uid);
+        for extra in [self.xdg_runtime_dir.as_ref().map(|x| x.join("tmux-mcp")), self.run_user.as_ref().map(|r| r.join("tmux-mcp"))].into_iter().flatten() {
+            stages.push(Stage::Fixed(extra));
+        }
+        stages.push(Stage::Fixed(Path::new("/tmp").join(&stem)));
+        stages.push(Stage::Numbered(PathBuf::from("/tmp"), stem));
+        let mut out: Vec<PathBuf> = Vec::new();
+        for st in stages {
+            let found = match st {
+                Stage::Fixed(p) => vec![p],
+                Stage::Numbered(base, stem) => numbered_entries(&base, &stem),
+            };
+            for p in found {
+                if !out.contains(&p) && dir_state(&p, self.uid) == DirState::Ours {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// Walks the choice order: the first candidate that is ours, or that is free
+    /// and (with `create`) could be created as ours, is the runtime directory.
+    /// Every refused candidate is reported with the reason. Without `create`
+    /// nothing on disk changes (for `doctor`).
+    pub fn plan(&self, create: bool) -> RuntimeDirPlan {
+        let mut plan = RuntimeDirPlan::default();
+        for st in self.choice_stages() {
+            match st {
+                Stage::Fixed(p) => {
+                    if let Candidate::Use(dir) = self.try_candidate(&p, create, &mut plan) {
+                        plan.chosen = Some(dir);
+                        return plan;
+                    }
+                }
+                Stage::Numbered(base, stem) => {
+                    // Each taken name costs one lstat; the first free one is
+                    // created (or shows that the base is unusable), so the walk
+                    // always ends, however many names a squatter holds.
+                    for n in 1u64.. {
+                        match self.try_candidate(&base.join(format!("{stem}.{n}")), create, &mut plan) {
+                            Candidate::Use(dir) => {
+                                plan.chosen = Some(dir);
+                                return plan;
+                            }
+                            Candidate::Refused => continue,
+                            Candidate::BaseUnusable => break,
+                        }
+                    }
+                }
+            }
+        }
+        plan
+    }
+
+    /// Whether `p` is (or, with `create`, now is) a private directory of ours;
+    /// records why not.
+    fn try_candidate(&self, p: &Path, create: bool, plan: &mut RuntimeDirPlan) -> Candidate {
+        for _ in 0..2 {
+            match dir_state(p, self.uid) {
+                DirState::Ours => {
+                    if create {
+                        if let Err(e) = make_private(p) {
+                            plan.refuse(p, format!("cannot be made private (mode 0700): {e}"));
+                            return Candidate::Refused;
+                        }
+                    }
+                    return Candidate::Use(p.to_path_buf());
+                }
+                DirState::Refused(why) => {
+                    plan.refuse(p, why);
+                    return Candidate::Refused;
+                }
+                DirState::Absent if !create => {
+                    if p.parent().is_some_and(Path::is_dir) {
+                        return Candidate::Use(p.to_path_buf());
+                    }
+                    plan.refuse(p, "cannot be created: its parent is not a directory".into());
+                    return Candidate::BaseUnusable;
+                }
+                DirState::Absent => match fs::DirBuilder::new().mode(0o700).recursive(false).create(p) {
+                    // Look again at what is there now: the name may have been
+                    // taken between the lstat and the mkdir.
+                    Ok(()) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => {
+                        // About the parent, not this name: every other name in
+                        // the same base would fail alike.
+                        plan.refuse(p, format!("cannot be created: {e}"));
+                        return Candidate::BaseUnusable;
+                    }
+                },
+            }
+        }
+        plan.refuse(p, "changed while it was being checked".into());
+        Candidate::Refused
+    }
+}
+
+enum Candidate {
+    Use(PathBuf),
+    Refused,
+    BaseUnusable,
+}
+
+#[derive(Debug, Clone)]
+enum Stage {
+    Fixed(PathBuf),
+    /// `base/stem.1`, `base/stem.2`, …
+    Numbered(PathBuf, String),
+}
+
+/// The numbers `n` of the existing entries `base/stem.n`.
+fn numbered_taken(base: &Path, stem: &str) -> std::collections::BTreeSet<u64> {
+    let prefix = format!("{stem}.");
+    let Ok(rd) = fs::read_dir(base) else { return Default::default() };
+    rd.flatten()
+        .filter_map(|e| {
+            let name = e.file_name();
+            let rest = name.to_str()?.strip_prefix(&prefix)?.to_string();
+            // Canonical decimal only, so `stem.01` is not a second name for 1.
+            (!rest.starts_with('0') && rest.bytes().all(|b| b.is_ascii_digit())).then(|| rest.parse::<u64>().ok()).flatten()
+        })
+        .collect()
+}
+
+fn numbered_entries(base: &Path, stem: &str) -> Vec<PathBuf> {
+    numbered_taken(base, stem).into_iter().map(|n| base.join(format!("{stem}.{n}"))).collect()
+}
+
+/// The outcome of [`RuntimeEnv::plan`].
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeDirPlan {
+    /// The runtime directory; `None` when every candidate was refused.
+    pub chosen: Option<PathBuf>,
+    /// Candidates passed over, with the reason (the first [`MAX_REFUSALS_KEPT`]).
+    pub refused: Vec<(PathBuf, String)>,
+    /// Refusals beyond those kept.
+    pub refused_more: usize,
+}
+
+/// Enough to show what happened, bounded however many names are squatted.
+pub const MAX_REFUSALS_KEPT: usize = 16;
+
+impl RuntimeDirPlan {
+    fn refuse(&mut self, p: &Path, why: String) {
+        if self.refused.len() < MAX_REFUSALS_KEPT {
+            self.refused.push((p.to_path_buf(), why));
+        } else {
+            self.refused_more += 1;
+        }
+    }
+
+    /// One line per refusal, for logs and error messages.
+    pub fn refusals_text(&self) -> String {
+        let mut parts: Vec<String> = self.refused.iter().map(|(p, why)| format!("{} {why}", p.display())).collect();
+        if self.refused_more > 0 {
+            parts.push(format!("and {} more", self.refused_more));
+        }
+        parts.join("; ")
+    }
+}
+
+/// The broker's runtime directory, created 0700 if needed (see
+/// [`RuntimeEnv::choice_stages`] for the order). The error lists every refusal.
+pub fn choose_runtime_dir() -> Result<(PathBuf, RuntimeDirPlan), String> {
+    let plan = RuntimeEnv::current().plan(true);
+    match plan.chosen.clone() {
+        Some(d) => Ok((d, plan)),
+        None => Err(format!("no usable runtime directory: {}", plan.refusals_text())),
+    }
+}
+
+/// Every directory of ours a broker may be listening in (see
+/// [`RuntimeEnv::search_dirs`]).
 pub fn runtime_dir_candidates() -> Vec<PathBuf> {
-    let uid = sys::current_uid();
-    let mut out: Vec<PathBuf> = Vec::new();
-    let mut push = |p: PathBuf| {
-        if !out.contains(&p) {
-            out.push(p)
-        }
-    };
-    if let Some(x) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        if Path::new(&x).is_dir() {
-            push(PathBuf::from(x).join("tmux-mcp"));
-        }
+    RuntimeEnv::current().search_dirs()
+}
+
+/// What a candidate directory is right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirState {
+    /// A real directory (not a symlink) owned by `uid`.
+    Ours,
+    /// Nothing by that name.
+    Absent,
+    /// Unusable, and why.
+    Refused(String),
+}
+
+/// Looks at `dir` itself (`lstat`: a symlink is never followed, wherever it points).
+pub fn dir_state(dir: &Path, uid: u32) -> DirState {
+    match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => DirState::Absent,
+        Err(e) => DirState::Refused(format!("cannot be inspected: {e}")),
+        Ok(md) if md.file_type().is_symlink() => DirState::Refused("is a symbolic link".into()),
+        Ok(md) if !md.is_dir() => DirState::Refused("is not a directory".into()),
+        Ok(md) if md.uid() != uid => DirState::Refused(format!("is owned by uid {}, not by this user (uid {uid})", md.uid())),
+        Ok(_) => DirState::Ours,
     }
-    let run_user = PathBuf::from(format!("/run/user/{uid}"));
-    if run_user.is_dir() {
-        push(run_user.join("tmux-mcp"));
+}
+
+fn make_private(dir: &Path) -> io::Result<()> {
+    let md = fs::symlink_metadata(dir)?;
+    if md.mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
     }
-    push(tmux_tmpdir().join(format!("tmux-mcp-{uid}")));
-    push(PathBuf::from(format!("/tmp/tmux-mcp-{uid}")));
-    out
+    Ok(())
 }
 
 /// The broker's files for one tmux server, named from its generation.
@@ -83,7 +327,8 @@ impl BrokerPaths {
         }
     }
 
-    /// Every place a broker for `generation` may be listening.
+    /// Every place a broker for `generation` may be listening (directories of
+    /// ours only: a socket in a directory someone else controls is never used).
     pub fn candidates(generation: &str) -> Vec<BrokerPaths> {
         runtime_dir_candidates().iter().map(|d| BrokerPaths::new(d, generation)).collect()
     }
@@ -97,17 +342,11 @@ pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }
-    let md = fs::symlink_metadata(dir)?;
-    if !md.file_type().is_dir() {
-        return Err(io::Error::other(format!("{} is not a directory", dir.display())));
+    match dir_state(dir, sys::current_uid()) {
+        DirState::Ours => make_private(dir),
+        DirState::Absent => Err(io::Error::other(format!("{} vanished while it was being created", dir.display()))),
+        DirState::Refused(why) => Err(io::Error::other(format!("{} {why}", dir.display()))),
     }
-    if md.uid() != sys::current_uid() {
-        return Err(io::Error::other(format!("{} is owned by uid {}, not by us", dir.display(), md.uid())));
-    }
-    if md.mode() & 0o077 != 0 {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -140,6 +379,42 @@ mod tests {
         fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
         ensure_private_dir(&base).unwrap();
         assert_eq!(fs::metadata(&base).unwrap().mode() & 0o777, 0o700);
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// Issue 6 item 10, at the level of the choice: squatted, symlinked and
+    /// plain-file names are passed over with their reasons, the next numbered
+    /// name is created 0700, a second choice agrees with the first, and the
+    /// search finds it. (The end-to-end test in tests/e2e/relay.rs does the same
+    /// through a real broker.)
+    #[test]
+    fn squatted_candidates_fall_through_to_a_numbered_private_dir() {
+        let base = std::env::temp_dir().join(format!("tmux-mcp-plan-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        fs::create_dir_all(base.join("xdg")).unwrap();
+        fs::create_dir_all(base.join("tt")).unwrap();
+        let uid = sys::current_uid();
+        let env = RuntimeEnv { uid, xdg_runtime_dir: Some(base.join("xdg")), run_user: None, tmux_tmpdir: base.join("tt") };
+        let stem = format!("tmux-mcp-{uid}");
+        fs::write(base.join("xdg/tmux-mcp"), b"").unwrap(); // not a directory
+        fs::create_dir(base.join("decoy")).unwrap();
+        std::os::unix::fs::symlink(base.join("decoy"), base.join("tt").join(&stem)).unwrap();
+        std::os::unix::fs::symlink(base.join("decoy"), base.join("tt").join(format!("{stem}.1"))).unwrap();
+        fs::write(base.join("tt").join(format!("{stem}.2")), b"").unwrap();
+
+        let dry = env.plan(false);
+        assert_eq!(dry.chosen, Some(base.join("tt").join(format!("{stem}.3"))));
+        assert!(!base.join("tt").join(format!("{stem}.3")).exists(), "a dry plan created something");
+
+        let plan = env.plan(true);
+        let want = base.join("tt").join(format!("{stem}.3"));
+        assert_eq!(plan.chosen.as_ref(), Some(&want), "{plan:?}");
+        let reasons: Vec<&str> = plan.refused.iter().map(|(_, w)| w.as_str()).collect();
+        assert_eq!(reasons, ["is not a directory", "is a symbolic link", "is a symbolic link", "is not a directory"], "{plan:?}");
+        assert_eq!(fs::symlink_metadata(&want).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(env.plan(true).chosen, Some(want.clone()), "a second choice disagrees");
+        assert!(env.search_dirs().contains(&want));
+        assert!(fs::read_dir(base.join("decoy")).unwrap().next().is_none(), "something was written through a symlink");
         fs::remove_dir_all(&base).unwrap();
     }
 }

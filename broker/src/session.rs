@@ -1,7 +1,7 @@
 //! One agent's session: who is calling (the caller's pane, found from process
 //! ancestry), what it may see (scope) and what it may use (enabled tools).
 
-use crate::daemon::Broker;
+use crate::engine::Broker;
 use crate::registry::{Pane, Snapshot};
 use crate::retention::{Owner, View};
 use crate::wire::Scope;
@@ -59,6 +59,18 @@ impl Session {
     /// The panes this session may see, each cut to its scope ([`Session::scoped`]).
     pub fn visible<'a>(&'a self, snap: &'a Snapshot) -> impl Iterator<Item = Cow<'a, Pane>> + 'a {
         snap.panes.iter().filter_map(move |p| self.scoped(p))
+    }
+
+    /// How current a pane's table entry must be before this session reads the
+    /// pane. The capture guard proves the pane, its process and its size, but
+    /// not which sessions it is placed in (only how many): a session-scoped
+    /// agent's scope check therefore runs on a fresh table, so a pane moved out
+    /// of its sessions since the last read is never captured for it.
+    pub fn read_freshness(&self) -> crate::observe::Freshness {
+        match self.scope {
+            Scope::Server => crate::observe::Freshness::Cached,
+            Scope::Session => crate::observe::Freshness::Fresh,
+        }
     }
 
     /// What this session may read of what other sessions retained.

@@ -120,6 +120,17 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// Hands freed heap back to the kernel after the retention store dropped a lot
+/// (glibc keeps freed chunks in its arenas otherwise, so RSS would stay at its
+/// peak long after the entries are gone).
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,16 +162,5 @@ mod tests {
         assert_eq!(h.len(), 32);
         assert!(h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert_ne!(h, random_hex(16));
-    }
-}
-
-/// Hands freed heap back to the kernel after the retention store dropped a lot
-/// (glibc keeps freed chunks in its arenas otherwise, so RSS would stay at its
-/// peak long after the entries are gone).
-pub fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

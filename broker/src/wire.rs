@@ -48,7 +48,7 @@ pub struct McpHello {
     pub tmux_pane_env: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     Session,
@@ -264,6 +264,16 @@ where
     w.write_all(&encode(body)?).await?;
     w.flush().await?;
     Ok(())
+}
+
+/// Connects to a broker and exchanges the hello; used by the helpers.
+pub fn connect(socket: &std::path::Path, hello: &Hello) -> Result<(std::os::unix::net::UnixStream, Reply), WireError> {
+    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(15)))?;
+    write_frame(&mut s, hello)?;
+    let reply: Reply = read_frame(&mut s)?;
+    s.set_read_timeout(None)?;
+    Ok((s, reply))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use crate::{locate, ServerArgs};
 use anyhow::bail;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::ExitCode;
-use tmux_mcp::daemon::connect;
+use tmux_mcp::wire::connect;
 use tmux_mcp::process::Backend;
 use tmux_mcp::tmux::Tmux;
 use tmux_mcp::wire::{Hello, Reply, StatusReply};
@@ -122,6 +122,19 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    r.note("runtime dir candidates", paths::runtime_dir_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    // Which directory a broker started now would use, and every candidate it
+    // would pass over with the reason (nothing is created here).
+    let plan = paths::RuntimeEnv::current().plan(false);
+    for (dir, why) in &plan.refused {
+        r.note("runtime dir refused", format!("{} {why}", dir.display()));
+    }
+    if plan.refused_more > 0 {
+        r.note("runtime dir refused", format!("and {} more", plan.refused_more));
+    }
+    match &plan.chosen {
+        Some(dir) => r.note("runtime dir for a new broker", format!("{}{}", dir.display(), if dir.is_dir() { "" } else { " (will be created, mode 0700)" })),
+        None => r.line(false, "runtime dir", "every candidate was refused; a broker cannot start"),
+    }
+    r.note("runtime dirs searched", paths::runtime_dir_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
     Ok(if r.problems == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -6,7 +6,7 @@ use anyhow::bail;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use tmux_mcp::daemon::connect;
+use tmux_mcp::wire::connect;
 use tmux_mcp::feed;
 use tmux_mcp::tmux::Tmux;
 use tmux_mcp::wire::{CursorRequest, FeedMsg, Hello, Reply};

@@ -21,9 +21,15 @@ pub fn server(args: &ServerArgs) -> anyhow::Result<ServerIdentity> {
     Ok(probe.identity)
 }
 
-/// The socket of a live broker for `id`, if any.
+/// The socket of a live broker for `id`, if any: in a directory of ours, and
+/// itself a socket of ours (never one someone else planted).
 pub fn find(id: &ServerIdentity) -> Option<PathBuf> {
-    BrokerPaths::candidates(&id.generation).into_iter().map(|p| p.socket).find(|s| is_live(s))
+    BrokerPaths::candidates(&id.generation).into_iter().map(|p| p.socket).find(|s| is_our_socket(s) && is_live(s))
+}
+
+fn is_our_socket(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == tmux_mcp::sys::current_uid())
 }
 
 /// A binary that ships beside this one (the build puts both in one directory),
@@ -58,9 +64,15 @@ pub fn ensure(args: &ServerArgs) -> anyhow::Result<(ServerIdentity, PathBuf)> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    bail!(
-        "the broker did not come up within 10 s (binary {}; log in {})",
-        broker.display(),
-        BrokerPaths::candidates(&id.generation).first().map(|p| p.log.display().to_string()).unwrap_or_default()
-    )
+    // Name a log only where one was written: the broker picks its directory
+    // itself (see `paths`), and one that failed before that logged nothing.
+    match BrokerPaths::candidates(&id.generation).into_iter().map(|p| p.log).find(|l| l.is_file()) {
+        Some(log) => bail!("the broker did not come up within 10 s (binary {}); its log: {}", broker.display(), log.display()),
+        None => bail!(
+            "the broker did not come up within 10 s (binary {}) and wrote no log; run `{} --socket {} --log-stderr` to see why, and `tmux-mcp doctor`",
+            broker.display(),
+            shell_quote(&broker.display().to_string()),
+            shell_quote(&id.socket_path.display().to_string())
+        ),
+    }
 }

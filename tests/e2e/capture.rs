@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -16,44 +16,18 @@ use tmux_mcp_e2e::*;
 
 const ENABLE: &[&str] = &["--enable-tool", "tmux_capture"];
 
-/// The seed description (used when /work/shared is not present).
-const SEED_DESCRIPTION: &str = "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.";
-
 // ---------------------------------------------------------------------------
 // helpers
 // ---------------------------------------------------------------------------
 
-fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))).unwrap_or_else(|e| panic!("{} is not JSON: {e}", p.display()))
-}
-
-/// The contract file `tmux_capture.<kind>.json` (shared copy when it exists).
-fn contract(kind: &str) -> Value {
-    let name = format!("tmux_capture.{kind}.json");
-    let shared = shared_dir().join("contracts").join(&name);
-    let ours = repo_root().join("broker/contracts").join(&name);
-    if shared.is_file() {
-        assert_eq!(read_json(&ours), read_json(&shared), "broker/contracts/{name} differs from the shared contract");
-        read_json(&shared)
-    } else {
-        read_json(&ours)
-    }
-}
+/// The seed page of `tmux_capture` (tests/seeds/README.md): line 2 names the
+/// tool, line 4 is the description the tool must publish.
+const SEED: &str = "000_87064d815a28a871.txt";
 
 fn seed_description() -> String {
-    let seeds = shared_dir().join("seeds");
-    let Ok(rd) = std::fs::read_dir(&seeds) else { return SEED_DESCRIPTION.to_string() };
-    let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("000_") && n.ends_with(".txt"))).collect();
-    files.sort();
-    let Some(f) = files.first() else { return SEED_DESCRIPTION.to_string() };
-    let text = std::fs::read_to_string(f).unwrap();
-    let line = text.lines().nth(3).unwrap_or_else(|| panic!("{} has no line 4", f.display())).trim_end().to_string();
-    assert_eq!(text.lines().nth(1).map(str::trim), Some("tmux_capture"), "{} is not the tmux_capture seed", f.display());
-    line
+    let text = seed_text(SEED);
+    assert_eq!(text.lines().nth(1).map(str::trim), Some("tmux_capture"), "tests/seeds/{SEED} is not the tmux_capture seed");
+    text.lines().nth(3).unwrap_or_else(|| panic!("tests/seeds/{SEED} has no line 4")).trim_end().to_string()
 }
 
 /// `tmux -u -S sock capture-pane -p -t PANE -S <start> -E -` stdout bytes.
@@ -279,42 +253,43 @@ impl Rng {
 // 1. contract
 // ---------------------------------------------------------------------------
 
-#[test]
-fn published_schemas_equal_contract_files() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_schemas_equal_contract_files() {
     let srv = TmuxServer::start();
-    let input = contract("input");
-    let output = contract("output");
+    let input = contract_json("tmux_capture.input.json");
+    let output = contract_json("tmux_capture.output.json");
 
-    let mut c = RawClient::attach(&srv, ENABLE);
-    c.initialize();
-    let list = c.request(1, "tools/list", json!({}));
-    let tools = list["result"]["tools"].as_array().unwrap_or_else(|| panic!("tools/list: {list}"));
-    let t = tools.iter().find(|t| t["name"] == "tmux_capture").unwrap_or_else(|| panic!("tmux_capture not listed with --enable-tool: {list:#}"));
-    assert_eq!(t["inputSchema"], input, "published inputSchema differs from the contract");
-    assert_eq!(t["outputSchema"], output, "published outputSchema differs from the contract");
-    assert_eq!(t["description"], json!(seed_description()), "description differs from the seed");
-    assert_eq!(t["annotations"], json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}), "annotations");
-    c.close();
+    // What rmcp's client got from tools/list, against the files in the repository.
+    let c = McpClient::attach(&srv, ENABLE).await;
+    let t = c.tool("tmux_capture");
+    let published_in = Value::Object((*t.input_schema).clone());
+    let published_out = Value::Object((*t.output_schema.clone().expect("tmux_capture publishes an outputSchema")).clone());
+    assert_eq!(published_in, input, "published inputSchema differs from broker/contracts/tmux_capture.input.json");
+    assert_eq!(published_out, output, "published outputSchema differs from broker/contracts/tmux_capture.output.json");
+    // Same keys in the same order (the contract is published verbatim).
+    assert_eq!(serde_json::to_string(&published_in).unwrap(), serde_json::to_string(&input).unwrap(), "inputSchema key order");
+    assert_eq!(serde_json::to_string(&published_out).unwrap(), serde_json::to_string(&output).unwrap(), "outputSchema key order");
+    assert_eq!(t.description.as_deref(), Some(seed_description().as_str()), "description differs from the seed");
+    let ann = serde_json::to_value(t.annotations.clone().expect("annotations")).unwrap();
+    assert_eq!(ann, json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}), "annotations");
+    c.close().await;
 
     // Without --enable-tool: hidden, and a direct call gets the policy_denied envelope.
-    let mut d = RawClient::attach(&srv, &[]);
-    d.initialize();
-    let list = d.request(1, "tools/list", json!({}));
-    let names: Vec<&str> = list["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
-    assert!(!names.contains(&"tmux_capture"), "tmux_capture listed without --enable-tool: {names:?}");
-    let cap = d.request(2, "tools/call", json!({"name": "tmux_capabilities", "arguments": {}}));
-    let gen = cap["result"]["structuredContent"]["data"]["server_identity"]["generation"].as_str().expect("generation").to_string();
-    let r = d.request(3, "tools/call", json!({"name": "tmux_capture", "arguments": {"target": pane_ref(&gen, "%0")}}));
-    let result = r.get("result").unwrap_or_else(|| panic!("calling a hidden tool gave a JSON-RPC error instead of the envelope: {r}"));
-    let sc = &result["structuredContent"];
-    validate(&output, sc).unwrap_or_else(|e| panic!("policy_denied envelope does not validate: {e}\n{sc:#}"));
-    assert_eq!(result["isError"], json!(true), "{result:#}");
+    let d = McpClient::attach(&srv, &[]).await;
+    let names: Vec<String> = d.tools().iter().map(|t| t.name.to_string()).collect();
+    assert!(!names.iter().any(|n| n == "tmux_capture"), "tmux_capture listed without --enable-tool: {names:?}");
+    let gen = generation(&d).await;
+    let result = d.call_raw("tmux_capture", json!({"target": pane_ref(&gen, "%0")})).await;
+    let sc = result.structured_content.clone().unwrap_or_else(|| panic!("calling a hidden tool gave no structuredContent: {result:?}"));
+    validate(&output, &sc).unwrap_or_else(|e| panic!("policy_denied envelope does not validate against the contract: {e}\n{sc:#}"));
+    assert_eq!(result.is_error, Some(true), "{result:?}");
     assert_eq!(sc["ok"], json!(false), "{sc:#}");
     assert_eq!(sc["error"]["code"], "policy_denied", "{sc:#}");
     assert_eq!(sc["error"]["delivery"], "not_sent", "{sc:#}");
     assert!(sc["error"]["message"].as_str().unwrap().starts_with("The configured policy denies this operation"), "{sc:#}");
-    assert_eq!(result["content"][0]["text"], sc["error"]["message"], "the text content equals the message");
-    d.close();
+    let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
+    assert_eq!(text, [sc["error"]["message"].as_str().unwrap()], "the text content equals the message");
+    d.close().await;
 }
 
 // ---------------------------------------------------------------------------
@@ -618,7 +593,7 @@ async fn splice_reconstructs_over_randomized_pane_updates() {
 async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
-    let (run, fired) = (trap.command.as_str(), || trap.fired());
+    let run = trap.command.as_str();
     let c = McpClient::attach(&srv, ENABLE).await;
     let gen = generation(&c).await;
     let target = pane_ref(&gen, "%0");
@@ -646,9 +621,11 @@ async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     refused("global").await;
     // With a cursor the hook refusal passes through (not stale_cursor).
     c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.expect_error("unsupported", "not_sent");
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(fired(), "", "the global hook ran");
     srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
+    // The same hook, fired on purpose by tmux's own capture-pane, writes a
+    // sentinel into the same file: had a refused call run the hook, its line
+    // would be there before the sentinel.
+    assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", "%0"]), "", "the global hook ran");
     c.call_envelope("tmux_capture", json!({"target": target})).await.data();
     c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.data();
 
@@ -679,8 +656,10 @@ async fn hook_refusal_global_and_session_leaves_hook_unrun() {
     c.call_envelope("tmux_capture", json!({"target": target})).await.data();
     c.call_envelope("tmux_capture", json!({"target": target, "cursor": cursor})).await.data();
 
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(fired(), "", "an after-capture-pane hook ran");
+    // Sentinel in a fresh session: `main` and `other` keep the (now empty)
+    // hook arrays of the steps above, which mask the global entry in tmux.
+    srv.tmux(&["new-session", "-d", "-s", "sentinel"]);
+    assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", "sentinel:"]), "", "an after-capture-pane hook ran");
     c.close().await;
 }
 

@@ -9,52 +9,26 @@
 //! `outputSchema` by the harness (`McpClient::call`, `checked_structured`).
 
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
+/// The opening every read-only libtmux description starts with (SPEC B.0).
 const OPENER: &str = "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. ";
-const CAPTURE_TEXT: &str = "The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.";
-const SNAPSHOT_TEXT: &str = "Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.";
 
 // ---------------------------------------------------------------------------
 // helpers
 // ---------------------------------------------------------------------------
 
-fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
-}
-
-fn read_text(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
-}
-
-/// The contract file `<tool>.<kind>.json` as text (shared copy when it exists;
-/// then the broker's copy must equal it).
-fn contract_text(tool: &str, kind: &str) -> String {
-    let name = format!("{tool}.{kind}.json");
-    let ours = repo_root().join("broker/contracts").join(&name);
-    let shared = shared_dir().join("contracts").join(&name);
-    if shared.is_file() {
-        let (a, b): (Value, Value) = (serde_json::from_str(&read_text(&ours)).unwrap(), serde_json::from_str(&read_text(&shared)).unwrap());
-        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "broker/contracts/{name} differs from the shared contract");
-    }
-    read_text(&ours)
-}
-
-/// The seed page's description of `tool` (line 9 of the seed whose line 3 is
-/// the tool's name), or the built-in text when the seeds are not present.
-fn seed_description(tool: &str, fallback: &str) -> String {
-    let Ok(rd) = std::fs::read_dir(shared_dir().join("seeds")) else { return format!("{OPENER}{fallback}") };
-    for e in rd.flatten() {
-        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        if lines.get(2).map(|l| l.trim()) == Some(&format!("`{tool}`")) && lines.get(8).is_some_and(|l| l.starts_with("Read pane output")) {
-            return lines[8].trim_end().to_string();
-        }
-    }
-    format!("{OPENER}{fallback}")
+/// The seed page of `tool` in tests/seeds/ (see its README): line 3 is the
+/// tool's name in backquotes, line 9 the description the tool must publish.
+fn seed_description(tool: &str, seed: &str) -> String {
+    let text = seed_text(seed);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.get(2).map(|l| l.trim()), Some(format!("`{tool}`").as_str()), "tests/seeds/{seed} is not the seed of {tool}");
+    let line = lines.get(8).unwrap_or_else(|| panic!("tests/seeds/{seed} has no line 9")).trim_end();
+    assert!(line.starts_with(OPENER), "line 9 of tests/seeds/{seed} is not a description: {line:?}");
+    line.to_string()
 }
 
 /// `tmux -u -S sock capture-pane -p -t PANE ARGS…` decoded the B.0 way:
@@ -123,17 +97,17 @@ fn fmt(srv: &TmuxServer, pane: &str, format: &str) -> String {
 async fn published_schemas_annotations_and_descriptions() {
     let srv = TmuxServer::start();
     let c = McpClient::attach(&srv, &[]).await;
-    for (tool, fallback) in [("capture_pane", CAPTURE_TEXT), ("snapshot_pane", SNAPSHOT_TEXT)] {
+    for (tool, seed) in [("capture_pane", "001_7e18fe2348acf61f.txt"), ("snapshot_pane", "003_0128d3aa6d00c88b.txt")] {
         let t = c.tool(tool); // enabled by default
         for (kind, got) in [("input", Value::Object((*t.input_schema).clone())), ("output", Value::Object((*t.output_schema.clone().expect("outputSchema")).clone()))] {
-            let want: Value = serde_json::from_str(&contract_text(tool, kind)).unwrap();
-            assert_eq!(got, want, "{tool} {kind} schema differs from the contract");
+            let want = contract_json(&format!("{tool}.{kind}.json"));
+            assert_eq!(got, want, "{tool} {kind} schema differs from broker/contracts/{tool}.{kind}.json");
             // Same keys in the same order.
             assert_eq!(serde_json::to_string(&got).unwrap(), serde_json::to_string(&want).unwrap(), "{tool} {kind} schema key order differs");
         }
         let ann = serde_json::to_value(t.annotations.clone().expect("annotations")).unwrap();
         assert_eq!(ann, json!({"destructiveHint": true, "idempotentHint": false, "openWorldHint": true, "readOnlyHint": false}), "{tool} annotations");
-        assert_eq!(t.description.as_deref(), Some(seed_description(tool, fallback).as_str()), "{tool} description");
+        assert_eq!(t.description.as_deref(), Some(seed_description(tool, seed).as_str()), "{tool} description");
         assert!(t.description.as_deref().unwrap().starts_with(OPENER));
     }
     c.close().await;
@@ -287,7 +261,7 @@ async fn capture_pane_failures_are_text_with_a_hint() {
 async fn hook_refusal_leaves_hook_unrun() {
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
-    let (run, fired) = (trap.command.as_str(), || trap.fired());
+    let run = trap.command.as_str();
     let c = McpClient::attach(&srv, &[]).await;
     c.call("capture_pane", json!({"paneId": "%0"})).await;
     c.call("snapshot_pane", json!({"paneId": "%0"})).await;
@@ -320,33 +294,45 @@ async fn hook_refusal_leaves_hook_unrun() {
     c.call("capture_pane", json!({"paneId": "%0"})).await;
     c.call("snapshot_pane", json!({"paneId": "%0"})).await;
 
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(fired(), "", "an after-capture-pane hook ran");
+    // The same hook, fired on purpose by tmux's own capture-pane, writes a
+    // sentinel into the same file; a hook run by any refused call would have
+    // landed before it. A fresh session: `main` and `other` keep the (now
+    // empty) hook arrays of the steps above, which mask the global entry.
+    srv.tmux(&["new-session", "-d", "-s", "sentinel"]);
+    assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", "sentinel:"]), "", "an after-capture-pane hook ran");
     c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_other_after_hook_runs() {
     let srv = TmuxServer::start();
-    let trap = srv.dir().join("hooks.log");
+    let trap = HookTrap::at(srv.dir().join("hooks.log"));
     let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
     let mut armed = Vec::new();
     for name in names.split_whitespace().filter(|n| *n != "capture-pane") {
         let hook = format!("after-{name}");
-        if srv.try_tmux(&["set-hook", "-g", &hook, &format!("run-shell 'echo {hook} >> {}'", trap.display())]).status.success() {
+        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
             armed.push(hook);
         }
     }
     assert!(armed.iter().any(|h| h == "after-list-panes") && armed.iter().any(|h| h == "after-display-message"), "{armed:?}");
+    // The sentinel: the test's own display-message fires the trapped
+    // after-display-message entry. tmux finishes a command's hooks before the
+    // command's client is done, so once the line is there, every hook of an
+    // earlier command (the broker's included) is in the file before it.
+    let sentinel = || srv.tmux(&["display-message", "-p", ""]);
     let c = McpClient::attach(&srv, &[]).await;
-    // The trap caught the test's own set-hook commands; start clean.
-    std::thread::sleep(Duration::from_millis(300));
-    std::fs::write(&trap, "").unwrap();
+    // The trap caught the test's own set-hook commands and the broker's start;
+    // start clean once they have all landed.
+    sentinel();
+    trap.before_sentinel("after-display-message");
+    trap.clear();
     c.call("capture_pane", json!({"paneId": "%0", "start": -5, "joinWrapped": true})).await;
     c.call("snapshot_pane", json!({"paneId": "%0"})).await;
     call_fail(&c, "capture_pane", json!({"paneId": "%77"})).await;
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(std::fs::read_to_string(&trap).unwrap_or_default(), "", "after-* hooks ran");
+    sentinel();
+    trap.before_sentinel("after-display-message");
+    assert_eq!(trap.fired(), "after-display-message\n", "after-* hooks ran (only the sentinel's line belongs here)");
     c.close().await;
 }
 

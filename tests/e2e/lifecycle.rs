@@ -51,8 +51,11 @@ fn plugin_config_starts_exactly_one_broker() {
     assert_eq!(srv.status()["broker_pid"], pid);
 
     // The hand-to-agent key: prefix + A runs `tmux-mcp … cursor …`.
-    let keys = srv.tmux(&["list-keys", "-T", "prefix", "A"]);
-    assert!(keys.contains("tmux-mcp") && keys.contains("cursor"), "prefix A is not bound to the tmux-mcp cursor helper: {keys:?}");
+    // The whole table, filtered here: from 3.7 `list-keys` with a single match
+    // shows it in a client's status line instead of printing it.
+    let table = srv.tmux(&["list-keys", "-T", "prefix"]);
+    let keys: Vec<&str> = table.lines().filter(|l| l.split_whitespace().nth(3) == Some("A")).collect();
+    assert!(keys.len() == 1 && keys[0].contains("tmux-mcp") && keys[0].contains("cursor"), "prefix A is not bound to the tmux-mcp cursor helper: {keys:?}");
 }
 
 #[test]

@@ -82,6 +82,20 @@ fn screen_bytes(srv: &TmuxServer, pane: &str) -> Vec<u8> {
     text.split_whitespace().map(|h| u8::from_str_radix(h, 16).unwrap_or_else(|_| panic!("not hex on the reader's screen: {h:?}\n{text}"))).collect()
 }
 
+/// Proves that nothing reached the raw reader before now: types `sentinel`
+/// into it through the path the refused calls would have taken (`tmux_send`
+/// through this broker), waits until the reader has it, and returns the bytes
+/// it had received before the sentinel.
+async fn before_sentinel(c: &McpClient, target: &Value, out: &std::path::Path, sentinel: &str) -> Vec<u8> {
+    c.call("tmux_send", json!({ "target": target, "input": { "type": "text", "text": sentinel } })).await;
+    let got = poll(Duration::from_secs(10), || {
+        let b = std::fs::read(out).unwrap_or_default();
+        b.ends_with(sentinel.as_bytes()).then_some(b)
+    })
+    .unwrap_or_else(|| panic!("the sentinel {sentinel:?} never reached the reader; it got {:?}", String::from_utf8_lossy(&std::fs::read(out).unwrap_or_default())));
+    got[..got.len() - sentinel.len()].to_vec()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_listed_only_when_enabled_with_honest_annotations() {
     let srv = TmuxServer::start();
@@ -216,7 +230,9 @@ async fn create_session_window_pane_with_ids_that_exist() {
     let line = srv.tmux(&["display-message", "-p", "-t", pid2, "#{session_id} #{window_id} #{window_index} #{window_name}"]);
     assert_eq!(line.trim(), format!("{sid} {wid2} 7 win#2"));
     // `sleep 1000` as one word is not a program: /usr/bin/env fails (127).
-    let st = poll(Duration::from_secs(5), || Some(srv.tmux(&["display-message", "-p", "-t", pid2, "#{pane_dead} #{pane_dead_status}"]).trim().to_string()).filter(|s| s.starts_with('1')));
+    // tmux may show the pane dead a moment before it has reaped the exit
+    // status ("1 "): wait for both.
+    let st = poll(Duration::from_secs(5), || Some(srv.tmux(&["display-message", "-p", "-t", pid2, "#{pane_dead} #{pane_dead_status}"]).trim().to_string()).filter(|s| s.starts_with("1 ") && s.len() > 2));
     assert_eq!(st.as_deref(), Some("1 127"), "a one-element argv must not go through a shell");
     // The session's active window did not change (focus defaults to false).
     assert_eq!(srv.tmux(&["display-message", "-p", "-t", sid, "#{window_id}"]).trim(), wid);
@@ -329,10 +345,11 @@ async fn stale_generation_refused_and_nothing_changes() {
     let err = call_err(&c, "tmux_send", json!({ "target": pane_ref("%999", &gen), "input": { "type": "text", "text": "x" } })).await;
     assert_not_sent(&err, "stale_target");
 
-    std::thread::sleep(Duration::from_millis(200));
+    // Each refused call was answered before the next was made, so once a
+    // sentinel sent after them has arrived, whatever they did is visible.
+    assert_eq!(before_sentinel(&c, &pane_ref(&reader, &gen), &out, "sentinel-stale").await, b"", "input reached the pane");
     assert_eq!(all_panes(&srv), panes);
     assert_eq!(ids(&srv, &["list-sessions", "-F", "#{session_id}"]), sessions);
-    assert_eq!(std::fs::read(&out).unwrap_or_default(), b"", "input reached the pane");
     c.close().await;
 }
 
@@ -368,8 +385,7 @@ async fn invalid_input_names_the_field_and_sends_nothing() {
     let err = call_err(&c, "tmux_close", json!({ "target": { "kind": "window_link", "id": "@0", "generation": gen } })).await;
     assert_not_sent(&err, "invalid_input");
 
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(std::fs::read(&out).unwrap_or_default(), b"", "invalid input reached the pane");
+    assert_eq!(before_sentinel(&c, &t, &out, "sentinel-invalid").await, b"", "invalid input reached the pane");
     c.close().await;
 }
 
@@ -432,13 +448,21 @@ fn own_pane_protected_unless_allow_self() {
     // A pane of its own session is fine.
     let ok = call(&mut ch, "tmux_send", json!({ "target": pane_ref("%0", &gen), "input": { "type": "text", "text": "" } }));
     checked_structured(&tools, "tmux_send", &ok);
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(all_panes(&srv).contains(&me));
-    assert_eq!(srv.tmux(&["capture-pane", "-p", "-t", &me]), before, "the caller's pane changed");
 
     // With --allow-self: typing into and closing its own pane work.
     let allow: Vec<&str> = MUTATIONS.iter().copied().chain(["--allow-self"]).collect();
     let (mut ch2, tools2, me2) = relay_in_pane(&srv, "allowed", &allow);
+
+    // Nothing reached the guarded caller's pane: the second agent (same
+    // session) types a sentinel into it through the same path (tmux_send; the
+    // terminal echoes it, nothing reads it). Once it shows, any text or key
+    // the refused calls had sent would show before it.
+    assert!(before.trim().is_empty(), "test premise: the caller's pane starts blank: {before:?}");
+    let r = call(&mut ch2, "tmux_send", json!({ "target": pane_ref(&me, &gen), "input": { "type": "text", "text": "sentinel-self" } }));
+    checked_structured(&tools2, "tmux_send", &r);
+    let screen = poll(Duration::from_secs(10), || Some(srv.tmux(&["capture-pane", "-p", "-t", &me])).filter(|s| s.contains("sentinel-self"))).unwrap_or_else(|| panic!("the sentinel never showed in {me}: {:?}", srv.tmux(&["capture-pane", "-p", "-t", &me])));
+    assert_eq!(screen.trim(), "sentinel-self", "the caller's pane changed before the sentinel");
+    assert!(all_panes(&srv).contains(&me));
     let r = call(&mut ch2, "tmux_send", json!({ "target": pane_ref(&me2, &gen), "input": { "type": "text", "text": "typed-into-myself" } }));
     checked_structured(&tools2, "tmux_send", &r);
     // The terminal echoes what was typed (nothing reads it).

@@ -246,8 +246,11 @@ async fn wait_process_exit_and_deadline() {
 
     // The pane's process exits during a screen_contains wait: stale_target.
     for remain in ["on", "off"] {
-        let id = new_window(&srv, "sh -c 'sleep 1; exit 0'");
+        // The second before the exit starts when the test says go, right
+        // before the wait: a loaded machine may take a while to get there.
+        let id = new_window(&srv, "sh -c 'read go; sleep 1; exit 0'");
         srv.tmux(&["set-option", "-w", "-t", &id, "remain-on-exit", remain]);
+        srv.tmux(&["send-keys", "-t", &id, "Enter"]);
         let t0 = Instant::now();
         let e = c.call_envelope("tmux_wait", json!({"target": pane_ref(&gen, &id), "condition": {"type": "screen_contains", "text": format!("NEVER-{}", tag())}, "timeout": 4})).await;
         let elapsed = t0.elapsed().as_secs_f64();
@@ -282,9 +285,11 @@ async fn wait_refuses_with_capture_hook() {
         assert_eq!(delivery, "not_sent", "{:#}", e.structured);
         assert!(t0.elapsed() < Duration::from_secs(1), "the refusal waited {:?}", t0.elapsed());
     }
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(trap.fired(), "", "the after-capture-pane hook ran");
     srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
+    // The same hook, fired on purpose by tmux's own capture-pane, writes a
+    // sentinel into the same file; had a refused wait run it, its line would
+    // be there first.
+    assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", &id]), "", "the after-capture-pane hook ran");
     c.call_envelope("tmux_wait", json!({"target": target, "condition": {"type": "screen_contains", "text": "HOOKTEST"}, "timeout": 3})).await.data();
     c.close().await;
 }
@@ -322,7 +327,22 @@ async fn snapshot_entities_match_tmux() {
     srv.tmux(&["split-window", "-d", "-t", &w1, "exec sleep 1000"]);
     srv.tmux(&["new-session", "-d", "-s", "second", "-x", "120", "-y", "40", "exec sleep 1000"]);
     srv.tmux(&["link-window", "-d", "-s", &w1, "-t", "second:5"]);
-    std::thread::sleep(Duration::from_millis(200)); // commands settle (exec)
+    // The table below includes each pane's current command: wait until the
+    // new panes have exec'd their sleep (they start as tmux's fork, then `sh
+    // -c`) and %0's shell is no longer tmux's fork (as processes.rs waits).
+    let server_argv = cmdline(srv.pid());
+    let settled = || {
+        let rows = tmux_table(&srv, &["list-panes", "-a", "-F", "#{pane_id}\t#{pane_pid}\t#{pane_current_command}"]);
+        rows.iter().all(|r| {
+            let argv = cmdline(int(&r[1]) as u32);
+            if r[0] == "%0" {
+                !argv.is_empty() && argv != server_argv
+            } else {
+                argv.first().is_some_and(|a| a == "sleep") && r[2] == "sleep"
+            }
+        })
+    };
+    poll(Duration::from_secs(10), || settled().then_some(())).unwrap_or_else(|| panic!("the panes never exec'd their commands: {:?}", srv.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_pid} #{pane_current_command}"])));
 
     let c = McpClient::attach(&srv, &[]).await;
     let gen = generation(&c).await;
@@ -598,9 +618,12 @@ fn wait_server_death_is_observation_lost() {
     let tools = raw.request(1, "tools/list", json!({}));
     let caps = checked_structured(&tools, "tmux_capabilities", &raw.request(2, "tools/call", json!({"name": "tmux_capabilities", "arguments": {}})));
     let gen = caps["data"]["server_identity"]["generation"].as_str().unwrap().to_string();
-    raw.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "tmux_wait", "arguments": {
-        "target": pane_ref(&gen, &id), "condition": {"type": "screen_contains", "text": "NEVER"}, "timeout": 5}}}));
-    std::thread::sleep(Duration::from_millis(500));
+    raw.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "tmux_wait", "_meta": {"progressToken": "death"}, "arguments": {
+        "target": pane_ref(&gen, &id), "condition": {"type": "screen_contains", "text": "NEVER"}, "timeout": 10}}}));
+    // The wait is in flight (past its first read, waiting for events) once it
+    // reports progress; only then does the server die.
+    let first = raw.recv(Duration::from_secs(5));
+    assert_eq!((first["method"].as_str(), first["params"]["progressToken"].as_str()), (Some("notifications/progress"), Some("death")), "expected a progress notification of the running wait first, got {first}");
     srv.kill_server();
     let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| raw.recv_id(&json!(5), Duration::from_secs(4))));
     let resp = got.unwrap_or_else(|_| {

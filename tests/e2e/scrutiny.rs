@@ -342,3 +342,26 @@ async fn item13_a_busy_agent_does_not_evict_another_agents_cursor() {
     quiet.close().await;
     busy.close().await;
 }
+
+/// Item 1, over time (SPEC-TOOLS A.3.3 guard): a pane moved out of the
+/// agent's sessions since the broker last read the table is not captured for
+/// it — the scope check of a session-scoped agent never rests on a stale table.
+#[test]
+fn item1_a_pane_moved_out_of_scope_is_not_captured_from_a_stale_table() {
+    let srv = TmuxServer::start();
+    srv.tmux(&["new-session", "-d", "-s", "beta", "sleep 1000"]);
+    let w = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{window_id}", "sleep 1000"]).trim().to_string();
+    let pane = srv.tmux(&["display-message", "-p", "-t", &w, "#{pane_id}"]).trim().to_string();
+    let mut r = PaneRelay::start(&srv, "mover", &["--enable-tool", "tmux_capture"], true);
+    let gen = relay_call(&mut r, 2, "tmux_capabilities", json!({}))["data"]["server_identity"]["generation"].as_str().unwrap().to_string();
+    let seen = r.channel.request(3, "tools/call", json!({ "name": "capture_pane", "arguments": { "paneId": pane } }));
+    assert_eq!(seen["result"]["isError"], false, "test premise: the pane is in scope first: {seen}");
+    let tracked = relay_call(&mut r, 4, "tmux_capture", json!({ "target": pane_ref(&gen, &pane) }));
+    assert_eq!(tracked["ok"], true, "{tracked:#}");
+    // Moved into another session; no listing runs before the next reads.
+    srv.tmux(&["move-window", "-d", "-s", &w, "-t", "beta:"]);
+    let after = r.channel.request(5, "tools/call", json!({ "name": "capture_pane", "arguments": { "paneId": pane } }));
+    assert_eq!(after["result"]["isError"], true, "capture_pane read a pane moved out of scope: {after}");
+    let after = relay_call(&mut r, 6, "tmux_capture", json!({ "target": pane_ref(&gen, &pane) }));
+    assert_eq!(after["error"]["code"], "policy_denied", "tmux_capture read a pane moved out of scope: {after:#}");
+}

@@ -123,6 +123,14 @@ async fn two_clients_served_at_once() {
 async fn every_feed_mode_lists_the_same_panes() {
     let broker = bin("tmux-mcp-broker");
     for (flags, access) in [("--feed run-shell", "run-shell"), ("--feed list-commands --exec-only", "list-commands")] {
+        // tmux 3.4 and 3.5 print command output through strvis, so US/RS come
+        // back as `\037`/`\036` and the table cannot be read with list-commands
+        // there (the broker's start-up probe then picks run-shell by itself).
+        let (major, minor, full) = tmux_version();
+        if access == "list-commands" && (major, minor) >= (3, 4) && !tmux_at_least(3, 6) {
+            eprintln!("SKIPPED on tmux {full}: {flags} (list-commands output is strvis-escaped on 3.4-3.5)");
+            continue;
+        }
         let srv = TmuxServer::start();
         srv.tmux(&["split-window", "-d"]);
         let quoted = format!("'{}'", broker.display().to_string().replace('\'', "'\\''")).replace('#', "##");

@@ -34,6 +34,10 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("TMUX_MCP_BIN", REPO / "target" / "debug" / "tmux-mcp"))
 BROKER_NAME = "tmux-mcp-broker"
 TMUX = shutil.which("tmux") or "tmux"
+# The directory of the tmux under test (scripts/test puts TMUX_MCP_TMUX_BIN_DIR
+# first on PATH): a child given its own PATH must still find this tmux, since a
+# tmux client of another version may not be able to talk to the server.
+TMUX_DIR = str(Path(TMUX).parent) if os.path.isabs(TMUX) else "/usr/bin"
 # Base directory for private test dirs; .ci/run points it at a dir it cleans up.
 TEST_TMPDIR = os.environ.get("TMUX_MCP_TEST_TMPDIR") or "/tmp"
 
@@ -50,6 +54,20 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _FOREIGN_TMUX_VARS}
     env.update(extra)
     return env
+
+
+@functools.lru_cache(maxsize=None)
+def tmux_version() -> tuple[int, int, str]:
+    """(major, minor, full) of the tmux under test, from `tmux -V` (e.g. 3, 7, "3.7c");
+    `next-3.6` counts as 3.6."""
+    full = subprocess.run([TMUX, "-V"], capture_output=True, text=True, check=True,
+                          timeout=15).stdout.strip().removeprefix("tmux ")
+    m = re.match(r"(?:next-)?(\d+)\.(\d+)", full)
+    return (int(m.group(1)), int(m.group(2)), full) if m else (0, 0, full)
+
+
+def tmux_at_least(major: int, minor: int) -> bool:
+    return tmux_version()[:2] >= (major, minor)
 
 
 def require_binary() -> None:
@@ -107,6 +125,13 @@ class TmuxServer:
 
     def brokers(self) -> list[int]:
         return broker_pids(self.sock, self.pid)
+
+    def status(self) -> dict[str, Any]:
+        """`tmux-mcp status -S sock --json`: the broker's own account of itself."""
+        proc = subprocess.run([str(BIN), "status", "-S", self.sock, "--json"], env=clean_env(),
+                              capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, f"tmux-mcp status failed: {proc.stderr!r}"
+        return json.loads(proc.stdout)
 
     def alive(self) -> bool:
         return _pid_alive(self.pid)
@@ -223,6 +248,38 @@ def broker_pids(sock: str, server_pid: int | None = None) -> list[int]:
     return sorted(pid for pid, argv in all_broker_processes().items()
                   if any(sock in a for a in argv[1:])
                   or (server_pid is not None and _descends_from(pid, server_pid)))
+
+
+# --------------------------------------------------------------------------
+# The documented tool catalog
+# --------------------------------------------------------------------------
+
+
+def readme_tools() -> dict[str, str]:
+    """The tools table of README.md ("## Tools"): name -> default ("on" or "opt-in").
+
+    The README is the user-facing list of every tool; tests compare what the
+    broker publishes against it, so a tool that disappears (or appears without
+    being documented) fails a test, and nothing here is a copy that drifts.
+    """
+    text = (REPO / "README.md").read_text()
+    assert "\n## Tools\n" in text, "README.md has no '## Tools' section"
+    section = text.split("\n## Tools\n", 1)[1].split("\n## ", 1)[0]
+    tools: dict[str, str] = {}
+    for line in section.splitlines():
+        m = re.match(r"^\| `([a-z_]+)` \| ([a-z-]+) \|", line)
+        if m:
+            assert m.group(1) not in tools, f"README lists {m.group(1)} twice"
+            tools[m.group(1)] = m.group(2)
+    assert tools, "README.md's tools table lists no tool"
+    bad = {n: d for n, d in tools.items() if d not in ("on", "opt-in")}
+    assert not bad, f"README tools table: default must be 'on' or 'opt-in': {bad}"
+    return tools
+
+
+def enable_all(tools: dict[str, str]) -> list[str]:
+    """`--enable-tool NAME` for every opt-in tool of `tools`."""
+    return [a for name, default in tools.items() if default == "opt-in" for a in ("--enable-tool", name)]
 
 
 # --------------------------------------------------------------------------
@@ -392,6 +449,17 @@ class RawClient:
             if "method" in msg:
                 continue
             return msg
+
+    def next_notification(self, method: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The next server notification `method`; any other message first fails."""
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no {method} within {timeout} s; {self.diag()}") from None
+        assert line is not None, f"attach closed stdout (rc={self.proc.poll()}); {self.diag()}"
+        msg = json.loads(line)
+        assert isinstance(msg, dict) and msg.get("method") == method, f"expected {method}, got {msg!r}"
+        return msg
 
     def request(self, id_: int, method: str, params: dict[str, Any] | None = None,
                 timeout: float = 10.0) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 import subprocess
 import time
 
-from harness import BIN, clean_env, require_binary
+from harness import BIN, TMUX_DIR, clean_env, require_binary
 
 
 def test_attach_without_tmux_server_fails_fast_on_stderr():
@@ -31,7 +31,9 @@ def test_attach_without_tmux_server_fails_fast_on_stderr():
 def test_attach_works_with_minimal_environment(tmux_server):
     # No TMUX, no HOME, no XDG_RUNTIME_DIR, no TMUX_TMPDIR: only PATH. This is
     # also the first attach, so it has to find/start the broker from scratch.
-    raw = tmux_server.raw_client(env={"PATH": "/usr/bin:/bin"})
+    # (PATH keeps the tmux under test first: another version's client may not
+    # speak to this server.)
+    raw = tmux_server.raw_client(env={"PATH": f"{TMUX_DIR}:/usr/bin:/bin"})
     raw.initialize()
     reply = raw.call_tool(2, "tmux_capabilities")
     sc = reply.get("result", {}).get("structuredContent")

@@ -1,5 +1,7 @@
 """Two agents on one tmux server: one broker serves both."""
 
+import time
+
 import anyio
 
 from harness import all_broker_processes, async_test, call_ok, mcp_session
@@ -30,8 +32,14 @@ async def test_two_sessions_share_one_broker(tmux_server):
         broker = brokers[0]
 
     # Both agents gone: the broker lives on with its tmux server, and a later
-    # agent is served by the same broker with the same generation.
-    await anyio.sleep(0.3)
+    # agent is served by the same broker with the same generation. Wait until
+    # the broker itself has seen both sessions end (the moment it would quit if
+    # it wrongly followed its clients), then look.
+    deadline = time.monotonic() + 10
+    while (st := tmux_server.status())["sessions_open"] != 0:
+        assert time.monotonic() < deadline, f"the broker never saw both sessions close: {st}"
+        await anyio.sleep(0.02)
+    assert st["broker_pid"] == broker, (st, broker)
     assert tmux_server.brokers() == [broker], (broker, all_broker_processes())
     async with mcp_session(tmux_server) as c:
         caps = await call_ok(c, "tmux_capabilities")

@@ -8,27 +8,18 @@ jsonschema (and by the SDK itself on success)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import time
 
 import anyio
 
-from harness import BIN, async_test, call, call_ok, clean_env, list_tools, mcp_session, validator_for_schema
+from harness import async_test, call, call_ok, list_tools, mcp_session, validator_for_schema
 
 ENABLE = ("--enable-tool", "tmux_wait")
 
 
 def tag() -> str:
     return os.urandom(4).hex()
-
-
-def status(server) -> dict:
-    proc = subprocess.run([str(BIN), "status", "-S", server.sock, "--json"], env=clean_env(),
-                          capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"tmux-mcp status failed: {proc.stderr!r}"
-    return json.loads(proc.stdout)
 
 
 async def pane_ref(session, pane: str) -> dict:
@@ -48,8 +39,11 @@ def check_schema(tools: dict, name: str, structured: dict) -> None:
 async def test_wait_sends_progress_notifications_before_the_result(tmux_server):
     srv = tmux_server
     t = tag()
+    # The 2.6 s before the text appears start when the test says go (Enter),
+    # not when the pane starts: attaching may take a while on a loaded machine
+    # (and longer where the table is read through the run-shell feed, 3.4-3.5).
     pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}",
-                    f"sh -c 'sleep 2.6; echo READY-{t}; exec sleep 100'")
+                    f"sh -c 'read go; sleep 2.6; echo READY-{t}; exec sleep 100'")
     async with mcp_session(srv, *ENABLE) as s:
         tools = await list_tools(s)
         assert "tmux_wait" in tools, sorted(tools)
@@ -59,6 +53,7 @@ async def test_wait_sends_progress_notifications_before_the_result(tmux_server):
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             events.append((time.monotonic(), progress, total, message))
 
+        srv.tmux("send-keys", "-t", pane, "Enter")
         t0 = time.monotonic()
         raw = await s.call_tool("tmux_wait", {"target": target, "condition": {"type": "screen_contains",
                                 "text": f"READY-{t}"}}, progress_callback=on_progress)
@@ -115,16 +110,20 @@ async def test_raw_cancellation_stops_the_wait_without_a_response(tmux_server):
     caps = raw.call_tool(2, "tmux_capabilities")
     gen = caps["result"]["structuredContent"]["data"]["server_identity"]["generation"]
     target = {"kind": "pane", "id": pane, "generation": gen}
-    before = status(srv)
+    before = srv.status()
 
     raw.send({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
-        "name": "tmux_wait",
+        "name": "tmux_wait", "_meta": {"progressToken": "cancel-me"},
         "arguments": {"target": target, "timeout": 30,
                       "condition": {"type": "screen_contains", "text": f"READY-{t}"}}}})
-    time.sleep(0.5)
+    # The wait is running (past its first read, waiting for events) once it reports progress.
+    note = raw.next_notification("notifications/progress")
+    assert note["params"]["progressToken"] == "cancel-me", note
     raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
               "params": {"requestId": 10, "reason": "test cancels the wait"}})
-    time.sleep(0.1)
+    # The broker reads a connection's lines in order: once this ping is
+    # answered, it has handled the cancellation.
+    assert raw.request(9, "ping", {}).get("result") == {}
     # Had the wait survived, this text would satisfy it at once (cat writes it back).
     srv.tmux("send-keys", "-t", pane, "-l", f"READY-{t}")
     srv.tmux("send-keys", "-t", pane, "Enter")
@@ -148,7 +147,7 @@ async def test_raw_cancellation_stops_the_wait_without_a_response(tmux_server):
     assert f"READY-{t}\n" in sc["data"]["capture"]["rows"], sc
 
     # The broker is fine: same process, this session still open.
-    after = status(srv)
+    after = srv.status()
     assert after["broker_pid"] == before["broker_pid"], (before, after)
     assert after["sessions_open"] >= 1, after
     assert after["sessions_served"] >= before["sessions_served"], (before, after)

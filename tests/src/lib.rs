@@ -423,6 +423,34 @@ pub fn plugin_config() -> String {
 }
 
 // ---------------------------------------------------------------------------
+// tmux version
+// ---------------------------------------------------------------------------
+
+/// The tmux under test (the `tmux` on PATH; `scripts/test` puts
+/// `TMUX_MCP_TMUX_BIN_DIR` first): `(major, minor, "3.7c")` from `tmux -V`, with
+/// `next-3.6` read as 3.6 and anything unparsable as (0, 0).
+pub fn tmux_version() -> (u32, u32, String) {
+    static VERSION: std::sync::OnceLock<(u32, u32, String)> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let out = clean(Command::new("tmux")).arg("-V").stdin(Stdio::null()).output().expect("running tmux -V");
+            let full = String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("tmux ").to_string();
+            let v = full.trim_start_matches("next-");
+            let mut parts = v.split('.');
+            let major = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+            let minor = parts.next().map(|s| s.chars().take_while(char::is_ascii_digit).collect::<String>()).and_then(|s| s.parse().ok()).unwrap_or(0);
+            (major, minor, full)
+        })
+        .clone()
+}
+
+/// Whether the tmux under test is at least `major.minor`.
+pub fn tmux_at_least(major: u32, minor: u32) -> bool {
+    let (ma, mi, _) = tmux_version();
+    (ma, mi) >= (major, minor)
+}
+
+// ---------------------------------------------------------------------------
 // Schemas
 // ---------------------------------------------------------------------------
 
@@ -501,6 +529,12 @@ impl McpClient {
             panic!("structuredContent of {name} does not validate against its outputSchema:\n{errors}\ninstance: {structured:#}");
         }
         structured
+    }
+
+    /// rmcp's peer of this session, for requests whose JSON-RPC errors a test
+    /// inspects (or that it sends from other tasks).
+    pub fn peer(&self) -> rmcp::service::Peer<RoleClient> {
+        self.service.peer().clone()
     }
 
     /// One MCP `ping` round trip.
@@ -841,22 +875,118 @@ pub fn pane_ref(generation: &str, id: &str) -> Value {
     json!({ "kind": "pane", "id": id, "generation": generation })
 }
 
-/// A file a trap hook appends to, and the hook command that does it: a test
-/// sets the command as a hook and checks the file stays empty.
+/// A file trap hooks append lines to, and the hook command that writes `fired`.
+///
+/// A test sets [`HookTrap::command`] as a hook and checks that it never ran.
+/// Checking an empty file after a pause proves nothing (the hook may be slow,
+/// or the trap broken), so the check is [`HookTrap::before_sentinel`]: after the
+/// calls under test, the test runs one tmux command that *does* fire a hook
+/// entry writing a sentinel line into the same file (for example
+/// [`HookTrap::fire_sentinel`]), waits for that line and looks at what arrived
+/// before it.
 pub struct HookTrap {
     pub file: PathBuf,
     pub command: String,
+    /// Bytes of `file` already accounted for by an earlier sentinel.
+    seen: std::cell::Cell<usize>,
+    sentinels: AtomicU64,
 }
 
 impl HookTrap {
     pub fn new(srv: &TmuxServer) -> HookTrap {
-        let file = srv.dir().join("hook-fired");
-        let command = format!("run-shell 'echo fired >> {}'", file.display());
-        HookTrap { file, command }
+        Self::at(srv.dir().join("hook-fired"))
     }
 
-    /// What the hook wrote so far ("" when it never ran).
+    /// A trap on `file` (for tests that arm many hooks, each writing its name).
+    pub fn at(file: PathBuf) -> HookTrap {
+        let command = Self::command_for(&file, "fired");
+        HookTrap { file, command, seen: std::cell::Cell::new(0), sentinels: AtomicU64::new(0) }
+    }
+
+    /// A hook command appending the line `line` (no quotes or spaces) to the file.
+    pub fn command_writing(&self, line: &str) -> String {
+        Self::command_for(&self.file, line)
+    }
+
+    fn command_for(file: &Path, line: &str) -> String {
+        assert!(!line.is_empty() && line.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "trap line {line:?} must be a plain word");
+        format!("run-shell 'echo {line} >> {}'", file.display())
+    }
+
+    /// Everything in the file so far ("" when no hook ever ran).
     pub fn fired(&self) -> String {
         std::fs::read_to_string(&self.file).unwrap_or_default()
     }
+
+    /// Empties the file (call it only after a sentinel: then nothing is still
+    /// on its way into it).
+    pub fn clear(&self) {
+        std::fs::write(&self.file, "").unwrap_or_else(|e| panic!("emptying {}: {e}", self.file.display()));
+        self.seen.set(0);
+    }
+
+    /// Waits (up to 10 s) until the line `sentinel` arrives in the file and
+    /// returns what arrived before it since the previous sentinel (or the
+    /// start). Panics, quoting the file, when the sentinel never comes: then
+    /// the trap's path is broken and an empty file would have proved nothing.
+    pub fn before_sentinel(&self, sentinel: &str) -> String {
+        let seen = self.seen.get();
+        let found = poll(Duration::from_secs(10), || {
+            let text = self.fired();
+            let rest = text.get(seen..)?;
+            let mut at = 0;
+            for line in rest.split_inclusive('\n') {
+                if line.strip_suffix('\n') == Some(sentinel) {
+                    return Some((rest[..at].to_string(), seen + at + line.len()));
+                }
+                at += line.len();
+            }
+            None
+        });
+        let Some((before, end)) = found else {
+            panic!("the sentinel line {sentinel:?} never reached the hook trap {} within 10 s; it holds: {:?}", self.file.display(), self.fired());
+        };
+        self.seen.set(end);
+        before
+    }
+
+    /// Sets the global hook entry `hook` to write a fresh sentinel line, runs
+    /// `tmux ARGS` (a command that fires `hook`), waits for the sentinel,
+    /// unsets the entry again and returns what arrived before the sentinel
+    /// (see [`HookTrap::before_sentinel`]). `args` must reach the global entry:
+    /// in tmux 3.3a a session that has its own array of `hook` — even one
+    /// emptied with `set-hook -u -t S hook[N]` — masks the global one. Setting a
+    /// hook fires `after-set-hook`, so a test that traps that hook builds its
+    /// sentinel from [`HookTrap::command_writing`] instead.
+    pub fn fire_sentinel(&self, srv: &TmuxServer, hook: &str, args: &[&str]) -> String {
+        let line = format!("sentinel-{}", self.sentinels.fetch_add(1, Ordering::Relaxed));
+        srv.tmux(&["set-hook", "-g", hook, &self.command_writing(&line)]);
+        srv.tmux(args);
+        let before = self.before_sentinel(&line);
+        srv.tmux(&["set-hook", "-gu", hook]);
+        before
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Contract files and seed pages in the repository
+// ---------------------------------------------------------------------------
+
+/// The text of `broker/contracts/<file>`; panics naming the path when the file
+/// is missing (a fresh clone has it: it is what the broker publishes).
+pub fn contract_text(file: &str) -> String {
+    let p = repo_root().join("broker/contracts").join(file);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("contract file {} is missing or unreadable: {e}", p.display()))
+}
+
+/// `broker/contracts/<file>` parsed (key order kept: `preserve_order`).
+pub fn contract_json(file: &str) -> Value {
+    serde_json::from_str(&contract_text(file)).unwrap_or_else(|e| panic!("broker/contracts/{file} is not JSON: {e}"))
+}
+
+/// The text of the seed page `tests/seeds/<file>` (copies of `shared/seeds/`;
+/// see tests/seeds/README.md); panics naming the path when it is missing.
+pub fn seed_text(file: &str) -> String {
+    let p = repo_root().join("tests/seeds").join(file);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("seed page {} is missing or unreadable: {e}", p.display()))
 }

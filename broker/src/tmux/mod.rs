@@ -8,22 +8,35 @@
 //! `list-panes`, `display-message`, `show-options` and friends.
 
 pub mod direct;
+mod version;
+pub mod quote;
+pub use quote::{format_literal, shell_quote};
+pub use version::version_at_least;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use direct::Output;
+pub use direct::{Framing, Output};
 
 /// How commands reach the server.
 #[derive(Debug, Clone)]
 pub struct Tmux {
     pub bin: PathBuf,
     pub socket: PathBuf,
-    /// Use the in-process protocol client (`direct`) instead of exec'ing tmux.
-    direct: Arc<AtomicBool>,
+    /// The in-process protocol client's framing once the probe chose it
+    /// ([`framing_code`]); 0 = exec every command.
+    direct: Arc<AtomicU8>,
+}
+
+fn framing_code(framing: Option<Framing>) -> u8 {
+    match framing {
+        None => 0,
+        Some(Framing::Imsg16) => 1,
+        Some(Framing::Imsg32) => 2,
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,25 +65,50 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Tmux {
     pub fn new(socket: &Path) -> Self {
-        Tmux { bin: find_tmux(), socket: socket.to_path_buf(), direct: Arc::new(AtomicBool::new(false)) }
+        Tmux { bin: find_tmux(), socket: socket.to_path_buf(), direct: Arc::new(AtomicU8::new(0)) }
     }
 
     pub fn uses_direct(&self) -> bool {
-        self.direct.load(Ordering::Relaxed)
+        self.framing().is_some()
     }
 
-    /// Switches to the protocol client if it gives the same answer as the exec
-    /// client for a harmless, hook-free command. Returns whether it did.
+    /// The protocol client's framing, when it is used.
+    pub fn framing(&self) -> Option<Framing> {
+        match self.direct.load(Ordering::Relaxed) {
+            1 => Some(Framing::Imsg16),
+            2 => Some(Framing::Imsg32),
+            _ => None,
+        }
+    }
+
+    /// Switches to the protocol client if, with one of the imsg framings, it
+    /// gives the same answer as the exec client for a harmless, hook-free
+    /// command. Returns whether it did.
     pub async fn try_enable_direct(&self) -> bool {
         let args = ["list-commands", "-F", "#{pid} #{version}", "list-commands"];
         let exec = self.exec(&args, DEFAULT_TIMEOUT).await;
-        let direct = direct::run_async(&self.socket, &args, DEFAULT_TIMEOUT).await;
-        let ok = matches!((&exec, &direct), (Ok(e), Ok(d)) if e.status == 0 && e == d);
-        if !ok {
-            tracing::info!("tmux protocol client not used (exec {:?}, direct {:?})", exec.as_ref().map(|o| o.status), direct.as_ref().map(|o| o.status));
+        let mut chosen = None;
+        let mut refused = Vec::new();
+        if let Ok(e) = exec.as_ref() {
+            for framing in Framing::PROBE_ORDER {
+                if e.status != 0 {
+                    break;
+                }
+                match direct::run_async(&self.socket, &args, DEFAULT_TIMEOUT, framing).await {
+                    Ok(d) if &d == e => {
+                        chosen = Some(framing);
+                        break;
+                    }
+                    other => refused.push(format!("{framing:?}: {:?}", other.map(|o| o.status))),
+                }
+            }
         }
-        self.direct.store(ok, Ordering::Relaxed);
-        ok
+        match chosen {
+            Some(framing) => tracing::info!(?framing, "tmux protocol client used"),
+            None => tracing::info!("tmux protocol client not used (exec {:?}; direct {})", exec.as_ref().map(|o| o.status), refused.join(", ")),
+        }
+        self.direct.store(framing_code(chosen), Ordering::Relaxed);
+        chosen.is_some()
     }
 
     fn command(&self, args: &[&str]) -> std::process::Command {
@@ -88,17 +126,17 @@ impl Tmux {
         match tokio::time::timeout(timeout, cmd.output()).await {
             Err(_) => Err(TmuxError::Timeout { command: name, timeout }),
             Ok(Err(source)) => Err(TmuxError::Spawn { bin: self.bin.display().to_string(), source }),
-            Ok(Ok(out)) => Ok(Output { status: out.status.code().unwrap_or(-1), stdout: out.stdout, stderr: out.stderr }),
+            Ok(Ok(out)) => Ok(exec_output(out)),
         }
     }
 
     /// Runs one command and returns its exit status and both streams.
     pub async fn output(&self, args: &[&str], timeout: Duration) -> Result<Output, TmuxError> {
-        if !self.uses_direct() {
+        let Some(framing) = self.framing() else {
             return self.exec(args, timeout).await;
-        }
+        };
         let name = args.first().copied().unwrap_or("").to_string();
-        match direct::run_async(&self.socket, args, timeout).await {
+        match direct::run_async(&self.socket, args, timeout, framing).await {
             // Too large for one message: tmux's own client cannot send it either
             // through this path, but exec passes argv without that limit.
             Err(direct::DirectError::TooLarge(_)) => self.exec(args, timeout).await,
@@ -113,12 +151,18 @@ impl Tmux {
         finish(name, self.output(args, timeout).await?)
     }
 
-    /// Blocking variant for the helpers and the relay (always exec).
+    /// Blocking variant for the plugin's helpers, `doctor` and the relay's
+    /// broker start (always exec: they run once, outside any runtime, and the
+    /// protocol client is only ever verified inside the broker).
     pub fn run_blocking(&self, args: &[&str]) -> Result<String, TmuxError> {
         let name = args.first().copied().unwrap_or("").to_string();
         let out = self.command(args).output().map_err(|source| TmuxError::Spawn { bin: self.bin.display().to_string(), source })?;
-        finish(name, Output { status: out.status.code().unwrap_or(-1), stdout: out.stdout, stderr: out.stderr })
+        finish(name, exec_output(out))
     }
+}
+
+fn exec_output(out: std::process::Output) -> Output {
+    Output { status: out.status.code().unwrap_or(-1), stdout: out.stdout, stderr: out.stderr }
 }
 
 fn finish(command: String, out: Output) -> Result<String, TmuxError> {
@@ -145,23 +189,3 @@ pub fn find_in_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-/// Quotes `s` as one POSIX shell word.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// Escapes `#` so tmux's format expansion leaves `s` as it is.
-pub fn format_literal(s: &str) -> String {
-    s.replace('#', "##")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("a'b"), "'a'\\''b'");
-        assert_eq!(format_literal("/x/#S/y"), "/x/##S/y");
-    }
-}

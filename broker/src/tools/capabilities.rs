@@ -2,7 +2,7 @@
 //! tools this session may use, and the limits and guarantees it keeps.
 
 use super::envelope::{self, Delivery};
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::limits;
 use crate::session::Session;
 use serde_json::{json, Value};
@@ -10,16 +10,15 @@ use serde_json::{json, Value};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capabilities",
     family: Family::Seed,
-    default_enabled: true,
     description: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
-    annotations,
+    annotations: Annotations::read_only("tmux capabilities", true),
+    seed_annotations: None,
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
-fn annotations() -> Value {
-    json!({ "title": "tmux capabilities", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
-}
 
 fn input_schema() -> Value {
     json!({ "type": "object", "additionalProperties": false, "properties": {} })
@@ -87,6 +86,10 @@ fn output_schema() -> Value {
     }))
 }
 
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session).await })
+}
+
 pub async fn call(session: &Session) -> ToolOutput {
     let broker = &session.broker;
     let snap = match broker.registry.refresh().await {
@@ -98,7 +101,7 @@ pub async fn call(session: &Session) -> ToolOutput {
     };
     let id = &broker.identity;
     let backend = &broker.registry.backend;
-    let tracking_ok = backend.unavailable.is_none() && version_at_least(&snap.server.version, 3, 3);
+    let tracking_ok = backend.unavailable.is_none() && crate::tmux::version_at_least(&snap.server.version, 3, 3);
     let data = json!({
         "endpoint": "local",
         "server_identity": {
@@ -139,27 +142,4 @@ pub async fn call(session: &Session) -> ToolOutput {
         }
     });
     envelope::ok("tmux_capabilities", data)
-}
-
-/// `3.3a`, `3.4`, `next-3.6` → compares major.minor.
-pub fn version_at_least(version: &str, major: u32, minor: u32) -> bool {
-    let v = version.trim_start_matches("next-");
-    let mut parts = v.split('.');
-    let maj: u32 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let min: u32 = parts.next().map(|s| s.chars().take_while(|c| c.is_ascii_digit()).collect::<String>()).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (maj, min) >= (major, minor)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::version_at_least;
-
-    #[test]
-    fn versions() {
-        assert!(version_at_least("3.3a", 3, 3));
-        assert!(version_at_least("next-3.6", 3, 3));
-        assert!(version_at_least("3.4", 3, 3));
-        assert!(!version_at_least("3.2a", 3, 3));
-        assert!(!version_at_least("garbage", 3, 3));
-    }
 }

@@ -4,11 +4,13 @@
 //! row splice since that capture.
 
 use super::envelope::{self, Delivery};
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::capture::{self, CursorEntry, Rows, Scope};
 use crate::limits;
 use crate::observe::{self, ObserveError};
+use crate::engine::Broker;
 use crate::retention::{Owner, View};
+use crate::wire::{CursorReply, Reply};
 use crate::session::Session;
 use crate::sys;
 use serde_json::{json, Value};
@@ -17,14 +19,19 @@ use std::sync::OnceLock;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capture",
     family: Family::Seed,
-    default_enabled: false,
     description: "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.",
-    annotations,
+    annotations: Annotations::read_only("Capture pane rows", false),
+    seed_annotations: Some(seed_annotations),
+    opt_in: true,
     input_schema,
     output_schema,
+    run,
 };
 
-fn annotations() -> Value {
+
+/// Decision 8: the seed's annotations, exactly (they say less than the truth:
+/// the tool only reads).
+fn seed_annotations() -> Value {
     json!({ "destructiveHint": false, "idempotentHint": false, "openWorldHint": false, "readOnlyHint": false })
 }
 
@@ -68,6 +75,10 @@ fn scope_json(s: &Scope) -> Value {
     json!({ "max_lines": s.max_lines, "max_bytes": s.max_bytes, "history_lines": s.history_lines })
 }
 
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
+}
+
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
@@ -87,7 +98,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         if entry.pane_id != id || entry.generation != generation {
             return stale_cursor("The cursor belongs to another target.");
         }
-        let pane = match observe::resolve(broker, generation, id).await {
+        let pane = match observe::resolve(broker, generation, id, session.read_freshness()).await {
             Ok(p) => p,
             Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
             Err(e) => return stale_cursor(e.why()),
@@ -132,9 +143,9 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let scope = scope_of(args);
     let track = args.get("track").and_then(Value::as_bool).unwrap_or(false);
     let resolved = if track {
-        observe::resolve_tracked(broker, generation, id).await.map(|(p, i)| (p, Some(i)))
+        observe::resolve_tracked(broker, generation, id, session.read_freshness()).await.map(|(p, i)| (p, Some(i)))
     } else {
-        observe::resolve(broker, generation, id).await.map(|p| (p, None))
+        observe::resolve(broker, generation, id, session.read_freshness()).await.map(|p| (p, None))
     };
     let (pane, identity) = match resolved {
         Ok(r) => r,
@@ -182,7 +193,7 @@ pub fn snapshot_data_schema() -> Value {
 
 /// Checks the response size, then retains the cursor entry (nothing is retained
 /// for a response that is too large).
-fn finish(broker: &crate::daemon::Broker, data: Value, text: String, retain: Option<(String, CursorEntry, Owner)>) -> ToolOutput {
+fn finish(broker: &Broker, data: Value, text: String, retain: Option<(String, CursorEntry, Owner)>) -> ToolOutput {
     let out = envelope::ok("tmux_capture", data);
     let size = out.structured.as_ref().map(|v| v.to_string().len()).unwrap_or(0) + text.len();
     if size as u64 > limits::MAX_RESPONSE_BYTES {
@@ -223,3 +234,48 @@ fn delta_text(pane: &str, cursor: &str, s: &capture::Splice, enc: capture::Encod
 fn printable(rows: &Rows) -> String {
     String::from_utf8_lossy(&rows.raw()).into_owned()
 }
+
+// ---------------------------------------------------------------------------
+// The hand-off cursor of the key binding
+// ---------------------------------------------------------------------------
+
+/// The key binding's request: the pane's reference plus a tracking cursor made
+/// by a `track: true` capture at the key press. Any session of this broker may
+/// continue that cursor (read-only): handing a pane over is consent for it.
+pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
+    let snap = match broker.registry.refresh().await {
+        Ok(s) => s,
+        Err(e) => return Reply::Refused { reason: format!("cannot read the pane table: {e}") },
+    };
+    let Some(pane) = snap.pane(pane_id).cloned() else {
+        return Reply::Refused { reason: format!("no pane {pane_id} in this tmux server") };
+    };
+    let reference = super::refs::reference(super::refs::Kind::Pane, &pane.id, &broker.identity.generation).to_string();
+    let made = match crate::observe::identity_of(broker, &pane) {
+        Err(e) => Err(e),
+        Ok(identity) => crate::observe::capture(broker, pane, &crate::capture::Scope::default(), Some(identity)).await,
+    };
+    let (cursor, note) = match made {
+        Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
+        Ok(c) => {
+            let key = sys::random_hex(16);
+            let entry = crate::capture::CursorEntry {
+                pane_id: c.pane.id.clone(),
+                generation: broker.identity.generation.clone(),
+                rows: c.rows,
+                scope: crate::capture::Scope::default(),
+                identity: c.identity.expect("tracked capture has an identity"),
+                handoff: true,
+            };
+            // Pinned for its TTL and readable by every agent: handing the pane
+            // over is the person's consent (for this one pane, read-only).
+            let owner = crate::retention::Owner { agent: None, view: crate::retention::View::Anyone };
+            match broker.retained.insert(key.clone(), crate::retention::Retained::Cursor(entry), owner) {
+                Ok(()) => (Some(key), None),
+                Err(_) => (None, Some("no tracking cursor: the capture exceeds the retention budget".into())),
+            }
+        }
+    };
+    Reply::Cursor(CursorReply { reference, cursor, note })
+}
+

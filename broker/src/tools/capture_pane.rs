@@ -12,7 +12,7 @@
 //! generation model (the broker serves exactly one tmux server instance) and
 //! `observe`'s in-queue guard cover the same ground.
 
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::observe::{self, ObserveError};
 use crate::registry::{numeric_id, Pane, Snapshot};
 use crate::session::Session;
@@ -29,11 +29,13 @@ pub const MAX_LINES_BOUND: i64 = 10_000;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "capture_pane",
     family: Family::Libtmux,
-    default_enabled: true,
     description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.",
-    annotations,
+    annotations: Annotations::read_only("Capture a pane", false),
+    seed_annotations: Some(family_annotations),
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
 /// B.0 / decision 8: the seed's annotations, exactly.
@@ -41,9 +43,6 @@ pub fn family_annotations() -> Value {
     json!({ "destructiveHint": true, "idempotentHint": false, "openWorldHint": true, "readOnlyHint": false })
 }
 
-fn annotations() -> Value {
-    family_annotations()
-}
 
 /// The contract files, published as they are (key order kept).
 fn input_schema() -> Value {
@@ -218,25 +217,23 @@ fn pane_label(p: &Pane) -> String {
     format!("{} ({place} {})", p.id, p.command)
 }
 
-/// A fresh table and the pane `id` in it, if this session may see it; else the
-/// tool error (unknown pane lists up to 12 panes the session can see).
-pub async fn resolve(session: &Session, id: &str) -> Result<(std::sync::Arc<Snapshot>, Pane), ToolOutput> {
-    let snap = session
-        .broker
-        .registry
-        .refresh()
-        .await
-        .map_err(|e| fail(&format!("Could not read the pane table from tmux: {e}."), Some("Nothing was sent to the pane. Check that the tmux server is running, then retry.")))?;
-    match snap.pane(id) {
-        Some(p) if session.can_see(p) => {
-            let p = p.clone();
-            Ok((snap, p))
-        }
-        Some(_) => Err(fail(
+/// Pane `id` as `freshness` says (capture_pane's range plan rests on the size
+/// its guard proves, so the cache does; snapshot_pane reports the cursor, which
+/// only a fresh read knows), if this session may see it; else the tool error
+/// (an unknown pane lists up to 12 panes the session can see).
+pub async fn resolve(session: &Session, id: &str, freshness: observe::Freshness) -> Result<Pane, ToolOutput> {
+    let broker = &session.broker;
+    match observe::find_pane(broker, id, freshness).await {
+        Ok(p) if session.can_see(&p) => Ok(p),
+        Ok(_) => Err(fail(
             &format!("Pane {id} is outside this session's scope."),
             Some("This MCP session sees only the tmux sessions its own pane is placed in (--scope session). Call list_panes for the panes it may read, or attach with --scope server."),
         )),
-        None => Err(fail(&format!("No pane {id} on this server."), Some(&unknown_pane_hint(session, &snap)))),
+        Err(ObserveError::StaleTarget { .. }) => {
+            let hint = broker.registry.cached().map(|snap| unknown_pane_hint(session, &snap)).unwrap_or_default();
+            Err(fail(&format!("No pane {id} on this server."), Some(&hint)))
+        }
+        Err(e) => Err(fail(&format!("Could not read the pane table from tmux: {}.", e.why()), Some("Nothing was sent to the pane. Check that the tmux server is running, then retry."))),
     }
 }
 
@@ -274,9 +271,13 @@ pub fn observe_failure(id: &str, e: &ObserveError) -> ToolOutput {
 // The tool
 // ---------------------------------------------------------------------------
 
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
+}
+
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let id = args["paneId"].as_str().unwrap_or_default();
-    let (_, pane) = match resolve(session, id).await {
+    let pane = match resolve(session, id, session.read_freshness()).await {
         Ok(r) => r,
         Err(e) => return e,
     };
@@ -285,15 +286,28 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let join = args.get("joinWrapped").and_then(Value::as_bool).unwrap_or(false);
     let limit = effective_result_lines(int_arg(args, "maxLines"));
 
-    let plan = plan_grid(pane.width as i64, pane.height as i64, start, end, limit, MAX_RESULT_BYTES);
-    let captured = if plan.row_limit == 0 {
-        Vec::new()
-    } else {
+    // Planned from the cached size, which the capture's guard proves; if the
+    // pane was resized since, the guard re-read the table: plan again once.
+    let mut plan = plan_grid(pane.width as i64, pane.height as i64, start, end, limit, MAX_RESULT_BYTES);
+    let mut pane = pane;
+    let mut captured = Vec::new();
+    for _ in 0..2 {
+        if plan.row_limit == 0 {
+            break;
+        }
+        let size = (pane.width, pane.height);
         match observe::capture_range(&session.broker, pane, plan.range.start, plan.range.end, join).await {
-            Ok((_, out)) => decode_lines(&out),
+            Ok((seen, out)) => {
+                if (seen.width, seen.height) == size {
+                    captured = decode_lines(&out);
+                    break;
+                }
+                plan = plan_grid(seen.width as i64, seen.height as i64, start, end, limit, MAX_RESULT_BYTES);
+                pane = seen;
+            }
             Err(e) => return observe_failure(id, &e),
         }
-    };
+    }
     let (trimmed, dropped_lines) = tail_lines(&captured, limit);
     let joined = trimmed.join("\n");
     let (text, omitted_bytes) = tail_bytes(&joined, MAX_RESULT_BYTES);

@@ -7,23 +7,22 @@
 
 use super::envelope;
 use super::refs::{self, Kind};
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::session::Session;
 use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_close",
     family: Family::Seed,
-    default_enabled: false,
     description: "Close exactly one referenced session, window or pane (kill-session / kill-window / kill-pane by id, never by name). Closing a session or window also closes what it contains. Refuses to close what would end the tmux server (its last panes), and the agent's own pane or what contains it unless attached with --allow-self.",
-    annotations,
+    annotations: Annotations::destructive("Close a session, window or pane"),
+    seed_annotations: None,
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
-fn annotations() -> Value {
-    json!({ "title": "Close a session, window or pane", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false })
-}
 
 /// One root variant per reference kind, so a validation error names the field.
 fn input_schema() -> Value {
@@ -49,6 +48,10 @@ fn output_schema() -> Value {
             "client_exit_status": { "const": 0 }
         }
     }))
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
 }
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {

@@ -15,7 +15,7 @@
 
 use super::envelope::{self, Delivery};
 use super::refs::{self, Kind, INT_MAX, NO_NUL};
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::session::Session;
 use crate::wire::Scope;
 use serde_json::{json, Map, Value};
@@ -25,16 +25,15 @@ use std::path::{Path, PathBuf};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_create",
     family: Family::Seed,
-    default_enabled: false,
     description: "Create a tmux session, window or pane running argv (executed directly, never through a shell; a one-element argv runs as `/usr/bin/env -- argv0`). kind \"session\": name, optional window_name, width, height. kind \"window\": parent session reference, name, optional index, focus. kind \"pane\": parent pane reference, direction horizontal|vertical, optional size (cells or \"N%\"), focus. Optional cwd (an existing directory; relative to the agent's cwd) and environment (NAME → value). Returns the created references (session, window, pane as applicable); the program's completion is not observed. With --scope session, only windows and panes in the agent's own session can be created.",
-    annotations,
+    annotations: Annotations::destructive("Create a session, window or pane"),
+    seed_annotations: None,
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
-fn annotations() -> Value {
-    json!({ "title": "Create a session, window or pane", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false })
-}
 
 fn common() -> Map<String, Value> {
     let props = json!({
@@ -136,6 +135,10 @@ fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
         return Err(bad("must be valid UTF-8"));
     }
     Ok(path)
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
 }
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {

@@ -9,6 +9,7 @@
 //! The graph is built from the panes a session may see, already cut to its
 //! scope, so relations never reach outside it either.
 
+use super::refs::Kind;
 use crate::registry::{numeric_id, Pane};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -175,7 +176,7 @@ pub struct Graph {
 impl Graph {
     /// The graph of `panes` (each already cut to the session's scope).
     pub fn build<'a>(panes: impl IntoIterator<Item = &'a Pane>, generation: &str) -> Graph {
-        let reference = |kind: &str, id: &str| json!({ "kind": kind, "id": id, "generation": generation });
+        let reference = |kind: Kind, id: &str| super::refs::reference(kind, id, generation);
         let mut sessions: BTreeMap<u64, Record> = BTreeMap::new();
         let mut windows: BTreeMap<u64, Record> = BTreeMap::new();
         let mut pane_recs: BTreeMap<u64, Record> = BTreeMap::new();
@@ -186,18 +187,19 @@ impl Graph {
                 "currentPath": if p.cwd.is_empty() { Value::Null } else { json!(p.cwd) }, "title": p.title,
                 "active": p.active, "dead": p.dead, "deadStatus": p.dead_status, "width": p.width, "height": p.height,
             });
-            pane_recs.insert(numeric_id(&p.id), Record { fields, reference: reference("pane", &p.id) });
+            pane_recs.insert(numeric_id(&p.id), Record { fields, reference: reference(Kind::Pane, &p.id) });
             windows.entry(numeric_id(&p.window_id)).or_insert_with(|| Record {
                 fields: json!({ "id": p.window_id, "name": p.window_name, "width": p.window_width, "height": p.window_height, "paneCount": p.window_panes, "layout": p.window_layout }),
-                reference: reference("window", &p.window_id),
+                reference: reference(Kind::Window, &p.window_id),
             });
             for pl in &p.placements {
                 sessions.entry(numeric_id(&pl.session_id)).or_insert_with(|| Record {
                     fields: json!({ "id": pl.session_id, "name": pl.session_name, "created": pl.session_created, "attached": pl.session_attached, "windowCount": pl.session_windows }),
-                    reference: reference("session", &pl.session_id),
+                    reference: reference(Kind::Session, &pl.session_id),
                 });
                 wlinks.entry((numeric_id(&pl.session_id), pl.window_index, numeric_id(&p.window_id))).or_insert_with(|| {
-                    let mut r = reference("window_link", &p.window_id);
+                    let mut r = reference(Kind::Window, &p.window_id);
+                    r["kind"] = json!("window_link");
                     r["session_id"] = json!(pl.session_id);
                     r["index"] = json!(pl.window_index);
                     Record { fields: json!({ "sessionId": pl.session_id, "windowId": p.window_id, "index": pl.window_index, "active": pl.window_active }), reference: r }

@@ -47,10 +47,6 @@ pub fn invalid_input(problem: &str) -> ToolOutput {
     error("invalid_input", &format!("Input does not match the operation schema. {problem}"), Delivery::NotSent)
 }
 
-/// The seed tools whose errors always carry `effects: {state, created}` (A.0.2).
-/// `tmux_run` has an effects shape of its own (A.8) and is not listed here.
-pub const MUTATION_TOOLS: &[&str] = &["tmux_send", "tmux_create", "tmux_close"];
-
 /// A mutation tool's error (`tmux_send`, `tmux_create`, `tmux_close`) with its
 /// `effects`: `known` with the `created` references when a creation result
 /// exists (delivery then forced to `observed`), else `none` when nothing was
@@ -71,10 +67,11 @@ pub fn mutation_error(code: &str, message: &str, delivery: Delivery, created: Ve
 }
 
 /// Adds `effects` (`none`/`unknown` from its delivery) to an error envelope made
-/// before dispatch (policy, validation) when `tool` is a mutation tool; any
-/// other output is returned as is.
-pub fn for_tool(tool: &str, mut out: ToolOutput) -> ToolOutput {
-    if !MUTATION_TOOLS.contains(&tool) {
+/// before dispatch (policy, validation) when `tool` is a seed mutation tool
+/// (destructive, A.0.2); any other output is returned as is. `tmux_run` would
+/// have an effects shape of its own (A.8).
+pub fn for_tool(tool: &super::ToolSpec, mut out: ToolOutput) -> ToolOutput {
+    if !(tool.family == super::Family::Seed && tool.annotations.destructive) {
         return out;
     }
     if let Some(err) = out.structured.as_mut().map(|s| &mut s["error"]).filter(|e| e.is_object() && e.get("effects").is_none()) {

@@ -1,24 +1,29 @@
 //! `list_panes` (libtmux family): every pane this session may see, with its
 //! entity reference, placements, process and whether it is the caller's pane.
+//!
+//! The model of a typed tool: `Args` is decoded from the arguments, `Listing`
+//! is what is serialized, and the output schema is derived from it.
 
-use super::{Family, ToolOutput, ToolSpec};
+use super::refs;
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_panes",
     family: Family::Libtmux,
-    default_enabled: true,
     description: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Read-only.",
-    annotations,
+    annotations: Annotations::read_only("List panes", true),
+    seed_annotations: None,
+    opt_in: false,
     input_schema,
-    output_schema,
+    output_schema: schema_of::<Listing>,
+    run,
 };
-
-fn annotations() -> Value {
-    json!({ "title": "List panes", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
-}
 
 fn input_schema() -> Value {
     json!({
@@ -30,82 +35,84 @@ fn input_schema() -> Value {
     })
 }
 
-pub fn pane_ref_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["kind", "id", "generation"],
-        "properties": {
-            "kind": { "const": "pane" },
-            "id": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32 },
-            "generation": { "type": "string", "minLength": 1, "maxLength": 128 }
+#[derive(Deserialize)]
+struct Args {
+    session: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Listing {
+    generation: String,
+    scope: crate::wire::Scope,
+    caller_pane_id: Option<String>,
+    panes: Vec<PaneRecord>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PaneRecord {
+    #[serde(rename = "ref")]
+    reference: refs::PaneRef,
+    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    id: String,
+    index: i64,
+    #[schemars(regex(pattern = r"^@[0-9]+$"))]
+    window_id: String,
+    window_name: String,
+    active: bool,
+    title: String,
+    pid: u32,
+    #[schemars(regex(pattern = r"^[a-f0-9]{32}$"))]
+    process_generation: Option<String>,
+    process_state: ProcessState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    process_note: Option<String>,
+    dead: bool,
+    dead_status: Option<i32>,
+    width: u32,
+    height: u32,
+    history_size: u64,
+    command: String,
+    cwd: String,
+    placements: Vec<PlacementRecord>,
+    is_caller_pane: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ProcessState {
+    Running,
+    Exited,
+    Dead,
+    Untracked,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PlacementRecord {
+    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    session_id: String,
+    session_name: String,
+    index: i64,
+    window_active: bool,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<Args>() {
+            Ok(args) => call(c.session, args).await,
+            Err(e) => e,
         }
     })
 }
 
-fn output_schema() -> Value {
-    let int = json!({ "type": "integer", "minimum": 0 });
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["generation", "scope", "callerPaneId", "panes"],
-        "properties": {
-            "generation": { "type": "string" },
-            "scope": { "enum": ["session", "server"] },
-            "callerPaneId": { "type": ["string", "null"] },
-            "panes": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["ref", "id", "index", "windowId", "windowName", "active", "title", "pid", "processGeneration", "processState", "dead", "deadStatus", "width", "height", "historySize", "command", "cwd", "placements", "isCallerPane"],
-                    "properties": {
-                        "ref": pane_ref_schema(),
-                        "id": { "type": "string", "pattern": "^%[0-9]+$" },
-                        "index": { "type": "integer" },
-                        "windowId": { "type": "string", "pattern": "^@[0-9]+$" },
-                        "windowName": { "type": "string" },
-                        "active": { "type": "boolean" },
-                        "title": { "type": "string" },
-                        "pid": int,
-                        "processGeneration": { "type": ["string", "null"], "pattern": "^[a-f0-9]{32}$" },
-                        "processState": { "enum": ["running", "exited", "dead", "untracked"] },
-                        "processNote": { "type": "string" },
-                        "dead": { "type": "boolean" },
-                        "deadStatus": { "type": ["integer", "null"] },
-                        "width": int,
-                        "height": int,
-                        "historySize": int,
-                        "command": { "type": "string" },
-                        "cwd": { "type": "string" },
-                        "placements": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "additionalProperties": false,
-                                "required": ["sessionId", "sessionName", "index", "windowActive"],
-                                "properties": {
-                                    "sessionId": { "type": "string", "pattern": "^\\$[0-9]+$" },
-                                    "sessionName": { "type": "string" },
-                                    "index": { "type": "integer" },
-                                    "windowActive": { "type": "boolean" }
-                                }
-                            }
-                        },
-                        "isCallerPane": { "type": "boolean" }
-                    }
-                }
-            }
-        }
-    })
-}
-
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> ToolOutput {
     let snap = match session.broker.registry.refresh().await {
         Ok(s) => s,
         Err(e) => return ToolOutput::libtmux_error(format!("Could not read the pane table from tmux: {e}. Nothing was changed.")),
     };
-    let wanted = args.get("session").and_then(Value::as_str);
+    let wanted = args.session.as_deref();
     let visible: Vec<_> = session.visible(&snap).collect();
     if let Some(w) = wanted {
         let known = visible.iter().flat_map(|p| &p.placements).any(|pl| pl.session_id == w || pl.session_name == w);
@@ -113,67 +120,65 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             return ToolOutput::libtmux_error(format!("Argument session: no session with id or name {w:?} is visible. Call list_panes without it to see the sessions."));
         }
     }
-    let panes: Vec<Value> = visible
+    let panes: Vec<PaneRecord> = visible
         .iter()
         .filter(|p| wanted.is_none_or(|w| p.placements.iter().any(|pl| pl.session_id == w || pl.session_name == w)))
-        .map(|p| pane_json(session, p))
+        .map(|p| record(session, p))
         .collect();
     let text = summary(session, &panes);
-    let structured = json!({
-        "generation": session.generation(),
-        "scope": match session.scope { crate::wire::Scope::Session => "session", crate::wire::Scope::Server => "server" },
-        "callerPaneId": session.caller_pane,
-        "panes": panes,
-    });
-    ToolOutput { structured: Some(structured), text, is_error: false }
+    let listing = Listing { generation: session.generation().to_string(), scope: session.scope, caller_pane_id: session.caller_pane.clone(), panes };
+    ToolOutput::typed(&listing, text)
 }
 
-fn pane_json(session: &Session, p: &Pane) -> Value {
+fn record(session: &Session, p: &Pane) -> PaneRecord {
     let st = p.process_status();
-    let mut v = json!({
-        "ref": { "kind": "pane", "id": p.id, "generation": session.generation() },
-        "id": p.id,
-        "index": p.index,
-        "windowId": p.window_id,
-        "windowName": p.window_name,
-        "active": p.active,
-        "title": p.title,
-        "pid": p.pid,
-        "processGeneration": st.process_generation,
-        "processState": st.state,
-        "dead": p.dead,
-        "deadStatus": p.dead_status,
-        "width": p.width,
-        "height": p.height,
-        "historySize": p.history_size,
-        "command": p.command,
-        "cwd": p.cwd,
-        "placements": p.placements.iter().map(|pl| json!({ "sessionId": pl.session_id, "sessionName": pl.session_name, "index": pl.window_index, "windowActive": pl.window_active })).collect::<Vec<_>>(),
-        "isCallerPane": session.is_caller(&p.id),
-    });
-    if let Some(note) = st.note {
-        v["processNote"] = json!(note);
+    let process_state = match st.state.as_str() {
+        "running" => ProcessState::Running,
+        "exited" => ProcessState::Exited,
+        "dead" => ProcessState::Dead,
+        _ => ProcessState::Untracked,
+    };
+    PaneRecord {
+        reference: refs::PaneRef::new(&p.id, session.generation()),
+        id: p.id.clone(),
+        index: p.index,
+        window_id: p.window_id.clone(),
+        window_name: p.window_name.clone(),
+        active: p.active,
+        title: p.title.clone(),
+        pid: p.pid,
+        process_generation: st.process_generation,
+        process_state,
+        process_note: st.note,
+        dead: p.dead,
+        dead_status: p.dead_status,
+        width: p.width,
+        height: p.height,
+        history_size: p.history_size,
+        command: p.command.clone(),
+        cwd: p.cwd.clone(),
+        placements: p.placements.iter().map(|pl| PlacementRecord { session_id: pl.session_id.clone(), session_name: pl.session_name.clone(), index: pl.window_index, window_active: pl.window_active }).collect(),
+        is_caller_pane: session.is_caller(&p.id),
     }
-    v
 }
 
 /// One line per pane for clients that show only text.
-fn summary(session: &Session, panes: &[Value]) -> String {
+fn summary(session: &Session, panes: &[PaneRecord]) -> String {
     let mut lines = vec![format!("{} pane(s), generation {}", panes.len(), session.generation())];
-    let mut sorted: Vec<&Value> = panes.iter().collect();
-    sorted.sort_by_key(|p| numeric_id(p["id"].as_str().unwrap_or("")));
+    let mut sorted: Vec<&PaneRecord> = panes.iter().collect();
+    sorted.sort_by_key(|p| numeric_id(&p.id));
     for p in sorted {
-        let places: Vec<String> = p["placements"].as_array().into_iter().flatten().map(|pl| format!("{}:{}", pl["sessionName"].as_str().unwrap_or(""), pl["index"])).collect();
+        let places: Vec<String> = p.placements.iter().map(|pl| format!("{}:{}", pl.session_name, pl.index)).collect();
         lines.push(format!(
             "{} {} {}x{} pid {} {}{}{}",
-            p["id"].as_str().unwrap_or(""),
+            p.id,
             places.join(","),
-            p["width"],
-            p["height"],
-            p["pid"],
-            p["command"].as_str().unwrap_or(""),
-            if p["dead"] == true { " [dead]" } else { "" },
-            if p["isCallerPane"] == true { " [caller]" } else { "" },
+            p.width,
+            p.height,
+            p.pid,
+            p.command,
+            if p.dead { " [dead]" } else { "" },
+            if p.is_caller_pane { " [caller]" } else { "" },
         ));
     }
     lines.join("\n")

@@ -15,11 +15,11 @@ mod list_panes;
 pub mod capture_pane;
 mod snapshot_pane;
 mod snapshot;
+pub mod typed;
 mod wait;
 mod refs;
-mod send;
+pub mod send;
 
-pub use capabilities::version_at_least;
 
 use crate::session::Session;
 use serde_json::{json, Value};
@@ -34,15 +34,93 @@ pub enum Family {
     Libtmux,
 }
 
+/// What a tool does to the person's tmux, honestly (MCP tool annotations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    pub title: Option<&'static str>,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// How much a tool may change: read-only, mutating (changes state, nothing is
+/// lost) or destructive (input typed into programs, entities created or killed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    ReadOnly,
+    Mutating,
+    Destructive,
+}
+
+impl Annotations {
+    pub const fn read_only(title: &'static str, idempotent: bool) -> Annotations {
+        Annotations { title: Some(title), read_only: true, destructive: false, idempotent, open_world: false }
+    }
+
+    pub const fn destructive(title: &'static str) -> Annotations {
+        Annotations { title: Some(title), read_only: false, destructive: true, idempotent: false, open_world: false }
+    }
+
+    pub fn tier(&self) -> Tier {
+        match (self.read_only, self.destructive) {
+            (true, _) => Tier::ReadOnly,
+            (false, false) => Tier::Mutating,
+            (false, true) => Tier::Destructive,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({});
+        if let Some(t) = self.title {
+            v["title"] = json!(t);
+        }
+        v["readOnlyHint"] = json!(self.read_only);
+        v["destructiveHint"] = json!(self.destructive);
+        v["idempotentHint"] = json!(self.idempotent);
+        v["openWorldHint"] = json!(self.open_world);
+        v
+    }
+}
+
+/// One call of a tool: the session, the arguments (already checked against
+/// the published input schema), and where progress goes.
+pub struct Call<'a> {
+    pub session: &'a Session,
+    pub args: Value,
+    pub progress: Option<Progress>,
+}
+
+pub type CallFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
+
+/// A tool, whole: everything about it is here, registered once in [`CATALOG`].
 pub struct ToolSpec {
     pub name: &'static str,
     pub family: Family,
-    /// Read-only discovery tools are on by default; everything else is opt-in.
-    pub default_enabled: bool,
     pub description: &'static str,
-    pub annotations: fn() -> Value,
+    /// What the tool does; decides its tier and, in the seed family, whether
+    /// its errors carry `effects` (destructive tools).
+    pub annotations: Annotations,
+    /// Published instead of `annotations` where a seed fixes them verbatim
+    /// (SPEC-TOOLS decision 8), even where they say less than the truth.
+    pub seed_annotations: Option<fn() -> Value>,
+    /// Off by default although read-only (the seed family's policy, A.0.4:
+    /// only its discovery tools are on by default).
+    pub opt_in: bool,
     pub input_schema: fn() -> Value,
     pub output_schema: fn() -> Value,
+    pub run: for<'a> fn(Call<'a>) -> CallFuture<'a>,
+}
+
+impl ToolSpec {
+    /// On without `--enable-tool`: read-only and not opt-in.
+    pub fn on_by_default(&self) -> bool {
+        self.annotations.tier() == Tier::ReadOnly && !self.opt_in
+    }
+
+    pub fn published_annotations(&self) -> Value {
+        self.seed_annotations.map_or_else(|| self.annotations.to_json(), |f| f())
+    }
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
@@ -60,7 +138,7 @@ pub fn unknown_tools<'a>(requested: impl IntoIterator<Item = &'a String>) -> Vec
 /// The tools a session may use: the defaults plus what the broker and the attach
 /// enabled.
 pub fn enabled_set(extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
-    let mut set: BTreeSet<String> = CATALOG.iter().filter(|t| t.default_enabled).map(|t| t.name.to_string()).collect();
+    let mut set: BTreeSet<String> = CATALOG.iter().filter(|t| t.on_by_default()).map(|t| t.name.to_string()).collect();
     set.extend(extra.into_iter().filter(|n| spec(n).is_some()));
     set
 }
@@ -76,7 +154,7 @@ pub fn describe(t: &ToolSpec) -> Value {
         "description": t.description,
         "inputSchema": (t.input_schema)(),
         "outputSchema": (t.output_schema)(),
-        "annotations": (t.annotations)(),
+        "annotations": t.published_annotations(),
     })
 }
 
@@ -241,7 +319,7 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
     };
     if !session.enabled.contains(name) {
         return match t.family {
-            Family::Seed => envelope::for_tool(name, envelope::policy_denied()),
+            Family::Seed => envelope::for_tool(t, envelope::policy_denied()),
             Family::Libtmux => ToolOutput::libtmux_error(format!(
                 "Tool {name} is not enabled. Start the relay with `tmux-mcp attach --enable-tool {name}` or set the tmux option @mcp-enable-tools. Nothing was sent to tmux."
             )),
@@ -249,23 +327,11 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
     }
     if let Err(problem) = validate_input(name, &args) {
         return match t.family {
-            Family::Seed => envelope::for_tool(name, envelope::invalid_input(&problem)),
+            Family::Seed => envelope::for_tool(t, envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux.")),
         };
     }
-    match name {
-        "tmux_capabilities" => capabilities::call(session).await,
-        "list_panes" => list_panes::call(session, &args).await,
-        "capture_pane" => capture_pane::call(session, &args).await,
-        "snapshot_pane" => snapshot_pane::call(session, &args).await,
-        "tmux_send" => send::call(session, &args).await,
-        "tmux_create" => create::call(session, &args).await,
-        "tmux_close" => close::call(session, &args).await,
-        "tmux_capture" => capture::call(session, &args).await,
-        "tmux_wait" => wait::call(session, &args, progress).await,
-        "tmux_snapshot" => snapshot::call(session, &args).await,
-        _ => ToolOutput::libtmux_error(format!("Tool {name} has no implementation. Nothing was sent to tmux.")),
-    }
+    (t.run)(Call { session, args, progress }).await
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use super::envelope::{self, Delivery};
 use super::ToolOutput;
-use crate::daemon::Broker;
+use crate::engine::Broker;
 use crate::registry::Pane;
 use crate::session::Session;
 use crate::tmux::TmuxError;
@@ -91,6 +91,30 @@ pub fn any_ref_schema() -> Value {
     json!({ "oneOf": [ref_schema(Kind::Session), ref_schema(Kind::Window), ref_schema(Kind::Pane)] })
 }
 
+/// A pane reference as a typed value (its derived schema equals
+/// `ref_schema(Kind::Pane)`; a unit test keeps the two equal).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PaneRef {
+    pub kind: PaneKind,
+    #[schemars(regex(pattern = r"^%[0-9]+$"), length(max = 32))]
+    pub id: String,
+    #[schemars(length(min = 1, max = 128))]
+    pub generation: String,
+}
+
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub enum PaneKind {
+    #[serde(rename = "pane")]
+    Pane,
+}
+
+impl PaneRef {
+    pub fn new(id: &str, generation: &str) -> PaneRef {
+        PaneRef { kind: PaneKind::Pane, id: id.to_string(), generation: generation.to_string() }
+    }
+}
+
 pub fn reference(kind: Kind, id: &str, generation: &str) -> Value {
     json!({ "kind": kind.as_str(), "id": id, "generation": generation })
 }
@@ -138,21 +162,7 @@ pub fn check_mutation_bytes(args: &Value) -> Result<(), ToolOutput> {
     Ok(())
 }
 
-/// One argument for tmux, literal: tmux splits commands given as arguments at
-/// an argument that *ends* in `;` (dropping it) and turns a final `\;` into
-/// `;`. Inserting a backslash before a final `;` makes every string arrive
-/// unchanged (`x;` → `x\;` → `x;`, `x\;` → `x\\;` → `x\;`).
-pub fn literal_arg(s: &str) -> String {
-    match s.strip_suffix(';') {
-        Some(head) => format!("{head}\\;"),
-        None => s.to_string(),
-    }
-}
-
-/// An argument that tmux also expands as a format (names, `-c`): `#` doubled.
-pub fn format_arg(s: &str) -> String {
-    literal_arg(&s.replace('#', "##"))
-}
+pub use crate::tmux::quote::{format_arg, literal_arg};
 
 /// What a reference resolved to: the entity and the panes it contains.
 #[derive(Debug, Clone)]
@@ -255,16 +265,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn literal_arg_survives_tmux_semicolon_splitting() {
-        // tmux drops a final `;` and turns a final `\;` into `;`.
-        let tmux_parse = |a: &str| match a.strip_suffix(';') {
-            Some(h) => h.strip_suffix('\\').map_or_else(|| h.to_string(), |hh| format!("{hh};")),
-            None => a.to_string(),
-        };
-        for s in ["", ";", "x;", "x\\;", "a;b", "\\", "Enter", "-x", ";;", "x\\\\;"] {
-            assert_eq!(tmux_parse(&literal_arg(s)), s, "{s:?}");
+    fn typed_pane_ref_has_the_published_schema() {
+        let derived = super::super::typed::schema_of::<PaneRef>();
+        let v = jsonschema::validator_for(&derived).unwrap();
+        let hand = jsonschema::validator_for(&ref_schema(Kind::Pane)).unwrap();
+        for r in [json!({ "kind": "pane", "id": "%3", "generation": "g" }), json!({ "kind": "pane", "id": "3", "generation": "g" }), json!({ "kind": "window", "id": "%3", "generation": "g" }), json!({ "kind": "pane", "id": "%3", "generation": "" }), json!({ "kind": "pane", "id": "%3", "generation": "g", "x": 1 }), json!({ "kind": "pane", "id": "%3" })] {
+            assert_eq!(v.is_valid(&r), hand.is_valid(&r), "{r}");
         }
-        assert_eq!(format_arg("a#b;"), "a##b\\;");
+        assert_eq!(serde_json::to_value(PaneRef::new("%3", "g")).unwrap(), reference(Kind::Pane, "%3", "g"));
     }
 
     #[test]
@@ -287,6 +295,6 @@ mod tests {
         let v = jsonschema::validator_for(&schema).unwrap();
         assert!(v.is_valid(&envelope::mutation_error("capacity", "x", Delivery::NotSent, created).structured.unwrap()));
         assert!(!v.is_valid(&envelope::error("capacity", "x", Delivery::NotSent).structured.unwrap()), "effects must be required");
-        assert!(v.is_valid(&envelope::for_tool("tmux_send", envelope::policy_denied()).structured.unwrap()));
+        assert!(v.is_valid(&envelope::for_tool(&crate::tools::send::SPEC, envelope::policy_denied()).structured.unwrap()));
     }
 }

@@ -19,23 +19,22 @@
 
 use super::envelope;
 use super::refs::{self, Kind, NO_NUL};
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::session::Session;
 use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_send",
     family: Family::Seed,
-    default_enabled: false,
     description: "Send input to exactly one pane: {type:\"text\", text} is typed literally (send-keys -l; ';', 'Enter', 'C-c', a leading '-' and line feeds arrive as those characters) or {type:\"keys\", keys:[…]} names tmux keys (\"Enter\", \"C-c\", \"Up\", …); never both. No Enter is appended. Text ≤ 65536 characters, 1–256 keys, no NUL; ≤ 65536 string bytes in all. Success means tmux accepted the input (completion dispatch_only), not that a program read it. The agent's own pane needs --allow-self.",
-    annotations,
+    annotations: Annotations::destructive("Send text or keys to a pane"),
+    seed_annotations: None,
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
-fn annotations() -> Value {
-    json!({ "title": "Send text or keys to a pane", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false })
-}
 
 fn text_input() -> Value {
     json!({
@@ -139,6 +138,10 @@ fn group_args(args: Vec<String>, room: usize) -> Vec<Vec<String>> {
 
 fn e_code(e: &ToolOutput) -> &str {
     e.structured.as_ref().and_then(|s| s["error"]["code"].as_str()).unwrap_or("command_failed")
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
 }
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {

@@ -11,7 +11,7 @@
 
 use super::criteria::{self, Entity, Graph};
 use super::envelope::{self, Delivery};
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::retention::{Pages, Retained};
 use crate::session::Session;
 use crate::sys;
@@ -20,18 +20,17 @@ use serde_json::{json, Map, Value};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_snapshot",
     family: Family::Seed,
-    default_enabled: true,
     description: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records are unavailable (reading them would run a user hook).",
-    annotations,
+    annotations: Annotations::read_only("tmux metadata snapshot", false),
+    seed_annotations: None,
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
 const ENTITIES: &[&str] = &["session", "window", "pane", "window_link", "client"];
 
-fn annotations() -> Value {
-    json!({ "title": "tmux metadata snapshot", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false })
-}
 
 /// The criteria envelope as the input schema checks it; the `where` clause
 /// itself is checked by `criteria::compile`, so a bad clause is
@@ -138,6 +137,10 @@ fn page(header: &Value, items: Vec<Value>, total: usize, key: &str, offset: usiz
 
 fn stale_cursor() -> ToolOutput {
     envelope::error("stale_cursor", "The cursor is unknown, expired, or outside its captured result.", Delivery::NotSent)
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
 }
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {

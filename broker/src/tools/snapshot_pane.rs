@@ -4,7 +4,7 @@
 //! are not an atomic snapshot.
 
 use super::capture_pane::{self, bound_text, decode_lines, effective_result_lines, tail_bytes, BoundedText, MAX_RESULT_BYTES};
-use super::{Family, ToolOutput, ToolSpec};
+use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::observe;
 use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
@@ -15,11 +15,13 @@ use std::sync::OnceLock;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "snapshot_pane",
     family: Family::Libtmux,
-    default_enabled: true,
     description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.",
-    annotations: capture_pane::family_annotations,
+    annotations: Annotations::read_only("Snapshot a pane", false),
+    seed_annotations: Some(capture_pane::family_annotations),
+    opt_in: false,
     input_schema,
     output_schema,
+    run,
 };
 
 fn input_schema() -> Value {
@@ -173,9 +175,13 @@ fn render_bounded(b: &BoundedText, recovery: &str) -> String {
 // The tool
 // ---------------------------------------------------------------------------
 
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
+}
+
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let id = args["paneId"].as_str().unwrap_or_default();
-    let (_, pane) = match capture_pane::resolve(session, id).await {
+    let pane = match capture_pane::resolve(session, id, observe::Freshness::Fresh).await {
         Ok(r) => r,
         Err(e) => return e,
     };

@@ -12,8 +12,8 @@
 
 use super::capture::{observe_error, scope_of, snapshot_data, snapshot_data_schema};
 use super::envelope::{self, Delivery};
-use super::list_panes::pane_ref_schema;
-use super::{Family, Progress, ToolOutput, ToolSpec};
+use super::refs::{ref_schema, Kind};
+use super::{Family, Progress, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::capture::Rows;
 use crate::limits;
 use crate::observe::{self, ObserveError};
@@ -26,18 +26,17 @@ use std::time::Duration;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_wait",
     family: Family::Seed,
-    default_enabled: false,
     description: "Wait event-driven (no polling) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
-    annotations,
+    annotations: Annotations::read_only("Wait for pane text or process exit", false),
+    seed_annotations: None,
+    opt_in: true,
     input_schema,
     output_schema,
+    run,
 };
 
 const MAX_WAIT_SECONDS: f64 = 60.0;
 
-fn annotations() -> Value {
-    json!({ "title": "Wait for pane text or process exit", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false })
-}
 
 fn input_schema() -> Value {
     json!({
@@ -45,7 +44,7 @@ fn input_schema() -> Value {
         "additionalProperties": false,
         "required": ["target", "condition"],
         "properties": {
-            "target": pane_ref_schema(),
+            "target": ref_schema(Kind::Pane),
             "condition": {
                 "oneOf": [
                     {
@@ -77,14 +76,14 @@ fn output_schema() -> Value {
                 "type": "object",
                 "additionalProperties": false,
                 "required": ["target", "condition", "capture"],
-                "properties": { "target": pane_ref_schema(), "condition": { "const": "screen_contains" }, "capture": snapshot_data_schema() }
+                "properties": { "target": ref_schema(Kind::Pane), "condition": { "const": "screen_contains" }, "capture": snapshot_data_schema() }
             },
             {
                 "type": "object",
                 "additionalProperties": false,
                 "required": ["target", "condition", "process_generation", "observed_at", "exit_status"],
                 "properties": {
-                    "target": pane_ref_schema(),
+                    "target": ref_schema(Kind::Pane),
                     "condition": { "const": "process_exit" },
                     "process_generation": { "type": "string" },
                     "observed_at": { "type": "number" },
@@ -99,6 +98,10 @@ fn output_schema() -> Value {
 fn contains(rows: &Rows, needle: &[u8]) -> bool {
     let raw = rows.raw();
     raw.windows(needle.len()).any(|w| w == needle)
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args, c.progress).await })
 }
 
 pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -> ToolOutput {
@@ -118,15 +121,24 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     let scope = scope_of(args);
     let text = args.pointer("/condition/text").and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
 
-    let (pane, identity) = match observe::resolve_tracked(broker, generation, id).await {
+    let (pane, identity) = match observe::resolve_tracked(broker, generation, id, session.read_freshness()).await {
         Ok(r) => r,
         Err(e) => return observe_error(&e),
     };
     if !session.can_see(&pane) {
         return observe_error(&ObserveError::OutOfScope);
     }
-    // Both conditions start with one guarded read (so a capture hook refuses both).
+    // Watch the terminal before the first read, so output written between
+    // that read and the watch cannot go unnoticed.
     let tty = pane.tty.clone();
+    let watch = match &text {
+        Some(_) => match TtyWatch::new(&tty) {
+            Ok(w) => Some(w),
+            Err(e) => return observe_error(&ObserveError::Unsupported { observed: true, why: format!("cannot watch the pane's terminal {tty}: {e}") }),
+        },
+        None => None,
+    };
+    // Both conditions start with one guarded read (so a capture hook refuses both).
     let first = match observe::capture(broker, pane.clone(), &scope, Some(identity.clone())).await {
         Ok(c) => c,
         Err(e) => return observe_error(&e),
@@ -144,13 +156,6 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     if let Some(done) = matched(&first.rows) {
         return done;
     }
-    let watch = match &text {
-        Some(_) => match TtyWatch::new(&tty) {
-            Ok(w) => Some(w),
-            Err(e) => return observe_error(&ObserveError::Unsupported { observed: true, why: format!("cannot watch the pane's terminal {tty}: {e}") }),
-        },
-        None => None,
-    };
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.tick().await;
     // After output, one more read once tmux has surely parsed it.
@@ -203,10 +208,17 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
 /// A failure during the wait. Killing the server also ends its pane processes
 /// and makes reads fail, a moment before the broker sees the server go: tell
 /// the two apart before answering.
-async fn failed(broker: &crate::daemon::Broker, id: &str, e: ObserveError) -> ToolOutput {
+async fn failed(broker: &crate::engine::Broker, id: &str, e: ObserveError) -> ToolOutput {
     if tokio::time::timeout(Duration::from_millis(150), broker.server_gone()).await.is_ok() {
         return observation_lost(id);
     }
+    // The wait had started (its first read succeeded): the pane or its process
+    // going away since is something the broker observed (A.4), even when the
+    // read that noticed it sent nothing that could have an effect.
+    let e = match e {
+        ObserveError::StaleTarget { why, .. } => ObserveError::StaleTarget { observed: true, why },
+        other => other,
+    };
     observe_error(&e)
 }
 
@@ -216,7 +228,7 @@ fn observation_lost(id: &str) -> ToolOutput {
 
 /// A fresh guarded read of the pane (the cache entry may be stale; `capture`
 /// retries with a fresh table when its guard fails).
-async fn read(broker: &crate::daemon::Broker, id: &str, generation: &str, scope: &crate::capture::Scope, identity: &std::sync::Arc<crate::process::ProcessIdentity>) -> Result<Rows, ObserveError> {
-    let pane = observe::resolve(broker, generation, id).await?;
+async fn read(broker: &crate::engine::Broker, id: &str, generation: &str, scope: &crate::capture::Scope, identity: &std::sync::Arc<crate::process::ProcessIdentity>) -> Result<Rows, ObserveError> {
+    let pane = observe::resolve(broker, generation, id, observe::Freshness::Cached).await?;
     observe::capture(broker, pane, scope, Some(identity.clone())).await.map(|c| c.rows)
 }

@@ -1,0 +1,60 @@
+//! Every way a string is escaped on its way into tmux, in one place: as a
+//! shell word (`run-shell`), as an argument tmux might split at `;`, as text
+//! tmux expands as a format, and as a literal inside a format comparison.
+
+/// Quotes `s` as one POSIX shell word.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Escapes `#` so tmux's format expansion leaves `s` as it is.
+pub fn format_literal(s: &str) -> String {
+    s.replace('#', "##")
+}
+
+/// One argument for tmux, literal: tmux splits commands given as arguments at
+/// an argument that *ends* in `;` (dropping it) and turns a final `\;` into
+/// `;`. Inserting a backslash before a final `;` makes every string arrive
+/// unchanged (`x;` → `x\;` → `x;`, `x\;` → `x\\;` → `x\;`).
+pub fn literal_arg(s: &str) -> String {
+    match s.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => s.to_string(),
+    }
+}
+
+/// An argument that tmux also expands as a format (names, `-c`): `#` doubled.
+pub fn format_arg(s: &str) -> String {
+    literal_arg(&format_literal(s))
+}
+
+/// Text used as a literal operand inside a tmux format comparison
+/// (`#{==:#{pane_id},TEXT}`): `#`, `,` and `}` escaped.
+pub fn format_operand(s: &str) -> String {
+    s.replace('#', "##").replace(',', "#,").replace('}', "#}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("a'b"), "'a'\\''b'");
+        assert_eq!(format_literal("/x/#S/y"), "/x/##S/y");
+        assert_eq!(format_operand("%1,}#"), "%1#,#}##");
+    }
+
+    #[test]
+    fn literal_arg_survives_tmux_semicolon_splitting() {
+        // tmux drops a final `;` and turns a final `\;` into `;`.
+        let tmux_parse = |a: &str| match a.strip_suffix(';') {
+            Some(h) => h.strip_suffix('\\').map_or_else(|| h.to_string(), |hh| format!("{hh};")),
+            None => a.to_string(),
+        };
+        for s in ["", ";", "x;", "x\\;", "a;b", "\\", "Enter", "-x", ";;", "x\\\\;"] {
+            assert_eq!(tmux_parse(&literal_arg(s)), s, "{s:?}");
+        }
+        assert_eq!(format_arg("a#b;"), "a##b\\;");
+    }
+}
