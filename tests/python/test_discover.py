@@ -59,5 +59,7 @@ def test_server_discover_result_matches_2026_07_28_wire_schema(tmux_server):
         except pydantic.ValidationError as e:
             missing = [".".join(map(str, err["loc"])) + f" ({err['type']})" for err in e.errors()]
             problems.append(f"{method}: {missing}")
+    # ping is answered in this era too (ARCHITECTURE.md "MCP layer").
+    assert raw.request(3, "ping", {"_meta": meta}).get("result") == {}
     raw.close()
     assert not problems, "2026-07-28 wire-schema violations: " + "; ".join(problems)

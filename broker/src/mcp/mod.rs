@@ -14,7 +14,7 @@ use crate::session::{LogLevel, LogSink, Session};
 use crate::tools::{self, ProgressSink};
 use futures::future::BoxFuture;
 use rmcp::model::*;
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -40,11 +40,38 @@ where
     // a request carrying its own `_meta` at any time, as before (rmcp's
     // `serve_server` would end the session on a notification that comes
     // before `initialize`).
-    let running = rmcp::service::serve_directly(Handler { session: session.clone(), gone }, transport, None);
+    let running = rmcp::service::serve_directly(Server(Handler { session: session.clone(), gone }), transport, None);
     if let Err(e) = running.waiting().await {
         tracing::warn!(session = session.id, "MCP service task failed: {e}");
     }
     let _ = writer.await;
+}
+
+/// [`Handler`] as rmcp serves it, with one rule on top: `ping` is answered in
+/// every era. rmcp's `ServerHandler` refuses it (-32601) on a request that
+/// names 2026-07-28, yet rmcp's own client pings in that era; a liveness
+/// probe that works everywhere is what clients had before.
+struct Server(Handler);
+
+impl Service<RoleServer> for Server {
+    async fn handle_request(&self, request: ClientRequest, context: RequestContext<RoleServer>) -> Result<ServerResult, McpError> {
+        if matches!(request, ClientRequest::PingRequest(_)) {
+            return Ok(ServerResult::empty(()));
+        }
+        Service::handle_request(&self.0, request, context).await
+    }
+
+    async fn handle_notification(&self, notification: ClientNotification, context: NotificationContext<RoleServer>) -> Result<(), McpError> {
+        Service::handle_notification(&self.0, notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerHandler::get_info(&self.0)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        ServerHandler::supported_protocol_versions(&self.0)
+    }
 }
 
 pub struct Handler {
