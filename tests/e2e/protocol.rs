@@ -204,12 +204,13 @@ async fn a_client_going_away_ends_its_waits_at_once() {
 
     let mut raw = RawClient::attach(&srv, &["--enable-tool", "tmux_wait"]);
     raw.initialize();
-    for id in 0..max_waits {
+    // One more wait than there are places: the one refused for capacity shows
+    // that the other sixteen hold every place (nothing else runs meanwhile).
+    for id in 0..=max_waits {
         raw.send(&json!({ "jsonrpc": "2.0", "id": 100 + id, "method": "tools/call", "params": { "name": "tmux_wait", "arguments": wait(30.0) } }));
     }
-    // Every place is taken once another wait is refused for capacity.
-    let full = poll_async(T, || async { let e = other.call_envelope("tmux_wait", wait(0.1)).await; (e.structured["error"]["code"] == "capacity").then_some(()) }).await;
-    assert!(full.is_some(), "the raw client's waits never filled the places");
+    let refused = raw.recv(T);
+    assert_eq!(refused["result"]["structuredContent"]["error"]["code"], "capacity", "expected one wait refused for capacity first: {refused}");
     let started = Instant::now();
     assert!(raw.close().is_some_and(|s| s.success()));
     let admitted = poll_async(T, || async { let e = other.call_envelope("tmux_wait", wait(0.1)).await; (e.structured["error"]["code"] == "deadline").then_some(()) }).await;
