@@ -333,24 +333,37 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         // rmcp only answers requests we gave it, and those all carry numbers.
         Some(NumberOrString::String(s)) => Some(Value::String(s.to_string()).to_string().into()),
     };
-    let mut value = match serde_json::to_value(&item) {
-        Ok(Value::Object(m)) => m,
-        other => {
-            tracing::error!("cannot encode an outgoing message: {other:?}");
+    let mut bytes = match serde_json::to_vec(&item) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!("cannot encode an outgoing message: {e}");
             return None;
         }
     };
-    match raw {
-        None if matches!(item, ServerJsonRpcMessage::Error(_)) => Some(splice(Some("null"), value)),
-        None => {
-            let mut bytes = serde_json::to_vec(&value).ok()?;
-            bytes.push(b'\n');
-            Some(bytes)
+    let Some(raw) = raw else {
+        if let (ServerJsonRpcMessage::Error(_), Ok(Value::Object(m))) = (&item, serde_json::from_slice::<Value>(&bytes)) {
+            return Some(splice(Some("null"), m)); // JSON-RPC wants `"id": null` here
         }
-        Some(raw) => {
-            value.remove("id");
-            Some(splice(Some(&raw), value))
+        bytes.push(b'\n');
+        return Some(bytes);
+    };
+    // rmcp writes a response as `{"jsonrpc":"2.0","id":N,…`: swap N for the
+    // client's bytes in place (no second encoding of a large result).
+    if let Some(NumberOrString::Number(n)) = id {
+        let prefix = format!("{{\"jsonrpc\":\"2.0\",\"id\":{n},");
+        if bytes.starts_with(prefix.as_bytes()) {
+            let mut out = Vec::with_capacity(bytes.len() + raw.len());
+            out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            out.extend_from_slice(raw.as_bytes());
+            out.push(b',');
+            out.extend_from_slice(&bytes[prefix.len()..]);
+            out.push(b'\n');
+            return Some(out);
         }
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => Some(splice(Some(&raw), m)),
+        _ => None,
     }
 }
 
