@@ -18,8 +18,8 @@ use crate::tmux::{format_literal, shell_quote};
 use crate::wire::{PaneRow, PaneTable, ServerRow};
 use std::path::Path;
 
-const US: char = '\u{1f}';
-const RS: char = '\u{1e}';
+pub const US: char = '\u{1f}';
+pub const RS: char = '\u{1e}';
 
 /// Server-wide fields, in wire order.
 const SERVER_FIELDS: &[&str] = &["pid", "start_time", "version", "socket_path", "@mcp-broker-socket", "@mcp-enable-tools"];
@@ -61,7 +61,9 @@ const PANE_FIELDS: &[(&str, bool)] = &[
     ("window_zoomed_flag", false),
 ];
 
-fn field(name: &str, free_text: bool) -> String {
+/// `#{name}`, or for free text `name` with the separators replaced (so a
+/// value cannot shift columns or rows); other hook-free format reads use it too.
+pub fn field(name: &str, free_text: bool) -> String {
     if free_text {
         // Replace the two separator bytes (and NL, so rows stay one line) with '?'.
         format!("#{{s/[{US}{RS}\n]/?/:{name}}}")

@@ -180,6 +180,16 @@ impl Registry {
         self.source.tmux.output(args, self.source.timeout).await
     }
 
+    /// Expands `format` in tmux with one hook-free command, `list-commands -F
+    /// FORMAT list-commands` (tmux has no `after-list-commands` hook), for reads
+    /// beyond the pane table (options, clients). Whatever the feed mode: tmux
+    /// 3.4 and 3.5 print it strvis-escaped (control bytes as `\NNN`, a
+    /// backslash as itself), which is why the table uses the run-shell feed
+    /// there; the caller decodes what it needs.
+    pub async fn expand_format(&self, format: &str) -> Result<String, TmuxError> {
+        self.run_tmux(&["list-commands", "-F", format, "list-commands"]).await
+    }
+
     /// The last snapshot, without asking tmux.
     pub fn cached(&self) -> Option<Arc<Snapshot>> {
         self.current.lock().unwrap().clone()

@@ -469,34 +469,6 @@ async fn snapshot_pane_placements_of_a_linked_window() {
     c.close().await;
 }
 
-/// A control-mode client attached to `session` (stdin held open); killed by pid.
-struct ControlClient(std::process::Child);
-
-impl ControlClient {
-    fn attach(srv: &TmuxServer, session: &str) -> ControlClient {
-        let child = Command::new("tmux")
-            .arg("-S")
-            .arg(srv.socket())
-            .args(["-C", "attach-session", "-t", session])
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tmux -C attach");
-        poll(Duration::from_secs(5), || (fmt(srv, &format!("{session}:"), "#{session_attached}") == "1").then_some(())).expect("the control client never attached");
-        ControlClient(child)
-    }
-}
-
-impl Drop for ControlClient {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_pane_attended_follows_current_window_and_zoom() {
     let srv = TmuxServer::start();

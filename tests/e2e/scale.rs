@@ -48,3 +48,36 @@ async fn capture_pane_after_an_unseen_resize_plans_from_the_new_size() {
     assert_eq!(second["effectiveEnd"], json!(height - 1), "the range was planned from the stale size: {second:#} (before: {first:#})");
     c.close().await;
 }
+
+/// The table read sanitises only the text tmux does not clean itself: names,
+/// titles, commands and paths holding the separator bytes (and newlines) must
+/// neither break the read nor shift a column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_read_survives_separators_in_every_free_text_field() {
+    let srv = TmuxServer::start();
+    let nasty = "x\u{1f}y\u{1e}z\nw";
+    let dir = srv.dir().join(nasty);
+    std::fs::create_dir_all(&dir).unwrap();
+    // tmux 3.6+ refuses such names outright; whatever a version accepts must read right.
+    let d = dir.to_str().unwrap();
+    if !srv.try_tmux(&["new-session", "-d", "-s", nasty, "-n", nasty, "-c", d, "sleep 1000"]).status.success() {
+        srv.tmux(&["new-session", "-d", "-s", "plain", "-c", d, "sleep 1000"]);
+    }
+    let pane = srv.tmux(&["display-message", "-p", "-t", "%1", "#{pane_id}"]).trim().to_string();
+    let _ = srv.try_tmux(&["select-pane", "-t", &pane, "-T", nasty]);
+    if !srv.try_tmux(&["new-window", "-d", "-t", "main:", "-n", nasty, "sleep 1001"]).status.success() {
+        srv.tmux(&["new-window", "-d", "-t", "main:", "sleep 1001"]);
+    }
+    let c = McpClient::attach(&srv, &[]).await;
+    let list = c.call("list_panes", json!({})).await;
+    let panes = list["panes"].as_array().unwrap();
+    assert_eq!(panes.len(), 3, "{list:#}");
+    let p = panes.iter().find(|p| p["id"] == json!(pane)).expect("the nasty session's pane");
+    assert_eq!(p["pid"].as_u64().unwrap().to_string(), srv.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]).trim(), "a column shifted: {p:#}");
+    assert_eq!(p["width"].as_u64().unwrap().to_string(), srv.tmux(&["display-message", "-p", "-t", &pane, "#{pane_width}"]).trim(), "a column shifted: {p:#}");
+    for field in ["windowName", "cwd", "title"] {
+        let v = p[field].as_str().unwrap();
+        assert!(!v.contains('\u{1f}') && !v.contains('\u{1e}') && !v.contains('\n'), "{field} holds a separator: {v:?}");
+    }
+    c.close().await;
+}

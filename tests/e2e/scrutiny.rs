@@ -117,6 +117,10 @@ async fn item2_retained_pages_and_cursors_are_bound_to_the_scope_that_made_them(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item3_tracked_capture_and_wait_after_respawn_bind_the_new_process() {
     let srv = TmuxServer::start();
+    // A second window keeps the server alive when %0's process is killed below
+    // (else its exit would race the server's own and end the wait as
+    // observation_lost).
+    srv.tmux(&["new-window", "-d", "sleep 1000"]);
     let c = McpClient::attach(&srv, CAPTURE).await;
     let gen = generation(&c).await;
     let before = c.call_envelope("tmux_capture", json!({ "target": pane_ref(&gen, "%0"), "track": true })).await;

@@ -393,6 +393,9 @@ impl Drop for TmuxServer {
             v.dedup();
             v
         };
+        // tmux itself takes a while to tear down a big server (seconds for
+        // 1,001 panes); the broker's lifetime starts counting when it is gone.
+        let _ = poll(Duration::from_secs(30), || (!pid_alive(self.pid)).then_some(()));
         let gone = poll(Duration::from_secs(2), || remaining().is_empty().then_some(())).is_some();
         let leftover = remaining();
         for pid in &leftover {
@@ -402,7 +405,7 @@ impl Drop for TmuxServer {
             kill_pid(self.pid, libc::SIGKILL);
         }
         if !gone && !std::thread::panicking() {
-            panic!("broker(s) {leftover:?} of {} were still alive 2 s after kill-server", self.sock.display());
+            panic!("broker(s) {leftover:?} of {} were still alive 2 s after the tmux server exited", self.sock.display());
         }
     }
 }
@@ -873,6 +876,40 @@ pub async fn generation(c: &McpClient) -> String {
 /// A pane reference `{kind:"pane", id, generation}`.
 pub fn pane_ref(generation: &str, id: &str) -> Value {
     json!({ "kind": "pane", "id": id, "generation": generation })
+}
+
+/// A control-mode client attached to `session` (stdin held open, so it stays
+/// attached); killed on drop.
+pub struct ControlClient(std::process::Child);
+
+impl ControlClient {
+    pub fn attach(srv: &TmuxServer, session: &str) -> ControlClient {
+        let child = Command::new("tmux")
+            .arg("-S")
+            .arg(srv.socket())
+            .args(["-C", "attach-session", "-t", session])
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tmux -C attach");
+        let attached = || srv.tmux(&["display-message", "-p", "-t", &format!("{session}:"), "#{session_attached}"]).trim() == "1";
+        poll(Duration::from_secs(5), || attached().then_some(())).expect("the control client never attached");
+        ControlClient(child)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for ControlClient {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// A file trap hooks append lines to, and the hook command that writes `fired`.

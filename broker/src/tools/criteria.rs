@@ -618,10 +618,24 @@ pub fn schema() -> Value {
         .iter()
         .map(|e| json!({ "properties": { "entity": { "const": e.as_str() }, "where": { "$ref": format!("#/$defs/{}", def_name(*e)) } } }))
         .collect();
-    json!({
+    let mut s = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "libtmux-ruby.where criteria, version 1",
         "description": format!("Criteria for tmux_snapshot. where maps field wire names to a literal (equals) or an operator object, relation names to {{some|every|none}} (to-many) or {{is|isNot}} (to-one) with a where clause of the related entity, and and/or (arrays) / not. Null equals only null; comparisons with null are false. Limits: depth {MAX_DEPTH}, {MAX_NODES} where clauses, strings {MAX_STRING_BYTES} bytes, {MAX_TOTAL_BYTES} bytes in all."),
+    });
+    for (k, v) in envelope_schema().as_object().expect("an object schema") {
+        s[k] = v.clone();
+    }
+    s["oneOf"] = Value::Array(variants);
+    s["$defs"] = Value::Object(defs);
+    s
+}
+
+/// The criteria envelope alone (`where` only required to be an object): what
+/// `tmux_snapshot`'s input schema checks, so that a bad clause is reported by
+/// [`compile`] as `invalid_filter` (A.0.3) rather than as invalid input.
+pub fn envelope_schema() -> Value {
+    json!({
         "type": "object",
         "additionalProperties": false,
         "required": ["profile", "version", "entity", "where"],
@@ -630,9 +644,7 @@ pub fn schema() -> Value {
             "version": { "const": 1 },
             "entity": { "enum": Entity::names() },
             "where": { "type": "object" }
-        },
-        "oneOf": variants,
-        "$defs": defs,
+        }
     })
 }
 

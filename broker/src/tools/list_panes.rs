@@ -51,7 +51,7 @@ struct Listing {
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PaneRecord {
+pub(super) struct PaneRecord {
     #[serde(rename = "ref")]
     reference: refs::PaneRef,
     #[schemars(regex(pattern = r"^%[0-9]+$"))]
@@ -130,7 +130,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     ToolOutput::typed(&listing, text)
 }
 
-fn record(session: &Session, p: &Pane) -> PaneRecord {
+pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
     let st = p.process_status();
     let process_state = match st.state.as_str() {
         "running" => ProcessState::Running,

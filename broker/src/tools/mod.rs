@@ -12,6 +12,15 @@ mod create;
 pub mod criteria;
 pub mod envelope;
 mod list_panes;
+mod list_sessions;
+mod list_windows;
+mod get_pane_info;
+mod get_server_info;
+mod entity_refs;
+mod show_options;
+mod show_environment;
+mod show_hooks;
+mod search_panes;
 pub mod capture_pane;
 mod snapshot_pane;
 mod snapshot;
@@ -124,7 +133,7 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == name)

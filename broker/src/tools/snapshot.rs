@@ -29,25 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-const ENTITIES: &[&str] = &["session", "window", "pane", "window_link", "client"];
 
-
-/// The criteria envelope as the input schema checks it; the `where` clause
-/// itself is checked by `criteria::compile`, so a bad clause is
-/// `invalid_filter` (A.0.3), and described in full by `criteria::schema()`.
-fn criteria_envelope_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["profile", "version", "entity", "where"],
-        "properties": {
-            "profile": { "const": "libtmux-ruby.where" },
-            "version": { "const": 1 },
-            "entity": { "enum": ENTITIES },
-            "where": { "type": "object" }
-        }
-    })
-}
 
 fn input_schema() -> Value {
     json!({
@@ -58,8 +40,8 @@ fn input_schema() -> Value {
                 "additionalProperties": false,
                 "required": ["entity"],
                 "properties": {
-                    "entity": { "enum": ENTITIES },
-                    "criteria": criteria_envelope_schema(),
+                    "entity": { "enum": Entity::names() },
+                    "criteria": criteria::envelope_schema(),
                     "limit": { "type": "integer", "minimum": 1, "maximum": 200 }
                 }
             },
@@ -90,7 +72,7 @@ fn output_schema() -> Value {
                     "start_time": { "type": "integer" }, "tmux_version": { "type": "string" }
                 }
             },
-            "entity": { "enum": ENTITIES },
+            "entity": { "enum": Entity::names() },
             "items": {
                 "type": "array",
                 "maxItems": 200,
@@ -99,7 +81,7 @@ fn output_schema() -> Value {
                     "additionalProperties": false,
                     "required": ["kind", "fields", "ref"],
                     "properties": {
-                        "kind": { "enum": ENTITIES },
+                        "kind": { "enum": Entity::names() },
                         "fields": { "type": "object" },
                         "ref": { "type": ["object", "null"] }
                     }
@@ -108,7 +90,7 @@ fn output_schema() -> Value {
             "coverage": {
                 "type": "object",
                 "additionalProperties": false,
-                "required": ENTITIES,
+                "required": Entity::names(),
                 "properties": { "session": kind_status, "window": kind_status, "pane": kind_status, "window_link": kind_status, "client": kind_status }
             },
             "interval": {
@@ -172,8 +154,8 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let graph = Graph::build(visible.iter().map(|p| &**p), session.generation());
     let items: Vec<Value> = graph.select(entity, &filter).into_iter().map(|r| json!({ "kind": entity.as_str(), "fields": r.fields, "ref": r.reference })).collect();
     let mut coverage = Map::new();
-    for k in ENTITIES {
-        coverage.insert(k.to_string(), json!(if *k == "client" { "unavailable" } else { "complete" }));
+    for e in criteria::ENTITIES {
+        coverage.insert(e.as_str().to_string(), json!(if e == Entity::Client { "unavailable" } else { "complete" }));
     }
     let key = sys::random_hex(16);
     let header = json!({

@@ -1,0 +1,73 @@
+//! Typed session and window references for the libtmux family's typed tools
+//! (the pane one is `refs::PaneRef`). Their derived schemas equal
+//! `refs::ref_schema` of their kind; a unit test keeps them equal.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRef {
+    pub kind: SessionKind,
+    #[schemars(regex(pattern = r"^\$[0-9]+$"), length(max = 32))]
+    pub id: String,
+    #[schemars(length(min = 1, max = 128))]
+    pub generation: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub enum SessionKind {
+    #[serde(rename = "session")]
+    Session,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WindowRef {
+    pub kind: WindowKind,
+    #[schemars(regex(pattern = r"^@[0-9]+$"), length(max = 32))]
+    pub id: String,
+    #[schemars(length(min = 1, max = 128))]
+    pub generation: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub enum WindowKind {
+    #[serde(rename = "window")]
+    Window,
+}
+
+impl SessionRef {
+    pub fn new(id: &str, generation: &str) -> SessionRef {
+        SessionRef { kind: SessionKind::Session, id: id.to_string(), generation: generation.to_string() }
+    }
+}
+
+impl WindowRef {
+    pub fn new(id: &str, generation: &str) -> WindowRef {
+        WindowRef { kind: WindowKind::Window, id: id.to_string(), generation: generation.to_string() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::refs::{ref_schema, reference, Kind};
+    use super::super::typed::schema_of;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn typed_refs_have_the_published_schemas() {
+        for (kind, derived, other) in [(Kind::Session, schema_of::<SessionRef>(), "window"), (Kind::Window, schema_of::<WindowRef>(), "session")] {
+            let v = jsonschema::validator_for(&derived).unwrap();
+            let hand = jsonschema::validator_for(&ref_schema(kind)).unwrap();
+            let k = kind.as_str();
+            let id = if kind == Kind::Session { "$3" } else { "@3" };
+            for r in [json!({ "kind": k, "id": id, "generation": "g" }), json!({ "kind": k, "id": "3", "generation": "g" }), json!({ "kind": other, "id": id, "generation": "g" }), json!({ "kind": k, "id": "%3", "generation": "g" }), json!({ "kind": k, "id": id, "generation": "" }), json!({ "kind": k, "id": id, "generation": "g", "x": 1 }), json!({ "kind": k, "id": id })] {
+                assert_eq!(v.is_valid(&r), hand.is_valid(&r), "{k}: {r}");
+            }
+        }
+        assert_eq!(serde_json::to_value(SessionRef::new("$3", "g")).unwrap(), reference(Kind::Session, "$3", "g"));
+        assert_eq!(serde_json::to_value(WindowRef::new("@3", "g")).unwrap(), reference(Kind::Window, "@3", "g"));
+    }
+}

@@ -1,0 +1,98 @@
+//! `get_pane_info` (libtmux family): one pane's `list_panes` record, plus the
+//! window it is in and the sessions it is placed in (their `list_windows` and
+//! `list_sessions` records), all cut to the agent's scope. One table read.
+
+use super::criteria::Graph;
+use super::list_panes::{self, PaneRecord};
+use super::list_sessions::{self, SessionRecord};
+use super::list_windows::{self, WindowRecord};
+use super::typed::schema_of;
+use super::{capture_pane, Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "get_pane_info",
+    family: Family::Libtmux,
+    description: "Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.",
+    annotations: Annotations::read_only("Get pane info", true),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Info>,
+    run,
+};
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId"],
+        "properties": {
+            "paneId": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32, "description": "The pane's id, e.g. %3 (see list_panes)." }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Info {
+    generation: String,
+    scope: crate::wire::Scope,
+    pane: PaneRecord,
+    window: WindowRecord,
+    sessions: Vec<SessionRecord>,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let session = c.session;
+        // A fresh read; the errors (unknown pane with a hint, out of scope) are
+        // the family's (capture_pane::resolve).
+        let pane = match capture_pane::resolve(session, &args.pane_id, crate::observe::Freshness::Fresh).await {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let Some(pane) = session.scoped(&pane) else {
+            return ToolOutput::libtmux_error(format!("Pane {} is outside this session's scope.", args.pane_id));
+        };
+        // The graph of everything this agent sees (the table `resolve` just
+        // read), so the window's active pane is known whichever pane this is.
+        let Some(snap) = session.broker.registry.cached() else {
+            return ToolOutput::libtmux_error("The pane table is not available; retry.".to_string());
+        };
+        let visible: Vec<_> = session.visible(&snap).collect();
+        let g = Graph::build(visible.iter().map(|p| p.as_ref()), session.generation());
+        let record = list_panes::record(session, &pane);
+        let Some(window) = list_windows::records(session, &g, None).into_iter().find(|w| w.id() == pane.window_id) else {
+            return ToolOutput::libtmux_error(format!("Pane {} is in no window any more; call list_panes.", args.pane_id));
+        };
+        let sessions: Vec<SessionRecord> = list_sessions::records(session, &g).into_iter().filter(|s| pane.in_session(s.id())).collect();
+        let text = format!(
+            "pane {} in window {} ({}), session(s) {}; pid {} {} {}x{}{}{}",
+            pane.id,
+            window.id(),
+            pane.window_name,
+            sessions.iter().map(|s| s.id()).collect::<Vec<_>>().join(","),
+            pane.pid,
+            pane.command,
+            pane.width,
+            pane.height,
+            if pane.dead { " [dead]" } else { "" },
+            if session.is_caller(&pane.id) { " [caller]" } else { "" },
+        );
+        let info = Info { generation: session.generation().to_string(), scope: session.scope, pane: record, window, sessions };
+        ToolOutput::typed(&info, text)
+    })
+}

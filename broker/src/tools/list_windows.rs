@@ -1,0 +1,167 @@
+//! `list_windows` (libtmux family): every tmux window this agent may see, with
+//! its reference, size, layout, active pane and the sessions it is linked into
+//! (cut to the agent's scope). Optionally only the windows of one session.
+//! Derived from the registry snapshot through `criteria::Graph`.
+
+use super::criteria::{Entity, Graph};
+use super::entity_refs::WindowRef;
+use super::list_sessions::{self, fields, LinkFields};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "list_windows",
+    family: Family::Libtmux,
+    description: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Read-only; fires no tmux hook.",
+    annotations: Annotations::read_only("List windows", true),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Listing>,
+    run,
+};
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "session": { "type": "string", "minLength": 1, "maxLength": 256, "description": "Only windows linked into this session: its id ($1) or, when no session has that id, its name." }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    session: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Listing {
+    generation: String,
+    scope: crate::wire::Scope,
+    windows: Vec<WindowRecord>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct WindowRecord {
+    #[serde(rename = "ref")]
+    reference: WindowRef,
+    #[schemars(regex(pattern = r"^@[0-9]+$"))]
+    id: String,
+    name: String,
+    width: u32,
+    height: u32,
+    pane_count: u64,
+    layout: String,
+    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    active_pane_id: Option<String>,
+    links: Vec<WindowLink>,
+}
+
+/// Where the window is linked: a session (visible to this agent) and index.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WindowLink {
+    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    session_id: String,
+    session_name: String,
+    index: i64,
+    /// Whether this is the session's current window.
+    active: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WindowFields {
+    id: String,
+    name: String,
+    width: u32,
+    height: u32,
+    pane_count: u64,
+    layout: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PaneFields {
+    id: String,
+    window_id: String,
+    active: bool,
+}
+
+#[derive(Deserialize)]
+struct NameFields {
+    id: String,
+    name: String,
+}
+
+/// The window records of `g` (numeric id order), only those linked into
+/// session `only` when given.
+pub(super) fn records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<WindowRecord> {
+    let names: Vec<NameFields> = g.records(Entity::Session).iter().map(fields).collect();
+    let links: Vec<LinkFields> = g.records(Entity::WindowLink).iter().map(fields).collect();
+    let panes: Vec<PaneFields> = g.records(Entity::Pane).iter().map(fields).collect();
+    g.records(Entity::Window)
+        .iter()
+        .map(|r| fields::<WindowFields>(r))
+        .filter(|w| only.is_none_or(|s| links.iter().any(|l| l.window_id == w.id && l.session_id == s)))
+        .map(|w| WindowRecord {
+            reference: WindowRef::new(&w.id, session.generation()),
+            active_pane_id: panes.iter().find(|p| p.window_id == w.id && p.active).map(|p| p.id.clone()),
+            links: links
+                .iter()
+                .filter(|l| l.window_id == w.id)
+                .map(|l| WindowLink {
+                    session_id: l.session_id.clone(),
+                    session_name: names.iter().find(|n| n.id == l.session_id).map(|n| n.name.clone()).unwrap_or_default(),
+                    index: l.index,
+                    active: l.active,
+                })
+                .collect(),
+            id: w.id,
+            name: w.name,
+            width: w.width,
+            height: w.height,
+            pane_count: w.pane_count,
+            layout: w.layout,
+        })
+        .collect()
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let (_, g) = match list_sessions::graph(c.session).await {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        let only = match args.session.as_deref().map(|s| list_sessions::resolve_session(&g, "session", s)).transpose() {
+            Ok(o) => o,
+            Err(e) => return e,
+        };
+        let windows = records(c.session, &g, only.as_deref());
+        let mut lines = vec![format!("{} window(s), generation {}", windows.len(), c.session.generation())];
+        for w in &windows {
+            let places: Vec<String> = w.links.iter().map(|l| format!("{}:{}{}", l.session_name, l.index, if l.active { "*" } else { "" })).collect();
+            lines.push(format!("{} {} {} {}x{} {} pane(s)", w.id, places.join(","), w.name, w.width, w.height, w.pane_count));
+        }
+        let listing = Listing { generation: c.session.generation().to_string(), scope: c.session.scope, windows };
+        ToolOutput::typed(&listing, lines.join("\n"))
+    })
+}
+
+impl WindowRecord {
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+}

@@ -1,0 +1,104 @@
+//! `show_environment` (libtmux family): environment variables by name, read
+//! without firing a hook. `show-environment` runs `after-show-environment`,
+//! so values come from format expansion (see `show_options`): tmux's
+//! `format_find` falls back to the session's environment, then the global
+//! one, for a key that is neither an option nor a format variable. Those are
+//! lower case (options: `a-b`, `@x`; formats: `a_b`), so a name holding an
+//! upper-case letter can only be a variable; any other name is reported
+//! unreadable rather than read as something else. Formats cannot list the
+//! environment, or tell an unset variable from an empty one.
+
+use super::show_options::{context, context_schema, escaped_note, expand_keys, ContextRecord, NamedValue};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "show_environment",
+    family: Family::Libtmux,
+    description: "Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.",
+    annotations: Annotations::read_only("Show environment", true),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Shown>,
+    run,
+};
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["names"],
+        "properties": {
+            "names": { "type": "array", "minItems": 1, "maxItems": 64, "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]{0,255}$" }, "description": "Variable names, e.g. PATH." },
+            "session": context_schema("As this session sees them (its environment, then the global one): its id ($1) or name.")
+        }
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    names: Vec<String>,
+    session: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Shown {
+    context: ContextRecord,
+    variables: Vec<NamedValue>,
+}
+
+/// Whether `name` can only be an environment variable to `format_find`.
+fn readable(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase())
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let ctx = match context(c.session, args.session.as_deref(), None, None).await {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        let keys: Vec<&str> = args.names.iter().map(String::as_str).filter(|n| readable(n)).collect();
+        let mut values = if keys.is_empty() {
+            Vec::new()
+        } else {
+            match expand_keys(c.session, &ctx, &keys).await {
+                Ok(v) => v,
+                Err(e) => return e,
+            }
+        }
+        .into_iter();
+        let version = c.session.broker.tmux_version();
+        let variables: Vec<NamedValue> = args
+            .names
+            .iter()
+            .map(|n| {
+                if !readable(n) {
+                    return NamedValue { name: n.clone(), readable: false, value: None, note: Some("not read: an all-lower-case name may be a tmux format variable or option, which a format reads instead of the environment".into()) };
+                }
+                let v = values.next().unwrap_or_default();
+                NamedValue { name: n.clone(), readable: true, note: escaped_note(&version, &v), value: Some(v) }
+            })
+            .collect();
+        let text = variables.iter().map(|v| format!("{}={}", v.name, v.value.as_deref().unwrap_or("(unreadable)"))).collect::<Vec<_>>().join("\n");
+        ToolOutput::typed(&Shown { context: ctx.record(), variables }, text)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_names_with_an_upper_case_letter_are_read() {
+        assert!(super::readable("PATH") && super::readable("Foo_bar") && super::readable("_X1"));
+        assert!(!super::readable("host") && !super::readable("pane_id") && !super::readable("_") && !super::readable("x1"));
+    }
+}

@@ -1,0 +1,115 @@
+//! `show_hooks` (libtmux family): the hook entries set globally or on one
+//! session, window or pane, read with `show-hooks`. tmux marks `show-hooks`
+//! as a command with an after-hook, but no `after-show-hooks` hook exists in
+//! its table (3.3a–3.7c), so it can never fire one; see `crate::hooks`. The
+//! broker never sets or changes a hook.
+
+use super::show_options::{context, context_schema, escaped_note, ContextKind, ContextRecord};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "show_hooks",
+    family: Family::Libtmux,
+    description: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
+    annotations: Annotations::read_only("Show hooks", true),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Shown>,
+    run,
+};
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "session": context_schema("Hooks set on this session: its id ($1) or name."),
+            "window": { "type": "string", "pattern": "^@[0-9]+$", "maxLength": 32, "description": "Hooks set on this window." },
+            "pane": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32, "description": "Hooks set on this pane." }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    session: Option<String>,
+    window: Option<String>,
+    pane: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Shown {
+    context: ContextRecord,
+    hooks: Vec<HookEntry>,
+}
+
+#[derive(Serialize, JsonSchema, Debug, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HookEntry {
+    name: String,
+    index: u32,
+    /// The command as tmux prints it.
+    command: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+/// `show-hooks` prints `NAME[I] COMMAND` per entry and a bare `NAME` for a hook
+/// with none (see `crate::hooks::has_entry`).
+fn parse(text: &str, version: &str) -> Vec<HookEntry> {
+    text.lines()
+        .filter_map(|l| {
+            let (head, command) = l.split_once(' ').unwrap_or((l, ""));
+            let (name, rest) = head.split_once('[')?;
+            let index = rest.strip_suffix(']')?.parse().ok()?;
+            Some(HookEntry { name: name.to_string(), index, command: command.to_string(), note: escaped_note(version, command) })
+        })
+        .collect()
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let ctx = match context(c.session, args.session.as_deref(), args.window.as_deref(), args.pane.as_deref()).await {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        let id = ctx.id.clone().unwrap_or_default();
+        let cmd: Vec<&str> = match ctx.kind {
+            ContextKind::Global => vec!["show-hooks", "-g", ";", "show-hooks", "-gw"],
+            ContextKind::Session => vec!["show-hooks", "-t", &id],
+            ContextKind::Window => vec!["show-hooks", "-w", "-t", &id],
+            ContextKind::Pane => vec!["show-hooks", "-p", "-t", &id],
+        };
+        let text = match c.session.broker.registry.run_tmux(&cmd).await {
+            Ok(t) => t,
+            Err(e) => return ToolOutput::libtmux_error(format!("Could not read the hooks from tmux: {e}. Nothing was changed.")),
+        };
+        let hooks = parse(&text, &c.session.broker.tmux_version());
+        let summary = if hooks.is_empty() { "no hook entries".to_string() } else { hooks.iter().map(|h| format!("{}[{}] {}", h.name, h.index, h.command)).collect::<Vec<_>>().join("\n") };
+        ToolOutput::typed(&Shown { context: ctx.record(), hooks }, summary)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_parsed_and_unset_names_skipped() {
+        let h = parse("after-bind-key\nafter-new-window[0] run-shell \"echo a;b\"\nafter-new-window[3] display-message x\npane-exited[12]\n", "3.3a");
+        assert_eq!(h.len(), 3);
+        assert_eq!((h[0].name.as_str(), h[0].index, h[0].command.as_str()), ("after-new-window", 0, "run-shell \"echo a;b\""));
+        assert_eq!((h[2].index, h[2].command.as_str()), (12, ""));
+        assert!(parse("after-x[0] run-shell \\033", "3.5a")[0].note.is_some() && parse("after-x[0] run-shell \\033", "3.7c")[0].note.is_none());
+    }
+}

@@ -1,0 +1,155 @@
+"""list_sessions, list_windows, get_pane_info, get_server_info through the
+official MCP SDK: read-only annotations, structuredContent valid against the
+published outputSchema (harness.call), values equal to tmux's own formats,
+bad input refused naming the field, and no after-* hook fired."""
+
+import time
+
+from harness import SESSION_ID, async_test, call, call_ok, list_tools, mcp_session, tmux_at_least
+from test_hook_free import arm_hook_trap, fire_sentinel
+
+TOOLS = ("list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks", "search_panes")
+
+
+def two_sessions(server):
+    """`other` with two windows, and main's window 0 linked into it at index 5."""
+    server.tmux("new-session", "-d", "-s", "other", "sleep 1000")
+    server.tmux("new-window", "-d", "-t", "other:", "sleep 1000")
+    server.tmux("link-window", "-d", "-s", "main:0", "-t", "other:5")
+
+
+def fields(server, *args):
+    return [line.split(" ") for line in server.tmux(*args).splitlines()]
+
+
+@async_test()
+async def test_published_read_only_with_object_schemas(tmux_server):
+    async with mcp_session(tmux_server) as s:
+        tools = await list_tools(s)
+    for name in TOOLS:
+        t = tools[name]  # on by default
+        assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False, t
+        assert t.output_schema["type"] == "object", t
+        a = t.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (True, False, True, False), (name, a)
+
+
+@async_test()
+async def test_sessions_and_windows_match_tmux(tmux_server):
+    two_sessions(tmux_server)
+    async with mcp_session(tmux_server) as s:
+        generation = (await call_ok(s, "tmux_capabilities"))["data"]["server_identity"]["generation"]
+        sessions = (await call_ok(s, "list_sessions"))["sessions"]
+        windows = (await call_ok(s, "list_windows"))["windows"]
+        other = (await call_ok(s, "list_windows", {"session": "other"}))["windows"]
+    want = fields(tmux_server, "list-sessions", "-F", "#{session_id} #{session_name} #{session_windows} #{session_attached}")
+    assert [(x["id"], x["name"], x["windowCount"], x["attached"]) for x in sessions] == \
+        [(i, n, int(w), int(a)) for i, n, w, a in want], (sessions, want)
+    for x in sessions:
+        assert SESSION_ID.match(x["id"]) and x["ref"] == {"kind": "session", "id": x["id"], "generation": generation}, x
+    links = {}
+    for wid, sid, idx, active in fields(tmux_server, "list-windows", "-a", "-F", "#{window_id} #{session_id} #{window_index} #{window_active}"):
+        links.setdefault(wid, []).append({"sessionId": sid, "index": int(idx), "active": active == "1"})
+    assert sorted(w["id"] for w in windows) == sorted(links), (windows, links)
+    for w in windows:
+        assert w["ref"] == {"kind": "window", "id": w["id"], "generation": generation}, w
+        assert [{k: l[k] for k in ("sessionId", "index", "active")} for l in w["links"]] == links[w["id"]], (w, links)
+    want_other = tmux_server.tmux("list-windows", "-t", "other", "-F", "#{window_id}").split()
+    assert sorted(w["id"] for w in other) == sorted(want_other), (other, want_other)
+
+
+@async_test()
+async def test_pane_and_server_info(tmux_server):
+    two_sessions(tmux_server)
+    async with mcp_session(tmux_server) as s:
+        panes = {p["id"]: p for p in (await call_ok(s, "list_panes"))["panes"]}
+        info = await call_ok(s, "get_pane_info", {"paneId": "%0"})
+        server = await call_ok(s, "get_server_info")
+    assert info["pane"] == panes["%0"], (info, panes["%0"])
+    assert sorted(x["name"] for x in info["sessions"]) == ["main", "other"], info
+    assert info["window"]["activePaneId"] == "%0", info
+    version = tmux_server.tmux("-V").strip().removeprefix("tmux ")
+    pid, start = tmux_server.tmux("display-message", "-p", "#{pid} #{start_time}").split()
+    assert (server["tmuxVersion"], server["serverPid"], server["serverStartTime"]) == (version, int(pid), int(start)), server
+    # No client is attached in this test (the broker's own connections are
+    # command clients, which are left out).
+    if tmux_at_least(3, 5):
+        assert server["clients"] == {"available": True, "attached": []}, server
+    else:
+        assert server["clients"]["available"] is False and server["clients"]["attached"] == [], server
+        assert "after-list-clients" in server["clients"]["unavailableReason"], server
+
+
+@async_test()
+async def test_bad_input_names_the_field(tmux_server):
+    async with mcp_session(tmux_server) as s:
+        for name, args, want in [
+            ("list_windows", {"session": ""}, "argument /session: must be at least 1"),
+            ("get_pane_info", {"paneId": "0"}, "argument /paneId: must match the pattern"),
+            ("get_pane_info", {}, "missing required field paneId"),
+            ("get_server_info", {"x": 1}, "unexpected field(s) x"),
+            ("list_windows", {"session": "nope"}, "Argument session: no session with id or name \"nope\""),
+        ]:
+            r = await call(s, name, args)
+            assert r.is_error and r.structured is None and want in r.text, (name, args, r)
+
+
+@async_test(45)
+async def test_reads_fire_no_after_hooks(tmux_server):
+    two_sessions(tmux_server)
+    trap = tmux_server.dir / "hooks.log"
+    trap.write_text("")
+    armed = arm_hook_trap(tmux_server, trap)
+    assert {"after-list-sessions", "after-list-windows", "after-list-clients", "after-show-options"} <= set(armed), armed
+    fire_sentinel(tmux_server, trap)
+    trap.write_text("")
+    async with mcp_session(tmux_server) as s:
+        for name, args in [("list_sessions", {}), ("list_windows", {"session": "other"}), ("get_pane_info", {"paneId": "%0"}), ("get_server_info", {}),
+                           ("show_options", {"names": ["status"], "pane": "%0"}), ("show_environment", {"names": ["PATH"]}), ("show_hooks", {}), ("search_panes", {"pattern": "x", "scrollbackLines": 5})]:
+            await call_ok(s, name, args)
+        fired = fire_sentinel(tmux_server, trap)
+    assert fired == "after-display-message\n", f"after-* hooks ran:\n{fired}"
+
+
+@async_test()
+async def test_show_options_environment_and_hooks(tmux_server):
+    two_sessions(tmux_server)
+    tmux_server.tmux("set-option", "-g", "@mcp-py", "x,#{y}")
+    tmux_server.tmux("set-option", "-t", "other", "status", "off")
+    tmux_server.tmux("set-environment", "-g", "MCPPY_G", "g")
+    tmux_server.tmux("set-environment", "-t", "other", "MCPPY_G", "o")
+    tmux_server.tmux("set-hook", "-t", "other", "client-attached", "display-message z")
+    async with mcp_session(tmux_server) as s:
+        g = await call_ok(s, "show_options", {"names": ["@mcp-py", "status", "history-limit"]})
+        o = await call_ok(s, "show_options", {"names": ["status"], "session": "other"})
+        env = await call_ok(s, "show_environment", {"names": ["MCPPY_G", "host"], "session": "other"})
+        hooks = await call_ok(s, "show_hooks", {"session": "other"})
+        bad = await call(s, "show_options", {"names": ["pane_id"]})
+    limit = tmux_server.tmux("show-options", "-gv", "history-limit").strip()
+    assert [o_["value"] for o_ in g["options"]] == ["x,#{y}", "on", limit], g
+    assert o["options"][0]["value"] == "off" and o["context"]["kind"] == "session", o
+    assert env["variables"][0] == {"name": "MCPPY_G", "readable": True, "value": "o"}, env
+    assert env["variables"][1]["readable"] is False and env["variables"][1]["value"] is None, env
+    assert hooks["hooks"] == [{"name": "client-attached", "index": 0, "command": "display-message z"}], hooks
+    assert bad.is_error and "argument /names/0: must match the pattern" in bad.text, bad
+
+
+@async_test()
+async def test_search_panes_finds_lines_and_pages(tmux_server):
+    script = tmux_server.dir / "print.sh"
+    script.write_text("printf 'needle one\\nNEEDLE two\\nneedle three\\n'\nexec sleep 1000\n")
+    pane = tmux_server.tmux("new-session", "-d", "-s", "s1", "-P", "-F", "#{pane_id}", f"sh {script}").strip()
+    for _ in range(250):
+        if "needle three" in tmux_server.tmux("capture-pane", "-p", "-t", pane):
+            break
+        time.sleep(0.02)
+    async with mcp_session(tmux_server) as s:
+        f = await call_ok(s, "search_panes", {"pattern": "needle", "matchCase": False, "session": "s1"})
+        p1 = await call_ok(s, "search_panes", {"pattern": "needle", "limit": 1})
+        p2 = await call_ok(s, "search_panes", {"pattern": "needle", "limit": 1, "offset": p1["nextOffset"]})
+        bad = await call(s, "search_panes", {"pattern": "[", "regex": True})
+    assert [(m["paneId"], m["lineNumber"], m["text"]) for m in f["matches"]] == \
+        [(pane, 1, "needle one"), (pane, 2, "NEEDLE two"), (pane, 3, "needle three")], f
+    assert [m["text"] for m in p1["matches"] + p2["matches"]] == ["needle one", "needle three"], (p1, p2)
+    assert p2["nextOffset"] is None and p1["totalMatches"] == 2, p2
+    assert bad.is_error and bad.text.startswith("Argument pattern: not a valid regular expression"), bad
