@@ -7,7 +7,13 @@
 //! user's `after-set-option` hook.
 //!
 //! Lifetime: it exits when the tmux server exits (pidfd readable) or on
-//! SIGTERM/SIGINT/SIGHUP, unlinks its socket and lock, and leaves nothing running.
+//! SIGTERM/SIGINT/SIGHUP (signal-hook-tokio), unlinks its socket and lock, and
+//! leaves nothing running.
+//!
+//! The listening socket is an `interprocess` local socket (a Unix socket
+//! created with mode 0600 before `bind`, so there is no window in which it is
+//! wider); each accepted connection's peer credentials come from it, then the
+//! stream is used as the tokio `UnixStream` it wraps.
 
 use crate::paths::{self, BrokerPaths};
 use crate::process::Backend;
@@ -26,8 +32,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::BufReader;
-use tokio::net::{UnixListener, UnixStream};
+use futures::StreamExt;
+use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};
+use interprocess::local_socket::traits::tokio::Listener as _;
+use interprocess::local_socket::traits::StreamCommon as _;
+use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
+use interprocess::os::unix::local_socket::ListenerOptionsExt as _;
+use tokio::net::UnixStream;
 
 pub struct Config {
     pub tmux_socket: PathBuf,
@@ -94,7 +105,15 @@ fn take_lock(path: &Path) -> io::Result<Option<Lock>> {
 
 /// Whether a broker answers on `socket` (a live socket, not a stale file).
 pub fn is_live(socket: &Path) -> bool {
-    std::os::unix::net::UnixStream::connect(socket).is_ok()
+    use interprocess::local_socket::traits::Stream as _;
+    socket.to_fs_name::<GenericFilePath>().and_then(interprocess::local_socket::Stream::connect).is_ok()
+}
+
+/// A 0600 socket at `path` (the mode is set before `bind`). The file is not
+/// removed when the listener is dropped: shutdown unlinks it explicitly, while
+/// the lock is still held.
+fn listen(path: &Path) -> io::Result<Listener> {
+    ListenerOptions::new().name(path.to_fs_name::<GenericFilePath>()?).mode(0o600).reclaim_name(false).create_tokio()
 }
 
 pub fn helper_path(explicit: Option<PathBuf>) -> PathBuf {
@@ -139,8 +158,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         return Ok(Outcome::AlreadyRunning(other));
     }
     let _ = std::fs::remove_file(&bpaths.socket); // stale file of a dead broker
-    let listener = UnixListener::bind(&bpaths.socket).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
-    std::fs::set_permissions(&bpaths.socket, std::fs::Permissions::from_mode(0o600)).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
+    let listener = listen(&bpaths.socket).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
     tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
 
     let tmux = Tmux::new(&identity.socket_path);
@@ -210,10 +228,8 @@ async fn server_gone_soon(id: &ServerIdentity) -> bool {
 
 /// Resolves when the tmux server exits or a stop signal arrives.
 async fn wait_for_exit(pidfd: Option<OwnedFd>, server_pid: u32) -> &'static str {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-    let mut hup = signal(SignalKind::hangup()).expect("SIGHUP handler");
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP]).expect("signal handlers");
     let pidfd = pidfd.or_else(|| sys::pidfd_open(server_pid).ok());
     let server_gone = async move {
         match pidfd.and_then(|fd| sys::async_pidfd(fd).ok()) {
@@ -231,16 +247,19 @@ async fn wait_for_exit(pidfd: Option<OwnedFd>, server_pid: u32) -> &'static str 
     };
     tokio::select! {
         _ = server_gone => SERVER_EXITED,
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-        _ = hup.recv() => "SIGHUP",
+        sig = signals.next() => match sig {
+            Some(SIGTERM) => "SIGTERM",
+            Some(SIGINT) => "SIGINT",
+            Some(SIGHUP) => "SIGHUP",
+            _ => "a signal",
+        },
     }
 }
 
-async fn accept_loop(listener: UnixListener, broker: Arc<Broker>) {
+async fn accept_loop(listener: Listener, broker: Arc<Broker>) {
     let own_uid = sys::current_uid();
     loop {
-        let (stream, _) = match listener.accept().await {
+        let stream = match listener.accept().await {
             Ok(s) => s,
             Err(e) => {
                 tracing::warn!("accept failed: {e}");
@@ -257,8 +276,11 @@ async fn accept_loop(listener: UnixListener, broker: Arc<Broker>) {
     }
 }
 
-async fn handle_connection(mut stream: UnixStream, broker: Arc<Broker>, own_uid: u32) -> Result<(), wire::WireError> {
-    let cred = sys::peer_cred(&stream)?;
+async fn handle_connection(stream: LocalStream, broker: Arc<Broker>, own_uid: u32) -> Result<(), wire::WireError> {
+    let creds = stream.peer_creds()?;
+    let cred = sys::PeerCred { pid: creds.pid().unwrap_or(0) as u32, uid: creds.euid().unwrap_or(u32::MAX), gid: creds.egid().unwrap_or(u32::MAX) };
+    let LocalStream::UdSocket(stream) = stream;
+    let mut stream = UnixStream::from(stream);
     if let Err(reason) = sys::check_peer(&cred, own_uid) {
         tracing::warn!("refused peer pid {}: {reason}", cred.pid);
         return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
@@ -314,10 +336,10 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
     let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
     wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
     tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, ?scope, "MCP session open");
-    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, allow_self: hello.allow_self });
+    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, allow_self: hello.allow_self, log: Default::default() });
     broker.sessions_open.fetch_add(1, Ordering::Relaxed);
     let (r, w) = stream.into_split();
-    mcp::serve(BufReader::new(r), w, session).await;
+    mcp::serve(r, w, session).await;
     broker.sessions_open.fetch_sub(1, Ordering::Relaxed);
     tracing::info!(session = id, "MCP session closed");
     Ok(())

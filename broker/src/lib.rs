@@ -1,7 +1,7 @@
 #![recursion_limit = "256"]
 //! tmux-mcp's engine: the per-tmux-server broker and everything it stands on.
 //!
-//! Data flows one way: an MCP client → `mcp` (JSON-RPC) → `tools` (the facade:
+//! Data flows one way: an MCP client → `mcp` (rmcp's server runtime) → `tools` (the facade:
 //! schemas, policy, validation) → `registry` and friends (the engine) → `tmux`.
 //! See ARCHITECTURE.md at the repository root for the map and the invariants.
 

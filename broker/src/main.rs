@@ -93,7 +93,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// /dev/null.
 fn init_logging(args: &Args) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("TMUX_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_env("TMUX_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info,rmcp=error"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
     if args.log_stderr {
         builder.with_writer(std::io::stderr).init();

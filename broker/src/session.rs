@@ -22,6 +22,8 @@ pub struct Session {
     pub scope: Scope,
     pub enabled: BTreeSet<String>,
     pub allow_self: bool,
+    /// Notices for this agent (`notifications/message`) at the level it chose.
+    pub log: AgentLog,
 }
 
 impl Session {
@@ -90,5 +92,60 @@ impl Session {
 
     pub fn generation(&self) -> &str {
         &self.broker.identity.generation
+    }
+}
+
+/// The severity of a notice to an agent (RFC 5424 order, as MCP's logging).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+/// Delivers a notice to the agent (the MCP layer: `notifications/message`).
+pub trait LogSink: Send + Sync {
+    fn send(&self, level: LogLevel, logger: &str, data: serde_json::Value) -> futures::future::BoxFuture<'static, ()>;
+}
+
+/// Notices for one agent, at the level it chose with `logging/setLevel`.
+/// Until it chooses, nothing is sent: a client that never asked for log
+/// messages gets none.
+#[derive(Default)]
+pub struct AgentLog {
+    level: std::sync::Mutex<Option<LogLevel>>,
+    sink: std::sync::OnceLock<Arc<dyn LogSink>>,
+}
+
+impl AgentLog {
+    pub fn set_level(&self, level: LogLevel) {
+        *self.level.lock().unwrap() = Some(level);
+    }
+
+    /// Whether a notice at `level` would reach the agent.
+    pub fn wants(&self, level: LogLevel) -> bool {
+        self.level.lock().unwrap().is_some_and(|min| level >= min) && self.sink.get().is_some()
+    }
+
+    /// Connects the sink, once (the MCP layer does, on the session's first request
+    /// that can lead to a notice).
+    pub fn attach(&self, sink: impl FnOnce() -> Arc<dyn LogSink>) {
+        self.sink.get_or_init(sink);
+    }
+
+    /// Sends `data` to the agent when it asked for `level` or below; returns
+    /// once the notice is on its way (so it precedes the call's answer).
+    pub async fn send(&self, level: LogLevel, logger: &str, data: serde_json::Value) {
+        if !self.wants(level) {
+            return;
+        }
+        if let Some(sink) = self.sink.get() {
+            sink.send(level, logger, data).await;
+        }
     }
 }

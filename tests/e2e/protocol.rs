@@ -1,8 +1,12 @@
 //! Whatever bytes one client sends, it gets JSON-RPC errors and the broker goes
 //! on serving it and everyone else.
 
+#![allow(deprecated)] // MCP logging (SEP-2577) is deprecated in rmcp, still served
+
+use rmcp::model::{CallToolRequestParams, LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::ServiceExt;
 use serde_json::{json, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tmux_mcp_e2e::*;
 
 const T: Duration = Duration::from_secs(20);
@@ -97,4 +101,121 @@ async fn malformed_input_does_not_disturb_other_sessions() {
 
     assert!(raw.close().is_some_and(|s| s.success()), "the relay should exit 0 when its client closes stdin");
     good.close().await;
+}
+
+/// Collects the `notifications/message` an agent receives.
+struct LogClient(tokio::sync::mpsc::UnboundedSender<LoggingMessageNotificationParam>);
+
+impl rmcp::ClientHandler for LogClient {
+    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        let _ = self.0.send(params);
+    }
+}
+
+async fn log_client(srv: &TmuxServer, label: &str) -> (rmcp::service::RunningService<rmcp::RoleClient, LogClient>, tokio::sync::mpsc::UnboundedReceiver<LoggingMessageNotificationParam>) {
+    let cmd = tokio::process::Command::from(tmux_mcp(&["attach", "-S", srv.socket_str(), "--enable-tool", "tmux_capture"]));
+    let err = std::fs::File::create(srv.scratch(label)).expect("stderr file");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd).stderr(err).spawn().expect("spawning tmux-mcp attach");
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = tokio::time::timeout(T, LogClient(tx).serve(transport)).await.expect("initialize timed out").expect("initialize");
+    (client, rx)
+}
+
+async fn capture(client: &rmcp::service::RunningService<rmcp::RoleClient, LogClient>, target: &Value) -> Value {
+    let Value::Object(args) = json!({ "target": target }) else { unreachable!() };
+    let r = tokio::time::timeout(T, client.call_tool(CallToolRequestParams::new("tmux_capture").with_arguments(args))).await.expect("tools/call timed out").expect("tools/call");
+    r.structured_content.expect("an envelope")
+}
+
+async fn set_level(client: &rmcp::service::RunningService<rmcp::RoleClient, LogClient>, level: LoggingLevel) {
+    tokio::time::timeout(T, client.set_level(SetLevelRequestParams::new(level))).await.expect("logging/setLevel timed out").expect("logging/setLevel");
+}
+
+async fn next_notice(rx: &mut tokio::sync::mpsc::UnboundedReceiver<LoggingMessageNotificationParam>) -> LoggingMessageNotificationParam {
+    tokio::time::timeout(T, rx.recv()).await.expect("no notifications/message arrived").expect("client gone")
+}
+
+/// `logging/setLevel` is honoured per session: a capture refused because an
+/// `after-capture-pane` hook is set reaches the agent as a warning, a reference
+/// gone stale as info; below the chosen level, or before any level is chosen,
+/// nothing is sent (each checked with a later notice through the same path).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broker_notices_reach_each_agent_at_the_level_it_chose() {
+    let srv = TmuxServer::start();
+    let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "exec cat"]).trim().to_string();
+    let doomed = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "exec cat"]).trim().to_string();
+    let doomed_too = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "exec cat"]).trim().to_string();
+    let (a, mut a_rx) = log_client(&srv, "log-a-stderr").await;
+    let (b, mut b_rx) = log_client(&srv, "log-b-stderr").await;
+    let caps = a.call_tool(CallToolRequestParams::new("tmux_capabilities")).await.expect("tmux_capabilities");
+    let generation = caps.structured_content.expect("envelope")["data"]["server_identity"]["generation"].clone();
+    let target = json!({ "kind": "pane", "id": pane, "generation": generation });
+    let stale = |id: &str| json!({ "kind": "pane", "id": id, "generation": generation });
+    srv.tmux(&["kill-pane", "-t", &doomed]);
+    srv.tmux(&["kill-pane", "-t", &doomed_too]);
+
+    // A stale reference is info: not sent at warning, sent at info, and it is
+    // the first notice A gets.
+    set_level(&a, LoggingLevel::Warning).await;
+    assert_eq!(capture(&a, &stale(&doomed)).await["error"]["code"], "stale_target");
+    set_level(&a, LoggingLevel::Info).await;
+    assert_eq!(capture(&a, &stale(&doomed_too)).await["error"]["code"], "stale_target");
+    let n = next_notice(&mut a_rx).await;
+    assert_eq!(n.level, LoggingLevel::Info, "{n:?}");
+    assert!(n.data["message"].as_str().is_some_and(|m| m.contains(&doomed_too)), "the notice below A's level arrived: {n:?}");
+
+    srv.tmux(&["set-hook", "-g", "after-capture-pane", "set -g @mcp-test-hook-ran 1"]);
+    // A: above the warning level, so the refusal is not sent …
+    set_level(&a, LoggingLevel::Error).await;
+    assert_eq!(capture(&a, &target).await["error"]["code"], "unsupported", "the hook must refuse the capture");
+    // … B has chosen no level: nothing either.
+    assert_eq!(capture(&b, &target).await["error"]["code"], "unsupported");
+    // Then warning: this refusal is the next notice A gets.
+    set_level(&a, LoggingLevel::Warning).await;
+    capture(&a, &target).await;
+    let n = next_notice(&mut a_rx).await;
+    assert_eq!(n.level, LoggingLevel::Warning, "a notice below A's level arrived: {n:?}");
+    assert!(n.data["message"].as_str().is_some_and(|m| m.contains("after-capture-pane")), "{n:?}");
+    assert_eq!(n.data["tool"], "tmux_capture", "{n:?}");
+    assert!(a_rx.try_recv().is_err(), "A got a notice below its level");
+    // B chooses warning now: its next refusal is the first notice it gets.
+    set_level(&b, LoggingLevel::Warning).await;
+    capture(&b, &target).await;
+    assert_eq!(next_notice(&mut b_rx).await.level, LoggingLevel::Warning);
+    assert!(b_rx.try_recv().is_err(), "B got a notice before it chose a level");
+    assert_eq!(srv.tmux(&["show-options", "-gqv", "@mcp-test-hook-ran"]).trim(), "", "the hook ran: a capture happened");
+    let _ = a.cancel().await;
+    let _ = b.cancel().await;
+}
+
+/// A client that goes away stops its calls at once: sixteen waits (every
+/// place there is) end when the connection closes, well before their own
+/// deadline, so another agent's wait is admitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_going_away_ends_its_waits_at_once() {
+    let srv = TmuxServer::start();
+    let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "exec cat"]).trim().to_string();
+    let other = McpClient::attach(&srv, &["--enable-tool", "tmux_wait"]).await;
+    let caps = other.call("tmux_capabilities", json!({})).await;
+    let generation = caps["data"]["server_identity"]["generation"].clone();
+    let deadline = caps["data"]["limits"]["request_timeout_seconds"].as_f64().unwrap();
+    let max_waits = caps["data"]["limits"]["max_observers"].as_u64().unwrap_or(16);
+    let wait = |timeout: f64| json!({ "target": { "kind": "pane", "id": pane, "generation": generation }, "timeout": timeout, "condition": { "type": "screen_contains", "text": "NEVER-SEEN-0d1c" } });
+
+    let mut raw = RawClient::attach(&srv, &["--enable-tool", "tmux_wait"]);
+    raw.initialize();
+    // One more wait than there are places: the one refused for capacity shows
+    // that the other sixteen hold every place (nothing else runs meanwhile).
+    for id in 0..=max_waits {
+        raw.send(&json!({ "jsonrpc": "2.0", "id": 100 + id, "method": "tools/call", "params": { "name": "tmux_wait", "arguments": wait(30.0) } }));
+    }
+    let refused = raw.recv(T);
+    assert_eq!(refused["result"]["structuredContent"]["error"]["code"], "capacity", "expected one wait refused for capacity first: {refused}");
+    let started = Instant::now();
+    assert!(raw.close().is_some_and(|s| s.success()));
+    let admitted = poll_async(T, || async { let e = other.call_envelope("tmux_wait", wait(0.1)).await; (e.structured["error"]["code"] == "deadline").then_some(()) }).await;
+    assert!(admitted.is_some(), "no wait place came free after the client went away");
+    let took = started.elapsed().as_secs_f64();
+    assert!(took < deadline - 1.0, "the waits ran on for {took:.2} s after their client went away (their deadline is {deadline} s)");
+    other.close().await;
 }

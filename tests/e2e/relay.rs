@@ -223,7 +223,7 @@ fn stateless_client_goes_on_after_a_broker_kill() {
     let srv = TmuxServer::start();
     let mut raw = RawClient::attach(&srv, &[]);
     let _diag = StderrOnPanic(&srv);
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "raw-e2e", "version": "0"}, "io.modelcontextprotocol/clientCapabilities": {}});
     let d = raw.request(1, "server/discover", json!({"_meta": meta}));
     assert!(d["result"]["supportedVersions"].as_array().is_some_and(|v| v.contains(&json!("2026-07-28"))), "{d}");
     let call = |raw: &mut RawClient, id: i64| raw.request(id, "tools/call", json!({"name": "tmux_capabilities", "arguments": {}, "_meta": meta}));

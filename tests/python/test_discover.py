@@ -3,11 +3,22 @@
 from harness import HEX32, async_test, call_ok, mcp_session
 
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "tmux-mcp-raw-test", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def test_server_discover_raw(tmux_server):
     raw = tmux_server.raw_client()
+    # server/discover belongs to the 2026-07-28 era: its request carries the
+    # era's `_meta` (rmcp's rule, ARCHITECTURE.md "MCP layer"); without it the
+    # answer is -32602 naming what is missing, and the session goes on.
     reply = raw.request(1, "server/discover", {})
+    assert reply.get("error", {}).get("code") == -32602, reply
+    assert "protocolVersion" in reply["error"]["message"], reply
+    reply = raw.request(2, "server/discover", {"_meta": META})
     assert "result" in reply, f"server/discover failed: {reply!r}"
     result = reply["result"]
     assert isinstance(result.get("supportedVersions"), list), result
@@ -36,11 +47,7 @@ def test_server_discover_result_matches_2026_07_28_wire_schema(tmux_server):
     import pydantic
     import mcp_types._v2026_07_28 as wire
 
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "tmux-mcp-raw-test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
+    meta = META
     raw = tmux_server.raw_client()
     problems = []
     for id_, method, model in ((1, "server/discover", wire.DiscoverResult),
@@ -52,5 +59,7 @@ def test_server_discover_result_matches_2026_07_28_wire_schema(tmux_server):
         except pydantic.ValidationError as e:
             missing = [".".join(map(str, err["loc"])) + f" ({err['type']})" for err in e.errors()]
             problems.append(f"{method}: {missing}")
+    # ping is answered in this era too (ARCHITECTURE.md "MCP layer").
+    assert raw.request(3, "ping", {"_meta": meta}).get("result") == {}
     raw.close()
     assert not problems, "2026-07-28 wire-schema violations: " + "; ".join(problems)

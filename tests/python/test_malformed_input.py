@@ -95,3 +95,44 @@ def test_oversized_line_gets_error_and_connection_stays_usable(tmux_server):
     panes = anyio.run(sdk_session_works, tmux_server)
     assert panes["panes"], panes
     raw.close()
+
+
+def raw_line(raw, timeout=10.0):
+    """The next line the relay wrote that is not a notification, as bytes."""
+    import queue
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            line = raw._lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            raise AssertionError(f"no response within {timeout} s") from None
+        assert line is not None, "attach closed stdout"
+        if b'"method"' not in line:
+            return line
+
+
+def test_ids_come_back_exactly_as_sent(tmux_server):
+    """Every request that parses is answered once, with its id byte for byte:
+    integers beyond 64 bits, negative ones, strings with escapes."""
+    raw = tmux_server.raw_client()
+    raw.initialize()
+    for id_text in (str(2**70), str(-(2**65) - 1), str(2**63), '"caf\\u00e9 \\"q\\""', "0"):
+        raw.write(b'{"jsonrpc":"2.0","id":' + id_text.encode() + b',"method":"ping"}\n')
+        line = raw_line(raw)
+        assert line.startswith(b'{"jsonrpc":"2.0","id":' + id_text.encode() + b","), line
+        assert json.loads(line)["result"] == {}, line
+    # The same for an answer that is an error, and for a tool call.
+    raw.write(b'{"jsonrpc":"2.0","id":' + str(2**80).encode() + b',"method":"no/such"}\n')
+    reply = json.loads(raw_line(raw))
+    assert_error(reply, -32601, 2**80)
+    raw.write(b'{"jsonrpc":"2.0","id":' + str(2**64).encode()
+              + b',"method":"tools/call","params":{"name":"tmux_capabilities","arguments":{}}}\n')
+    reply = json.loads(raw_line(raw))
+    assert reply["id"] == 2**64 and reply["result"]["structuredContent"]["ok"] is True, reply
+    # Not an id at all: a fraction, null, an object. -32600 with id null.
+    for bad in (b"1.5", b"null", b"{}"):
+        raw.write(b'{"jsonrpc":"2.0","id":' + bad + b',"method":"ping"}\n')
+        assert_error(raw.next_message(), -32600, None)
+    assert_serving(raw, 30)
+    raw.close()

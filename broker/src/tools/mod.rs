@@ -299,24 +299,25 @@ fn describe_kind(e: &jsonschema::ValidationError) -> String {
 }
 
 /// Where a long-running call reports progress (`notifications/progress`), when
-/// the client asked for it with a `progressToken`.
+/// the client asked for it with a `progressToken`. The MCP layer supplies the
+/// sink; `report` returns once the notification is on its way.
 #[derive(Clone)]
 pub struct Progress {
-    token: Value,
-    tx: tokio::sync::mpsc::Sender<Value>,
+    sink: std::sync::Arc<dyn ProgressSink>,
+}
+
+/// Delivers progress reports to the client (implemented by the MCP layer).
+pub trait ProgressSink: Send + Sync {
+    fn report(&self, progress: f64, total: Option<f64>, message: String) -> futures::future::BoxFuture<'static, ()>;
 }
 
 impl Progress {
-    pub fn new(token: Value, tx: tokio::sync::mpsc::Sender<Value>) -> Self {
-        Progress { token, tx }
+    pub fn new(sink: std::sync::Arc<dyn ProgressSink>) -> Self {
+        Progress { sink }
     }
 
     pub async fn report(&self, progress: f64, total: Option<f64>, message: &str) {
-        let mut params = json!({ "progressToken": self.token, "progress": progress, "message": message });
-        if let Some(t) = total {
-            params["total"] = json!(t);
-        }
-        let _ = self.tx.send(json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": params })).await;
+        self.sink.report(progress, total, message.to_string()).await;
     }
 }
 

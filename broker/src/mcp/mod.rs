@@ -1,0 +1,228 @@
+//! The MCP layer: rmcp's server runtime over one relay connection.
+//!
+//! [`transport`] frames lines and keeps the broker's rules for garbage and ids;
+//! [`Handler`] is rmcp's `ServerHandler`: both protocol eras (`initialize` for
+//! 2024-11-05 … 2025-11-25, `server/discover` and per-request `_meta` for
+//! 2026-07-28, answered by rmcp), `tools/list` with the published schemas as
+//! they are, `tools/call` through the tool facade with progress and
+//! cancellation, and `logging/setLevel` per session. The rules are in
+//! ARCHITECTURE.md, "MCP layer".
+
+mod transport;
+
+use crate::session::{LogLevel, LogSink, Session};
+use crate::tools::{self, ProgressSink};
+use futures::future::BoxFuture;
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service};
+use rmcp::{ErrorData as McpError, Peer, ServerHandler};
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+const INSTRUCTIONS: &str = "tmux-mcp: exact, hook-safe access to this person's tmux server. Every pane reference carries the server generation; a reference from another server instance is refused. Start with tmux_capabilities or list_panes.";
+
+/// Answered by `initialize` (2024-11-05 … 2025-11-25) and by requests that
+/// carry their version in `_meta` (2026-07-28), oldest first.
+const VERSIONS: &[ProtocolVersion] = &[ProtocolVersion::V_2024_11_05, ProtocolVersion::V_2025_03_26, ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+/// Serves one MCP session until the client closes its side.
+pub async fn serve<R, W>(reader: R, writer: W, session: Arc<Session>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let gone = CancellationToken::new();
+    let (transport, writer) = transport::LineTransport::new(reader, writer, gone.clone());
+    // No handshake gate: the session takes `initialize`, `server/discover` or
+    // a request carrying its own `_meta` at any time, as before (rmcp's
+    // `serve_server` would end the session on a notification that comes
+    // before `initialize`).
+    let running = rmcp::service::serve_directly(Server(Handler { session: session.clone(), gone }), transport, None);
+    if let Err(e) = running.waiting().await {
+        tracing::warn!(session = session.id, "MCP service task failed: {e}");
+    }
+    let _ = writer.await;
+}
+
+/// [`Handler`] as rmcp serves it, with one rule on top: `ping` is answered in
+/// every era. rmcp's `ServerHandler` refuses it (-32601) on a request that
+/// names 2026-07-28, yet rmcp's own client pings in that era; a liveness
+/// probe that works everywhere is what clients had before.
+struct Server(Handler);
+
+impl Service<RoleServer> for Server {
+    async fn handle_request(&self, request: ClientRequest, context: RequestContext<RoleServer>) -> Result<ServerResult, McpError> {
+        if matches!(request, ClientRequest::PingRequest(_)) {
+            return Ok(ServerResult::empty(()));
+        }
+        Service::handle_request(&self.0, request, context).await
+    }
+
+    async fn handle_notification(&self, notification: ClientNotification, context: NotificationContext<RoleServer>) -> Result<(), McpError> {
+        Service::handle_notification(&self.0, notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerHandler::get_info(&self.0)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        ServerHandler::supported_protocol_versions(&self.0)
+    }
+}
+
+pub struct Handler {
+    session: Arc<Session>,
+    /// Fired at end of input: the client is gone, its calls stop at once.
+    gone: CancellationToken,
+}
+
+impl Handler {
+    fn attach_log(&self, peer: &Peer<RoleServer>) {
+        self.session.log.attach(|| Arc::new(PeerLog(peer.clone())));
+    }
+}
+
+fn server_info() -> Implementation {
+    let mut info = Implementation::new("tmux-mcp", env!("CARGO_PKG_VERSION"));
+    info.title = Some("tmux-mcp broker".into());
+    info
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        let mut caps = ServerCapabilities::default();
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(false);
+        caps.tools = Some(tools);
+        caps.logging = Some(Default::default());
+        let mut info = ServerConfig::new(caps).with_server_info(server_info()).with_instructions(INSTRUCTIONS);
+        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        info
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(VERSIONS)
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+        let tools = tools::CATALOG.iter().filter(|t| self.session.enabled.contains(t.name)).map(|t| serde_json::from_value::<Tool>(tools::describe(t))).collect::<Result<Vec<_>, _>>();
+        let tools = tools.map_err(|e| McpError::internal_error(format!("a published tool does not fit the MCP tool shape: {e}"), None))?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        self.attach_log(&context.peer);
+        let args = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        let progress = context.meta.get_progress_token().map(|token| tools::Progress::new(Arc::new(PeerProgress { peer: context.peer.clone(), token })));
+        // Dropping the tool's future is what stops it: it holds no tmux client
+        // (commands are one short connection each, and a wait only watches).
+        let out = tokio::select! {
+            out = tools::call(&self.session, &request.name, args, progress) => out,
+            _ = context.ct.cancelled() => return Err(cancelled("the client cancelled the request")),
+            _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
+        };
+        notices(&self.session, &request.name, &out).await;
+        let mut result: CallToolResult = serde_json::from_value(out.to_call_result()).map_err(|e| McpError::internal_error(format!("tool result does not fit the MCP shape: {e}"), None))?;
+        // Required on 2026-07-28; rmcp strips it for older peers.
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(result.into())
+    }
+
+    #[allow(deprecated)] // logging is deprecated by SEP-2577 but part of every era we answer
+    async fn set_level(&self, request: SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.attach_log(&context.peer);
+        self.session.log.set_level(level_from(request.level));
+        Ok(())
+    }
+
+    async fn on_custom_request(&self, request: CustomRequest, _context: RequestContext<RoleServer>) -> Result<CustomResult, McpError> {
+        Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {}", request.method), None))
+    }
+}
+
+/// Never sent: rmcp drops the answer to a cancelled request (and the client
+/// that went away reads nothing).
+fn cancelled(why: &str) -> McpError {
+    McpError::new(ErrorCode::INTERNAL_ERROR, format!("cancelled: {why}"), None)
+}
+
+/// Broker notices an agent should know about, derived from what the call
+/// answered (the tool model does not emit them itself yet): a capture refused
+/// because an `after-capture-pane` hook is set (warning), a reference or
+/// cursor gone stale (info).
+async fn notices(session: &Session, tool: &str, out: &tools::ToolOutput) {
+    if !out.is_error {
+        return;
+    }
+    let code = out.structured.as_ref().and_then(|s| s.pointer("/error/code")).and_then(Value::as_str);
+    let hook = out.text.contains("after-capture-pane hook is set");
+    let (level, what) = match code {
+        _ if hook => (LogLevel::Warning, "capture refused: an after-capture-pane hook is set"),
+        Some("stale_target") => (LogLevel::Info, "reference gone stale"),
+        Some("stale_cursor") => (LogLevel::Info, "cursor gone stale"),
+        _ => return,
+    };
+    session.log.send(level, "tmux-mcp", json!({ "event": what, "tool": tool, "message": out.text })).await;
+}
+
+struct PeerProgress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+}
+
+impl ProgressSink for PeerProgress {
+    fn report(&self, progress: f64, total: Option<f64>, message: String) -> BoxFuture<'static, ()> {
+        let peer = self.peer.clone();
+        let mut param = ProgressNotificationParam::new(self.token.clone(), progress).with_message(message);
+        param.total = total;
+        Box::pin(async move {
+            let _ = peer.notify_progress(param).await;
+        })
+    }
+}
+
+struct PeerLog(Peer<RoleServer>);
+
+#[allow(deprecated)]
+impl LogSink for PeerLog {
+    fn send(&self, level: LogLevel, logger: &str, data: Value) -> BoxFuture<'static, ()> {
+        let peer = self.0.clone();
+        let mut param = LoggingMessageNotificationParam::new(level_to(level), data);
+        param.logger = Some(logger.to_string());
+        Box::pin(async move {
+            let _ = peer.notify_logging_message(param).await;
+        })
+    }
+}
+
+#[allow(deprecated)]
+fn level_from(l: LoggingLevel) -> LogLevel {
+    match l {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}
+
+#[allow(deprecated)]
+fn level_to(l: LogLevel) -> LoggingLevel {
+    match l {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
