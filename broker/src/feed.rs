@@ -180,6 +180,21 @@ fn num_or_zero<T: std::str::FromStr + Default>(row: usize, field: &'static str, 
     }
 }
 
+/// What `list-commands -F` printed, with the row and field separators back:
+/// tmux 3.4 and 3.5 print command output strvis-escaped, so the separators
+/// arrive as `\037` and `\036`. A free-text value holding that literal text
+/// changes a row's field count, which the parsers refuse, so it cannot shift a
+/// column silently (the registry itself reads through the run-shell feed on
+/// those versions, which is not escaped).
+pub fn unvis_separators(version: &str, text: &str) -> String {
+    let escaped = crate::tmux::version_at_least(version, 3, 4) && !crate::tmux::version_at_least(version, 3, 6);
+    if escaped {
+        text.replace("\\037", &US.to_string()).replace("\\036", &RS.to_string())
+    } else {
+        text.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

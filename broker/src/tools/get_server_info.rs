@@ -102,18 +102,7 @@ fn clients_format() -> String {
     format!("#{{L:{}{RS}}}", row.join(&US.to_string()))
 }
 
-/// What `list-commands -F` printed, with the row and field separators back:
-/// tmux 3.4 and 3.5 print them strvis-escaped as `\037` and `\036`. A free-text
-/// value holding that literal text would change the field count, which
-/// [`parse_clients`] refuses, so it cannot shift a column silently.
-pub(super) fn unvis_separators(version: &str, text: &str) -> String {
-    let escaped = crate::tmux::version_at_least(version, 3, 4) && !crate::tmux::version_at_least(version, 3, 6);
-    if escaped {
-        text.replace("\\037", &US.to_string()).replace("\\036", &RS.to_string())
-    } else {
-        text.to_string()
-    }
-}
+pub(super) use crate::feed::unvis_separators;
 
 /// The rows `clients_format` expanded to; command clients (no session, like
 /// the broker's own connection) are not attached and left out.
