@@ -169,6 +169,12 @@ pub struct StatusReply {
     pub tmux_access: String,
     /// tmux client commands the broker has run since it started.
     pub tmux_commands: u64,
+    /// Retained cursors and snapshot pages, and the heap bytes they hold
+    /// (absent from a broker older than the field: 0).
+    #[serde(default)]
+    pub retained_entries: u64,
+    #[serde(default)]
+    pub retained_bytes: u64,
     /// Every pane's process as the broker sees it now, without asking tmux.
     pub processes: Vec<ProcessStatus>,
     pub log_file: String,

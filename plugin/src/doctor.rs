@@ -45,7 +45,7 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
                 let place = format!("{}:{}.{}", r.session_name, r.window_index, r.pane_index);
                 match s.processes.iter().find(|p| p.pane_id == r.pane_id) {
                     Some(p) => println!("  {:<6} {:<14} pid {:<8} {:<9} {}  {}{}", r.pane_id, place, p.pid, p.state, p.process_generation.as_deref().unwrap_or("-"), r.current_command, p.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default()),
-                    None => println!("  {:<6} {:<14} pid {:<8} {:<9} {}  {}", r.pane_id, place, r.pane_pid, if r.pane_dead { "dead" } else { "running" }, "(not yet in the broker's table)", r.current_command),
+                    None => println!("  {:<6} {:<14} pid {:<8} {:<9} (not yet in the broker's table)  {}", r.pane_id, place, r.pane_pid, if r.pane_dead { "dead" } else { "running" }, r.current_command),
                 }
             }
         }
@@ -60,6 +60,7 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     println!("tools         {}", s.enabled_tools.join(", "));
     println!("tmux access   {}", s.tmux_access);
     println!("tmux commands {}", s.tmux_commands);
+    println!("retained      {} cursors and pages, {:.1} MiB", s.retained_entries, s.retained_bytes as f64 / (1024.0 * 1024.0));
     println!("log           {}", s.log_file);
     Ok(ExitCode::SUCCESS)
 }
@@ -82,7 +83,7 @@ fn status_json(s: &StatusReply) -> serde_json::Value {
         "sessions_served": s.sessions_served, "sessions_open": s.sessions_open,
         "panes": s.panes, "panes_tracked": s.panes_tracked,
         "processes": s.processes.iter().map(|p| serde_json::json!({"pane_id": p.pane_id, "pid": p.pid, "process_generation": p.process_generation, "state": p.state, "note": p.note})).collect::<Vec<_>>(),
-        "option_published": s.option_published, "tmux_commands": s.tmux_commands, "tmux_access": s.tmux_access,
+        "option_published": s.option_published, "tmux_commands": s.tmux_commands, "retained_entries": s.retained_entries, "retained_bytes": s.retained_bytes, "tmux_access": s.tmux_access,
         "enabled_tools": s.enabled_tools, "log_file": s.log_file,
     })
 }

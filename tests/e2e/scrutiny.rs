@@ -369,3 +369,20 @@ fn item1_a_pane_moved_out_of_scope_is_not_captured_from_a_stale_table() {
     let after = relay_call(&mut r, 6, "tmux_capture", json!({ "target": pane_ref(&gen, &pane) }));
     assert_eq!(after["error"]["code"], "policy_denied", "tmux_capture read a pane moved out of scope: {after:#}");
 }
+
+/// Item 14 (SPEC-TOOLS A.0.6): what retention holds is counted in heap bytes
+/// and shown by `tmux-mcp status`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item14_status_reports_what_retention_holds() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, CAPTURE).await;
+    let gen = generation(&c).await;
+    assert_eq!(srv.status()["retained_entries"], json!(0));
+    c.call_envelope("tmux_capture", json!({ "target": pane_ref(&gen, "%0"), "track": true })).await;
+    let st = srv.status();
+    assert_eq!(st["retained_entries"], json!(1), "{st:#}");
+    // A 200x50 screen's rows plus bookkeeping: more than the rows' text, far below a MiB.
+    let bytes = st["retained_bytes"].as_u64().unwrap();
+    assert!((256..1 << 20).contains(&bytes), "retained bytes {bytes}");
+    c.close().await;
+}

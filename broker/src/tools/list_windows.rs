@@ -110,7 +110,7 @@ pub(super) fn records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<W
     let panes: Vec<PaneFields> = g.records(Entity::Pane).iter().map(fields).collect();
     g.records(Entity::Window)
         .iter()
-        .map(|r| fields::<WindowFields>(r))
+        .map(fields::<WindowFields>)
         .filter(|w| only.is_none_or(|s| links.iter().any(|l| l.window_id == w.id && l.session_id == s)))
         .map(|w| WindowRecord {
             reference: WindowRef::new(&w.id, session.generation()),
