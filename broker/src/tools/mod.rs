@@ -5,6 +5,7 @@
 //! families share this facade: the seed family `tmux_*` (results in the
 //! `{ok, data | error}` envelope) and the libtmux family (camelCase, plain results).
 
+pub mod act;
 mod capabilities;
 pub mod capture;
 mod close;
@@ -53,14 +54,8 @@ pub struct Annotations {
     pub open_world: bool,
 }
 
-/// How much a tool may change: read-only, mutating (changes state, nothing is
-/// lost) or destructive (input typed into programs, entities created or killed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Tier {
-    ReadOnly,
-    Mutating,
-    Destructive,
-}
+/// A tool's tier (`readonly` / `mutating` / `destructive`), from its annotations.
+pub use crate::wire::Tier;
 
 impl Annotations {
     pub const fn read_only(title: &'static str, idempotent: bool) -> Annotations {
@@ -71,9 +66,13 @@ impl Annotations {
         Annotations { title: Some(title), read_only: false, destructive: true, idempotent: false, open_world: false }
     }
 
+    /// The safety tier, from the hints alone: read-only, else destructive or
+    /// not. Destructive means the tool's own action can lose something (a
+    /// process, a pane, history); typing into a pane is mutating — the tier the
+    /// person grants with `--safety mutating` — and says so in its description.
     pub fn tier(&self) -> Tier {
         match (self.read_only, self.destructive) {
-            (true, _) => Tier::ReadOnly,
+            (true, _) => Tier::Readonly,
             (false, false) => Tier::Mutating,
             (false, true) => Tier::Destructive,
         }
@@ -122,9 +121,29 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// On without `--enable-tool`: read-only and not opt-in.
-    pub fn on_by_default(&self) -> bool {
-        self.annotations.tier() == Tier::ReadOnly && !self.opt_in
+    pub fn tier(&self) -> Tier {
+        self.annotations.tier()
+    }
+
+    /// On without `--enable-tool` for a session at tier `safety`: at or below
+    /// the tier, and not opt-in.
+    pub fn on_at(&self, safety: Tier) -> bool {
+        self.tier() <= safety && !self.opt_in
+    }
+
+    /// Why a session at tier `safety` cannot call this tool, and the switch that
+    /// enables it (a disabled tool is hidden and refused by name).
+    pub fn why_disabled(&self, safety: Tier) -> String {
+        let name = self.name;
+        if self.tier() > safety {
+            let tier = self.tier().as_str();
+            format!(
+                "{name} is in the {tier} safety tier and this session allows {}; enable the tier with `tmux-mcp attach --safety {tier}` or `set -g @mcp-safety {tier}`, or this tool alone with `tmux-mcp attach --enable-tool {name}`",
+                safety.as_str()
+            )
+        } else {
+            format!("{name} is opt-in; enable it with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`")
+        }
     }
 
     pub fn published_annotations(&self) -> Value {
@@ -144,10 +163,11 @@ pub fn unknown_tools<'a>(requested: impl IntoIterator<Item = &'a String>) -> Vec
     requested.into_iter().filter(|n| spec(n).is_none()).cloned().collect()
 }
 
-/// The tools a session may use: the defaults plus what the broker and the attach
-/// enabled.
-pub fn enabled_set(extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
-    let mut set: BTreeSet<String> = CATALOG.iter().filter(|t| t.on_by_default()).map(|t| t.name.to_string()).collect();
+/// The tools a session at tier `safety` may use: every tool of that tier or
+/// below that is not opt-in, plus the tools named by `--enable-tool` /
+/// `@mcp-enable-tools` (naming a tool enables it whatever its tier).
+pub fn enabled_set(safety: Tier, extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+    let mut set: BTreeSet<String> = CATALOG.iter().filter(|t| t.on_at(safety)).map(|t| t.name.to_string()).collect();
     set.extend(extra.into_iter().filter(|n| spec(n).is_some()));
     set
 }
@@ -327,11 +347,10 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
     if !session.enabled.contains(name) {
+        let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => envelope::for_tool(t, envelope::policy_denied()),
-            Family::Libtmux => ToolOutput::libtmux_error(format!(
-                "Tool {name} is not enabled. Start the relay with `tmux-mcp attach --enable-tool {name}` or set the tmux option @mcp-enable-tools. Nothing was sent to tmux."
-            )),
+            Family::Seed => envelope::for_tool(t, envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux"))),
+            Family::Libtmux => ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux.")),
         };
     }
     if let Err(problem) = validate_input(name, &args) {
