@@ -176,6 +176,9 @@ pub fn enabled_in_catalog_order(enabled: &BTreeSet<String>) -> Vec<&'static str>
     CATALOG.iter().filter(|t| enabled.contains(t.name)).map(|t| t.name).collect()
 }
 
+/// The `_meta` key of a tool's safety tier in `tools/list`.
+pub const TIER_META: &str = "tmux-mcp/tier";
+
 /// The `tools/list` entry of one tool.
 pub fn describe(t: &ToolSpec) -> Value {
     json!({
@@ -184,6 +187,9 @@ pub fn describe(t: &ToolSpec) -> Value {
         "inputSchema": (t.input_schema)(),
         "outputSchema": (t.output_schema)(),
         "annotations": t.published_annotations(),
+        // The tier the broker enforces (from the honest annotations), so a
+        // client can tell it even where the annotations are a seed's verbatim.
+        "_meta": { TIER_META: t.tier().as_str() },
     })
 }
 
