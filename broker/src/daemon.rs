@@ -22,7 +22,7 @@ use crate::server::{self, ServerIdentity};
 use crate::engine::Broker;
 use crate::session::Session;
 use crate::tmux::{Tmux, DEFAULT_TIMEOUT};
-use crate::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier};
+use crate::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier, Toolset};
 use crate::{hooks, mcp, sys, tools};
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -346,11 +346,22 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
             }
         },
     };
+    let toolset = match (hello.toolset, snap.server.toolset_option.trim()) {
+        (Some(t), _) => t,
+        (None, "") => Toolset::Default,
+        (None, opt) => match Toolset::parse(opt) {
+            Some(t) => t,
+            None => {
+                let reason = format!("@mcp-toolset is {opt:?}; expected default or python");
+                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+            }
+        },
+    };
     let enabled = tools::enabled_set(safety, broker.enable_tools.iter().cloned().chain(option_tools).chain(hello.enable_tools.iter().cloned()));
     let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
     wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
     tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, ?scope, "MCP session open");
-    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, safety, allow_self: hello.allow_self, log: Default::default() });
+    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, safety, toolset, allow_self: hello.allow_self, log: Default::default() });
     broker.sessions_open.fetch_add(1, Ordering::Relaxed);
     let (r, w) = stream.into_split();
     mcp::serve(r, w, session).await;

@@ -50,6 +50,38 @@ pub struct McpHello {
     /// `@mcp-safety`, else the broker's `--safety`, else read-only.
     #[serde(default)]
     pub safety: Option<Tier>,
+    /// `--toolset`: whose spellings the libtmux family uses; `None` means
+    /// `@mcp-toolset`, else the default.
+    #[serde(default)]
+    pub toolset: Option<Toolset>,
+}
+
+/// Whose spellings of the libtmux family a session gets: the default
+/// (libtmux-ts: camelCase) or tmux-python/libtmux-mcp's where they differ
+/// (`capture_pane` with `pane_id`, `max_lines`, the truncation header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Toolset {
+    #[default]
+    Default,
+    Python,
+}
+
+impl Toolset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Toolset::Default => "default",
+            Toolset::Python => "python",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Toolset> {
+        match s.trim() {
+            "default" | "libtmux" | "typescript" => Some(Toolset::Default),
+            "python" => Some(Toolset::Python),
+            _ => None,
+        }
+    }
 }
 
 /// How much a tool may change (from its annotations): read-only, mutating
@@ -122,6 +154,9 @@ pub struct ServerRow {
     /// Current value of `@mcp-safety` (the default tier of new sessions; "" when unset).
     #[serde(default)]
     pub safety_option: String,
+    /// Current value of `@mcp-toolset` ("" when unset).
+    #[serde(default)]
+    pub toolset_option: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -330,7 +365,7 @@ mod tests {
 
     #[test]
     fn hello_round_trips_with_named_fields() {
-        let hello = Hello::Mcp(McpHello { client_name: "x".into(), enable_tools: vec!["a".into()], scope: Some(Scope::Server), allow_self: false, tmux_pane_env: None, safety: Some(Tier::Mutating) });
+        let hello = Hello::Mcp(McpHello { client_name: "x".into(), enable_tools: vec!["a".into()], scope: Some(Scope::Server), allow_self: false, tmux_pane_env: None, safety: Some(Tier::Mutating), toolset: None });
         let bytes = encode(&hello).unwrap();
         let back: Hello = read_frame(&mut &bytes[..]).unwrap();
         match back {

@@ -56,6 +56,7 @@ pub struct Grant {
     pub scope: Option<Scope>,
     pub allow_self: bool,
     pub safety: Option<tmux_mcp::wire::Tier>,
+    pub toolset: Option<tmux_mcp::wire::Toolset>,
 }
 
 pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
@@ -68,6 +69,7 @@ pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
         allow_self: grant.allow_self,
         tmux_pane_env: std::env::var("TMUX_PANE").ok(),
         safety: grant.safety,
+        toolset: grant.toolset,
     });
     let stream = open_session(&sock, &hello)?;
     let relay = Arc::new(Relay {

@@ -23,6 +23,7 @@ mod show_environment;
 mod show_hooks;
 mod search_panes;
 pub mod capture_pane;
+mod capture_pane_python;
 mod snapshot_pane;
 mod snapshot;
 pub mod typed;
@@ -154,8 +155,27 @@ impl ToolSpec {
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
 pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC];
 
+/// The Python toolset (`--toolset python`): tools that replace the [`CATALOG`]
+/// entry of the same name with tmux-python/libtmux-mcp's spelling of it.
+pub const PYTHON_TOOLSET: &[ToolSpec] = &[capture_pane_python::SPEC];
+
+/// The tools of `toolset`, in catalog order.
+pub fn catalog(toolset: Toolset) -> impl Iterator<Item = &'static ToolSpec> {
+    CATALOG.iter().map(move |t| match toolset {
+        Toolset::Python => PYTHON_TOOLSET.iter().find(|p| p.name == t.name).unwrap_or(t),
+        Toolset::Default => t,
+    })
+}
+
+pub use crate::wire::Toolset;
+
+/// Tool `name` as `toolset` spells it.
+pub fn spec_in(toolset: Toolset, name: &str) -> Option<&'static ToolSpec> {
+    catalog(toolset).find(|t| t.name == name)
+}
+
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
-    CATALOG.iter().find(|t| t.name == name)
+    spec_in(Toolset::Default, name)
 }
 
 /// Names in `requested` that are not tools (for a clear startup error).
@@ -222,15 +242,16 @@ struct Validator {
     compiled: jsonschema::Validator,
 }
 
-fn validators() -> &'static HashMap<&'static str, Validator> {
-    static V: OnceLock<HashMap<&'static str, Validator>> = OnceLock::new();
+fn validators() -> &'static HashMap<(Toolset, &'static str), Validator> {
+    static V: OnceLock<HashMap<(Toolset, &'static str), Validator>> = OnceLock::new();
     V.get_or_init(|| {
-        CATALOG
-            .iter()
-            .map(|t| {
+        [Toolset::Default, Toolset::Python]
+            .into_iter()
+            .flat_map(|set| catalog(set).map(move |t| (set, t)))
+            .map(|(set, t)| {
                 let schema = (t.input_schema)();
                 let compiled = jsonschema::validator_for(&schema).expect("published input schema compiles");
-                (t.name, Validator { schema, compiled })
+                ((set, t.name), Validator { schema, compiled })
             })
             .collect()
     })
@@ -287,7 +308,12 @@ fn problem(e: &jsonschema::ValidationError) -> String {
 /// Checks `args` against the tool's published input schema; the error names the
 /// field and what was expected, never the value sent.
 pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
-    let Some(v) = validators().get(name) else { return Ok(()) };
+    validate_in(Toolset::Default, name, args)
+}
+
+/// [`validate_input`] against `toolset`'s spelling of the tool.
+pub fn validate_in(toolset: Toolset, name: &str, args: &Value) -> Result<(), String> {
+    let Some(v) = validators().get(&(toolset, name)) else { return Ok(()) };
     if v.compiled.is_valid(args) {
         return Ok(());
     }
@@ -349,7 +375,7 @@ impl Progress {
 
 /// Runs tool `name` for `session`. Never panics on client input.
 pub async fn call(session: &Session, name: &str, args: Value, progress: Option<Progress>) -> ToolOutput {
-    let Some(t) = spec(name) else {
+    let Some(t) = spec_in(session.toolset, name) else {
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
     if !session.enabled.contains(name) {
@@ -359,7 +385,7 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
             Family::Libtmux => ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux.")),
         };
     }
-    if let Err(problem) = validate_input(name, &args) {
+    if let Err(problem) = validate_in(session.toolset, name, &args) {
         return match t.family {
             Family::Seed => envelope::for_tool(t, envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux.")),
