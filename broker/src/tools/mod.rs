@@ -374,6 +374,21 @@ impl Progress {
     }
 }
 
+/// Runs read-only tool `name` of the default toolset for `session` whatever
+/// the session's policy (resources are read through the tools that read the
+/// same things, so they share their scope, hook-freeness and errors). The
+/// arguments are checked against the tool's published input schema.
+pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOutput {
+    let t = match spec(name) {
+        Some(t) if t.tier() == Tier::Readonly => t,
+        _ => return ToolOutput::libtmux_error(format!("{name} is not a read-only tool")),
+    };
+    if let Err(problem) = validate_input(name, &args) {
+        return ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux."));
+    }
+    (t.run)(Call { session, args, progress: None }).await
+}
+
 /// Runs tool `name` for `session`. Never panics on client input.
 pub async fn call(session: &Session, name: &str, args: Value, progress: Option<Progress>) -> ToolOutput {
     let Some(t) = spec_in(session.toolset, name) else {
