@@ -6,6 +6,13 @@
 //! `{ok, data | error}` envelope) and the libtmux family (camelCase, plain results).
 
 pub mod act;
+mod arrange;
+mod kill;
+mod rename;
+mod resize_pane;
+mod respawn_pane;
+mod select;
+mod spawn;
 mod capabilities;
 pub mod capture;
 mod close;
@@ -152,7 +159,7 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, spawn::CREATE_SESSION, spawn::CREATE_WINDOW, spawn::SPLIT_WINDOW, select::SELECT_PANE, select::SELECT_WINDOW, resize_pane::SPEC, rename::RENAME_SESSION, rename::RENAME_WINDOW, respawn_pane::SPEC, kill::KILL_PANE, kill::KILL_WINDOW, kill::KILL_SESSION];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == name)
