@@ -2,7 +2,8 @@
 //! `rename-session` / `rename-window -t ID -- NAME`, the name protected from
 //! format expansion and `;` splitting, control characters refused before
 //! anything is sent. The result carries the name read back from tmux, which
-//! rewrites some characters (`.` and `:` in session names become `_`).
+//! may rewrite it (up to 3.5, `.` and `:` in session names become `_`; 3.7
+//! keeps them).
 //! tmux itself turns `automatic-rename` off for a window renamed this way.
 
 use super::act::{self, SelfRule};
@@ -17,7 +18,7 @@ use serde_json::{json, Value};
 pub const RENAME_SESSION: ToolSpec = ToolSpec {
     name: "rename_session",
     family: Family::Libtmux,
-    description: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (it turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
+    description: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
     annotations: arrange::mutating("Rename session", true),
     seed_annotations: None,
     opt_in: false,

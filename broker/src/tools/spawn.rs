@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 pub const CREATE_SESSION: ToolSpec = ToolSpec {
     name: "create_session",
     family: Family::Libtmux,
-    description: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (it rewrites `.` and `:` in session names). Needs --scope server: a new session is outside a session-scoped agent's view.",
+    description: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
     annotations: arrange::mutating("Create session", false),
     seed_annotations: None,
     opt_in: false,
@@ -72,7 +72,7 @@ fn create_session_schema() -> Value {
     schema(
         &[],
         json!({
-            "name": arrange::name_schema("The session name (tmux turns `.` and `:` into `_`; the result has the real one). Default: tmux's (a number)."),
+            "name": arrange::name_schema("The session name (tmux up to 3.5 turns `.` and `:` into `_`; the result has the real one). Default: tmux's (a number)."),
             "windowName": arrange::name_schema("The first window's name."),
             "width": int(1, "Width of the session's window, in cells."),
             "height": int(1, "Height of the session's window, in cells.")
