@@ -6,7 +6,14 @@
 //! `{ok, data | error}` envelope) and the libtmux family (camelCase, plain results).
 
 pub mod act;
+mod arrange;
 mod batch;
+mod kill;
+mod rename;
+mod resize_pane;
+mod respawn_pane;
+mod select;
+mod spawn;
 mod capabilities;
 pub mod capture;
 mod close;
@@ -154,7 +161,7 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, batch::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, spawn::CREATE_SESSION, spawn::CREATE_WINDOW, spawn::SPLIT_WINDOW, select::SELECT_PANE, select::SELECT_WINDOW, resize_pane::SPEC, rename::RENAME_SESSION, rename::RENAME_WINDOW, respawn_pane::SPEC, kill::KILL_PANE, kill::KILL_WINDOW, kill::KILL_SESSION, batch::SPEC];
 
 /// The Python toolset (`--toolset python`): tools that replace the [`CATALOG`]
 /// entry of the same name with tmux-python/libtmux-mcp's spelling of it.
