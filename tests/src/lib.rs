@@ -674,6 +674,35 @@ impl RawClient {
         recv_id(&self.lines, &mut self.pending, id, timeout)
     }
 
+    /// The first message (kept or new) for which `want` holds, within
+    /// `timeout`; other messages stay kept, in order. `None` on timeout.
+    pub fn recv_where(&mut self, timeout: Duration, want: impl Fn(&Value) -> bool) -> Option<Value> {
+        if let Some(i) = self.pending.iter().position(&want) {
+            return Some(self.pending.remove(i));
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            let line = match self.lines.recv_timeout(left) {
+                Ok(line) => line,
+                Err(mpsc::RecvTimeoutError::Timeout) => return None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the relay closed its stdout"),
+            };
+            let msg: Value = serde_json::from_slice(&line).unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e})"));
+            if want(&msg) {
+                return Some(msg);
+            }
+            self.pending.push(msg);
+        }
+    }
+
+    /// Takes every kept message for which `want` holds.
+    pub fn take_kept(&mut self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let (taken, kept) = std::mem::take(&mut self.pending).into_iter().partition(|m| want(m));
+        self.pending = kept;
+        taken
+    }
+
     /// Sends a request and waits for its response.
     pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));

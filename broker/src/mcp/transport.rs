@@ -344,6 +344,9 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         }
     };
     let Some(raw) = raw else {
+        if matches!(item, ServerJsonRpcMessage::Notification(_)) {
+            return Some(with_subscription_id(bytes, ids));
+        }
         if let (ServerJsonRpcMessage::Error(_), Ok(Value::Object(m))) = (&item, serde_json::from_slice::<Value>(&bytes)) {
             return Some(splice(Some("null"), m)); // JSON-RPC wants `"id": null` here
         }
@@ -368,6 +371,27 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         Ok(Value::Object(m)) => Some(splice(Some(&raw), m)),
         _ => None,
     }
+}
+
+/// Where a 2026-07-28 notification names the `subscriptions/listen` request
+/// it belongs to.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A notification line, with the listen request's id in `_meta` written back
+/// as the client sent it (rmcp knows only our internal number).
+fn with_subscription_id(mut bytes: Vec<u8>, ids: &Mutex<Ids>) -> Vec<u8> {
+    let needle = format!("\"{SUBSCRIPTION_ID}\"");
+    if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+        if let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) {
+            let raw = v.pointer(&format!("/params/_meta/{}", SUBSCRIPTION_ID.replace('/', "~1"))).and_then(Value::as_i64).and_then(|n| ids.lock().unwrap().raw.get(&n).cloned());
+            if let Some(client_id) = raw.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
+                v["params"]["_meta"][SUBSCRIPTION_ID] = client_id;
+                bytes = serde_json::to_vec(&v).unwrap_or(bytes);
+            }
+        }
+    }
+    bytes.push(b'\n');
+    bytes
 }
 
 /// `{"jsonrpc":"2.0","id":RAW,…rest}` and a newline.

@@ -117,7 +117,7 @@ pub async fn call(session: &Session) -> ToolOutput {
         "criteria_schema": super::criteria::schema(),
         "limits": limits::as_json(broker.request_timeout_seconds),
         "owns_daemon": true,
-        "resource_subscriptions": false,
+        "resource_subscriptions": true,
         "observation": {
             "screen": "bounded_rows",
             "history_continuity": "unknown",
