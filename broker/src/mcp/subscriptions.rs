@@ -5,7 +5,8 @@
 //! `tmux://server`) when the pane set changes (`changes`: a `/dev/pts/N`
 //! created or removed, then one hook-free table read). Updates are coalesced
 //! to at most [`PER_SECOND`] per resource: the first change is told at once,
-//! changes within the next quarter second become one trailing update.
+//! changes within the next quarter second become one trailing update. An
+//! output update goes out [`SETTLE`] after the write, once tmux has the text.
 //!
 //! Legacy clients (`resources/subscribe`) get `notifications/resources/updated`
 //! on the session; a 2026-07-28 `subscriptions/listen` request gets them on its
@@ -22,6 +23,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+/// A terminal write is seen (inotify) a moment before tmux has read it into
+/// its grid; a client that reads the screen at once must find the new text,
+/// so the update waits this long after the write.
+const SETTLE: Duration = Duration::from_millis(10);
 
 /// Most updates one resource gets per second.
 pub const PER_SECOND: u32 = 4;
@@ -169,7 +175,7 @@ async fn watch_pane(session: Arc<Session>, notifier: Notifier, uri: String, pane
             };
             let mut recheck = false;
             tokio::select! {
-                _ = output => {}
+                _ = output => tokio::time::sleep(SETTLE).await,
                 _ = exited => {
                     // The pane's record changed (dead, or gone soon): re-read it.
                     let _ = broker.registry.refresh().await;
