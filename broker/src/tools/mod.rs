@@ -22,6 +22,7 @@ mod show_environment;
 mod show_hooks;
 mod search_panes;
 pub mod capture_pane;
+mod capture_since;
 mod snapshot_pane;
 mod snapshot;
 pub mod typed;
@@ -133,7 +134,7 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, capture_since::SPEC];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     CATALOG.iter().find(|t| t.name == name)
