@@ -15,6 +15,18 @@ fn lines(v: &Value) -> Vec<String> {
     v["lines"].as_array().unwrap_or_else(|| panic!("no lines in {v:#}")).iter().map(|l| l.as_str().unwrap().to_string()).collect()
 }
 
+/// `linesMissed`, which is present only when true.
+fn lines_missed(v: &Value) -> Value {
+    match v.get("linesMissed") {
+        None => json!(false),
+        Some(t) => {
+            assert_eq!(t, &json!(true), "linesMissed is present only when true: {v:#}");
+            assert!(v["missed"]["reason"].is_string(), "a loss says why: {v:#}");
+            json!(true)
+        }
+    }
+}
+
 fn numbered(prefix: &str, range: std::ops::Range<usize>) -> (Vec<u8>, Vec<String>) {
     let want: Vec<String> = range.map(|i| format!("{prefix}-{i}")).collect();
     let bytes = want.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes();
@@ -41,14 +53,14 @@ async fn new_lines_come_back_once_in_order_and_nothing_new_is_empty() {
     let seed = c.call("capture_since", json!({"paneId": p.id})).await;
     assert_eq!(seed["seeded"], json!(true), "{seed:#}");
     assert_eq!(lines(&seed), ["one", "two"], "the seed is the visible screen up to the cursor");
-    assert_eq!(seed["linesMissed"], json!(false));
+    assert_eq!(lines_missed(&seed), json!(false));
     let cursor = seed["cursor"].as_str().unwrap().to_string();
-    assert!(cursor.len() == 32 && cursor.bytes().all(|b| b.is_ascii_hexdigit()), "{cursor}");
+    assert!(cursor.len() == 22 && cursor.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{cursor}");
 
     p.emit(&srv, b"three\nfour\n");
     let d = c.call("capture_since", json!({"paneId": p.id, "cursor": cursor})).await;
     assert_eq!(lines(&d), ["three", "four"], "{d:#}");
-    assert!(d.get("seeded").is_none() && d["linesMissed"] == json!(false), "{d:#}");
+    assert!(d.get("seeded").is_none() && d.get("linesMissed").is_none(), "{d:#}");
     let text = c.call_raw("capture_since", json!({"paneId": p.id, "cursor": cursor})).await;
     let text = text.content[0].as_text().unwrap().text.clone();
     assert!(text.starts_with("three\nfour\n[cursor "), "the text is the new lines and the next cursor: {text:?}");
@@ -90,9 +102,12 @@ async fn caps_keep_the_tail_and_report_what_they_dropped() {
     let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"], "maxLines": 5})).await;
     assert_eq!(lines(&d), want[15..].to_vec(), "{d:#}");
     assert_eq!(d["truncated"]["lines"], json!(15), "{d:#}");
-    assert_eq!(d["linesMissed"], json!(false), "a cap is not a loss of the pane's lines: {d:#}");
+    assert_eq!(lines_missed(&d), json!(false), "a cap is not a loss of the pane's lines: {d:#}");
+    // "cap-18\ncap-19" is 13 bytes: 12 keep the last line only.
+    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"], "maxBytes": 13})).await;
+    assert_eq!((lines(&d), d["truncated"]["lines"].clone()), (vec!["cap-18".to_string(), "cap-19".to_string()], json!(18)), "{d:#}");
     let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"], "maxBytes": 12})).await;
-    assert_eq!(lines(&d), ["cap-18", "cap-19"], "{d:#}");
+    assert_eq!(lines(&d), ["cap-19"], "{d:#}");
     c.close().await;
 }
 
@@ -110,13 +125,13 @@ async fn history_trimmed_by_history_limit_is_reported_then_tracking_goes_on() {
     let (bytes, want) = numbered("few", 0..3);
     p.emit(&srv, &bytes);
     let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
-    assert_eq!((lines(&d), d["linesMissed"].clone()), (want, json!(false)), "{d:#}");
+    assert_eq!((lines(&d), lines_missed(&d)), (want, json!(false)), "{d:#}");
 
     // Far more than history + screen hold: the loss is reported.
     let (bytes, want) = numbered("many", 0..100);
     p.emit(&srv, &bytes);
     let m = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
-    assert_eq!(m["linesMissed"], json!(true), "{m:#}");
+    assert_eq!(lines_missed(&m), json!(true), "{m:#}");
     assert_eq!(m["missed"]["reason"], "history_trimmed", "{m:#}");
     let got = lines(&m);
     assert!(got.len() < 100 && want.ends_with(&got), "what the pane still holds, in order: {got:?}");
@@ -125,7 +140,7 @@ async fn history_trimmed_by_history_limit_is_reported_then_tracking_goes_on() {
     let (bytes, want) = numbered("after", 0..4);
     p.emit(&srv, &bytes);
     let a = c.call("capture_since", json!({"paneId": p.id, "cursor": m["cursor"]})).await;
-    assert_eq!((lines(&a), a["linesMissed"].clone()), (want, json!(false)), "{a:#}");
+    assert_eq!((lines(&a), lines_missed(&a)), (want, json!(false)), "{a:#}");
     c.close().await;
 }
 
@@ -141,13 +156,13 @@ async fn clear_history_and_respawn_are_reported() {
     p.emit(&srv, &bytes);
     srv.tmux(&["clear-history", "-t", &p.id]);
     let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
-    assert_eq!((d["linesMissed"].clone(), d["missed"]["reason"].clone()), (json!(true), json!("history_cleared")), "{d:#}");
+    assert_eq!((lines_missed(&d), d["missed"]["reason"].clone()), (json!(true), json!("history_cleared")), "{d:#}");
     assert_eq!(lines(&d).last().map(String::as_str), Some("gone-24"), "the screen that is left: {d:#}");
 
     srv.tmux(&["respawn-pane", "-k", "-t", &p.id, "printf 'reborn\\n'; exec cat"]);
     poll(Duration::from_secs(5), || srv.tmux(&["capture-pane", "-p", "-t", &p.id]).contains("reborn").then_some(())).expect("the respawned pane printed");
     let r = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
-    assert_eq!((r["linesMissed"].clone(), r["missed"]["reason"].clone()), (json!(true), json!("respawned")), "{r:#}");
+    assert_eq!((lines_missed(&r), r["missed"]["reason"].clone()), (json!(true), json!("respawned")), "{r:#}");
     assert!(lines(&r).contains(&"reborn".to_string()), "{r:#}");
     c.close().await;
 }
@@ -194,7 +209,7 @@ fn handoff_cursor_works_for_a_session_scoped_agent_of_another_session() {
 
     pa.emit(&srv, b"alpha three\n");
     let d = checked_structured(&tools, "capture_since", &ch.request(3, "tools/call", json!({"name": "capture_since", "arguments": args})));
-    assert_eq!((lines(&d), d["linesMissed"].clone()), (vec!["alpha three".to_string()], json!(false)), "what is new since the key press: {d:#}");
+    assert_eq!((lines(&d), lines_missed(&d)), (vec!["alpha three".to_string()], json!(false)), "what is new since the key press: {d:#}");
     pa.emit(&srv, b"alpha four\n");
     let d2 = checked_structured(&tools, "capture_since", &ch.request(4, "tools/call", json!({"name": "capture_since", "arguments": {"paneId": a, "cursor": d["cursor"]}})));
     assert_eq!(lines(&d2), ["alpha four"], "the chain goes on: {d2:#}");
@@ -233,6 +248,7 @@ async fn bad_input_names_the_field_and_sends_nothing() {
         (json!({"paneId": "0"}), "paneId"),
         (json!({"paneId": "%0", "cursor": "xyz"}), "cursor"),
         (json!({"paneId": "%0", "cursor": "0123456789abcdef0123456789abcdef"}), "cursor"),
+        (json!({"paneId": "%0", "cursor": "AAAAAAAAAAAAAAAAAAAAAA"}), "cursor"),
         (json!({"paneId": "%0", "maxLines": 0}), "maxLines"),
         (json!({"paneId": "%0", "maxBytes": -1}), "maxBytes"),
         (json!({"paneId": "%0", "waitMs": "soon"}), "waitMs"),

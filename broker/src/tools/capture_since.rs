@@ -27,7 +27,6 @@ use crate::observe::{self, ObserveError};
 use crate::registry::Pane;
 use crate::retention::{Owner, Retained, View};
 use crate::session::Session;
-use crate::sys;
 use crate::tty_watch::TtyWatch;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -67,7 +66,7 @@ fn input_schema() -> Value {
         "required": ["paneId"],
         "properties": {
             "paneId": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32, "description": "The pane's id, e.g. %3 (see list_panes)." },
-            "cursor": { "type": "string", "pattern": "^[0-9a-f]{32}$", "description": "The cursor of the previous capture_since result (or of the prefix + A hand-off); omit to start." },
+            "cursor": { "type": "string", "pattern": "^([A-Za-z0-9_-]{22}|[0-9a-f]{32})$", "description": "The cursor of the previous capture_since result (22 characters), or the hand-off cursor prefix + A pastes (32 hex digits); omit to start." },
             "maxLines": { "type": "integer", "minimum": 1, "description": "Keep at most this many of the newest lines (default 500, clamped to 10000)." },
             "maxBytes": { "type": "integer", "minimum": 1, "description": "Keep at most this many bytes of the newest lines (default 128000, clamped to 1000000)." },
             "waitMs": { "type": "integer", "minimum": 0, "description": "With a cursor and nothing new: wait up to this long for output (default 0; clamped to the broker's request timeout)." }
@@ -95,12 +94,14 @@ struct Out {
     cursor: String,
     /// The new lines, oldest first (trailing spaces trimmed by tmux).
     lines: Vec<String>,
-    /// Whether lines may have been lost since the cursor (see `missed`).
+    /// Present (true) when lines may have been lost since the cursor; `missed`
+    /// says why. Absent: nothing was lost.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     lines_missed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     missed: Option<Missed>,
     /// A first call (no cursor): `lines` is the visible screen.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     seeded: bool,
     /// What the caps dropped from the start of the new lines (not recoverable:
     /// the cursor moves past them).
@@ -110,10 +111,10 @@ struct Out {
     #[serde(skip_serializing_if = "Option::is_none")]
     wait_ms: Option<u64>,
     /// A full-screen program is on the alternate screen: `lines` is that whole screen.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     alternate_screen: bool,
     /// The pane's process has exited (the pane is kept by remain-on-exit).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pane_dead: bool,
 }
 
@@ -548,6 +549,15 @@ fn process_generation(broker: &crate::engine::Broker, id: &str) -> Option<String
     }
 }
 
+/// A cursor: 128 random bits as 22 characters of URL-safe base64 (not the
+/// 32 hex digits of other cursors: it appears twice in every result, and a
+/// one-line delta is meant to cost little on the wire).
+fn new_key() -> String {
+    let mut buf = [0u8; 16];
+    getrandom::fill(&mut buf).expect("OS random source unavailable");
+    crate::capture::base64_encode(&buf).trim_end_matches('=').replace('+', "-").replace('/', "_")
+}
+
 /// Tail-preserving caps: lines first, then bytes (whole lines from the start;
 /// a single remaining line keeps its last bytes on a character boundary).
 fn cap(mut lines: Vec<String>, max_lines: usize, max_bytes: usize) -> (Vec<String>, Option<Truncated>) {
@@ -574,7 +584,7 @@ fn cap(mut lines: Vec<String>, max_lines: usize, max_bytes: usize) -> (Vec<Strin
 }
 
 fn finish(session: &Session, id: &str, a: Answer, seeded: bool, max_lines: usize, max_bytes: usize, wait: Option<u64>) -> ToolOutput {
-    let key = sys::random_hex(16);
+    let key = new_key();
     let handoff = a.entry.handoff;
     // A hand-off chain stays readable by every agent, as its first cursor was.
     let owner = Owner { agent: Some(session.id), view: if handoff { View::Anyone } else { session.view() } };
