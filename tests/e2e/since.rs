@@ -283,3 +283,48 @@ fn one_appended_line_costs_at_most_300_bytes_on_the_wire() {
     println!("capture_since: one appended line of {} bytes costs {} bytes on the wire (the response line with its LF)", appended.len(), line.len());
     assert!(line.len() <= 300, "{} bytes: {}", line.len(), String::from_utf8_lossy(&line));
 }
+
+/// The hook trap: every after-* hook but after-capture-pane (which makes the
+/// tool refuse, see above) is set; seeding, deltas, a search after a trim and a
+/// wait run none of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_after_hook_runs() {
+    let srv = TmuxServer::start();
+    srv.tmux(&["set-option", "-g", "history-limit", "20"]);
+    let mut p = PaneWriter::new_session(&srv, "w", 60, 10);
+    let trap = HookTrap::at(srv.dir().join("hooks.log"));
+    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
+    let mut armed = Vec::new();
+    for name in names.split_whitespace().filter(|n| *n != "capture-pane") {
+        let hook = format!("after-{name}");
+        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
+            armed.push(hook);
+        }
+    }
+    // tmux has no after-list-commands or after-if-shell (what the tool uses).
+    for h in ["after-display-message", "after-show-options", "after-list-panes"] {
+        assert!(armed.iter().any(|a| a == h), "{h} not armed: {armed:?}");
+    }
+    // The sentinel is the test's own display-message: once its line is in the
+    // file, every hook of an earlier command is before it.
+    let sentinel = || srv.tmux(&["display-message", "-p", ""]);
+    let c = McpClient::attach(&srv, &[]).await;
+    sentinel();
+    trap.before_sentinel("after-display-message");
+    trap.clear();
+    let seed = c.call("capture_since", json!({"paneId": p.id})).await;
+    let (bytes, _) = numbered("x", 0..60);
+    p.emit(&srv, &bytes);
+    // emit's own display-message reads ran hooks: wait for them all, then forget them.
+    sentinel();
+    trap.before_sentinel("after-display-message");
+    trap.clear();
+    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
+    assert_eq!(lines_missed(&d), json!(true), "the trim path (whole-history search) ran: {d:#}");
+    let e = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"], "waitMs": 50})).await;
+    assert_eq!(lines(&e), Vec::<String>::new());
+    sentinel();
+    trap.before_sentinel("after-display-message");
+    assert_eq!(trap.fired(), "after-display-message\n", "after-* hooks ran (only the sentinel's line belongs here)");
+    c.close().await;
+}
