@@ -7,10 +7,7 @@
 //! (errors included) by the harness.
 
 use serde_json::{json, Value};
-use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tmux_mcp_e2e::*;
 

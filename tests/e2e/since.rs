@@ -182,6 +182,17 @@ async fn wait_ms_waits_for_output_and_is_clamped_to_the_request_timeout() {
     let (d, ()) = tokio::join!(call, writer);
     assert_eq!(lines(&d), ["late line"], "{d:#}");
     assert_eq!(d["waitMs"], json!(5000), "clamped to the broker's 5 s request timeout: {d:#}");
+
+    // No polling: a wait with no output runs exactly the reads of a call
+    // that does not wait (the status read around each is the same too).
+    let commands = || srv.status()["tmux_commands"].as_u64().unwrap();
+    let t0 = commands();
+    let plain = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
+    let t1 = commands();
+    let waited = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"], "waitMs": 1500})).await;
+    let t2 = commands();
+    assert_eq!((lines(&plain), lines(&waited), waited["waitMs"].clone()), (vec![], vec![], json!(1500)));
+    assert_eq!(t2 - t1, t1 - t0, "a 1.5 s wait on a silent pane ran more tmux commands than a call without wait");
     c.close().await;
 }
 

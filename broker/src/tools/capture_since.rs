@@ -107,7 +107,8 @@ struct Out {
     /// the cursor moves past them).
     #[serde(skip_serializing_if = "Option::is_none")]
     truncated: Option<Truncated>,
-    /// The wait used (after clamping), when `waitMs` was given.
+    /// The wait allowed (after clamping to the request timeout; 0 when no wait
+    /// could be set up), when `waitMs` was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     wait_ms: Option<u64>,
     /// A full-screen program is on the alternate screen: `lines` is that whole screen.
@@ -331,7 +332,7 @@ async fn since(session: &Session, mut pane: Pane, e: &SinceEntry, searched: bool
         let expected = e.frontier.saturating_sub(w);
         found.retain(|&i| {
             let abs = g.first + i as u64;
-            abs <= expected && (expected - abs) % step == 0
+            abs <= expected && (expected - abs).is_multiple_of(step)
         });
     }
     match found[..] {
@@ -460,14 +461,12 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             Err(e) => return e,
         }
     };
-    let _place = match broker.admission.capture().await {
-        Ok(p) => p,
-        Err(refused) => return capture_pane::fail(&format!("The broker is overloaded: {}.", refused.0), Some("Nothing was sent to tmux; retry shortly.")),
-    };
-
-    let wait = args.wait_ms.map(|ms| ms.min((broker.request_timeout_seconds * 1000.0) as u64));
     let (entry, searched) = match base {
         None => {
+            let _place = match admitted(session).await {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
             let start = -(WINDOW as i64);
             let (_, g) = match read(session, pane, start).await {
                 Ok(r) => r,
@@ -495,19 +494,23 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Some(Base::Handoff(h)) => (from_handoff(&h, &pane), true),
     };
 
-    // Watch the terminal before the first read, so output between that read
-    // and the wait is not missed.
-    let watch = match wait {
-        Some(ms) if ms > 0 => TtyWatch::new(&pane.tty).ok(),
+    // A wait holds a wait place (capped like tmux_wait's), not a capture
+    // place, and watches the terminal before the first read, so output between
+    // that read and the wait is not missed. Without either, no wait happens
+    // and the result says so (waitMs 0).
+    let asked = args.wait_ms.map(|ms| ms.min((broker.request_timeout_seconds * 1000.0) as u64));
+    let waiting = match asked {
+        Some(ms) if ms > 0 => broker.admission.wait().ok().and_then(|place| TtyWatch::new(&pane.tty).ok().map(|w| (place, w))),
         _ => None,
     };
-    let started = tokio::time::Instant::now();
-    let deadline = started + Duration::from_millis(wait.unwrap_or(0));
-    let mut answer = match since(session, pane.clone(), &entry, searched).await {
+    let wait = asked.map(|ms| if waiting.is_some() { ms } else { 0 });
+    let watch = waiting.as_ref().map(|(_, w)| w);
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(wait.unwrap_or(0));
+    let mut answer = match since_admitted(session, &pane, &entry, searched).await {
         Ok(a) => a,
-        Err(e) => return observe_failure(id, &e),
+        Err(e) => return e,
     };
-    if let Some(w) = &watch {
+    if let Some(w) = watch {
         // After a write, one more read once tmux has surely parsed it.
         let settle = Duration::from_millis(25);
         let mut recheck: Option<tokio::time::Instant> = None;
@@ -524,9 +527,9 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
                 _ = tokio::time::sleep_until(deadline) => break,
                 _ = broker.server_gone() => break,
             }
-            answer = match since(session, pane.clone(), &entry, searched).await {
+            answer = match since_admitted(session, &pane, &entry, searched).await {
                 Ok(a) => a,
-                Err(e) => return observe_failure(id, &e),
+                Err(e) => return e,
             };
         }
     }
@@ -538,6 +541,17 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         answer.entry.process_generation = Some(pg);
     }
     finish(session, id, answer, false, max_lines, max_bytes, wait)
+}
+
+/// A capture place (captures queue briefly, then are refused as overload).
+async fn admitted(session: &Session) -> Result<tokio::sync::SemaphorePermit<'_>, ToolOutput> {
+    session.broker.admission.capture().await.map_err(|refused| capture_pane::fail(&format!("The broker is overloaded: {}.", refused.0), Some("Nothing was sent to tmux; retry shortly.")))
+}
+
+/// [`since`] holding a capture place for its reads only.
+async fn since_admitted(session: &Session, pane: &Pane, entry: &SinceEntry, searched: bool) -> Result<Answer, ToolOutput> {
+    let _place = admitted(session).await?;
+    since(session, pane.clone(), entry, searched).await.map_err(|e| observe_failure(&pane.id, &e))
 }
 
 /// The process generation the table holds for pane `id`, if tracked.
