@@ -339,3 +339,26 @@ async fn no_after_hook_runs() {
     assert_eq!(trap.fired(), "after-display-message\n", "after-* hooks ran (only the sentinel's line belongs here)");
     c.close().await;
 }
+
+/// A full-screen program (alternate screen) reads as its whole screen, once
+/// per change; when it leaves, line tracking of the normal screen goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_alternate_screen_reads_whole_and_line_tracking_resumes_after_it() {
+    let srv = TmuxServer::start();
+    let mut p = PaneWriter::new_session(&srv, "w", 60, 10);
+    p.emit(&srv, b"before\n");
+    let c = McpClient::attach(&srv, &[]).await;
+    let seed = c.call("capture_since", json!({"paneId": p.id})).await;
+    p.emit(&srv, b"\x1b[?1049h\x1b[H\x1b[2Jmenu: one\r\n      two");
+    let a = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
+    assert_eq!((lines(&a), a["alternateScreen"].clone()), (vec!["menu: one".to_string(), "      two".to_string()], json!(true)), "{a:#}");
+    let same = c.call("capture_since", json!({"paneId": p.id, "cursor": a["cursor"]})).await;
+    assert_eq!(lines(&same), Vec::<String>::new(), "unchanged screen: {same:#}");
+    p.emit(&srv, b"\x1b[3;1Hthree");
+    let b = c.call("capture_since", json!({"paneId": p.id, "cursor": same["cursor"]})).await;
+    assert_eq!(lines(&b), ["menu: one", "      two", "three"], "{b:#}");
+    p.emit(&srv, b"\x1b[?1049lafter\n");
+    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": b["cursor"]})).await;
+    assert_eq!((lines(&d), d.get("alternateScreen").cloned(), lines_missed(&d)), (vec!["after".to_string()], None, json!(false)), "{d:#}");
+    c.close().await;
+}
