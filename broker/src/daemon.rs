@@ -22,7 +22,7 @@ use crate::server::{self, ServerIdentity};
 use crate::engine::Broker;
 use crate::session::Session;
 use crate::tmux::{Tmux, DEFAULT_TIMEOUT};
-use crate::wire::{self, Hello, McpHello, Reply, Scope, StatusReply};
+use crate::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier, Toolset};
 use crate::{hooks, mcp, sys, tools};
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -46,6 +46,8 @@ pub struct Config {
     pub runtime_dir: Option<PathBuf>,
     /// Tools enabled for every session, beyond the defaults.
     pub enable_tools: Vec<String>,
+    /// The default safety tier of sessions (`--safety`).
+    pub safety: Tier,
     /// The `tmux-mcp` helper binary; default: next to this executable, else PATH.
     pub helper: Option<PathBuf>,
     /// How to read the pane table; default: `list-commands`, falling back to
@@ -188,7 +190,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         timeout: DEFAULT_TIMEOUT,
     };
     let backend = Backend::detect(identity.pid);
-    let broker = Arc::new(Broker::new(identity, bpaths.clone(), Registry::new(source, backend), cfg.enable_tools, cfg.request_timeout_seconds));
+    let broker = Arc::new(Broker::new(identity, bpaths.clone(), Registry::new(source, backend), cfg.enable_tools, cfg.safety, cfg.request_timeout_seconds));
 
     let accept = tokio::spawn(accept_loop(listener, broker.clone()));
     tokio::spawn(publish_option(broker.clone()));
@@ -332,11 +334,34 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
         return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
     }
     let option_tools = snap.server.enable_tools_option.split([',', ' ']).filter(|s| !s.is_empty()).map(str::to_string);
-    let enabled = tools::enabled_set(broker.enable_tools.iter().cloned().chain(option_tools).chain(hello.enable_tools.iter().cloned()));
+    // The attach's --safety, else @mcp-safety, else the broker's --safety.
+    let safety = match (hello.safety, snap.server.safety_option.trim()) {
+        (Some(t), _) => t,
+        (None, "") => broker.safety,
+        (None, opt) => match Tier::parse(opt) {
+            Some(t) => t,
+            None => {
+                let reason = format!("@mcp-safety is {opt:?}; expected readonly, mutating or destructive");
+                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+            }
+        },
+    };
+    let toolset = match (hello.toolset, snap.server.toolset_option.trim()) {
+        (Some(t), _) => t,
+        (None, "") => Toolset::Default,
+        (None, opt) => match Toolset::parse(opt) {
+            Some(t) => t,
+            None => {
+                let reason = format!("@mcp-toolset is {opt:?}; expected default or python");
+                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+            }
+        },
+    };
+    let enabled = tools::enabled_set(safety, broker.enable_tools.iter().cloned().chain(option_tools).chain(hello.enable_tools.iter().cloned()));
     let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
     wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
     tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, ?scope, "MCP session open");
-    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, allow_self: hello.allow_self, log: Default::default() });
+    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, safety, toolset, allow_self: hello.allow_self, log: Default::default() });
     broker.sessions_open.fetch_add(1, Ordering::Relaxed);
     let (r, w) = stream.into_split();
     mcp::serve(r, w, session).await;
@@ -369,7 +394,7 @@ fn status(broker: &Broker) -> StatusReply {
         tmux_access: broker.registry.access(),
         processes,
         log_file: broker.paths.log.display().to_string(),
-        enabled_tools: tools::enabled_in_catalog_order(&tools::enabled_set(broker.enable_tools.iter().cloned())).into_iter().map(String::from).collect(),
+        enabled_tools: tools::enabled_in_catalog_order(&tools::enabled_set(broker.safety, broker.enable_tools.iter().cloned())).into_iter().map(String::from).collect(),
     }
 }
 

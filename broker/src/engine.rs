@@ -19,6 +19,9 @@ pub struct Broker {
     pub paths: BrokerPaths,
     pub registry: Registry,
     pub enable_tools: Vec<String>,
+    /// The tier of sessions that name none (`--safety`; `@mcp-safety` and the
+    /// attach's `--safety` come first).
+    pub safety: crate::wire::Tier,
     pub started: Instant,
     pub(crate) sessions_served: AtomicU64,
     pub(crate) sessions_open: AtomicU64,
@@ -36,12 +39,13 @@ pub struct Broker {
 }
 
 impl Broker {
-    pub fn new(identity: ServerIdentity, paths: BrokerPaths, registry: Registry, enable_tools: Vec<String>, request_timeout_seconds: f64) -> Broker {
+    pub fn new(identity: ServerIdentity, paths: BrokerPaths, registry: Registry, enable_tools: Vec<String>, safety: crate::wire::Tier, request_timeout_seconds: f64) -> Broker {
         Broker {
             identity,
             paths,
             registry,
             enable_tools,
+            safety,
             started: Instant::now(),
             sessions_served: AtomicU64::new(0),
             sessions_open: AtomicU64::new(0),

@@ -22,7 +22,7 @@ pub const US: char = '\u{1f}';
 pub const RS: char = '\u{1e}';
 
 /// Server-wide fields, in wire order.
-const SERVER_FIELDS: &[&str] = &["pid", "start_time", "version", "socket_path", "@mcp-broker-socket", "@mcp-enable-tools"];
+const SERVER_FIELDS: &[&str] = &["pid", "start_time", "version", "socket_path", "@mcp-broker-socket", "@mcp-enable-tools", "@mcp-safety", "@mcp-toolset"];
 
 /// Per-placement fields, in wire order. `true` marks free text that gets sanitised.
 const PANE_FIELDS: &[(&str, bool)] = &[
@@ -119,6 +119,8 @@ pub fn parse(text: &str) -> Result<PaneTable, ParseError> {
         socket_path: h[3].to_string(),
         broker_option: h[4].to_string(),
         enable_tools_option: h[5].to_string(),
+        safety_option: h[6].to_string(),
+        toolset_option: h[7].to_string(),
     };
     let mut rows = Vec::new();
     for (i, rec) in records.enumerate() {
@@ -206,12 +208,13 @@ mod tests {
 
     #[test]
     fn parses_header_and_rows() {
-        let text = format!("42{US}1700000000{US}3.3a{US}/tmp/s{US}{US}tmux_capture{RS}{}{RS}{}{RS}\n", row("%1", "$0"), row("%1", "$2"));
+        let text = format!("42{US}1700000000{US}3.3a{US}/tmp/s{US}{US}tmux_capture{US}mutating{US}python{RS}{}{RS}{}{RS}\n", row("%1", "$0"), row("%1", "$2"));
         let t = parse(&text).unwrap();
         assert_eq!(t.server.pid, 42);
         assert_eq!(t.server.version, "3.3a");
         assert_eq!(t.server.broker_option, "");
         assert_eq!(t.server.enable_tools_option, "tmux_capture");
+        assert_eq!((t.server.safety_option.as_str(), t.server.toolset_option.as_str()), ("mutating", "python"));
         assert_eq!(t.rows.len(), 2);
         assert_eq!(t.rows[1].session_id, "$2");
         assert_eq!(t.rows[0].pane_pid, 123);
@@ -224,10 +227,10 @@ mod tests {
 
     #[test]
     fn rejects_misaligned_rows_and_bad_numbers() {
-        let text = format!("42{US}1{US}3.3a{US}/s{US}{US}{RS}a{US}b{RS}");
+        let text = format!("42{US}1{US}3.3a{US}/s{US}{US}{US}{US}{RS}a{US}b{RS}");
         assert_eq!(parse(&text), Err(ParseError::Fields { row: 0, got: 2 }));
         let bad = row("%1", "$0").replace("123", "x");
-        let text = format!("42{US}1{US}3.3a{US}/s{US}{US}{RS}{bad}{RS}");
+        let text = format!("42{US}1{US}3.3a{US}/s{US}{US}{US}{US}{RS}{bad}{RS}");
         assert!(matches!(parse(&text), Err(ParseError::Number { field: "pane_pid", .. })));
         assert_eq!(parse(""), Err(ParseError::NoHeader));
     }

@@ -20,6 +20,10 @@ struct Args {
     /// Enable a tool for every session of this broker (repeatable).
     #[arg(long = "enable-tool", value_name = "NAME")]
     enable_tool: Vec<String>,
+    /// The highest tool tier sessions get when neither `@mcp-safety` nor the
+    /// attach's `--safety` names one: readonly, mutating or destructive.
+    #[arg(long, value_name = "TIER", default_value = "readonly", value_parser = parse_tier)]
+    safety: tmux_mcp::wire::Tier,
     /// The tmux-mcp helper binary (default: next to this binary, then PATH).
     #[arg(long, value_name = "PATH")]
     helper: Option<PathBuf>,
@@ -51,6 +55,10 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_tier(s: &str) -> Result<tmux_mcp::wire::Tier, String> {
+    tmux_mcp::wire::Tier::parse(s).ok_or_else(|| "expected readonly, mutating or destructive".into())
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(args) {
@@ -74,7 +82,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             FeedArg::ListCommands => tmux_mcp::registry::FeedMode::ListCommands,
             FeedArg::RunShell => tmux_mcp::registry::FeedMode::RunShell,
         });
-        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, helper: args.helper, feed, exec_only: args.exec_only, request_timeout_seconds: args.request_timeout };
+        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, safety: args.safety, helper: args.helper, feed, exec_only: args.exec_only, request_timeout_seconds: args.request_timeout };
         match daemon::run(cfg).await? {
             Outcome::AlreadyRunning(sock) => {
                 tracing::info!("a broker already serves this tmux server at {}", sock.display());

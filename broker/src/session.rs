@@ -21,6 +21,10 @@ pub struct Session {
     pub caller_sessions: Vec<String>,
     pub scope: Scope,
     pub enabled: BTreeSet<String>,
+    /// The highest tier of tools this session may use (`--safety`).
+    pub safety: crate::wire::Tier,
+    /// Whose spellings of the libtmux family this session uses (`--toolset`).
+    pub toolset: crate::wire::Toolset,
     pub allow_self: bool,
     /// Notices for this agent (`notifications/message`) at the level it chose.
     pub log: AgentLog,

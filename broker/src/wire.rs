@@ -46,6 +46,77 @@ pub struct McpHello {
     pub allow_self: bool,
     /// `$TMUX_PANE` of the relay, a hint only: the broker trusts process ancestry.
     pub tmux_pane_env: Option<String>,
+    /// `--safety`: the highest tier of tools this session may use; `None` means
+    /// `@mcp-safety`, else the broker's `--safety`, else read-only.
+    #[serde(default)]
+    pub safety: Option<Tier>,
+    /// `--toolset`: whose spellings the libtmux family uses; `None` means
+    /// `@mcp-toolset`, else the default.
+    #[serde(default)]
+    pub toolset: Option<Toolset>,
+}
+
+/// Whose spellings of the libtmux family a session gets: the default
+/// (libtmux-ts: camelCase) or tmux-python/libtmux-mcp's where they differ
+/// (`capture_pane` with `pane_id`, `max_lines`, the truncation header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Toolset {
+    #[default]
+    Default,
+    Python,
+}
+
+impl Toolset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Toolset::Default => "default",
+            Toolset::Python => "python",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Toolset> {
+        match s.trim() {
+            "default" | "libtmux" | "typescript" => Some(Toolset::Default),
+            "python" => Some(Toolset::Python),
+            _ => None,
+        }
+    }
+}
+
+/// How much a tool may change (from its annotations): read-only, mutating
+/// (changes state, nothing is lost) or destructive (input typed into
+/// programs, entities killed). Ordered: a session at a tier may use every tool
+/// at or below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    #[default]
+    Readonly,
+    Mutating,
+    Destructive,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 3] = [Tier::Readonly, Tier::Mutating, Tier::Destructive];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Readonly => "readonly",
+            Tier::Mutating => "mutating",
+            Tier::Destructive => "destructive",
+        }
+    }
+
+    /// The spelling of `@mcp-safety` and `--safety` (also accepts `read-only`).
+    pub fn parse(s: &str) -> Option<Tier> {
+        match s.trim() {
+            "readonly" | "read-only" | "read_only" => Some(Tier::Readonly),
+            "mutating" => Some(Tier::Mutating),
+            "destructive" => Some(Tier::Destructive),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -80,6 +151,12 @@ pub struct ServerRow {
     pub broker_option: String,
     /// Current value of `@mcp-enable-tools` (tools enabled for every session).
     pub enable_tools_option: String,
+    /// Current value of `@mcp-safety` (the default tier of new sessions; "" when unset).
+    #[serde(default)]
+    pub safety_option: String,
+    /// Current value of `@mcp-toolset` ("" when unset).
+    #[serde(default)]
+    pub toolset_option: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -288,7 +365,7 @@ mod tests {
 
     #[test]
     fn hello_round_trips_with_named_fields() {
-        let hello = Hello::Mcp(McpHello { client_name: "x".into(), enable_tools: vec!["a".into()], scope: Some(Scope::Server), allow_self: false, tmux_pane_env: None });
+        let hello = Hello::Mcp(McpHello { client_name: "x".into(), enable_tools: vec!["a".into()], scope: Some(Scope::Server), allow_self: false, tmux_pane_env: None, safety: Some(Tier::Mutating), toolset: None });
         let bytes = encode(&hello).unwrap();
         let back: Hello = read_frame(&mut &bytes[..]).unwrap();
         match back {

@@ -50,6 +50,16 @@ enum Command {
         /// Allow typing into or closing the agent's own pane.
         #[arg(long)]
         allow_self: bool,
+        /// The highest tier of tools this agent may use: readonly (the
+        /// default), mutating (typing, creating, arranging) or destructive
+        /// (also killing). Default: the tmux option @mcp-safety, else readonly.
+        #[arg(long, value_name = "TIER", value_parser = parse_tier)]
+        safety: Option<tmux_mcp::wire::Tier>,
+        /// Whose spellings of the libtmux family: default (camelCase,
+        /// libtmux-ts) or python (tmux-python/libtmux-mcp's `capture_pane`).
+        /// Default: the tmux option @mcp-toolset, else default.
+        #[arg(long, value_name = "NAME", value_parser = parse_toolset)]
+        toolset: Option<tmux_mcp::wire::Toolset>,
     },
     /// run-shell helper: forward the pane table on stdin to the broker.
     #[command(hide = true)]
@@ -105,12 +115,12 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
-        Command::Attach { server, enable_tool, scope, allow_self } => {
+        Command::Attach { server, enable_tool, scope, allow_self, safety, toolset } => {
             let scope = scope.map(|s| match s {
                 ScopeArg::Session => Scope::Session,
                 ScopeArg::Server => Scope::Server,
             });
-            relay::attach(&server, enable_tool, scope, allow_self)
+            relay::attach(&server, relay::Grant { enable_tools: enable_tool, scope, allow_self, safety, toolset })
         }
         Command::Feed { broker, req } => {
             helpers::feed(&broker, req);
@@ -131,4 +141,12 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn parse_tier(s: &str) -> Result<tmux_mcp::wire::Tier, String> {
+    tmux_mcp::wire::Tier::parse(s).ok_or_else(|| "expected readonly, mutating or destructive".into())
+}
+
+fn parse_toolset(s: &str) -> Result<tmux_mcp::wire::Toolset, String> {
+    tmux_mcp::wire::Toolset::parse(s).ok_or_else(|| "expected default or python".into())
 }

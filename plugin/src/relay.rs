@@ -50,15 +50,26 @@ pub const BROKER_LOST_CODE: i64 = -32000;
 const MAX_LOSSES: usize = 5;
 const LOSS_WINDOW: Duration = Duration::from_secs(30);
 
-pub fn attach(server: &ServerArgs, enable_tools: Vec<String>, scope: Option<Scope>, allow_self: bool) -> anyhow::Result<ExitCode> {
+/// What the person grants this agent on the command line.
+pub struct Grant {
+    pub enable_tools: Vec<String>,
+    pub scope: Option<Scope>,
+    pub allow_self: bool,
+    pub safety: Option<tmux_mcp::wire::Tier>,
+    pub toolset: Option<tmux_mcp::wire::Toolset>,
+}
+
+pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
     let server = &locate::pinned(server)?;
     let (id, sock) = locate::ensure(server)?;
     let hello = Hello::Mcp(McpHello {
         client_name: parent_name(),
-        enable_tools,
-        scope,
-        allow_self,
+        enable_tools: grant.enable_tools,
+        scope: grant.scope,
+        allow_self: grant.allow_self,
         tmux_pane_env: std::env::var("TMUX_PANE").ok(),
+        safety: grant.safety,
+        toolset: grant.toolset,
     });
     let stream = open_session(&sock, &hello)?;
     let relay = Arc::new(Relay {

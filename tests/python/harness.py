@@ -256,7 +256,7 @@ def broker_pids(sock: str, server_pid: int | None = None) -> list[int]:
 
 
 def readme_tools() -> dict[str, str]:
-    """The tools table of README.md ("## Tools"): name -> default ("on" or "opt-in").
+    """The tools table of README.md ("## Tools"): name -> default ("on", "tier" or "opt-in").
 
     The README is the user-facing list of every tool; tests compare what the
     broker publishes against it, so a tool that disappears (or appears without
@@ -265,21 +265,35 @@ def readme_tools() -> dict[str, str]:
     text = (REPO / "README.md").read_text()
     assert "\n## Tools\n" in text, "README.md has no '## Tools' section"
     section = text.split("\n## Tools\n", 1)[1].split("\n## ", 1)[0]
-    tools: dict[str, str] = {}
+    return {name: default for name, (default, _tier) in readme_table(section).items()}
+
+
+def readme_tiers() -> dict[str, str]:
+    """The tools table of README.md: name -> tier (readonly, mutating, destructive)."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("\n## Tools\n", 1)[1].split("\n## ", 1)[0]
+    return {name: tier for name, (_default, tier) in readme_table(section).items()}
+
+
+def readme_table(section: str) -> dict[str, tuple[str, str]]:
+    tools: dict[str, tuple[str, str]] = {}
     for line in section.splitlines():
-        m = re.match(r"^\| `([a-z_]+)` \| ([a-z-]+) \|", line)
+        m = re.match(r"^\| `([a-z_]+)` \| ([a-z-]+) \| ([a-z-]+) \|", line)
         if m:
             assert m.group(1) not in tools, f"README lists {m.group(1)} twice"
-            tools[m.group(1)] = m.group(2)
+            tools[m.group(1)] = (m.group(2), m.group(3))
     assert tools, "README.md's tools table lists no tool"
-    bad = {n: d for n, d in tools.items() if d not in ("on", "opt-in")}
-    assert not bad, f"README tools table: default must be 'on' or 'opt-in': {bad}"
+    bad = {n: d for n, (d, _t) in tools.items() if d not in ("on", "tier", "opt-in")}
+    assert not bad, f"README tools table: default must be 'on', 'tier' or 'opt-in': {bad}"
+    bad = {n: t for n, (_d, t) in tools.items() if t not in ("readonly", "mutating", "destructive")}
+    assert not bad, f"README tools table: tier must be readonly, mutating or destructive: {bad}"
     return tools
 
 
 def enable_all(tools: dict[str, str]) -> list[str]:
-    """`--enable-tool NAME` for every opt-in tool of `tools`."""
-    return [a for name, default in tools.items() if default == "opt-in" for a in ("--enable-tool", name)]
+    """The attach arguments that enable every tool of `tools`: the highest tier,
+    and `--enable-tool NAME` for every opt-in tool."""
+    return ["--safety", "destructive"] + [a for name, default in tools.items() if default == "opt-in" for a in ("--enable-tool", name)]
 
 
 # --------------------------------------------------------------------------

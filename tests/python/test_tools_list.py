@@ -11,7 +11,7 @@ tools the README marks `on`.
 import re
 
 from harness import (REPO, async_test, call, call_ok, enable_all, list_tools, mcp_session,
-                     readme_tools, validator_for_schema)
+                     readme_tiers, readme_tools, validator_for_schema)
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
@@ -75,6 +75,10 @@ def test_readme_table_matches_the_catalog():
         f"undocumented {sorted(set(catalog) - set(documented))}, "
         f"documented but gone {sorted(set(documented) - set(catalog))}")
     assert "on" in documented.values() and "opt-in" in documented.values(), documented
+    # A tool on by default is read-only; one "tier" is above the default tier.
+    tiers = readme_tiers()
+    wrong = {n: (d, tiers[n]) for n, d in documented.items() if (d == "on") != (tiers[n] == "readonly") and d != "opt-in"}
+    assert not wrong, f"README: 'on' tools must be readonly and 'tier' tools above it: {wrong}"
 
 
 @async_test(45)
@@ -93,13 +97,20 @@ async def test_every_tool_listed_when_enabled(tmux_server):
     assert caps["data"]["enabled_tools"] == order, (caps["data"]["enabled_tools"], order)
     problems = [p for name in order for p in listing_problems(name, tools[name])]
     assert not problems, "\n".join(problems)
+    tiers = readme_tiers()
+    published = {name: (listing_meta(t) or {}).get("tmux-mcp/tier") for name, t in tools.items()}
+    assert published == tiers, f"published tiers (tools/list _meta) differ from the README's: {published} != {tiers}"
+
+
+def listing_meta(tool):
+    return getattr(tool, "meta", None) or (tool.model_extra or {}).get("_meta")
 
 
 @async_test(45)
 async def test_opt_in_tools_absent_by_default(tmux_server):
     documented = readme_tools()
     defaults = [n for n, d in documented.items() if d == "on"]
-    opt_in = [n for n, d in documented.items() if d == "opt-in"]
+    opt_in = [n for n, d in documented.items() if d != "on"]
     async with mcp_session(tmux_server) as s:
         tools = await list_tools(s)
         problems = [p for name in defaults if name in tools for p in listing_problems(name, tools[name])]

@@ -109,7 +109,7 @@ impl ServerHandler for Handler {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
-        let tools = tools::CATALOG.iter().filter(|t| self.session.enabled.contains(t.name)).map(|t| serde_json::from_value::<Tool>(tools::describe(t))).collect::<Result<Vec<_>, _>>();
+        let tools = tools::catalog(self.session.toolset).filter(|t| self.session.enabled.contains(t.name)).map(|t| serde_json::from_value::<Tool>(tools::describe(t))).collect::<Result<Vec<_>, _>>();
         let tools = tools.map_err(|e| McpError::internal_error(format!("a published tool does not fit the MCP tool shape: {e}"), None))?;
         Ok(ListToolsResult::with_all_items(tools))
     }

@@ -29,7 +29,7 @@ fn output_schema() -> Value {
     envelope::output_schema(json!({
         "type": "object",
         "additionalProperties": false,
-        "required": ["endpoint", "server_identity", "enabled_tools", "criteria_schema", "limits", "owns_daemon", "resource_subscriptions", "observation", "broker", "process_identity"],
+        "required": ["endpoint", "server_identity", "enabled_tools", "safety", "criteria_schema", "limits", "owns_daemon", "resource_subscriptions", "observation", "broker", "process_identity"],
         "properties": {
             "endpoint": { "type": "string" },
             "server_identity": {
@@ -44,6 +44,7 @@ fn output_schema() -> Value {
                 }
             },
             "enabled_tools": { "type": "array", "items": { "type": "string" } },
+            "safety": { "enum": ["readonly", "mutating", "destructive"], "description": "The highest tool tier this session may use (attach --safety, @mcp-safety); tools named by --enable-tool are enabled whatever their tier." },
             "criteria_schema": { "type": "object" },
             "limits": { "type": "object", "additionalProperties": { "type": "number", "minimum": 0 } },
             "owns_daemon": { "type": "boolean" },
@@ -112,6 +113,7 @@ pub async fn call(session: &Session) -> ToolOutput {
             "socket_path": id.socket_path.display().to_string(),
         },
         "enabled_tools": super::enabled_in_catalog_order(&session.enabled),
+        "safety": session.safety.as_str(),
         "criteria_schema": super::criteria::schema(),
         "limits": limits::as_json(broker.request_timeout_seconds),
         "owns_daemon": true,

@@ -5,6 +5,8 @@
 //! families share this facade: the seed family `tmux_*` (results in the
 //! `{ok, data | error}` envelope) and the libtmux family (camelCase, plain results).
 
+pub mod act;
+mod batch;
 mod capabilities;
 pub mod capture;
 mod close;
@@ -23,6 +25,7 @@ mod show_hooks;
 mod search_panes;
 pub mod capture_pane;
 mod capture_since;
+mod capture_pane_python;
 mod snapshot_pane;
 mod snapshot;
 pub mod typed;
@@ -54,14 +57,8 @@ pub struct Annotations {
     pub open_world: bool,
 }
 
-/// How much a tool may change: read-only, mutating (changes state, nothing is
-/// lost) or destructive (input typed into programs, entities created or killed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Tier {
-    ReadOnly,
-    Mutating,
-    Destructive,
-}
+/// A tool's tier (`readonly` / `mutating` / `destructive`), from its annotations.
+pub use crate::wire::Tier;
 
 impl Annotations {
     pub const fn read_only(title: &'static str, idempotent: bool) -> Annotations {
@@ -72,9 +69,13 @@ impl Annotations {
         Annotations { title: Some(title), read_only: false, destructive: true, idempotent: false, open_world: false }
     }
 
+    /// The safety tier, from the hints alone: read-only, else destructive or
+    /// not. Destructive means the tool's own action can lose something (a
+    /// process, a pane, history); typing into a pane is mutating — the tier the
+    /// person grants with `--safety mutating` — and says so in its description.
     pub fn tier(&self) -> Tier {
         match (self.read_only, self.destructive) {
-            (true, _) => Tier::ReadOnly,
+            (true, _) => Tier::Readonly,
             (false, false) => Tier::Mutating,
             (false, true) => Tier::Destructive,
         }
@@ -123,9 +124,29 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
-    /// On without `--enable-tool`: read-only and not opt-in.
-    pub fn on_by_default(&self) -> bool {
-        self.annotations.tier() == Tier::ReadOnly && !self.opt_in
+    pub fn tier(&self) -> Tier {
+        self.annotations.tier()
+    }
+
+    /// On without `--enable-tool` for a session at tier `safety`: at or below
+    /// the tier, and not opt-in.
+    pub fn on_at(&self, safety: Tier) -> bool {
+        self.tier() <= safety && !self.opt_in
+    }
+
+    /// Why a session at tier `safety` cannot call this tool, and the switch that
+    /// enables it (a disabled tool is hidden and refused by name).
+    pub fn why_disabled(&self, safety: Tier) -> String {
+        let name = self.name;
+        if self.tier() > safety {
+            let tier = self.tier().as_str();
+            format!(
+                "{name} is in the {tier} safety tier and this session allows {}; enable the tier with `tmux-mcp attach --safety {tier}` or `set -g @mcp-safety {tier}`, or this tool alone with `tmux-mcp attach --enable-tool {name}`",
+                safety.as_str()
+            )
+        } else {
+            format!("{name} is opt-in; enable it with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`")
+        }
     }
 
     pub fn published_annotations(&self) -> Value {
@@ -134,10 +155,29 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, capture_since::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, capture_since::SPEC, batch::SPEC];
+
+/// The Python toolset (`--toolset python`): tools that replace the [`CATALOG`]
+/// entry of the same name with tmux-python/libtmux-mcp's spelling of it.
+pub const PYTHON_TOOLSET: &[ToolSpec] = &[capture_pane_python::SPEC];
+
+/// The tools of `toolset`, in catalog order.
+pub fn catalog(toolset: Toolset) -> impl Iterator<Item = &'static ToolSpec> {
+    CATALOG.iter().map(move |t| match toolset {
+        Toolset::Python => PYTHON_TOOLSET.iter().find(|p| p.name == t.name).unwrap_or(t),
+        Toolset::Default => t,
+    })
+}
+
+pub use crate::wire::Toolset;
+
+/// Tool `name` as `toolset` spells it.
+pub fn spec_in(toolset: Toolset, name: &str) -> Option<&'static ToolSpec> {
+    catalog(toolset).find(|t| t.name == name)
+}
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
-    CATALOG.iter().find(|t| t.name == name)
+    spec_in(Toolset::Default, name)
 }
 
 /// Names in `requested` that are not tools (for a clear startup error).
@@ -145,10 +185,11 @@ pub fn unknown_tools<'a>(requested: impl IntoIterator<Item = &'a String>) -> Vec
     requested.into_iter().filter(|n| spec(n).is_none()).cloned().collect()
 }
 
-/// The tools a session may use: the defaults plus what the broker and the attach
-/// enabled.
-pub fn enabled_set(extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
-    let mut set: BTreeSet<String> = CATALOG.iter().filter(|t| t.on_by_default()).map(|t| t.name.to_string()).collect();
+/// The tools a session at tier `safety` may use: every tool of that tier or
+/// below that is not opt-in, plus the tools named by `--enable-tool` /
+/// `@mcp-enable-tools` (naming a tool enables it whatever its tier).
+pub fn enabled_set(safety: Tier, extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+    let mut set: BTreeSet<String> = CATALOG.iter().filter(|t| t.on_at(safety)).map(|t| t.name.to_string()).collect();
     set.extend(extra.into_iter().filter(|n| spec(n).is_some()));
     set
 }
@@ -156,6 +197,9 @@ pub fn enabled_set(extra: impl IntoIterator<Item = String>) -> BTreeSet<String> 
 pub fn enabled_in_catalog_order(enabled: &BTreeSet<String>) -> Vec<&'static str> {
     CATALOG.iter().filter(|t| enabled.contains(t.name)).map(|t| t.name).collect()
 }
+
+/// The `_meta` key of a tool's safety tier in `tools/list`.
+pub const TIER_META: &str = "tmux-mcp/tier";
 
 /// The `tools/list` entry of one tool.
 pub fn describe(t: &ToolSpec) -> Value {
@@ -165,6 +209,9 @@ pub fn describe(t: &ToolSpec) -> Value {
         "inputSchema": (t.input_schema)(),
         "outputSchema": (t.output_schema)(),
         "annotations": t.published_annotations(),
+        // The tier the broker enforces (from the honest annotations), so a
+        // client can tell it even where the annotations are a seed's verbatim.
+        "_meta": { TIER_META: t.tier().as_str() },
     })
 }
 
@@ -197,15 +244,16 @@ struct Validator {
     compiled: jsonschema::Validator,
 }
 
-fn validators() -> &'static HashMap<&'static str, Validator> {
-    static V: OnceLock<HashMap<&'static str, Validator>> = OnceLock::new();
+fn validators() -> &'static HashMap<(Toolset, &'static str), Validator> {
+    static V: OnceLock<HashMap<(Toolset, &'static str), Validator>> = OnceLock::new();
     V.get_or_init(|| {
-        CATALOG
-            .iter()
-            .map(|t| {
+        [Toolset::Default, Toolset::Python]
+            .into_iter()
+            .flat_map(|set| catalog(set).map(move |t| (set, t)))
+            .map(|(set, t)| {
                 let schema = (t.input_schema)();
                 let compiled = jsonschema::validator_for(&schema).expect("published input schema compiles");
-                (t.name, Validator { schema, compiled })
+                ((set, t.name), Validator { schema, compiled })
             })
             .collect()
     })
@@ -262,7 +310,12 @@ fn problem(e: &jsonschema::ValidationError) -> String {
 /// Checks `args` against the tool's published input schema; the error names the
 /// field and what was expected, never the value sent.
 pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
-    let Some(v) = validators().get(name) else { return Ok(()) };
+    validate_in(Toolset::Default, name, args)
+}
+
+/// [`validate_input`] against `toolset`'s spelling of the tool.
+pub fn validate_in(toolset: Toolset, name: &str, args: &Value) -> Result<(), String> {
+    let Some(v) = validators().get(&(toolset, name)) else { return Ok(()) };
     if v.compiled.is_valid(args) {
         return Ok(());
     }
@@ -324,18 +377,17 @@ impl Progress {
 
 /// Runs tool `name` for `session`. Never panics on client input.
 pub async fn call(session: &Session, name: &str, args: Value, progress: Option<Progress>) -> ToolOutput {
-    let Some(t) = spec(name) else {
+    let Some(t) = spec_in(session.toolset, name) else {
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
     if !session.enabled.contains(name) {
+        let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => envelope::for_tool(t, envelope::policy_denied()),
-            Family::Libtmux => ToolOutput::libtmux_error(format!(
-                "Tool {name} is not enabled. Start the relay with `tmux-mcp attach --enable-tool {name}` or set the tmux option @mcp-enable-tools. Nothing was sent to tmux."
-            )),
+            Family::Seed => envelope::for_tool(t, envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux"))),
+            Family::Libtmux => ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux.")),
         };
     }
-    if let Err(problem) = validate_input(name, &args) {
+    if let Err(problem) = validate_in(session.toolset, name, &args) {
         return match t.family {
             Family::Seed => envelope::for_tool(t, envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux.")),

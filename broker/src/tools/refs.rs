@@ -192,64 +192,124 @@ pub fn self_denied(what: &str) -> ToolOutput {
     ))
 }
 
-/// Resolves reference `r` with a fresh metadata read: generation first
-/// (`stale_target`), then existence (`stale_target`), then this session's scope
-/// (`policy_denied`). Every failure here is `not_sent`: only reads ran.
-pub async fn resolve(session: &Session, r: &Value) -> Result<Target, ToolOutput> {
-    let broker = &session.broker;
-    let kind = r["kind"].as_str().and_then(Kind::parse).ok_or_else(|| invalid_input("argument reference: unknown kind"))?;
-    let id = r["id"].as_str().unwrap_or_default().to_string();
-    let generation = r["generation"].as_str().unwrap_or_default();
-    if generation != broker.identity.generation {
-        return Err(fail("stale_target", "The reference's generation is not this tmux server's (another or a restarted server). Nothing was sent.", Delivery::NotSent));
+/// Why a target could not be acted on. Every one is found before anything is
+/// sent to tmux (only reads ran); each family words it its own way.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    /// The reference's generation is not this server's.
+    Generation,
+    /// The entity does not exist (any more).
+    Gone { kind: Kind, id: String },
+    /// It exists but this session may not see it.
+    OutOfScope { kind: Kind, id: String },
+    /// The table could not be read.
+    Unreadable(String),
+}
+
+impl Refusal {
+    pub fn message(&self) -> String {
+        match self {
+            Refusal::Generation => "The reference's generation is not this tmux server's (another or a restarted server).".to_string(),
+            Refusal::Gone { kind, id } => format!("{} {id} does not exist (any more).", kind.as_str()),
+            Refusal::OutOfScope { kind, id } => format!(
+                "{} {id} is outside this session's scope (--scope session: the agent's own tmux session only); attach with --scope server to reach it.",
+                kind.as_str()
+            ),
+            Refusal::Unreadable(e) => format!("Reading tmux's entities failed: {e}."),
+        }
     }
-    let snap = broker.registry.refresh().await.map_err(|e| fail("transport_error", &format!("Reading tmux's entities failed: {e}. Nothing was sent."), Delivery::NotSent))?;
+
+    /// The seed family's envelope for it.
+    pub fn envelope(&self) -> ToolOutput {
+        let why = format!("{} Nothing was sent.", self.message());
+        match self {
+            Refusal::Generation | Refusal::Gone { .. } => fail("stale_target", &why, Delivery::NotSent),
+            Refusal::OutOfScope { .. } => policy_denied(&why),
+            Refusal::Unreadable(_) => fail("transport_error", &why, Delivery::NotSent),
+        }
+    }
+}
+
+/// Resolves the entity `id` of `kind` with a fresh metadata read: generation
+/// first (when the caller gave one), then existence, then this session's scope.
+pub async fn find(session: &Session, kind: Kind, id: &str, generation: Option<&str>) -> Result<Target, Refusal> {
+    let broker = &session.broker;
+    if generation.is_some_and(|g| g != broker.identity.generation) {
+        return Err(Refusal::Generation);
+    }
+    let snap = broker.registry.refresh().await.map_err(|e| Refusal::Unreadable(e.to_string()))?;
     let panes: Vec<Pane> = snap
         .panes
         .iter()
         .filter(|p| match kind {
-            Kind::Session => p.in_session(&id),
+            Kind::Session => p.in_session(id),
             Kind::Window => p.window_id == id,
             Kind::Pane => p.id == id,
         })
         .cloned()
         .collect();
     if panes.is_empty() {
-        return Err(fail("stale_target", &format!("{} {id} does not exist (any more). Nothing was sent.", kind.as_str()), Delivery::NotSent));
+        return Err(Refusal::Gone { kind, id: id.to_string() });
     }
     let visible = match kind {
-        Kind::Session => session.scope == Scope::Server || session.caller_sessions.contains(&id),
+        Kind::Session => session.scope == Scope::Server || session.caller_sessions.iter().any(|s| s == id),
         Kind::Window | Kind::Pane => panes.iter().any(|p| session.can_see(p)),
     };
     if !visible {
-        return Err(policy_denied(&format!(
-            "{} {id} is outside this session's scope (--scope session: the agent's own tmux session only); attach with --scope server to reach it. Nothing was sent.",
-            kind.as_str()
-        )));
+        return Err(Refusal::OutOfScope { kind, id: id.to_string() });
     }
-    Ok(Target { kind, id, panes, all_panes: snap.panes.len() })
+    Ok(Target { kind, id: id.to_string(), panes, all_panes: snap.panes.len() })
 }
 
-/// Runs the one tmux command of a mutation. `Ok(stdout)` when it exited 0;
-/// otherwise the envelope, with `delivery` honest about what may have happened.
-pub async fn run_mutation(broker: &Broker, args: &[&str]) -> Result<String, ToolOutput> {
+/// Resolves the seed family's reference `r` (`{kind, id, generation}`, the
+/// generation required); failures are the family's envelopes, all `not_sent`.
+pub async fn resolve(session: &Session, r: &Value) -> Result<Target, ToolOutput> {
+    let kind = r["kind"].as_str().and_then(Kind::parse).ok_or_else(|| invalid_input("argument reference: unknown kind"))?;
+    let id = r["id"].as_str().unwrap_or_default();
+    let generation = r["generation"].as_str().unwrap_or_default();
+    find(session, kind, id, Some(generation)).await.map_err(|e| e.envelope())
+}
+
+/// A tmux command that did not do what was asked, and whether it reached tmux.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub code: &'static str,
+    pub message: String,
+    pub delivery: Delivery,
+}
+
+impl Failure {
+    pub fn envelope(&self) -> ToolOutput {
+        fail(self.code, &self.message, self.delivery)
+    }
+}
+
+/// Runs one tmux command that has an effect. `Ok(stdout)` when it exited 0.
+pub async fn run_command(broker: &Broker, args: &[&str]) -> Result<String, Failure> {
     match broker.registry.tmux_output(args).await {
         Ok(out) if out.status == 0 => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
         Ok(out) => {
             let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
             let err: String = err.chars().take(300).collect();
-            Err(fail("command_failed", &format!("tmux {} exited with status {}: {err}", args[0], out.status), Delivery::Observed))
+            Err(Failure { code: "command_failed", message: format!("tmux {} exited with status {}: {err}", args[0], out.status), delivery: Delivery::Observed })
         }
         Err(e) => Err(transport(args[0], &e)),
     }
 }
 
-fn transport(command: &str, e: &TmuxError) -> ToolOutput {
-    match e {
-        TmuxError::Timeout { timeout, .. } => fail("deadline", &format!("tmux {command} did not finish within {timeout:?}; it may have taken effect."), Delivery::PossiblySent),
-        e if e.possibly_sent() => fail("transport_error", &format!("The connection to tmux failed during {command}; it may have taken effect: {e}"), Delivery::PossiblySent),
-        e => fail("transport_error", &format!("tmux could not be reached for {command}: {e}. Nothing was sent."), Delivery::NotSent),
-    }
+/// Runs the one tmux command of a seed-family mutation; failures as envelopes,
+/// with `delivery` honest about what may have happened.
+pub async fn run_mutation(broker: &Broker, args: &[&str]) -> Result<String, ToolOutput> {
+    run_command(broker, args).await.map_err(|f| f.envelope())
+}
+
+fn transport(command: &str, e: &TmuxError) -> Failure {
+    let (code, message, delivery) = match e {
+        TmuxError::Timeout { timeout, .. } => ("deadline", format!("tmux {command} did not finish within {timeout:?}; it may have taken effect."), Delivery::PossiblySent),
+        e if e.possibly_sent() => ("transport_error", format!("The connection to tmux failed during {command}; it may have taken effect: {e}"), Delivery::PossiblySent),
+        e => ("transport_error", format!("tmux could not be reached for {command}: {e}. Nothing was sent."), Delivery::NotSent),
+    };
+    Failure { code, message, delivery }
 }
 
 /// Re-reads the registry after a mutation so later calls see the change. A

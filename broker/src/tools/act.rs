@@ -1,0 +1,117 @@
+//! How the libtmux family's input and arrange tools act on tmux: a target
+//! named by its id (and, when the caller has it, the generation it was read
+//! under), resolved on a fresh read, checked against this session's scope and
+//! the self-protection rule, then tmux commands whose failures say whether
+//! anything reached tmux. The seed family does the same through `refs` with
+//! its envelope; both share `refs::find` and `refs::run_command`.
+
+use super::envelope::Delivery;
+use super::refs::{self, Failure, Kind, Refusal, Target};
+use super::ToolOutput;
+use crate::session::Session;
+use serde_json::{json, Value};
+
+/// What a tool may do to the agent's own pane (the pane the relay runs in),
+/// its window and its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SelfRule {
+    /// Typing into it (keys, paste, commands): only with `--allow-self`.
+    Typing,
+    /// Killing or respawning it: never, whatever the flags.
+    Never,
+    /// Selecting, resizing, renaming: harmless to the agent, allowed.
+    Allowed,
+}
+
+/// The sentence that ends every error of the family: what reached tmux.
+pub fn delivery_sentence(d: Delivery) -> &'static str {
+    match d {
+        Delivery::NotSent => "Nothing was sent to tmux.",
+        Delivery::PossiblySent => "The command may have reached tmux.",
+        Delivery::Observed => "tmux received the command.",
+    }
+}
+
+/// A family error with its delivery sentence.
+pub fn error(message: &str, delivery: Delivery) -> ToolOutput {
+    ToolOutput::libtmux_error(format!("{} {}", message.trim_end(), delivery_sentence(delivery)))
+}
+
+pub fn refused(r: &Refusal) -> ToolOutput {
+    let hint = match r {
+        Refusal::Gone { kind: Kind::Pane, .. } => " Call list_panes for the current ids.",
+        Refusal::Gone { kind: Kind::Window, .. } => " Call list_windows for the current ids.",
+        Refusal::Gone { kind: Kind::Session, .. } => " Call list_sessions for the current ids.",
+        Refusal::Generation => " Read the ids again (list_panes) on this server.",
+        _ => "",
+    };
+    error(&format!("{}{hint}", r.message()), Delivery::NotSent)
+}
+
+pub fn failed(f: &Failure) -> ToolOutput {
+    // The transport messages already say what may have happened; keep one
+    // sentence about delivery at the end.
+    let message = f.message.trim_end_matches(" Nothing was sent.");
+    error(message, f.delivery)
+}
+
+/// Resolves `id` (its kind from its sigil) for an action under `rule`.
+pub async fn target(session: &Session, id: &str, generation: Option<&str>, rule: SelfRule) -> Result<Target, ToolOutput> {
+    let Some(kind) = Kind::of_id(id) else {
+        return Err(error(&format!("{id:?} is not a tmux id ($N session, @N window, %N pane)."), Delivery::NotSent));
+    };
+    let target = refs::find(session, kind, id, generation).await.map_err(|r| refused(&r))?;
+    if target.holds_caller(session) {
+        let what = match kind {
+            Kind::Pane => "is the agent's own pane",
+            Kind::Window => "holds the agent's own pane",
+            Kind::Session => "holds the agent's own pane",
+        };
+        match rule {
+            SelfRule::Never => return Err(error(&format!("{} {id} {what} (the pane the MCP relay runs in); it is never killed or respawned by an agent.", kind.as_str()), Delivery::NotSent)),
+            SelfRule::Typing if !session.allow_self => {
+                return Err(error(&format!("{} {id} {what} (the pane the MCP relay runs in); typing into it needs `tmux-mcp attach --allow-self`.", kind.as_str()), Delivery::NotSent));
+            }
+            _ => {}
+        }
+    }
+    Ok(target)
+}
+
+/// Runs one tmux command of an action; the error says what reached tmux.
+pub async fn run(session: &Session, argv: &[&str]) -> Result<String, ToolOutput> {
+    refs::run_command(&session.broker, argv).await.map_err(|f| failed(&f))
+}
+
+/// Input-schema property of an entity id (`paneId`, `windowId`, `sessionId`).
+pub fn id_schema(kind: Kind, description: &str) -> Value {
+    let pattern = match kind {
+        Kind::Session => "^\\$[0-9]+$",
+        Kind::Window => "^@[0-9]+$",
+        Kind::Pane => "^%[0-9]+$",
+    };
+    json!({ "type": "string", "pattern": pattern, "maxLength": 32, "description": description })
+}
+
+/// Input-schema property of the optional `generation` that guards an id: when
+/// given and not this server's, nothing is sent (`stale` references from a
+/// restarted server never reach a reused id).
+pub fn generation_schema() -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": 128, "description": "The generation the id was read under (from list_panes and the other reads); when given and not this tmux server's, nothing is sent." })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_end_with_what_reached_tmux() {
+        let e = failed(&Failure { code: "transport_error", message: "tmux could not be reached for send-keys: x. Nothing was sent.".into(), delivery: Delivery::NotSent });
+        assert_eq!(e.text, "tmux could not be reached for send-keys: x. Nothing was sent to tmux.");
+        assert!(e.is_error && e.structured.is_none());
+        let e = refused(&Refusal::Gone { kind: Kind::Pane, id: "%9".into() });
+        assert_eq!(e.text, "pane %9 does not exist (any more). Call list_panes for the current ids. Nothing was sent to tmux.");
+        let e = error("tmux send-keys exited with status 1: bad key", Delivery::Observed);
+        assert!(e.text.ends_with("tmux received the command."), "{}", e.text);
+    }
+}

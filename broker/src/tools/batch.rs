@@ -1,0 +1,114 @@
+//! `batch` (libtmux family): several read-only tool calls in one request. The
+//! results come back in the order of the calls, each with its own error; a
+//! call of a tool that is not read-only, not enabled for this session, or
+//! `batch` itself is answered with an error and nothing else happens for it.
+//! Every read tool fires no tmux hook, so neither does a batch of them. The
+//! calls run concurrently (each through the same admission as alone).
+
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, Tier, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "batch",
+    family: Family::Libtmux,
+    description: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
+    annotations: Annotations::read_only("Batch of reads", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Batch>,
+    run,
+};
+
+/// Most calls one batch may carry.
+const MAX_CALLS: usize = 32;
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["calls"],
+        "properties": {
+            "calls": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_CALLS,
+                "description": "The calls, run concurrently, answered in this order.",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["tool"],
+                    "properties": {
+                        "tool": { "type": "string", "minLength": 1, "maxLength": 64, "description": "A read-only tool of tools/list, e.g. list_panes." },
+                        "arguments": { "type": "object", "description": "Its arguments (default {})." }
+                    }
+                }
+            }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    calls: Vec<OneCall>,
+}
+
+#[derive(Deserialize)]
+struct OneCall {
+    tool: String,
+    #[serde(default)]
+    arguments: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Batch {
+    results: Vec<Answer>,
+}
+
+/// One call's answer, as `tools/call` would give it.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Answer {
+    tool: String,
+    is_error: bool,
+    text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<Value>,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let session = c.session;
+        let answers = futures::future::join_all(args.calls.into_iter().map(|one| async move {
+            let tool = one.tool;
+            let refusal = match super::spec_in(session.toolset, &tool) {
+                _ if tool == SPEC.name => Some("a batch cannot hold another batch".to_string()),
+                None => Some(format!("unknown tool {tool:?}; call tools/list for the available tools")),
+                Some(t) if t.tier() != Tier::Readonly => Some(format!("{tool} is not read-only (its tier is {}); only reads may be batched", t.tier().as_str())),
+                Some(_) => None,
+            };
+            let out = match refusal {
+                Some(why) => ToolOutput::libtmux_error(format!("{why}. Nothing was sent to tmux.")),
+                // Policy and input validation as for a call of its own.
+                None => super::call(session, &tool, Value::Object(one.arguments.unwrap_or_default()), None).await,
+            };
+            Answer { tool, is_error: out.is_error, text: out.text, structured_content: out.structured }
+        }))
+        .await;
+        let failed = answers.iter().filter(|a| a.is_error).count();
+        let text = format!(
+            "{} call(s), {failed} failed\n{}",
+            answers.len(),
+            answers.iter().enumerate().map(|(i, a)| format!("[{i}] {}{}: {}", a.tool, if a.is_error { " (error)" } else { "" }, a.text)).collect::<Vec<_>>().join("\n")
+        );
+        ToolOutput::typed(&Batch { results: answers }, text)
+    })
+}

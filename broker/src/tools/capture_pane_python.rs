@@ -1,0 +1,173 @@
+//! `capture_pane` as tmux-python/libtmux-mcp spells it (`--toolset python`,
+//! SPEC-TOOLS C.1, seed 004): snake_case arguments, the pane found from
+//! `pane_id`, else `window_id`, else `session_id` / `session_name` / the first
+//! session (its first window, that window's first pane); `capture-pane -p` with
+//! `-S`/`-E` only when given; trailing empty lines removed; more than
+//! `max_lines` (default 500, `null` for no limit) keeps the last ones under a
+//! `[... truncated K lines ...]` header. The result is one string
+//! (`{"result": …}`, as FastMCP wraps a string).
+//!
+//! The read is ours, not the reference's: the same guarded, hook-refusing
+//! `capture-pane` as every capture (`observe::capture_range`), and only panes
+//! this session may see. Where the reference has quirks, we do not copy them:
+//! `max_lines` <= 0 is an input error (C.1 quirks).
+
+use super::capture_pane::{self, decode_lines, family_annotations, fail, int_arg};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::observe;
+use crate::registry::{numeric_id, Pane};
+use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "capture_pane",
+    family: Family::Libtmux,
+    description: "Capture the visible contents of a tmux pane (terminal scrollback).\n\nUse for tmux pane output — ‘capture the build log’, ‘what did the server print’ — not editor file contents. The tool for reading what is displayed in a terminal; use search_panes to search across multiple panes at once.\n\nOutput is tail-preserved: when the capture exceeds max_lines the oldest lines are dropped and the returned string is prefixed with a single [... truncated K lines ...] header line so the agent can tell truncation occurred and re-request with a narrower start/end window or a larger max_lines if needed. Pass max_lines=None to disable truncation entirely.",
+    annotations: Annotations::read_only("Capture pane", false),
+    seed_annotations: Some(family_annotations),
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Captured>,
+    run,
+};
+
+/// The seed's default `max_lines` (`CAPTURE_DEFAULT_MAX_LINES`).
+const DEFAULT_MAX_LINES: i64 = 500;
+
+/// The reference's middleware cuts results above this many bytes, keeping the tail.
+const MAX_RESULT_BYTES: usize = 1_000_000;
+
+fn input_schema() -> Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/capture_pane.python.input.json")).expect("contract parses")).clone()
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Captured {
+    /// The captured lines joined with LF, after the truncation header if any.
+    result: String,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
+}
+
+/// A string argument; `null` and absent are the same (the contract's defaults).
+fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// C.0 errors: the message, a newline and the suggestion; nothing reached tmux.
+fn not_found(what: &str, suggestion: &str) -> ToolOutput {
+    ToolOutput::libtmux_error(format!("{what}\n{suggestion}"))
+}
+
+async fn call(session: &Session, args: &Value) -> ToolOutput {
+    let max_lines = match args.get("max_lines") {
+        None => Some(DEFAULT_MAX_LINES),
+        Some(Value::Null) => None,
+        Some(_) => match int_arg(args, "max_lines") {
+            Some(n) if n > 0 => Some(n),
+            _ => return ToolOutput::libtmux_error("Invalid arguments for capture_pane: max_lines must be a positive integer, or null for no limit. Nothing was sent to tmux.".to_string()),
+        },
+    };
+    if let Some(name) = str_arg(args, "socket_name") {
+        let ours = session.broker.identity.socket_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name != ours {
+            return ToolOutput::libtmux_error(format!(
+                "socket_name {name:?} names another tmux server: this MCP server serves the one on socket {ours:?} (attach with -L NAME to reach another). Nothing was sent to tmux."
+            ));
+        }
+    }
+    let pane = match resolve(session, args).await {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let id = pane.id.clone();
+    let out = match observe::capture_range(&session.broker, pane, int_arg(args, "start"), int_arg(args, "end"), false).await {
+        Ok((_, out)) => out,
+        Err(e) => return capture_pane::observe_failure(&id, &e),
+    };
+    let lines = decode_lines(&out);
+    let text = match max_lines {
+        Some(m) if lines.len() as i64 > m => {
+            let keep = m as usize;
+            format!("[... truncated {} lines ...]\n{}", lines.len() - keep, lines[lines.len() - keep..].join("\n"))
+        }
+        _ => lines.join("\n"),
+    };
+    let text = limit_bytes(text);
+    ToolOutput::typed(&Captured { result: text.clone() }, text)
+}
+
+/// The reference's result limiter: above [`MAX_RESULT_BYTES`], keep the tail
+/// (whole characters) under a `[... truncated N bytes ...]` line.
+fn limit_bytes(text: String) -> String {
+    if text.len() <= MAX_RESULT_BYTES {
+        return text;
+    }
+    let mut cut = text.len() - MAX_RESULT_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    format!("[... truncated {cut} bytes ...]\n{}", &text[cut..])
+}
+
+/// C.0 pane resolution over the panes this session may see: `pane_id`, else
+/// `window_id`'s first pane, else the first pane of the first window of the
+/// session named by `session_id`, then `session_name`, else of the first session.
+async fn resolve(session: &Session, args: &Value) -> Result<Pane, ToolOutput> {
+    if let Some(id) = str_arg(args, "pane_id") {
+        return match capture_pane::resolve(session, id, session.read_freshness()).await {
+            Ok(p) => Ok(p),
+            Err(_) if !id.starts_with('%') => Err(not_found(&format!("Pane not found: {id}"), "Pane ids look like %1. Call list_panes to discover valid pane ids.")),
+            Err(e) => Err(e),
+        };
+    }
+    let snap = session.broker.registry.refresh().await.map_err(|e| fail(&format!("Could not read the pane table from tmux: {e}."), Some("Nothing was sent to the pane.")))?;
+    let visible: Vec<Pane> = session.visible(&snap).map(|p| p.into_owned()).collect();
+    let first_pane = |panes: Vec<&Pane>| panes.into_iter().min_by_key(|p| p.index).cloned();
+    if let Some(w) = str_arg(args, "window_id") {
+        return first_pane(visible.iter().filter(|p| p.window_id == w).collect()).ok_or_else(|| not_found(&format!("Object not found: window {w}"), "Call list_windows to discover valid window ids."));
+    }
+    // Sessions as tmux lists them (by name), each with its placements.
+    let mut sessions: Vec<(&str, &str)> = visible.iter().flat_map(|p| p.placements.iter().map(|pl| (pl.session_name.as_str(), pl.session_id.as_str()))).collect();
+    sessions.sort();
+    sessions.dedup();
+    let chosen = if let Some(sid) = str_arg(args, "session_id") {
+        sessions.iter().find(|(_, id)| *id == sid).ok_or_else(|| not_found(&format!("Object not found: session {sid}"), "Call list_sessions to discover valid session ids."))?.1
+    } else if let Some(name) = str_arg(args, "session_name") {
+        sessions.iter().find(|(n, _)| *n == name).ok_or_else(|| not_found(&format!("Object not found: session {name:?}"), "Call list_sessions to discover valid session names."))?.1
+    } else {
+        sessions.first().ok_or_else(|| not_found("Object not found: no session", "This MCP session can see no tmux session."))?.1
+    };
+    // The session's first window (lowest index), then its first pane.
+    let window = visible
+        .iter()
+        .flat_map(|p| p.placements.iter().filter(|pl| pl.session_id == chosen).map(move |pl| (pl.window_index, numeric_id(&p.window_id), &p.window_id)))
+        .min()
+        .map(|(_, _, w)| w.clone())
+        .ok_or_else(|| not_found(&format!("Object not found: session {chosen} has no window"), "Call list_windows."))?;
+    first_pane(visible.iter().filter(|p| p.window_id == window).collect()).ok_or_else(|| not_found(&format!("Object not found: window {window} has no pane"), "Call list_panes."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_byte_limiter_keeps_the_tail_in_whole_characters() {
+        assert_eq!(limit_bytes("abc".into()), "abc");
+        let text = "é".repeat(MAX_RESULT_BYTES); // 2 bytes each
+        let out = limit_bytes(text.clone());
+        let (head, tail) = out.split_once('\n').unwrap();
+        assert_eq!(head, format!("[... truncated {} bytes ...]", MAX_RESULT_BYTES));
+        assert_eq!(tail.len(), MAX_RESULT_BYTES);
+        assert!(text.ends_with(tail));
+    }
+}
