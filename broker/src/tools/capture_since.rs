@@ -487,7 +487,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
                 Some(a) if g.state.alternate => a,
                 _ => seed_answer(&g, &base, g.state.history_size),
             };
-            a.entry.process_generation = process_generation(&session.broker, id);
+            a.entry.process_generation = process_generation(&session.broker, id, a.entry.pid);
             return finish(session, id, a, true, max_lines, max_bytes, None);
         }
         Some(Base::Since(e)) => (e, false),
@@ -533,13 +533,16 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             };
         }
     }
-    if let Some(pg) = process_generation(&session.broker, id) {
-        // A respawn seen by the process backend (a pid reused by chance is not).
-        if entry.process_generation.as_deref().is_some_and(|old| old != pg) && answer.missed.is_none() && answer.entry.pid == entry.pid {
+    // A respawn seen by the process backend although the pid is the same (a
+    // pid reused by chance). The generation kept is only ever the one of the
+    // pid this read saw, or none.
+    let pg = process_generation(&session.broker, id, answer.entry.pid);
+    if let (Some(old), Some(new)) = (&entry.process_generation, &pg) {
+        if old != new && answer.missed.is_none() && answer.entry.pid == entry.pid {
             answer.missed = missed(Reason::Respawned, "the pane's process changed: output of the old process not yet returned may be lost");
         }
-        answer.entry.process_generation = Some(pg);
     }
+    answer.entry.process_generation = pg;
     finish(session, id, answer, false, max_lines, max_bytes, wait)
 }
 
@@ -554,10 +557,13 @@ async fn since_admitted(session: &Session, pane: &Pane, entry: &SinceEntry, sear
     since(session, pane.clone(), entry, searched).await.map_err(|e| observe_failure(&pane.id, &e))
 }
 
-/// The process generation the table holds for pane `id`, if tracked.
-fn process_generation(broker: &crate::engine::Broker, id: &str) -> Option<String> {
+/// The process generation the table holds for pane `id`, if tracked and the
+/// table shows the process `pid` that the read saw (an older table would pair
+/// the new pid with the old process).
+fn process_generation(broker: &crate::engine::Broker, id: &str, pid: u32) -> Option<String> {
     let snap = broker.registry.cached()?;
-    match &snap.pane(id)?.process {
+    let pane = snap.pane(id).filter(|p| p.pid == pid)?;
+    match &pane.process {
         Ok(p) => Some(p.generation.clone()),
         Err(_) => None,
     }
