@@ -36,6 +36,8 @@ pub struct Broker {
     /// Turns true when the broker stops, normally because the tmux server
     /// exited (observations end with `observation_lost` before it does).
     server_gone: tokio::sync::watch::Sender<bool>,
+    /// Events about the server as a whole (the pane set), for subscriptions.
+    pub changes: crate::changes::Changes,
 }
 
 impl Broker {
@@ -54,6 +56,7 @@ impl Broker {
             admission: crate::admission::Admission::default(),
             request_timeout_seconds,
             server_gone: tokio::sync::watch::channel(false).0,
+            changes: Default::default(),
         }
     }
 
@@ -83,7 +86,7 @@ impl Broker {
 mod tests {
     /// The engine's files, relative to `src/`.
     const ENGINE: &[&str] = &[
-        "engine.rs", "registry.rs", "observe.rs", "capture.rs", "process.rs", "hooks.rs", "retention.rs", "admission.rs", "feed.rs", "tty_watch.rs", "server.rs",
+        "engine.rs", "changes.rs", "registry.rs", "observe.rs", "capture.rs", "process.rs", "hooks.rs", "retention.rs", "admission.rs", "feed.rs", "tty_watch.rs", "server.rs",
         "paths.rs", "procfs.rs", "sys.rs", "wire.rs", "limits.rs", "tmux",
     ];
     /// The layers above the engine: client → MCP → session/tools → engine.

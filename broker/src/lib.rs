@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod capture;
+pub mod changes;
 pub mod daemon;
 pub mod engine;
 pub mod feed;
@@ -18,6 +19,7 @@ pub mod paths;
 pub mod process;
 pub mod procfs;
 pub mod registry;
+pub mod resources;
 pub mod retention;
 pub mod server;
 pub mod session;

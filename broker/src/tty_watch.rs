@@ -18,6 +18,16 @@ pub struct TtyWatch {
 
 impl TtyWatch {
     pub fn new(tty: &str) -> io::Result<TtyWatch> {
+        Self::with_mask(tty, libc::IN_MODIFY)
+    }
+
+    /// Terminals appearing and going in `dir` (`/dev/pts`): a new pane is a new
+    /// `/dev/pts/N`, a pane gone closes its one.
+    pub fn terminals_in(dir: &str) -> io::Result<TtyWatch> {
+        Self::with_mask(dir, libc::IN_CREATE | libc::IN_DELETE)
+    }
+
+    fn with_mask(tty: &str, mask: u32) -> io::Result<TtyWatch> {
         // SAFETY: plain syscall; the returned descriptor is owned below.
         let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
         if raw < 0 {
@@ -27,7 +37,7 @@ impl TtyWatch {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let path = std::ffi::CString::new(tty).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tty path has a NUL"))?;
         // SAFETY: valid descriptor and NUL-terminated path.
-        if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), libc::IN_MODIFY) } < 0 {
+        if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), mask) } < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: see sys::async_pidfd; the AsyncFd owns the descriptor.

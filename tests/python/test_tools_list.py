@@ -18,7 +18,8 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 def source_catalog() -> list[str]:
     """Tool names of `CATALOG` in broker/src/tools/mod.rs, in catalog order: each
-    entry is `<module>::SPEC`, whose `name:` is in broker/src/tools/<module>.rs."""
+    entry is `<module>::<CONST>` (`SPEC`, or one of several specs a module
+    holds, e.g. `kill::KILL_PANE`), whose `name:` is in broker/src/tools/<module>.rs."""
     tools_dir = REPO / "broker" / "src" / "tools"
     mod = (tools_dir / "mod.rs").read_text()
     m = re.search(r"pub const CATALOG: &\[ToolSpec\] = &\[(.*?)\];", mod, re.S)
@@ -27,11 +28,12 @@ def source_catalog() -> list[str]:
     for entry in (e.strip() for e in m.group(1).split(",")):
         if not entry:
             continue
-        module = entry.removesuffix("::SPEC")
-        assert re.fullmatch(r"[a-z_]+", module), f"unexpected CATALOG entry {entry!r}"
+        m = re.fullmatch(r"([a-z_]+)::([A-Z_]+)", entry)
+        assert m, f"unexpected CATALOG entry {entry!r}"
+        module, const = m.groups()
         src = (tools_dir / f"{module}.rs").read_text()
-        spec = re.search(r"pub const SPEC: ToolSpec = ToolSpec \{\s*name: \"([a-z_]+)\"", src)
-        assert spec, f"no `pub const SPEC: ToolSpec = ToolSpec {{ name: ...` in broker/src/tools/{module}.rs"
+        spec = re.search(rf"pub const {const}: ToolSpec = ToolSpec \{{\s*name: \"([a-z_]+)\"", src)
+        assert spec, f"no `pub const {const}: ToolSpec = ToolSpec {{ name: ...` in broker/src/tools/{module}.rs"
         names.append(spec.group(1))
     assert names, "CATALOG is empty"
     return names

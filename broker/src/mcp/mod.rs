@@ -8,13 +8,16 @@
 //! cancellation, and `logging/setLevel` per session. The rules are in
 //! ARCHITECTURE.md, "MCP layer".
 
+mod subscriptions;
 mod transport;
 
+use crate::resources::{self, ReadError, Resource};
 use crate::session::{LogLevel, LogSink, Session};
+use subscriptions::{Notifier, Subscriptions};
 use crate::tools::{self, ProgressSink};
 use futures::future::BoxFuture;
 use rmcp::model::*;
-use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -40,7 +43,7 @@ where
     // a request carrying its own `_meta` at any time, as before (rmcp's
     // `serve_server` would end the session on a notification that comes
     // before `initialize`).
-    let running = rmcp::service::serve_directly(Server(Handler { session: session.clone(), gone }), transport, None);
+    let running = rmcp::service::serve_directly(Server(Handler { session: session.clone(), gone, legacy: Default::default() }), transport, None);
     if let Err(e) = running.waiting().await {
         tracing::warn!(session = session.id, "MCP service task failed: {e}");
     }
@@ -78,12 +81,43 @@ pub struct Handler {
     session: Arc<Session>,
     /// Fired at end of input: the client is gone, its calls stop at once.
     gone: CancellationToken,
+    /// `resources/subscribe` subscriptions (legacy eras), told on the session.
+    legacy: std::sync::OnceLock<Subscriptions>,
 }
 
 impl Handler {
     fn attach_log(&self, peer: &Peer<RoleServer>) {
         self.session.log.attach(|| Arc::new(PeerLog(peer.clone())));
     }
+
+    fn legacy(&self, peer: &Peer<RoleServer>) -> &Subscriptions {
+        self.legacy.get_or_init(|| Subscriptions::new(self.session.clone(), Notifier::Legacy(peer.clone()), true))
+    }
+}
+
+/// Whether `context` is a request of an era before 2026-07-28 (notifications
+/// may then go on the session; afterwards only on a listen stream).
+fn legacy_era(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_none_or(|v| v.as_str() < ProtocolVersion::V_2026_07_28.as_str())
+}
+
+fn resource_error(e: ReadError) -> McpError {
+    match e {
+        ReadError::NotFound(m) => McpError::resource_not_found(m, None),
+        ReadError::Failed(m) => McpError::internal_error(m, None),
+    }
+}
+
+/// `uri` parsed, and visible to this session (out of scope reads as unknown).
+async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpError> {
+    let r = Resource::parse(uri).map_err(resource_error)?;
+    if let Some(pane) = r.pane() {
+        let snap = session.broker.registry.refresh().await.map_err(|e| McpError::internal_error(format!("cannot read the pane table: {e}"), None))?;
+        if !snap.pane(pane).is_some_and(|p| session.can_see(p)) {
+            return Err(McpError::resource_not_found(format!("no pane {pane} this session may see (call list_panes)"), None));
+        }
+    }
+    Ok(r)
 }
 
 fn server_info() -> Implementation {
@@ -99,6 +133,10 @@ impl ServerHandler for Handler {
         tools.list_changed = Some(false);
         caps.tools = Some(tools);
         caps.logging = Some(Default::default());
+        let mut res = ResourcesCapability::default();
+        res.subscribe = Some(true);
+        res.list_changed = Some(true);
+        caps.resources = Some(res);
         let mut info = ServerConfig::new(caps).with_server_info(server_info()).with_instructions(INSTRUCTIONS);
         info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         info
@@ -130,6 +168,82 @@ impl ServerHandler for Handler {
         // Required on 2026-07-28; rmcp strips it for older peers.
         result.result_type = Some(ResultType::COMPLETE);
         Ok(result.into())
+    }
+
+    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+        if legacy_era(&context) {
+            // A client that lists resources hears when the list changes.
+            self.legacy(&context.peer).start_pane_set();
+        }
+        let items = resources::list(&self.session).await.into_iter().map(serde_json::from_value::<rmcp::model::Resource>).collect::<Result<Vec<_>, _>>();
+        let items = items.map_err(|e| McpError::internal_error(format!("a resource does not fit the MCP shape: {e}"), None))?;
+        Ok(ListResourcesResult::with_all_items(items).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
+    }
+
+    async fn list_resource_templates(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+        let items = resources::templates().into_iter().map(serde_json::from_value::<ResourceTemplate>).collect::<Result<Vec<_>, _>>();
+        let items = items.map_err(|e| McpError::internal_error(format!("a template does not fit the MCP shape: {e}"), None))?;
+        Ok(ListResourceTemplatesResult::with_all_items(items).with_ttl_ms(3_600_000).with_cache_scope(CacheScope::Private))
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+        let r = Resource::parse(&request.uri).map_err(resource_error)?;
+        let (mime, text) = resources::read(&self.session, &r).await.map_err(resource_error)?;
+        let contents = ResourceContents::text(text, request.uri).with_mime_type(mime);
+        Ok(ReadResourceResult::new(vec![contents]).with_ttl_ms(0).with_cache_scope(CacheScope::Private).into())
+    }
+
+    #[allow(deprecated)] // the legacy eras' subscription; 2026-07-28 uses listen
+    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let r = visible_resource(&self.session, &request.uri).await?;
+        let subs = self.legacy(&context.peer);
+        subs.start_pane_set();
+        subs.add(request.uri, r);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.legacy(&context.peer).remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // Resource URIs this session may read; a pane out of scope (or gone)
+        // is left out of the acknowledgment rather than failing the stream.
+        let snap = self.session.broker.registry.cached();
+        let uris = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|u| match Resource::parse(u) {
+                    Ok(r) => r.pane().is_none_or(|p| snap.as_ref().and_then(|s| s.pane(p)).is_some_and(|p| self.session.can_see(p))),
+                    Err(_) => false,
+                })
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+        let mut accepted = SubscriptionFilter::default();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = uris;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let accepted = context.accepted().clone();
+        let subs = Subscriptions::new(self.session.clone(), Notifier::Listen(context.sink().clone()), accepted.resources_list_changed == Some(true));
+        if accepted.resources_list_changed == Some(true) {
+            subs.start_pane_set();
+        }
+        for uri in accepted.resource_subscriptions.into_iter().flatten() {
+            if let Ok(r) = Resource::parse(&uri) {
+                subs.add(uri, r);
+            }
+        }
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = self.gone.cancelled() => {}
+        }
+        drop(subs);
+        Ok(())
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but part of every era we answer

@@ -6,7 +6,14 @@
 //! `{ok, data | error}` envelope) and the libtmux family (camelCase, plain results).
 
 pub mod act;
+mod arrange;
 mod batch;
+mod kill;
+mod rename;
+mod resize_pane;
+mod respawn_pane;
+mod select;
+mod spawn;
 mod capabilities;
 pub mod capture;
 mod close;
@@ -155,7 +162,7 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, capture_since::SPEC, batch::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, capture_since::SPEC, spawn::CREATE_SESSION, spawn::CREATE_WINDOW, spawn::SPLIT_WINDOW, select::SELECT_PANE, select::SELECT_WINDOW, resize_pane::SPEC, rename::RENAME_SESSION, rename::RENAME_WINDOW, respawn_pane::SPEC, kill::KILL_PANE, kill::KILL_WINDOW, kill::KILL_SESSION, batch::SPEC];
 
 /// The Python toolset (`--toolset python`): tools that replace the [`CATALOG`]
 /// entry of the same name with tmux-python/libtmux-mcp's spelling of it.
@@ -373,6 +380,21 @@ impl Progress {
     pub async fn report(&self, progress: f64, total: Option<f64>, message: &str) {
         self.sink.report(progress, total, message.to_string()).await;
     }
+}
+
+/// Runs read-only tool `name` of the default toolset for `session` whatever
+/// the session's policy (resources are read through the tools that read the
+/// same things, so they share their scope, hook-freeness and errors). The
+/// arguments are checked against the tool's published input schema.
+pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOutput {
+    let t = match spec(name) {
+        Some(t) if t.tier() == Tier::Readonly => t,
+        _ => return ToolOutput::libtmux_error(format!("{name} is not a read-only tool")),
+    };
+    if let Err(problem) = validate_input(name, &args) {
+        return ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux."));
+    }
+    (t.run)(Call { session, args, progress: None }).await
 }
 
 /// Runs tool `name` for `session`. Never panics on client input.

@@ -1,0 +1,237 @@
+//! Resource subscriptions in both MCP eras, driven by events, never by polling
+//! tmux: a pane's screen changes when its program writes to its terminal
+//! (`tty_watch`, inotify), a pane's record when its process exits (pidfd) or
+//! the pane set changes; the lists (`tmux://panes`, `tmux://sessions`,
+//! `tmux://server`) when the pane set changes (`changes`: a `/dev/pts/N`
+//! created or removed, then one hook-free table read). Updates are coalesced
+//! to at most [`PER_SECOND`] per resource: the first change is told at once,
+//! changes within the next quarter second become one trailing update.
+//!
+//! Legacy clients (`resources/subscribe`) get `notifications/resources/updated`
+//! on the session; a 2026-07-28 `subscriptions/listen` request gets them on its
+//! own stream ([`Notifier::Listen`]), and everything it started ends with it.
+
+use crate::resources::Resource;
+use crate::session::Session;
+use crate::tty_watch::TtyWatch;
+use rmcp::model::{ResourceUpdatedNotificationParam, ServerNotification};
+use rmcp::service::{RoleServer, SubscriptionSink};
+use rmcp::Peer;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// Most updates one resource gets per second.
+pub const PER_SECOND: u32 = 4;
+const MIN_GAP: Duration = Duration::from_millis(1000 / PER_SECOND as u64);
+
+/// Where notifications go.
+#[derive(Clone)]
+pub enum Notifier {
+    /// The session itself (`resources/subscribe`, 2024-11-05 … 2025-11-25).
+    Legacy(Peer<RoleServer>),
+    /// One `subscriptions/listen` stream (2026-07-28).
+    Listen(SubscriptionSink),
+}
+
+impl Notifier {
+    /// False once nobody can hear any more (the stream ended, the client left).
+    async fn updated(&self, uri: &str) -> bool {
+        let param = ResourceUpdatedNotificationParam::new(uri);
+        match self {
+            Notifier::Legacy(peer) => peer.notify_resource_updated(param).await.is_ok(),
+            Notifier::Listen(sink) => sink.send(ServerNotification::ResourceUpdatedNotification(rmcp::model::ResourceUpdatedNotification::new(param))).await.is_ok(),
+        }
+    }
+
+    async fn list_changed(&self) -> bool {
+        match self {
+            Notifier::Legacy(peer) => peer.notify_resource_list_changed().await.is_ok(),
+            Notifier::Listen(sink) => sink.notify_resource_list_changed().await.is_ok(),
+        }
+    }
+}
+
+/// The subscriptions of one session (legacy) or one listen stream. Dropping it
+/// stops every watch it started.
+pub struct Subscriptions {
+    session: Arc<Session>,
+    notifier: Notifier,
+    /// Per subscribed URI (as the client wrote it): the task watching it.
+    watches: Mutex<HashMap<String, JoinHandle<()>>>,
+    /// Subscribed list URIs, told by the pane-set task.
+    lists: Arc<Mutex<BTreeSet<String>>>,
+    /// The pane-set task (list_changed and the list URIs), once started.
+    pane_set: Mutex<Option<JoinHandle<()>>>,
+    /// Whether to send `notifications/resources/list_changed`.
+    list_changed: bool,
+}
+
+impl Subscriptions {
+    pub fn new(session: Arc<Session>, notifier: Notifier, list_changed: bool) -> Subscriptions {
+        Subscriptions { session, notifier, watches: Mutex::default(), lists: Arc::default(), pane_set: Mutex::default(), list_changed }
+    }
+
+    /// Starts telling changes of `r` under `uri`. Re-subscribing is a no-op.
+    pub fn add(&self, uri: String, r: Resource) {
+        match r.pane() {
+            Some(pane) => {
+                let mut w = self.watches.lock().unwrap();
+                if w.get(&uri).is_some_and(|h| !h.is_finished()) {
+                    return;
+                }
+                let task = tokio::spawn(watch_pane(self.session.clone(), self.notifier.clone(), uri.clone(), pane.to_string(), matches!(r, Resource::Screen(_))));
+                w.insert(uri, task);
+            }
+            None => {
+                self.lists.lock().unwrap().insert(uri);
+                self.start_pane_set();
+            }
+        }
+    }
+
+    pub fn remove(&self, uri: &str) {
+        if let Some(task) = self.watches.lock().unwrap().remove(uri) {
+            task.abort();
+        }
+        self.lists.lock().unwrap().remove(uri);
+    }
+
+    /// Starts the pane-set task (list_changed and the list URIs) if it is not running.
+    pub fn start_pane_set(&self) {
+        let mut slot = self.pane_set.lock().unwrap();
+        if slot.as_ref().is_some_and(|h| !h.is_finished()) {
+            return;
+        }
+        *slot = Some(tokio::spawn(watch_pane_set(self.session.clone(), self.notifier.clone(), self.lists.clone(), self.list_changed)));
+    }
+}
+
+impl Drop for Subscriptions {
+    fn drop(&mut self) {
+        for (_, t) in self.watches.lock().unwrap().drain() {
+            t.abort();
+        }
+        if let Some(t) = self.pane_set.lock().unwrap().take() {
+            t.abort();
+        }
+    }
+}
+
+/// Coalesces change events into updates at most every [`MIN_GAP`].
+struct Throttle {
+    last: Option<Instant>,
+}
+
+impl Throttle {
+    /// When the next update may go out.
+    fn next(&self) -> Instant {
+        self.last.map_or_else(Instant::now, |l| l + MIN_GAP)
+    }
+}
+
+/// The pane ids this session may see now, with their pids (a respawn changes the pid).
+fn visible_panes(session: &Session, snap: &crate::registry::Snapshot) -> Vec<(String, u32)> {
+    session.visible(snap).map(|p| (p.id.clone(), p.pid)).collect()
+}
+
+async fn watch_pane(session: Arc<Session>, notifier: Notifier, uri: String, pane_id: String, screen: bool) {
+    let broker = session.broker.clone();
+    let mut pane_set = broker.changes.pane_set(&broker);
+    let mut throttle = Throttle { last: None };
+    'pane: loop {
+        let Some(pane) = broker.registry.cached().and_then(|s| s.pane(&pane_id).cloned()).filter(|p| session.can_see(p)) else {
+            // Gone (or out of scope): one last update, so a reader learns it.
+            notifier.updated(&uri).await;
+            return;
+        };
+        let tty = if screen { TtyWatch::new(&pane.tty).ok() } else { None };
+        let identity = pane.process.as_ref().ok().cloned();
+        let pid = pane.pid;
+        loop {
+            let exited = async {
+                match &identity {
+                    Some(i) if !i.exited() => i.wait_exit().await,
+                    _ => std::future::pending().await,
+                }
+            };
+            let output = async {
+                match &tty {
+                    Some(t) => {
+                        if t.changed().await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            let mut recheck = false;
+            tokio::select! {
+                _ = output => {}
+                _ = exited => {
+                    // The pane's record changed (dead, or gone soon): re-read it.
+                    let _ = broker.registry.refresh().await;
+                    recheck = true;
+                }
+                changed = pane_set.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    let now = pane_set.borrow_and_update().as_ref().map(|s| s.panes.iter().find(|(id, _)| *id == pane_id).map(|(_, p)| *p));
+                    match now {
+                        Some(Some(p)) if p == pid => continue, // someone else's pane came or went
+                        _ => recheck = true,
+                    }
+                }
+            }
+            // Coalesce: wait for the next slot, taking in what arrives meanwhile.
+            let at = throttle.next();
+            if at > Instant::now() {
+                tokio::time::sleep_until(at).await;
+            }
+            throttle.last = Some(Instant::now());
+            if !notifier.updated(&uri).await {
+                return;
+            }
+            if recheck {
+                continue 'pane;
+            }
+        }
+    }
+}
+
+async fn watch_pane_set(session: Arc<Session>, notifier: Notifier, lists: Arc<Mutex<BTreeSet<String>>>, list_changed: bool) {
+    let broker = session.broker.clone();
+    let mut rx = broker.changes.pane_set(&broker);
+    let mut seen = match broker.registry.cached() {
+        Some(s) => visible_panes(&session, &s),
+        None => Vec::new(),
+    };
+    let mut throttle = Throttle { last: None };
+    while rx.changed().await.is_ok() {
+        let now = match rx.borrow_and_update().as_ref() {
+            Some(set) => visible_panes(&session, &set.snapshot),
+            None => continue,
+        };
+        if now == seen {
+            continue; // a change this agent cannot see
+        }
+        seen = now;
+        let at = throttle.next();
+        if at > Instant::now() {
+            tokio::time::sleep_until(at).await;
+        }
+        throttle.last = Some(Instant::now());
+        if list_changed && !notifier.list_changed().await {
+            return;
+        }
+        let uris: Vec<String> = lists.lock().unwrap().iter().cloned().collect();
+        for uri in uris {
+            if !notifier.updated(&uri).await {
+                return;
+            }
+        }
+    }
+}

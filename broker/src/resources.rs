@@ -1,0 +1,165 @@
+//! MCP resources (SPEC-TOOLS A.0.9): what a client can read and subscribe to
+//! without a tool call.
+//!
+//! | URI | content |
+//! |---|---|
+//! | `tmux://server` | JSON: `get_server_info` |
+//! | `tmux://sessions` | JSON: `list_sessions` |
+//! | `tmux://panes` | JSON: `list_panes` |
+//! | `tmux://pane/{pane_id}` | text: the pane's visible screen (`capture_pane`: the same guarded read, refused while an `after-capture-pane` hook is set) |
+//! | `tmux://pane/{pane_id}/info` | JSON: the pane's `list_panes` record |
+//!
+//! Each is read through the read-only tool that reads the same thing, so a
+//! resource has that tool's scope (a session-scoped agent sees only its
+//! sessions), hook-freeness and errors. `{pane_id}` is tmux's `%N`, written
+//! percent-encoded as RFC 6570 expands it (`tmux://pane/%253`); `%3` and `3`
+//! are accepted too, and a subscription is answered with the URI as the client
+//! wrote it.
+
+use crate::session::Session;
+use crate::tools;
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resource {
+    Server,
+    Sessions,
+    Panes,
+    /// The visible screen of pane `%N`.
+    Screen(String),
+    /// The `list_panes` record of pane `%N`.
+    Info(String),
+}
+
+/// Why a resource could not be read.
+#[derive(Debug, Clone)]
+pub enum ReadError {
+    /// No such resource (a malformed URI, or a pane that does not exist or is
+    /// outside this session's scope).
+    NotFound(String),
+    /// It exists but could not be read now (e.g. a hook is set, tmux is gone).
+    Failed(String),
+}
+
+const PANE_PREFIX: &str = "tmux://pane/";
+
+impl Resource {
+    pub fn parse(uri: &str) -> Result<Resource, ReadError> {
+        match uri {
+            "tmux://server" => return Ok(Resource::Server),
+            "tmux://sessions" => return Ok(Resource::Sessions),
+            "tmux://panes" => return Ok(Resource::Panes),
+            _ => {}
+        }
+        let bad = || ReadError::NotFound(format!("unknown resource {uri:?}: expected tmux://server, tmux://sessions, tmux://panes, tmux://pane/{{pane_id}} or tmux://pane/{{pane_id}}/info (pane_id %N, written %25N)"));
+        let rest = uri.strip_prefix(PANE_PREFIX).ok_or_else(bad)?;
+        let (id, info) = match rest.strip_suffix("/info") {
+            Some(id) => (id, true),
+            None => (rest, false),
+        };
+        let digits = id.strip_prefix("%25").or_else(|| id.strip_prefix('%')).unwrap_or(id);
+        if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let pane = format!("%{digits}");
+        Ok(if info { Resource::Info(pane) } else { Resource::Screen(pane) })
+    }
+
+    /// The URI this resource is listed under.
+    pub fn uri(&self) -> String {
+        match self {
+            Resource::Server => "tmux://server".into(),
+            Resource::Sessions => "tmux://sessions".into(),
+            Resource::Panes => "tmux://panes".into(),
+            Resource::Screen(p) => format!("{PANE_PREFIX}%25{}", &p[1..]),
+            Resource::Info(p) => format!("{PANE_PREFIX}%25{}/info", &p[1..]),
+        }
+    }
+
+    pub fn pane(&self) -> Option<&str> {
+        match self {
+            Resource::Screen(p) | Resource::Info(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    fn mime(&self) -> &'static str {
+        match self {
+            Resource::Screen(_) => "text/plain",
+            _ => "application/json",
+        }
+    }
+}
+
+/// The fixed resources and one screen resource per pane this session may see,
+/// as `resources/list` entries (`{uri, name, title, description, mimeType}`).
+pub async fn list(session: &Session) -> Vec<Value> {
+    let mut out = vec![
+        entry(&Resource::Server, "server", "The tmux server", "This tmux server: version, socket, generation, the caller's pane, attached clients where readable hook-free, the broker."),
+        entry(&Resource::Sessions, "sessions", "tmux sessions", "Every session this agent may see, with references (list_sessions)."),
+        entry(&Resource::Panes, "panes", "tmux panes", "Every pane this agent may see, with references (list_panes). Subscribe for changes; notifications/resources/list_changed says when panes come and go."),
+    ];
+    if let Ok(snap) = session.broker.registry.refresh().await {
+        for p in session.visible(&snap) {
+            let place = p.placements.first().map(|pl| format!("{}:{}", pl.session_name, pl.window_index)).unwrap_or_default();
+            let r = Resource::Screen(p.id.clone());
+            out.push(entry(&r, &format!("pane {}", p.id), &format!("pane {} ({place} {})", p.id, p.command), "The pane's visible screen as text; subscribe to hear when it changes (at most 4 updates a second)."));
+        }
+    }
+    out
+}
+
+fn entry(r: &Resource, name: &str, title: &str, description: &str) -> Value {
+    json!({ "uri": r.uri(), "name": name, "title": title, "description": description, "mimeType": r.mime() })
+}
+
+/// `resources/templates/list` entries.
+pub fn templates() -> Vec<Value> {
+    vec![
+        json!({ "uriTemplate": "tmux://pane/{pane_id}", "name": "pane screen", "title": "A pane's visible screen", "description": "The visible screen of pane {pane_id} (%N) as text, read like capture_pane: refused while an after-capture-pane hook is set.", "mimeType": "text/plain" }),
+        json!({ "uriTemplate": "tmux://pane/{pane_id}/info", "name": "pane info", "title": "A pane's record", "description": "The list_panes record of pane {pane_id} (%N): reference, placements, process, size, command, cwd, title.", "mimeType": "application/json" }),
+    ]
+}
+
+/// Reads `r` for `session`: (mime type, text).
+pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, String), ReadError> {
+    let (tool, args) = match r {
+        Resource::Server => ("get_server_info", json!({})),
+        Resource::Sessions => ("list_sessions", json!({})),
+        Resource::Panes => ("list_panes", json!({})),
+        Resource::Screen(p) => ("capture_pane", json!({ "paneId": p })),
+        Resource::Info(p) => ("get_pane_info", json!({ "paneId": p })),
+    };
+    let out = tools::read_through(session, tool, args).await;
+    if out.is_error {
+        // A pane that does not exist or is out of scope is "not found"; any
+        // other failure (a hook, tmux gone) is a failed read.
+        let gone = out.text.contains("No pane") || out.text.contains("outside this session's scope") || out.text.contains("does not exist");
+        return Err(if gone { ReadError::NotFound(out.text) } else { ReadError::Failed(out.text) });
+    }
+    let structured = out.structured.unwrap_or(Value::Null);
+    let text = match r {
+        Resource::Screen(_) => structured["text"].as_str().unwrap_or_default().to_string(),
+        Resource::Info(_) => structured["pane"].to_string(),
+        _ => structured.to_string(),
+    };
+    Ok((r.mime(), text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pane_uris_parse_in_every_spelling_and_list_encoded() {
+        for uri in ["tmux://pane/%253", "tmux://pane/%3", "tmux://pane/3"] {
+            assert_eq!(Resource::parse(uri).unwrap(), Resource::Screen("%3".into()), "{uri}");
+        }
+        assert_eq!(Resource::parse("tmux://pane/%2512/info").unwrap(), Resource::Info("%12".into()));
+        assert_eq!(Resource::Screen("%3".into()).uri(), "tmux://pane/%253");
+        assert_eq!(Resource::parse(&Resource::Info("%7".into()).uri()).unwrap(), Resource::Info("%7".into()));
+        for bad in ["tmux://pane/", "tmux://pane/%25", "tmux://pane/x1", "tmux://pane/1/screen", "tmux://other", "file:///etc/passwd", "tmux://pane/99999999999"] {
+            assert!(matches!(Resource::parse(bad), Err(ReadError::NotFound(_))), "{bad}");
+        }
+    }
+}

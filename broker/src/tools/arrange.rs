@@ -1,0 +1,300 @@
+//! What the libtmux family's arrange tools share (`spawn`, `select`,
+//! `resize_pane`, `rename`, `respawn_pane`, `kill`): the checks made before
+//! anything is sent (names, programs, argument size), and the read-back after
+//! tmux acted. Results carry the records the list tools publish
+//! (`list_panes`, `list_windows`, `list_sessions`), read from a fresh table
+//! after the action, so a name is the one tmux gave (it rewrites some
+//! characters), never the one asked for.
+
+use super::act;
+use super::create::{self, Program};
+use super::criteria::Graph;
+use super::entity_refs::{SessionRef, WindowRef};
+use super::envelope::Delivery;
+use super::list_panes::{self, PaneRecord};
+use super::list_sessions::{self, SessionRecord};
+use super::list_windows::{self, WindowRecord};
+use super::refs::{self, PaneRef, NO_NUL};
+use super::{Annotations, ToolOutput};
+use crate::registry::{Pane, Snapshot};
+use crate::session::Session;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The annotations of a tool that changes the layout or names but loses
+/// nothing (the mutating tier).
+pub const fn mutating(title: &'static str, idempotent: bool) -> Annotations {
+    Annotations { title: Some(title), read_only: false, destructive: false, idempotent, open_world: false }
+}
+
+/// Input-schema property of a session or window name.
+pub fn name_schema(description: &str) -> Value {
+    json!({ "type": "string", "minLength": 1, "maxLength": 256, "pattern": NO_NUL, "description": description })
+}
+
+/// Refuses control characters in a name before anything is sent: tmux 3.7c
+/// refuses them, 3.3a keeps them in window names and escapes them in session
+/// names, so what tmux would do with them depends on its version.
+pub fn check_name(field: &str, name: &str) -> Result<(), ToolOutput> {
+    match name.chars().find(|c| c.is_control()) {
+        Some(c) => Err(act::error(&format!("Argument {field}: names must not contain control characters (found U+{:04X}).", c as u32), Delivery::NotSent)),
+        None => Ok(()),
+    }
+}
+
+/// The program fields of `create_session`, `create_window`, `split_window`
+/// and `respawn_pane`.
+#[derive(Deserialize, Default)]
+pub struct ProgramArgs {
+    argv: Option<Vec<String>>,
+    shell: Option<String>,
+    cwd: Option<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+/// Their input-schema properties; `default` says what runs without argv or shell.
+pub fn program_properties(default: &str) -> Map<String, Value> {
+    let props = json!({
+        "argv": {
+            "type": "array", "minItems": 1, "maxItems": 256,
+            "items": { "type": "string", "pattern": NO_NUL },
+            "description": format!("The program and its arguments, executed directly (never through a shell). Without argv or shell: {default}.")
+        },
+        "shell": { "type": "string", "minLength": 1, "pattern": NO_NUL, "description": "A command line for the shell (tmux runs it with `default-shell -c`); only when asked for explicitly. Not with argv." },
+        "cwd": { "type": "string", "minLength": 1, "pattern": NO_NUL, "description": "Working directory: an existing directory; relative to the agent's working directory." },
+        "env": {
+            "type": "object", "maxProperties": 128,
+            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 256 },
+            "additionalProperties": { "type": "string", "pattern": NO_NUL },
+            "description": "Environment variables for the program (tmux -e NAME=value)."
+        }
+    });
+    match props {
+        Value::Object(m) => m,
+        _ => unreachable!("a JSON object literal"),
+    }
+}
+
+/// The `-c`/`-e`/`--` tail for `program`, checked: argv and shell are
+/// exclusive, the program is non-empty, cwd exists, the strings fit one
+/// mutation. Every refusal is before anything is sent.
+pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> Result<Vec<String>, ToolOutput> {
+    let bad = |msg: String| act::error(&msg, Delivery::NotSent);
+    let n = refs::string_bytes(args) as u64;
+    if n > crate::limits::MAX_MUTATION_BYTES {
+        return Err(bad(format!("The arguments hold {n} bytes of strings; at most {} are accepted.", crate::limits::MAX_MUTATION_BYTES)));
+    }
+    let argv: Option<Vec<&str>> = program.argv.as_ref().map(|a| a.iter().map(String::as_str).collect());
+    let which = match (&argv, &program.shell) {
+        (Some(_), Some(_)) => return Err(bad("Arguments argv and shell: give one of them, not both (argv runs directly, shell runs a command line through the shell).".into())),
+        (Some(a), None) if a.first().is_none_or(|p| p.is_empty()) => return Err(bad("Argument argv/0: the program must be a non-empty string.".into())),
+        (Some(a), None) => Program::Argv(a),
+        (None, Some(line)) => Program::Shell(line),
+        (None, None) => Program::Default,
+    };
+    let cwd = match &program.cwd {
+        Some(c) => Some(create::resolve_cwd(session, c).map_err(|why| bad(format!("Argument cwd: {why}.")))?),
+        None => None,
+    };
+    let env = program.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    Ok(create::program_tail(cwd.as_deref(), env, which))
+}
+
+/// The ids tmux printed for `-P -F` (space separated), each of the expected
+/// kind; else an error saying tmux did act.
+pub fn printed_ids(printed: &str, expected: &[refs::Kind]) -> Result<Vec<String>, ToolOutput> {
+    let ids: Vec<&str> = printed.split_whitespace().collect();
+    if ids.len() == expected.len() && ids.iter().zip(expected).all(|(id, k)| refs::Kind::of_id(id) == Some(*k)) {
+        return Ok(ids.into_iter().map(str::to_string).collect());
+    }
+    Err(act::error(&format!("tmux reported success but printed no recognisable ids ({:?}); what it created may exist. Call list_panes.", printed.trim()), Delivery::Observed))
+}
+
+/// The table after an action, as this session sees it: the snapshot and the
+/// record graph of the list tools.
+pub struct After {
+    pub snap: Arc<Snapshot>,
+    pub graph: Graph,
+}
+
+/// Reads the table back after tmux acted (hook-free, like every read).
+pub async fn read_back(session: &Session, what: &str) -> Result<After, ToolOutput> {
+    let snap = session.broker.registry.refresh().await.map_err(|e| act::error(&format!("tmux {what}, but reading the table back failed: {e}. Call list_panes."), Delivery::Observed))?;
+    let visible: Vec<_> = session.visible(&snap).collect();
+    let graph = Graph::build(visible.iter().map(|p| p.as_ref()), session.generation());
+    drop(visible);
+    Ok(After { snap, graph })
+}
+
+impl After {
+    fn missing(kind: &str, id: &str) -> ToolOutput {
+        act::error(&format!("tmux reported success, but {kind} {id} is not in the table read just after (it may have ended at once). Call list_panes."), Delivery::Observed)
+    }
+
+    /// The pane as this session sees it.
+    pub fn pane(&self, session: &Session, id: &str) -> Result<Pane, ToolOutput> {
+        self.snap.panes.iter().find(|p| p.id == id).and_then(|p| session.scoped(p)).map(|p| p.into_owned()).ok_or_else(|| Self::missing("pane", id))
+    }
+
+    pub fn pane_record(&self, session: &Session, id: &str) -> Result<PaneRecord, ToolOutput> {
+        self.pane(session, id).map(|p| list_panes::record(session, &p))
+    }
+
+    pub fn window_record(&self, session: &Session, id: &str) -> Result<WindowRecord, ToolOutput> {
+        list_windows::records(session, &self.graph, None).into_iter().find(|w| w.id() == id).ok_or_else(|| Self::missing("window", id))
+    }
+
+    pub fn session_record(&self, session: &Session, id: &str) -> Result<SessionRecord, ToolOutput> {
+        list_sessions::records(session, &self.graph).into_iter().find(|s| s.id() == id).ok_or_else(|| Self::missing("session", id))
+    }
+
+    /// The `PaneAction` result of pane `id` (select_pane, resize_pane, respawn_pane).
+    pub fn pane_action(&self, session: &Session, id: &str, text: String) -> Result<ToolOutput, ToolOutput> {
+        let pane = self.pane(session, id)?;
+        let out = PaneAction {
+            generation: session.generation().to_string(),
+            window: self.window_record(session, &pane.window_id)?,
+            window_zoomed: pane.window_zoomed,
+            pane: list_panes::record(session, &pane),
+        };
+        Ok(ToolOutput::typed(&out, text))
+    }
+
+    /// The name tmux gave session `id` (for the text result).
+    pub fn session_name(&self, id: &str) -> String {
+        self.snap.panes.iter().flat_map(|p| &p.placements).find(|pl| pl.session_id == id).map(|pl| pl.session_name.clone()).unwrap_or_default()
+    }
+
+    /// The name tmux gave window `id` (for the text result).
+    pub fn window_name(&self, id: &str) -> String {
+        self.snap.panes.iter().find(|p| p.window_id == id).map(|p| p.window_name.clone()).unwrap_or_default()
+    }
+}
+
+/// What `create_session`, `create_window` and `split_window` made: the new
+/// pane, its window, and (when one was made or chosen) its session, as the
+/// list tools describe them.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Spawned {
+    pub generation: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionRecord>,
+    pub window: WindowRecord,
+    pub pane: PaneRecord,
+}
+
+/// A pane acted on (selected, resized, respawned), its window, and whether
+/// that window is zoomed now.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PaneAction {
+    pub generation: String,
+    pub pane: PaneRecord,
+    pub window: WindowRecord,
+    pub window_zoomed: bool,
+}
+
+/// A window acted on (selected, renamed).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WindowAction {
+    pub generation: String,
+    pub window: WindowRecord,
+}
+
+/// A session acted on (renamed).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionAction {
+    pub generation: String,
+    pub session: SessionRecord,
+}
+
+/// What a kill tool ended: the entity (its reference and, for sessions and
+/// windows, the name it had), and every pane that closed with it.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Killed<R> {
+    pub generation: String,
+    pub killed: R,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub panes_closed: Vec<PaneRef>,
+}
+
+/// The typed reference of a killed entity, by kind.
+pub trait KilledRef: Serialize + JsonSchema {
+    fn new(id: &str, generation: &str) -> Self;
+}
+
+impl KilledRef for PaneRef {
+    fn new(id: &str, generation: &str) -> Self {
+        PaneRef::new(id, generation)
+    }
+}
+
+impl KilledRef for WindowRef {
+    fn new(id: &str, generation: &str) -> Self {
+        WindowRef::new(id, generation)
+    }
+}
+
+impl KilledRef for SessionRef {
+    fn new(id: &str, generation: &str) -> Self {
+        SessionRef::new(id, generation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_control_characters_are_refused() {
+        assert!(check_name("name", "build: logs.1 ✓").is_ok());
+        for bad in ["a\nb", "tab\there", "esc\u{1b}[31m", "del\u{7f}", "c1\u{9b}"] {
+            let e = check_name("name", bad).unwrap_err();
+            assert!(e.is_error && e.text.starts_with("Argument name: names must not contain control characters"), "{}", e.text);
+            assert!(e.text.ends_with("Nothing was sent to tmux."), "{}", e.text);
+        }
+    }
+
+    const TOOLS: [&str; 12] = ["create_session", "create_window", "split_window", "select_pane", "select_window", "resize_pane", "rename_session", "rename_window", "respawn_pane", "kill_pane", "kill_window", "kill_session"];
+
+    #[test]
+    fn every_arrange_tool_is_registered_with_an_honest_tier_and_object_schemas() {
+        use crate::wire::Tier;
+        for name in TOOLS {
+            let t = super::super::spec(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));
+            let want = if name.starts_with("kill_") || name == "respawn_pane" { Tier::Destructive } else { Tier::Mutating };
+            assert_eq!(t.tier(), want, "{name}");
+            assert!(!t.opt_in && !t.on_at(Tier::Readonly), "{name}: hidden at the default tier, on at its own");
+            assert!(t.on_at(want), "{name}");
+            for schema in [(t.input_schema)(), (t.output_schema)()] {
+                assert_eq!(schema["type"], "object", "{name}");
+                jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        // Bad input is refused by the published schema, naming the field.
+        let e = super::super::validate_input("kill_pane", &json!({ "paneId": "@1" })).unwrap_err();
+        assert!(e.starts_with("argument /paneId: must match"), "{e}");
+        let e = super::super::validate_input("split_window", &json!({ "paneId": "%1", "direction": "sideways" })).unwrap_err();
+        assert!(e.starts_with("argument /direction: must be one of"), "{e}");
+        let e = super::super::validate_input("create_session", &json!({ "argv": ["sh"], "program": "x" })).unwrap_err();
+        assert!(e.contains("unexpected field(s) program"), "{e}");
+    }
+
+    #[test]
+    fn printed_ids_must_be_of_the_expected_kinds() {
+        use refs::Kind;
+        assert_eq!(printed_ids("$1 @2 %3\n", &[Kind::Session, Kind::Window, Kind::Pane]).unwrap(), ["$1", "@2", "%3"]);
+        let e = printed_ids("@2 %3\n", &[Kind::Session, Kind::Window, Kind::Pane]).unwrap_err();
+        assert!(e.text.ends_with("tmux received the command."), "{}", e.text);
+        assert!(printed_ids("%3 @2", &[Kind::Window, Kind::Pane]).is_err());
+    }
+}

@@ -1,0 +1,139 @@
+//! `kill_pane`, `kill_window`, `kill_session` (libtmux family, destructive
+//! tier): `kill-pane|kill-window|kill-session -t ID`, by id only. Like
+//! `tmux_close`, these never end the tmux server: killing what holds every
+//! remaining pane is refused, with no switch to allow it (the person's server
+//! is theirs to stop). Unlike `tmux_close`, the agent's own pane, its window
+//! and its session are never killed, whatever the flags (`SelfRule::Never`).
+
+use super::act::{self, SelfRule};
+use super::arrange::{KilledRef, Killed};
+use super::entity_refs::{SessionRef, WindowRef};
+use super::envelope::Delivery;
+use super::refs::{Kind, PaneRef};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub const KILL_PANE: ToolSpec = ToolSpec {
+    name: "kill_pane",
+    family: Family::Libtmux,
+    description: "Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.",
+    annotations: Annotations::destructive("Kill pane"),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: kill_pane_schema,
+    output_schema: schema_of::<Killed<PaneRef>>,
+    run: run_kill_pane,
+};
+
+pub const KILL_WINDOW: ToolSpec = ToolSpec {
+    name: "kill_window",
+    family: Family::Libtmux,
+    description: "Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.",
+    annotations: Annotations::destructive("Kill window"),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: kill_window_schema,
+    output_schema: schema_of::<Killed<WindowRef>>,
+    run: run_kill_window,
+};
+
+pub const KILL_SESSION: ToolSpec = ToolSpec {
+    name: "kill_session",
+    family: Family::Libtmux,
+    description: "Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.",
+    annotations: Annotations::destructive("Kill session"),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: kill_session_schema,
+    output_schema: schema_of::<Killed<SessionRef>>,
+    run: run_kill_session,
+};
+
+fn schema(id_field: &str, kind: Kind, description: &str) -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": [id_field],
+        "properties": {
+            id_field: act::id_schema(kind, description),
+            "generation": act::generation_schema()
+        }
+    })
+}
+
+fn kill_pane_schema() -> Value {
+    schema("paneId", Kind::Pane, "The pane to kill, e.g. %3 (see list_panes).")
+}
+
+fn kill_window_schema() -> Value {
+    schema("windowId", Kind::Window, "The window to kill, e.g. @2 (see list_windows).")
+}
+
+fn kill_session_schema() -> Value {
+    schema("sessionId", Kind::Session, "The session to kill, e.g. $1 (see list_sessions).")
+}
+
+#[derive(Deserialize)]
+struct Args {
+    /// `paneId`, `windowId` or `sessionId` (each tool's schema has one).
+    #[serde(alias = "paneId", alias = "windowId", alias = "sessionId")]
+    id: String,
+    generation: Option<String>,
+}
+
+fn run_kill_pane(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { kill::<PaneRef>(c).await })
+}
+
+fn run_kill_window(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { kill::<WindowRef>(c).await })
+}
+
+fn run_kill_session(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { kill::<SessionRef>(c).await })
+}
+
+async fn kill<R: KilledRef>(c: Call<'_>) -> ToolOutput {
+    match c.parse::<Args>() {
+        Ok(a) => call::<R>(c.session, a).await.unwrap_or_else(|e| e),
+        Err(e) => e,
+    }
+}
+
+async fn call<R: KilledRef>(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
+    let t = act::target(session, &a.id, a.generation.as_deref(), SelfRule::Never).await?;
+    // The same rule as tmux_close: the server's last panes are never killed,
+    // since tmux exits with them.
+    if t.panes.len() >= t.all_panes {
+        return Err(act::error(
+            &format!("{} {} holds every remaining pane of the tmux server; killing it would end the server, which these tools never do.", t.kind.as_str(), t.id),
+            Delivery::NotSent,
+        ));
+    }
+    let (command, name) = match t.kind {
+        Kind::Pane => ("kill-pane", None),
+        Kind::Window => ("kill-window", t.panes.first().map(|p| p.window_name.clone())),
+        Kind::Session => ("kill-session", t.panes.iter().flat_map(|p| &p.placements).find(|pl| pl.session_id == t.id).map(|pl| pl.session_name.clone())),
+    };
+    act::run(session, &[command, "-t", &t.id]).await?;
+    let generation = session.generation();
+    // A session's windows that are linked into another session as well stay;
+    // when the table cannot be read back, every pane it held is reported.
+    let closed: Vec<PaneRef> = match session.broker.registry.refresh().await {
+        Ok(snap) => t.panes.iter().filter(|p| !snap.panes.iter().any(|q| q.id == p.id)).map(|p| PaneRef::new(&p.id, generation)).collect(),
+        Err(_) => t.panes.iter().map(|p| PaneRef::new(&p.id, generation)).collect(),
+    };
+    let text = format!(
+        "Killed {} {}{}; {} pane(s) closed: {}.",
+        t.kind.as_str(),
+        t.id,
+        name.as_deref().map(|n| format!(" ({n:?})")).unwrap_or_default(),
+        closed.len(),
+        closed.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    let out = Killed { generation: generation.to_string(), killed: R::new(&t.id, generation), name, panes_closed: closed };
+    Ok(ToolOutput::typed(&out, text))
+}

@@ -1,0 +1,166 @@
+//! `resize_pane` (libtmux family, mutating tier): one of three changes to a
+//! pane's size — an absolute `width`/`height` (`resize-pane -x/-y`), an
+//! `adjust` by cells in one direction (`-U/-D/-L/-R N`), or `zoom` (the pane
+//! filling its window). tmux's `-Z` toggles; `zoom` states what the caller
+//! wants and is sent only when the window is not in that state already, so a
+//! repeated call never undoes the first. Sizes are limited by the window:
+//! the result reports the size tmux actually gave.
+
+use super::act::{self, SelfRule};
+use super::arrange::{self, PaneAction};
+use super::envelope::Delivery;
+use super::refs::{Kind, INT_MAX};
+use super::typed::schema_of;
+use super::{Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "resize_pane",
+    family: Family::Libtmux,
+    description: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
+    annotations: arrange::mutating("Resize pane", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<PaneAction>,
+    run,
+};
+
+fn input_schema() -> Value {
+    let cells = |d: &str| json!({ "type": "integer", "minimum": 1, "maximum": INT_MAX, "description": d });
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId"],
+        "properties": {
+            "paneId": act::id_schema(Kind::Pane, "The pane to resize, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema(),
+            "width": cells("The pane's width in cells."),
+            "height": cells("The pane's height in cells."),
+            "adjust": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["direction", "cells"],
+                "properties": {
+                    "direction": { "enum": ["up", "down", "left", "right"] },
+                    "cells": cells("How far to move the border.")
+                }
+            },
+            "zoom": { "type": "boolean", "description": "true: zoom the pane (it fills its window); false: unzoom the window." }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+    generation: Option<String>,
+    width: Option<i64>,
+    height: Option<i64>,
+    adjust: Option<Adjust>,
+    zoom: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct Adjust {
+    direction: String,
+    cells: i64,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<Args>() {
+            Ok(a) => call(c.session, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+/// The tmux commands of one resize (argv each), and a phrase for the text.
+fn commands(a: &Args, pane: &str, window_zoomed: bool, pane_active: bool) -> Result<(Vec<Vec<String>>, String), ToolOutput> {
+    let sized = a.width.is_some() || a.height.is_some();
+    let modes = usize::from(sized) + usize::from(a.adjust.is_some()) + usize::from(a.zoom.is_some());
+    if modes != 1 {
+        return Err(act::error("Arguments width/height, adjust, zoom: give exactly one of them (width and height may go together).", Delivery::NotSent));
+    }
+    let base = || vec!["resize-pane".to_string(), "-t".into(), pane.to_string()];
+    if sized {
+        let mut cmd = base();
+        if let Some(w) = a.width {
+            cmd.extend(["-x".into(), w.to_string()]);
+        }
+        if let Some(h) = a.height {
+            cmd.extend(["-y".into(), h.to_string()]);
+        }
+        return Ok((vec![cmd], "resized".into()));
+    }
+    if let Some(adj) = &a.adjust {
+        let flag = match adj.direction.as_str() {
+            "up" => "-U",
+            "down" => "-D",
+            "left" => "-L",
+            _ => "-R",
+        };
+        let mut cmd = base();
+        cmd.extend([flag.into(), adj.cells.to_string()]);
+        return Ok((vec![cmd], format!("border moved {} by {}", adj.direction, adj.cells)));
+    }
+    let want = a.zoom.unwrap_or(false);
+    let toggle = || {
+        let mut cmd = base();
+        cmd.push("-Z".into());
+        cmd
+    };
+    // A zoomed window shows its active pane; zooming another pane of it means
+    // unzooming first, then zooming that pane.
+    Ok(match (want, window_zoomed, pane_active) {
+        (true, true, true) => (Vec::new(), "already zoomed; nothing sent".into()),
+        (true, true, false) => (vec![toggle(), toggle()], "zoomed (the window was zoomed on another pane)".into()),
+        (true, false, _) => (vec![toggle()], "zoomed".into()),
+        (false, true, _) => (vec![toggle()], "unzoomed".into()),
+        (false, false, _) => (Vec::new(), "window not zoomed; nothing sent".into()),
+    })
+}
+
+async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
+    // Argument conflicts are refused before the target is even read.
+    commands(&a, &a.pane_id, false, true)?;
+    let t = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    let pane = t.panes.iter().find(|p| p.id == t.id).expect("a pane target holds its pane");
+    let (cmds, what) = commands(&a, &t.id, pane.window_zoomed, pane.active)?;
+    for cmd in &cmds {
+        let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        act::run(session, &argv).await?;
+    }
+    let after = arrange::read_back(session, "resized the pane").await?;
+    let now = after.pane(session, &t.id)?;
+    let text = format!("Pane {}: {what}; now {}x{}{}.", t.id, now.width, now.height, if now.window_zoomed { ", window zoomed" } else { "" });
+    after.pane_action(session, &t.id, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: Value) -> Args {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn exactly_one_mode_and_zoom_is_stated_not_toggled() {
+        for bad in [json!({ "paneId": "%1" }), json!({ "paneId": "%1", "width": 3, "zoom": true }), json!({ "paneId": "%1", "adjust": { "direction": "up", "cells": 1 }, "height": 2 })] {
+            let e = commands(&args(bad), "%1", false, true).unwrap_err();
+            assert!(e.text.contains("give exactly one of them") && e.text.ends_with("Nothing was sent to tmux."), "{}", e.text);
+        }
+        let (c, _) = commands(&args(json!({ "paneId": "%1", "width": 30, "height": 5 })), "%1", false, true).unwrap();
+        assert_eq!(c, [["resize-pane", "-t", "%1", "-x", "30", "-y", "5"]]);
+        let (c, _) = commands(&args(json!({ "paneId": "%1", "adjust": { "direction": "left", "cells": 4 } })), "%1", false, true).unwrap();
+        assert_eq!(c, [["resize-pane", "-t", "%1", "-L", "4"]]);
+        let zoom = |want: bool, zoomed: bool, active: bool| commands(&args(json!({ "paneId": "%1", "zoom": want })), "%1", zoomed, active).unwrap().0.len();
+        assert_eq!((zoom(true, false, false), zoom(true, true, true), zoom(true, true, false)), (1, 0, 2));
+        assert_eq!((zoom(false, true, true), zoom(false, false, true)), (1, 0));
+    }
+}

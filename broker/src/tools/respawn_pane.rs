@@ -1,0 +1,87 @@
+//! `respawn_pane` (libtmux family, destructive tier: with `kill` it ends the
+//! pane's running process): `respawn-pane [-k] -t %N` with the program as
+//! argv (never a shell string unless the caller gives `shell`). A pane whose
+//! process still runs is refused before anything is sent unless `kill` is
+//! true, so the loss is always asked for. The agent's own pane is never
+//! respawned. The result is the pane read back: new pid, new process
+//! generation.
+
+use super::act::{self, SelfRule};
+use super::arrange::{self, PaneAction, ProgramArgs};
+use super::envelope::Delivery;
+use super::refs::Kind;
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "respawn_pane",
+    family: Family::Libtmux,
+    description: "Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.",
+    annotations: Annotations::destructive("Respawn pane"),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<PaneAction>,
+    run,
+};
+
+fn input_schema() -> Value {
+    let mut props: Map<String, Value> = match json!({
+        "paneId": act::id_schema(Kind::Pane, "The pane to respawn, e.g. %3 (see list_panes)."),
+        "generation": act::generation_schema(),
+        "kill": { "type": "boolean", "description": "Kill the pane's running process first (default false: a running pane is refused)." }
+    }) {
+        Value::Object(m) => m,
+        _ => unreachable!("a JSON object literal"),
+    };
+    props.extend(arrange::program_properties("the command the pane was started with"));
+    json!({ "type": "object", "additionalProperties": false, "required": ["paneId"], "properties": props })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+    generation: Option<String>,
+    #[serde(default)]
+    kill: bool,
+    #[serde(flatten)]
+    program: ProgramArgs,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<Args>() {
+            Ok(a) => call(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+async fn call(session: &Session, raw: &Value, a: Args) -> Result<ToolOutput, ToolOutput> {
+    let tail = arrange::program_tail(session, raw, &a.program)?;
+    let t = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Never).await?;
+    let pane = t.panes.iter().find(|p| p.id == t.id).expect("a pane target holds its pane");
+    if !pane.dead && !a.kill {
+        return Err(act::error(
+            &format!("Pane {} still runs {} (pid {}); respawning it would kill that process. Pass kill: true to kill it and respawn.", t.id, pane.command, pane.pid),
+            Delivery::NotSent,
+        ));
+    }
+    let old_pid = pane.pid;
+    let mut cmd: Vec<String> = vec!["respawn-pane".into()];
+    if a.kill {
+        cmd.push("-k".into());
+    }
+    cmd.extend(["-t".into(), t.id.clone()]);
+    cmd.extend(tail);
+    let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    act::run(session, &argv).await?;
+    let after = arrange::read_back(session, "respawned the pane").await?;
+    let now = after.pane(session, &t.id)?;
+    let text = format!("Pane {} respawned: pid {} (was {old_pid}), running {}.", t.id, now.pid, now.command);
+    after.pane_action(session, &t.id, text)
+}

@@ -1,0 +1,109 @@
+//! `select_pane`, `select_window` (libtmux family, mutating tier): make a pane
+//! its window's active pane (`select-pane -t %N`), or a window its session's
+//! current window (`select-window -t @N`); the result is read back from a
+//! fresh table. Selecting the agent's own pane or window is harmless to it.
+
+use super::act::{self, SelfRule};
+use super::arrange::{self, PaneAction, WindowAction};
+use super::refs::Kind;
+use super::typed::schema_of;
+use super::{Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub const SELECT_PANE: ToolSpec = ToolSpec {
+    name: "select_pane",
+    family: Family::Libtmux,
+    description: "Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.",
+    annotations: arrange::mutating("Select pane", true),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: select_pane_schema,
+    output_schema: schema_of::<PaneAction>,
+    run: run_select_pane,
+};
+
+pub const SELECT_WINDOW: ToolSpec = ToolSpec {
+    name: "select_window",
+    family: Family::Libtmux,
+    description: "Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).",
+    annotations: arrange::mutating("Select window", true),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: select_window_schema,
+    output_schema: schema_of::<WindowAction>,
+    run: run_select_window,
+};
+
+fn select_pane_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId"],
+        "properties": {
+            "paneId": act::id_schema(Kind::Pane, "The pane to make active, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema()
+        }
+    })
+}
+
+fn select_window_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["windowId"],
+        "properties": {
+            "windowId": act::id_schema(Kind::Window, "The window to make current, e.g. @2 (see list_windows)."),
+            "generation": act::generation_schema()
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PaneArgs {
+    pane_id: String,
+    generation: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WindowArgs {
+    window_id: String,
+    generation: Option<String>,
+}
+
+fn run_select_pane(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<PaneArgs>() {
+            Ok(a) => select_pane(c.session, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+fn run_select_window(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<WindowArgs>() {
+            Ok(a) => select_window(c.session, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolOutput> {
+    let t = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    act::run(session, &["select-pane", "-t", &t.id]).await?;
+    let after = arrange::read_back(session, "selected the pane").await?;
+    let text = format!("Pane {} is the active pane of its window.", t.id);
+    after.pane_action(session, &t.id, text)
+}
+
+async fn select_window(session: &Session, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
+    let t = act::target(session, &a.window_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    act::run(session, &["select-window", "-t", &t.id]).await?;
+    let after = arrange::read_back(session, "selected the window").await?;
+    let out = WindowAction { generation: session.generation().to_string(), window: after.window_record(session, &t.id)? };
+    Ok(ToolOutput::typed(&out, format!("Window {} ({:?}) is the current window of its session.", t.id, after.window_name(&t.id))))
+}

@@ -1,0 +1,274 @@
+//! `create_session`, `create_window`, `split_window` (libtmux family, mutating
+//! tier): `new-session -d` / `new-window` / `split-window` with the program as
+//! argv (never a shell string unless the caller gives `shell`), `-P -F`
+//! printing the new ids, then the new entities read back from a fresh table,
+//! so names are the ones tmux gave. A new session would be outside a
+//! session-scoped agent's view, so only a server-scoped one may create one.
+
+use super::act::{self, SelfRule};
+use super::arrange::{self, ProgramArgs, Spawned};
+use super::envelope::Delivery;
+use super::refs::{Kind, INT_MAX};
+use super::typed::schema_of;
+use super::{Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use crate::wire::Scope;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+pub const CREATE_SESSION: ToolSpec = ToolSpec {
+    name: "create_session",
+    family: Family::Libtmux,
+    description: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
+    annotations: arrange::mutating("Create session", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: create_session_schema,
+    output_schema: schema_of::<Spawned>,
+    run: run_create_session,
+};
+
+pub const CREATE_WINDOW: ToolSpec = ToolSpec {
+    name: "create_window",
+    family: Family::Libtmux,
+    description: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
+    annotations: arrange::mutating("Create window", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: create_window_schema,
+    output_schema: schema_of::<Spawned>,
+    run: run_create_window,
+};
+
+pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
+    name: "split_window",
+    family: Family::Libtmux,
+    description: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
+    annotations: arrange::mutating("Split window", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema: split_window_schema,
+    output_schema: schema_of::<Spawned>,
+    run: run_split_window,
+};
+
+const DEFAULT_PROGRAM: &str = "tmux's default-command (the user's shell)";
+
+/// A tool's input schema: its own properties, then the program's.
+fn schema(required: &[&str], own: Value) -> Value {
+    let mut props: Map<String, Value> = match own {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    props.extend(arrange::program_properties(DEFAULT_PROGRAM));
+    json!({ "type": "object", "additionalProperties": false, "required": required, "properties": props })
+}
+
+fn int(min: i64, description: &str) -> Value {
+    json!({ "type": "integer", "minimum": min, "maximum": INT_MAX, "description": description })
+}
+
+fn create_session_schema() -> Value {
+    schema(
+        &[],
+        json!({
+            "name": arrange::name_schema("The session name (tmux up to 3.5 turns `.` and `:` into `_`; the result has the real one). Default: tmux's (a number)."),
+            "windowName": arrange::name_schema("The first window's name."),
+            "width": int(1, "Width of the session's window, in cells."),
+            "height": int(1, "Height of the session's window, in cells.")
+        }),
+    )
+}
+
+fn create_window_schema() -> Value {
+    schema(
+        &["sessionId"],
+        json!({
+            "sessionId": act::id_schema(Kind::Session, "The session to create the window in, e.g. $1 (see list_sessions)."),
+            "generation": act::generation_schema(),
+            "name": arrange::name_schema("The window name."),
+            "index": int(0, "The window index in the session; it must be free. Default: the next free one."),
+            "select": { "type": "boolean", "description": "Make the new window the session's current window (default false)." }
+        }),
+    )
+}
+
+fn split_window_schema() -> Value {
+    schema(
+        &["paneId", "direction"],
+        json!({
+            "paneId": act::id_schema(Kind::Pane, "The pane to split, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema(),
+            "direction": { "enum": ["right", "left", "below", "above"], "description": "Where the new pane goes relative to paneId." },
+            "size": { "oneOf": [int(1, "Cells."), { "type": "string", "pattern": "^(?:[1-9][0-9]?|100)%$", "description": "A percentage of the split pane, e.g. \"30%\"." }] },
+            "select": { "type": "boolean", "description": "Make the new pane the window's active pane (default false)." }
+        }),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionArgs {
+    name: Option<String>,
+    window_name: Option<String>,
+    width: Option<i64>,
+    height: Option<i64>,
+    #[serde(flatten)]
+    program: ProgramArgs,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WindowArgs {
+    session_id: String,
+    generation: Option<String>,
+    name: Option<String>,
+    index: Option<i64>,
+    #[serde(default)]
+    select: bool,
+    #[serde(flatten)]
+    program: ProgramArgs,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SplitArgs {
+    pane_id: String,
+    generation: Option<String>,
+    direction: String,
+    size: Option<Value>,
+    #[serde(default)]
+    select: bool,
+    #[serde(flatten)]
+    program: ProgramArgs,
+}
+
+fn run_create_session(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<SessionArgs>() {
+            Ok(a) => create_session(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+fn run_create_window(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<WindowArgs>() {
+            Ok(a) => create_window(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+fn run_split_window(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<SplitArgs>() {
+            Ok(a) => split_window(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Result<ToolOutput, ToolOutput> {
+    if session.scope != Scope::Server {
+        return Err(act::error("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions.", Delivery::NotSent));
+    }
+    let mut cmd: Vec<String> = vec!["new-session".into(), "-d".into()];
+    if let Some(n) = &a.name {
+        arrange::check_name("name", n)?;
+        cmd.extend(["-s".into(), super::refs::format_arg(n)]);
+    }
+    if let Some(n) = &a.window_name {
+        arrange::check_name("windowName", n)?;
+        cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+    }
+    if let Some(x) = a.width {
+        cmd.extend(["-x".into(), x.to_string()]);
+    }
+    if let Some(y) = a.height {
+        cmd.extend(["-y".into(), y.to_string()]);
+    }
+    cmd.extend(["-P".into(), "-F".into(), "#{session_id} #{window_id} #{pane_id}".into()]);
+    cmd.extend(arrange::program_tail(session, raw, &a.program)?);
+    let ids = spawn(session, &cmd, &[Kind::Session, Kind::Window, Kind::Pane]).await?;
+    let after = arrange::read_back(session, "created the session").await?;
+    let text = format!("Created session {} ({:?}) with window {} and pane {}.", ids[0], after.session_name(&ids[0]), ids[1], ids[2]);
+    result(session, &after, Some(&ids[0]), &ids[1], &ids[2], text)
+}
+
+async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
+    if let Some(n) = &a.name {
+        arrange::check_name("name", n)?;
+    }
+    let tail = arrange::program_tail(session, raw, &a.program)?;
+    let parent = act::target(session, &a.session_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    let mut cmd: Vec<String> = vec!["new-window".into()];
+    if !a.select {
+        cmd.push("-d".into());
+    }
+    let at = match a.index {
+        Some(i) => format!("{}:{i}", parent.id),
+        None => format!("{}:", parent.id),
+    };
+    cmd.extend(["-t".into(), at]);
+    if let Some(n) = &a.name {
+        cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+    }
+    cmd.extend(["-P".into(), "-F".into(), "#{window_id} #{pane_id}".into()]);
+    cmd.extend(tail);
+    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane]).await?;
+    let after = arrange::read_back(session, "created the window").await?;
+    let text = format!("Created window {} ({:?}) in session {} with pane {}.", ids[0], after.window_name(&ids[0]), parent.id, ids[1]);
+    result(session, &after, Some(&parent.id), &ids[0], &ids[1], text)
+}
+
+async fn split_window(session: &Session, raw: &Value, a: SplitArgs) -> Result<ToolOutput, ToolOutput> {
+    let tail = arrange::program_tail(session, raw, &a.program)?;
+    let parent = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    let mut cmd: Vec<String> = vec!["split-window".into()];
+    if !a.select {
+        cmd.push("-d".into());
+    }
+    // tmux's -h splits side by side, -v one above the other; -b puts the new
+    // pane before (left of or above) the split one.
+    let (axis, before) = match a.direction.as_str() {
+        "right" => ("-h", false),
+        "left" => ("-h", true),
+        "below" => ("-v", false),
+        _ => ("-v", true),
+    };
+    cmd.push(axis.into());
+    if before {
+        cmd.push("-b".into());
+    }
+    cmd.extend(["-t".into(), parent.id.clone()]);
+    match &a.size {
+        Some(Value::Number(n)) => cmd.extend(["-l".into(), n.to_string()]),
+        Some(Value::String(s)) => cmd.extend(["-l".into(), s.clone()]),
+        _ => {}
+    }
+    cmd.extend(["-P".into(), "-F".into(), "#{window_id} #{pane_id}".into()]);
+    cmd.extend(tail);
+    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane]).await?;
+    let after = arrange::read_back(session, "split the pane").await?;
+    let text = format!("Split pane {}: new pane {} ({}) in window {}.", parent.id, ids[1], a.direction, ids[0]);
+    result(session, &after, None, &ids[0], &ids[1], text)
+}
+
+/// Runs the creating command; the ids it printed, of the expected kinds.
+async fn spawn(session: &Session, cmd: &[String], expected: &[Kind]) -> Result<Vec<String>, ToolOutput> {
+    let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let printed = act::run(session, &argv).await?;
+    arrange::printed_ids(&printed, expected)
+}
+
+fn result(session: &Session, after: &arrange::After, session_id: Option<&str>, window_id: &str, pane_id: &str, text: String) -> Result<ToolOutput, ToolOutput> {
+    let out = Spawned {
+        generation: session.generation().to_string(),
+        session: session_id.map(|s| after.session_record(session, s)).transpose()?,
+        window: after.window_record(session, window_id)?,
+        pane: after.pane_record(session, pane_id)?,
+    };
+    Ok(ToolOutput::typed(&out, text))
+}
