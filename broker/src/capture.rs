@@ -181,6 +181,31 @@ pub struct CursorEntry {
     pub handoff: bool,
 }
 
+/// A retained `capture_since` cursor: where the lines already returned end in
+/// the pane's grid (history + screen, rows numbered from the top of history).
+/// Rows are kept as hashes only: the cursor locates itself by them, it never
+/// returns them again.
+#[derive(Debug, Clone)]
+pub struct SinceEntry {
+    pub pane_id: String,
+    pub pid: u32,
+    pub process_generation: Option<String>,
+    /// Absolute row of the first row not yet returned as a complete line (the
+    /// terminal cursor's row at the last read).
+    pub frontier: u64,
+    /// Hashes of the rows just above `frontier` (at most a few): how the cursor
+    /// finds its place again after history was trimmed or the grid reflowed.
+    pub window: Vec<u64>,
+    /// Hashes of the rows from `frontier` down that were already returned
+    /// (the line in progress, e.g. a prompt): returned again only once changed.
+    pub pending: Vec<u64>,
+    pub history_size: u64,
+    /// Hash of the alternate screen last returned, while a full-screen program runs.
+    pub alternate: Option<u64>,
+    /// Continued from the key binding's hand-off: readable by any agent.
+    pub handoff: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

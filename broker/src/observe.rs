@@ -111,7 +111,7 @@ pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>,
 pub async fn capture(broker: &Broker, pane: Pane, scope: &Scope, identity: Option<Arc<ProcessIdentity>>) -> Result<Captured, ObserveError> {
     let start = if scope.history_lines == 0 { "0".to_string() } else { format!("-{}", scope.history_lines) };
     let flags = vec!["-S".to_string(), start, "-E".to_string(), "-".to_string()];
-    let (pane, out) = guarded(broker, pane, &flags, identity.as_ref(), false).await?;
+    let (pane, out) = guarded(broker, pane, &flags, identity.as_ref(), false, None).await?;
     Ok(Captured { pane, rows: capture::select(&out, scope), identity })
 }
 
@@ -132,15 +132,39 @@ pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end:
     if let Some(e) = end {
         flags.extend(["-E".to_string(), e.to_string()]);
     }
-    guarded(broker, pane, &flags, None, true).await
+    guarded(broker, pane, &flags, None, true, None).await
+}
+
+/// [`capture_range`] that also expands `state` (a tmux format, e.g.
+/// `#{history_size} #{cursor_y}`) for this pane in the same command queue,
+/// just before the rows, so no output lands between the two; the hook-free
+/// way to read fields the table does not prove (`list-commands -F` with a
+/// loop that prints only this pane; `display-message` would run
+/// `after-display-message`). Returns the pane, the expanded state (the first
+/// placement's) and the rows. `state` must hold no `'`, `,` or `|`.
+pub async fn capture_range_with_state(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, state: &str) -> Result<(Pane, String, Vec<u8>), ObserveError> {
+    let mut flags = Vec::new();
+    if let Some(s) = start {
+        flags.extend(["-S".to_string(), s.to_string()]);
+    }
+    if let Some(e) = end {
+        flags.extend(["-E".to_string(), e.to_string()]);
+    }
+    let only = format!("#{{S:#{{W:#{{P:#{{?#{{==:#{{pane_id}},{}}},{state}|,}}}}}}}}", crate::tmux::quote::format_operand(&pane.id));
+    let prefix = format!("list-commands -F '{only}' list-commands ;");
+    let (pane, out) = guarded(broker, pane, &flags, None, true, Some(&prefix)).await?;
+    let nl = out.iter().position(|b| *b == b'\n').unwrap_or(out.len());
+    let line = String::from_utf8_lossy(&out[..nl]);
+    let first = line.split('|').next().unwrap_or_default().to_string();
+    Ok((pane, first, out.get(nl + 1..).unwrap_or_default().to_vec()))
 }
 
 /// [`capture_once`] with one retry on a fresh table when the guard did not hold.
 /// A pane missing from that fresh table is `stale_target` with nothing sent:
 /// the guard kept `capture-pane` from running, so no effect (and no hook) came
 /// of the command that was sent against the stale cache.
-async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool) -> Result<(Pane, Vec<u8>), ObserveError> {
-    match capture_once(broker, &pane, flags, identity, prove_size).await {
+async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool, prefix: Option<&str>) -> Result<(Pane, Vec<u8>), ObserveError> {
+    match capture_once(broker, &pane, flags, identity, prove_size, prefix).await {
         Attempt::Guard(_) => {
             let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
             let fresh = snap.pane(&pane.id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {} no longer exists", pane.id) })?;
@@ -149,7 +173,7 @@ async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option
                     return Err(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} changed", pane.id) });
                 }
             }
-            match capture_once(broker, &fresh, flags, identity, prove_size).await {
+            match capture_once(broker, &fresh, flags, identity, prove_size, prefix).await {
                 Attempt::Guard(why) => Err(ObserveError::StaleTarget { observed: true, why: format!("pane {} changed while it was being captured{why}", pane.id) }),
                 Attempt::Failed(e) => Err(e),
                 Attempt::Rows(out) => Ok((fresh, out)),
@@ -169,9 +193,9 @@ enum Attempt {
     Failed(ObserveError),
 }
 
-/// Hook preflight, then `capture-pane -p -t PANE FLAGS…` behind the in-queue
-/// guard; the raw stdout.
-async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool) -> Attempt {
+/// Hook preflight, then `[PREFIX] capture-pane -p -t PANE FLAGS…` behind the
+/// in-queue guard; the raw stdout.
+async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool, prefix: Option<&str>) -> Attempt {
     let sessions: Vec<String> = pane.placements.iter().map(|p| p.session_id.clone()).collect();
     if sessions.is_empty() {
         return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("pane {} is in no session", pane.id) });
@@ -201,7 +225,10 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
     if prove_size {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_width}},{}}},#{{==:#{{pane_height}},{}}}}}}}", pane.width, pane.height);
     }
-    let mut cmd = format!("capture-pane -p -t {}", pane.id);
+    let mut cmd = match prefix {
+        Some(p) => format!("{p} capture-pane -p -t {}", pane.id),
+        None => format!("capture-pane -p -t {}", pane.id),
+    };
     for f in flags {
         cmd.push(' ');
         cmd.push_str(f);

@@ -23,7 +23,7 @@
 //! are kept as compact JSON strings rather than `serde_json::Value` trees,
 //! which cost about nine times their text.
 
-use crate::capture::CursorEntry;
+use crate::capture::{CursorEntry, SinceEntry};
 use crate::limits;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -83,6 +83,8 @@ impl Pages {
 pub enum Retained {
     Cursor(CursorEntry),
     Pages(Pages),
+    /// A `capture_since` cursor (a few row hashes, no rows).
+    Since(SinceEntry),
 }
 
 /// Bookkeeping of one heap allocation (glibc's chunk header and rounding).
@@ -105,6 +107,7 @@ impl Retained {
                 let rows: usize = c.rows.rows.iter().map(|r| std::mem::size_of::<String>() + string_heap(r.capacity())).sum();
                 fixed + rows + string_heap(c.rows.rows.capacity() * std::mem::size_of::<String>()) + c.pane_id.capacity() + c.generation.capacity()
             }
+            Retained::Since(c) => fixed + string_heap(8 * (c.window.capacity() + c.pending.capacity())) + c.pane_id.capacity() + c.process_generation.as_ref().map_or(0, String::capacity),
             Retained::Pages(p) => {
                 let records: usize = p.records.iter().map(|r| std::mem::size_of::<Box<str>>() + string_heap(r.len())).sum();
                 // A small Value tree: about nine times its JSON text.

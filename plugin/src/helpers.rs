@@ -32,6 +32,19 @@ fn log_problem(broker: &Path, line: &str) {
     }
 }
 
+/// The pasted hand-off line, e.g. `tmux-mcp: pane %3 handed over — call
+/// capture_since {"paneId":"%3","cursor":"…"} (or tmux_capture {"target":…,"cursor":"…"})`.
+/// The pane id is the reference's (the key binding may name the pane otherwise).
+fn handoff_text(pane: &str, reference: &str, cursor: Option<&str>, note: Option<&str>) -> String {
+    let id = serde_json::from_str::<serde_json::Value>(reference).ok().and_then(|r| r["id"].as_str().map(str::to_string));
+    let pane = id.as_deref().unwrap_or(pane);
+    match (cursor, note) {
+        (Some(cur), _) => format!("tmux-mcp: pane {pane} handed over — call capture_since {{\"paneId\":\"{pane}\",\"cursor\":\"{cur}\"}} (or tmux_capture {{\"target\":{reference},\"cursor\":\"{cur}\"}})"),
+        (None, Some(note)) => format!("tmux-mcp: pane {pane} handed over — call capture_pane {{\"paneId\":\"{pane}\"}} ({note})"),
+        (None, None) => format!("tmux-mcp: pane {pane} handed over — call capture_pane {{\"paneId\":\"{pane}\"}}"),
+    }
+}
+
 /// `prefix + A`: ask the broker for the pane's reference, store it in the paste
 /// buffer `mcp-cursor`, and show it in the status line.
 pub fn cursor(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
@@ -39,12 +52,10 @@ pub fn cursor(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
     let (_, reply) = connect(&sock, &Hello::Cursor(CursorRequest { pane_id: pane.to_string() }))?;
     let tmux = Tmux::new(&id.socket_path);
     let text = match reply {
-        // The text a person pastes to an agent: the arguments of a tmux_capture call.
-        Reply::Cursor(c) => match (c.cursor, c.note) {
-            (Some(cur), _) => format!("tmux-mcp pane {{\"target\":{},\"cursor\":\"{cur}\"}}", c.reference),
-            (None, Some(note)) => format!("tmux-mcp pane {{\"target\":{}}} ({note})", c.reference),
-            (None, None) => format!("tmux-mcp pane {{\"target\":{}}}", c.reference),
-        },
+        // The text a person pastes to an agent: one line saying what to call
+        // (capture_since is on by default), then the tmux_capture arguments for
+        // agents that enabled that tool.
+        Reply::Cursor(c) => handoff_text(pane, &c.reference, c.cursor.as_deref(), c.note.as_deref()),
         Reply::Refused { reason } => {
             let _ = tmux.run_blocking(&["display-message", "-t", pane, &format!("tmux-mcp: {reason}")]);
             bail!("{reason}");

@@ -7,10 +7,7 @@
 //! (errors included) by the harness.
 
 use serde_json::{json, Value};
-use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tmux_mcp_e2e::*;
 
@@ -158,79 +155,6 @@ fn random_hex32() -> String {
 
 /// The pane program: writes to its terminal exactly the bytes it reads (one hex
 /// line per update) from a FIFO the test holds open.
-const PANE_PY: &str = r#"import sys
-fifo = sys.argv[1]
-out = sys.stdout.buffer
-while True:
-    with open(fifo, "rb") as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                out.write(bytes.fromhex(line.decode()))
-                out.flush()
-"#;
-
-/// A pane running [`PANE_PY`]; `emit` writes bytes to its terminal and waits
-/// until tmux has processed them (an OSC 2 title marker written last).
-struct PaneWriter {
-    id: String,
-    fifo: std::fs::File,
-    seq: u64,
-}
-
-impl PaneWriter {
-    /// `new-session -d -s NAME -x W -y H` running the writer program.
-    fn new_session(srv: &TmuxServer, name: &str, w: u16, h: u16) -> PaneWriter {
-        let (script, fifo) = Self::files(srv, name);
-        let rx = open_fifo(&fifo, true);
-        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
-        let id = srv.tmux(&["new-session", "-d", "-s", name, "-x", &w.to_string(), "-y", &h.to_string(), "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
-        Self::finish(srv, id, rx)
-    }
-
-    /// `new-window -d` (in session `main`) running the writer program.
-    fn new_window(srv: &TmuxServer, label: &str) -> PaneWriter {
-        let (script, fifo) = Self::files(srv, label);
-        let rx = open_fifo(&fifo, true);
-        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
-        let id = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
-        Self::finish(srv, id, rx)
-    }
-
-    fn files(srv: &TmuxServer, label: &str) -> (PathBuf, PathBuf) {
-        let script = srv.dir().join(format!("pane-{label}.py"));
-        std::fs::write(&script, PANE_PY).unwrap();
-        let fifo = srv.dir().join(format!("fifo-{label}"));
-        mkfifo(&fifo);
-        (script, fifo)
-    }
-
-    fn finish(srv: &TmuxServer, id: String, rx: mpsc::Receiver<std::fs::File>) -> PaneWriter {
-        let fifo = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("the pane program in {id} never opened its fifo: {}", srv.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_current_command}"])));
-        let mut w = PaneWriter { id, fifo, seq: 0 };
-        w.emit(srv, b"");
-        w
-    }
-
-    fn emit(&mut self, srv: &TmuxServer, bytes: &[u8]) {
-        self.seq += 1;
-        let marker = format!("s{}-{}", self.seq, std::process::id());
-        let mut all = bytes.to_vec();
-        all.extend_from_slice(format!("\x1b]2;{marker}\x07").as_bytes());
-        let hex: String = all.iter().map(|b| format!("{b:02x}")).collect();
-        writeln!(self.fifo, "{hex}").expect("writing to the pane fifo");
-        self.fifo.flush().unwrap();
-        let seen = poll(Duration::from_secs(5), || (srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_title}"]).trim() == marker).then_some(()));
-        assert!(seen.is_some(), "pane {} did not process update {marker} within 5 s", self.id);
-    }
-
-    fn size(&self, srv: &TmuxServer) -> (usize, usize) {
-        let s = srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_width} #{pane_height}"]);
-        let (w, h) = s.trim().split_once(' ').unwrap();
-        (w.parse().unwrap(), h.parse().unwrap())
-    }
-}
-
 /// xorshift64*: reproducible pseudo-random steps.
 struct Rng(u64);
 
@@ -843,8 +767,8 @@ fn handoff_cursor_from_key_binding_works_across_scopes() {
     let (out, _) = run_with_timeout(tmux_mcp(&["cursor", "-S", srv.socket_str(), &a]), Duration::from_secs(15));
     assert!(out.status.success(), "tmux-mcp cursor failed: {}", String::from_utf8_lossy(&out.stderr));
     let line = String::from_utf8(out.stdout).unwrap().trim_end().to_string();
-    let json_text = line.strip_prefix("tmux-mcp pane ").unwrap_or_else(|| panic!("unexpected cursor output {line:?}"));
-    let handed: Value = serde_json::from_str(json_text).unwrap_or_else(|e| panic!("cursor output is not JSON ({e}): {line:?}"));
+    let (since_args, handed) = parse_handoff(&line);
+    assert_eq!(since_args, json!({"paneId": a, "cursor": handed["cursor"]}), "the capture_since call names the same pane and cursor: {line}");
     assert_eq!(handed["target"], target_a, "{handed:#}");
     let cursor = handed["cursor"].as_str().unwrap_or_else(|| panic!("no cursor in {handed:#}")).to_string();
     assert!(is_hex32(&cursor), "{cursor}");

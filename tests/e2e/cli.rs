@@ -34,8 +34,9 @@ fn cursor_prints_reference_and_fills_buffer() {
     let (out, _) = run_with_timeout(tmux_mcp(&["cursor", "-S", srv.socket_str(), "%0"]), Duration::from_secs(15));
     let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
     assert!(out.status.success(), "cursor exited {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
-    let json = stdout.strip_prefix("tmux-mcp pane ").unwrap_or_else(|| panic!("unexpected cursor output {stdout:?}"));
-    let v: serde_json::Value = serde_json::from_str(json).expect("cursor JSON");
+    let (since, v) = parse_handoff(&stdout);
+    assert_eq!(since["paneId"], "%0", "{stdout}");
+    assert_eq!(since["cursor"], v["cursor"], "{stdout}");
     assert_eq!(v["target"], serde_json::json!({"kind": "pane", "id": "%0", "generation": generation}));
     assert_eq!(srv.tmux(&["show-buffer", "-b", "mcp-cursor"]).trim_end(), stdout);
 

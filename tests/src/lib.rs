@@ -709,6 +709,20 @@ impl RawClient {
         self.recv_id(&json!(id), Duration::from_secs(20))
     }
 
+    /// Sends a request and returns its response line exactly as the relay
+    /// wrote it (for byte counts); other messages are kept for later.
+    pub fn request_line(&mut self, id: i64, method: &str, params: Value) -> Vec<u8> {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self.lines.recv_timeout(Duration::from_secs(20)).expect("a response line");
+            let msg: Value = serde_json::from_slice(&line).expect("the relay wrote JSON");
+            if msg.get("id") == Some(&json!(id)) {
+                return line;
+            }
+            self.pending.push(msg);
+        }
+    }
+
     /// initialize + notifications/initialized.
     pub fn initialize(&mut self) -> Value {
         let r = self.request(0, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-e2e", "version": "0"}}));
@@ -1081,4 +1095,92 @@ pub fn contract_json(file: &str) -> Value {
 pub fn seed_text(file: &str) -> String {
     let p = repo_root().join("tests/seeds").join(file);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("seed page {} is missing or unreadable: {e}", p.display()))
+}
+
+// ---------------------------------------------------------------------------
+// A pane whose output the test writes
+// ---------------------------------------------------------------------------
+
+pub const PANE_PY: &str = r#"import sys
+fifo = sys.argv[1]
+out = sys.stdout.buffer
+while True:
+    with open(fifo, "rb") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                out.write(bytes.fromhex(line.decode()))
+                out.flush()
+"#;
+
+/// A pane running [`PANE_PY`]; `emit` writes bytes to its terminal and waits
+/// until tmux has processed them (an OSC 2 title marker written last).
+pub struct PaneWriter {
+    pub id: String,
+    fifo: std::fs::File,
+    seq: u64,
+}
+
+impl PaneWriter {
+    /// `new-session -d -s NAME -x W -y H` running the writer program.
+    pub fn new_session(srv: &TmuxServer, name: &str, w: u16, h: u16) -> PaneWriter {
+        let (script, fifo) = Self::files(srv, name);
+        let rx = open_fifo(&fifo, true);
+        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
+        let id = srv.tmux(&["new-session", "-d", "-s", name, "-x", &w.to_string(), "-y", &h.to_string(), "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
+        Self::finish(srv, id, rx)
+    }
+
+    /// `new-window -d` (in session `main`) running the writer program.
+    pub fn new_window(srv: &TmuxServer, label: &str) -> PaneWriter {
+        let (script, fifo) = Self::files(srv, label);
+        let rx = open_fifo(&fifo, true);
+        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
+        let id = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
+        Self::finish(srv, id, rx)
+    }
+
+    fn files(srv: &TmuxServer, label: &str) -> (PathBuf, PathBuf) {
+        let script = srv.dir().join(format!("pane-{label}.py"));
+        std::fs::write(&script, PANE_PY).unwrap();
+        let fifo = srv.dir().join(format!("fifo-{label}"));
+        mkfifo(&fifo);
+        (script, fifo)
+    }
+
+    fn finish(srv: &TmuxServer, id: String, rx: mpsc::Receiver<std::fs::File>) -> PaneWriter {
+        let fifo = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("the pane program in {id} never opened its fifo: {}", srv.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_current_command}"])));
+        let mut w = PaneWriter { id, fifo, seq: 0 };
+        w.emit(srv, b"");
+        w
+    }
+
+    pub fn emit(&mut self, srv: &TmuxServer, bytes: &[u8]) {
+        self.seq += 1;
+        let marker = format!("s{}-{}", self.seq, std::process::id());
+        let mut all = bytes.to_vec();
+        all.extend_from_slice(format!("\x1b]2;{marker}\x07").as_bytes());
+        let hex: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        writeln!(self.fifo, "{hex}").expect("writing to the pane fifo");
+        self.fifo.flush().unwrap();
+        let seen = poll(Duration::from_secs(5), || (srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_title}"]).trim() == marker).then_some(()));
+        assert!(seen.is_some(), "pane {} did not process update {marker} within 5 s", self.id);
+    }
+
+    pub fn size(&self, srv: &TmuxServer) -> (usize, usize) {
+        let s = srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_width} #{pane_height}"]);
+        let (w, h) = s.trim().split_once(' ').unwrap();
+        (w.parse().unwrap(), h.parse().unwrap())
+    }
+}
+
+/// The key binding's pasted line (`tmux-mcp cursor`): the `capture_since`
+/// arguments and the `tmux_capture` arguments it names.
+pub fn parse_handoff(line: &str) -> (Value, Value) {
+    let rest = line.strip_prefix("tmux-mcp: pane ").unwrap_or_else(|| panic!("unexpected hand-off text {line:?}"));
+    let since = rest.split_once(" — call capture_since ").map(|x| x.1).unwrap_or_else(|| panic!("the hand-off text names no capture_since call: {line:?}"));
+    let (since, capture) = since.split_once(" (or tmux_capture ").unwrap_or_else(|| panic!("the hand-off text names no tmux_capture call: {line:?}"));
+    let capture = capture.strip_suffix(')').unwrap_or_else(|| panic!("unterminated tmux_capture arguments: {line:?}"));
+    let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or_else(|e| panic!("hand-off arguments are not JSON ({e}): {s:?} in {line:?}"));
+    (parse(since), parse(capture))
 }

@@ -31,6 +31,7 @@ mod show_environment;
 mod show_hooks;
 mod search_panes;
 pub mod capture_pane;
+mod capture_since;
 mod capture_pane_python;
 mod snapshot_pane;
 mod snapshot;
@@ -161,7 +162,7 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, spawn::CREATE_SESSION, spawn::CREATE_WINDOW, spawn::SPLIT_WINDOW, select::SELECT_PANE, select::SELECT_WINDOW, resize_pane::SPEC, rename::RENAME_SESSION, rename::RENAME_WINDOW, respawn_pane::SPEC, kill::KILL_PANE, kill::KILL_WINDOW, kill::KILL_SESSION, batch::SPEC];
+pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, capture_since::SPEC, spawn::CREATE_SESSION, spawn::CREATE_WINDOW, spawn::SPLIT_WINDOW, select::SELECT_PANE, select::SELECT_WINDOW, resize_pane::SPEC, rename::RENAME_SESSION, rename::RENAME_WINDOW, respawn_pane::SPEC, kill::KILL_PANE, kill::KILL_WINDOW, kill::KILL_SESSION, batch::SPEC];
 
 /// The Python toolset (`--toolset python`): tools that replace the [`CATALOG`]
 /// entry of the same name with tmux-python/libtmux-mcp's spelling of it.
