@@ -304,7 +304,7 @@ def enable_all(tools: dict[str, str]) -> list[str]:
 @asynccontextmanager
 async def mcp_session(server: "TmuxServer | str", *extra: str,
                       env: dict[str, str] | None = None,
-                      modern: bool = False) -> AsyncIterator[ClientSession]:
+                      modern: bool = False, message_handler=None) -> AsyncIterator[ClientSession]:
     """`async with mcp_session(server, "--enable-tool", "x") as s:` — an initialized
     ClientSession over `tmux-mcp attach -S <sock> EXTRA...` (stdio)."""
     require_binary()
@@ -316,7 +316,7 @@ async def mcp_session(server: "TmuxServer | str", *extra: str,
         log = server.new_log("attach")
     with open(log, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=20) as session:
+            async with ClientSession(read, write, read_timeout_seconds=20, message_handler=message_handler) as session:
                 if modern:
                     await session.discover()
                 else:
