@@ -86,7 +86,7 @@ impl Broker {
 mod tests {
     /// The engine's files, relative to `src/`.
     const ENGINE: &[&str] = &[
-        "engine.rs", "changes.rs", "registry.rs", "observe.rs", "capture.rs", "process.rs", "hooks.rs", "retention.rs", "admission.rs", "feed.rs", "tty_watch.rs", "server.rs",
+        "engine.rs", "changes.rs", "capture_batch.rs", "registry.rs", "observe.rs", "capture.rs", "process.rs", "hooks.rs", "retention.rs", "admission.rs", "feed.rs", "tty_watch.rs", "server.rs",
         "paths.rs", "procfs.rs", "sys.rs", "wire.rs", "limits.rs", "tmux",
     ];
     /// The layers above the engine: client → MCP → session/tools → engine.

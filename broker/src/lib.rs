@@ -7,6 +7,7 @@
 
 pub mod admission;
 pub mod capture;
+pub mod capture_batch;
 pub mod changes;
 pub mod daemon;
 pub mod engine;

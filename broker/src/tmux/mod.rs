@@ -63,6 +63,11 @@ impl TmuxError {
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Bytes of arguments one tmux command (list) may carry in one message of
+/// tmux's client protocol: its largest message (16,384 bytes) less the header
+/// (16) and the argument count (4); each argument takes its length plus a NUL.
+pub const COMMAND_ARG_BYTES: usize = 16_384 - 16 - 4;
+
 impl Tmux {
     pub fn new(socket: &Path) -> Self {
         Tmux { bin: find_tmux(), socket: socket.to_path_buf(), direct: Arc::new(AtomicU8::new(0)) }

@@ -3,8 +3,10 @@
 //!
 //! Each pane is read with the guarded, hook-refusing capture
 //! (`observe::capture_range`): a pane whose capture would run an
-//! `after-capture-pane` hook is skipped and reported, never captured. Captures
-//! run 8 at a time, each holding a capture place (`admission`). Matching uses
+//! `after-capture-pane` hook is skipped and reported, never captured. Panes
+//! are captured 32 per batch in one tmux round trip (`capture_batch`, one
+//! capture place); a pane the batch cannot take is captured alone, 8 at a time,
+//! each holding a capture place (`admission`). Matching uses
 //! the `regex` crate (linear time; a literal is an escaped pattern), so no
 //! pattern can make the search run away; its compiled size is bounded too.
 
@@ -13,6 +15,7 @@ use super::list_sessions;
 use super::refs::PaneRef;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::capture_batch::{self, Batched};
 use crate::observe::{self, ObserveError};
 use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
@@ -36,6 +39,9 @@ pub const SPEC: ToolSpec = ToolSpec {
 const MAX_PANES: usize = 200;
 /// Captures in flight at once (B.4).
 const CONCURRENCY: usize = 8;
+
+/// Panes captured per batch (one tmux round trip per message's worth of them).
+const BATCH: usize = 32;
 /// The matching budget of one call (B.4): UTF-8 bytes (each line costs its size + 1) and lines.
 const MATCH_BYTES: usize = 256 * 1024;
 const MATCH_LINES: usize = 20_000;
@@ -213,26 +219,43 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
     };
     let mut budget = Budget { bytes: 0, lines: 0 };
     let mut all: Vec<Match> = Vec::new();
-    // Capture in order, CONCURRENCY at a time, and match each batch before the
-    // next is captured, so no pane is captured once the budget has run out.
-    // Each capture reads the full (unscoped) pane so the hook preflight covers
-    // every session linking its window.
-    for chunk in candidates.chunks(CONCURRENCY) {
-        let mut set = tokio::task::JoinSet::new();
-        for (i, p) in chunk.iter().enumerate() {
-            let broker = session.broker.clone();
-            let full = snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone());
-            set.spawn(async move {
-                let r = match broker.admission.capture().await {
-                    Err(refused) => Err(ObserveError::Transport { observed: false, why: format!("the broker is overloaded: {}", refused.0) }),
-                    Ok(_place) => observe::capture_range(&broker, full, start, None, false).await.map(|(_, out)| decode_lines(&out)),
-                };
-                (i, r)
-            });
+    // Capture in order, BATCH panes per tmux round trip (capture_batch), and
+    // match each batch before the next is captured, so few panes are captured
+    // once the budget has run out. Each capture reads the full (unscoped)
+    // pane so the hook preflight covers every session linking its window; a
+    // pane the batch could not take goes the single-pane way, CONCURRENCY at
+    // a time.
+    let scrollback_rows = u64::try_from(scrollback).unwrap_or(0);
+    for chunk in candidates.chunks(BATCH) {
+        let full: Vec<Pane> = chunk.iter().map(|p| snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone())).collect();
+        let batched = match session.broker.admission.capture().await {
+            Ok(_place) => capture_batch::capture(&session.broker, &full, scrollback_rows).await,
+            Err(_) => full.iter().map(|_| Batched::Alone).collect(),
+        };
+        let mut results: Vec<Option<Result<Vec<String>, ObserveError>>> = batched.into_iter().map(|b| match b {
+            Batched::Rows(out) => Some(Ok(decode_lines(&out))),
+            Batched::Alone => None,
+        }).collect();
+        let alone: Vec<usize> = (0..results.len()).filter(|&i| results[i].is_none()).collect();
+        for group in alone.chunks(CONCURRENCY) {
+            let mut set = tokio::task::JoinSet::new();
+            for &i in group {
+                let broker = session.broker.clone();
+                let pane = full[i].clone();
+                set.spawn(async move {
+                    let r = match broker.admission.capture().await {
+                        Err(refused) => Err(ObserveError::Transport { observed: false, why: format!("the broker is overloaded: {}", refused.0) }),
+                        Ok(_place) => observe::capture_range(&broker, pane, start, None, false).await.map(|(_, out)| decode_lines(&out)),
+                    };
+                    (i, r)
+                });
+            }
+            for (i, r) in set.join_all().await {
+                results[i] = Some(r);
+            }
         }
-        let mut results: Vec<(usize, Result<Vec<String>, ObserveError>)> = set.join_all().await;
-        results.sort_by_key(|(i, _)| *i);
-        for (i, result) in results {
+        for (i, result) in results.into_iter().enumerate() {
+            let result = result.unwrap_or_else(|| Err(ObserveError::Transport { observed: false, why: "not captured".into() }));
             if !scan(session, &re, args.max_matches_per_pane, &chunk[i], result, &mut budget, &mut out, &mut all) {
                 out.matching_clamped = true;
                 break;

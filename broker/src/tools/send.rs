@@ -94,10 +94,7 @@ fn output_schema() -> Value {
     }))
 }
 
-/// Bytes of arguments one tmux command may carry: tmux's largest message
-/// (16,384 bytes) less its header (16) and the argument count (4); each
-/// argument takes its length plus a NUL.
-pub const COMMAND_ARG_BYTES: usize = 16_384 - 16 - 4;
+pub use crate::tmux::COMMAND_ARG_BYTES;
 
 fn arg_bytes(args: &[String]) -> usize {
     args.iter().map(|a| a.len() + 1).sum()
