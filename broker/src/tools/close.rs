@@ -8,7 +8,11 @@
 use super::envelope;
 use super::refs::{self, Kind};
 use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::entity_refs::AnyRef;
+use super::typed::{data_schema_of, ExitZero, Observed};
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -37,17 +41,17 @@ fn input_schema() -> Value {
     json!({ "type": "object", "oneOf": [variant(Kind::Session), variant(Kind::Window), variant(Kind::Pane)] })
 }
 
+/// What a close answers (the output schema is derived from it).
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Closed {
+    target: AnyRef,
+    delivery: Observed,
+    client_exit_status: ExitZero,
+}
+
 fn output_schema() -> Value {
-    refs::output_schema(json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["target", "delivery", "client_exit_status"],
-        "properties": {
-            "target": refs::any_ref_schema(),
-            "delivery": { "const": "observed" },
-            "client_exit_status": { "const": 0 }
-        }
-    }))
+    refs::output_schema(data_schema_of::<Closed>())
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -86,5 +90,5 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         return e;
     }
     refs::refresh_after(broker).await;
-    envelope::ok("tmux_close", json!({ "target": target.reference(broker), "delivery": "observed", "client_exit_status": 0 }))
+    envelope::ok_typed("tmux_close", &Closed { target: AnyRef::new(target.kind, &target.id, &broker.identity.generation), delivery: Observed, client_exit_status: ExitZero })
 }

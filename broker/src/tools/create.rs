@@ -16,7 +16,11 @@
 use super::envelope::{self, Delivery};
 use super::refs::{self, Kind, INT_MAX, NO_NUL};
 use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::entity_refs::AnyRef;
+use super::typed::{data_schema_of, Observed};
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Serialize;
 use crate::wire::Scope;
 use serde_json::{json, Map, Value};
 use std::os::unix::ffi::OsStrExt;
@@ -97,18 +101,23 @@ fn input_schema() -> Value {
     })
 }
 
+crate::constant!(Unobserved, "unobserved");
+
+/// What a creation answers (the output schema is derived from it).
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Created {
+    /// The entity asked for (the first of `created`).
+    entity: AnyRef,
+    /// Everything tmux created: a session brings its window and pane.
+    #[schemars(length(min = 1, max = 3))]
+    created: Vec<AnyRef>,
+    delivery: Observed,
+    program_completion: Unobserved,
+}
+
 fn output_schema() -> Value {
-    refs::output_schema(json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["entity", "created", "delivery", "program_completion"],
-        "properties": {
-            "entity": refs::any_ref_schema(),
-            "created": { "type": "array", "minItems": 1, "maxItems": 3, "items": refs::any_ref_schema() },
-            "delivery": { "const": "observed" },
-            "program_completion": { "const": "unobserved" }
-        }
-    }))
+    refs::output_schema(data_schema_of::<Created>())
 }
 
 /// `cwd` made absolute (relative to the relay's working directory) and checked:
@@ -272,8 +281,8 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         "window" => &[Kind::Window, Kind::Pane],
         _ => &[Kind::Pane],
     };
-    let parsed: Option<Vec<Value>> =
-        (ids.len() == expected.len()).then(|| ids.iter().zip(expected).map(|(id, k)| (Kind::of_id(id) == Some(*k)).then(|| refs::reference(*k, id, generation))).collect()).flatten();
+    let parsed: Option<Vec<AnyRef>> =
+        (ids.len() == expected.len()).then(|| ids.iter().zip(expected).map(|(id, k)| (Kind::of_id(id) == Some(*k)).then(|| AnyRef::new(*k, id, generation))).collect()).flatten();
     refs::refresh_after(broker).await;
     let Some(created) = parsed else {
         return envelope::mutation_error(
@@ -283,13 +292,5 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             Vec::new(),
         );
     };
-    envelope::ok(
-        "tmux_create",
-        json!({
-            "entity": created[0],
-            "created": created,
-            "delivery": "observed",
-            "program_completion": "unobserved",
-        }),
-    )
+    envelope::ok_typed("tmux_create", &Created { entity: created[0].clone(), created, delivery: Observed, program_completion: Unobserved })
 }

@@ -49,6 +49,26 @@ impl WindowRef {
     }
 }
 
+/// Any of the three references (its schema accepts exactly one kind each).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AnyRef {
+    Session(SessionRef),
+    Window(WindowRef),
+    Pane(super::refs::PaneRef),
+}
+
+impl AnyRef {
+    pub fn new(kind: super::refs::Kind, id: &str, generation: &str) -> AnyRef {
+        use super::refs::Kind;
+        match kind {
+            Kind::Session => AnyRef::Session(SessionRef::new(id, generation)),
+            Kind::Window => AnyRef::Window(WindowRef::new(id, generation)),
+            Kind::Pane => AnyRef::Pane(super::refs::PaneRef::new(id, generation)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::refs::{ref_schema, reference, Kind};
@@ -69,5 +89,9 @@ mod tests {
         }
         assert_eq!(serde_json::to_value(SessionRef::new("$3", "g")).unwrap(), reference(Kind::Session, "$3", "g"));
         assert_eq!(serde_json::to_value(WindowRef::new("@3", "g")).unwrap(), reference(Kind::Window, "@3", "g"));
+        for kind in [Kind::Session, Kind::Window, Kind::Pane] {
+            let id = match kind { Kind::Session => "$1", Kind::Window => "@1", Kind::Pane => "%1" };
+            assert_eq!(serde_json::to_value(AnyRef::new(kind, id, "g")).unwrap(), reference(kind, id, "g"));
+        }
     }
 }

@@ -25,6 +25,11 @@ pub fn ok(tool: &str, data: Value) -> ToolOutput {
     ToolOutput { structured: Some(json!({ "ok": true, "data": data })), text: format!("{tool} completed; structuredContent contains the result."), is_error: false }
 }
 
+/// `ok` with `data` serialized from the type the output schema is derived from.
+pub fn ok_typed<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {
+    ok(tool, serde_json::to_value(data).expect("tool results serialize"))
+}
+
 pub fn error(code: &str, message: &str, delivery: Delivery) -> ToolOutput {
     ToolOutput {
         structured: Some(json!({ "ok": false, "error": { "code": code, "message": message, "delivery": delivery.as_str() } })),

@@ -25,7 +25,7 @@ mod list_sessions;
 mod list_windows;
 mod get_pane_info;
 mod get_server_info;
-mod entity_refs;
+pub mod entity_refs;
 mod show_options;
 mod show_environment;
 mod show_hooks;

@@ -20,7 +20,10 @@
 use super::envelope;
 use super::refs::{self, Kind, NO_NUL};
 use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::typed::{data_schema_of, ExitZero, Observed};
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -80,18 +83,21 @@ fn input_schema() -> Value {
     json!({ "type": "object", "oneOf": [variant(text_input()), variant(keys_input())] })
 }
 
+crate::constant!(DispatchOnly, "dispatch_only");
+
+/// What a send answers (the output schema is derived from it).
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Sent {
+    target: refs::PaneRef,
+    delivery: Observed,
+    client_exit_status: ExitZero,
+    /// tmux accepted the input; whether a program read it is not observed.
+    completion: DispatchOnly,
+}
+
 fn output_schema() -> Value {
-    refs::output_schema(json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["target", "delivery", "client_exit_status", "completion"],
-        "properties": {
-            "target": refs::ref_schema(Kind::Pane),
-            "delivery": { "const": "observed" },
-            "client_exit_status": { "const": 0 },
-            "completion": { "const": "dispatch_only" }
-        }
-    }))
+    refs::output_schema(data_schema_of::<Sent>())
 }
 
 pub use crate::tmux::COMMAND_ARG_BYTES;
@@ -183,15 +189,8 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             return refs::fail(e_code(&e), &format!("Piece {} of {total} failed after {i} piece(s) were delivered, so the pane received part of the input. {}", i + 1, why.trim_start_matches(refs::GENERIC).trim()), envelope::Delivery::Observed);
         }
     }
-    envelope::ok(
-        "tmux_send",
-        json!({
-            "target": target.reference(&session.broker),
-            "delivery": "observed",
-            "client_exit_status": 0,
-            "completion": "dispatch_only",
-        }),
-    )
+    let target = refs::PaneRef::new(&target.id, &session.broker.identity.generation);
+    envelope::ok_typed("tmux_send", &Sent { target, delivery: Observed, client_exit_status: ExitZero, completion: DispatchOnly })
 }
 
 #[cfg(test)]

@@ -31,3 +31,77 @@ impl ToolOutput {
         ToolOutput { structured: Some(serde_json::to_value(value).expect("tool results serialize")), text, is_error: false }
     }
 }
+
+/// The schema of `T` for use inside another schema (the seed family's
+/// envelope `data`): subschemas inlined, no `$schema`/`title` of its own.
+pub fn data_schema_of<T: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).expect("a derived schema is JSON");
+    if let Some(m) = schema.as_object_mut() {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    schema
+}
+
+/// A field that always holds one value, published as `{"const": …}`:
+/// `constant!(Observed, "observed")` is a unit type serialized as `"observed"`.
+#[macro_export]
+macro_rules! constant {
+    ($name:ident, $value:expr) => {
+        #[derive(Debug, Clone, Copy, Default)]
+        pub struct $name;
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                serde::Serialize::serialize(&$value, s)
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "const": $value })
+            }
+        }
+    };
+}
+
+constant!(Observed, "observed");
+constant!(ExitZero, 0);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Serialize;
+
+    #[derive(Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Sample {
+        delivery: Observed,
+        status: ExitZero,
+        target: super::super::refs::PaneRef,
+    }
+
+    #[test]
+    fn data_schemas_are_inline_and_constants_are_consts() {
+        let s = data_schema_of::<Sample>();
+        assert!(s.get("$schema").is_none() && s.get("$defs").is_none(), "{s}");
+        assert_eq!(s["properties"]["delivery"], serde_json::json!({ "const": "observed" }));
+        assert_eq!(s["properties"]["status"], serde_json::json!({ "const": 0 }));
+        assert!(s["properties"]["target"]["properties"]["id"].is_object(), "nested types are inlined: {s}");
+        let v = serde_json::to_value(Sample { delivery: Observed, status: ExitZero, target: super::super::refs::PaneRef::new("%1", "g") }).unwrap();
+        assert!(jsonschema::validator_for(&s).unwrap().is_valid(&v), "{v}");
+        assert_eq!(v["delivery"], "observed");
+        assert_eq!(v["status"], 0);
+        let wrong = serde_json::json!({ "delivery": "observed", "status": 0, "target": { "kind": "window", "id": "%1", "generation": "g" } });
+        assert!(!jsonschema::validator_for(&s).unwrap().is_valid(&wrong));
+    }
+}
