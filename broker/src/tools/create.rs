@@ -17,7 +17,7 @@ use super::envelope::{self, Delivery};
 use super::refs::{self, Kind, INT_MAX, NO_NUL};
 use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use super::entity_refs::AnyRef;
-use super::typed::{data_schema_of, Observed};
+use super::typed::{data_schema_of, Observed, Unobserved};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -100,8 +100,6 @@ fn input_schema() -> Value {
         ]
     })
 }
-
-crate::constant!(Unobserved, "unobserved");
 
 /// What a creation answers (the output schema is derived from it).
 #[derive(Serialize, JsonSchema)]

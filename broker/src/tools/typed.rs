@@ -76,6 +76,7 @@ macro_rules! constant {
 
 constant!(Observed, "observed");
 constant!(ExitZero, 0);
+constant!(Unobserved, "unobserved");
 
 #[cfg(test)]
 mod tests {
