@@ -18,6 +18,12 @@ pub struct TtyWatch {
 
 impl TtyWatch {
     pub fn new(tty: &str) -> io::Result<TtyWatch> {
+        TtyWatch::with_mask(tty, libc::IN_MODIFY)
+    }
+
+    /// The same watch on any path for the inotify events in `mask` (e.g. a
+    /// directory's `IN_CLOSE_WRITE`: a file in it was written and closed).
+    pub fn with_mask(tty: &str, mask: u32) -> io::Result<TtyWatch> {
         // SAFETY: plain syscall; the returned descriptor is owned below.
         let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
         if raw < 0 {
@@ -27,7 +33,7 @@ impl TtyWatch {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let path = std::ffi::CString::new(tty).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tty path has a NUL"))?;
         // SAFETY: valid descriptor and NUL-terminated path.
-        if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), libc::IN_MODIFY) } < 0 {
+        if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), mask) } < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: see sys::async_pidfd; the AsyncFd owns the descriptor.

@@ -1,0 +1,341 @@
+//! `wait_for_text` (libtmux family, read-only): wait until a pane's visible
+//! screen matches one of `patterns` (literal or regex, case option), or one of
+//! `stopPatterns`, or the pane went quiet for `idleSeconds`, or the timeout.
+//!
+//! Event-driven, as `tmux_wait`: inotify on the pane's terminal
+//! ([`TtyWatch`]); each burst of output is one guarded, hook-refusing capture
+//! of the visible screen ([`observe::capture_range`]: refused while an
+//! `after-capture-pane` hook is set), plus one more 25 ms later because tmux
+//! may parse the bytes a moment after the program wrote them. Nothing polls
+//! tmux. It types nothing, hence read-only (on by default), although the
+//! libtmux family lists it with the input tools. The machinery ([`PaneEvents`])
+//! is shared with `wait_for_idle`.
+//!
+//! Patterns are checked before stop patterns, each over the whole screen with
+//! `^`/`$` matching at line ends; the result names the first that matched and
+//! the screen line it matched on. The screen as it was when the call started
+//! counts: text already shown matches at once.
+
+use super::act::{self, SelfRule};
+use super::capture_pane;
+use super::refs::{Kind, PaneRef};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
+use crate::admission::Refused;
+use crate::observe;
+use crate::registry::Pane;
+use crate::session::Session;
+use crate::tty_watch::TtyWatch;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tokio::time::Instant as TokioInstant;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "wait_for_text",
+    family: Family::Libtmux,
+    description: "Wait, event-driven (tty inotify, no polling), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
+    annotations: Annotations::read_only("Wait for text in a pane", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Waited>,
+    run,
+};
+
+/// Regex program size per pattern (like search_panes: linear-time matching,
+/// bounded memory).
+const REGEX_SIZE: usize = 1 << 20;
+
+fn patterns_schema(description: &str, min: usize) -> Value {
+    json!({ "type": "array", "minItems": min, "maxItems": 16, "items": { "type": "string", "minLength": 1, "maxLength": 1024 }, "description": description })
+}
+
+/// `timeoutMs`, shared with wait_for_idle.
+pub fn timeout_schema() -> Value {
+    json!({ "type": "integer", "minimum": 1, "maximum": 3_600_000, "description": "How long to wait; clamped to the broker's request timeout (reported). Default: that timeout." })
+}
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId", "patterns"],
+        "properties": {
+            "paneId": act::id_schema(Kind::Pane, "The pane to watch, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema(),
+            "patterns": patterns_schema("Text to wait for; the first that matches is reported.", 1),
+            "stopPatterns": patterns_schema("Markers that end the wait early (e.g. an error prompt), reported as outcome stopped.", 0),
+            "regex": { "type": "boolean", "description": "Patterns are regular expressions (Rust regex syntax) rather than literal text (default false)." },
+            "ignoreCase": { "type": "boolean", "description": "Match case-insensitively (default false)." },
+            "idleSeconds": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "Also return (outcome idle) when the pane wrote nothing for this long." },
+            "timeoutMs": timeout_schema()
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+    generation: Option<String>,
+    patterns: Vec<String>,
+    #[serde(default)]
+    stop_patterns: Vec<String>,
+    #[serde(default)]
+    regex: bool,
+    #[serde(default)]
+    ignore_case: bool,
+    idle_seconds: Option<f64>,
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Outcome {
+    Matched,
+    Stopped,
+    Idle,
+    Timeout,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Waited {
+    pane: PaneRef,
+    outcome: Outcome,
+    /// The pattern (or stop pattern) that matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern: Option<String>,
+    /// Its index in patterns (or stopPatterns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern_index: Option<usize>,
+    /// The screen line the match starts on, and its row (0 = top).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    row: Option<usize>,
+    #[serde(flatten)]
+    clock: ClockReport,
+}
+
+/// How long a wait took and the timeout it used (shared with wait_for_idle).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClockReport {
+    pub waited_ms: u64,
+    pub timeout_ms: u64,
+    /// Whether the timeoutMs asked for was cut to the broker's request timeout.
+    pub timeout_clamped: bool,
+    /// Output events (bursts of writes to the pane's terminal) seen.
+    pub output_events: u64,
+}
+
+/// What woke a wait.
+pub enum Event {
+    /// The pane wrote to its terminal (re-read the screen).
+    Output,
+    /// The settle re-read after output.
+    Settled,
+    /// Nothing was written for the idle period.
+    Idle,
+    Timeout,
+    /// The wait cannot go on (pane or server gone, watch failed): the error.
+    Failed(ToolOutput),
+}
+
+/// The events of one pane for one wait: its terminal watch, the deadline
+/// (clamped to the request timeout), an optional idle period, and progress.
+pub struct PaneEvents<'a> {
+    pub pane: Pane,
+    watch: TtyWatch,
+    started: Instant,
+    deadline: TokioInstant,
+    timeout_ms: u64,
+    clamped: bool,
+    idle: Option<Duration>,
+    last_output: TokioInstant,
+    settle: Option<TokioInstant>,
+    tick: tokio::time::Interval,
+    progress: Option<Progress>,
+    events: u64,
+    broker: &'a crate::engine::Broker,
+    _place: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl<'a> PaneEvents<'a> {
+    /// Resolves pane `id` (fresh read: existence, generation, scope) and starts
+    /// watching its terminal; `asked_ms` is clamped to the request timeout.
+    pub async fn start(session: &'a Session, id: &str, generation: Option<&str>, asked_ms: Option<u64>, idle: Option<f64>, progress: Option<Progress>) -> Result<PaneEvents<'a>, ToolOutput> {
+        let broker: &'a crate::engine::Broker = &session.broker;
+        let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
+        let asked = asked_ms.unwrap_or(cap_ms);
+        let timeout_ms = asked.min(cap_ms);
+        let target = act::target(session, id, generation, SelfRule::Allowed).await?;
+        let pane = target.panes[0].clone();
+        if pane.dead {
+            return Err(act::error(&format!("Pane {id} is dead (its program exited); nothing will write to it."), super::envelope::Delivery::NotSent));
+        }
+        // A wait holds its place for its whole timeout, so the number running
+        // at once is capped (admission), like tmux_wait's.
+        let place = broker.admission.wait().map_err(|r: Refused| ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0)))?;
+        let watch = TtyWatch::new(&pane.tty).map_err(|e| ToolOutput::libtmux_error(format!("Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.", pane.tty)))?;
+        let now = TokioInstant::now();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.tick().await;
+        Ok(PaneEvents {
+            pane,
+            watch,
+            started: Instant::now(),
+            deadline: now + Duration::from_millis(timeout_ms),
+            timeout_ms,
+            clamped: timeout_ms < asked,
+            idle: idle.map(Duration::from_secs_f64),
+            last_output: now,
+            settle: None,
+            tick,
+            progress,
+            events: 0,
+            broker,
+            _place: place,
+        })
+    }
+
+    /// The next thing that happened (progress ticks are handled here).
+    pub async fn next(&mut self) -> Event {
+        loop {
+            let far = self.deadline + Duration::from_secs(3600);
+            let idle_at = self.idle.map_or(far, |d| self.last_output + d);
+            tokio::select! {
+                r = self.watch.changed() => {
+                    if let Err(e) = r {
+                        return Event::Failed(ToolOutput::libtmux_error(format!("Watching pane {}'s terminal failed: {e}.", self.pane.id)));
+                    }
+                    self.events += 1;
+                    self.last_output = TokioInstant::now();
+                    self.settle = Some(self.last_output + Duration::from_millis(25));
+                    return Event::Output;
+                }
+                _ = tokio::time::sleep_until(self.settle.unwrap_or(far)), if self.settle.is_some() => {
+                    self.settle = None;
+                    return Event::Settled;
+                }
+                _ = tokio::time::sleep_until(idle_at), if self.idle.is_some() => return Event::Idle,
+                _ = tokio::time::sleep_until(self.deadline) => return Event::Timeout,
+                _ = self.broker.server_gone() => return Event::Failed(ToolOutput::libtmux_error(format!("The tmux server exited (or the broker stopped) while waiting on {}.", self.pane.id))),
+                _ = self.tick.tick() => {
+                    if let Some(p) = &self.progress {
+                        let waited = self.started.elapsed().as_secs_f64();
+                        let total = self.timeout_ms as f64 / 1000.0;
+                        p.report(waited.min(total), Some(total), &format!("waiting on {} for {waited:.0} s", self.pane.id)).await;
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn report(&self) -> ClockReport {
+        ClockReport { waited_ms: self.started.elapsed().as_millis() as u64, timeout_ms: self.timeout_ms, timeout_clamped: self.clamped, output_events: self.events }
+    }
+
+    /// Milliseconds since the last output event (or since the wait started).
+    pub fn quiet_ms(&self) -> u64 {
+        self.last_output.elapsed().as_millis() as u64
+    }
+
+    /// One guarded, hook-refusing capture of the visible screen, as lines.
+    pub async fn screen(&mut self) -> Result<Vec<String>, ToolOutput> {
+        match observe::capture_range(self.broker, self.pane.clone(), None, None, false).await {
+            Ok((pane, out)) => {
+                self.pane = pane;
+                Ok(capture_pane::decode_lines(&out))
+            }
+            Err(e) => Err(capture_pane::observe_failure(&self.pane.id, &e)),
+        }
+    }
+}
+
+fn compile(patterns: &[String], field: &str, args: &Args) -> Result<Vec<regex::Regex>, ToolOutput> {
+    patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let source = if args.regex { p.clone() } else { regex::escape(p) };
+            regex::RegexBuilder::new(&source).multi_line(true).case_insensitive(args.ignore_case).size_limit(REGEX_SIZE).build().map_err(|e| ToolOutput::libtmux_error(format!("Argument /{field}/{i}: not a valid regular expression: {e}. Nothing was sent to tmux.")))
+        })
+        .collect()
+}
+
+/// The first regex that matches `screen`: its index, the line and the row.
+fn first_match(res: &[regex::Regex], screen: &str) -> Option<(usize, String, usize)> {
+    res.iter().enumerate().find_map(|(i, re)| {
+        let m = re.find(screen)?;
+        let row = screen[..m.start()].matches('\n').count();
+        Some((i, screen.lines().nth(row).unwrap_or_default().to_string(), row))
+    })
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let (patterns, stops) = match (compile(&args.patterns, "patterns", &args), compile(&args.stop_patterns, "stopPatterns", &args)) {
+            (Ok(p), Ok(s)) => (p, s),
+            (Err(e), _) | (_, Err(e)) => return e,
+        };
+        let mut ev = match PaneEvents::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, args.idle_seconds, c.progress.clone()).await {
+            Ok(e) => e,
+            Err(e) => return e,
+        };
+        let session = c.session;
+        let mut check = true; // the screen as it is now counts
+        loop {
+            if check {
+                let lines = match ev.screen().await {
+                    Ok(l) => l,
+                    Err(e) => return e,
+                };
+                let screen = lines.join("\n");
+                let hit = first_match(&patterns, &screen).map(|m| (Outcome::Matched, &args.patterns, m)).or_else(|| first_match(&stops, &screen).map(|m| (Outcome::Stopped, &args.stop_patterns, m)));
+                if let Some((outcome, list, (i, line, row))) = hit {
+                    let w = Waited { pane: PaneRef::new(&ev.pane.id, session.generation()), outcome, pattern: Some(list[i].clone()), pattern_index: Some(i), line: Some(line.clone()), row: Some(row), clock: ev.report() };
+                    let what = if outcome == Outcome::Matched { "matched" } else { "stop pattern matched" };
+                    let text = format!("{} {what} {:?} after {} ms on row {row}: {line}", ev.pane.id, list[i], w.clock.waited_ms);
+                    return ToolOutput::typed(&w, text);
+                }
+            }
+            let outcome = match ev.next().await {
+                Event::Output | Event::Settled => {
+                    check = true;
+                    continue;
+                }
+                Event::Idle => Outcome::Idle,
+                Event::Timeout => Outcome::Timeout,
+                Event::Failed(e) => return e,
+            };
+            let w = Waited { pane: PaneRef::new(&ev.pane.id, session.generation()), outcome, pattern: None, pattern_index: None, line: None, row: None, clock: ev.report() };
+            let text = match outcome {
+                Outcome::Idle => format!("{} wrote nothing for {} s; no pattern matched", ev.pane.id, args.idle_seconds.unwrap_or_default()),
+                _ => format!("no pattern matched {} within {} ms{}", ev.pane.id, w.clock.timeout_ms, if w.clock.timeout_clamped { " (timeoutMs clamped to the broker's request timeout)" } else { "" }),
+            };
+            return ToolOutput::typed(&w, text);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_patterns_are_escaped_and_rows_reported() {
+        let args = Args { pane_id: "%1".into(), generation: None, patterns: vec!["a.c".into()], stop_patterns: vec![], regex: false, ignore_case: true, idle_seconds: None, timeout_ms: None };
+        let res = compile(&args.patterns, "patterns", &args).unwrap();
+        assert_eq!(first_match(&res, "abc\nxx A.C yy"), Some((0, "xx A.C yy".into(), 1)));
+        let args = Args { regex: true, patterns: vec!["^ok$".into(), "(".into()], ..args };
+        assert!(compile(&args.patterns, "patterns", &args).unwrap_err().text.contains("/patterns/1"));
+    }
+}
