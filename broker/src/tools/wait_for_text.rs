@@ -5,8 +5,8 @@
 //! Event-driven, as `tmux_wait`: inotify on the pane's terminal
 //! ([`TtyWatch`]); each burst of output is one guarded, hook-refusing capture
 //! of the visible screen ([`observe::capture_range`]: refused while an
-//! `after-capture-pane` hook is set), plus one more 25 ms later because tmux
-//! may parse the bytes a moment after the program wrote them. Nothing polls
+//! `after-capture-pane` hook is set), plus re-reads 4 and 25 ms after the last
+//! event, because tmux may parse the bytes a moment after the program wrote them. Nothing polls
 //! tmux. It types nothing, hence read-only (on by default), although the
 //! libtmux family lists it with the input tools. The machinery ([`PaneEvents`])
 //! is shared with `wait_for_idle`.
@@ -132,6 +132,12 @@ pub struct ClockReport {
     pub output_events: u64,
 }
 
+/// When the screen is read again after the last output event: tmux may parse
+/// the bytes a moment after the program wrote them (the event comes at the
+/// write), sooner or later depending on load, so a short re-read catches the
+/// usual case and a later one the slow case.
+const SETTLE: [Duration; 2] = [Duration::from_millis(4), Duration::from_millis(25)];
+
 /// What woke a wait.
 pub enum Event {
     /// The pane wrote to its terminal (re-read the screen).
@@ -214,11 +220,13 @@ impl<'a> PaneEvents<'a> {
                     }
                     self.events += 1;
                     self.last_output = TokioInstant::now();
-                    self.settle = Some(self.last_output + Duration::from_millis(25));
+                    self.settle = Some(self.last_output + SETTLE[0]);
                     return Event::Output;
                 }
                 _ = tokio::time::sleep_until(self.settle.unwrap_or(far)), if self.settle.is_some() => {
-                    self.settle = None;
+                    // The next re-read after the last output, if any is left.
+                    let now = TokioInstant::now();
+                    self.settle = SETTLE.iter().map(|d| self.last_output + *d).find(|t| *t > now);
                     return Event::Settled;
                 }
                 _ = tokio::time::sleep_until(idle_at), if self.idle.is_some() => return Event::Idle,
