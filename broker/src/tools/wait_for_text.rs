@@ -187,13 +187,15 @@ impl<'a> PaneEvents<'a> {
         // at once is capped (admission), like tmux_wait's.
         let place = broker.admission.wait().map_err(|r: Refused| ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0)))?;
         let watch = TtyWatch::new(&pane.tty).map_err(|e| ToolOutput::libtmux_error(format!("Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.", pane.tty)))?;
+        // The wall clock first: waitedMs is never below the deadline it used.
+        let started = Instant::now();
         let now = TokioInstant::now();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.tick().await;
         Ok(PaneEvents {
             pane,
             watch,
-            started: Instant::now(),
+            started,
             deadline: now + Duration::from_millis(timeout_ms),
             timeout_ms,
             clamped: timeout_ms < asked,
