@@ -280,3 +280,87 @@ async fn wait_for_idle_sees_quiet_after_output_and_times_out_while_busy() {
     c.call("send_keys", json!({ "paneId": pane, "keys": ["C-c"] })).await;
     c.close().await;
 }
+
+/// The broker's `run-*` job directories in its runtime directory.
+fn job_dirs(srv: &TmuxServer) -> Vec<String> {
+    let sock = srv.status()["broker_socket"].as_str().expect("status.broker_socket").to_string();
+    let dir = std::path::Path::new(&sock).parent().unwrap().to_path_buf();
+    std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("run-")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_command_in_sh_alternate_screen_refused_lost_shell_and_no_files_left() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, MUTATING).await;
+    // POSIX sh (dash where /bin/sh is dash) as well as bash.
+    let sh = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=% ", "sh"]).trim().to_string();
+    poll(Duration::from_secs(10), || screen(&srv, &sh).contains('%').then_some(())).expect("sh prompt");
+    let r = c.call("run_command", json!({ "paneId": sh, "command": "echo in-sh; false" })).await;
+    assert_eq!((r["exitStatus"].as_i64(), r["output"]["text"].as_str()), (Some(1), Some("in-sh\n")), "{r}");
+
+    // A full-screen program's alternate screen: refused, nothing typed.
+    let pane = bash_pane(&srv);
+    c.call("send_keys", json!({ "paneId": pane, "text": "printf '\\033[?1049h'; clear; read -r x", "enter": true })).await;
+    poll(Duration::from_secs(10), || (srv.tmux(&["display-message", "-p", "-t", &pane, "#{alternate_on}"]).trim() == "1").then_some(())).expect("alternate screen on");
+    // bash itself is the foreground program while `read` runs, so only the
+    // alternate screen tells that this is not a prompt.
+    let e = call_err(&c, "run_command", json!({ "paneId": pane, "command": "echo no" })).await;
+    assert!(e.contains("alternate screen") && e.ends_with("Nothing was sent to tmux."), "{e}");
+    c.call("send_keys", json!({ "paneId": pane, "text": "sentinel-alt" })).await;
+    let s = poll(Duration::from_secs(10), || Some(screen(&srv, &pane)).filter(|s| s.contains("sentinel-alt"))).expect("sentinel");
+    assert_eq!(s.trim(), "sentinel-alt", "the refused run_command typed into the pane");
+
+    // A command that ends the shell: the job is lost (pidfd), not hung.
+    let doomed = bash_pane(&srv);
+    let r = c.call("run_command", json!({ "paneId": doomed, "command": "exit 3" })).await;
+    assert_eq!(r["state"], "lost", "{r}");
+    assert!(r["lostReason"].as_str().unwrap().contains("exited"), "{r}");
+
+    // Every job's directory is gone once its result is in.
+    assert_eq!(job_dirs(&srv), Vec::<String>::new());
+    let e = call_err(&c, "send_keys", json!({ "paneId": doomed, "text": "x" })).await;
+    assert!(e.contains("does not exist"), "{e}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_waits_and_get_job_fire_no_hook_and_wait_for_text_refuses_a_capture_hook() {
+    let srv = TmuxServer::start();
+    let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh", "-c", "echo shown-text; exec sleep 1000"]).trim().to_string();
+    poll(Duration::from_secs(10), || screen(&srv, &pane).contains("shown-text").then_some(())).expect("text shown");
+    let trap = HookTrap::at(srv.dir().join("hooks.log"));
+    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
+    let mut armed = Vec::new();
+    for name in names.split_whitespace() {
+        let hook = format!("after-{name}");
+        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
+            armed.push(hook);
+        }
+    }
+    assert!(armed.iter().any(|a| a == "after-capture-pane") && armed.iter().any(|a| a == "after-display-message"), "{armed:?}");
+    let sentinel = || srv.tmux(&["display-message", "-p", ""]);
+    let c = McpClient::attach(&srv, &[]).await;
+    sentinel();
+    trap.before_sentinel("after-display-message");
+    trap.clear();
+
+    let e = call_err(&c, "wait_for_text", json!({ "paneId": pane, "patterns": ["shown-text"] })).await;
+    assert!(e.contains("after-capture-pane"), "{e}");
+    let r = c.call("wait_for_idle", json!({ "paneId": pane, "idleSeconds": 0.2 })).await;
+    assert_eq!(r["outcome"], "idle");
+    call_err(&c, "get_job", json!({ "jobId": "0".repeat(32) })).await;
+    sentinel();
+    assert_eq!(trap.before_sentinel("after-display-message"), "", "after-* hooks ran");
+
+    // Without the capture hook, wait_for_text reads (guarded) and fires none.
+    srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
+    sentinel();
+    trap.before_sentinel("after-display-message");
+    let r = c.call("wait_for_text", json!({ "paneId": pane, "patterns": ["shown-text"] })).await;
+    assert_eq!(r["outcome"], "matched");
+    let r = c.call("wait_for_text", json!({ "paneId": pane, "patterns": ["absent"], "timeoutMs": 200 })).await;
+    assert_eq!(r["outcome"], "timeout");
+    sentinel();
+    assert_eq!(trap.before_sentinel("after-display-message"), "", "after-* hooks ran");
+    c.close().await;
+}
