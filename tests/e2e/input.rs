@@ -281,11 +281,12 @@ async fn wait_for_idle_sees_quiet_after_output_and_times_out_while_busy() {
     c.close().await;
 }
 
-/// The broker's `run-*` job directories in its runtime directory.
+/// This broker's job directories (`srv-<gen16>.run-*` next to its socket).
 fn job_dirs(srv: &TmuxServer) -> Vec<String> {
     let sock = srv.status()["broker_socket"].as_str().expect("status.broker_socket").to_string();
-    let dir = std::path::Path::new(&sock).parent().unwrap().to_path_buf();
-    std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("run-")).collect()
+    let sock = std::path::Path::new(&sock);
+    let prefix = format!("{}.run-", sock.file_stem().unwrap().to_string_lossy());
+    std::fs::read_dir(sock.parent().unwrap()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

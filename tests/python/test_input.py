@@ -148,3 +148,26 @@ async def test_wait_for_text_progress_and_wait_for_idle(tmux_server):
         assert r["outcome"] == "idle" and r["quietMs"] >= 300, r
         r = await call_ok(s, "wait_for_text", {"paneId": pane, "patterns": ["absent"], "timeoutMs": 200})
         assert r["outcome"] == "timeout" and r["waitedMs"] >= 200, r
+
+
+@async_test(timeout=40)
+async def test_a_cancelled_run_command_lets_the_command_finish_and_leaves_no_files(tmux_server):
+    """The SDK cancels the blocking call (notifications/cancelled): the typed
+    command keeps running in the person's shell (its marker file appears), the
+    session carries on, and the orphaned job is dropped with its directory."""
+    srv = tmux_server
+    pane = await bash_pane(srv)
+    mark = str(srv.dir / "finished.mark")
+    async with mcp_session(srv, *MUTATING) as s:
+        sock = srv.status()["broker_socket"]
+        prefix = os.path.splitext(os.path.basename(sock))[0] + ".run-"
+        jobs = lambda: [n for n in os.listdir(os.path.dirname(sock)) if n.startswith(prefix)]
+        with anyio.move_on_after(0.4) as scope:
+            await s.call_tool("run_command", {"paneId": pane, "command": f"sleep 1.2; touch {mark}"})
+        assert scope.cancelled_caught, "run_command returned on its own"
+        assert len(jobs()) == 1, jobs()
+        await s.send_ping()
+        await wait_until(lambda: os.path.exists(mark))
+        await wait_until(lambda: not jobs())
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo after"})
+        assert r["output"]["text"] == "after\n", r

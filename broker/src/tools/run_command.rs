@@ -9,8 +9,9 @@
 //! ```
 //!
 //! where DIR is a fresh directory of this job in the broker's private runtime
-//! directory (mode 0700). The status and the output come from those files, never
-//! from the screen, so the terminal's echo of the typed line cannot be taken for
+//! directory (`srv-<gen16>.run-<id>`, mode 0700). The status and the output
+//! come from those files, never from the screen, so the terminal's echo of the
+//! typed line cannot be taken for
 //! the result (echo-proof by construction), and output that scrolls away or
 //! redraws is still complete. `{ …; }` runs in the shell itself, so `cd` and
 //! `export` persist as if the person had typed them; the newline before `}`
@@ -296,7 +297,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 return act::error(&format!("Too many jobs are held ({mine} of this agent's, at most {MAX_JOBS_PER_AGENT}; {} in all, at most {MAX_JOBS}); collect finished ones with get_job or wait for them to expire.", table.len()), Delivery::NotSent);
             }
         }
-        let dir = broker.paths.dir.join(format!("run-{id}"));
+        let dir = job_dir(broker, &id);
         if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             return act::error(&format!("Could not make the job directory in the broker's runtime directory: {e}."), Delivery::NotSent);
         }
@@ -355,6 +356,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 use std::os::unix::fs::DirBuilderExt;
+
+/// A job's directory: `srv-<gen16>.run-<id>` next to this broker's socket in
+/// the runtime directory (which brokers of other servers share), so whose it
+/// is can be told from its name.
+fn job_dir(broker: &Broker, id: &str) -> PathBuf {
+    let stem = broker.paths.socket.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    broker.paths.dir.join(format!("{stem}.run-{id}"))
+}
 
 /// Whether `command` (`pane_current_command`) is a shell this tool can type
 /// into; the error says why not.
