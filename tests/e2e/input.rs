@@ -365,3 +365,29 @@ async fn the_waits_and_get_job_fire_no_hook_and_wait_for_text_refuses_a_capture_
     assert_eq!(trap.before_sentinel("after-display-message"), "", "after-* hooks ran");
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_are_bounded_per_agent_and_their_files_go_with_the_server() {
+    let mut srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, MUTATING).await;
+    // A Tab would make the shell's line editor complete: refused by the schema.
+    let e = call_err(&c, "run_command", json!({ "paneId": "%0", "command": "printf 'a\tb'" })).await;
+    assert!(e.contains("/command") && e.ends_with("Nothing was sent to tmux."), "{e}");
+    let sock = std::path::PathBuf::from(srv.status()["broker_socket"].as_str().unwrap());
+    let prefix = format!("{}.run-", sock.file_stem().unwrap().to_string_lossy());
+    let dirs = || std::fs::read_dir(sock.parent().unwrap()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).count();
+    let mut jobs = Vec::new();
+    for i in 0..16 {
+        let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"]).trim().to_string();
+        let r = c.call("run_command", json!({ "paneId": pane, "command": format!("echo started-{i}; sleep 100"), "detach": true })).await;
+        jobs.push(r["jobId"].as_str().unwrap().to_string());
+    }
+    let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"]).trim().to_string();
+    let e = call_err(&c, "run_command", json!({ "paneId": pane, "command": "echo seventeenth" })).await;
+    assert!(e.contains("Too many jobs") && e.ends_with("Nothing was sent to tmux."), "{e}");
+    assert_eq!(c.call("get_job", json!({ "jobId": jobs[15] })).await["state"], "running");
+    assert_eq!(dirs(), 16);
+    // The server goes: every job ends (lost) and its directory is removed.
+    srv.kill_server();
+    poll(Duration::from_secs(10), || (dirs() == 0).then_some(())).unwrap_or_else(|| panic!("{} job directories left after the server exited", dirs()));
+}

@@ -102,7 +102,7 @@ fn input_schema() -> Value {
         "properties": {
             "paneId": act::id_schema(Kind::Pane, "The pane whose shell runs the command, e.g. %3 (see list_panes)."),
             "generation": act::generation_schema(),
-            "command": { "type": "string", "minLength": 1, "maxLength": 16384, "pattern": "^[^\\x00\\r]*$", "description": "A shell command line (may hold newlines; no NUL or CR)." },
+            "command": { "type": "string", "minLength": 1, "maxLength": 16384, "pattern": "^[^\\x00-\\x09\\x0b-\\x1f\\x7f]*$", "description": "A shell command line; it may hold newlines but no other control character (the shell's line editor would act on it: Tab completes, CR submits); write \\t as $'\\t' or printf '\\t'." },
             "timeoutMs": { "type": "integer", "minimum": 1, "maximum": 3_600_000, "description": "How long to wait for the status; clamped to the broker's request timeout (reported). Default: that timeout." },
             "detach": { "type": "boolean", "description": "Return at once with a job id to collect with get_job (default false)." },
             "maxLines": { "type": "integer", "minimum": 1, "maximum": 100_000, "description": "Output lines kept, from the end (default 1000)." },
