@@ -33,6 +33,14 @@ fn bash_pane(srv: &TmuxServer) -> String {
     id
 }
 
+/// A POSIX sh (dash where /bin/sh is dash) in a new window, its prompt shown
+/// (until then tmux may still name the pane's program `tmux`, the forked child).
+fn sh_pane(srv: &TmuxServer) -> String {
+    let id = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=% ", "sh"]).trim().to_string();
+    poll(Duration::from_secs(10), || screen(srv, &id).contains('%').then_some(())).expect("sh prompt");
+    id
+}
+
 fn screen(srv: &TmuxServer, pane: &str) -> String {
     srv.tmux(&["capture-pane", "-p", "-J", "-t", pane])
 }
@@ -105,7 +113,8 @@ async fn paste_text_is_exact_brackets_only_when_asked_and_leaves_no_buffer() {
     let c = McpClient::attach(&srv, MUTATING).await;
     let text = "one;\n-two \\; #{pane_id}\n\tthree";
     let r = c.call("paste_text", json!({ "paneId": pane, "text": text, "lineEnding": "lf" })).await;
-    let bracket_known = tmux_at_least(3, 4);
+    // `#{bracket_paste_flag}` is in tmux 3.7c, not in 3.5a (3.6 added it).
+    let bracket_known = tmux_at_least(3, 6);
     assert_eq!(r["bracketedPaste"], if bracket_known { "off" } else { "unknown" }, "{r}");
     assert_eq!((r["bytes"].as_u64(), r["bufferDeleted"].as_bool(), r["lineEnding"].as_str()), (Some(text.len() as u64), Some(true), Some("lf")));
     let got = bytes_after(&out, text.len());
@@ -294,8 +303,7 @@ async fn run_command_in_sh_alternate_screen_refused_lost_shell_and_no_files_left
     let srv = TmuxServer::start();
     let c = McpClient::attach(&srv, MUTATING).await;
     // POSIX sh (dash where /bin/sh is dash) as well as bash.
-    let sh = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=% ", "sh"]).trim().to_string();
-    poll(Duration::from_secs(10), || screen(&srv, &sh).contains('%').then_some(())).expect("sh prompt");
+    let sh = sh_pane(&srv);
     let r = c.call("run_command", json!({ "paneId": sh, "command": "echo in-sh; false" })).await;
     assert_eq!((r["exitStatus"].as_i64(), r["output"]["text"].as_str()), (Some(1), Some("in-sh\n")), "{r}");
 
@@ -378,11 +386,11 @@ async fn jobs_are_bounded_per_agent_and_their_files_go_with_the_server() {
     let dirs = || std::fs::read_dir(sock.parent().unwrap()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).count();
     let mut jobs = Vec::new();
     for i in 0..16 {
-        let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"]).trim().to_string();
+        let pane = sh_pane(&srv);
         let r = c.call("run_command", json!({ "paneId": pane, "command": format!("echo started-{i}; sleep 100"), "detach": true })).await;
         jobs.push(r["jobId"].as_str().unwrap().to_string());
     }
-    let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"]).trim().to_string();
+    let pane = sh_pane(&srv);
     let e = call_err(&c, "run_command", json!({ "paneId": pane, "command": "echo seventeenth" })).await;
     assert!(e.contains("Too many jobs") && e.ends_with("Nothing was sent to tmux."), "{e}");
     assert_eq!(c.call("get_job", json!({ "jobId": jobs[15] })).await["state"], "running");

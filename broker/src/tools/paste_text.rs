@@ -13,9 +13,10 @@
 //! Line feeds: `lineEnding: "cr"` (the default) pastes each LF as CR, as a
 //! terminal does when a person pastes (tmux's own default); a shell or editor
 //! then sees Enter. `"lf"` (`paste-buffer -r`) delivers the bytes unchanged.
-//! Whether the pane asked for bracketed paste is read with
-//! `#{pane_bracketed_paste}` (tmux ≥ 3.4); tmux 3.3 has no such format, so
-//! it is reported as `unknown` there (tmux still brackets correctly).
+//! Whether the pane asked for bracketed paste is read with the format
+//! `#{bracket_paste_flag}`, which tmux 3.7c has and 3.5a and 3.3a do not
+//! (3.6 added it); where it is missing it is reported as `unknown` (tmux
+//! still brackets correctly: `-p` decides inside tmux).
 
 use super::act;
 use super::refs::{self, Kind, PaneRef, NO_NUL};
@@ -30,7 +31,7 @@ use serde_json::{json, Value};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "paste_text",
     family: Family::Libtmux,
-    description: "Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux < 3.4). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
+    description: "Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations { title: Some("Paste text into a pane"), read_only: false, destructive: false, idempotent: false, open_world: false },
     seed_annotations: None,
     opt_in: false,
@@ -105,7 +106,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(t) => t,
             Err(e) => return e,
         };
-        let bracketed = match act::pane_flags(session, &target.id, &["#{pane_bracketed_paste}"]).await {
+        let bracketed = match act::pane_flags(session, &target.id, &["#{bracket_paste_flag}"]).await {
             Ok(f) => match f[0] {
                 Some(true) => Bracketed::On,
                 Some(false) => Bracketed::Off,
