@@ -67,7 +67,7 @@ use tokio::sync::watch;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
     family: Family::Libtmux,
-    description: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job — the command keeps running either way. Mutating tier; the agent's own pane needs --allow-self.",
+    description: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations { title: Some("Run a command in a pane's shell"), read_only: false, destructive: false, idempotent: false, open_world: false },
     seed_annotations: None,
     opt_in: false,
@@ -328,8 +328,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         jobs().lock().unwrap().insert(id.clone(), Job { owner, generation: session.generation().to_string(), pane: pane.id.clone(), command: args.command.clone(), started, finish: rx.clone(), finished_at: None, orphaned: false });
 
         if args.detach {
-            let v = lookup(session, &id).expect("the job was just made");
-            return ToolOutput::typed(&v, summary(&v));
+            return match lookup(session, &id) {
+                Some(v) => ToolOutput::typed(&v, summary(&v)),
+                None => act::error(&format!("Job {id} vanished right after it was started."), Delivery::Observed),
+            };
         }
         let mut guard = CancelGuard(Some(id.clone()));
         let mut rx = rx;
@@ -401,7 +403,10 @@ async fn collect(broker: Arc<Broker>, dir: PathBuf, watch: TtyWatch, identity: O
     let finish = loop {
         if let Some(status) = read_status(&status_path) {
             let elapsed = started.elapsed();
-            let output = read_tail(&dir.join("out"), limits).unwrap_or_else(|e| Output { text: format!("(the output file could not be read: {e})"), total_bytes: 0, total_lines: 0, dropped_bytes: 0, dropped_lines: 0 });
+            // The file may be large: counting its lines must not hold a runtime thread.
+            let out = dir.join("out");
+            let read = tokio::task::spawn_blocking(move || read_tail(&out, limits)).await.unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+            let output = read.unwrap_or_else(|e| Output { text: format!("(the output file could not be read: {e})"), total_bytes: 0, total_lines: 0, dropped_bytes: 0, dropped_lines: 0 });
             break Finish::Done { status, output, elapsed };
         }
         tokio::select! {
