@@ -72,6 +72,11 @@ async fn input_tools_are_mutating_hidden_by_default_and_refused_with_the_switch(
         assert_eq!(tool.output_schema.as_ref().unwrap().get("type"), Some(&json!("object")), "{t}");
     }
     c.close().await;
+    // Naming one tool enables that tool alone, whatever its tier.
+    let one = McpClient::attach(&srv, &["--enable-tool", "send_keys"]).await;
+    let names: Vec<String> = one.tools().iter().map(|t| t.name.to_string()).collect();
+    assert!(names.contains(&"send_keys".to_string()) && !names.contains(&"paste_text".to_string()) && !names.contains(&"run_command".to_string()), "{names:?}");
+    one.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -209,6 +214,14 @@ async fn run_command_refuses_panes_not_at_a_shell_prompt_and_sends_nothing() {
     let e = call_err(&c, "run_command", json!({ "paneId": pane, "command": "echo no" })).await;
     assert!(e.contains("copy mode"), "{e}");
     srv.tmux(&["send-keys", "-t", &pane, "-X", "cancel"]);
+    // A dead pane (remain-on-exit keeps it): every input tool refuses.
+    srv.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    let dead = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "true"]).trim().to_string();
+    poll(Duration::from_secs(10), || (srv.tmux(&["display-message", "-p", "-t", &dead, "#{pane_dead}"]).trim() == "1").then_some(())).expect("pane dead");
+    for (name, args) in [("send_keys", json!({ "paneId": dead, "keys": ["Enter"] })), ("paste_text", json!({ "paneId": dead, "text": "x" })), ("run_command", json!({ "paneId": dead, "command": "true" }))] {
+        let e = call_err(&c, name, args).await;
+        assert!(e.contains("is dead") && e.ends_with("Nothing was sent to tmux."), "{name}: {e}");
+    }
     // The sleeping pane echoes typed text (cooked mode): only the sentinel shows.
     c.call("send_keys", json!({ "paneId": sleeper, "text": "sentinel" })).await;
     let s = poll(Duration::from_secs(10), || Some(screen(&srv, &sleeper)).filter(|s| s.contains("sentinel"))).expect("sentinel");
