@@ -291,14 +291,17 @@ async fn wait_for_idle_sees_quiet_after_output_and_times_out_while_busy() {
     let pane = bash_pane(&srv);
     let c = McpClient::attach(&srv, MUTATING).await;
     c.call("send_keys", json!({ "paneId": pane, "text": "for i in 1 2 3 4 5 6; do echo $i; sleep 0.1; done", "enter": true })).await;
-    let r = c.call("wait_for_idle", json!({ "paneId": pane, "idleSeconds": 0.4 })).await;
+    let r = c.call("wait_for_idle", json!({ "paneId": pane, "idleSeconds": 0.7 })).await;
     assert_eq!(r["outcome"], "idle", "{r}");
-    assert!(r["quietMs"].as_u64().unwrap() >= 400 && r["outputEvents"].as_u64().unwrap() >= 3, "{r}");
+    assert!(r["quietMs"].as_u64().unwrap() >= 700 && r["outputEvents"].as_u64().unwrap() >= 3, "{r}");
     assert!(screen(&srv, &pane).contains("\n6\n"), "idle before the loop ended: {}", screen(&srv, &pane));
 
+    // Output keeps resetting the quiet period: without it, idle would come at
+    // 0.5 s, long before the timeout.
     c.call("send_keys", json!({ "paneId": pane, "text": "while :; do echo busy; sleep 0.05; done", "enter": true })).await;
-    let r = c.call("wait_for_idle", json!({ "paneId": pane, "idleSeconds": 1, "timeoutMs": 600 })).await;
+    let r = c.call("wait_for_idle", json!({ "paneId": pane, "idleSeconds": 0.5, "timeoutMs": 1500 })).await;
     assert_eq!(r["outcome"], "timeout", "{r}");
+    assert!(r["outputEvents"].as_u64().unwrap() >= 10, "{r}");
     c.call("send_keys", json!({ "paneId": pane, "keys": ["C-c"] })).await;
     c.close().await;
 }
