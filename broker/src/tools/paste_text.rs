@@ -20,7 +20,7 @@
 
 use super::act;
 use super::refs::{self, Kind, PaneRef, NO_NUL};
-use super::send::COMMAND_ARG_BYTES;
+use super::send::{split_text, COMMAND_ARG_BYTES};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
@@ -143,23 +143,16 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 /// the rest, each within one tmux message (split at character boundaries).
 fn fill_commands(name: &str, text: &str) -> Vec<Vec<String>> {
     let head = ["set-buffer", "-a", "-b", name, "--"];
-    let room = COMMAND_ARG_BYTES - head.iter().map(|a| a.len() + 1).sum::<usize>() - 2;
-    let mut out = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let mut cut = rest.len().min(room);
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let mut argv: Vec<String> = head.iter().map(|s| s.to_string()).collect();
-        if out.is_empty() {
-            argv.remove(1);
-        }
-        argv.push(refs::literal_arg(&rest[..cut]));
-        out.push(argv);
-        rest = &rest[cut..];
-    }
-    out
+    let room = COMMAND_ARG_BYTES - head.iter().map(|a| a.len() + 1).sum::<usize>() - 2; // NUL, and a `\` literal_arg may add
+    split_text(text, room)
+        .into_iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            // The first piece makes the buffer; the others append (`-a`).
+            let head = head.iter().enumerate().filter(|&(j, _)| i > 0 || j != 1).map(|(_, a)| a.to_string());
+            head.chain([refs::literal_arg(piece)]).collect()
+        })
+        .collect()
 }
 
 /// Deletes our buffer after a failure; the sentence says whether that worked.

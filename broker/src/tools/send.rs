@@ -105,7 +105,7 @@ fn arg_bytes(args: &[String]) -> usize {
 
 /// `text` in pieces of at most `max` bytes, cut at character boundaries
 /// (an empty text is one empty piece: it is still sent, as the contract says).
-fn split_text(text: &str, max: usize) -> Vec<&str> {
+pub(super) fn split_text(text: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = text;
     while rest.len() > max {

@@ -18,6 +18,7 @@
 
 use super::act::{self, SelfRule};
 use super::capture_pane;
+use super::search_panes::build_regex;
 use super::refs::{Kind, PaneRef};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
@@ -43,10 +44,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     output_schema: schema_of::<Waited>,
     run,
 };
-
-/// Regex program size per pattern (like search_panes: linear-time matching,
-/// bounded memory).
-const REGEX_SIZE: usize = 1 << 20;
 
 fn patterns_schema(description: &str, min: usize) -> Value {
     json!({ "type": "array", "minItems": min, "maxItems": 16, "items": { "type": "string", "minLength": 1, "maxLength": 1024 }, "description": description })
@@ -270,10 +267,7 @@ fn compile(patterns: &[String], field: &str, args: &Args) -> Result<Vec<regex::R
     patterns
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            let source = if args.regex { p.clone() } else { regex::escape(p) };
-            regex::RegexBuilder::new(&source).multi_line(true).case_insensitive(args.ignore_case).size_limit(REGEX_SIZE).build().map_err(|e| ToolOutput::libtmux_error(format!("Argument /{field}/{i}: not a valid regular expression: {e}. Nothing was sent to tmux.")))
-        })
+        .map(|(i, p)| build_regex(p, args.regex, args.ignore_case, true).map_err(|e| ToolOutput::libtmux_error(format!("Argument /{field}/{i}: not a valid regular expression: {e}. Nothing was sent to tmux."))))
         .collect()
 }
 
