@@ -3,7 +3,7 @@
 //!
 //! Quiet is measured on the pane's terminal with inotify (every `write(2)` of
 //! its programs is an event; see `tty_watch`), from the moment the call starts,
-//! through the same [`PaneEvents`] as `wait_for_text`. It reads no pane
+//! through the same events as `wait_for_text` ([`Watched`] over `wait::PaneEvents`). It reads no pane
 //! content and sends tmux nothing but the fresh table read that resolves the
 //! pane. Echo by the kernel of typed input (a program reading in cooked mode)
 //! is not a write by the program and does not count as output.
@@ -11,7 +11,8 @@
 use super::act;
 use super::refs::{Kind, PaneRef};
 use super::typed::schema_of;
-use super::wait_for_text::{timeout_schema, ClockReport, Event, PaneEvents};
+use super::wait::Event;
+use super::wait_for_text::{timeout_schema, ClockReport, Watched};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -78,19 +79,19 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let idle = args.idle_seconds.unwrap_or(1.0);
-        let mut ev = match PaneEvents::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, Some(idle), c.progress.clone()).await {
+        let mut ev = match Watched::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, Some(idle), c.progress.clone()).await {
             Ok(e) => e,
             Err(e) => return e,
         };
         let outcome = loop {
             match ev.next().await {
-                Event::Output | Event::Settled => continue,
-                Event::Idle => break Outcome::Idle,
-                Event::Timeout => break Outcome::Timeout,
-                Event::Failed(e) => return e,
+                Ok(Event::Idle) => break Outcome::Idle,
+                Ok(Event::Timeout) => break Outcome::Timeout,
+                Ok(_) => continue,
+                Err(e) => return e,
             }
         };
-        let out = Idle { pane: PaneRef::new(&ev.pane.id, c.session.generation()), outcome, idle_seconds: idle, quiet_ms: ev.quiet_ms(), clock: ev.report() };
+        let out = Idle { pane: PaneRef::new(&ev.pane.id, c.session.generation()), outcome, idle_seconds: idle, quiet_ms: ev.ev.quiet().as_millis() as u64, clock: ev.report() };
         let text = match outcome {
             Outcome::Idle => format!("{} was quiet for {idle} s (waited {} ms)", ev.pane.id, out.clock.waited_ms),
             Outcome::Timeout => format!("{} did not stay quiet for {idle} s within {} ms{}", ev.pane.id, out.clock.timeout_ms, if out.clock.timeout_clamped { " (timeoutMs clamped to the broker's request timeout)" } else { "" }),

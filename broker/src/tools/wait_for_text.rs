@@ -6,10 +6,10 @@
 //! ([`TtyWatch`]); each burst of output is one guarded, hook-refusing capture
 //! of the visible screen ([`observe::capture_range`]: refused while an
 //! `after-capture-pane` hook is set), plus re-reads 4 and 25 ms after the last
-//! event, because tmux may parse the bytes a moment after the program wrote them. Nothing polls
-//! tmux. It types nothing, hence read-only (on by default), although the
-//! libtmux family lists it with the input tools. The machinery ([`PaneEvents`])
-//! is shared with `wait_for_idle`.
+//! event, because tmux may parse the bytes a moment after the program wrote
+//! them. Nothing polls tmux. The events are `tmux_wait`'s ([`PaneEvents`]),
+//! shared with `wait_for_idle` too. It types nothing, hence read-only (on by
+//! default), although the libtmux family lists it with the input tools.
 //!
 //! Patterns are checked before stop patterns, each over the whole screen with
 //! `^`/`$` matching at line ends; the result names the first that matched and
@@ -21,6 +21,7 @@ use super::capture_pane;
 use super::search_panes::build_regex;
 use super::refs::{Kind, PaneRef};
 use super::typed::schema_of;
+use super::wait::{Event, PaneEvents};
 use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
 use crate::admission::Refused;
 use crate::observe;
@@ -31,7 +32,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use tokio::time::Instant as TokioInstant;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_text",
@@ -129,48 +129,21 @@ pub struct ClockReport {
     pub output_events: u64,
 }
 
-/// When the screen is read again after the last output event: tmux may parse
-/// the bytes a moment after the program wrote them (the event comes at the
-/// write), sooner or later depending on load, so a short re-read catches the
-/// usual case and a later one the slow case.
-const SETTLE: [Duration; 2] = [Duration::from_millis(4), Duration::from_millis(25)];
-
-/// What woke a wait.
-pub enum Event {
-    /// The pane wrote to its terminal (re-read the screen).
-    Output,
-    /// The settle re-read after output.
-    Settled,
-    /// Nothing was written for the idle period.
-    Idle,
-    Timeout,
-    /// The wait cannot go on (pane or server gone, watch failed): the error.
-    Failed(ToolOutput),
-}
-
-/// The events of one pane for one wait: its terminal watch, the deadline
-/// (clamped to the request timeout), an optional idle period, and progress.
-pub struct PaneEvents<'a> {
+/// A libtmux-family wait on one pane: the shared [`PaneEvents`] plus the pane
+/// (for its guarded captures) and the timeout as the family reports it.
+pub struct Watched<'a> {
+    pub ev: PaneEvents<'a>,
     pub pane: Pane,
-    watch: TtyWatch,
-    started: Instant,
-    deadline: TokioInstant,
     timeout_ms: u64,
     clamped: bool,
-    idle: Option<Duration>,
-    last_output: TokioInstant,
-    settle: Option<TokioInstant>,
-    tick: tokio::time::Interval,
-    progress: Option<Progress>,
-    events: u64,
-    broker: &'a crate::engine::Broker,
-    _place: tokio::sync::SemaphorePermit<'a>,
 }
 
-impl<'a> PaneEvents<'a> {
-    /// Resolves pane `id` (fresh read: existence, generation, scope) and starts
-    /// watching its terminal; `asked_ms` is clamped to the request timeout.
-    pub async fn start(session: &'a Session, id: &str, generation: Option<&str>, asked_ms: Option<u64>, idle: Option<f64>, progress: Option<Progress>) -> Result<PaneEvents<'a>, ToolOutput> {
+impl<'a> Watched<'a> {
+    /// Resolves pane `id` (fresh read: existence, generation, scope), takes a
+    /// wait place and starts watching its terminal; `asked_ms` is clamped to
+    /// the request timeout.
+    pub async fn start(session: &'a Session, id: &str, generation: Option<&str>, asked_ms: Option<u64>, idle: Option<f64>, progress: Option<Progress>) -> Result<Watched<'a>, ToolOutput> {
+        let started = Instant::now();
         let broker: &'a crate::engine::Broker = &session.broker;
         let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
         let asked = asked_ms.unwrap_or(cap_ms);
@@ -184,76 +157,29 @@ impl<'a> PaneEvents<'a> {
         // at once is capped (admission), like tmux_wait's.
         let place = broker.admission.wait().map_err(|r: Refused| ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0)))?;
         let watch = TtyWatch::new(&pane.tty).map_err(|e| ToolOutput::libtmux_error(format!("Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.", pane.tty)))?;
-        // The wall clock first: waitedMs is never below the deadline it used.
-        let started = Instant::now();
-        let now = TokioInstant::now();
-        let mut tick = tokio::time::interval(Duration::from_secs(1));
-        tick.tick().await;
-        Ok(PaneEvents {
-            pane,
-            watch,
-            started,
-            deadline: now + Duration::from_millis(timeout_ms),
-            timeout_ms,
-            clamped: timeout_ms < asked,
-            idle: idle.map(Duration::from_secs_f64),
-            last_output: now,
-            settle: None,
-            tick,
-            progress,
-            events: 0,
-            broker,
-            _place: place,
-        })
+        let mut ev = PaneEvents::new(broker, place, id, started, Duration::from_millis(timeout_ms), progress).watching(watch);
+        if let Some(quiet) = idle {
+            ev = ev.idle(Duration::from_secs_f64(quiet));
+        }
+        Ok(Watched { ev, pane, timeout_ms, clamped: timeout_ms < asked })
     }
 
-    /// The next thing that happened (progress ticks are handled here).
-    pub async fn next(&mut self) -> Event {
-        loop {
-            let far = self.deadline + Duration::from_secs(3600);
-            let idle_at = self.idle.map_or(far, |d| self.last_output + d);
-            tokio::select! {
-                r = self.watch.changed() => {
-                    if let Err(e) = r {
-                        return Event::Failed(ToolOutput::libtmux_error(format!("Watching pane {}'s terminal failed: {e}.", self.pane.id)));
-                    }
-                    self.events += 1;
-                    self.last_output = TokioInstant::now();
-                    self.settle = Some(self.last_output + SETTLE[0]);
-                    return Event::Output;
-                }
-                _ = tokio::time::sleep_until(self.settle.unwrap_or(far)), if self.settle.is_some() => {
-                    // The next re-read after the last output, if any is left.
-                    let now = TokioInstant::now();
-                    self.settle = SETTLE.iter().map(|d| self.last_output + *d).find(|t| *t > now);
-                    return Event::Settled;
-                }
-                _ = tokio::time::sleep_until(idle_at), if self.idle.is_some() => return Event::Idle,
-                _ = tokio::time::sleep_until(self.deadline) => return Event::Timeout,
-                _ = self.broker.server_gone() => return Event::Failed(ToolOutput::libtmux_error(format!("The tmux server exited (or the broker stopped) while waiting on {}.", self.pane.id))),
-                _ = self.tick.tick() => {
-                    if let Some(p) = &self.progress {
-                        let waited = self.started.elapsed().as_secs_f64();
-                        let total = self.timeout_ms as f64 / 1000.0;
-                        p.report(waited.min(total), Some(total), &format!("waiting on {} for {waited:.0} s", self.pane.id)).await;
-                    }
-                }
-            }
+    /// The next event; the ones that end the wait with an error come as `Err`.
+    pub async fn next(&mut self) -> Result<Event, ToolOutput> {
+        match self.ev.next().await {
+            Event::WatchFailed(e) => Err(ToolOutput::libtmux_error(format!("Watching pane {}'s terminal failed: {e}.", self.pane.id))),
+            Event::ServerGone => Err(ToolOutput::libtmux_error(format!("The tmux server exited (or the broker stopped) while waiting on {}.", self.pane.id))),
+            e => Ok(e),
         }
     }
 
     pub fn report(&self) -> ClockReport {
-        ClockReport { waited_ms: self.started.elapsed().as_millis() as u64, timeout_ms: self.timeout_ms, timeout_clamped: self.clamped, output_events: self.events }
-    }
-
-    /// Milliseconds since the last output event (or since the wait started).
-    pub fn quiet_ms(&self) -> u64 {
-        self.last_output.elapsed().as_millis() as u64
+        ClockReport { waited_ms: self.ev.waited().as_millis() as u64, timeout_ms: self.timeout_ms, timeout_clamped: self.clamped, output_events: self.ev.events() }
     }
 
     /// One guarded, hook-refusing capture of the visible screen, as lines.
-    pub async fn screen(&mut self) -> Result<Vec<String>, ToolOutput> {
-        match observe::capture_range(self.broker, self.pane.clone(), None, None, false).await {
+    pub async fn screen(&mut self, session: &Session) -> Result<Vec<String>, ToolOutput> {
+        match observe::capture_range(&session.broker, self.pane.clone(), None, None, false).await {
             Ok((pane, out)) => {
                 self.pane = pane;
                 Ok(capture_pane::decode_lines(&out))
@@ -290,7 +216,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             (Ok(p), Ok(s)) => (p, s),
             (Err(e), _) | (_, Err(e)) => return e,
         };
-        let mut ev = match PaneEvents::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, args.idle_seconds, c.progress.clone()).await {
+        let mut ev = match Watched::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, args.idle_seconds, c.progress.clone()).await {
             Ok(e) => e,
             Err(e) => return e,
         };
@@ -298,7 +224,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let mut check = true; // the screen as it is now counts
         loop {
             if check {
-                let lines = match ev.screen().await {
+                let lines = match ev.screen(session).await {
                     Ok(l) => l,
                     Err(e) => return e,
                 };
@@ -312,13 +238,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 }
             }
             let outcome = match ev.next().await {
-                Event::Output | Event::Settled => {
+                Ok(Event::Output | Event::Settled) => {
                     check = true;
                     continue;
                 }
-                Event::Idle => Outcome::Idle,
-                Event::Timeout => Outcome::Timeout,
-                Event::Failed(e) => return e,
+                Ok(Event::Idle) => Outcome::Idle,
+                // No process is watched here: only the deadline is left.
+                Ok(_) => Outcome::Timeout,
+                Err(e) => return e,
             };
             let w = Waited { pane: PaneRef::new(&ev.pane.id, session.generation()), outcome, pattern: None, pattern_index: None, line: None, row: None, clock: ev.report() };
             let text = match outcome {
