@@ -33,9 +33,12 @@
 //! cancels leaves the job to finish, after which it is dropped with its files
 //! (nobody holds its id). Jobs live in broker memory, owned like retained
 //! cursors (readable by sessions whose view covers the maker's), at most
-//! [`MAX_JOBS_PER_AGENT`] per agent and [`MAX_JOBS`] in all, each keeping at
-//! most `maxOutputBytes` (≤ 256 KiB) of output tail; a finished job is kept
-//! [`DONE_TTL`] for `get_job`.
+//! [`MAX_JOBS_PER_AGENT`] running or uncollected per agent and [`MAX_JOBS`] in
+//! all (collected ones make room first), each keeping at most
+//! `maxOutputBytes` (≤ 256 KiB) of output tail and its command (≤ 16 KiB), so
+//! at most about 35 MiB; a finished job stays readable [`DONE_TTL`]. The cap
+//! is checked before typing and the job recorded after, so calls racing each
+//! other can pass it by the number running at once.
 //!
 //! Refused with nothing sent: a pane whose foreground program is not a POSIX
 //! shell (sh, bash, zsh, dash, ksh, mksh, ash, busybox; fish and csh have other
@@ -192,6 +195,9 @@ pub struct Job {
     finished_at: Option<Instant>,
     /// The call that started it was cancelled: nobody holds the id.
     orphaned: bool,
+    /// `get_job` has returned its result: it no longer counts against its
+    /// agent's jobs, and it is the first to go when the table is full.
+    collected: bool,
 }
 
 fn jobs() -> &'static Mutex<HashMap<String, Job>> {
@@ -230,8 +236,33 @@ impl Job {
 pub fn lookup(session: &Session, id: &str) -> Option<JobView> {
     let mut table = jobs().lock().unwrap();
     prune(&mut table);
-    let job = table.get(id).filter(|j| j.generation == session.generation() && session.view().covers(&j.owner.view))?;
-    Some(job.view(id))
+    let job = table.get_mut(id).filter(|j| j.generation == session.generation() && session.view().covers(&j.owner.view))?;
+    let v = job.view(id);
+    if v.state != JobState::Running {
+        job.collected = true;
+    }
+    Some(v)
+}
+
+/// Makes room for one more job of `agent`, or says why there is none: the
+/// agent holds at most [`MAX_JOBS_PER_AGENT`] uncollected jobs; at
+/// [`MAX_JOBS`] in all, collected jobs go first, oldest first.
+fn admit(table: &mut HashMap<String, Job>, agent: Option<u64>) -> Result<(), String> {
+    prune(table);
+    let mine = table.values().filter(|j| j.owner.agent == agent && !j.collected).count();
+    if mine >= MAX_JOBS_PER_AGENT {
+        return Err(format!("Too many jobs: this agent holds {mine} running or uncollected jobs (at most {MAX_JOBS_PER_AGENT}); collect finished ones with get_job, or wait for running ones to end."));
+    }
+    while table.len() >= MAX_JOBS {
+        let oldest = table.iter().filter(|(_, j)| j.collected).min_by_key(|(_, j)| j.finished_at).map(|(k, _)| k.clone());
+        match oldest {
+            Some(k) => {
+                table.remove(&k);
+            }
+            None => return Err(format!("Too many jobs: the broker holds {MAX_JOBS} running or uncollected jobs; retry when some have been collected.")),
+        }
+    }
+    Ok(())
 }
 
 /// A finished job's text for the model.
@@ -289,13 +320,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         }
         let owner = session.owner();
         let id = crate::sys::random_hex(16);
-        {
-            let mut table = jobs().lock().unwrap();
-            prune(&mut table);
-            let mine = table.values().filter(|j| j.owner.agent == owner.agent).count();
-            if mine >= MAX_JOBS_PER_AGENT || table.len() >= MAX_JOBS {
-                return act::error(&format!("Too many jobs are held ({mine} of this agent's, at most {MAX_JOBS_PER_AGENT}; {} in all, at most {MAX_JOBS}); collect finished ones with get_job or wait for them to expire.", table.len()), Delivery::NotSent);
-            }
+        if let Err(why) = admit(&mut jobs().lock().unwrap(), owner.agent) {
+            return act::error(&why, Delivery::NotSent);
         }
         let dir = job_dir(broker, &id);
         if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
@@ -325,7 +351,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let limits = Limits { lines: args.max_lines.unwrap_or(DEFAULT_LINES), bytes: args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES).min(MAX_OUTPUT_BYTES) };
         let identity = pane.process.as_ref().ok().cloned();
         tokio::spawn(collect(broker.clone(), dir, watch, identity, limits, started, tx));
-        jobs().lock().unwrap().insert(id.clone(), Job { owner, generation: session.generation().to_string(), pane: pane.id.clone(), command: args.command.clone(), started, finish: rx.clone(), finished_at: None, orphaned: false });
+        jobs().lock().unwrap().insert(id.clone(), Job { owner, generation: session.generation().to_string(), pane: pane.id.clone(), command: args.command.clone(), started, finish: rx.clone(), finished_at: None, orphaned: false, collected: false });
 
         if args.detach {
             return match lookup(session, &id) {
@@ -504,6 +530,28 @@ mod tests {
         assert_eq!(o.dropped_lines, 9);
         let o = cut_tail(b"no newline".to_vec(), false, 10, 1, 5);
         assert_eq!((o.text.as_str(), o.dropped_lines, o.dropped_bytes), ("no newline", 0, 0));
+    }
+
+    fn job(agent: u64, finished: bool, collected: bool) -> Job {
+        let finish = finished.then(|| Finish::Lost { why: String::new(), elapsed: Duration::ZERO });
+        let (_tx, rx) = watch::channel(finish);
+        Job { owner: Owner { agent: Some(agent), view: crate::retention::View::Server }, generation: "g".into(), pane: "%1".into(), command: "true".into(), started: Instant::now(), finish: rx, finished_at: None, orphaned: false, collected }
+    }
+
+    #[test]
+    fn jobs_are_capped_per_agent_until_collected_and_collected_ones_make_room() {
+        let mut t: HashMap<String, Job> = (0..MAX_JOBS_PER_AGENT).map(|i| (format!("a{i}"), job(1, true, false))).collect();
+        assert!(admit(&mut t, Some(1)).unwrap_err().contains("at most 16"));
+        assert!(admit(&mut t, Some(2)).is_ok(), "another agent's jobs do not count");
+        t.get_mut("a0").unwrap().collected = true;
+        assert!(admit(&mut t, Some(1)).is_ok(), "a collected job no longer counts");
+        // A full table: collected jobs are dropped to make room, never others.
+        t.extend((0..MAX_JOBS).map(|i| (format!("b{i}"), job(3 + i as u64, false, false))));
+        assert!(admit(&mut t, Some(999)).unwrap_err().contains("broker holds"));
+        let mut t: HashMap<String, Job> = (0..MAX_JOBS).map(|i| (format!("c{i}"), job(i as u64, true, i < 3))).collect();
+        assert!(admit(&mut t, Some(999)).is_ok());
+        assert_eq!(t.len(), MAX_JOBS - 1);
+        assert_eq!(t.values().filter(|j| j.collected).count(), 2);
     }
 
     #[test]
