@@ -13,12 +13,30 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use tokio::io::unix::AsyncFd;
 
 pub struct TtyWatch {
-    fd: AsyncFd<OwnedFd>,
+    /// `None` only while dropping.
+    fd: Option<AsyncFd<OwnedFd>>,
+}
+
+/// Closing an inotify descriptor waits for the kernel's fsnotify grace period
+/// (`synchronize_srcu`), measured at 5–20 ms: a wait that has its answer must
+/// not spend that before answering. The descriptor leaves the reactor at once
+/// and is closed on a blocking thread.
+impl Drop for TtyWatch {
+    fn drop(&mut self) {
+        let Some(afd) = self.fd.take() else { return };
+        let fd = afd.into_inner();
+        match tokio::runtime::Handle::try_current() {
+            Ok(h) => {
+                h.spawn_blocking(move || drop(fd));
+            }
+            Err(_) => drop(fd),
+        }
+    }
 }
 
 impl TtyWatch {
     pub fn new(tty: &str) -> io::Result<TtyWatch> {
-        Self::with_mask(tty, libc::IN_MODIFY)
+        TtyWatch::with_mask(tty, libc::IN_MODIFY)
     }
 
     /// Terminals appearing and going in `dir` (`/dev/pts`): a new pane is a new
@@ -27,7 +45,9 @@ impl TtyWatch {
         Self::with_mask(dir, libc::IN_CREATE | libc::IN_DELETE)
     }
 
-    fn with_mask(tty: &str, mask: u32) -> io::Result<TtyWatch> {
+    /// The same watch on any path for the inotify events in `mask` (e.g. a
+    /// directory's `IN_CLOSE_WRITE`: a file in it was written and closed).
+    pub fn with_mask(tty: &str, mask: u32) -> io::Result<TtyWatch> {
         // SAFETY: plain syscall; the returned descriptor is owned below.
         let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
         if raw < 0 {
@@ -42,20 +62,21 @@ impl TtyWatch {
         }
         // SAFETY: see sys::async_pidfd; the AsyncFd owns the descriptor.
         let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.map_err(|e| io::Error::other(e.to_string()))?;
-        Ok(TtyWatch { fd })
+        Ok(TtyWatch { fd: Some(fd) })
     }
 
     /// Waits for the next write(s) to the terminal; several pending events count
     /// as one.
     pub async fn changed(&self) -> io::Result<()> {
+        let fd = self.fd.as_ref().expect("present until dropped");
         loop {
-            let mut guard = self.fd.readable().await?;
+            let mut guard = fd.readable().await?;
             let mut buf = [0u8; 4096];
             // SAFETY: buf is a valid writable buffer of its length.
-            let n = unsafe { libc::read(self.fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            let n = unsafe { libc::read(fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if n > 0 {
                 // Drain whatever else is queued.
-                while unsafe { libc::read(self.fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+                while unsafe { libc::read(fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
                 guard.clear_ready();
                 return Ok(());
             }

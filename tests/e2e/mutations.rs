@@ -49,33 +49,6 @@ fn ids(srv: &TmuxServer, args: &[&str]) -> BTreeSet<String> {
     srv.tmux(args).lines().map(|l| l.split(' ').next().unwrap_or_default().to_string()).collect()
 }
 
-/// A raw-mode byte reader in a new window: appends every byte it reads to
-/// `out` and echoes it in hex on the screen (one chunk per line). Returns its
-/// pane id once it is in raw mode.
-fn start_reader(srv: &TmuxServer) -> (String, std::path::PathBuf) {
-    let dir = srv.dir();
-    let script = dir.join("reader.py");
-    let out = dir.join("bytes.out");
-    let ready = dir.join("reader.ready");
-    std::fs::write(
-        &script,
-        "import os, sys, tty\n\
-         tty.setraw(0)\n\
-         out = open(sys.argv[1], 'ab', buffering=0)\n\
-         open(sys.argv[2], 'w').close()\n\
-         while True:\n\
-         \x20   b = os.read(0, 4096)\n\
-         \x20   if not b: break\n\
-         \x20   out.write(b)\n\
-         \x20   os.write(1, (b.hex(' ') + '\\r\\n').encode())\n",
-    )
-    .unwrap();
-    let cmd = format!("python3 {} {} {}", script.display(), out.display(), ready.display());
-    let id = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
-    poll(Duration::from_secs(10), || ready.exists().then_some(())).expect("the raw reader did not start");
-    (id, out)
-}
-
 /// The bytes the reader echoed on its screen, read back with capture-pane.
 fn screen_bytes(srv: &TmuxServer, pane: &str) -> Vec<u8> {
     let text = srv.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane]);
@@ -232,7 +205,7 @@ async fn create_session_window_pane_with_ids_that_exist() {
     // `sleep 1000` as one word is not a program: /usr/bin/env fails (127).
     // tmux may show the pane dead a moment before it has reaped the exit
     // status ("1 "): wait for both.
-    let st = poll(Duration::from_secs(5), || Some(srv.tmux(&["display-message", "-p", "-t", pid2, "#{pane_dead} #{pane_dead_status}"]).trim().to_string()).filter(|s| s.starts_with("1 ") && s.len() > 2));
+    let st = poll(Duration::from_secs(15), || Some(srv.tmux(&["display-message", "-p", "-t", pid2, "#{pane_dead} #{pane_dead_status}"]).trim().to_string()).filter(|s| s.starts_with("1 ") && s.len() > 2));
     assert_eq!(st.as_deref(), Some("1 127"), "a one-element argv must not go through a shell");
     // The session's active window did not change (focus defaults to false).
     assert_eq!(srv.tmux(&["display-message", "-p", "-t", sid, "#{window_id}"]).trim(), wid);

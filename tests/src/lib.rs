@@ -1184,3 +1184,44 @@ pub fn parse_handoff(line: &str) -> (Value, Value) {
     let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or_else(|e| panic!("hand-off arguments are not JSON ({e}): {s:?} in {line:?}"));
     (parse(since), parse(capture))
 }
+
+// ---------------------------------------------------------------------------
+// A raw-mode byte reader (what exactly reached a pane's program)
+// ---------------------------------------------------------------------------
+
+/// A raw-mode byte reader in a new window: appends every byte it reads to
+/// `out` and echoes it in hex on the screen (one chunk per line). Returns its
+/// pane id once it is in raw mode.
+pub fn start_reader(srv: &TmuxServer) -> (String, PathBuf) {
+    start_reader_as(srv, "reader", false)
+}
+
+/// [`start_reader`] with files named after `label`; with `bracketed_paste` the
+/// reader first turns bracketed paste on (`ESC [ ? 2004 h`), as shells do.
+pub fn start_reader_as(srv: &TmuxServer, label: &str, bracketed_paste: bool) -> (String, PathBuf) {
+    let dir = srv.dir();
+    let script = dir.join(format!("{label}.py"));
+    let out = dir.join(format!("{label}.bytes"));
+    let ready = dir.join(format!("{label}.ready"));
+    std::fs::write(
+        &script,
+        format!(
+            "import os, sys, tty\n\
+             tty.setraw(0)\n\
+             {}\
+             out = open(sys.argv[1], 'ab', buffering=0)\n\
+             open(sys.argv[2], 'w').close()\n\
+             while True:\n\
+             \x20   b = os.read(0, 4096)\n\
+             \x20   if not b: break\n\
+             \x20   out.write(b)\n\
+             \x20   os.write(1, (b.hex(' ') + '\\r\\n').encode())\n",
+            if bracketed_paste { "os.write(1, b'\\x1b[?2004h')\n" } else { "" }
+        ),
+    )
+    .unwrap();
+    let cmd = format!("python3 {} {} {}", script.display(), out.display(), ready.display());
+    let id = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
+    poll(Duration::from_secs(10), || ready.exists().then_some(())).expect("the raw reader did not start");
+    (id, out)
+}

@@ -78,6 +78,47 @@ pub async fn target(session: &Session, id: &str, generation: Option<&str>, rule:
     Ok(target)
 }
 
+/// The pane `id` for a tool that types into it: [`target`] under
+/// [`SelfRule::Typing`], and refused when dead (remain-on-exit keeps the pane
+/// but nothing reads its input). Nothing is sent when it refuses.
+pub async fn typing_target(session: &Session, id: &str, generation: Option<&str>) -> Result<Target, ToolOutput> {
+    let target = target(session, id, generation, SelfRule::Typing).await?;
+    if target.panes[0].dead {
+        return Err(error(&format!("Pane {id} is dead (its program exited and remain-on-exit keeps it); nothing would read the input."), Delivery::NotSent));
+    }
+    Ok(target)
+}
+
+/// Boolean formats of one pane, read in one hook-free round trip: each is an
+/// `if-shell -F -t PANE FORMAT` (tmux runs no hook for if-shell) whose branch
+/// prints `i=1` or `i=0` with `list-commands -F` (no hook either). A format that
+/// expands to neither 1 nor 0 (unknown to this tmux) reads as `None`.
+pub async fn pane_flags(session: &Session, id: &str, formats: &[&str]) -> Result<Vec<Option<bool>>, ToolOutput> {
+    let mut args: Vec<String> = Vec::new();
+    for (i, f) in formats.iter().enumerate() {
+        for (value, cond) in [("1", format!("#{{==:{f},1}}")), ("0", format!("#{{==:{f},0}}"))] {
+            if !args.is_empty() {
+                args.push(";".into());
+            }
+            args.extend(["if-shell".into(), "-F".into(), "-t".into(), id.to_string(), cond, format!("list-commands -F {i}={value} list-commands")]);
+        }
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = session.broker.registry.run_tmux(&argv).await.map_err(|e| error(&format!("Reading pane {id}'s state failed: {e}."), Delivery::NotSent))?;
+    Ok((0..formats.len())
+        .map(|i| {
+            let line = |v: &str| out.lines().any(|l| l == format!("{i}={v}"));
+            if line("1") {
+                Some(true)
+            } else if line("0") {
+                Some(false)
+            } else {
+                None
+            }
+        })
+        .collect())
+}
+
 /// Runs one tmux command of an action; the error says what reached tmux.
 pub async fn run(session: &Session, argv: &[&str]) -> Result<String, ToolOutput> {
     refs::run_command(&session.broker, argv).await.map_err(|f| failed(&f))

@@ -165,12 +165,15 @@ struct PaneProblem {
 }
 
 fn matcher(args: &Args) -> Result<regex::Regex, ToolOutput> {
-    let source = if args.regex { args.pattern.clone() } else { regex::escape(&args.pattern) };
-    regex::RegexBuilder::new(&source)
-        .case_insensitive(!args.match_case)
-        .size_limit(REGEX_SIZE)
-        .build()
-        .map_err(|e| ToolOutput::libtmux_error(format!("Argument pattern: not a valid regular expression: {e}. Nothing was sent to tmux.")))
+    build_regex(&args.pattern, args.regex, !args.match_case, false).map_err(|e| ToolOutput::libtmux_error(format!("Argument pattern: not a valid regular expression: {e}. Nothing was sent to tmux.")))
+}
+
+/// A pattern as the family matches it (also wait_for_text's): literal unless
+/// `regex`, linear-time, its program bounded by [`REGEX_SIZE`]; `multi_line`
+/// makes `^`/`$` match at line ends of a multi-line text.
+pub(super) fn build_regex(pattern: &str, regex: bool, case_insensitive: bool, multi_line: bool) -> Result<regex::Regex, regex::Error> {
+    let source = if regex { pattern.to_string() } else { regex::escape(pattern) };
+    regex::RegexBuilder::new(&source).case_insensitive(case_insensitive).multi_line(multi_line).size_limit(REGEX_SIZE).build()
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {

@@ -108,7 +108,7 @@ fn arg_bytes(args: &[String]) -> usize {
 
 /// `text` in pieces of at most `max` bytes, cut at character boundaries
 /// (an empty text is one empty piece: it is still sent, as the contract says).
-fn split_text(text: &str, max: usize) -> Vec<&str> {
+pub(super) fn split_text(text: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = text;
     while rest.len() > max {
@@ -139,8 +139,40 @@ fn group_args(args: Vec<String>, room: usize) -> Vec<Vec<String>> {
     out
 }
 
-fn e_code(e: &ToolOutput) -> &str {
-    e.structured.as_ref().and_then(|s| s["error"]["code"].as_str()).unwrap_or("command_failed")
+/// What to type: literal text (`send-keys -l`) or tmux key names.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    Text(&'a str),
+    Keys(&'a [String]),
+}
+
+/// The `send-keys` commands that type `input` into pane `id`, in order, each
+/// within one tmux message ([`COMMAND_ARG_BYTES`]); `--` ends the flags, so a
+/// leading `-` is text or a key name, and a trailing `;` is escaped
+/// ([`refs::literal_arg`]) so tmux never takes it for a command separator.
+/// Shared by every tool that types (tmux_send, send_keys, run_command).
+pub fn commands(id: &str, input: Input<'_>) -> Vec<Vec<String>> {
+    match input {
+        Input::Text(text) => {
+            let head = vec!["send-keys".to_string(), "-l".into(), "-t".into(), id.to_string(), "--".into()];
+            let room = COMMAND_ARG_BYTES - arg_bytes(&head) - 2; // NUL, and a `\` literal_arg may add
+            split_text(text, room).into_iter().map(|t| head.iter().cloned().chain([refs::literal_arg(t)]).collect()).collect()
+        }
+        Input::Keys(keys) => {
+            let head = vec!["send-keys".to_string(), "-t".into(), id.to_string(), "--".into()];
+            let room = COMMAND_ARG_BYTES - arg_bytes(&head);
+            group_args(keys.iter().map(|k| refs::literal_arg(k)).collect(), room).into_iter().map(|g| head.iter().cloned().chain(g).collect()).collect()
+        }
+    }
+}
+
+/// Runs `commands` in order. On a failure: how many landed before it, and why.
+pub async fn deliver(session: &Session, commands: &[Vec<String>]) -> Result<(), (usize, refs::Failure)> {
+    for (i, argv) in commands.iter().enumerate() {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        refs::run_command(&session.broker, &argv).await.map_err(|f| (i, f))?;
+    }
+    Ok(())
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -163,31 +195,21 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         return refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent);
     }
     let input = &args["input"];
-    let (head, pieces): (Vec<String>, Vec<Vec<String>>) = match input["type"].as_str() {
-        Some("text") => {
-            let head = vec!["send-keys".into(), "-l".into(), "-t".into(), target.id.clone(), "--".into()];
-            let room = COMMAND_ARG_BYTES - arg_bytes(&head) - 2; // NUL, and a `\` literal_arg may add
-            let pieces = split_text(input["text"].as_str().unwrap_or_default(), room).into_iter().map(|t| vec![refs::literal_arg(t)]).collect();
-            (head, pieces)
-        }
+    let keys: Vec<String>;
+    let what = match input["type"].as_str() {
+        Some("text") => Input::Text(input["text"].as_str().unwrap_or_default()),
         _ => {
-            let head = vec!["send-keys".into(), "-t".into(), target.id.clone(), "--".into()];
-            let keys: Vec<String> = input["keys"].as_array().into_iter().flatten().filter_map(Value::as_str).map(refs::literal_arg).collect();
-            let room = COMMAND_ARG_BYTES - arg_bytes(&head);
-            (head, group_args(keys, room))
+            keys = input["keys"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect();
+            Input::Keys(&keys)
         }
     };
-    let total = pieces.len();
-    for (i, piece) in pieces.into_iter().enumerate() {
-        let argv: Vec<&str> = head.iter().chain(piece.iter()).map(String::as_str).collect();
-        if let Err(e) = refs::run_mutation(&session.broker, &argv).await {
-            if i == 0 {
-                return e;
-            }
-            // Earlier pieces landed: say so, whatever this one's delivery was.
-            let why = e.structured.as_ref().and_then(|s| s["error"]["message"].as_str()).unwrap_or_default().to_string();
-            return refs::fail(e_code(&e), &format!("Piece {} of {total} failed after {i} piece(s) were delivered, so the pane received part of the input. {}", i + 1, why.trim_start_matches(refs::GENERIC).trim()), envelope::Delivery::Observed);
+    let commands = commands(&target.id, what);
+    if let Err((landed, f)) = deliver(session, &commands).await {
+        if landed == 0 {
+            return f.envelope();
         }
+        // Earlier pieces landed: say so, whatever this one's delivery was.
+        return refs::fail(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed);
     }
     let target = refs::PaneRef::new(&target.id, &session.broker.identity.generation);
     envelope::ok_typed("tmux_send", &Sent { target, delivery: Observed, client_exit_status: ExitZero, completion: DispatchOnly })

@@ -4,10 +4,11 @@
 //! Process exit is the pidfd of the pane process turning readable. Screen
 //! changes are writes to the pane's terminal (`tty_watch`, inotify): after each
 //! burst of writes the broker re-reads the rows (a guarded, hook-refusing capture)
-//! and once more shortly after, because tmux may parse the bytes a moment after
-//! the program wrote them. Progress notifications go out once a second while
-//! waiting when the client sent a `progressToken`; cancellation drops the wait
-//! and everything it holds. The server exiting ends a wait with
+//! and again 4 and 25 ms later, because tmux may parse the bytes a moment after
+//! the program wrote them. These events are [`PaneEvents`], which the libtmux
+//! family's waits (`wait_for_text`, `wait_for_idle`) use too. Progress
+//! notifications go out once a second while waiting when the client sent a
+//! `progressToken`; cancellation drops the wait and everything it holds. The server exiting ends a wait with
 //! `observation_lost` (delivery `observed`: the broker saw it happen).
 
 use super::capture::{observe_error, scope_of, snapshot_data, snapshot_data_schema};
@@ -107,7 +108,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -> ToolOutput {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
-    let _place = match broker.admission.wait() {
+    let begun = std::time::Instant::now();
+    let place = match broker.admission.wait() {
         Ok(p) => p,
         Err(refused) => return envelope::error("capacity", &format!("The operation could not establish its requested result. {}.", refused.0), Delivery::NotSent),
     };
@@ -117,7 +119,6 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     // A.4: the deadline is min(request_timeout_seconds, timeout).
     let asked = args.get("timeout").and_then(Value::as_f64).unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
     let timeout = asked.min(broker.request_timeout_seconds);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
     let scope = scope_of(args);
     let text = args.pointer("/condition/text").and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
 
@@ -156,15 +157,13 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     if let Some(done) = matched(&first.rows) {
         return done;
     }
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    tick.tick().await;
-    // After output, one more read once tmux has surely parsed it.
-    let settle = Duration::from_millis(25);
-    let mut recheck: Option<tokio::time::Instant> = None;
+    let mut ev = PaneEvents::new(broker, place, id, begun, Duration::from_secs_f64(timeout), progress).exit_of(identity.clone());
+    if let Some(w) = watch {
+        ev = ev.watching(w);
+    }
     loop {
-        let next_recheck = recheck.unwrap_or(deadline + Duration::from_secs(3600));
-        tokio::select! {
-            _ = identity.wait_exit() => {
+        match ev.next().await {
+            Event::Exited => {
                 if text.is_some() {
                     return failed(broker, id, ObserveError::StaleTarget { observed: true, why: format!("the process of pane {id} exited while waiting for text") }).await;
                 }
@@ -173,35 +172,146 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
                 out.text = format!("tmux_wait {id}: the pane's process exited (exit status not observed)");
                 return out;
             }
-            r = async { watch.as_ref().expect("text waits have a watch").changed().await }, if watch.is_some() => {
-                if let Err(e) = r {
-                    return observe_error(&ObserveError::Transport { observed: true, why: format!("terminal watch failed: {e}") });
+            Event::WatchFailed(e) => return observe_error(&ObserveError::Transport { observed: true, why: format!("terminal watch failed: {e}") }),
+            Event::Output | Event::Settled => match read(broker, id, generation, &scope, &identity).await {
+                Ok(rows) => {
+                    if let Some(done) = matched(&rows) {
+                        return done;
+                    }
                 }
-                recheck = Some(tokio::time::Instant::now() + settle);
-                match read(broker, id, generation, &scope, &identity).await {
-                    Ok(rows) => if let Some(done) = matched(&rows) { return done; },
-                    Err(e) => return failed(broker, id, e).await,
-                }
-            }
-            _ = tokio::time::sleep_until(next_recheck), if recheck.is_some() => {
-                recheck = None;
-                match read(broker, id, generation, &scope, &identity).await {
-                    Ok(rows) => if let Some(done) = matched(&rows) { return done; },
-                    Err(e) => return failed(broker, id, e).await,
-                }
-            }
-            _ = tick.tick() => {
-                if let Some(p) = &progress {
-                    let waited = sys::monotonic_seconds() - started;
-                    p.report(waited.min(timeout), Some(timeout), &format!("waiting on {id} for {:.0} s", waited)).await;
-                }
-            }
-            _ = broker.server_gone() => return observation_lost(id),
-            _ = tokio::time::sleep_until(deadline) => {
+                Err(e) => return failed(broker, id, e).await,
+            },
+            Event::ServerGone => return observation_lost(id),
+            Event::Idle | Event::Timeout => {
                 let clamp = if timeout < asked { format!(" (the broker's request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities)") } else { String::new() };
                 return envelope::error("deadline", &format!("The operation could not establish its requested result. The condition did not hold within {timeout} s{clamp}."), Delivery::Observed);
             }
         }
+    }
+}
+
+/// When the screen is read again after the last output event: tmux may parse
+/// the bytes a moment after the program wrote them (the event comes at the
+/// write), sooner or later depending on load, so a short re-read catches the
+/// usual case and a later one the slow case.
+const SETTLE: [Duration; 2] = [Duration::from_millis(4), Duration::from_millis(25)];
+
+/// What woke a wait ([`PaneEvents::next`]).
+#[derive(Debug)]
+pub enum Event {
+    /// The pane wrote to its terminal: read the screen again.
+    Output,
+    /// A settle re-read after output is due.
+    Settled,
+    /// Nothing was written for the idle period.
+    Idle,
+    /// The deadline passed.
+    Timeout,
+    /// The watched process exited (pidfd).
+    Exited,
+    /// The tmux server exited (or the broker is stopping).
+    ServerGone,
+    WatchFailed(std::io::Error),
+}
+
+/// The events of one pane during one wait, without polling: writes to its
+/// terminal (inotify, [`TtyWatch`]) with the settle re-reads after them, its
+/// process exiting (pidfd), the server going, an optional quiet period, and
+/// the deadline; progress notifications go out once a second meanwhile when
+/// the client asked. Shared by `tmux_wait`, `wait_for_text` and `wait_for_idle`,
+/// which decide what each event means. Holds the wait's admission place.
+pub struct PaneEvents<'a> {
+    broker: &'a crate::engine::Broker,
+    _place: tokio::sync::SemaphorePermit<'a>,
+    id: String,
+    watch: Option<TtyWatch>,
+    exit: Option<std::sync::Arc<crate::process::ProcessIdentity>>,
+    started: std::time::Instant,
+    timeout: Duration,
+    deadline: tokio::time::Instant,
+    idle: Option<Duration>,
+    last_output: tokio::time::Instant,
+    settle: Option<tokio::time::Instant>,
+    tick: tokio::time::Interval,
+    progress: Option<Progress>,
+    events: u64,
+}
+
+impl<'a> PaneEvents<'a> {
+    /// A wait on pane `id` that began at `started` and ends `timeout` later.
+    pub fn new(broker: &'a crate::engine::Broker, place: tokio::sync::SemaphorePermit<'a>, id: &str, started: std::time::Instant, timeout: Duration, progress: Option<Progress>) -> PaneEvents<'a> {
+        let now = tokio::time::Instant::now();
+        let deadline = tokio::time::Instant::from_std(started) + timeout;
+        let second = Duration::from_secs(1);
+        PaneEvents { broker, _place: place, id: id.to_string(), watch: None, exit: None, started, timeout, deadline, idle: None, last_output: now, settle: None, tick: tokio::time::interval_at(now + second, second), progress, events: 0 }
+    }
+
+    /// Also wake on output to the pane's terminal.
+    pub fn watching(mut self, watch: TtyWatch) -> Self {
+        self.watch = Some(watch);
+        self
+    }
+
+    /// Also wake when this process exits.
+    pub fn exit_of(mut self, identity: std::sync::Arc<crate::process::ProcessIdentity>) -> Self {
+        self.exit = Some(identity);
+        self
+    }
+
+    /// Also wake when nothing was written for `quiet` (from now, or the last output).
+    pub fn idle(mut self, quiet: Duration) -> Self {
+        self.idle = Some(quiet);
+        self
+    }
+
+    pub async fn next(&mut self) -> Event {
+        loop {
+            let far = self.deadline + Duration::from_secs(3600);
+            let idle_at = self.idle.map_or(far, |d| self.last_output + d);
+            tokio::select! {
+                _ = async { self.exit.as_ref().expect("guarded").wait_exit().await }, if self.exit.is_some() => return Event::Exited,
+                r = async { self.watch.as_ref().expect("guarded").changed().await }, if self.watch.is_some() => {
+                    if let Err(e) = r {
+                        return Event::WatchFailed(e);
+                    }
+                    self.events += 1;
+                    self.last_output = tokio::time::Instant::now();
+                    self.settle = Some(self.last_output + SETTLE[0]);
+                    return Event::Output;
+                }
+                _ = tokio::time::sleep_until(self.settle.unwrap_or(far)), if self.settle.is_some() => {
+                    // The next re-read after the last output, if any is left.
+                    let now = tokio::time::Instant::now();
+                    self.settle = SETTLE.iter().map(|d| self.last_output + *d).find(|t| *t > now);
+                    return Event::Settled;
+                }
+                _ = tokio::time::sleep_until(idle_at), if self.idle.is_some() => return Event::Idle,
+                _ = tokio::time::sleep_until(self.deadline) => return Event::Timeout,
+                _ = self.broker.server_gone() => return Event::ServerGone,
+                _ = self.tick.tick() => {
+                    if let Some(p) = &self.progress {
+                        let waited = self.started.elapsed().as_secs_f64();
+                        let total = self.timeout.as_secs_f64();
+                        p.report(waited.min(total), Some(total), &format!("waiting on {} for {waited:.0} s", self.id)).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Since the wait began.
+    pub fn waited(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Since the last output (or since this wait started watching).
+    pub fn quiet(&self) -> Duration {
+        self.last_output.elapsed()
+    }
+
+    /// Output events (bursts of writes to the terminal) seen.
+    pub fn events(&self) -> u64 {
+        self.events
     }
 }
 

@@ -1,0 +1,56 @@
+//! `get_job` (libtmux family, read-only): a `run_command` job by its id —
+//! still running, done (exit status and output tail), or lost. It only reads
+//! the broker's memory: nothing reaches tmux. A job is visible to sessions
+//! whose view covers the one that started it (like retained cursors); a finished
+//! job stays readable for `run_command::DONE_TTL`.
+
+use super::run_command::{self, JobView};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "get_job",
+    family: Family::Libtmux,
+    description: "Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.",
+    annotations: Annotations::read_only("Get a run_command job", true),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<JobView>,
+    run,
+};
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["jobId"],
+        "properties": {
+            "jobId": { "type": "string", "pattern": "^[0-9a-f]{32}$", "description": "The jobId run_command returned." }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    job_id: String,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        match run_command::lookup(c.session, &args.job_id) {
+            Some(v) => {
+                let text = run_command::summary(&v);
+                ToolOutput::typed(&v, text)
+            }
+            None => ToolOutput::libtmux_error(format!("No job {} for this session: unknown, expired (finished jobs are kept {} s), collected by the run_command call that waited for it, or started by an agent whose scope this session does not cover. Nothing was sent to tmux.", args.job_id, run_command::DONE_TTL.as_secs())),
+        }
+    })
+}

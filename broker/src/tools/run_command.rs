@@ -1,0 +1,569 @@
+//! `run_command` (libtmux family, mutating): a command line run by the shell
+//! at the prompt of a pane, with its real exit status and its output.
+//!
+//! Design: the broker types one line into the shell,
+//!
+//! ```text
+//!  { CMD
+//! } >'DIR/out' 2>&1; echo $? >'DIR/status'
+//! ```
+//!
+//! where DIR is a fresh directory of this job in the broker's private runtime
+//! directory (`srv-<gen16>.run-<id>`, mode 0700). The status and the output
+//! come from those files, never from the screen, so the terminal's echo of the
+//! typed line cannot be taken for
+//! the result (echo-proof by construction), and output that scrolls away or
+//! redraws is still complete. `{ …; }` runs in the shell itself, so `cd` and
+//! `export` persist as if the person had typed them; the newline before `}`
+//! lets CMD end in `&` or a comment. The leading space keeps the line out of
+//! history where `HISTCONTROL=ignorespace` (bash) or `HIST_IGNORE_SPACE` (zsh)
+//! is set. The output goes to the file, not to the pane: the person sees the
+//! typed line, not what it printed.
+//!
+//! Waiting is event-driven: inotify `IN_CLOSE_WRITE` on DIR (the shell closes
+//! the status file after writing it), the pidfd of the pane's process (a shell
+//! that exits never writes the status: `lost`), and the broker seeing the server
+//! go. Nothing polls tmux. One broker task per job does this and is the only
+//! thing the broker starts; it ends when the status arrives, when the pane's
+//! shell or the server goes, or after [`RUNNING_TTL`], and removes DIR.
+//!
+//! The typed command runs in the person's shell and keeps running whatever
+//! happens to the call: a blocking call that reaches its timeout returns the
+//! job (`state: running`, `jobId`) to collect with `get_job`; a call the client
+//! cancels leaves the job to finish, after which it is dropped with its files
+//! (nobody holds its id). Jobs live in broker memory, owned like retained
+//! cursors (readable by sessions whose view covers the maker's), at most
+//! [`MAX_JOBS_PER_AGENT`] running or uncollected per agent and [`MAX_JOBS`] in
+//! all (collected ones make room first), each keeping at most
+//! `maxOutputBytes` (≤ 256 KiB) of output tail and its command (≤ 16 KiB), so
+//! at most about 35 MiB; a finished job stays readable [`DONE_TTL`]. The cap
+//! is checked before typing and the job recorded after, so calls racing each
+//! other can pass it by the number running at once.
+//!
+//! Refused with nothing sent: a pane whose foreground program is not a POSIX
+//! shell (sh, bash, zsh, dash, ksh, mksh, ash, busybox; fish and csh have other
+//! syntax and are refused by name), a pane in copy mode or on the alternate
+//! screen, a dead pane, the agent's own pane without `--allow-self`. A shell
+//! syntax error in CMD makes the shell reject the whole line: the status never
+//! comes, the call returns `running`, and the job expires.
+
+use super::act;
+use super::envelope::Delivery;
+use super::refs::{Kind, PaneRef};
+use super::send::{self, Input};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::engine::Broker;
+use crate::retention::Owner;
+use crate::session::Session;
+use crate::tty_watch::TtyWatch;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "run_command",
+    family: Family::Libtmux,
+    description: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
+    annotations: Annotations { title: Some("Run a command in a pane's shell"), read_only: false, destructive: false, idempotent: false, open_world: false },
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<JobView>,
+    run,
+};
+
+/// Jobs one agent may hold (running or finished and not yet expired).
+pub const MAX_JOBS_PER_AGENT: usize = 16;
+/// Jobs the broker holds in all.
+pub const MAX_JOBS: usize = 128;
+/// How long a finished job is kept for `get_job`.
+pub const DONE_TTL: Duration = Duration::from_secs(crate::limits::CAPTURE_TTL_SECONDS);
+/// How long a job's status is awaited before the job is dropped.
+pub const RUNNING_TTL: Duration = Duration::from_secs(3600);
+const MAX_OUTPUT_BYTES: usize = 262_144;
+const DEFAULT_OUTPUT_BYTES: usize = 65_536;
+const DEFAULT_LINES: usize = 1000;
+
+/// Programs `pane_current_command` may name for a shell this tool can type
+/// into (POSIX syntax: `{ …; }`, `$?`, redirections).
+const POSIX_SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "ash", "busybox"];
+/// Shells with other syntax, refused by name.
+const OTHER_SHELLS: &[&str] = &["fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh"];
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId", "command"],
+        "properties": {
+            "paneId": act::id_schema(Kind::Pane, "The pane whose shell runs the command, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema(),
+            "command": { "type": "string", "minLength": 1, "maxLength": 16384, "pattern": "^[^\\x00-\\x09\\x0b-\\x1f\\x7f]*$", "description": "A shell command line; it may hold newlines but no other control character (the shell's line editor would act on it: Tab completes, CR submits); write \\t as $'\\t' or printf '\\t'." },
+            "timeoutMs": { "type": "integer", "minimum": 1, "maximum": 3_600_000, "description": "How long to wait for the status; clamped to the broker's request timeout (reported). Default: that timeout." },
+            "detach": { "type": "boolean", "description": "Return at once with a job id to collect with get_job (default false)." },
+            "maxLines": { "type": "integer", "minimum": 1, "maximum": 100_000, "description": "Output lines kept, from the end (default 1000)." },
+            "maxOutputBytes": { "type": "integer", "minimum": 1, "maximum": MAX_OUTPUT_BYTES, "description": "Output bytes kept, from the end (default 65536)." }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+    generation: Option<String>,
+    command: String,
+    timeout_ms: Option<u64>,
+    #[serde(default)]
+    detach: bool,
+    max_lines: Option<usize>,
+    max_output_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// The status has not come yet (collect later with get_job).
+    Running,
+    /// The command finished: exitStatus and output are set.
+    Done,
+    /// The pane's shell or the tmux server went away before the status came.
+    Lost,
+}
+
+/// The output tail kept, and what was dropped before it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Output {
+    /// The kept tail (UTF-8; invalid bytes replaced).
+    pub text: String,
+    /// Bytes and lines the command wrote in all.
+    pub total_bytes: u64,
+    pub total_lines: u64,
+    /// Bytes and whole lines dropped from the start to keep the tail bounded.
+    pub dropped_bytes: u64,
+    pub dropped_lines: u64,
+}
+
+/// A job as `run_command` and `get_job` report it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JobView {
+    pub job_id: String,
+    pub pane: PaneRef,
+    pub command: String,
+    pub state: JobState,
+    /// `$?` of the command line, when done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Output>,
+    /// Why the job was lost, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_reason: Option<String>,
+    /// Milliseconds since the line was typed (to the status, when done).
+    pub elapsed_ms: u64,
+    /// The wait this call used (run_command without detach only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Whether timeoutMs was cut to the broker's request timeout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_clamped: Option<bool>,
+}
+
+/// What a finished job left.
+#[derive(Debug, Clone)]
+enum Finish {
+    Done { status: i32, output: Output, elapsed: Duration },
+    Lost { why: String, elapsed: Duration },
+}
+
+pub struct Job {
+    owner: Owner,
+    generation: String,
+    pane: String,
+    command: String,
+    started: Instant,
+    finish: watch::Receiver<Option<Finish>>,
+    finished_at: Option<Instant>,
+    /// The call that started it was cancelled: nobody holds the id.
+    orphaned: bool,
+    /// `get_job` has returned its result: it no longer counts against its
+    /// agent's jobs, and it is the first to go when the table is full.
+    collected: bool,
+}
+
+fn jobs() -> &'static Mutex<HashMap<String, Job>> {
+    static JOBS: OnceLock<Mutex<HashMap<String, Job>>> = OnceLock::new();
+    JOBS.get_or_init(Default::default)
+}
+
+/// Drops finished jobs past [`DONE_TTL`] (and orphans as soon as they finish).
+fn prune(table: &mut HashMap<String, Job>) {
+    let now = Instant::now();
+    for job in table.values_mut() {
+        if job.finished_at.is_none() && job.finish.borrow().is_some() {
+            job.finished_at = Some(now);
+        }
+    }
+    table.retain(|_, j| match j.finished_at {
+        Some(at) => !j.orphaned && now.duration_since(at) < DONE_TTL,
+        None => true,
+    });
+}
+
+impl Job {
+    fn view(&self, id: &str) -> JobView {
+        let finish = self.finish.borrow().clone();
+        let (state, exit_status, output, lost_reason, elapsed) = match finish {
+            None => (JobState::Running, None, None, None, self.started.elapsed()),
+            Some(Finish::Done { status, output, elapsed }) => (JobState::Done, Some(status), Some(output), None, elapsed),
+            Some(Finish::Lost { why, elapsed }) => (JobState::Lost, None, None, Some(why), elapsed),
+        };
+        JobView { job_id: id.to_string(), pane: PaneRef::new(&self.pane, &self.generation), command: self.command.clone(), state, exit_status, output, lost_reason, elapsed_ms: elapsed.as_millis() as u64, timeout_ms: None, timeout_clamped: None }
+    }
+}
+
+/// The job `id` as `session` may see it (`get_job`): unknown, expired and
+/// other views' jobs are all "no such job".
+pub fn lookup(session: &Session, id: &str) -> Option<JobView> {
+    let mut table = jobs().lock().unwrap();
+    prune(&mut table);
+    let job = table.get_mut(id).filter(|j| j.generation == session.generation() && session.view().covers(&j.owner.view))?;
+    let v = job.view(id);
+    if v.state != JobState::Running {
+        job.collected = true;
+    }
+    Some(v)
+}
+
+/// Makes room for one more job of `agent`, or says why there is none: the
+/// agent holds at most [`MAX_JOBS_PER_AGENT`] uncollected jobs; at
+/// [`MAX_JOBS`] in all, collected jobs go first, oldest first.
+fn admit(table: &mut HashMap<String, Job>, agent: Option<u64>) -> Result<(), String> {
+    prune(table);
+    let mine = table.values().filter(|j| j.owner.agent == agent && !j.collected).count();
+    if mine >= MAX_JOBS_PER_AGENT {
+        return Err(format!("Too many jobs: this agent holds {mine} running or uncollected jobs (at most {MAX_JOBS_PER_AGENT}); collect finished ones with get_job, or wait for running ones to end."));
+    }
+    while table.len() >= MAX_JOBS {
+        let oldest = table.iter().filter(|(_, j)| j.collected).min_by_key(|(_, j)| j.finished_at).map(|(k, _)| k.clone());
+        match oldest {
+            Some(k) => {
+                table.remove(&k);
+            }
+            None => return Err(format!("Too many jobs: the broker holds {MAX_JOBS} running or uncollected jobs; retry when some have been collected.")),
+        }
+    }
+    Ok(())
+}
+
+/// A finished job's text for the model.
+pub fn summary(v: &JobView) -> String {
+    match v.state {
+        JobState::Running => format!("job {} on {} is still running after {} ms; collect it with get_job", v.job_id, v.pane.id, v.elapsed_ms),
+        JobState::Lost => format!("job {} on {} was lost: {}", v.job_id, v.pane.id, v.lost_reason.as_deref().unwrap_or_default()),
+        JobState::Done => {
+            let o = v.output.as_ref();
+            let dropped = o.filter(|o| o.dropped_bytes > 0).map(|o| format!(" [{} earlier line(s), {} byte(s) dropped]", o.dropped_lines, o.dropped_bytes)).unwrap_or_default();
+            format!("exit status {}{dropped}\n{}", v.exit_status.unwrap_or_default(), o.map_or("", |o| o.text.as_str()))
+        }
+    }
+}
+
+/// Marks the job orphaned when the blocking call is dropped before answering.
+struct CancelGuard(Option<String>);
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.0.take() {
+            if let Some(j) = jobs().lock().unwrap().get_mut(&id) {
+                j.orphaned = true;
+            }
+        }
+    }
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let session = c.session;
+        let broker = &session.broker;
+        let asked_ms = args.timeout_ms.unwrap_or((broker.request_timeout_seconds * 1000.0) as u64);
+        let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
+        let timeout_ms = asked_ms.min(cap_ms);
+        let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
+            Ok(t) => t,
+            Err(e) => return e,
+        };
+        let pane = target.panes[0].clone();
+        if let Err(why) = shell_of(&pane.command) {
+            return act::error(&format!("Pane {} is not at a shell prompt run_command can type into: {why}", pane.id), Delivery::NotSent);
+        }
+        if pane.in_mode != 0 {
+            return act::error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent);
+        }
+        match act::pane_flags(session, &pane.id, &["#{alternate_on}"]).await {
+            Ok(f) if f[0] == Some(false) => {}
+            Ok(_) => return act::error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent),
+            Err(e) => return e,
+        }
+        let owner = session.owner();
+        let id = crate::sys::random_hex(16);
+        if let Err(why) = admit(&mut jobs().lock().unwrap(), owner.agent) {
+            return act::error(&why, Delivery::NotSent);
+        }
+        let dir = job_dir(broker, &id);
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            return act::error(&format!("Could not make the job directory in the broker's runtime directory: {e}."), Delivery::NotSent);
+        }
+        // The watch exists before the line is typed, so the status cannot be
+        // written unseen.
+        let watch = match TtyWatch::with_mask(&dir.to_string_lossy(), libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO) {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return act::error(&format!("Could not watch the job directory: {e}."), Delivery::NotSent);
+            }
+        };
+        let line = typed_line(&args.command, &dir);
+        let mut commands = send::commands(&pane.id, Input::Text(&line));
+        commands.push(vec!["send-keys".into(), "-t".into(), pane.id.clone(), "Enter".into()]);
+        let started = Instant::now();
+        if let Err((landed, f)) = send::deliver(session, &commands).await {
+            let _ = std::fs::remove_dir_all(&dir);
+            if landed == 0 {
+                return act::failed(&f);
+            }
+            return act::error(&format!("Typing the command line failed part way (the pane's shell received part of it): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
+        }
+        let (tx, rx) = watch::channel(None);
+        let limits = Limits { lines: args.max_lines.unwrap_or(DEFAULT_LINES), bytes: args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES).min(MAX_OUTPUT_BYTES) };
+        let identity = pane.process.as_ref().ok().cloned();
+        tokio::spawn(collect(broker.clone(), dir, watch, identity, limits, started, tx));
+        jobs().lock().unwrap().insert(id.clone(), Job { owner, generation: session.generation().to_string(), pane: pane.id.clone(), command: args.command.clone(), started, finish: rx.clone(), finished_at: None, orphaned: false, collected: false });
+
+        if args.detach {
+            return match lookup(session, &id) {
+                Some(v) => ToolOutput::typed(&v, summary(&v)),
+                None => act::error(&format!("Job {id} vanished right after it was started."), Delivery::Observed),
+            };
+        }
+        let mut guard = CancelGuard(Some(id.clone()));
+        let mut rx = rx;
+        let _ = tokio::time::timeout(Duration::from_millis(timeout_ms), rx.wait_for(Option::is_some)).await;
+        guard.0 = None;
+        let mut v = {
+            let mut table = jobs().lock().unwrap();
+            let Some(job) = table.get(&id) else { return act::error("The job vanished.", Delivery::Observed) };
+            let v = job.view(&id);
+            // A blocking call that got the result has collected the job.
+            if v.state != JobState::Running {
+                table.remove(&id);
+            }
+            v
+        };
+        v.timeout_ms = Some(timeout_ms);
+        v.timeout_clamped = Some(timeout_ms < asked_ms);
+        let mut text = summary(&v);
+        if timeout_ms < asked_ms && v.state == JobState::Running {
+            text.push_str(&format!(" (timeoutMs {asked_ms} was clamped to the broker's request timeout {timeout_ms} ms)"));
+        }
+        ToolOutput::typed(&v, text)
+    })
+}
+
+use std::os::unix::fs::DirBuilderExt;
+
+/// A job's directory: `srv-<gen16>.run-<id>` next to this broker's socket in
+/// the runtime directory (which brokers of other servers share), so whose it
+/// is can be told from its name.
+fn job_dir(broker: &Broker, id: &str) -> PathBuf {
+    let stem = broker.paths.socket.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    broker.paths.dir.join(format!("{stem}.run-{id}"))
+}
+
+/// Whether `command` (`pane_current_command`) is a shell this tool can type
+/// into; the error says why not.
+fn shell_of(command: &str) -> Result<(), String> {
+    // A login shell shows as `-bash`; a path may show in full.
+    let name = command.trim_start_matches('-');
+    let name = name.rsplit('/').next().unwrap_or(name);
+    if POSIX_SHELLS.contains(&name) {
+        Ok(())
+    } else if OTHER_SHELLS.contains(&name) {
+        Err(format!("its shell is {name}, whose syntax differs from POSIX sh; run_command supports sh, bash, zsh, dash, ksh and ash (use send_keys there)."))
+    } else {
+        Err(format!("its foreground program is {command:?}, not a shell (sh, bash, zsh, dash, ksh, ash); wait until it ends, or use send_keys."))
+    }
+}
+
+/// The line typed into the shell (see the module doc).
+fn typed_line(command: &str, dir: &Path) -> String {
+    let q = |f: &str| crate::tmux::quote::shell_quote(&dir.join(f).to_string_lossy());
+    format!(" {{ {command}\n}} >{} 2>&1; echo $? >{}", q("out"), q("status"))
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    lines: usize,
+    bytes: usize,
+}
+
+/// The job's one task: waits (events only) for the status file, the pane's
+/// shell to exit, the server to go, or [`RUNNING_TTL`]; records the result and
+/// removes the job directory.
+async fn collect(broker: Arc<Broker>, dir: PathBuf, watch: TtyWatch, identity: Option<Arc<crate::process::ProcessIdentity>>, limits: Limits, started: Instant, tx: watch::Sender<Option<Finish>>) {
+    let status_path = dir.join("status");
+    let deadline = tokio::time::Instant::now() + RUNNING_TTL;
+    let finish = loop {
+        if let Some(status) = read_status(&status_path) {
+            let elapsed = started.elapsed();
+            // The file may be large: counting its lines must not hold a runtime thread.
+            let out = dir.join("out");
+            let read = tokio::task::spawn_blocking(move || read_tail(&out, limits)).await.unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+            let output = read.unwrap_or_else(|e| Output { text: format!("(the output file could not be read: {e})"), total_bytes: 0, total_lines: 0, dropped_bytes: 0, dropped_lines: 0 });
+            break Finish::Done { status, output, elapsed };
+        }
+        tokio::select! {
+            r = watch.changed() => if let Err(e) = r {
+                break Finish::Lost { why: format!("watching the job directory failed: {e}"), elapsed: started.elapsed() };
+            },
+            _ = async { match &identity { Some(i) => i.wait_exit().await, None => std::future::pending().await } } => {
+                // The shell may have written the status just before exiting.
+                if read_status(&status_path).is_none() {
+                    break Finish::Lost { why: "the pane's shell exited before the command's status was written".into(), elapsed: started.elapsed() };
+                }
+            }
+            _ = broker.server_gone() => break Finish::Lost { why: "the tmux server exited (or the broker stopped)".into(), elapsed: started.elapsed() },
+            _ = tokio::time::sleep_until(deadline) => break Finish::Lost { why: format!("no status within {} s; the job was dropped", RUNNING_TTL.as_secs()), elapsed: started.elapsed() },
+        }
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    tx.send_replace(Some(finish));
+    let mut table = jobs().lock().unwrap();
+    prune(&mut table);
+}
+
+/// `$?` as the shell wrote it (`N\n`), once the file is complete.
+fn read_status(path: &Path) -> Option<i32> {
+    let s = std::fs::read_to_string(path).ok()?;
+    s.strip_suffix('\n')?.trim().parse().ok()
+}
+
+/// The file's last lines within `limits`, and what was dropped before them.
+fn read_tail(path: &Path, limits: Limits) -> std::io::Result<Output> {
+    let mut f = std::fs::File::open(path)?;
+    let total = f.metadata()?.len();
+    // Count lines in one streaming pass (the file may be far larger than the tail).
+    let mut newlines = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut last = b'\n';
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        newlines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    let total_lines = newlines + u64::from(total > 0 && last != b'\n');
+    let start = total.saturating_sub(limits.bytes as u64);
+    f.seek(SeekFrom::Start(start))?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail)?;
+    Ok(cut_tail(tail, start > 0, total, total_lines, limits.lines))
+}
+
+/// Keeps whole lines of `tail` (its first, partial line dropped when the cut
+/// fell inside it) and at most `max_lines` of them.
+fn cut_tail(tail: Vec<u8>, cut_mid_file: bool, total: u64, total_lines: u64, max_lines: usize) -> Output {
+    let mut from = 0;
+    if cut_mid_file {
+        if let Some(nl) = tail.iter().position(|&b| b == b'\n') {
+            from = nl + 1;
+        }
+    }
+    let body = &tail[from..];
+    // Line starts from the end: keep the last max_lines lines.
+    let ends_nl = body.last() == Some(&b'\n');
+    let mut count = 0;
+    let mut keep_from = 0;
+    for (i, &b) in body.iter().enumerate().rev() {
+        if b == b'\n' && !(ends_nl && i == body.len() - 1) {
+            count += 1;
+            if count == max_lines {
+                keep_from = i + 1;
+                break;
+            }
+        }
+    }
+    let kept = &body[keep_from..];
+    let kept_lines = kept.iter().filter(|&&b| b == b'\n').count() as u64 + u64::from(!kept.is_empty() && !ends_nl);
+    Output { text: String::from_utf8_lossy(kept).into_owned(), total_bytes: total, total_lines, dropped_bytes: total - kept.len() as u64, dropped_lines: total_lines - kept_lines }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_whole_last_lines_and_counts_what_was_dropped() {
+        let text: String = (1..=10).map(|i| format!("line{i}\n")).collect();
+        let all = cut_tail(text.clone().into_bytes(), false, text.len() as u64, 10, 3);
+        assert_eq!(all.text, "line8\nline9\nline10\n");
+        assert_eq!((all.dropped_lines, all.dropped_bytes), (7, (text.len() - all.text.len()) as u64));
+        // A byte cut inside a line drops that partial line too.
+        let tail = text.as_bytes()[text.len() - 10..].to_vec();
+        let o = cut_tail(tail, true, text.len() as u64, 10, 100);
+        assert_eq!(o.text, "line10\n");
+        assert_eq!(o.dropped_lines, 9);
+        let o = cut_tail(b"no newline".to_vec(), false, 10, 1, 5);
+        assert_eq!((o.text.as_str(), o.dropped_lines, o.dropped_bytes), ("no newline", 0, 0));
+    }
+
+    fn job(agent: u64, finished: bool, collected: bool) -> Job {
+        let finish = finished.then(|| Finish::Lost { why: String::new(), elapsed: Duration::ZERO });
+        let (_tx, rx) = watch::channel(finish);
+        Job { owner: Owner { agent: Some(agent), view: crate::retention::View::Server }, generation: "g".into(), pane: "%1".into(), command: "true".into(), started: Instant::now(), finish: rx, finished_at: None, orphaned: false, collected }
+    }
+
+    #[test]
+    fn jobs_are_capped_per_agent_until_collected_and_collected_ones_make_room() {
+        let mut t: HashMap<String, Job> = (0..MAX_JOBS_PER_AGENT).map(|i| (format!("a{i}"), job(1, true, false))).collect();
+        assert!(admit(&mut t, Some(1)).unwrap_err().contains("at most 16"));
+        assert!(admit(&mut t, Some(2)).is_ok(), "another agent's jobs do not count");
+        t.get_mut("a0").unwrap().collected = true;
+        assert!(admit(&mut t, Some(1)).is_ok(), "a collected job no longer counts");
+        // A full table: collected jobs are dropped to make room, never others.
+        t.extend((0..MAX_JOBS).map(|i| (format!("b{i}"), job(3 + i as u64, false, false))));
+        assert!(admit(&mut t, Some(999)).unwrap_err().contains("broker holds"));
+        let mut t: HashMap<String, Job> = (0..MAX_JOBS).map(|i| (format!("c{i}"), job(i as u64, true, i < 3))).collect();
+        assert!(admit(&mut t, Some(999)).is_ok());
+        assert_eq!(t.len(), MAX_JOBS - 1);
+        assert_eq!(t.values().filter(|j| j.collected).count(), 2);
+    }
+
+    #[test]
+    fn shells_are_recognised_and_others_refused_by_name() {
+        assert!(shell_of("bash").is_ok() && shell_of("-zsh").is_ok() && shell_of("/bin/sh").is_ok());
+        assert!(shell_of("fish").unwrap_err().contains("fish"));
+        assert!(shell_of("python3").unwrap_err().contains("not a shell"));
+    }
+
+    #[test]
+    fn the_typed_line_quotes_the_paths() {
+        let l = typed_line("echo hi # c", Path::new("/r/it's"));
+        assert_eq!(l, " { echo hi # c\n} >'/r/it'\\''s/out' 2>&1; echo $? >'/r/it'\\''s/status'");
+    }
+}

@@ -1,0 +1,128 @@
+//! `send_keys` (libtmux family, mutating): tmux key names (`keys`) or text
+//! (`text`, literal by default) into one pane, optionally followed by Enter.
+//!
+//! The typing itself is `tmux_send`'s ([`send::commands`]): `--` ends the flags
+//! so a leading `-` is a key name or text, a trailing `;` is escaped so tmux
+//! never splits the command there, and a long input goes as several commands
+//! that each fit one tmux message. Enter is a separate `send-keys Enter` (the
+//! Enter *key*, CR), because inside `-l` the word "Enter" would be typed as text.
+
+use super::act;
+use super::envelope::Delivery;
+use super::refs::{PaneRef, NO_NUL};
+use super::send::{self, Input};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "send_keys",
+    family: Family::Libtmux,
+    description: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
+    annotations: Annotations { title: Some("Send keys to a pane"), read_only: false, destructive: false, idempotent: false, open_world: false },
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Sent>,
+    run,
+};
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId"],
+        "properties": {
+            "paneId": act::id_schema(super::refs::Kind::Pane, "The pane to type into, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema(),
+            "keys": {
+                "type": "array", "minItems": 1, "maxItems": 256,
+                "items": { "type": "string", "minLength": 1, "maxLength": 256, "pattern": NO_NUL },
+                "description": "tmux key names, sent in order, e.g. [\"C-c\"] or [\"Up\", \"Enter\"]."
+            },
+            "text": { "type": "string", "maxLength": 65536, "pattern": NO_NUL, "description": "Text to type; literal unless literal:false." },
+            "literal": { "type": "boolean", "description": "With text: type it character by character (default true); false lets tmux interpret it as a key name." },
+            "enter": { "type": "boolean", "description": "Press Enter after the keys or text (default false)." }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+    generation: Option<String>,
+    keys: Option<Vec<String>>,
+    text: Option<String>,
+    literal: Option<bool>,
+    #[serde(default)]
+    enter: bool,
+}
+
+/// What was typed, as tmux accepted it.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Sent {
+    pane: PaneRef,
+    /// Key names sent (0 for text).
+    keys: usize,
+    /// Characters of text typed literally (0 for keys).
+    characters: usize,
+    /// Whether Enter was pressed afterwards.
+    enter: bool,
+    /// `send-keys` commands it took (long input is split to fit tmux's messages).
+    commands: usize,
+    /// Always `observed`: tmux accepted every command.
+    delivery: DeliveryObserved,
+}
+
+#[derive(Serialize, JsonSchema)]
+enum DeliveryObserved {
+    #[serde(rename = "observed")]
+    Observed,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let keys_as_text;
+        let (input, keys, characters) = match (&args.keys, &args.text) {
+            (Some(_), Some(_)) => return act::error("Give keys or text, not both.", Delivery::NotSent),
+            (None, None) if !args.enter => return act::error("Give keys, text, or enter: true.", Delivery::NotSent),
+            (Some(k), None) => (Some(Input::Keys(k)), k.len(), 0),
+            (None, Some(t)) if args.literal == Some(false) => {
+                keys_as_text = vec![t.clone()];
+                (Some(Input::Keys(&keys_as_text)), 1, 0)
+            }
+            (None, Some(t)) => (Some(Input::Text(t)), 0, t.chars().count()),
+            (None, None) => (None, 0, 0),
+        };
+        if args.literal.is_some() && args.text.is_none() {
+            return act::error("literal applies to text only (keys are always key names).", Delivery::NotSent);
+        }
+        let session = c.session;
+        let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
+            Ok(t) => t,
+            Err(e) => return e,
+        };
+        let mut commands = input.map(|i| send::commands(&target.id, i)).unwrap_or_default();
+        if args.enter {
+            commands.push(vec!["send-keys".into(), "-t".into(), target.id.clone(), "Enter".into()]);
+        }
+        if let Err((landed, f)) = send::deliver(session, &commands).await {
+            if landed == 0 {
+                return act::failed(&f);
+            }
+            return act::error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
+        }
+        let sent = Sent { pane: PaneRef::new(&target.id, session.generation()), keys, characters, enter: args.enter, commands: commands.len(), delivery: DeliveryObserved::Observed };
+        let what = if characters > 0 { format!("{characters} character(s)") } else if keys > 0 { format!("{keys} key(s)") } else { "nothing".into() };
+        let text = format!("sent {what}{} to {}", if args.enter { " and Enter" } else { "" }, target.id);
+        ToolOutput::typed(&sent, text)
+    })
+}

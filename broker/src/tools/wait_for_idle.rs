@@ -1,0 +1,101 @@
+//! `wait_for_idle` (libtmux family, read-only): wait until a pane wrote nothing
+//! to its terminal for `idleSeconds`, or the timeout, reporting which.
+//!
+//! Quiet is measured on the pane's terminal with inotify (every `write(2)` of
+//! its programs is an event; see `tty_watch`), from the moment the call starts,
+//! through the same events as `wait_for_text` ([`Watched`] over `wait::PaneEvents`). It reads no pane
+//! content and sends tmux nothing but the fresh table read that resolves the
+//! pane. Echo by the kernel of typed input (a program reading in cooked mode)
+//! is not a write by the program and does not count as output.
+
+use super::act;
+use super::refs::{Kind, PaneRef};
+use super::typed::schema_of;
+use super::wait::Event;
+use super::wait_for_text::{timeout_schema, ClockReport, Watched};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "wait_for_idle",
+    family: Family::Libtmux,
+    description: "Wait, event-driven (tty inotify, no polling), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
+    annotations: Annotations::read_only("Wait for a pane to go quiet", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Idle>,
+    run,
+};
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId"],
+        "properties": {
+            "paneId": act::id_schema(Kind::Pane, "The pane to watch, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema(),
+            "idleSeconds": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "How long the pane must stay quiet (default 1)." },
+            "timeoutMs": timeout_schema()
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+    generation: Option<String>,
+    idle_seconds: Option<f64>,
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Outcome {
+    Idle,
+    Timeout,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Idle {
+    pane: PaneRef,
+    outcome: Outcome,
+    idle_seconds: f64,
+    /// Milliseconds since the pane last wrote (or since the call started).
+    quiet_ms: u64,
+    #[serde(flatten)]
+    clock: ClockReport,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let idle = args.idle_seconds.unwrap_or(1.0);
+        let mut ev = match Watched::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, Some(idle), c.progress.clone()).await {
+            Ok(e) => e,
+            Err(e) => return e,
+        };
+        let outcome = loop {
+            match ev.next().await {
+                Ok(Event::Idle) => break Outcome::Idle,
+                Ok(Event::Timeout) => break Outcome::Timeout,
+                Ok(_) => continue,
+                Err(e) => return e,
+            }
+        };
+        let out = Idle { pane: PaneRef::new(&ev.pane.id, c.session.generation()), outcome, idle_seconds: idle, quiet_ms: ev.ev.quiet().as_millis() as u64, clock: ev.report() };
+        let text = match outcome {
+            Outcome::Idle => format!("{} was quiet for {idle} s (waited {} ms)", ev.pane.id, out.clock.waited_ms),
+            Outcome::Timeout => format!("{} did not stay quiet for {idle} s within {} ms{}", ev.pane.id, out.clock.timeout_ms, if out.clock.timeout_clamped { " (timeoutMs clamped to the broker's request timeout)" } else { "" }),
+        };
+        ToolOutput::typed(&out, text)
+    })
+}

@@ -1,0 +1,272 @@
+//! `wait_for_text` (libtmux family, read-only): wait until a pane's visible
+//! screen matches one of `patterns` (literal or regex, case option), or one of
+//! `stopPatterns`, or the pane went quiet for `idleSeconds`, or the timeout.
+//!
+//! Event-driven, as `tmux_wait`: inotify on the pane's terminal
+//! ([`TtyWatch`]); each burst of output is one guarded, hook-refusing capture
+//! of the visible screen ([`observe::capture_range`]: refused while an
+//! `after-capture-pane` hook is set), plus re-reads 4 and 25 ms after the last
+//! event, because tmux may parse the bytes a moment after the program wrote
+//! them. Nothing polls tmux. The events are `tmux_wait`'s ([`PaneEvents`]),
+//! shared with `wait_for_idle` too. It types nothing, hence read-only (on by
+//! default), although the libtmux family lists it with the input tools.
+//!
+//! Patterns are checked before stop patterns, each over the whole screen with
+//! `^`/`$` matching at line ends; the result names the first that matched and
+//! the screen line it matched on. The screen as it was when the call started
+//! counts: text already shown matches at once.
+
+use super::act::{self, SelfRule};
+use super::capture_pane;
+use super::search_panes::build_regex;
+use super::refs::{Kind, PaneRef};
+use super::typed::schema_of;
+use super::wait::{Event, PaneEvents};
+use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
+use crate::admission::Refused;
+use crate::observe;
+use crate::registry::Pane;
+use crate::session::Session;
+use crate::tty_watch::TtyWatch;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "wait_for_text",
+    family: Family::Libtmux,
+    description: "Wait, event-driven (tty inotify, no polling), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
+    annotations: Annotations::read_only("Wait for text in a pane", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Waited>,
+    run,
+};
+
+fn patterns_schema(description: &str, min: usize) -> Value {
+    json!({ "type": "array", "minItems": min, "maxItems": 16, "items": { "type": "string", "minLength": 1, "maxLength": 1024 }, "description": description })
+}
+
+/// `timeoutMs`, shared with wait_for_idle.
+pub fn timeout_schema() -> Value {
+    json!({ "type": "integer", "minimum": 1, "maximum": 3_600_000, "description": "How long to wait; clamped to the broker's request timeout (reported). Default: that timeout." })
+}
+
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["paneId", "patterns"],
+        "properties": {
+            "paneId": act::id_schema(Kind::Pane, "The pane to watch, e.g. %3 (see list_panes)."),
+            "generation": act::generation_schema(),
+            "patterns": patterns_schema("Text to wait for; the first that matches is reported.", 1),
+            "stopPatterns": patterns_schema("Markers that end the wait early (e.g. an error prompt), reported as outcome stopped.", 0),
+            "regex": { "type": "boolean", "description": "Patterns are regular expressions (Rust regex syntax) rather than literal text (default false)." },
+            "ignoreCase": { "type": "boolean", "description": "Match case-insensitively (default false)." },
+            "idleSeconds": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "Also return (outcome idle) when the pane wrote nothing for this long." },
+            "timeoutMs": timeout_schema()
+        }
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Args {
+    pane_id: String,
+    generation: Option<String>,
+    patterns: Vec<String>,
+    #[serde(default)]
+    stop_patterns: Vec<String>,
+    #[serde(default)]
+    regex: bool,
+    #[serde(default)]
+    ignore_case: bool,
+    idle_seconds: Option<f64>,
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Outcome {
+    Matched,
+    Stopped,
+    Idle,
+    Timeout,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Waited {
+    pane: PaneRef,
+    outcome: Outcome,
+    /// The pattern (or stop pattern) that matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern: Option<String>,
+    /// Its index in patterns (or stopPatterns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern_index: Option<usize>,
+    /// The screen line the match starts on, and its row (0 = top).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    row: Option<usize>,
+    #[serde(flatten)]
+    clock: ClockReport,
+}
+
+/// How long a wait took and the timeout it used (shared with wait_for_idle).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClockReport {
+    pub waited_ms: u64,
+    pub timeout_ms: u64,
+    /// Whether the timeoutMs asked for was cut to the broker's request timeout.
+    pub timeout_clamped: bool,
+    /// Output events (bursts of writes to the pane's terminal) seen.
+    pub output_events: u64,
+}
+
+/// A libtmux-family wait on one pane: the shared [`PaneEvents`] plus the pane
+/// (for its guarded captures) and the timeout as the family reports it.
+pub struct Watched<'a> {
+    pub ev: PaneEvents<'a>,
+    pub pane: Pane,
+    timeout_ms: u64,
+    clamped: bool,
+}
+
+impl<'a> Watched<'a> {
+    /// Resolves pane `id` (fresh read: existence, generation, scope), takes a
+    /// wait place and starts watching its terminal; `asked_ms` is clamped to
+    /// the request timeout.
+    pub async fn start(session: &'a Session, id: &str, generation: Option<&str>, asked_ms: Option<u64>, idle: Option<f64>, progress: Option<Progress>) -> Result<Watched<'a>, ToolOutput> {
+        let started = Instant::now();
+        let broker: &'a crate::engine::Broker = &session.broker;
+        let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
+        let asked = asked_ms.unwrap_or(cap_ms);
+        let timeout_ms = asked.min(cap_ms);
+        let target = act::target(session, id, generation, SelfRule::Allowed).await?;
+        let pane = target.panes[0].clone();
+        if pane.dead {
+            return Err(act::error(&format!("Pane {id} is dead (its program exited); nothing will write to it."), super::envelope::Delivery::NotSent));
+        }
+        // A wait holds its place for its whole timeout, so the number running
+        // at once is capped (admission), like tmux_wait's.
+        let place = broker.admission.wait().map_err(|r: Refused| ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0)))?;
+        let watch = TtyWatch::new(&pane.tty).map_err(|e| ToolOutput::libtmux_error(format!("Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.", pane.tty)))?;
+        let mut ev = PaneEvents::new(broker, place, id, started, Duration::from_millis(timeout_ms), progress).watching(watch);
+        if let Some(quiet) = idle {
+            ev = ev.idle(Duration::from_secs_f64(quiet));
+        }
+        Ok(Watched { ev, pane, timeout_ms, clamped: timeout_ms < asked })
+    }
+
+    /// The next event; the ones that end the wait with an error come as `Err`.
+    pub async fn next(&mut self) -> Result<Event, ToolOutput> {
+        match self.ev.next().await {
+            Event::WatchFailed(e) => Err(ToolOutput::libtmux_error(format!("Watching pane {}'s terminal failed: {e}.", self.pane.id))),
+            Event::ServerGone => Err(ToolOutput::libtmux_error(format!("The tmux server exited (or the broker stopped) while waiting on {}.", self.pane.id))),
+            e => Ok(e),
+        }
+    }
+
+    pub fn report(&self) -> ClockReport {
+        ClockReport { waited_ms: self.ev.waited().as_millis() as u64, timeout_ms: self.timeout_ms, timeout_clamped: self.clamped, output_events: self.ev.events() }
+    }
+
+    /// One guarded, hook-refusing capture of the visible screen, as lines.
+    pub async fn screen(&mut self, session: &Session) -> Result<Vec<String>, ToolOutput> {
+        match observe::capture_range(&session.broker, self.pane.clone(), None, None, false).await {
+            Ok((pane, out)) => {
+                self.pane = pane;
+                Ok(capture_pane::decode_lines(&out))
+            }
+            Err(e) => Err(capture_pane::observe_failure(&self.pane.id, &e)),
+        }
+    }
+}
+
+fn compile(patterns: &[String], field: &str, args: &Args) -> Result<Vec<regex::Regex>, ToolOutput> {
+    patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| build_regex(p, args.regex, args.ignore_case, true).map_err(|e| ToolOutput::libtmux_error(format!("Argument /{field}/{i}: not a valid regular expression: {e}. Nothing was sent to tmux."))))
+        .collect()
+}
+
+/// The first regex that matches `screen`: its index, the line and the row.
+fn first_match(res: &[regex::Regex], screen: &str) -> Option<(usize, String, usize)> {
+    res.iter().enumerate().find_map(|(i, re)| {
+        let m = re.find(screen)?;
+        let row = screen[..m.start()].matches('\n').count();
+        Some((i, screen.lines().nth(row).unwrap_or_default().to_string(), row))
+    })
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let (patterns, stops) = match (compile(&args.patterns, "patterns", &args), compile(&args.stop_patterns, "stopPatterns", &args)) {
+            (Ok(p), Ok(s)) => (p, s),
+            (Err(e), _) | (_, Err(e)) => return e,
+        };
+        let mut ev = match Watched::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, args.idle_seconds, c.progress.clone()).await {
+            Ok(e) => e,
+            Err(e) => return e,
+        };
+        let session = c.session;
+        let mut check = true; // the screen as it is now counts
+        loop {
+            if check {
+                let lines = match ev.screen(session).await {
+                    Ok(l) => l,
+                    Err(e) => return e,
+                };
+                let screen = lines.join("\n");
+                let hit = first_match(&patterns, &screen).map(|m| (Outcome::Matched, &args.patterns, m)).or_else(|| first_match(&stops, &screen).map(|m| (Outcome::Stopped, &args.stop_patterns, m)));
+                if let Some((outcome, list, (i, line, row))) = hit {
+                    let w = Waited { pane: PaneRef::new(&ev.pane.id, session.generation()), outcome, pattern: Some(list[i].clone()), pattern_index: Some(i), line: Some(line.clone()), row: Some(row), clock: ev.report() };
+                    let what = if outcome == Outcome::Matched { "matched" } else { "stop pattern matched" };
+                    let text = format!("{} {what} {:?} after {} ms on row {row}: {line}", ev.pane.id, list[i], w.clock.waited_ms);
+                    return ToolOutput::typed(&w, text);
+                }
+            }
+            let outcome = match ev.next().await {
+                Ok(Event::Output | Event::Settled) => {
+                    check = true;
+                    continue;
+                }
+                Ok(Event::Idle) => Outcome::Idle,
+                // No process is watched here: only the deadline is left.
+                Ok(_) => Outcome::Timeout,
+                Err(e) => return e,
+            };
+            let w = Waited { pane: PaneRef::new(&ev.pane.id, session.generation()), outcome, pattern: None, pattern_index: None, line: None, row: None, clock: ev.report() };
+            let text = match outcome {
+                Outcome::Idle => format!("{} wrote nothing for {} s; no pattern matched", ev.pane.id, args.idle_seconds.unwrap_or_default()),
+                _ => format!("no pattern matched {} within {} ms{}", ev.pane.id, w.clock.timeout_ms, if w.clock.timeout_clamped { " (timeoutMs clamped to the broker's request timeout)" } else { "" }),
+            };
+            return ToolOutput::typed(&w, text);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_patterns_are_escaped_and_rows_reported() {
+        let args = Args { pane_id: "%1".into(), generation: None, patterns: vec!["a.c".into()], stop_patterns: vec![], regex: false, ignore_case: true, idle_seconds: None, timeout_ms: None };
+        let res = compile(&args.patterns, "patterns", &args).unwrap();
+        assert_eq!(first_match(&res, "abc\nxx A.C yy"), Some((0, "xx A.C yy".into(), 1)));
+        let args = Args { regex: true, patterns: vec!["^ok$".into(), "(".into()], ..args };
+        assert!(compile(&args.patterns, "patterns", &args).unwrap_err().text.contains("/patterns/1"));
+    }
+}

@@ -1,0 +1,174 @@
+"""The libtmux family's input tools through the official MCP Python SDK:
+send_keys byte for byte into a raw-mode reader, paste_text with its buffer
+gone, run_command's real exit status (echo-proof) and a timed-out call
+collected with get_job, wait_for_text with progress notifications, and
+wait_for_idle. The tier: hidden by default, refused with the switch named.
+
+Every structuredContent is validated against the published outputSchema with
+jsonschema (`harness.call`), on top of the SDK's own check."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import anyio
+
+from harness import async_test, call, call_ok, list_tools, mcp_session, tmux_at_least
+
+MUTATING = ("--safety", "mutating")
+
+READER = """import os, sys, tty
+tty.setraw(0)
+out = open(sys.argv[1], 'ab', buffering=0)
+open(sys.argv[2], 'w').close()
+while True:
+    b = os.read(0, 4096)
+    if not b: break
+    out.write(b)
+"""
+
+
+async def wait_until(pred, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await anyio.sleep(0.02)
+
+
+async def start_reader(srv) -> tuple[str, str]:
+    script, out, ready = (str(srv.dir / n) for n in ("reader.py", "reader.bytes", "reader.ready"))
+    with open(script, "w") as f:
+        f.write(READER)
+    pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", sys.executable, script, out, ready)
+    await wait_until(lambda: os.path.exists(ready))
+    return pane, out
+
+
+def read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return b""
+
+
+async def bash_pane(srv) -> str:
+    pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "bash", "--norc", "--noprofile")
+    await wait_until(lambda: "$" in srv.tmux("capture-pane", "-p", "-t", pane))
+    return pane
+
+
+@async_test(timeout=40)
+async def test_input_tools_are_hidden_by_default_and_refused_naming_the_switch(tmux_server):
+    srv = tmux_server
+    async with mcp_session(srv) as s:
+        tools = await list_tools(s)
+        for name in ("send_keys", "paste_text", "run_command"):
+            assert name not in tools, sorted(tools)
+            r = await call(s, name, {"paneId": "%0", "text": "x", "command": "x"})
+            assert r.is_error and "--safety mutating" in r.text and r.text.endswith("Nothing was sent to tmux."), r
+        for name in ("get_job", "wait_for_text", "wait_for_idle"):
+            assert tools[name].annotations.read_only_hint is True, name
+    assert srv.tmux("capture-pane", "-p", "-t", "%0").strip() == "", "a refused call typed something"
+
+
+@async_test(timeout=40)
+async def test_send_keys_and_paste_text_arrive_exactly(tmux_server):
+    srv = tmux_server
+    pane, out = await start_reader(srv)
+    async with mcp_session(srv, *MUTATING) as s:
+        r = await call_ok(s, "send_keys", {"paneId": pane, "text": "-a ; \\; b;"})
+        assert r["characters"] == 10 and r["delivery"] == "observed", r
+        await call_ok(s, "send_keys", {"paneId": pane, "keys": ["-l", ";", "C-c"], "enter": True})
+        want = b"-a ; \\; b;-l;\x03\r"
+        assert await wait_until(lambda: len(read_bytes(out)) >= len(want))
+        assert read_bytes(out) == want
+        text = "x;\n-y \\;\t#{pane_id}"
+        r = await call_ok(s, "paste_text", {"paneId": pane, "text": text, "lineEnding": "lf"})
+        # `#{bracket_paste_flag}` is in tmux 3.7c, not in 3.5a (3.6 added it).
+        assert r["bufferDeleted"] is True and r["bracketedPaste"] == ("off" if tmux_at_least(3, 6) else "unknown"), r
+        total = len(want) + len(text.encode())
+        assert await wait_until(lambda: len(read_bytes(out)) >= total)
+        assert read_bytes(out)[len(want):] == text.encode()
+    assert "mcp-paste" not in srv.tmux("list-buffers", "-F", "#{buffer_name}")
+
+
+@async_test(timeout=60)
+async def test_run_command_status_output_and_a_timed_out_job(tmux_server):
+    srv = tmux_server
+    pane = await bash_pane(srv)
+    async with mcp_session(srv, *MUTATING) as s:
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo py-$((3*4)); (exit 7)"})
+        assert (r["state"], r["exitStatus"], r["output"]["text"]) == ("done", 7, "py-12\n"), r
+        # The typed line (with the unexpanded marker) is on the screen, not in the result.
+        assert "echo py-$((3*4))" in srv.tmux("capture-pane", "-p", "-J", "-t", pane)
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "seq 1 100", "maxLines": 2})
+        assert r["output"]["text"] == "99\n100\n" and r["output"]["droppedLines"] == 98, r
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "sleep 0.8; echo slow", "timeoutMs": 100})
+        assert r["state"] == "running" and r["timeoutMs"] == 100 and r["timeoutClamped"] is False, r
+        job = r["jobId"]
+        deadline = time.monotonic() + 10
+        while True:
+            g = await call_ok(s, "get_job", {"jobId": job})
+            if g["state"] == "done":
+                break
+            assert time.monotonic() < deadline, g
+            await anyio.sleep(0.05)
+        assert (g["exitStatus"], g["output"]["text"]) == (0, "slow\n"), g
+        sleeper = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sleep", "100")
+        r = await call(s, "run_command", {"paneId": sleeper, "command": "true"})
+        assert r.is_error and "not a shell" in r.text, r
+
+
+@async_test(timeout=40)
+async def test_wait_for_text_progress_and_wait_for_idle(tmux_server):
+    srv = tmux_server
+    pane = await bash_pane(srv)
+    async with mcp_session(srv, *MUTATING) as s:
+        tools = await list_tools(s)
+        await call_ok(s, "send_keys", {"paneId": pane, "text": "sleep 1.6; echo DONE-$((5+5))", "enter": True})
+        events = []
+
+        async def on_progress(progress, total, message):
+            events.append((progress, total, message))
+
+        raw = await s.call_tool("wait_for_text", {"paneId": pane, "patterns": ["DONE-10"]}, progress_callback=on_progress)
+        assert not raw.is_error, raw
+        from harness import validator_for_schema
+        errors = list(validator_for_schema(tools["wait_for_text"].output_schema).iter_errors(raw.structured_content))
+        assert not errors, errors
+        r = raw.structured_content
+        assert (r["outcome"], r["line"]) == ("matched", "DONE-10"), r
+        assert len(events) >= 1 and all(t == 5 for _, t, _ in events), events
+        r = await call_ok(s, "wait_for_idle", {"paneId": pane, "idleSeconds": 0.3})
+        assert r["outcome"] == "idle" and r["quietMs"] >= 300, r
+        r = await call_ok(s, "wait_for_text", {"paneId": pane, "patterns": ["absent"], "timeoutMs": 200})
+        assert r["outcome"] == "timeout" and r["waitedMs"] >= 200, r
+
+
+@async_test(timeout=40)
+async def test_a_cancelled_run_command_lets_the_command_finish_and_leaves_no_files(tmux_server):
+    """The SDK cancels the blocking call (notifications/cancelled): the typed
+    command keeps running in the person's shell (its marker file appears), the
+    session carries on, and the orphaned job is dropped with its directory."""
+    srv = tmux_server
+    pane = await bash_pane(srv)
+    mark = str(srv.dir / "finished.mark")
+    async with mcp_session(srv, *MUTATING) as s:
+        sock = srv.status()["broker_socket"]
+        prefix = os.path.splitext(os.path.basename(sock))[0] + ".run-"
+        jobs = lambda: [n for n in os.listdir(os.path.dirname(sock)) if n.startswith(prefix)]
+        with anyio.move_on_after(0.4) as scope:
+            await s.call_tool("run_command", {"paneId": pane, "command": f"sleep 1.2; touch {mark}"})
+        assert scope.cancelled_caught, "run_command returned on its own"
+        assert len(jobs()) == 1, jobs()
+        await s.send_ping()
+        await wait_until(lambda: os.path.exists(mark))
+        await wait_until(lambda: not jobs())
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo after"})
+        assert r["output"]["text"] == "after\n", r
