@@ -13,7 +13,10 @@
 
 use super::capture::{observe_error, scope_of, snapshot_data, snapshot_data_schema};
 use super::envelope::{self, Delivery};
-use super::refs::{ref_schema, Kind};
+use super::refs::{ref_schema, Kind, PaneRef};
+use super::typed::{data_schema_of, Unobserved};
+use schemars::JsonSchema;
+use serde::Serialize;
 use super::{Family, Progress, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::capture::Rows;
 use crate::limits;
@@ -70,29 +73,45 @@ fn input_schema() -> Value {
     })
 }
 
+crate::constant!(ScreenContains, "screen_contains");
+crate::constant!(ProcessExit, "process_exit");
+
+/// What a wait answers, by condition (the output schema is derived from it).
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum Waited {
+    Text(TextSeen),
+    Exit(Exited),
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TextSeen {
+    target: PaneRef,
+    condition: ScreenContains,
+    /// The capture that contains the text: tmux_capture's snapshot data.
+    #[schemars(schema_with = "capture_schema")]
+    capture: Value,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Exited {
+    target: PaneRef,
+    condition: ProcessExit,
+    process_generation: String,
+    /// Monotonic seconds when the exit was seen.
+    observed_at: f64,
+    exit_status: Unobserved,
+}
+
+/// The `data` of tmux_capture's snapshot branch, from its published contract.
+fn capture_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::Schema::try_from(snapshot_data_schema()).expect("the contract's snapshot data is a schema object")
+}
+
 fn output_schema() -> Value {
-    envelope::output_schema(json!({
-        "oneOf": [
-            {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["target", "condition", "capture"],
-                "properties": { "target": ref_schema(Kind::Pane), "condition": { "const": "screen_contains" }, "capture": snapshot_data_schema() }
-            },
-            {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["target", "condition", "process_generation", "observed_at", "exit_status"],
-                "properties": {
-                    "target": ref_schema(Kind::Pane),
-                    "condition": { "const": "process_exit" },
-                    "process_generation": { "type": "string" },
-                    "observed_at": { "type": "number" },
-                    "exit_status": { "const": "unobserved" }
-                }
-            }
-        ]
-    }))
+    envelope::output_schema(data_schema_of::<Waited>())
 }
 
 /// Byte-substring match across rows (a match may span row boundaries).
@@ -116,6 +135,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     let target = args["target"].clone();
     let id = target["id"].as_str().unwrap_or_default();
     let generation = target["generation"].as_str().unwrap_or_default();
+    let pane_ref = PaneRef::new(id, generation);
     // A.4: the deadline is min(request_timeout_seconds, timeout).
     let asked = args.get("timeout").and_then(Value::as_f64).unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
     let timeout = asked.min(broker.request_timeout_seconds);
@@ -149,7 +169,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
         contains(rows, needle).then(|| {
             let key = sys::random_hex(16);
             let capture = snapshot_data(&target, &key, Some(&identity.generation), rows, &scope, started);
-            let mut out = envelope::ok("tmux_wait", json!({ "target": target, "condition": "screen_contains", "capture": capture }));
+            let mut out = envelope::ok_typed("tmux_wait", &Waited::Text(TextSeen { target: pane_ref.clone(), condition: ScreenContains, capture }));
             out.text = format!("tmux_wait {id}: the screen contains the text\n{}", String::from_utf8_lossy(&rows.raw()));
             out
         })
@@ -167,8 +187,8 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
                 if text.is_some() {
                     return failed(broker, id, ObserveError::StaleTarget { observed: true, why: format!("the process of pane {id} exited while waiting for text") }).await;
                 }
-                let data = json!({ "target": target, "condition": "process_exit", "process_generation": identity.generation, "observed_at": sys::monotonic_seconds(), "exit_status": "unobserved" });
-                let mut out = envelope::ok("tmux_wait", data);
+                let data = Waited::Exit(Exited { target: pane_ref.clone(), condition: ProcessExit, process_generation: identity.generation.clone(), observed_at: sys::monotonic_seconds(), exit_status: Unobserved });
+                let mut out = envelope::ok_typed("tmux_wait", &data);
                 out.text = format!("tmux_wait {id}: the pane's process exited (exit status not observed)");
                 return out;
             }
