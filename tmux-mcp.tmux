@@ -198,9 +198,10 @@ build_job() {
 
 # --- The broker ----------------------------------------------------------------
 
-# The "up" job: replaces an idle broker that runs an older binary than the one
-# found now (so new agents get the new broker; a broker with agents on it is
-# left to them), starts the broker, and reports ready once it answers.
+# The "up" job: replaces a broker that runs an older binary than the one found
+# now, so new agents get the new broker: an idle one is stopped, a busy one
+# retires (SIGUSR1: it gives up its socket at once and serves its agents until
+# they leave); then starts the broker and reports ready once it answers.
 up_job() {
     local bin_dir="$1" sock="$2" autostart="$3"
     local helper="$bin_dir/tmux-mcp" broker="$bin_dir/tmux-mcp-broker"
@@ -215,9 +216,12 @@ up_job() {
                 local i=0
                 while [ -e "/proc/$pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
             else
-                set_state ready "mcp: ready (update waits: $open agent(s) on the old broker)"
-                notify "tmux-mcp: updated; the running broker keeps its $open agent(s) and is replaced when it is idle and the plugin loads again"
-                return 0
+                # Busy: it retires, keeping its agents; wait until its socket
+                # is free for the new broker.
+                kill -USR1 "$pid" 2>/dev/null
+                local i=0
+                while "$helper" status -S "$sock" >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+                notify "tmux-mcp: updated; new agents get the new broker, the old one serves its $open agent(s) until they leave"
             fi
         fi
     fi

@@ -10,6 +10,12 @@
 //! SIGTERM/SIGINT/SIGHUP (signal-hook-tokio), unlinks its socket and lock, and
 //! leaves nothing running.
 //!
+//! Hand-over: on SIGUSR1 the broker *retires* (the plugin does this after an
+//! update, so new agents get the new binary): it gives up its public socket
+//! and lock at once, so a successor can start, and keeps serving the agents it
+//! has, with run-shell feed answers coming to a private socket of its own; it
+//! exits when its last agent leaves (or the server does).
+//!
 //! The listening socket is an `interprocess` local socket (a Unix socket
 //! created with mode 0600 before `bind`, so there is no window in which it is
 //! wider); each accepted connection's peer credentials come from it, then the
@@ -194,7 +200,41 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
 
     let accept = tokio::spawn(accept_loop(listener, broker.clone()));
     tokio::spawn(publish_option(broker.clone()));
-    let reason = wait_for_exit(probe.pidfd, broker.identity.pid).await;
+    let mut stop = Stop::new(probe.pidfd, broker.identity.pid);
+    let mut reason = stop.next().await;
+    let mut retired: Option<PathBuf> = None;
+    if reason == RETIRE {
+        // Give up the public socket and the lock first, so a successor can
+        // take them while this broker serves the agents it has.
+        let private = bpaths.dir.join(format!("{}.retired-{}.sock", bpaths.socket.file_stem().and_then(|s| s.to_str()).unwrap_or("srv"), std::process::id()));
+        let _ = std::fs::remove_file(&private);
+        match listen(&private) {
+            Ok(l) => {
+                broker.registry.set_feed_socket(private.clone());
+                tokio::spawn(accept_loop(l, broker.clone()));
+                retired = Some(private);
+            }
+            Err(e) => tracing::warn!("retiring without a private socket ({e}); a run-shell feed cannot answer any more"),
+        }
+        accept.abort();
+        let _ = std::fs::remove_file(&bpaths.socket);
+        let _ = std::fs::remove_file(&lock.path);
+        tracing::info!(sessions = broker.sessions_open(), "broker retired: serving its agents until they leave");
+        // A second SIGUSR1 changes nothing. Watching our own session count
+        // is a look at broker memory, not at tmux.
+        let stopped = async {
+            loop {
+                let r = stop.next().await;
+                if r != RETIRE {
+                    return r;
+                }
+            }
+        };
+        reason = tokio::select! {
+            r = stopped => r,
+            _ = async { while broker.sessions_open() > 0 { tokio::time::sleep(Duration::from_millis(200)).await } } => "retired, and its last agent left",
+        };
+    }
     tracing::info!("broker stopping: {reason}");
     // Running waits answer `observation_lost`; give them a moment to reach
     // their clients (every observer returns its permit when it is done). tmux
@@ -203,8 +243,16 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     broker.admission.drain(Duration::from_millis(300)).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     accept.abort();
-    let _ = std::fs::remove_file(&bpaths.socket);
-    let _ = std::fs::remove_file(&lock.path);
+    match &retired {
+        // The public socket and lock are the successor's now.
+        Some(private) => {
+            let _ = std::fs::remove_file(private);
+        }
+        None => {
+            let _ = std::fs::remove_file(&bpaths.socket);
+            let _ = std::fs::remove_file(&lock.path);
+        }
+    }
     drop(lock);
     // When the server is gone, so is everything the log was about; a broker
     // stopped by a signal while its server lives keeps its log.
@@ -228,33 +276,51 @@ async fn server_gone_soon(id: &ServerIdentity) -> bool {
     false
 }
 
-/// Resolves when the tmux server exits or a stop signal arrives.
-async fn wait_for_exit(pidfd: Option<OwnedFd>, server_pid: u32) -> &'static str {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP]).expect("signal handlers");
-    let pidfd = pidfd.or_else(|| sys::pidfd_open(server_pid).ok());
-    let server_gone = async move {
-        match pidfd.and_then(|fd| sys::async_pidfd(fd).ok()) {
-            Some(afd) => {
-                let _ = afd.readable().await;
-            }
-            // No pidfd at all (old kernel): fall back to checking the pid.
-            None => loop {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                if crate::procfs::stat(server_pid).is_err() {
-                    break;
+const RETIRE: &str = "SIGUSR1: retire";
+
+/// What ends (a phase of) the broker's life: the tmux server exiting, a stop
+/// signal, or SIGUSR1, which asks it to retire (see the module doc).
+struct Stop {
+    signals: signal_hook_tokio::Signals,
+    server_gone: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Stop {
+    fn new(pidfd: Option<OwnedFd>, server_pid: u32) -> Stop {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
+        let signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP, SIGUSR1]).expect("signal handlers");
+        let (tx, server_gone) = tokio::sync::watch::channel(false);
+        let pidfd = pidfd.or_else(|| sys::pidfd_open(server_pid).ok());
+        tokio::spawn(async move {
+            match pidfd.and_then(|fd| sys::async_pidfd(fd).ok()) {
+                Some(afd) => {
+                    let _ = afd.readable().await;
                 }
+                // No pidfd at all (old kernel): fall back to checking the pid.
+                None => loop {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    if crate::procfs::stat(server_pid).is_err() {
+                        break;
+                    }
+                },
+            }
+            let _ = tx.send(true);
+        });
+        Stop { signals, server_gone }
+    }
+
+    async fn next(&mut self) -> &'static str {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
+        tokio::select! {
+            _ = self.server_gone.wait_for(|gone| *gone) => SERVER_EXITED,
+            sig = self.signals.next() => match sig {
+                Some(SIGTERM) => "SIGTERM",
+                Some(SIGINT) => "SIGINT",
+                Some(SIGHUP) => "SIGHUP",
+                Some(SIGUSR1) => RETIRE,
+                _ => "a signal",
             },
         }
-    };
-    tokio::select! {
-        _ = server_gone => SERVER_EXITED,
-        sig = signals.next() => match sig {
-            Some(SIGTERM) => "SIGTERM",
-            Some(SIGINT) => "SIGINT",
-            Some(SIGHUP) => "SIGHUP",
-            _ => "a signal",
-        },
     }
 }
 

@@ -139,6 +139,9 @@ pub struct Registry {
     refresh_gate: tokio::sync::Mutex<()>,
     /// tmux client commands run so far (reads and writes).
     pub tmux_commands: AtomicU64,
+    /// Where run-shell feed helpers answer once the broker has retired (its
+    /// public socket then belongs to its successor).
+    feed_socket: Mutex<Option<PathBuf>>,
 }
 
 impl Registry {
@@ -151,7 +154,13 @@ impl Registry {
             current: Mutex::new(None),
             refresh_gate: tokio::sync::Mutex::new(()),
             tmux_commands: AtomicU64::new(0),
+            feed_socket: Mutex::new(None),
         }
+    }
+
+    /// Run-shell feed helpers answer on `socket` from now on.
+    pub fn set_feed_socket(&self, socket: PathBuf) {
+        *self.feed_socket.lock().unwrap() = Some(socket);
     }
 
     pub fn tmux(&self) -> &Tmux {
@@ -225,7 +234,8 @@ impl Registry {
         let req = self.next_req.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(req, tx);
-        let cmd = feed::run_shell_command(&self.source.helper, &self.source.broker_socket, req);
+        let socket = self.feed_socket.lock().unwrap().clone().unwrap_or_else(|| self.source.broker_socket.clone());
+        let cmd = feed::run_shell_command(&self.source.helper, &socket, req);
         let ran = self.run_tmux(&["run-shell", &cmd]).await;
         let result = match ran {
             Err(e) => Err(RefreshError::Tmux(e)),

@@ -2,7 +2,8 @@
 //! attach, never displaced, replaced when stale, gone with its server.
 
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use serde_json::json;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tmux_mcp_e2e::*;
@@ -138,4 +139,52 @@ async fn stale_socket_file_is_replaced() {
     assert_eq!(status["broker_socket"], bsock.to_str().unwrap(), "the new broker should take over the same socket path");
     assert!(UnixStream::connect(&bsock).is_ok());
     client.close().await;
+}
+
+/// Hand-over (issue "People …", item 3): after an update the plugin makes a
+/// busy broker retire (SIGUSR1). It gives up its public socket at once, so a
+/// new broker starts and new agents reach it, while the agent on the old
+/// broker is not cut off — also with the run-shell feed, whose helpers must
+/// then answer the old broker on a socket of its own. The old broker exits
+/// when its last agent leaves, leaving no socket behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_broker_retires_and_serves_its_agents_until_they_leave() {
+    let broker = bin("tmux-mcp-broker");
+    let srv = TmuxServer::start();
+    let quoted = format!("'{}'", broker.display().to_string().replace('\'', "'\\''")).replace('#', "##");
+    srv.tmux(&["run-shell", "-b", &format!("exec {quoted} --socket '#{{socket_path}}' --feed run-shell </dev/null >/dev/null 2>&1")]);
+    let status = poll(Duration::from_secs(5), || srv.try_status()).expect("the first broker never answered");
+    let old = status["broker_pid"].as_u64().unwrap() as u32;
+    let public = PathBuf::from(status["broker_socket"].as_str().unwrap());
+    let agent = McpClient::attach(&srv, &[]).await;
+    assert_eq!(agent.call("list_panes", json!({})).await["panes"].as_array().map(Vec::len), Some(1));
+
+    kill_pid(old, libc::SIGUSR1);
+    poll(Duration::from_secs(5), || (!public.exists()).then_some(())).expect("the retiring broker kept its public socket");
+    assert!(pid_alive(old), "the retiring broker exited with an agent on it");
+    let dir = public.parent().unwrap().to_path_buf();
+    let private: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().contains(&format!(".retired-{old}.sock"))).collect();
+    assert_eq!(private.len(), 1, "no private socket for the retired broker in {}", dir.display());
+
+    // A new broker takes the public socket; a new agent reaches it.
+    srv.start_broker();
+    let status = poll(Duration::from_secs(5), || srv.try_status()).expect("the new broker never answered");
+    let new = status["broker_pid"].as_u64().unwrap() as u32;
+    assert_ne!(new, old);
+    let newcomer = McpClient::attach(&srv, &[]).await;
+    srv.tmux(&["split-window", "-d"]);
+    assert_eq!(newcomer.call("list_panes", json!({})).await["panes"].as_array().map(Vec::len), Some(2));
+    // The old agent still reads fresh tables through its retired broker (a
+    // fresh read: run-shell feed answers on the private socket).
+    let info = agent.call("get_server_info", json!({})).await;
+    assert_eq!(info["broker"]["pid"].as_u64(), Some(old as u64), "{info:#}");
+    assert_eq!(agent.call("list_panes", json!({})).await["panes"].as_array().map(Vec::len), Some(2));
+
+    // Its last agent leaves: it exits, removing only its private socket.
+    agent.close().await;
+    poll(Duration::from_secs(10), || (!pid_alive(old)).then_some(())).expect("the retired broker did not exit after its last agent left");
+    assert!(!private[0].exists(), "the retired broker left its private socket");
+    assert!(public.exists() && pid_alive(new), "the new broker lost its socket");
+    assert_eq!(srv.brokers(), vec![new]);
+    newcomer.close().await;
 }
