@@ -551,3 +551,27 @@ async fn search_panes_stops_at_the_matching_budget() {
     assert_eq!((f["matchingClamped"].as_bool(), f["panesSearched"].as_u64()), (Some(false), Some(1)), "{f:#}");
     c.close().await;
 }
+
+/// tmux 3.5a crashes when a `#{L:…}` client loop expands the name, tty or
+/// terminal of a client that is still connecting (found by the batch hook
+/// trap: another agent's read connecting at the same moment). The client
+/// records are read with only session-attached clients expanded; this drives
+/// get_server_info beside a stream of connecting clients and checks that the
+/// server lives. Without the guard, a 3.5a server died in 3 of 3 such runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_records_beside_connecting_clients_do_not_crash_tmux() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &[]).await;
+    let sock = srv.socket_str().to_string();
+    let connecting = std::thread::spawn(move || {
+        for _ in 0..300 {
+            let _ = std::process::Command::new("tmux").args(["-S", &sock, "display-message", "-p", "x"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status();
+        }
+    });
+    for _ in 0..150 {
+        c.call("get_server_info", json!({})).await;
+    }
+    connecting.join().unwrap();
+    assert!(srv.try_tmux(&["has-session"]).status.success(), "the tmux server died");
+    c.close().await;
+}

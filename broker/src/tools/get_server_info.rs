@@ -97,9 +97,14 @@ const CLIENT_FIELDS: &[(&str, bool)] = &[
     ("client_control_mode", false),
 ];
 
+/// Only clients attached to a session are expanded (`#{?client_session,…,}`):
+/// tmux 3.5a dereferences a NULL name, tty or terminal of a client that is still
+/// connecting (a command client mid-handshake, e.g. another agent's read) and
+/// the server crashes; 3.7c does not. Measured: 3 of 3 unguarded runs of 400
+/// expansions beside 400 connecting clients killed a 3.5a server, 0 guarded.
 fn clients_format() -> String {
     let row: Vec<String> = CLIENT_FIELDS.iter().map(|(f, t)| field(f, *t)).collect();
-    format!("#{{L:{}{RS}}}", row.join(&US.to_string()))
+    format!("#{{L:#{{?client_session,{}{RS},}}}}", row.join(&US.to_string()))
 }
 
 pub(super) use crate::feed::unvis_separators;
@@ -199,7 +204,7 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].pid, c[0].session_id.as_str(), c[0].control_mode, c[0].readonly), (77, "$0", true, false));
         assert!(parse_clients(&format!("a{US}b{RS}")).is_err());
-        assert!(clients_format().starts_with("#{L:#{s/"));
+        assert!(clients_format().starts_with("#{L:#{?client_session,#{s/"), "{}", clients_format());
         let escaped = format!("{}{RS}", row("$1")).replace(US, "\\037").replace(RS, "\\036");
         assert_eq!(parse_clients(&unvis_separators("3.5a", &escaped)).unwrap().len(), 1);
         assert!(parse_clients(&unvis_separators("3.7c", &escaped)).is_err(), "3.6+ prints the bytes as they are");
