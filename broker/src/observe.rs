@@ -308,14 +308,20 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
         }
     }
     let mut guard = format!("#{{==:#{{pane_id}},{}}}", crate::tmux::quote::format_operand(&pane.id));
-    // The preflight asked the sessions the table knows; the link count proves
-    // no other session links the window now (tmux < 3.5 counts winlinks, as the
-    // table's placements do). The in-queue check needs no count: it aims the
-    // capture at one checked session, whose hook is then the only one that
-    // could fire (3.7 counts sessions, session groups once, not winlinks).
-    if check == HookCheck::Preflight {
-        guard = format!("#{{&&:{guard},#{{==:#{{window_linked_sessions}},{}}}}}", sessions.len());
-    }
+    // Prove that no session links the window beyond those the table knows (and
+    // the hook check asked). tmux < 3.5 counts winlinks in
+    // `window_linked_sessions`, as the table's placements do; 3.7 counts
+    // sessions there (a session group once), so the in-queue path compares the
+    // byte length of `window_linked_sessions_list` (every winlink's session
+    // name, comma-separated, on 3.5 and 3.7) with the table's instead: each
+    // checked session's target must resolve, so any further link lengthens it.
+    guard = match check {
+        HookCheck::Preflight => format!("#{{&&:{guard},#{{==:#{{window_linked_sessions}},{}}}}}", sessions.len()),
+        HookCheck::InQueue => {
+            let names: usize = pane.placements.iter().map(|p| p.session_name.len()).sum::<usize>() + pane.placements.len() - 1;
+            format!("#{{&&:{guard},#{{==:#{{n:#{{window_linked_sessions_list}}}},{names}}}}}")
+        }
+    };
     if let Some(id) = identity {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}", id.pid);
     }
