@@ -2,11 +2,27 @@
 //! an `after-capture-pane` hook is set, and run `capture-pane` behind an
 //! in-queue guard so the rows come from exactly the pane (and process) meant.
 //!
-//! The hook check is `show-hooks` (tmux runs no hook for it) over the global
-//! table and every session that links the pane's window, immediately before the
-//! capture. tmux 3.3a cannot evaluate that check inside the capture's own command
-//! queue, so a hook set in the gap between the two cannot be excluded; the guard
-//! at least proves that the set of linking sessions did not change.
+//! tmux fires `after-capture-pane` from the capture's target session's options
+//! (the session's own array, else the global one: `cmdq_insert_hook`), never
+//! from window or pane options, so the hook check is about sessions. How it is
+//! made depends on the server ([`hook_check`]):
+//!
+//! - **tmux >= 3.5, in the queue.** The whole-array format `#{after-capture-pane}`
+//!   joins every entry, sparse indexes included (3.5's `options_to_string`; on
+//!   3.3a it reads empty whatever is set), and resolves the option exactly as
+//!   the hook would (session, else global). One client invocation nests an
+//!   `if-shell -F -t $S:.%N '#{after-capture-pane}'` per session linking the
+//!   pane's window (each fails unless S still links it), then the guard, then
+//!   `capture-pane` aimed at the first of them (`$S1:.%N`), so the only hook
+//!   that could fire is one just checked: no gap, one round trip. A set hook
+//!   makes the else branch print a private marker through `list-commands`
+//!   (hook-free, and not an error, so no `command-error` hook runs either)
+//!   instead of capturing.
+//! - **Older tmux, preflight.** `show-hooks` (tmux runs no hook for it) over the
+//!   global table and every session that links the pane's window, immediately
+//!   before the capture; a hook set in the gap between the two cannot be
+//!   excluded, and the guard at least proves that the set of linking sessions
+//!   did not change.
 
 use crate::capture::{self, Rows, Scope};
 use crate::engine::Broker;
@@ -193,54 +209,154 @@ enum Attempt {
     Failed(ObserveError),
 }
 
-/// Hook preflight, then `[PREFIX] capture-pane -p -t PANE FLAGS…` behind the
-/// in-queue guard; the raw stdout.
+/// How a capture proves that no `after-capture-pane` hook can run (see the
+/// module docs), by the server's version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookCheck {
+    /// tmux >= 3.5: inside the capture's own command queue, one connection.
+    InQueue,
+    /// Older tmux: a `show-hooks` preflight right before the capture.
+    Preflight,
+}
+
+impl HookCheck {
+    pub fn for_version(version: &str) -> HookCheck {
+        if crate::tmux::version_at_least(version, 3, 5) {
+            HookCheck::InQueue
+        } else {
+            HookCheck::Preflight
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookCheck::InQueue => "in_queue",
+            HookCheck::Preflight => "preflight",
+        }
+    }
+}
+
+/// The refusal of a capture while a hook is set. `observed`: tmux evaluated the
+/// check inside the capture's queue (the command reached tmux and did nothing),
+/// else the preflight found it and nothing was sent.
+fn hook_refusal(observed: bool) -> ObserveError {
+    let how = if observed {
+        "tmux checked it in the capture's own command queue: nothing was captured and the hook did not run."
+    } else {
+        "Nothing was sent."
+    };
+    ObserveError::Unsupported {
+        observed,
+        why: format!("an after-capture-pane hook is set (globally or in a session linking this pane's window); tmux-mcp does not capture while it is, so the hook cannot run. {how}"),
+    }
+}
+
+/// What the in-queue check prints instead of capturing when a hook is set: a
+/// word no pane can forge (random per broker, never shown anywhere).
+fn hook_marker() -> &'static str {
+    static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARKER.get_or_init(|| format!("tmux-mcp-hook-set-{}", crate::sys::random_hex(16)))
+}
+
+/// The argv of one in-queue capture: for each session in `sessions` (distinct,
+/// at least one) an `if-shell -F -t 'S:.PANE' '#{after-capture-pane}'` whose
+/// true branch prints the marker and whose false branch holds the next level;
+/// innermost, `if-shell -F -t 'S1:.PANE' GUARD { CMD }`, CMD's capture aimed at
+/// `S1:.PANE` too (see [`capture_once`]). The explicit `S:.PANE` target puts
+/// the format in that session's context (so the option resolves as that
+/// session's hook would: its own array, else the global one) and fails unless
+/// S still links the pane's window. Levels nest as `{ … }` blocks, so `CMD` and
+/// `GUARD` (no `'` in either) need no escaping; ids are single-quoted because
+/// tmux's parser expands `$…` outside quotes.
+fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
+    let mark = format!("list-commands -F {} list-commands", hook_marker());
+    let mut inner = format!("if-shell -F -t '{}:.{pane_id}' '{guard}' {{ {cmd} }}", sessions[0]);
+    for s in sessions[1..].iter().rev() {
+        inner = format!("if-shell -F -t '{s}:.{pane_id}' '#{{after-capture-pane}}' {{ {mark} }} {{ {inner} }}");
+    }
+    vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{pane_id}", sessions[0]), "#{after-capture-pane}".into(), mark, inner]
+}
+
+/// The hook check (in the queue on tmux >= 3.5, else a preflight), then
+/// `[PREFIX] capture-pane -p -t PANE FLAGS…` behind the in-queue guard; the raw
+/// stdout.
 async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool, prefix: Option<&str>) -> Attempt {
     let sessions: Vec<String> = pane.placements.iter().map(|p| p.session_id.clone()).collect();
     if sessions.is_empty() {
         return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("pane {} is in no session", pane.id) });
     }
-    match hooks::is_set(&broker.registry, "after-capture-pane", &sessions).await {
-        Ok(false) => {}
-        Ok(true) => {
-            return Attempt::Failed(ObserveError::Unsupported {
-                observed: false,
-                why: "an after-capture-pane hook is set (globally or in a session linking this pane's window); tmux-mcp does not capture while it is, so the hook cannot run. Nothing was sent.".into(),
-            })
+    let check = HookCheck::for_version(&broker.tmux_version());
+    if check == HookCheck::Preflight {
+        match hooks::is_set(&broker.registry, "after-capture-pane", &sessions).await {
+            Ok(false) => {}
+            Ok(true) => return Attempt::Failed(hook_refusal(false)),
+            // A session that vanished since the table was read makes show-hooks fail.
+            Err(e @ TmuxError::Failed { .. }) => return Attempt::Guard(format!(": {e}")),
+            Err(e) => return Attempt::Failed(ObserveError::Transport { observed: false, why: e.to_string() }),
         }
-        // A session that vanished since the table was read makes show-hooks fail.
-        Err(e @ TmuxError::Failed { .. }) => return Attempt::Guard(format!(": {e}")),
-        Err(e) => return Attempt::Failed(ObserveError::Transport { observed: false, why: e.to_string() }),
     }
     if let Some(id) = identity {
         if id.exited() {
             return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) });
         }
     }
+    // A window linked twice into one session is one hook table.
+    let mut distinct: Vec<&str> = Vec::new();
+    for s in &sessions {
+        if !distinct.contains(&s.as_str()) {
+            distinct.push(s);
+        }
+    }
     let mut guard = format!("#{{==:#{{pane_id}},{}}}", crate::tmux::quote::format_operand(&pane.id));
-    guard = format!("#{{&&:{guard},#{{==:#{{window_linked_sessions}},{}}}}}", sessions.len());
+    // Prove that no session links the window beyond those the table knows (and
+    // the hook check asked). tmux < 3.5 counts winlinks in
+    // `window_linked_sessions`, as the table's placements do; 3.7 counts
+    // sessions there (a session group once), so the in-queue path compares the
+    // byte length of `window_linked_sessions_list` (every winlink's session
+    // name, comma-separated, on 3.5 and 3.7) with the table's instead: each
+    // checked session's target must resolve, so any further link lengthens it.
+    guard = match check {
+        HookCheck::Preflight => format!("#{{&&:{guard},#{{==:#{{window_linked_sessions}},{}}}}}", sessions.len()),
+        HookCheck::InQueue => {
+            let names: usize = pane.placements.iter().map(|p| p.session_name.len()).sum::<usize>() + pane.placements.len() - 1;
+            format!("#{{&&:{guard},#{{==:#{{n:#{{window_linked_sessions_list}}}},{names}}}}}")
+        }
+    };
     if let Some(id) = identity {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}", id.pid);
     }
     if prove_size {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_width}},{}}},#{{==:#{{pane_height}},{}}}}}}}", pane.width, pane.height);
     }
+    let target = match check {
+        HookCheck::InQueue => format!("'{}:.{}'", distinct[0], pane.id),
+        HookCheck::Preflight => pane.id.clone(),
+    };
     let mut cmd = match prefix {
-        Some(p) => format!("{p} capture-pane -p -t {}", pane.id),
-        None => format!("capture-pane -p -t {}", pane.id),
+        Some(p) => format!("{p} capture-pane -p -t {target}"),
+        None => format!("capture-pane -p -t {target}"),
     };
     for f in flags {
         cmd.push(' ');
         cmd.push_str(f);
     }
-    let out = match broker.registry.tmux_output(&["if-shell", "-F", "-t", &pane.id, &guard, &cmd]).await {
+    let argv: Vec<String> = match check {
+        HookCheck::InQueue => in_queue_argv(&distinct, &pane.id, &guard, &cmd),
+        HookCheck::Preflight => ["if-shell", "-F", "-t", &pane.id, &guard, &cmd].iter().map(|s| s.to_string()).collect(),
+    };
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let out = match broker.registry.tmux_output(&argv).await {
         Ok(o) => o,
         Err(e) => return Attempt::Failed(transport(e)),
     };
     // A failing if-shell means tmux could not find the target (the pane is
-    // gone): the capture inside never ran.
+    // gone, or a session no longer links its window): the capture inside
+    // never ran.
     if out.status != 0 {
         return Attempt::Guard(format!(": {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    if check == HookCheck::InQueue && out.stdout.strip_suffix(b"\n") == Some(hook_marker().as_bytes()) {
+        return Attempt::Failed(hook_refusal(true));
     }
     if out.stdout.is_empty() || !out.stdout.ends_with(b"\n") {
         return Attempt::Guard(String::new());
@@ -255,4 +371,30 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
 
 fn transport(e: TmuxError) -> ObserveError {
     ObserveError::Transport { observed: e.possibly_sent(), why: e.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_queue_command_checks_every_session_then_the_guard() {
+        let m = hook_marker();
+        assert!(m.starts_with("tmux-mcp-hook-set-") && m.len() == 18 + 32 && m.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'), "{m}");
+        let one = in_queue_argv(&["$1"], "%3", "G", "capture-pane -p -t %3");
+        let mark = format!("list-commands -F {m} list-commands");
+        assert_eq!(one, ["if-shell", "-F", "-t", "$1:.%3", "#{after-capture-pane}", &mark, "if-shell -F -t '$1:.%3' 'G' { capture-pane -p -t %3 }"]);
+        let two = in_queue_argv(&["$1", "$4"], "%3", "G", "C");
+        assert_eq!(two[3], "$1:.%3");
+        assert_eq!(two[6], format!("if-shell -F -t '$4:.%3' '#{{after-capture-pane}}' {{ {mark} }} {{ if-shell -F -t '$1:.%3' 'G' {{ C }} }}"));
+    }
+
+    #[test]
+    fn hook_check_by_version() {
+        assert_eq!(HookCheck::for_version("3.3a"), HookCheck::Preflight);
+        assert_eq!(HookCheck::for_version("3.4"), HookCheck::Preflight);
+        assert_eq!(HookCheck::for_version("3.5a"), HookCheck::InQueue);
+        assert_eq!(HookCheck::for_version("next-3.6"), HookCheck::InQueue);
+        assert_eq!(HookCheck::for_version("3.7c"), HookCheck::InQueue);
+    }
 }

@@ -461,6 +461,33 @@ pub fn tmux_at_least(major: u32, minor: u32) -> bool {
     (ma, mi) >= (major, minor)
 }
 
+/// Whether the broker checks `after-capture-pane` inside the capture's own
+/// command queue on the tmux under test (>= 3.5: the whole-array format reads
+/// sparse entries), rather than with a `show-hooks` preflight.
+pub fn hook_check_in_queue() -> bool {
+    tmux_at_least(3, 5)
+}
+
+/// The `delivery` of a capture refused for a hook: on >= 3.5 the check ran in
+/// tmux (`observed`), before that the preflight sent nothing (`not_sent`).
+pub fn hook_refusal_delivery() -> &'static str {
+    if hook_check_in_queue() {
+        "observed"
+    } else {
+        "not_sent"
+    }
+}
+
+/// tmux client invocations per guarded pane read from the cached table: one
+/// on >= 3.5, the `show-hooks` preflight plus the capture before.
+pub fn tmux_commands_per_capture() -> u64 {
+    if hook_check_in_queue() {
+        1
+    } else {
+        2
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Schemas
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 use super::envelope::{self, Delivery};
 use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::limits;
+use crate::observe::HookCheck;
 use crate::session::Session;
 use serde_json::{json, Value};
 
@@ -52,14 +53,15 @@ fn output_schema() -> Value {
             "observation": {
                 "type": "object",
                 "additionalProperties": false,
-                "required": ["screen", "history_continuity", "process_cursor", "requirements", "wait_conditions", "hook_check"],
+                "required": ["screen", "history_continuity", "process_cursor", "requirements", "wait_conditions", "hook_check", "hook_check_mode"],
                 "properties": {
                     "screen": { "const": "bounded_rows" },
                     "history_continuity": { "const": "unknown" },
                     "process_cursor": { "enum": ["conditional", "unsupported"] },
                     "requirements": { "type": "array", "items": { "type": "string" } },
                     "wait_conditions": { "type": "array", "items": { "type": "string" } },
-                    "hook_check": { "type": "string" }
+                    "hook_check": { "type": "string" },
+                    "hook_check_mode": { "enum": ["in_queue", "preflight"], "description": "in_queue (tmux >= 3.5): the after-capture-pane check runs inside the capture's own tmux command queue, one round trip, no gap before the capture. preflight (older tmux): show-hooks right before the capture; a hook set in between cannot be excluded." }
                 }
             },
             "broker": {
@@ -103,6 +105,16 @@ pub async fn call(session: &Session) -> ToolOutput {
     let id = &broker.identity;
     let backend = &broker.registry.backend;
     let tracking_ok = backend.unavailable.is_none() && crate::tmux::version_at_least(&snap.server.version, 3, 3);
+    let check = HookCheck::for_version(&snap.server.version);
+    let mut requirements = vec![
+        "tmux >= 3.3",
+        "Linux pidfd backend: broker, tmux server and pane process in one PID namespace",
+        "live pane process",
+        "empty effective capture hook",
+    ];
+    if check == HookCheck::Preflight {
+        requirements.push("stable capture-hook configuration on tmux < 3.5");
+    }
     let data = json!({
         "endpoint": "local",
         "server_identity": {
@@ -122,14 +134,13 @@ pub async fn call(session: &Session) -> ToolOutput {
             "screen": "bounded_rows",
             "history_continuity": "unknown",
             "process_cursor": if tracking_ok { "conditional" } else { "unsupported" },
-            "requirements": [
-                "tmux >= 3.3",
-                "Linux pidfd backend: broker, tmux server and pane process in one PID namespace",
-                "live pane process",
-                "empty effective capture hook"
-            ],
+            "requirements": requirements,
             "wait_conditions": ["screen_contains", "process_exit"],
-            "hook_check": "after-capture-pane is checked with show-hooks (global and every session linking the pane's window) immediately before each capture; on tmux 3.3a a hook set in the gap between that check and the capture cannot be excluded",
+            "hook_check": match check {
+                HookCheck::InQueue => "after-capture-pane is checked inside each capture's own tmux command queue (one if-shell -F per session linking the pane's window, the capture in its innermost branch): one round trip, no gap between check and capture",
+                HookCheck::Preflight => "after-capture-pane is checked with show-hooks (global and every session linking the pane's window) immediately before each capture; on tmux < 3.5 (3.3a included) a hook set in the gap between that check and the capture cannot be excluded",
+            },
+            "hook_check_mode": check.as_str(),
         },
         "broker": {
             "pid": std::process::id(),
