@@ -88,7 +88,7 @@ impl Toolset {
 /// (changes state, nothing is lost) or destructive (input typed into
 /// programs, entities killed). Ordered: a session at a tier may use every tool
 /// at or below it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     #[default]

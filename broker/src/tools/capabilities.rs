@@ -5,8 +5,12 @@ use super::envelope::{self, Delivery};
 use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::limits;
 use crate::observe::HookCheck;
+use super::typed::data_schema_of;
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capabilities",
@@ -25,68 +29,93 @@ fn input_schema() -> Value {
     json!({ "type": "object", "additionalProperties": false, "properties": {} })
 }
 
+crate::constant!(Local, "local");
+crate::constant!(BoundedRows, "bounded_rows");
+crate::constant!(Unknown, "unknown");
+crate::constant!(LinuxPidfd, "linux-pidfd");
+
+/// What `tmux_capabilities` answers (the output schema is derived from it).
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Capabilities {
+    endpoint: Local,
+    server_identity: ServerIdentity,
+    enabled_tools: Vec<String>,
+    /// The highest tool tier this session may use (attach --safety, @mcp-safety); tools named by --enable-tool are enabled whatever their tier.
+    safety: crate::wire::Tier,
+    /// The JSON Schema of `tmux_snapshot`'s `where` criteria.
+    #[schemars(schema_with = "any_object")]
+    criteria_schema: Value,
+    /// Published limits, by name (counts, bytes, seconds).
+    limits: BTreeMap<String, serde_json::Number>,
+    owns_daemon: bool,
+    resource_subscriptions: bool,
+    observation: Observation,
+    broker: BrokerInfo,
+    process_identity: ProcessIdentityInfo,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ServerIdentity {
+    #[schemars(regex(pattern = r"^[a-f0-9]{32}$"))]
+    generation: String,
+    pid: u32,
+    start_time: u64,
+    tmux_version: String,
+    socket_path: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ProcessCursor {
+    Conditional,
+    Unsupported,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Observation {
+    screen: BoundedRows,
+    history_continuity: Unknown,
+    process_cursor: ProcessCursor,
+    requirements: Vec<String>,
+    wait_conditions: Vec<String>,
+    hook_check: String,
+    /// `in_queue` (tmux >= 3.5: no gap between check and capture) or `preflight`.
+    hook_check_mode: HookCheckMode,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum HookCheckMode {
+    InQueue,
+    Preflight,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct BrokerInfo {
+    pid: u32,
+    scope: crate::wire::Scope,
+    caller_pane: Option<String>,
+    sessions_open: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ProcessIdentityInfo {
+    backend: LinuxPidfd,
+    available: bool,
+    reason: Option<String>,
+}
+
+fn any_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "object" })
+}
+
 fn output_schema() -> Value {
-    let int = json!({ "type": "integer", "minimum": 0 });
-    envelope::output_schema(json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["endpoint", "server_identity", "enabled_tools", "safety", "criteria_schema", "limits", "owns_daemon", "resource_subscriptions", "observation", "broker", "process_identity"],
-        "properties": {
-            "endpoint": { "type": "string" },
-            "server_identity": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["generation", "pid", "start_time", "tmux_version", "socket_path"],
-                "properties": {
-                    "generation": { "type": "string", "pattern": "^[a-f0-9]{32}$" },
-                    "pid": int, "start_time": int,
-                    "tmux_version": { "type": "string" },
-                    "socket_path": { "type": "string" }
-                }
-            },
-            "enabled_tools": { "type": "array", "items": { "type": "string" } },
-            "safety": { "enum": ["readonly", "mutating", "destructive"], "description": "The highest tool tier this session may use (attach --safety, @mcp-safety); tools named by --enable-tool are enabled whatever their tier." },
-            "criteria_schema": { "type": "object" },
-            "limits": { "type": "object", "additionalProperties": { "type": "number", "minimum": 0 } },
-            "owns_daemon": { "type": "boolean" },
-            "resource_subscriptions": { "type": "boolean" },
-            "observation": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["screen", "history_continuity", "process_cursor", "requirements", "wait_conditions", "hook_check", "hook_check_mode"],
-                "properties": {
-                    "screen": { "const": "bounded_rows" },
-                    "history_continuity": { "const": "unknown" },
-                    "process_cursor": { "enum": ["conditional", "unsupported"] },
-                    "requirements": { "type": "array", "items": { "type": "string" } },
-                    "wait_conditions": { "type": "array", "items": { "type": "string" } },
-                    "hook_check": { "type": "string" },
-                    "hook_check_mode": { "enum": ["in_queue", "preflight"], "description": "in_queue (tmux >= 3.5): the after-capture-pane check runs inside the capture's own tmux command queue, one round trip, no gap before the capture. preflight (older tmux): show-hooks right before the capture; a hook set in between cannot be excluded." }
-                }
-            },
-            "broker": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["pid", "scope", "caller_pane", "sessions_open"],
-                "properties": {
-                    "pid": int,
-                    "scope": { "enum": ["session", "server"] },
-                    "caller_pane": { "type": ["string", "null"] },
-                    "sessions_open": int
-                }
-            },
-            "process_identity": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["backend", "available", "reason"],
-                "properties": {
-                    "backend": { "const": "linux-pidfd" },
-                    "available": { "type": "boolean" },
-                    "reason": { "type": ["string", "null"] }
-                }
-            }
-        }
-    }))
+    envelope::output_schema(data_schema_of::<Capabilities>())
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -115,44 +144,46 @@ pub async fn call(session: &Session) -> ToolOutput {
     if check == HookCheck::Preflight {
         requirements.push("stable capture-hook configuration on tmux < 3.5");
     }
-    let data = json!({
-        "endpoint": "local",
-        "server_identity": {
-            "generation": id.generation,
-            "pid": id.pid,
-            "start_time": id.start_time,
-            "tmux_version": snap.server.version,
-            "socket_path": id.socket_path.display().to_string(),
+    let limits = match limits::as_json(broker.request_timeout_seconds) {
+        Value::Object(m) => m.into_iter().filter_map(|(k, v)| match v {
+            Value::Number(n) => Some((k, n)),
+            _ => None,
+        }).collect(),
+        _ => BTreeMap::new(),
+    };
+    let data = Capabilities {
+        endpoint: Local,
+        server_identity: ServerIdentity {
+            generation: id.generation.clone(),
+            pid: id.pid,
+            start_time: id.start_time,
+            tmux_version: snap.server.version.clone(),
+            socket_path: id.socket_path.display().to_string(),
         },
-        "enabled_tools": super::enabled_in_catalog_order(&session.enabled),
-        "safety": session.safety.as_str(),
-        "criteria_schema": super::criteria::schema(),
-        "limits": limits::as_json(broker.request_timeout_seconds),
-        "owns_daemon": true,
-        "resource_subscriptions": true,
-        "observation": {
-            "screen": "bounded_rows",
-            "history_continuity": "unknown",
-            "process_cursor": if tracking_ok { "conditional" } else { "unsupported" },
-            "requirements": requirements,
-            "wait_conditions": ["screen_contains", "process_exit"],
-            "hook_check": match check {
+        enabled_tools: super::enabled_in_catalog_order(&session.enabled).into_iter().map(String::from).collect(),
+        safety: session.safety,
+        criteria_schema: super::criteria::schema(),
+        limits,
+        owns_daemon: true,
+        resource_subscriptions: true,
+        observation: Observation {
+            screen: BoundedRows,
+            history_continuity: Unknown,
+            process_cursor: if tracking_ok { ProcessCursor::Conditional } else { ProcessCursor::Unsupported },
+            requirements: requirements.into_iter().map(String::from).collect(),
+            wait_conditions: vec!["screen_contains".into(), "process_exit".into()],
+            hook_check: match check {
                 HookCheck::InQueue => "after-capture-pane is checked inside each capture's own tmux command queue (one if-shell -F per session linking the pane's window, the capture in its innermost branch): one round trip, no gap between check and capture",
                 HookCheck::Preflight => "after-capture-pane is checked with show-hooks (global and every session linking the pane's window) immediately before each capture; on tmux < 3.5 (3.3a included) a hook set in the gap between that check and the capture cannot be excluded",
+            }
+            .into(),
+            hook_check_mode: match check {
+                HookCheck::InQueue => HookCheckMode::InQueue,
+                HookCheck::Preflight => HookCheckMode::Preflight,
             },
-            "hook_check_mode": check.as_str(),
         },
-        "broker": {
-            "pid": std::process::id(),
-            "scope": match session.scope { crate::wire::Scope::Session => "session", crate::wire::Scope::Server => "server" },
-            "caller_pane": session.caller_pane,
-            "sessions_open": broker.sessions_open(),
-        },
-        "process_identity": {
-            "backend": "linux-pidfd",
-            "available": backend.unavailable.is_none(),
-            "reason": backend.unavailable.as_ref().map(|e| e.to_string()),
-        }
-    });
-    envelope::ok("tmux_capabilities", data)
+        broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: broker.sessions_open() },
+        process_identity: ProcessIdentityInfo { backend: LinuxPidfd, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
+    };
+    envelope::ok_typed("tmux_capabilities", &data)
 }
