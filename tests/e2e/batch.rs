@@ -5,19 +5,6 @@
 use serde_json::{json, Value};
 use tmux_mcp_e2e::*;
 
-/// Arms `after-<command>` for every tmux command; returns the armed hooks.
-fn arm_every_after_hook(srv: &TmuxServer, trap: &HookTrap) -> Vec<String> {
-    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
-    let mut armed = Vec::new();
-    for name in names.split_whitespace() {
-        let hook = format!("after-{name}");
-        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
-            armed.push(hook);
-        }
-    }
-    armed
-}
-
 fn check_inner(c: &McpClient, answer: &Value) {
     let tool = answer["tool"].as_str().unwrap();
     if let Some(sc) = answer.get("structuredContent") {
@@ -70,7 +57,7 @@ async fn a_batch_of_every_read_fires_no_hook() {
     let srv = TmuxServer::start();
     srv.tmux(&["new-window", "-d", "-t", "main:", "sleep 1000"]);
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
-    let armed = arm_every_after_hook(&srv, &trap);
+    let armed = trap.arm_every_after_hook(&srv, &[]);
     assert!(armed.iter().any(|h| h == "after-display-message") && armed.iter().any(|h| h == "after-show-options"), "{armed:?}");
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
     let c = McpClient::attach(&srv, &[]).await;

@@ -34,22 +34,6 @@ fn sample_args(tool: &str, gen: &str) -> Option<Value> {
     })
 }
 
-fn arm(srv: &TmuxServer, trap: &HookTrap, except: &[&str]) -> Vec<String> {
-    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
-    let mut armed = Vec::new();
-    for name in names.split_whitespace() {
-        let hook = format!("after-{name}");
-        if except.contains(&hook.as_str()) {
-            let _ = srv.try_tmux(&["set-hook", "-gu", &hook]);
-            continue;
-        }
-        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
-            armed.push(hook);
-        }
-    }
-    armed
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_read_tool_or_resource_fires_any_hook() {
     let srv = TmuxServer::start();
@@ -81,7 +65,7 @@ async fn no_read_tool_or_resource_fires_any_hook() {
     let resources = ["tmux://server", "tmux://sessions", "tmux://panes", "tmux://pane/%250", "tmux://pane/%250/info"];
 
     for except in [&[][..], &["after-capture-pane"][..]] {
-        let armed = arm(&srv, &trap, except);
+        let armed = trap.arm_every_after_hook(&srv, except);
         assert!(armed.iter().any(|h| h == "after-display-message") && armed.iter().any(|h| h == "after-list-panes"), "{armed:?}");
         sentinel();
         trap.before_sentinel("after-display-message");

@@ -354,14 +354,7 @@ async fn the_waits_and_get_job_fire_no_hook_and_wait_for_text_refuses_a_capture_
     let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh", "-c", "echo shown-text; exec sleep 1000"]).trim().to_string();
     poll(Duration::from_secs(10), || screen(&srv, &pane).contains("shown-text").then_some(())).expect("text shown");
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
-    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
-    let mut armed = Vec::new();
-    for name in names.split_whitespace() {
-        let hook = format!("after-{name}");
-        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
-            armed.push(hook);
-        }
-    }
+    let armed = trap.arm_every_after_hook(&srv, &[]);
     assert!(armed.iter().any(|a| a == "after-capture-pane") && armed.iter().any(|a| a == "after-display-message"), "{armed:?}");
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
     let c = McpClient::attach(&srv, &[]).await;

@@ -265,14 +265,7 @@ async fn no_after_hook_runs_for_these_reads() {
     let srv = TmuxServer::start();
     two_sessions_with_a_linked_window(&srv);
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
-    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
-    let mut armed = Vec::new();
-    for name in names.split_whitespace() {
-        let hook = format!("after-{name}");
-        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
-            armed.push(hook);
-        }
-    }
+    let armed = trap.arm_every_after_hook(&srv, &[]);
     for h in ["after-list-sessions", "after-list-windows", "after-list-clients", "after-show-options", "after-display-message"] {
         assert!(armed.iter().any(|a| a == h), "{h} not armed: {armed:?}");
     }

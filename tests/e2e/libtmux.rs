@@ -309,14 +309,7 @@ async fn hook_refusal_leaves_hook_unrun() {
 async fn no_other_after_hook_runs() {
     let srv = TmuxServer::start();
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
-    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
-    let mut armed = Vec::new();
-    for name in names.split_whitespace().filter(|n| *n != "capture-pane") {
-        let hook = format!("after-{name}");
-        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
-            armed.push(hook);
-        }
-    }
+    let armed = trap.arm_every_after_hook(&srv, &["after-capture-pane"]);
     assert!(armed.iter().any(|h| h == "after-list-panes") && armed.iter().any(|h| h == "after-display-message"), "{armed:?}");
     // The sentinel: the test's own display-message fires the trapped
     // after-display-message entry. tmux finishes a command's hooks before the

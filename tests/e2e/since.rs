@@ -304,14 +304,7 @@ async fn no_after_hook_runs() {
     srv.tmux(&["set-option", "-g", "history-limit", "20"]);
     let mut p = PaneWriter::new_session(&srv, "w", 60, 10);
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
-    let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
-    let mut armed = Vec::new();
-    for name in names.split_whitespace().filter(|n| *n != "capture-pane") {
-        let hook = format!("after-{name}");
-        if srv.try_tmux(&["set-hook", "-g", &hook, &trap.command_writing(&hook)]).status.success() {
-            armed.push(hook);
-        }
-    }
+    let armed = trap.arm_every_after_hook(&srv, &["after-capture-pane"]);
     // tmux has no after-list-commands or after-if-shell (what the tool uses).
     for h in ["after-display-message", "after-show-options", "after-list-panes"] {
         assert!(armed.iter().any(|a| a == h), "{h} not armed: {armed:?}");

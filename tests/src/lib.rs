@@ -1036,6 +1036,25 @@ impl HookTrap {
         HookTrap { file, command, seen: std::cell::Cell::new(0), sentinels: AtomicU64::new(0) }
     }
 
+    /// Sets `after-<command>` for every tmux command (except those named in
+    /// `except`, which are unset), each writing its own name into the file;
+    /// returns the hooks armed.
+    pub fn arm_every_after_hook(&self, srv: &TmuxServer, except: &[&str]) -> Vec<String> {
+        let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
+        let mut armed = Vec::new();
+        for name in names.split_whitespace() {
+            let hook = format!("after-{name}");
+            if except.contains(&hook.as_str()) {
+                let _ = srv.try_tmux(&["set-hook", "-gu", &hook]);
+                continue;
+            }
+            if srv.try_tmux(&["set-hook", "-g", &hook, &self.command_writing(&hook)]).status.success() {
+                armed.push(hook);
+            }
+        }
+        armed
+    }
+
     /// A hook command appending the line `line` (no quotes or spaces) to the file.
     pub fn command_writing(&self, line: &str) -> String {
         Self::command_for(&self.file, line)
