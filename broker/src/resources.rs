@@ -16,6 +16,8 @@
 //! are accepted too, and a subscription is answered with the URI as the client
 //! wrote it.
 
+use crate::observe::{self, Freshness};
+use crate::retention::Retained;
 use crate::session::Session;
 use crate::tools;
 use serde_json::{json, Value};
@@ -29,6 +31,9 @@ pub enum Resource {
     Screen(String),
     /// The `list_panes` record of pane `%N`.
     Info(String),
+    /// The visible screen of pane `%N`, handed over with the key binding:
+    /// readable through its hand-off cursor whatever the reader's scope.
+    Handed { pane: String, cursor: String },
 }
 
 /// Why a resource could not be read.
@@ -53,6 +58,11 @@ impl Resource {
         }
         let bad = || ReadError::NotFound(format!("unknown resource {uri:?}: expected tmux://server, tmux://sessions, tmux://panes, tmux://pane/{{pane_id}} or tmux://pane/{{pane_id}}/info (pane_id %N, written %25N)"));
         let rest = uri.strip_prefix(PANE_PREFIX).ok_or_else(bad)?;
+        let (rest, handoff) = match rest.split_once("?handoff=") {
+            Some((r, c)) if !c.is_empty() && c.len() <= 64 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => (r, Some(c.to_string())),
+            Some(_) => return Err(bad()),
+            None => (rest, None),
+        };
         let (id, info) = match rest.strip_suffix("/info") {
             Some(id) => (id, true),
             None => (rest, false),
@@ -62,7 +72,12 @@ impl Resource {
             return Err(bad());
         }
         let pane = format!("%{digits}");
-        Ok(if info { Resource::Info(pane) } else { Resource::Screen(pane) })
+        Ok(match (info, handoff) {
+            (true, None) => Resource::Info(pane),
+            (false, None) => Resource::Screen(pane),
+            (false, Some(cursor)) => Resource::Handed { pane, cursor },
+            (true, Some(_)) => return Err(bad()),
+        })
     }
 
     /// The URI this resource is listed under.
@@ -73,19 +88,20 @@ impl Resource {
             Resource::Panes => "tmux://panes".into(),
             Resource::Screen(p) => format!("{PANE_PREFIX}%25{}", &p[1..]),
             Resource::Info(p) => format!("{PANE_PREFIX}%25{}/info", &p[1..]),
+            Resource::Handed { pane, cursor } => format!("{PANE_PREFIX}%25{}?handoff={cursor}", &pane[1..]),
         }
     }
 
     pub fn pane(&self) -> Option<&str> {
         match self {
-            Resource::Screen(p) | Resource::Info(p) => Some(p),
+            Resource::Screen(p) | Resource::Info(p) | Resource::Handed { pane: p, .. } => Some(p),
             _ => None,
         }
     }
 
     fn mime(&self) -> &'static str {
         match self {
-            Resource::Screen(_) => "text/plain",
+            Resource::Screen(_) | Resource::Handed { .. } => "text/plain",
             _ => "application/json",
         }
     }
@@ -121,14 +137,24 @@ pub fn templates() -> Vec<Value> {
     ]
 }
 
+/// Whether `cursor` is the key binding's hand-off cursor of `pane` (readable
+/// by every agent: handing a pane over is the person's consent).
+pub fn handed_over(session: &Session, pane: &str, cursor: &str) -> bool {
+    matches!(session.broker.retained.get(cursor, &session.view()).as_deref(), Some(Retained::Cursor(e)) if e.handoff && e.pane_id == pane)
+}
+
 /// Reads `r` for `session`: (mime type, text).
 pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, String), ReadError> {
+    if let Resource::Handed { pane, cursor } = r {
+        return read_handed(session, pane, cursor).await.map(|text| (r.mime(), text));
+    }
     let (tool, args) = match r {
         Resource::Server => ("get_server_info", json!({})),
         Resource::Sessions => ("list_sessions", json!({})),
         Resource::Panes => ("list_panes", json!({})),
         Resource::Screen(p) => ("capture_pane", json!({ "paneId": p })),
         Resource::Info(p) => ("get_pane_info", json!({ "paneId": p })),
+        Resource::Handed { .. } => unreachable!("read above"),
     };
     let out = tools::read_through(session, tool, args).await;
     if out.is_error {
@@ -146,6 +172,18 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
     Ok((r.mime(), text))
 }
 
+/// The screen of a handed-over pane: the same guarded, hook-refusing read as
+/// `capture_pane`, text decoded the same way, scope not applied.
+async fn read_handed(session: &Session, pane: &str, cursor: &str) -> Result<String, ReadError> {
+    if !handed_over(session, pane, cursor) {
+        return Err(ReadError::NotFound(format!("no hand-off cursor {cursor:?} for pane {pane} (it expired, or the broker restarted): ask the person to press the hand-off key again")));
+    }
+    let broker = &session.broker;
+    let p = observe::find_pane(broker, pane, Freshness::Cached).await.map_err(|e| ReadError::NotFound(format!("pane {pane}: {}", e.why())))?;
+    let (_, out) = observe::capture_range(broker, p, None, None, false).await.map_err(|e| ReadError::Failed(format!("pane {pane}: {}", e.why())))?;
+    Ok(tools::capture_pane::decode_lines(&out).join("\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +196,12 @@ mod tests {
         assert_eq!(Resource::parse("tmux://pane/%2512/info").unwrap(), Resource::Info("%12".into()));
         assert_eq!(Resource::Screen("%3".into()).uri(), "tmux://pane/%253");
         assert_eq!(Resource::parse(&Resource::Info("%7".into()).uri()).unwrap(), Resource::Info("%7".into()));
+        let handed = Resource::parse("tmux://pane/%253?handoff=0123abcd").unwrap();
+        assert_eq!(handed, Resource::Handed { pane: "%3".into(), cursor: "0123abcd".into() });
+        assert_eq!(Resource::parse(&handed.uri()).unwrap(), handed);
+        for bad in ["tmux://pane/%253?handoff=", "tmux://pane/%253?handoff=a b", "tmux://pane/%253/info?handoff=abc"] {
+            assert!(Resource::parse(bad).is_err(), "{bad}");
+        }
         for bad in ["tmux://pane/", "tmux://pane/%25", "tmux://pane/x1", "tmux://pane/1/screen", "tmux://other", "file:///etc/passwd", "tmux://pane/99999999999"] {
             assert!(matches!(Resource::parse(bad), Err(ReadError::NotFound(_))), "{bad}");
         }

@@ -235,6 +235,34 @@ fn a_session_scoped_agent_lists_reads_and_subscribes_only_to_what_it_sees() {
     assert!(!ids.contains(&other.as_str()) && ids.contains(&"%0"), "{ids:?}");
 }
 
+/// A pane the person handed over (the key binding's `tmux-mcp cursor`) is
+/// readable and subscribable through `?handoff=CURSOR` by an agent whose scope
+/// does not include it; a made-up cursor opens nothing.
+#[test]
+fn a_handed_over_pane_is_readable_through_its_cursor_whatever_the_scope() {
+    let srv = TmuxServer::start();
+    let other = srv.tmux(&["new-session", "-d", "-s", "other", "-P", "-F", "#{pane_id}", "sleep 1000"]).trim().to_string();
+    write_to_pane(&srv, &other, "handed over text");
+    let mut relay = PaneRelay::start(&srv, "handed", &[], false);
+    let ch = &mut relay.channel;
+    let refused = ch.request(2, "resources/read", json!({"uri": uri(&other)}));
+    assert!(refused.get("error").is_some(), "out of scope without the hand-off: {refused}");
+    let (out, _) = run_with_timeout(tmux_mcp(&["cursor", "-S", srv.socket_str(), &other]), Duration::from_secs(15));
+    assert!(out.status.success(), "tmux-mcp cursor failed: {}", String::from_utf8_lossy(&out.stderr));
+    let (since_args, _) = parse_handoff(String::from_utf8(out.stdout).unwrap().trim_end());
+    let cursor = since_args["cursor"].as_str().unwrap().to_string();
+    let handed = format!("{}?handoff={cursor}", uri(&other));
+    let read = ch.request(3, "resources/read", json!({"uri": handed}));
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap_or_else(|| panic!("{read}"));
+    assert!(text.contains("handed over text"), "{text:?}");
+    let fake = ch.request(4, "resources/read", json!({"uri": format!("{}?handoff=0123456789abcdef0123456789abcdef", uri(&other))}));
+    assert!(fake.get("error").is_some(), "a made-up cursor read the pane: {fake}");
+    let sub = ch.request(5, "resources/subscribe", json!({"uri": handed}));
+    assert!(sub.get("result").is_some(), "{sub}");
+    write_to_pane(&srv, &other, "more");
+    ch.recv_where(Duration::from_secs(5), |m| is_update(m, &handed)).expect("no update for the handed-over pane");
+}
+
 fn meta() -> Value {
     json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "raw-e2e", "version": "0"}, "io.modelcontextprotocol/clientCapabilities": {}})
 }

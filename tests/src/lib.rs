@@ -704,23 +704,7 @@ impl RawClient {
     /// The first message (kept or new) for which `want` holds, within
     /// `timeout`; other messages stay kept, in order. `None` on timeout.
     pub fn recv_where(&mut self, timeout: Duration, want: impl Fn(&Value) -> bool) -> Option<Value> {
-        if let Some(i) = self.pending.iter().position(&want) {
-            return Some(self.pending.remove(i));
-        }
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.checked_duration_since(Instant::now())?;
-            let line = match self.lines.recv_timeout(left) {
-                Ok(line) => line,
-                Err(mpsc::RecvTimeoutError::Timeout) => return None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the relay closed its stdout"),
-            };
-            let msg: Value = serde_json::from_slice(&line).unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e})"));
-            if want(&msg) {
-                return Some(msg);
-            }
-            self.pending.push(msg);
-        }
+        recv_where(&self.lines, &mut self.pending, timeout, want)
     }
 
     /// Takes every kept message for which `want` holds.
@@ -808,6 +792,11 @@ impl LineChannel {
         recv_id(&self.lines, &mut self.pending, &json!(id), Duration::from_secs(20))
     }
 
+    /// As [`RawClient::recv_where`].
+    pub fn recv_where(&mut self, timeout: Duration, want: impl Fn(&Value) -> bool) -> Option<Value> {
+        recv_where(&self.lines, &mut self.pending, timeout, want)
+    }
+
     pub fn initialize(&mut self) -> Value {
         let r = self.request(0, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fifo-e2e", "version": "0"}}));
         assert!(r.get("result").is_some(), "initialize failed: {r}");
@@ -840,6 +829,26 @@ fn recv_line(rx: &mpsc::Receiver<Vec<u8>>, timeout: Duration) -> Value {
         Ok(line) => serde_json::from_slice(&line).unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e}): {:?}", String::from_utf8_lossy(&line))),
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("no message from the relay within {timeout:?}"),
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the relay closed its stdout"),
+    }
+}
+
+fn recv_where(rx: &mpsc::Receiver<Vec<u8>>, pending: &mut Vec<Value>, timeout: Duration, want: impl Fn(&Value) -> bool) -> Option<Value> {
+    if let Some(i) = pending.iter().position(&want) {
+        return Some(pending.remove(i));
+    }
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let line = match rx.recv_timeout(left) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) => return None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the relay closed its stdout"),
+        };
+        let msg: Value = serde_json::from_slice(&line).unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e})"));
+        if want(&msg) {
+            return Some(msg);
+        }
+        pending.push(msg);
     }
 }
 

@@ -111,6 +111,9 @@ fn resource_error(e: ReadError) -> McpError {
 /// `uri` parsed, and visible to this session (out of scope reads as unknown).
 async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpError> {
     let r = Resource::parse(uri).map_err(resource_error)?;
+    if let Resource::Handed { pane, cursor } = &r {
+        return if resources::handed_over(session, pane, cursor) { Ok(r) } else { Err(McpError::resource_not_found(format!("no hand-off cursor for pane {pane}"), None)) };
+    }
     if let Some(pane) = r.pane() {
         let snap = session.broker.registry.refresh().await.map_err(|e| McpError::internal_error(format!("cannot read the pane table: {e}"), None))?;
         if !snap.pane(pane).is_some_and(|p| session.can_see(p)) {
@@ -215,6 +218,7 @@ impl ServerHandler for Handler {
         let uris = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
                 .filter(|u| match Resource::parse(u) {
+                    Ok(Resource::Handed { pane, cursor }) => resources::handed_over(&self.session, &pane, &cursor),
                     Ok(r) => r.pane().is_none_or(|p| snap.as_ref().and_then(|s| s.pane(p)).is_some_and(|p| self.session.can_see(p))),
                     Err(_) => false,
                 })

@@ -88,7 +88,10 @@ impl Subscriptions {
                 if w.get(&uri).is_some_and(|h| !h.is_finished()) {
                     return;
                 }
-                let task = tokio::spawn(watch_pane(self.session.clone(), self.notifier.clone(), uri.clone(), pane.to_string(), matches!(r, Resource::Screen(_))));
+                let screen = matches!(r, Resource::Screen(_) | Resource::Handed { .. });
+                // A handed-over pane is watched whatever the agent's scope.
+                let handed = matches!(r, Resource::Handed { .. });
+                let task = tokio::spawn(watch_pane(self.session.clone(), self.notifier.clone(), uri.clone(), pane.to_string(), screen, handed));
                 w.insert(uri, task);
             }
             None => {
@@ -143,12 +146,12 @@ fn visible_panes(session: &Session, snap: &crate::registry::Snapshot) -> Vec<(St
     session.visible(snap).map(|p| (p.id.clone(), p.pid)).collect()
 }
 
-async fn watch_pane(session: Arc<Session>, notifier: Notifier, uri: String, pane_id: String, screen: bool) {
+async fn watch_pane(session: Arc<Session>, notifier: Notifier, uri: String, pane_id: String, screen: bool, handed: bool) {
     let broker = session.broker.clone();
     let mut pane_set = broker.changes.pane_set(&broker);
     let mut throttle = Throttle { last: None };
     'pane: loop {
-        let Some(pane) = broker.registry.cached().and_then(|s| s.pane(&pane_id).cloned()).filter(|p| session.can_see(p)) else {
+        let Some(pane) = broker.registry.cached().and_then(|s| s.pane(&pane_id).cloned()).filter(|p| handed || session.can_see(p)) else {
             // Gone (or out of scope): one last update, so a reader learns it.
             notifier.updated(&uri).await;
             return;
