@@ -148,3 +148,44 @@ async fn python_capture_pane_refuses_while_a_capture_hook_is_set() {
     assert_eq!(before, "", "a hook ran for the refused capture");
     c.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_capture_since_returns_new_lines_in_the_reference_fields() {
+    let srv = TmuxServer::start();
+    let fifo = srv.dir().join("py-since.fifo");
+    mkfifo(&fifo);
+    let script = format!("while true; do cat {}; done", sh_quote(fifo.to_str().unwrap()));
+    let pane = srv.tmux(&["new-session", "-d", "-s", "since", "-x", "60", "-y", "10", "-P", "-F", "#{pane_id}", &script]).trim().to_string();
+    let emit = |text: &str| {
+        let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+    };
+    emit("first line\n");
+    poll(Duration::from_secs(5), || tmux_lines(&srv, &pane, &[]).iter().any(|l| l == "first line").then_some(())).expect("first line shown");
+    let c = McpClient::attach(&srv, &["--toolset", "python", "--scope", "server"]).await;
+    let schema = Value::Object((*c.tool("capture_since").input_schema).clone());
+    assert!(schema["properties"].get("pane_id").is_some() && schema["properties"].get("paneId").is_none(), "{schema}");
+    let seed = c.call("capture_since", json!({"pane_id": pane})).await;
+    assert_eq!(seed["pane_id"], json!(pane));
+    assert!(seed["lines"].as_array().unwrap().iter().any(|l| l == "first line"), "{seed:#}");
+    assert_eq!((seed["lines_missed"].as_bool(), seed["truncated"].as_bool()), (Some(false), Some(false)));
+    assert!(seed["elapsed_seconds"].as_f64().is_some());
+    emit("second line\nthird line\n");
+    poll(Duration::from_secs(5), || tmux_lines(&srv, &pane, &[]).iter().any(|l| l == "third line").then_some(())).expect("new lines shown");
+    // The cursor alone names the pane.
+    let next = c.call("capture_since", json!({"cursor": seed["cursor"]})).await;
+    assert_eq!(next["lines"], json!(["second line", "third line"]), "{next:#}");
+    let capped = c.call("capture_since", json!({"cursor": seed["cursor"], "max_lines": 1})).await;
+    assert_eq!((capped["lines"].clone(), capped["truncated"].as_bool(), capped["truncated_lines"].as_u64()), (json!(["third line"]), Some(true), Some(1)), "{capped:#}");
+    let e = error_of_tool(&c, "capture_since", json!({"pane_id": pane, "max_bytes": 0})).await;
+    assert!(e.contains("max_bytes must be a positive integer"), "{e}");
+    let e = error_of_tool(&c, "capture_since", json!({"cursor": "nope"})).await;
+    assert!(e.contains("invalid capture_since cursor"), "{e}");
+    c.close().await;
+}
+
+async fn error_of_tool(c: &McpClient, tool: &str, args: Value) -> String {
+    let r = c.call_raw(tool, args).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+}

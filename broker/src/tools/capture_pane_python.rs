@@ -58,7 +58,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 /// A string argument; `null` and absent are the same (the contract's defaults).
-fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+pub(super) fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
 
@@ -67,22 +67,39 @@ fn not_found(what: &str, suggestion: &str) -> ToolOutput {
     ToolOutput::libtmux_error(format!("{what}\n{suggestion}"))
 }
 
-async fn call(session: &Session, args: &Value) -> ToolOutput {
-    let max_lines = match args.get("max_lines") {
-        None => Some(DEFAULT_MAX_LINES),
-        Some(Value::Null) => None,
-        Some(_) => match int_arg(args, "max_lines") {
-            Some(n) if n > 0 => Some(n),
-            _ => return ToolOutput::libtmux_error("Invalid arguments for capture_pane: max_lines must be a positive integer, or null for no limit. Nothing was sent to tmux.".to_string()),
+/// A Python limit argument: absent → `default`, `null` → no limit (`None`),
+/// else a positive integer (≤ 0 is refused, unlike the reference's quirks).
+pub(super) fn limit_arg(tool: &str, args: &Value, key: &str, default: i64) -> Result<Option<i64>, ToolOutput> {
+    match args.get(key) {
+        None => Ok(Some(default)),
+        Some(Value::Null) => Ok(None),
+        Some(_) => match int_arg(args, key) {
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ => Err(ToolOutput::libtmux_error(format!("Invalid arguments for {tool}: {key} must be a positive integer, or null for no limit. Nothing was sent to tmux."))),
         },
-    };
+    }
+}
+
+/// `socket_name`, when given, must name the server this broker serves.
+pub(super) fn check_socket(session: &Session, args: &Value) -> Result<(), ToolOutput> {
     if let Some(name) = str_arg(args, "socket_name") {
         let ours = session.broker.identity.socket_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if name != ours {
-            return ToolOutput::libtmux_error(format!(
+            return Err(ToolOutput::libtmux_error(format!(
                 "socket_name {name:?} names another tmux server: this MCP server serves the one on socket {ours:?} (attach with -L NAME to reach another). Nothing was sent to tmux."
-            ));
+            )));
         }
+    }
+    Ok(())
+}
+
+async fn call(session: &Session, args: &Value) -> ToolOutput {
+    let max_lines = match limit_arg("capture_pane", args, "max_lines", DEFAULT_MAX_LINES) {
+        Ok(m) => m,
+        Err(e) => return e,
+    };
+    if let Err(e) = check_socket(session, args) {
+        return e;
     }
     let pane = match resolve(session, args).await {
         Ok(p) => p,
@@ -121,7 +138,7 @@ fn limit_bytes(text: String) -> String {
 /// C.0 pane resolution over the panes this session may see: `pane_id`, else
 /// `window_id`'s first pane, else the first pane of the first window of the
 /// session named by `session_id`, then `session_name`, else of the first session.
-async fn resolve(session: &Session, args: &Value) -> Result<Pane, ToolOutput> {
+pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, ToolOutput> {
     if let Some(id) = str_arg(args, "pane_id") {
         return match capture_pane::resolve(session, id, session.read_freshness()).await {
             Ok(p) => Ok(p),

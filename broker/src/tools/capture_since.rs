@@ -76,12 +76,22 @@ fn input_schema() -> Value {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Args {
-    pane_id: String,
-    cursor: Option<String>,
-    max_lines: Option<u64>,
-    max_bytes: Option<u64>,
-    wait_ms: Option<u64>,
+pub(super) struct Args {
+    pub pane_id: String,
+    pub cursor: Option<String>,
+    pub max_lines: Option<u64>,
+    pub max_bytes: Option<u64>,
+    pub wait_ms: Option<u64>,
+}
+
+/// The pane a cursor of this broker belongs to (the Python spelling takes a
+/// cursor without a pane).
+pub(super) fn pane_of_cursor(session: &Session, key: &str) -> Option<String> {
+    match session.broker.retained.get(key, &session.view()).as_deref() {
+        Some(Retained::Since(e)) => Some(e.pane_id.clone()),
+        Some(Retained::Cursor(h)) => Some(h.pane_id.clone()),
+        _ => None,
+    }
 }
 
 /// The result. Fields that are usually empty are left out, so a delta of one
@@ -426,7 +436,7 @@ fn bad_cursor(why: &str) -> ToolOutput {
     capture_pane::fail(&format!("Invalid argument cursor: {why}. Nothing was sent to tmux."), Some("Omit cursor to start again (the result then holds a new cursor)."))
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
     let broker = &session.broker;
     let id = args.pane_id.as_str();
     let max_lines = args.max_lines.unwrap_or(DEFAULT_LINES).min(MAX_LINES) as usize;

@@ -1,0 +1,115 @@
+//! `capture_since` as tmux-python/libtmux-mcp spells it (`--toolset python`,
+//! SPEC-TOOLS C.2): snake_case arguments, the pane found as the Python
+//! `capture_pane` finds it (or from the cursor alone), `max_lines` (500) and
+//! `max_bytes` (128,000) with `null` for the largest the broker allows, and the
+//! reference's result fields (`lines`, `lines_missed`, `truncated`,
+//! `truncated_lines`, `truncated_bytes`, `elapsed_seconds`). The reading is the
+//! default `capture_since`'s (grid-based, a retained cursor, losses reported
+//! with a reason): this module only translates.
+
+use super::capture_pane_python::{check_socket, limit_arg, resolve, str_arg};
+use super::capture_since::{self, pane_of_cursor};
+use super::typed::schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "capture_since",
+    family: Family::Libtmux,
+    description: "Return only the lines a tmux pane shows that are new since `cursor` (omit it to start: the visible screen and a cursor). Pane: pane_id, else window_id, else session_id / session_name / the first session (its first window's first pane), or the pane of the cursor alone. Lines that could not be recovered (history-limit, clear-history, a respawn) are reported with lines_missed: true, never silently dropped. max_lines (default 500) and max_bytes (default 128000) keep the newest lines; null asks for the broker's largest (10000 lines, 1000000 bytes). Read-only; fires no tmux hook.",
+    annotations: Annotations::read_only("Capture since", false),
+    seed_annotations: None,
+    opt_in: false,
+    input_schema,
+    output_schema: schema_of::<Since>,
+    run,
+};
+
+const DEFAULT_MAX_LINES: i64 = 500;
+const DEFAULT_MAX_BYTES: i64 = 128_000;
+
+fn input_schema() -> Value {
+    let opt = |t: &str, d: &str| json!({ "anyOf": [{ "type": t }, { "type": "null" }], "default": null, "description": d });
+    let mut max_lines = opt("integer", "Most lines to return (the newest); null: the broker's largest.");
+    max_lines["default"] = json!(DEFAULT_MAX_LINES);
+    let mut max_bytes = opt("integer", "Most bytes to return (the newest lines); null: the broker's largest.");
+    max_bytes["default"] = json!(DEFAULT_MAX_BYTES);
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "cursor": opt("string", "The cursor of the previous call; omit to start."),
+            "pane_id": opt("string", "Pane ID (e.g. '%1')."),
+            "session_name": opt("string", "Session name for pane resolution."),
+            "session_id": opt("string", "Session ID (e.g. '$1') for pane resolution."),
+            "window_id": opt("string", "Window ID for pane resolution."),
+            "socket_name": opt("string", "tmux socket name."),
+            "max_lines": max_lines,
+            "max_bytes": max_bytes
+        }
+    })
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Since {
+    pane_id: String,
+    cursor: String,
+    /// The new lines, oldest first.
+    lines: Vec<String>,
+    /// Seconds this call took, to the millisecond.
+    elapsed_seconds: f64,
+    /// Lines may have been lost since the cursor (see `missed_reason`).
+    lines_missed: bool,
+    /// Why, when `lines_missed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    missed_reason: Option<String>,
+    truncated: bool,
+    truncated_lines: u64,
+    truncated_bytes: u64,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move { call(c.session, &c.args).await })
+}
+
+async fn call(session: &Session, args: &Value) -> ToolOutput {
+    let started = std::time::Instant::now();
+    let (max_lines, max_bytes) = match (limit_arg("capture_since", args, "max_lines", DEFAULT_MAX_LINES), limit_arg("capture_since", args, "max_bytes", DEFAULT_MAX_BYTES)) {
+        (Ok(l), Ok(b)) => (l, b),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    if let Err(e) = check_socket(session, args) {
+        return e;
+    }
+    let cursor = str_arg(args, "cursor").map(str::to_string);
+    let targeted = ["pane_id", "window_id", "session_id", "session_name"].iter().any(|k| str_arg(args, k).is_some());
+    let pane_id = match (&cursor, targeted) {
+        (Some(c), false) => match pane_of_cursor(session, c) {
+            Some(p) => p,
+            None => return ToolOutput::libtmux_error("invalid capture_since cursor: no cursor of this broker has this value (unknown, expired, or made before the broker restarted); omit it to start again. Nothing was sent to tmux.".to_string()),
+        },
+        _ => match resolve(session, args).await {
+            Ok(p) => p.id,
+            Err(e) => return e,
+        },
+    };
+    let unlimited = |v: Option<i64>| v.map_or(u64::MAX, |n| n as u64);
+    let out = capture_since::call(session, capture_since::Args { pane_id, cursor, max_lines: Some(unlimited(max_lines)), max_bytes: Some(unlimited(max_bytes)), wait_ms: None }).await;
+    let Some(s) = out.structured.as_ref().filter(|_| !out.is_error) else { return out };
+    let since = Since {
+        pane_id: s["paneId"].as_str().unwrap_or_default().to_string(),
+        cursor: s["cursor"].as_str().unwrap_or_default().to_string(),
+        lines: s["lines"].as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_string)).collect(),
+        elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        lines_missed: s["linesMissed"] == json!(true),
+        missed_reason: s["missed"]["reason"].as_str().map(str::to_string),
+        truncated: s.get("truncated").is_some(),
+        truncated_lines: s["truncated"]["lines"].as_u64().unwrap_or(0),
+        truncated_bytes: s["truncated"]["bytes"].as_u64().unwrap_or(0),
+    };
+    ToolOutput::typed(&since, out.text)
+}
