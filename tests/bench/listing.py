@@ -32,14 +32,14 @@ async def main(sock: str, binary: str, rounds: int) -> None:
         await s.list_tools()  # the SDK checks structured results against these schemas
         for name, args in calls.items():
             first = await s.call_tool(name, args)  # warm: the pidfd identities are acquired once
-            assert not first.isError, first
+            assert not first.is_error, first
             times = []
             for _ in range(rounds):
                 t = time.perf_counter()
                 r = await s.call_tool(name, args)
                 times.append((time.perf_counter() - t) * 1000.0)
-                assert not r.isError, r
-            out[name] = {"ms": sorted(times), "structured_bytes": len(json.dumps(r.structuredContent, separators=(",", ":")))}
+                assert not r.is_error, r
+            out[name] = {"ms": sorted(times), "structured_bytes": len(json.dumps(r.structured_content, separators=(",", ":")))}
     print(json.dumps(out))
 
 

@@ -40,6 +40,21 @@ fn line(label: &str, v: &[f64]) {
     println!("  {label:<58} p50 {:7.2} ms  p90 {:7.2} ms", pct(v, 0.5), pct(v, 0.9));
 }
 
+/// Wall times, and the tmux server's mean CPU per read.
+fn tmux_line(label: &str, (v, cpu): &(Vec<f64>, f64)) {
+    println!("  {label:<58} p50 {:7.2} ms  p90 {:7.2} ms  tmux CPU {cpu:6.1} ms/read", pct(v, 0.5), pct(v, 0.9));
+}
+
+/// CPU time (user + system) of process `pid` so far, in ms: the tmux server's
+/// own cost of a read, which other load on the machine barely changes (wall
+/// times do). Clock ticks of 10 ms, so only means over many reads mean much.
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let f: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace().collect();
+    let ticks: f64 = f.get(11).zip(f.get(12)).map_or(0.0, |(u, s)| u.parse::<f64>().unwrap_or(0.0) + s.parse::<f64>().unwrap_or(0.0));
+    ticks * 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
 fn rss_kib(pid: u64) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0)
@@ -54,6 +69,7 @@ async fn tmux_side(srv: &TmuxServer) {
         async move {
             let mut times = Vec::new();
             let mut out = Vec::new();
+            let cpu = cpu_ms(srv.pid());
             for _ in 0..ROUNDS {
                 let t = Instant::now();
                 let o = tmux.output(&["list-commands", "-F", &format, "list-commands"], timeout).await.expect("list-commands");
@@ -61,11 +77,12 @@ async fn tmux_side(srv: &TmuxServer) {
                 assert_eq!(o.status, 0);
                 out = o.stdout;
             }
-            (times, out)
+            ((times, (cpu_ms(srv.pid()) - cpu) / ROUNDS as f64), out)
         }
     };
     let (table_t, table) = expand(feed::table_format()).await;
     let parsed = feed::parse(&table).expect("the table parses");
+    assert_eq!(table_t.0.len(), ROUNDS);
     let panes = parsed.rows.len();
     let per_pane = table.len() / panes.max(1);
     let (bare_t, _) = expand("x".into()).await;
@@ -79,10 +96,10 @@ async fn tmux_side(srv: &TmuxServer) {
         assert_eq!(p.rows.len(), panes);
     }
     println!("tmux side ({}): {panes} pane placements, table {} kB", if direct { "in-process protocol client" } else { "exec of tmux" }, table.len() / 1000);
-    line("one command, nothing expanded (connection)", &bare_t);
-    line("the S/W/P loop with one byte per pane", &loop_t);
-    line(&format!("the loop printing {} kB (transfer)", bytes.len() / 1000), &bytes_t);
-    line("the table (expansion + transfer)", &table_t);
+    tmux_line("one command, nothing expanded (connection)", &bare_t);
+    tmux_line("the S/W/P loop with one byte per pane", &loop_t);
+    tmux_line(&format!("the loop printing {} kB (transfer)", bytes.len() / 1000), &bytes_t);
+    tmux_line("the table (expansion + transfer)", &table_t);
     line("our parse of it", &parse_t);
 }
 
