@@ -9,9 +9,10 @@
 //! consistent read. The here-document is quoted, so the shell expands nothing in
 //! it, and its delimiter is random, so no pane text can end it early.
 //!
-//! Fields are separated by ASCII US (0x1f) and records by RS (0x1e); tmux's
-//! `s///` modifier replaces those two bytes inside free-text fields, so a window
-//! name cannot shift the columns.
+//! Fields are separated by ASCII US (0x1f) and records by RS (0x1e). Free text
+//! is either counted (`#{n:x}:#{x}`, read by byte length) or passed through
+//! tmux's `s///` modifier, which replaces those two bytes, so a window name
+//! cannot shift the columns (see [`table_format`]).
 
 use crate::sys;
 use crate::tmux::{format_literal, shell_quote};
