@@ -9,9 +9,10 @@
 //! consistent read. The here-document is quoted, so the shell expands nothing in
 //! it, and its delimiter is random, so no pane text can end it early.
 //!
-//! Fields are separated by ASCII US (0x1f) and records by RS (0x1e); tmux's
-//! `s///` modifier replaces those two bytes inside free-text fields, so a window
-//! name cannot shift the columns.
+//! Fields are separated by ASCII US (0x1f) and records by RS (0x1e). Free text
+//! is either counted (`#{n:x}:#{x}`, read by byte length) or passed through
+//! tmux's `s///` modifier, which replaces those two bytes, so a window name
+//! cannot shift the columns (see [`table_format`]).
 
 use crate::sys;
 use crate::tmux::{format_literal, shell_quote};
@@ -24,42 +25,67 @@ pub const RS: char = '\u{1e}';
 /// Server-wide fields, in wire order.
 const SERVER_FIELDS: &[&str] = &["pid", "start_time", "version", "socket_path", "@mcp-broker-socket", "@mcp-enable-tools", "@mcp-safety", "@mcp-toolset"];
 
-/// Per-placement fields, in wire order. `true` marks free text that gets sanitised.
-const PANE_FIELDS: &[(&str, bool)] = &[
-    ("session_id", false),
-    ("session_name", true),
-    ("window_id", false),
-    ("window_index", false),
-    ("window_name", true),
-    ("window_active", false),
-    ("pane_id", false),
-    ("pane_index", false),
-    ("pane_active", false),
-    ("pane_pid", false),
-    ("pane_dead", false),
-    ("pane_dead_status", false),
-    ("pane_width", false),
-    ("pane_height", false),
-    ("history_size", false),
-    ("history_limit", false),
-    ("pane_current_command", true),
-    ("pane_current_path", true),
-    ("pane_title", true),
-    ("pane_tty", true),
-    ("session_created", false),
-    ("session_attached", false),
-    ("session_windows", false),
-    ("window_width", false),
-    ("window_height", false),
-    ("window_panes", false),
-    ("window_layout", true),
-    ("cursor_x", false),
-    ("cursor_y", false),
-    ("pane_in_mode", false),
-    // Empty unless the pane is in copy mode.
-    ("scroll_position", false),
-    ("window_zoomed_flag", false),
+/// How a field is printed and read back.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Printed as is: ids, numbers, flags, and text tmux itself makes (the
+    /// layout string, the `/dev/pts/N` path), none of which can hold a separator.
+    Plain,
+    /// Free text printed as `LENGTH:TEXT` (`#{n:…}` is its length in bytes), so
+    /// any byte can be in it; the parser takes exactly that many bytes, then
+    /// replaces the separators and NL with `?` (a byte scan). Cheaper in tmux
+    /// than `s///`, which compiles a regex for every value, but it expands the
+    /// value twice: used where that second expansion is cheap.
+    Counted,
+    /// Free text passed through tmux's `s/[US RS NL]/?/` (see [`field`]): the
+    /// value is expanded once, which is cheaper for the two fields that read
+    /// `/proc` on every expansion (current command and path).
+    Replaced,
+}
+use Kind::{Counted, Plain, Replaced};
+
+/// Session fields, printed once per session (in the `#{S:…}` part).
+const SESSION_FIELDS: &[(&str, Kind)] = &[("session_id", Plain), ("session_name", Counted), ("session_created", Plain), ("session_attached", Plain), ("session_windows", Plain)];
+
+/// Window fields, printed once per window link (in the `#{W:…}` part). The
+/// pane count is not among them: it is the number of pane records that follow
+/// (`window_panes` counts the list the `#{P:…}` loop walks).
+const WINDOW_FIELDS: &[(&str, Kind)] = &[
+    ("window_id", Plain),
+    ("window_index", Plain),
+    ("window_name", Counted),
+    ("window_active", Plain),
+    ("window_width", Plain),
+    ("window_height", Plain),
+    ("window_layout", Plain),
+    ("window_zoomed_flag", Plain),
 ];
+
+/// Pane fields, printed once per pane placement (in the `#{P:…}` part).
+const PANE_FIELDS: &[(&str, Kind)] = &[
+    ("pane_id", Plain),
+    ("pane_index", Plain),
+    ("pane_active", Plain),
+    ("pane_pid", Plain),
+    ("pane_width", Plain),
+    ("pane_height", Plain),
+    ("history_size", Plain),
+    ("history_limit", Plain),
+    ("pane_current_command", Replaced),
+    ("pane_current_path", Replaced),
+    ("pane_title", Counted),
+    ("pane_tty", Plain),
+    ("cursor_x", Plain),
+    ("cursor_y", Plain),
+    ("pane_in_mode", Plain),
+    // Empty unless the pane is in copy mode.
+    ("scroll_position", Plain),
+];
+
+/// `pane_dead` and `pane_dead_status` in one field (one expansion for a live
+/// pane): empty while the pane lives, `D` then the exit status (empty when it
+/// was killed by a signal) once it is dead.
+const DEAD_FIELD: &str = "#{?pane_dead,D#{pane_dead_status},}";
 
 /// `#{name}`, or for free text `name` with the separators replaced (so a
 /// value cannot shift columns or rows); other hook-free format reads use it too.
@@ -72,11 +98,36 @@ pub fn field(name: &str, free_text: bool) -> String {
     }
 }
 
-/// The tmux format that expands to the whole table.
+fn spec(name: &str, kind: Kind) -> String {
+    match kind {
+        Plain => field(name, false),
+        Replaced => field(name, true),
+        Counted => format!("#{{n:{name}}}:#{{{name}}}"),
+    }
+}
+
+/// One record: its tag, then its fields, each ended by US, the last by RS.
+fn record(tag: char, fields: impl Iterator<Item = String>) -> String {
+    let mut s = tag.to_string();
+    for f in fields {
+        s.push(US);
+        s.push_str(&f);
+    }
+    s.push(RS);
+    s
+}
+
+/// The tmux format that expands to the whole table: the server header, then
+/// for each session an `S` record, for each of its windows a `W` record and
+/// for each pane of that window a `P` record. Each field is printed at the
+/// level it belongs to, so a session's fields are expanded once per session,
+/// not once per pane.
 pub fn table_format() -> String {
     let header: Vec<String> = SERVER_FIELDS.iter().map(|f| field(f, true)).collect();
-    let row: Vec<String> = PANE_FIELDS.iter().map(|(f, t)| field(f, *t)).collect();
-    format!("{}{RS}#{{S:#{{W:#{{P:{}{RS}}}}}}}", header.join(&US.to_string()), row.join(&US.to_string()))
+    let s = record('S', SESSION_FIELDS.iter().map(|(f, k)| spec(f, *k)));
+    let w = record('W', WINDOW_FIELDS.iter().map(|(f, k)| spec(f, *k)));
+    let p = record('P', PANE_FIELDS.iter().map(|(f, k)| spec(f, *k)).chain(std::iter::once(DEAD_FIELD.to_string())));
+    format!("{}{RS}#{{S:{s}#{{W:{w}#{{P:{p}}}}}}}", header.join(&US.to_string()))
 }
 
 /// The `run-shell` argument that makes tmux hand the table to the helper.
@@ -97,24 +148,139 @@ pub enum ParseError {
     NoHeader,
     #[error("server header has {0} fields, expected {expected}", expected = SERVER_FIELDS.len())]
     Header(usize),
-    #[error("row {row} has {got} fields, expected {expected}", expected = PANE_FIELDS.len())]
-    Fields { row: usize, got: usize },
-    #[error("row {row}: field {field} = {value:?} is not a valid number")]
+    #[error("record {row}: {why}")]
+    Record { row: usize, why: String },
+    #[error("record {row}: field {field} = {value:?} is not a valid number")]
     Number { row: usize, field: &'static str, value: String },
 }
 
-/// Parses what tmux expanded (the helper's standard input).
-pub fn parse(text: &str) -> Result<PaneTable, ParseError> {
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    let mut records = text.split(RS);
-    let header = records.next().filter(|h| !h.is_empty()).ok_or(ParseError::NoHeader)?;
+const US_B: u8 = US as u8;
+const RS_B: u8 = RS as u8;
+
+/// A cursor over the records after the header.
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+    row: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn bad(&self, why: impl Into<String>) -> ParseError {
+        ParseError::Record { row: self.row, why: why.into() }
+    }
+
+    /// One field of `kind` and the byte that ended it (US or RS).
+    fn field(&mut self, name: &str, kind: Kind) -> Result<(&'a [u8], u8), ParseError> {
+        let rest = &self.b[self.pos..];
+        let (value, used) = match kind {
+            Plain | Replaced => {
+                let end = rest.iter().position(|&c| c == US_B || c == RS_B).ok_or_else(|| self.bad(format!("{name} is not ended")))?;
+                (&rest[..end], end)
+            }
+            Counted => {
+                let colon = rest.iter().take(21).position(|&c| c == b':').ok_or_else(|| self.bad(format!("{name} has no length")))?;
+                let len: usize = std::str::from_utf8(&rest[..colon]).ok().and_then(|n| n.parse().ok()).ok_or_else(|| self.bad(format!("{name} has no valid length")))?;
+                let start = colon + 1;
+                if rest.len() < start + len + 1 {
+                    return Err(self.bad(format!("{name} is longer than the table")));
+                }
+                (&rest[start..start + len], start + len)
+            }
+        };
+        let end = rest[used];
+        if end != US_B && end != RS_B {
+            return Err(self.bad(format!("{name} is not followed by a separator")));
+        }
+        self.pos += used + 1;
+        Ok((value, end))
+    }
+
+    /// The fields of one record, after its tag, as byte strings.
+    fn record(&mut self, fields: &[(&str, Kind)], extra: usize) -> Result<Vec<&'a [u8]>, ParseError> {
+        if self.b.get(self.pos) != Some(&US_B) {
+            return Err(self.bad("the tag is not followed by a separator"));
+        }
+        self.pos += 1;
+        let n = fields.len() + extra;
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let (name, kind) = fields.get(i).copied().unwrap_or(("pane_dead", Plain));
+            let (v, end) = self.field(name, kind)?;
+            out.push(v);
+            let want = if i + 1 == n { RS_B } else { US_B };
+            if end != want {
+                return Err(self.bad(format!("{} fields, expected {n}", if end == RS_B { (i + 1).to_string() } else { format!("more than {n}") })));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn text(v: &[u8]) -> String {
+    String::from_utf8_lossy(v).into_owned()
+}
+
+/// Free text read by length: the separators and NL become `?`, as tmux's
+/// `s///` does for the other free-text fields, so no consumer sees them.
+fn counted_text(v: &[u8]) -> String {
+    if v.iter().any(|&c| c == US_B || c == RS_B || c == b'\n') {
+        let clean: Vec<u8> = v.iter().map(|&c| if c == US_B || c == RS_B || c == b'\n' { b'?' } else { c }).collect();
+        text(&clean)
+    } else {
+        text(v)
+    }
+}
+
+fn num<T: std::str::FromStr>(row: usize, field: &'static str, value: &[u8]) -> Result<T, ParseError> {
+    std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()).ok_or_else(|| ParseError::Number { row, field, value: text(value) })
+}
+
+/// A number that tmux leaves empty when it does not apply (0 then).
+fn num_or_zero<T: std::str::FromStr + Default>(row: usize, field: &'static str, value: &[u8]) -> Result<T, ParseError> {
+    if value.is_empty() {
+        Ok(T::default())
+    } else {
+        num(row, field, value)
+    }
+}
+
+struct SessionPart {
+    id: String,
+    name: String,
+    created: u64,
+    attached: u64,
+    windows: u64,
+}
+
+struct WindowPart {
+    id: String,
+    index: i64,
+    name: String,
+    active: bool,
+    width: u32,
+    height: u32,
+    layout: String,
+    zoomed: bool,
+}
+
+/// Parses what tmux expanded (`list-commands` output or the helper's standard
+/// input), as bytes: counted fields are measured in bytes, and text that is
+/// not UTF-8 is made so per field.
+pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
+    let b = input.as_ref();
+    let b = b.strip_suffix(b"\n").unwrap_or(b);
+    let head_end = b.iter().position(|&c| c == RS_B).unwrap_or(b.len());
+    if head_end == 0 {
+        return Err(ParseError::NoHeader);
+    }
+    let header = String::from_utf8_lossy(&b[..head_end]);
     let h: Vec<&str> = header.split(US).collect();
     if h.len() != SERVER_FIELDS.len() {
         return Err(ParseError::Header(h.len()));
     }
     let server = ServerRow {
-        pid: num(0, "pid", h[0])?,
-        start_time: num(0, "start_time", h[1])?,
+        pid: num(0, "pid", h[0].as_bytes())?,
+        start_time: num(0, "start_time", h[1].as_bytes())?,
         version: h[2].to_string(),
         socket_path: h[3].to_string(),
         broker_option: h[4].to_string(),
@@ -122,64 +288,95 @@ pub fn parse(text: &str) -> Result<PaneTable, ParseError> {
         safety_option: h[6].to_string(),
         toolset_option: h[7].to_string(),
     };
-    let mut rows = Vec::new();
-    for (i, rec) in records.enumerate() {
-        if rec.is_empty() {
-            continue;
+    let mut r = Reader { b, pos: (head_end + 1).min(b.len()), row: 0 };
+    let mut rows: Vec<PaneRow> = Vec::new();
+    let (mut session, mut window): (Option<SessionPart>, Option<WindowPart>) = (None, None);
+    // Rows of the current window start here; its pane count is set when it ends.
+    let mut window_start = 0;
+    let close_window = |rows: &mut Vec<PaneRow>, start: usize| {
+        let n = (rows.len() - start) as u64;
+        rows[start..].iter_mut().for_each(|row| row.window_panes = n);
+    };
+    while r.pos < b.len() {
+        let tag = b[r.pos];
+        r.pos += 1;
+        let i = r.row;
+        match tag {
+            b'S' => {
+                close_window(&mut rows, window_start);
+                window = None;
+                let f = r.record(SESSION_FIELDS, 0)?;
+                session = Some(SessionPart { id: text(f[0]), name: counted_text(f[1]), created: num(i, "session_created", f[2])?, attached: num(i, "session_attached", f[3])?, windows: num(i, "session_windows", f[4])? });
+            }
+            b'W' => {
+                if session.is_none() {
+                    return Err(r.bad("a window record before any session record"));
+                }
+                close_window(&mut rows, window_start);
+                window_start = rows.len();
+                let f = r.record(WINDOW_FIELDS, 0)?;
+                window = Some(WindowPart {
+                    id: text(f[0]),
+                    index: num(i, "window_index", f[1])?,
+                    name: counted_text(f[2]),
+                    active: f[3] == b"1",
+                    width: num(i, "window_width", f[4])?,
+                    height: num(i, "window_height", f[5])?,
+                    layout: text(f[6]),
+                    zoomed: f[7] == b"1",
+                });
+            }
+            b'P' => {
+                let (Some(s), Some(w)) = (&session, &window) else { return Err(r.bad("a pane record before any window record")) };
+                let f = r.record(PANE_FIELDS, 1)?;
+                let dead = f[16];
+                let (pane_dead, pane_dead_status) = match dead.split_first() {
+                    None => (false, None),
+                    Some((b'D', [])) => (true, None),
+                    Some((b'D', status)) => (true, Some(num(i, "pane_dead_status", status)?)),
+                    Some(_) => return Err(ParseError::Number { row: i, field: "pane_dead", value: text(dead) }),
+                };
+                rows.push(PaneRow {
+                    session_id: s.id.clone(),
+                    session_name: s.name.clone(),
+                    window_id: w.id.clone(),
+                    window_index: w.index,
+                    window_name: w.name.clone(),
+                    window_active: w.active,
+                    pane_id: text(f[0]),
+                    pane_index: num(i, "pane_index", f[1])?,
+                    pane_active: f[2] == b"1",
+                    pane_pid: num(i, "pane_pid", f[3])?,
+                    pane_dead,
+                    pane_dead_status,
+                    width: num(i, "pane_width", f[4])?,
+                    height: num(i, "pane_height", f[5])?,
+                    history_size: num(i, "history_size", f[6])?,
+                    history_limit: num(i, "history_limit", f[7])?,
+                    current_command: text(f[8]),
+                    current_path: text(f[9]),
+                    title: counted_text(f[10]),
+                    tty: text(f[11]),
+                    session_created: s.created,
+                    session_attached: s.attached,
+                    session_windows: s.windows,
+                    window_width: w.width,
+                    window_height: w.height,
+                    window_panes: 0,
+                    window_layout: w.layout.clone(),
+                    cursor_x: num_or_zero(i, "cursor_x", f[12])?,
+                    cursor_y: num_or_zero(i, "cursor_y", f[13])?,
+                    pane_in_mode: num_or_zero(i, "pane_in_mode", f[14])?,
+                    scroll_position: num_or_zero(i, "scroll_position", f[15])?,
+                    window_zoomed: w.zoomed,
+                });
+            }
+            other => return Err(r.bad(format!("unknown record tag {:?}", other as char))),
         }
-        let f: Vec<&str> = rec.split(US).collect();
-        if f.len() != PANE_FIELDS.len() {
-            return Err(ParseError::Fields { row: i, got: f.len() });
-        }
-        rows.push(PaneRow {
-            session_id: f[0].to_string(),
-            session_name: f[1].to_string(),
-            window_id: f[2].to_string(),
-            window_index: num(i, "window_index", f[3])?,
-            window_name: f[4].to_string(),
-            window_active: f[5] == "1",
-            pane_id: f[6].to_string(),
-            pane_index: num(i, "pane_index", f[7])?,
-            pane_active: f[8] == "1",
-            pane_pid: num(i, "pane_pid", f[9])?,
-            pane_dead: f[10] == "1",
-            pane_dead_status: if f[11].is_empty() { None } else { Some(num(i, "pane_dead_status", f[11])?) },
-            width: num(i, "pane_width", f[12])?,
-            height: num(i, "pane_height", f[13])?,
-            history_size: num(i, "history_size", f[14])?,
-            history_limit: num(i, "history_limit", f[15])?,
-            current_command: f[16].to_string(),
-            current_path: f[17].to_string(),
-            title: f[18].to_string(),
-            tty: f[19].to_string(),
-            session_created: num(i, "session_created", f[20])?,
-            session_attached: num(i, "session_attached", f[21])?,
-            session_windows: num(i, "session_windows", f[22])?,
-            window_width: num(i, "window_width", f[23])?,
-            window_height: num(i, "window_height", f[24])?,
-            window_panes: num(i, "window_panes", f[25])?,
-            window_layout: f[26].to_string(),
-            cursor_x: num_or_zero(i, "cursor_x", f[27])?,
-            cursor_y: num_or_zero(i, "cursor_y", f[28])?,
-            pane_in_mode: num_or_zero(i, "pane_in_mode", f[29])?,
-            scroll_position: num_or_zero(i, "scroll_position", f[30])?,
-            window_zoomed: f[31] == "1",
-        });
+        r.row += 1;
     }
+    close_window(&mut rows, window_start);
     Ok(PaneTable { server, rows })
-}
-
-fn num<T: std::str::FromStr>(row: usize, field: &'static str, value: &str) -> Result<T, ParseError> {
-    value.parse().map_err(|_| ParseError::Number { row, field, value: value.to_string() })
-}
-
-/// A number that tmux leaves empty when it does not apply (0 then).
-fn num_or_zero<T: std::str::FromStr + Default>(row: usize, field: &'static str, value: &str) -> Result<T, ParseError> {
-    if value.is_empty() {
-        Ok(T::default())
-    } else {
-        num(row, field, value)
-    }
 }
 
 /// What `list-commands -F` printed, with the row and field separators back:
@@ -201,45 +398,96 @@ pub fn unvis_separators(version: &str, text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(pane: &str, sess: &str) -> String {
-        let f = [sess, "main", "@1", "0", "zsh", "1", pane, "0", "1", "123", "0", "", "80", "24", "5", "2000", "zsh", "/tmp", "host", "/dev/pts/3", "1700000000", "1", "2", "80", "24", "1", "b25d,80x24,0,0,0", "7", "3", "0", "", "0"];
-        f.join(&US.to_string())
+    const HEAD: &str = "42\u{1f}1700000000\u{1f}3.3a\u{1f}/tmp/s\u{1f}\u{1f}tmux_capture\u{1f}mutating\u{1f}python\u{1e}";
+
+    fn rec(tag: char, fields: &[&str]) -> String {
+        let mut s = tag.to_string();
+        for f in fields {
+            s.push(US);
+            s.push_str(f);
+        }
+        s.push(RS);
+        s
+    }
+
+    /// A counted field as tmux prints `#{n:x}:#{x}`.
+    fn counted(v: &str) -> String {
+        format!("{}:{v}", v.len())
+    }
+
+    fn sess(id: &str, name: &str) -> String {
+        rec('S', &[id, &counted(name), "1700000000", "1", "2"])
+    }
+
+    fn win(id: &str, index: &str, name: &str) -> String {
+        rec('W', &[id, index, &counted(name), "1", "80", "24", "b25d,80x24,0,0,0", "0"])
+    }
+
+    fn pane(id: &str, pid: &str, dead: &str) -> String {
+        rec('P', &[id, "0", "1", pid, "80", "24", "5", "2000", "zsh", "/tmp", &counted("host"), "/dev/pts/3", "7", "3", "0", "", dead])
     }
 
     #[test]
     fn parses_header_and_rows() {
-        let text = format!("42{US}1700000000{US}3.3a{US}/tmp/s{US}{US}tmux_capture{US}mutating{US}python{RS}{}{RS}{}{RS}\n", row("%1", "$0"), row("%1", "$2"));
+        let nasty = "a\u{1f}b\u{1e}c\nd";
+        let text = format!("{HEAD}{}{}{}{}{}{}{}\n", sess("$0", nasty), win("@1", "0", "zsh"), pane("%1", "123", ""), pane("%2", "124", "D"), sess("$2", "two"), win("@1", "3", nasty), pane("%1", "123", ""));
         let t = parse(&text).unwrap();
         assert_eq!(t.server.pid, 42);
         assert_eq!(t.server.version, "3.3a");
         assert_eq!(t.server.broker_option, "");
         assert_eq!(t.server.enable_tools_option, "tmux_capture");
         assert_eq!((t.server.safety_option.as_str(), t.server.toolset_option.as_str()), ("mutating", "python"));
-        assert_eq!(t.rows.len(), 2);
-        assert_eq!(t.rows[1].session_id, "$2");
+        assert_eq!(t.rows.len(), 3);
+        assert_eq!(t.rows[0].session_name, "a?b?c?d", "separators and NL in counted text become ?");
+        assert_eq!((t.rows[2].session_id.as_str(), t.rows[2].window_index, t.rows[2].window_name.as_str()), ("$2", 3, "a?b?c?d"));
         assert_eq!(t.rows[0].pane_pid, 123);
-        assert_eq!(t.rows[0].pane_dead_status, None);
+        assert_eq!((t.rows[0].pane_dead, t.rows[0].pane_dead_status), (false, None));
+        assert_eq!((t.rows[1].pane_dead, t.rows[1].pane_dead_status), (true, None), "dead by a signal: no status");
+        assert_eq!((t.rows[0].window_panes, t.rows[1].window_panes, t.rows[2].window_panes), (2, 2, 1), "pane count = pane records of the window");
+        assert_eq!((t.rows[2].session_created, t.rows[2].session_windows), (1700000000, 2));
         assert_eq!(t.rows[0].current_path, "/tmp");
+        assert_eq!(t.rows[0].title, "host");
         assert_eq!((t.rows[0].cursor_x, t.rows[0].cursor_y, t.rows[0].pane_in_mode), (7, 3, 0));
         assert_eq!(t.rows[0].scroll_position, 0, "empty outside copy mode");
         assert!(!t.rows[0].window_zoomed);
+        let dead = parse(format!("{HEAD}{}{}{}", sess("$0", "s"), win("@1", "0", "w"), pane("%1", "9", "D3"))).unwrap();
+        assert_eq!((dead.rows[0].pane_dead, dead.rows[0].pane_dead_status), (true, Some(3)));
     }
 
     #[test]
     fn rejects_misaligned_rows_and_bad_numbers() {
-        let text = format!("42{US}1{US}3.3a{US}/s{US}{US}{US}{US}{RS}a{US}b{RS}");
-        assert_eq!(parse(&text), Err(ParseError::Fields { row: 0, got: 2 }));
-        let bad = row("%1", "$0").replace("123", "x");
-        let text = format!("42{US}1{US}3.3a{US}/s{US}{US}{US}{US}{RS}{bad}{RS}");
-        assert!(matches!(parse(&text), Err(ParseError::Number { field: "pane_pid", .. })));
+        let head = format!("{HEAD}{}{}", sess("$0", "s"), win("@1", "0", "w"));
+        let short = parse(format!("{head}{}", rec('P', &["%1", "0"])));
+        assert!(matches!(&short, Err(ParseError::Record { row: 2, why }) if why.contains("2 fields")), "{short:?}");
+        let bad = pane("%1", "x", "");
+        assert!(matches!(parse(format!("{head}{bad}")), Err(ParseError::Number { field: "pane_pid", .. })));
+        assert!(matches!(parse(format!("{head}{}", pane("%1", "1", "X"))), Err(ParseError::Number { field: "pane_dead", .. })));
+        // A length that does not match the text leaves no separator where one must be.
+        let lying = rec('S', &["$0", "1:ab", "1", "1", "1"]);
+        assert!(matches!(parse(format!("{HEAD}{lying}")), Err(ParseError::Record { row: 0, .. })));
+        let overrun = format!("{HEAD}S{US}$0{US}99:ab{RS}");
+        assert!(matches!(parse(overrun), Err(ParseError::Record { row: 0, .. })));
+        assert!(matches!(parse(format!("{HEAD}{}", pane("%1", "1", ""))), Err(ParseError::Record { row: 0, .. })), "a pane outside any window");
+        assert!(matches!(parse(format!("{HEAD}X{US}{RS}")), Err(ParseError::Record { row: 0, .. })));
         assert_eq!(parse(""), Err(ParseError::NoHeader));
+    }
+
+    #[test]
+    fn the_format_prints_each_field_at_its_level() {
+        let f = table_format();
+        let (s, rest) = f.split_once("#{S:").unwrap().1.split_once("#{W:").unwrap();
+        let (w, p) = rest.split_once("#{P:").unwrap();
+        assert!(s.contains("#{session_created}") && !s.contains("window_") && !s.contains("pane_"));
+        assert!(w.contains("#{window_layout}") && !w.contains("session_") && !w.contains("pane_"));
+        assert!(p.contains("#{pane_pid}") && !p.contains("session_") && !p.contains("window_"));
+        assert!(w.contains("#{n:window_name}:#{window_name}"));
     }
 
     #[test]
     fn run_shell_command_escapes_hashes_outside_the_format() {
         let cmd = run_shell_command(Path::new("/opt/#x/tmux-mcp"), Path::new("/run/b.sock"), 7);
         assert!(cmd.starts_with("exec '/opt/##x/tmux-mcp' feed --broker '/run/b.sock' --req 7 <<'TMUXMCP_"));
-        assert!(cmd.contains("#{S:#{W:#{P:"));
+        assert!(cmd.contains(&table_format()));
         let lines: Vec<&str> = cmd.lines().collect();
         let delim = lines.last().unwrap();
         assert!(lines[0].ends_with(&format!("<<'{delim}'")));

@@ -223,8 +223,14 @@ impl Registry {
     async fn fetch(&self) -> Result<PaneTable, RefreshError> {
         match self.source.mode {
             FeedMode::ListCommands => {
-                let out = self.run_tmux(&["list-commands", "-F", &feed::table_format(), "list-commands"]).await?;
-                feed::parse(&out).map_err(|e| RefreshError::Helper(e.to_string()))
+                // Bytes, not text: counted fields are measured in bytes, and a
+                // value that is not UTF-8 must not change the table's lengths.
+                let out = self.tmux_output(&["list-commands", "-F", &feed::table_format(), "list-commands"]).await?;
+                if out.status != 0 {
+                    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                    return Err(TmuxError::Failed { command: "list-commands".into(), status: Some(out.status), stderr }.into());
+                }
+                feed::parse(&out.stdout).map_err(|e| RefreshError::Helper(e.to_string()))
             }
             FeedMode::RunShell => self.fetch_run_shell().await,
         }
@@ -263,6 +269,8 @@ impl Registry {
     fn build(&self, table: PaneTable) -> Snapshot {
         let previous = self.cached();
         let seq = previous.as_ref().map_or(1, |s| s.seq + 1);
+        // The previous identities by pane id: one lookup per pane, not a scan.
+        let old_ids: HashMap<&str, &Result<Arc<ProcessIdentity>, IdentityError>> = previous.iter().flat_map(|s| s.panes.iter().map(|p| (p.id.as_str(), &p.process))).collect();
         let mut by_id: BTreeMap<u64, Vec<PaneRow>> = BTreeMap::new();
         for row in table.rows {
             by_id.entry(numeric_id(&row.pane_id)).or_default().push(row);
@@ -285,7 +293,7 @@ impl Registry {
                     .collect();
                 placements.sort_by_key(|p| (numeric_id(&p.session_id), p.window_index));
                 placements.dedup();
-                let old = previous.as_ref().and_then(|s| s.pane(&first.pane_id)).map(|p| &p.process);
+                let old = old_ids.get(first.pane_id.as_str()).copied();
                 let process = if first.pane_dead {
                     Err(IdentityError::PaneDead)
                 } else {

@@ -21,12 +21,16 @@
 //! Sizes are what the entry really holds on the heap (string capacities plus
 //! per-allocation overhead), not the length of its JSON text: snapshot records
 //! are kept as compact JSON strings rather than `serde_json::Value` trees,
-//! which cost about nine times their text.
+//! which cost about nine times their text. Records are shared: a snapshot's
+//! record whose text equals one of the previous snapshot's points at the same
+//! text ([`Store::pages`]), so 120 snapshots of an unchanged server hold one
+//! copy of the records, not 120. Each entry still counts the shared text as
+//! its own, so the budgets stay an upper bound of what is held.
 
 use crate::capture::{CursorEntry, SinceEntry};
 use crate::limits;
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -61,8 +65,8 @@ pub struct Owner {
 /// An immutable `tmux_snapshot` result, served page by page.
 #[derive(Debug, Clone)]
 pub struct Pages {
-    /// Each record as compact JSON text.
-    pub records: Vec<Box<str>>,
+    /// Each record as compact JSON text, possibly shared with other entries.
+    pub records: Vec<Arc<str>>,
     /// The fields every page repeats (capture_id, server_identity, entity, coverage).
     pub header: Value,
     pub limit: usize,
@@ -70,7 +74,7 @@ pub struct Pages {
 
 impl Pages {
     pub fn new(records: &[Value], header: Value, limit: usize) -> Pages {
-        Pages { records: records.iter().map(|r| r.to_string().into_boxed_str()).collect(), header, limit }
+        Pages { records: records.iter().map(|r| Arc::from(r.to_string())).collect(), header, limit }
     }
 
     /// Records `[start, end)` as JSON values again.
@@ -109,7 +113,8 @@ impl Retained {
             }
             Retained::Since(c) => fixed + string_heap(8 * (c.window.capacity() + c.pending.capacity())) + c.pane_id.capacity() + c.process_generation.as_ref().map_or(0, String::capacity),
             Retained::Pages(p) => {
-                let records: usize = p.records.iter().map(|r| std::mem::size_of::<Box<str>>() + string_heap(r.len())).sum();
+                // The text plus the Arc's two counters, shared or not.
+                let records: usize = p.records.iter().map(|r| std::mem::size_of::<Arc<str>>() + string_heap(r.len() + 16)).sum();
                 // A small Value tree: about nine times its JSON text.
                 fixed + records + 9 * p.header.to_string().len()
             }
@@ -212,6 +217,9 @@ impl Slots {
 pub struct Store {
     slots: Mutex<Slots>,
     budget: Budget,
+    /// The records of the last [`Pages`] made, for the next one to share.
+    /// Never served from here: only text equal to a new record's is taken.
+    last_records: Mutex<HashSet<Arc<str>>>,
 }
 
 impl Default for Store {
@@ -226,7 +234,23 @@ pub struct TooLarge;
 
 impl Store {
     pub fn new(budget: Budget) -> Self {
-        Store { slots: Mutex::new(Slots::default()), budget }
+        Store { slots: Mutex::new(Slots::default()), budget, last_records: Mutex::default() }
+    }
+
+    /// A `tmux_snapshot` result to retain, sharing the text of every record
+    /// equal to one of the previous result's (listings of a server repeat
+    /// almost every record).
+    pub fn pages(&self, records: &[Value], header: Value, limit: usize) -> Pages {
+        let mut last = self.last_records.lock().unwrap();
+        let texts: Vec<Arc<str>> = records
+            .iter()
+            .map(|r| {
+                let text = r.to_string();
+                last.get(text.as_str()).cloned().unwrap_or_else(|| Arc::from(text))
+            })
+            .collect();
+        *last = texts.iter().cloned().collect();
+        Pages { records: texts, header, limit }
     }
 
     /// The entry under `key`, if it is live and `reader` may read it. An entry
@@ -382,6 +406,20 @@ mod tests {
         assert!(s.get("alpha", &View::Sessions(alpha)).is_some());
         assert!(s.get("alpha", &View::Sessions(both)).is_some(), "a wider view covers a narrower one");
         assert!(s.get("alpha", &View::Server).is_some());
+    }
+
+    #[test]
+    fn equal_records_are_shared_between_results() {
+        let s = Store::default();
+        let records = |title: &str| -> Vec<Value> { (0..3).map(|i| json!({ "id": format!("%{i}"), "title": if i == 1 { title } else { "same" } })).collect() };
+        let a = s.pages(&records("one"), json!({}), 1);
+        let b = s.pages(&records("two"), json!({}), 1);
+        assert!(Arc::ptr_eq(&a.records[0], &b.records[0]) && Arc::ptr_eq(&a.records[2], &b.records[2]), "unchanged records share their text");
+        assert!(!Arc::ptr_eq(&a.records[1], &b.records[1]));
+        assert_eq!((&*a.records[1], &*b.records[1]), (r#"{"id":"%1","title":"one"}"#, r#"{"id":"%1","title":"two"}"#));
+        assert_eq!(b.slice(0, 3), records("two"), "each result reads back exactly as made");
+        let ca = Retained::Pages(a).cost();
+        assert_eq!(ca, Retained::Pages(Pages::new(&records("one"), json!({}), 1)).cost(), "a shared record is still counted in full");
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub fn feed(broker: &Path, req: u64) {
     let mut raw = Vec::new();
     let table = match std::io::stdin().read_to_end(&mut raw) {
         Err(e) => Err(format!("reading stdin: {e}")),
-        Ok(_) => feed::parse(&String::from_utf8_lossy(&raw)).map_err(|e| e.to_string()),
+        Ok(_) => feed::parse(&raw).map_err(|e| e.to_string()),
     };
     let msg = Hello::Feed(FeedMsg { req, table });
     if let Err(e) = connect(broker, &msg) {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tmux_mcp_e2e::{McpClient, TmuxServer};
+use tmux_mcp_e2e::{big_server, McpClient, TmuxServer};
 
 fn rss_kib(pid: u64) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -21,23 +21,6 @@ fn rss_kib(pid: u64) -> u64 {
 
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
-}
-
-/// 100 sessions × 10 windows, one `sleep` per pane (cheap processes), made in
-/// one `source-file` so the set-up takes seconds, not minutes.
-fn big_server() -> TmuxServer {
-    let srv = TmuxServer::start();
-    let mut script = String::new();
-    for s in 0..100 {
-        script.push_str(&format!("new-session -d -s s{s} -x 80 -y 24 'sleep 100000'\n"));
-        for _ in 0..9 {
-            script.push_str(&format!("new-window -d -t s{s}: 'sleep 100000'\n"));
-        }
-    }
-    let file = srv.scratch("big.tmux");
-    std::fs::write(&file, script).unwrap();
-    srv.tmux(&["source-file", file.to_str().unwrap()]);
-    srv
 }
 
 async fn retention_rss() {

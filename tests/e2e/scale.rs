@@ -2,7 +2,7 @@
 //! "Fast at every scale", item 1): a pane read resolves through the cached
 //! table and proves it inside tmux's queue, so it runs no table read.
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tmux_mcp_e2e::*;
 
 fn commands(srv: &TmuxServer) -> u64 {
@@ -80,6 +80,83 @@ async fn table_read_survives_separators_in_every_free_text_field() {
     for field in ["windowName", "cwd", "title"] {
         let v = p[field].as_str().unwrap();
         assert!(!v.contains('\u{1f}') && !v.contains('\u{1e}') && !v.contains('\n'), "{field} holds a separator: {v:?}");
+    }
+    c.close().await;
+}
+
+/// The table prints session fields once per session and window fields once
+/// per window link, counts a window's panes from its pane records, reads
+/// names and titles by byte length (the separators inside them are the test
+/// above) and folds the dead flag and status into one
+/// field: every record must still equal what tmux says, on a linked window of
+/// three panes, a dead pane with an exit status, and UTF-8 names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_equal_tmux_at_every_level() {
+    let srv = TmuxServer::start();
+    srv.tmux(&["set-option", "-g", "remain-on-exit", "on"]); // this test's own server
+    let name = "wïndow ✓ one";
+    let title = "tïtle ✓";
+    srv.tmux(&["new-session", "-d", "-s", "two", "-n", name, "sleep 1000"]);
+    for _ in 0..2 {
+        srv.tmux(&["split-window", "-d", "-t", "two:0", "sleep 1000"]);
+    }
+    srv.tmux(&["link-window", "-s", "two:0", "-t", "main:7"]);
+    let titled = srv.tmux(&["display-message", "-p", "-t", "two:0.1", "#{pane_id}"]).trim().to_string();
+    srv.tmux(&["select-pane", "-t", &titled, "-T", title]);
+    let dead = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", "sh -c 'exit 3'"]).trim().to_string();
+    poll(std::time::Duration::from_secs(10), || (srv.tmux(&["display-message", "-p", "-t", &dead, "#{pane_dead}"]).trim() == "1").then_some(())).expect("the pane died");
+
+    let c = McpClient::attach(&srv, &["--scope", "server"]).await;
+    let list = c.call("list_panes", json!({})).await;
+    let panes = list["panes"].as_array().unwrap();
+    let tmux = |target: &str, format: &str| srv.tmux(&["display-message", "-p", "-t", target, format]).trim().to_string();
+    assert_eq!(panes.len(), srv.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]).lines().collect::<std::collections::BTreeSet<_>>().len());
+    for p in panes {
+        let id = p["id"].as_str().unwrap();
+        assert_eq!(p["pid"].to_string(), tmux(id, "#{pane_pid}"), "{p:#}");
+        assert_eq!((p["width"].to_string(), p["height"].to_string()), (tmux(id, "#{pane_width}"), tmux(id, "#{pane_height}")));
+        assert_eq!(p["windowId"], json!(tmux(id, "#{window_id}")));
+        // Every session and index the pane's window is linked at, and nothing else.
+        let mut want: Vec<(String, i64)> = srv
+            .tmux(&["list-windows", "-a", "-F", "#{session_id} #{window_index} #{window_id}"])
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f[2] == p["windowId"]).then(|| (f[0].to_string(), f[1].parse().unwrap()))
+            })
+            .collect();
+        want.sort();
+        let mut got: Vec<(String, i64)> = p["placements"].as_array().unwrap().iter().map(|pl| (pl["sessionId"].as_str().unwrap().to_string(), pl["index"].as_i64().unwrap())).collect();
+        got.sort();
+        assert_eq!(got, want, "placements of {id}");
+    }
+    let linked: Vec<&Value> = panes.iter().filter(|p| p["windowName"] == name).collect();
+    assert_eq!(linked.len(), 3, "the UTF-8 window name reads back exactly: {list:#}");
+    assert!(linked.iter().all(|p| p["placements"].as_array().unwrap().len() == 2), "the linked window is placed in both sessions");
+    let t = linked.iter().find(|p| p["id"] == json!(titled)).unwrap();
+    assert_eq!(tmux(&titled, "#{n:pane_title}"), title.len().to_string(), "test premise: tmux took the title");
+    assert_eq!(t["title"], title, "a multi-byte title is counted in bytes and reads back exactly");
+    let d = panes.iter().find(|p| p["id"] == json!(dead)).unwrap();
+    assert_eq!((d["dead"].clone(), d["deadStatus"].clone(), d["processState"].clone()), (json!(true), json!(3), json!("dead")));
+    assert!(panes.iter().filter(|p| p["id"] != json!(dead)).all(|p| p["dead"] == false && p["deadStatus"].is_null()));
+
+    let snap = |entity: &'static str| {
+        let c = &c;
+        async move { c.call("tmux_snapshot", json!({ "entity": entity, "limit": 200 })).await["data"]["items"].as_array().unwrap().clone() }
+    };
+    for w in snap("window").await {
+        let id = w["fields"]["id"].as_str().unwrap();
+        assert_eq!(w["fields"]["paneCount"].to_string(), tmux(id, "#{window_panes}"), "{w:#}");
+        assert_eq!(w["fields"]["layout"], json!(tmux(id, "#{window_layout}")));
+        assert_eq!((w["fields"]["width"].to_string(), w["fields"]["height"].to_string()), (tmux(id, "#{window_width}"), tmux(id, "#{window_height}")));
+    }
+    let sessions = snap("session").await;
+    assert_eq!(sessions.len(), 2);
+    for s in sessions {
+        let id = s["fields"]["id"].as_str().unwrap();
+        assert_eq!(s["fields"]["windowCount"].to_string(), tmux(id, "#{session_windows}"), "{s:#}");
+        assert_eq!(s["fields"]["created"].to_string(), tmux(id, "#{session_created}"));
+        assert_eq!(s["fields"]["name"], json!(tmux(id, "#{session_name}")));
     }
     c.close().await;
 }

@@ -418,6 +418,24 @@ impl Drop for TmuxServer {
     }
 }
 
+/// The big server of the scale benchmarks: 1,001 panes (the first session's
+/// pane plus 100 sessions × 10 windows), one `sleep` per pane (cheap
+/// processes), made in one `source-file` so the set-up takes seconds, not minutes.
+pub fn big_server() -> TmuxServer {
+    let srv = TmuxServer::start();
+    let mut script = String::new();
+    for s in 0..100 {
+        script.push_str(&format!("new-session -d -s s{s} -x 80 -y 24 'sleep 100000'\n"));
+        for _ in 0..9 {
+            script.push_str(&format!("new-window -d -t s{s}: 'sleep 100000'\n"));
+        }
+    }
+    let file = srv.scratch("big.tmux");
+    std::fs::write(&file, script).unwrap();
+    srv.tmux(&["source-file", file.to_str().unwrap()]);
+    srv
+}
+
 fn clean(mut cmd: Command) -> Command {
     for v in FOREIGN_TMUX_VARS {
         cmd.env_remove(v);
@@ -522,7 +540,13 @@ impl McpClient {
     }
 
     pub async fn attach_socket(socket: &Path, extra: &[&str], stderr_path: PathBuf) -> McpClient {
-        let mut cmd = tokio::process::Command::new(bin("tmux-mcp"));
+        Self::attach_binary(&bin("tmux-mcp"), socket, extra, stderr_path).await
+    }
+
+    /// Through another build's `tmux-mcp` (benchmarks compare builds; its
+    /// broker is the `tmux-mcp-broker` next to it).
+    pub async fn attach_binary(tmux_mcp: &Path, socket: &Path, extra: &[&str], stderr_path: PathBuf) -> McpClient {
+        let mut cmd = tokio::process::Command::new(tmux_mcp);
         cmd.arg("attach").arg("-S").arg(socket).args(extra);
         for v in FOREIGN_TMUX_VARS {
             cmd.env_remove(v);

@@ -12,7 +12,7 @@
 use super::criteria::{self, Entity, Graph};
 use super::envelope::{self, Delivery};
 use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
-use crate::retention::{Pages, Retained};
+use crate::retention::Retained;
 use crate::session::Session;
 use crate::sys;
 use serde_json::{json, Map, Value};
@@ -166,7 +166,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     });
     let total = items.len();
     let first = page(&header, items[..limit.min(total)].to_vec(), total, &key, 0, started);
-    if total > limit && broker.retained.insert(key, Retained::Pages(Pages::new(&items, header, limit)), session.owner()).is_err() {
+    if total > limit && broker.retained.insert(key, Retained::Pages(broker.retained.pages(&items, header, limit)), session.owner()).is_err() {
         return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
     }
     let mut out = envelope::ok("tmux_snapshot", first);

@@ -10,8 +10,15 @@ use serde_json::Value;
 
 /// The JSON Schema of `T` (draft 2020-12), as published in `tools/list`.
 /// Derived types are structs, so the root is `type: object` as MCP clients need.
+///
+/// Subschemas are inlined rather than `$ref`s into `$defs`: the same schema,
+/// but clients validate every result against it (the Python SDK does, with
+/// `jsonschema`), and resolving a `$ref` per record costs them about as much as
+/// checking the record (a 1,001-pane `list_panes` took half the time to
+/// validate inlined; `tests/bench/listing.rs`).
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let schema = serde_json::to_value(schemars::schema_for!(T)).expect("a derived schema is JSON");
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).expect("a derived schema is JSON");
     debug_assert_eq!(schema["type"], "object", "a tool's schema root must be an object");
     schema
 }
@@ -35,6 +42,7 @@ impl ToolOutput {
 /// The schema of `T` for use inside another schema (the seed family's
 /// envelope `data`): subschemas inlined, no `$schema`/`title` of its own.
 pub fn data_schema_of<T: JsonSchema>() -> Value {
+    // Not `schema_of`: a data schema may be a `anyOf` of variants (tmux_wait).
     let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
     let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).expect("a derived schema is JSON");
     if let Some(m) = schema.as_object_mut() {
@@ -104,5 +112,37 @@ mod tests {
         assert_eq!(v["status"], 0);
         let wrong = serde_json::json!({ "delivery": "observed", "status": 0, "target": { "kind": "window", "id": "%1", "generation": "g" } });
         assert!(!jsonschema::validator_for(&s).unwrap().is_valid(&wrong));
+    }
+
+    /// Inlined, and still the same constraints as the `$ref` form.
+    #[test]
+    fn schemas_are_inlined_and_equivalent() {
+        #[derive(JsonSchema, Serialize)]
+        #[allow(dead_code)]
+        struct Inner {
+            #[schemars(regex(pattern = r"^%[0-9]+$"))]
+            id: String,
+        }
+        #[derive(JsonSchema, Serialize)]
+        #[allow(dead_code)]
+        #[serde(deny_unknown_fields)]
+        struct Outer {
+            items: Vec<Inner>,
+            one: Inner,
+        }
+        let inlined = schema_of::<Outer>();
+        assert!(!inlined.to_string().contains("$ref") && inlined.get("$defs").is_none(), "{inlined}");
+        let referenced = serde_json::to_value(schemars::schema_for!(Outer)).unwrap();
+        assert!(referenced.to_string().contains("$ref"), "premise: the default form uses $ref");
+        let (a, b) = (jsonschema::validator_for(&inlined).unwrap(), jsonschema::validator_for(&referenced).unwrap());
+        for v in [
+            serde_json::json!({ "items": [{ "id": "%1" }], "one": { "id": "%2" } }),
+            serde_json::json!({ "items": [{ "id": "1" }], "one": { "id": "%2" } }),
+            serde_json::json!({ "items": [], "one": { "id": "x" } }),
+            serde_json::json!({ "items": [], "one": { "id": "%2" }, "more": 1 }),
+            serde_json::json!({ "items": [{}], "one": { "id": "%2" } }),
+        ] {
+            assert_eq!(a.is_valid(&v), b.is_valid(&v), "{v}");
+        }
     }
 }
