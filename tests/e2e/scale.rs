@@ -104,7 +104,9 @@ async fn records_equal_tmux_at_every_level() {
     let titled = srv.tmux(&["display-message", "-p", "-t", "two:0.1", "#{pane_id}"]).trim().to_string();
     srv.tmux(&["select-pane", "-t", &titled, "-T", title]);
     let dead = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", "sh -c 'exit 3'"]).trim().to_string();
-    poll(std::time::Duration::from_secs(10), || (srv.tmux(&["display-message", "-p", "-t", &dead, "#{pane_dead}"]).trim() == "1").then_some(())).expect("the pane died");
+    // tmux shows the pane dead a moment before it has reaped the exit status
+    // ("1 "): wait for both.
+    poll(std::time::Duration::from_secs(10), || (srv.tmux(&["display-message", "-p", "-t", &dead, "#{pane_dead} #{pane_dead_status}"]).trim() == "1 3").then_some(())).expect("the pane died with status 3");
 
     let c = McpClient::attach(&srv, &["--scope", "server"]).await;
     let list = c.call("list_panes", json!({})).await;
