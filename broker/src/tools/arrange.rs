@@ -15,7 +15,7 @@ use super::list_panes::{self, PaneRecord};
 use super::list_sessions::{self, SessionRecord};
 use super::list_windows::{self, WindowRecord};
 use super::refs::{self, PaneRef, NO_NUL};
-use super::{Annotations, ToolOutput};
+use super::ToolOutput;
 use crate::registry::{Pane, Snapshot};
 use crate::session::Session;
 use schemars::JsonSchema;
@@ -24,11 +24,6 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The annotations of a tool that changes the layout or names but loses
-/// nothing (the mutating tier).
-pub const fn mutating(title: &'static str, idempotent: bool) -> Annotations {
-    Annotations { title: Some(title), read_only: false, destructive: false, idempotent, open_world: false }
-}
 
 /// Input-schema property of a session or window name.
 pub fn name_schema(description: &str) -> Value {

@@ -79,6 +79,11 @@ impl Annotations {
         Annotations { title: Some(title), read_only: true, destructive: false, idempotent, open_world: false }
     }
 
+    /// Changes state but loses nothing (the mutating tier): typing, arranging.
+    pub const fn mutating(title: &'static str, idempotent: bool) -> Annotations {
+        Annotations { title: Some(title), read_only: false, destructive: false, idempotent, open_world: false }
+    }
+
     pub const fn destructive(title: &'static str) -> Annotations {
         Annotations { title: Some(title), read_only: false, destructive: true, idempotent: false, open_world: false }
     }

@@ -10,7 +10,7 @@ use super::act::{self, SelfRule};
 use super::arrange::{self, SessionAction, WindowAction};
 use super::refs::{self, Kind};
 use super::typed::schema_of;
-use super::{Call, CallFuture, Family, ToolOutput, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -19,7 +19,7 @@ pub const RENAME_SESSION: ToolSpec = ToolSpec {
     name: "rename_session",
     family: Family::Libtmux,
     description: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
-    annotations: arrange::mutating("Rename session", true),
+    annotations: Annotations::mutating("Rename session", true),
     seed_annotations: None,
     opt_in: false,
     input_schema: rename_session_schema,
@@ -31,7 +31,7 @@ pub const RENAME_WINDOW: ToolSpec = ToolSpec {
     name: "rename_window",
     family: Family::Libtmux,
     description: "Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.",
-    annotations: arrange::mutating("Rename window", true),
+    annotations: Annotations::mutating("Rename window", true),
     seed_annotations: None,
     opt_in: false,
     input_schema: rename_window_schema,

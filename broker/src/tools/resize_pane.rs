@@ -11,7 +11,7 @@ use super::arrange::{self, PaneAction};
 use super::envelope::Delivery;
 use super::refs::{Kind, INT_MAX};
 use super::typed::schema_of;
-use super::{Call, CallFuture, Family, ToolOutput, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -20,7 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "resize_pane",
     family: Family::Libtmux,
     description: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
-    annotations: arrange::mutating("Resize pane", false),
+    annotations: Annotations::mutating("Resize pane", false),
     seed_annotations: None,
     opt_in: false,
     input_schema,

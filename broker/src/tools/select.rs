@@ -7,7 +7,7 @@ use super::act::{self, SelfRule};
 use super::arrange::{self, PaneAction, WindowAction};
 use super::refs::Kind;
 use super::typed::schema_of;
-use super::{Call, CallFuture, Family, ToolOutput, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -16,7 +16,7 @@ pub const SELECT_PANE: ToolSpec = ToolSpec {
     name: "select_pane",
     family: Family::Libtmux,
     description: "Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.",
-    annotations: arrange::mutating("Select pane", true),
+    annotations: Annotations::mutating("Select pane", true),
     seed_annotations: None,
     opt_in: false,
     input_schema: select_pane_schema,
@@ -28,7 +28,7 @@ pub const SELECT_WINDOW: ToolSpec = ToolSpec {
     name: "select_window",
     family: Family::Libtmux,
     description: "Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).",
-    annotations: arrange::mutating("Select window", true),
+    annotations: Annotations::mutating("Select window", true),
     seed_annotations: None,
     opt_in: false,
     input_schema: select_window_schema,

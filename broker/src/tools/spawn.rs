@@ -10,7 +10,7 @@ use super::arrange::{self, ProgramArgs, Spawned};
 use super::envelope::Delivery;
 use super::refs::{Kind, INT_MAX};
 use super::typed::schema_of;
-use super::{Call, CallFuture, Family, ToolOutput, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use crate::wire::Scope;
 use serde::Deserialize;
@@ -20,7 +20,7 @@ pub const CREATE_SESSION: ToolSpec = ToolSpec {
     name: "create_session",
     family: Family::Libtmux,
     description: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
-    annotations: arrange::mutating("Create session", false),
+    annotations: Annotations::mutating("Create session", false),
     seed_annotations: None,
     opt_in: false,
     input_schema: create_session_schema,
@@ -32,7 +32,7 @@ pub const CREATE_WINDOW: ToolSpec = ToolSpec {
     name: "create_window",
     family: Family::Libtmux,
     description: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
-    annotations: arrange::mutating("Create window", false),
+    annotations: Annotations::mutating("Create window", false),
     seed_annotations: None,
     opt_in: false,
     input_schema: create_window_schema,
@@ -44,7 +44,7 @@ pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
     name: "split_window",
     family: Family::Libtmux,
     description: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
-    annotations: arrange::mutating("Split window", false),
+    annotations: Annotations::mutating("Split window", false),
     seed_annotations: None,
     opt_in: false,
     input_schema: split_window_schema,
