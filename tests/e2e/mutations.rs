@@ -183,7 +183,13 @@ async fn create_session_window_pane_with_ids_that_exist() {
     let (sid, wid, pid) = (created[0]["id"].as_str().unwrap(), created[1]["id"].as_str().unwrap(), created[2]["id"].as_str().unwrap());
     assert_eq!(created.iter().map(|r| r["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["session", "window", "pane"]);
     assert!(created.iter().all(|r| r["generation"] == json!(gen)));
-    let line = srv.tmux(&["display-message", "-p", "-t", pid, "#{session_id}|#{session_name}|#{window_id}|#{window_name}|#{pane_id}|#{pane_current_path}|#{pane_pid}"]);
+    // tmux reads pane_current_path as empty until the new pane's process owns
+    // its terminal: wait for it.
+    let line = poll(Duration::from_secs(5), || {
+        let l = srv.tmux(&["display-message", "-p", "-t", pid, "#{session_id}|#{session_name}|#{window_id}|#{window_name}|#{pane_id}|#{pane_current_path}|#{pane_pid}"]);
+        (l.trim().split('|').nth(5) != Some("")).then_some(l)
+    })
+    .unwrap_or_else(|| panic!("tmux never knew the pane's current path"));
     let f: Vec<&str> = line.trim().split('|').collect();
     assert_eq!(&f[..6], &[sid, "new#1", wid, "w#{pane_id}", pid, dir_s], "{line}");
     let pane_pid: u32 = f[6].parse().unwrap();
