@@ -9,6 +9,7 @@ pub mod admission;
 pub mod capture;
 pub mod capture_batch;
 pub mod changes;
+pub mod clients;
 pub mod daemon;
 pub mod engine;
 pub mod feed;

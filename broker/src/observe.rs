@@ -157,22 +157,38 @@ pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end:
 /// way to read fields the table does not prove (`list-commands -F` with a
 /// loop that prints only this pane; `display-message` would run
 /// `after-display-message`). Returns the pane, the expanded state (the first
-/// placement's) and the rows. `state` must hold no `'`, `,` or `|`.
-pub async fn capture_range_with_state(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, state: &str) -> Result<(Pane, String, Vec<u8>), ObserveError> {
+/// placement's) and the rows. `state` must hold no `'` or `|`, and commas
+/// only inside a `#{…}`.
+pub async fn capture_range_with_state(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool, state: &str) -> Result<(Pane, String, Vec<u8>), ObserveError> {
+    let only = format!("#{{S:#{{W:#{{P:#{{?#{{==:#{{pane_id}},{}}},{state}|,}}}}}}}}", crate::tmux::quote::format_operand(&pane.id));
+    let (pane, line, out) = capture_range_after_format(broker, pane, start, end, join_wrapped, &only).await?;
+    Ok((pane, line.split('|').next().unwrap_or_default().to_string(), out))
+}
+
+/// [`capture_range`] after `format` expanded once with no session, window or
+/// pane of its own (so a client loop, `#{L:…}`, sees each client's session,
+/// current window and active pane), in the same command queue just before the
+/// rows. `format` must expand to one line and hold no `'`.
+pub async fn capture_range_after_format(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool, format: &str) -> Result<(Pane, String, Vec<u8>), ObserveError> {
     let mut flags = Vec::new();
+    if join_wrapped {
+        flags.push("-J".to_string());
+    }
     if let Some(s) = start {
         flags.extend(["-S".to_string(), s.to_string()]);
     }
     if let Some(e) = end {
         flags.extend(["-E".to_string(), e.to_string()]);
     }
-    let only = format!("#{{S:#{{W:#{{P:#{{?#{{==:#{{pane_id}},{}}},{state}|,}}}}}}}}", crate::tmux::quote::format_operand(&pane.id));
-    let prefix = format!("list-commands -F '{only}' list-commands ;");
+    // tmux prints no line at all for a format that expands to nothing: the
+    // `>` keeps the line there, so the rows are never taken for it.
+    let prefix = format!("list-commands -F '>{format}' list-commands ;");
     let (pane, out) = guarded(broker, pane, &flags, None, true, Some(&prefix)).await?;
     let nl = out.iter().position(|b| *b == b'\n').unwrap_or(out.len());
-    let line = String::from_utf8_lossy(&out[..nl]);
-    let first = line.split('|').next().unwrap_or_default().to_string();
-    Ok((pane, first, out.get(nl + 1..).unwrap_or_default().to_vec()))
+    let Some(line) = out[..nl].strip_prefix(b">") else {
+        return Err(ObserveError::Transport { observed: true, why: "tmux did not print the state line before the rows".to_string() });
+    };
+    Ok((pane, String::from_utf8_lossy(line).into_owned(), out.get(nl + 1..).unwrap_or_default().to_vec()))
 }
 
 /// [`capture_once`] with one retry on a fresh table when the guard did not hold.

@@ -39,6 +39,11 @@ impl Session {
         }
     }
 
+    /// Whether this session may see session `session_id` (and what is attached to it).
+    pub fn sees_session(&self, session_id: &str) -> bool {
+        self.scope == Scope::Server || self.caller_sessions.iter().any(|s| s == session_id)
+    }
+
     /// `pane` as this session may see it, or `None` when it may not. In
     /// session scope only the placements in the caller's sessions remain: a
     /// window linked into another session as well must not reveal that session

@@ -38,6 +38,9 @@ fn sample_args(tool: &str, gen: &str) -> Option<Value> {
 async fn no_read_tool_or_resource_fires_any_hook() {
     let srv = TmuxServer::start();
     srv.tmux(&["new-window", "-d", "-t", "main:", "sleep 1000"]);
+    // A person attached, so the client loops (get_server_info, tmux_snapshot,
+    // snapshot_pane on tmux >= 3.5) have a client to expand.
+    let _person = TerminalClient::attach(&srv, "main", 80, 24);
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
     // Every tool: the highest tier, and every opt-in tool of the README's

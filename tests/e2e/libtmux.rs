@@ -477,7 +477,12 @@ async fn snapshot_pane_attended_follows_current_window_and_zoom() {
     };
     assert_eq!(attended(a.clone()).await, json!(false), "nobody attached");
 
-    let _client = ControlClient::attach(&srv, "seen");
+    let control = ControlClient::attach(&srv, "seen");
+    // A control-mode client is a program, not a person (B.2.2). From 3.5 the
+    // broker asks the clients (`L:`); before, the table cannot tell them apart.
+    assert_eq!(attended(a.clone()).await, json!(!tmux_at_least(3, 5)), "attended through a control client only");
+    drop(control);
+    let _person = TerminalClient::attach(&srv, "seen", 100, 30);
     assert_eq!(attended(a.clone()).await, json!(true), "current window of an attached session");
     assert_eq!(attended(b.clone()).await, json!(true), "every pane of an unzoomed current window");
     assert_eq!(attended(hidden.clone()).await, json!(false), "not the session's current window");
@@ -489,6 +494,8 @@ async fn snapshot_pane_attended_follows_current_window_and_zoom() {
     assert_eq!(attended(b.clone()).await, json!(false), "hidden behind the zoomed pane");
     srv.tmux(&["resize-pane", "-Z", "-t", &a]);
     assert_eq!(attended(b.clone()).await, json!(true));
+    srv.tmux(&["select-window", "-t", &hidden]);
+    assert_eq!((attended(hidden.clone()).await, attended(a.clone()).await), (json!(true), json!(false)), "the person's session switched windows");
     c.close().await;
 }
 

@@ -1041,6 +1041,47 @@ impl Drop for ControlClient {
     }
 }
 
+/// A terminal client (what a person runs) attached to `session`, on a
+/// pseudo-terminal of `cols`×`rows` made by util-linux `script`; killed on drop.
+pub struct TerminalClient {
+    child: std::process::Child,
+    /// The tmux client's pid (a child of `script`), as tmux reports it.
+    pub pid: u32,
+}
+
+impl TerminalClient {
+    pub fn attach(srv: &TmuxServer, session: &str, cols: u32, rows: u32) -> TerminalClient {
+        let clients = || -> Vec<u32> {
+            let out = srv.tmux(&["list-clients", "-F", "#{client_pid} #{client_control_mode}"]);
+            out.lines().filter_map(|l| l.strip_suffix(" 0")).filter_map(|p| p.parse().ok()).collect()
+        };
+        let before = clients();
+        let inner = format!("stty cols {cols} rows {rows}; exec tmux -S '{}' attach-session -t '{session}'", srv.socket().display());
+        let child = Command::new("script")
+            .args(["-qfec", &inner, "/dev/null"])
+            .env("TERM", "xterm-256color")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script (util-linux) running tmux attach");
+        let pid = poll(Duration::from_secs(5), || clients().into_iter().find(|p| !before.contains(p))).expect("the terminal client never attached");
+        TerminalClient { child, pid }
+    }
+}
+
+impl Drop for TerminalClient {
+    fn drop(&mut self) {
+        // The tmux client first: killing `script` alone leaves it to notice the
+        // closed terminal later.
+        unsafe { libc::kill(self.pid as i32, libc::SIGTERM) };
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// A file trap hooks append lines to, and the hook command that writes `fired`.
 ///
 /// A test sets [`HookTrap::command`] as a hook and checks that it never ran.

@@ -120,7 +120,7 @@ pub struct After {
 pub async fn read_back(session: &Session, what: &str) -> Result<After, ToolOutput> {
     let snap = session.broker.registry.refresh().await.map_err(|e| act::error(&format!("tmux {what}, but reading the table back failed: {e}. Call list_panes."), Delivery::Observed))?;
     let visible: Vec<_> = session.visible(&snap).collect();
-    let graph = Graph::build(visible.iter().map(|p| p.as_ref()), session.generation());
+    let graph = Graph::build(visible.iter().map(|p| p.as_ref()), &[], session.generation());
     drop(visible);
     Ok(After { snap, graph })
 }

@@ -221,7 +221,7 @@ impl Grid {
 /// One capture from tmux row `start` (relative: 0 is the screen's top,
 /// negative reaches into history) to the bottom, with the state.
 async fn read(session: &Session, pane: Pane, start: i64) -> Result<(Pane, Grid), ObserveError> {
-    let (pane, state, out) = observe::capture_range_with_state(&session.broker, pane, Some(start), None, STATE).await?;
+    let (pane, state, out) = observe::capture_range_with_state(&session.broker, pane, Some(start), None, false, STATE).await?;
     let state = parse_state(&state).ok_or_else(|| ObserveError::Transport { observed: true, why: format!("tmux gave an unreadable pane state {state:?}") })?;
     let mut rows: Vec<String> = out.split(|b| *b == b'\n').map(|r| decode_lines(r).pop().unwrap_or_default()).collect();
     rows.pop(); // after the last LF

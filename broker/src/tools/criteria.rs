@@ -174,8 +174,9 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// The graph of `panes` (each already cut to the session's scope).
-    pub fn build<'a>(panes: impl IntoIterator<Item = &'a Pane>, generation: &str) -> Graph {
+    /// The graph of `panes` (each already cut to the session's scope) and the
+    /// attached `clients` the session may see.
+    pub fn build<'a>(panes: impl IntoIterator<Item = &'a Pane>, clients: &[crate::clients::Client], generation: &str) -> Graph {
         let reference = |kind: Kind, id: &str| super::refs::reference(kind, id, generation);
         let mut sessions: BTreeMap<u64, Record> = BTreeMap::new();
         let mut windows: BTreeMap<u64, Record> = BTreeMap::new();
@@ -211,8 +212,19 @@ impl Graph {
         g.records.insert(Entity::Window, windows.into_values().collect());
         g.records.insert(Entity::Pane, pane_recs.into_values().collect());
         g.records.insert(Entity::WindowLink, wlinks.into_values().collect());
-        // Clients can only be read with `list-clients`, which runs a hook.
-        g.records.insert(Entity::Client, Vec::new());
+        // Already in the reference order (pid, created, name); clients have no
+        // entity reference.
+        let client_recs = clients.iter().map(|c| Record {
+            fields: json!({
+                "name": c.name, "pid": c.pid, "created": c.created,
+                "tty": if c.tty.is_empty() { Value::Null } else { json!(c.tty) },
+                "sessionId": if c.session_id.is_empty() { Value::Null } else { json!(c.session_id) },
+                "width": c.width.unwrap_or(0), "height": c.height,
+                "readOnly": c.readonly, "utf8": c.utf8, "controlMode": c.control_mode,
+            }),
+            reference: Value::Null,
+        });
+        g.records.insert(Entity::Client, client_recs.collect());
         g.links = RELATIONS.iter().map(|rel| g.relate(rel)).collect();
         g
     }
@@ -288,7 +300,11 @@ impl Graph {
                     out[i].extend(windows.get(&s(&l.fields["windowId"])));
                 }
             }
-            // No client records (see `build`), so nothing to relate.
+            (Entity::Client, "session") => {
+                for (i, c) in self.records(Entity::Client).iter().enumerate() {
+                    out[i].extend(sessions.get(&s(&c.fields["sessionId"])));
+                }
+            }
             _ => {}
         }
         out
@@ -698,7 +714,7 @@ mod tests {
             pane("%1", "@0", false, "vim", &[("$0", 0, true)]),
             pane("%2", "@1", true, "top", &[("$0", 1, false), ("$1", 0, true)]),
         ];
-        Graph::build(panes.iter(), "g")
+        Graph::build(panes.iter(), &[], "g")
     }
 
     fn ids(g: &Graph, e: Entity, c: Value) -> Vec<String> {

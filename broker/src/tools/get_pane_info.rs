@@ -73,7 +73,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             return ToolOutput::libtmux_error("The pane table is not available; retry.".to_string());
         };
         let visible: Vec<_> = session.visible(&snap).collect();
-        let g = Graph::build(visible.iter().map(|p| p.as_ref()), session.generation());
+        let g = Graph::build(visible.iter().map(|p| p.as_ref()), &[], session.generation());
         let record = list_panes::record(session, &pane);
         let Some(window) = list_windows::records(session, &g, None).into_iter().find(|w| w.id() == pane.window_id) else {
             return ToolOutput::libtmux_error(format!("Pane {} is in no window any more; call list_panes.", args.pane_id));

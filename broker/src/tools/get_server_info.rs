@@ -1,13 +1,11 @@
 //! `get_server_info` (libtmux family): the bound tmux server (version, socket,
 //! pid, start time, generation), this agent's session (caller pane, scope),
 //! the broker, and the attached clients where they can be read without firing
-//! a hook: `list-clients` runs `after-list-clients`, so clients are read by
-//! format expansion with the `L:` client loop, which tmux has from 3.5 on. On
-//! an older tmux the result says they are unavailable, and why.
+//! a hook (`clients`: the `L:` format loop of tmux >= 3.5). On an older tmux
+//! the result says they are unavailable, and why.
 
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::feed::{field, RS, US};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -83,75 +81,30 @@ struct ClientRecord {
     control_mode: bool,
 }
 
-/// Per-client fields of the `L:` loop, in order; `true` marks free text.
-const CLIENT_FIELDS: &[(&str, bool)] = &[
-    ("client_name", true),
-    ("client_tty", true),
-    ("client_pid", false),
-    ("client_termname", true),
-    ("client_width", false),
-    ("client_height", false),
-    ("session_id", false),
-    ("client_session", true),
-    ("client_readonly", false),
-    ("client_control_mode", false),
-];
-
-/// Only clients attached to a session are expanded (`#{?client_session,…,}`):
-/// tmux 3.5a dereferences a NULL name, tty or terminal of a client that is still
-/// connecting (a command client mid-handshake, e.g. another agent's read) and
-/// the server crashes; 3.7c does not. Measured: 3 of 3 unguarded runs of 400
-/// expansions beside 400 connecting clients killed a 3.5a server, 0 guarded.
-fn clients_format() -> String {
-    let row: Vec<String> = CLIENT_FIELDS.iter().map(|(f, t)| field(f, *t)).collect();
-    format!("#{{L:#{{?client_session,{}{RS},}}}}", row.join(&US.to_string()))
-}
-
-pub(super) use crate::feed::unvis_separators;
-
-/// The rows `clients_format` expanded to; command clients (no session, like
-/// the broker's own connection) are not attached and left out.
-fn parse_clients(text: &str) -> Result<Vec<ClientRecord>, String> {
-    let mut out = Vec::new();
-    for rec in text.strip_suffix('\n').unwrap_or(text).split(RS).filter(|r| !r.is_empty()) {
-        let f: Vec<&str> = rec.split(US).collect();
-        if f.len() != CLIENT_FIELDS.len() {
-            return Err(format!("a client row has {} fields, expected {}", f.len(), CLIENT_FIELDS.len()));
+impl From<crate::clients::Client> for ClientRecord {
+    fn from(c: crate::clients::Client) -> Self {
+        ClientRecord {
+            name: c.name,
+            tty: c.tty,
+            pid: c.pid,
+            termname: c.termname,
+            width: c.width,
+            height: c.height,
+            session_id: c.session_id,
+            session_name: c.session_name,
+            readonly: c.readonly,
+            control_mode: c.control_mode,
         }
-        if f[6].is_empty() {
-            continue;
-        }
-        let num = |i: usize| f[i].parse::<u32>().map_err(|_| format!("client field {} is not a number: {:?}", CLIENT_FIELDS[i].0, f[i]));
-        out.push(ClientRecord {
-            name: f[0].to_string(),
-            tty: f[1].to_string(),
-            pid: num(2)?,
-            termname: f[3].to_string(),
-            width: if f[4].is_empty() { None } else { Some(num(4)?) },
-            height: if f[5].is_empty() { None } else { Some(num(5)?) },
-            session_id: f[6].to_string(),
-            session_name: f[7].to_string(),
-            readonly: f[8] == "1",
-            control_mode: f[9] == "1",
-        });
     }
-    Ok(out)
 }
 
 async fn clients(session: &Session, version: &str) -> Clients {
-    let unavailable = |why: String| Clients { available: false, unavailable_reason: Some(why), attached: Vec::new() };
-    if !crate::tmux::version_at_least(version, 3, 5) {
-        return unavailable(format!(
-            "tmux {version} has no client loop in formats (L:, tmux >= 3.5), and list-clients would run the after-list-clients hook; tmux-mcp does not guess"
-        ));
-    }
-    let expanded = session.broker.registry.expand_format(&clients_format()).await;
-    match expanded.map_err(|e| e.to_string()).and_then(|t| parse_clients(&unvis_separators(version, &t))) {
-        Ok(mut all) => {
-            all.retain(|c| session.scope == crate::wire::Scope::Server || session.caller_sessions.contains(&c.session_id));
-            Clients { available: true, unavailable_reason: None, attached: all }
+    match crate::clients::read(&session.broker.registry, version).await {
+        Ok(all) => {
+            let attached = all.into_iter().filter(|c| session.sees_session(&c.session_id)).map(ClientRecord::from).collect();
+            Clients { available: true, unavailable_reason: None, attached }
         }
-        Err(e) => unavailable(format!("reading the clients failed: {e}")),
+        Err(crate::clients::Unavailable(why)) => Clients { available: false, unavailable_reason: Some(why), attached: Vec::new() },
     }
 }
 
@@ -190,23 +143,4 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         );
         ToolOutput::typed(&info, text)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn client_rows_parse_and_command_clients_are_left_out() {
-        let row = |sid: &str| ["/dev/pts/4", "/dev/pts/4", "77", "xterm", "80", "24", sid, "main", "0", "1"].join(&US.to_string());
-        let text = format!("{}{RS}{}{RS}\n", row("$0"), row(""));
-        let c = parse_clients(&text).unwrap();
-        assert_eq!(c.len(), 1);
-        assert_eq!((c[0].pid, c[0].session_id.as_str(), c[0].control_mode, c[0].readonly), (77, "$0", true, false));
-        assert!(parse_clients(&format!("a{US}b{RS}")).is_err());
-        assert!(clients_format().starts_with("#{L:#{?client_session,#{s/"), "{}", clients_format());
-        let escaped = format!("{}{RS}", row("$1")).replace(US, "\\037").replace(RS, "\\036");
-        assert_eq!(parse_clients(&unvis_separators("3.5a", &escaped)).unwrap().len(), 1);
-        assert!(parse_clients(&unvis_separators("3.7c", &escaped)).is_err(), "3.6+ prints the bytes as they are");
-    }
 }

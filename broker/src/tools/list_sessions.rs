@@ -101,7 +101,7 @@ pub(super) async fn graph(session: &Session) -> Result<(Arc<Snapshot>, Graph), T
         .await
         .map_err(|e| ToolOutput::libtmux_error(format!("Could not read the session table from tmux: {e}. Nothing was changed.")))?;
     let visible: Vec<_> = session.visible(&snap).collect();
-    let g = Graph::build(visible.iter().map(|p| p.as_ref()), session.generation());
+    let g = Graph::build(visible.iter().map(|p| p.as_ref()), &[], session.generation());
     Ok((snap, g))
 }
 

@@ -19,7 +19,7 @@
 //! pane), filtered to the id asked for; no context means the global values.
 
 use super::criteria::Entity;
-use super::get_server_info::unvis_separators;
+use crate::feed::unvis_separators;
 use super::list_sessions::{self, fields, LinkFields};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};

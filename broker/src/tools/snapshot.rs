@@ -1,9 +1,10 @@
 //! `tmux_snapshot` (seed family): one consistent, hook-free read of the server's
 //! metadata, filtered locally, served as immutable pages.
 //!
-//! Entities: session, window, pane, window_link. `client` is listed with coverage
-//! `unavailable`: tmux only reports clients through `list-clients`, which runs the
-//! user's `after-list-clients` hook, and the broker reads nothing that way.
+//! Entities: session, window, pane, window_link, client. Clients are read with
+//! tmux's `L:` format loop (`clients`), from tmux 3.5; before that tmux reports
+//! them only through `list-clients`, which runs the user's `after-list-clients`
+//! hook, so there `client` has coverage `unavailable` and no records.
 //! Criteria are the `libtmux-ruby.where` v1 language (`criteria`): field
 //! predicates, relations, `and`/`or`/`not`. Records come from the panes the
 //! session may see, cut to its scope, and a page cursor is readable only by a
@@ -20,7 +21,7 @@ use serde_json::{json, Map, Value};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_snapshot",
     family: Family::Seed,
-    description: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records are unavailable (reading them would run a user hook).",
+    description: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux their coverage is unavailable (reading them would run a user hook).",
     annotations: Annotations::read_only("tmux metadata snapshot", false),
     seed_annotations: None,
     opt_in: false,
@@ -105,11 +106,13 @@ fn output_schema() -> Value {
     }))
 }
 
-fn page(header: &Value, items: Vec<Value>, total: usize, key: &str, offset: usize, started: f64) -> Value {
+/// One page; `reads` is the number of tmux reads made for it (none for a
+/// page of a retained result).
+fn page(header: &Value, items: Vec<Value>, total: usize, key: &str, offset: usize, started: f64, reads: u32) -> Value {
     let end = offset + items.len();
     let mut data = header.clone();
     data["items"] = Value::Array(items);
-    data["interval"] = json!({ "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds(), "reads": if offset == 0 { 1 } else { 0 } });
+    data["interval"] = json!({ "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds(), "reads": reads });
     data["truncated"] = json!(end < total);
     if end < total {
         data["next_cursor"] = json!(format!("{key}:{end}"));
@@ -138,7 +141,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             return stale_cursor();
         }
         let end = (offset + p.limit).min(p.records.len());
-        return envelope::ok("tmux_snapshot", page(&p.header, p.slice(offset, end), p.records.len(), key, offset, started));
+        return envelope::ok("tmux_snapshot", page(&p.header, p.slice(offset, end), p.records.len(), key, offset, started, 0));
     }
     let entity = args["entity"].as_str().and_then(Entity::parse).unwrap_or(Entity::Pane);
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
@@ -150,12 +153,19 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Ok(s) => s,
         Err(e) => return envelope::error("transport_error", &format!("The operation could not establish its requested result. {e}"), Delivery::PossiblySent),
     };
+    // The clients in a second read just after the table: a client attached to
+    // a session that closed in between relates to no session record.
+    let clients = crate::clients::read(&broker.registry, &snap.server.version).await;
+    let reads = if clients.is_ok() { 2 } else { 1 };
+    let clients_unavailable = clients.as_ref().err().map(|u| u.0.clone());
+    let clients: Vec<_> = clients.as_deref().unwrap_or_default().iter().filter(|c| session.sees_session(&c.session_id)).cloned().collect();
     let visible: Vec<_> = session.visible(&snap).collect();
-    let graph = Graph::build(visible.iter().map(|p| &**p), session.generation());
+    let graph = Graph::build(visible.iter().map(|p| &**p), &clients, session.generation());
     let items: Vec<Value> = graph.select(entity, &filter).into_iter().map(|r| json!({ "kind": entity.as_str(), "fields": r.fields, "ref": r.reference })).collect();
     let mut coverage = Map::new();
     for e in criteria::ENTITIES {
-        coverage.insert(e.as_str().to_string(), json!(if e == Entity::Client { "unavailable" } else { "complete" }));
+        let complete = e != Entity::Client || reads == 2;
+        coverage.insert(e.as_str().to_string(), json!(if complete { "complete" } else { "unavailable" }));
     }
     let key = sys::random_hex(16);
     let header = json!({
@@ -165,11 +175,14 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         "coverage": coverage,
     });
     let total = items.len();
-    let first = page(&header, items[..limit.min(total)].to_vec(), total, &key, 0, started);
+    let first = page(&header, items[..limit.min(total)].to_vec(), total, &key, 0, started, reads);
     if total > limit && broker.retained.insert(key, Retained::Pages(broker.retained.pages(&items, header, limit)), session.owner()).is_err() {
         return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
     }
     let mut out = envelope::ok("tmux_snapshot", first);
     out.text = format!("tmux_snapshot {}: {} record(s); structuredContent contains the result.", entity.as_str(), out.structured.as_ref().map_or(0, |s| s["data"]["items"].as_array().map_or(0, Vec::len)));
+    if let (Entity::Client, Some(why)) = (entity, clients_unavailable) {
+        out.text.push_str(&format!(" Client coverage is unavailable: {why}."));
+    }
     out
 }

@@ -91,27 +91,28 @@ pub fn largest_prefix(n: usize, fits: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// Whether a person is looking at `pane`: its window is the current window of a
-/// session with at least one attached client, and the window is not zoomed or
-/// the pane is the active (zoomed) one.
+/// Whether a person is looking at `pane`, on a tmux without the client loop
+/// (< 3.5): its window is the current window of a session with at least one
+/// attached client, and the window is not zoomed or the pane is the active
+/// (zoomed) one.
 ///
 /// This is derived hook-free from the table (`window_active` per placement,
 /// `session_attached`, `window_zoomed_flag`) rather than from `list-clients`,
 /// whose after-hook the broker must not fire. A control-mode client attached to
 /// a session cannot be told apart from a terminal client this way, so such a
-/// session counts as attended (the reference skips control-mode clients).
+/// session counts as attended (the reference skips control-mode clients). From
+/// tmux 3.5 the clients themselves are asked (`clients::watchers_format`).
 pub fn is_attended(pane: &Pane) -> bool {
     let shown = pane.placements.iter().any(|pl| pl.window_active && pl.session_attached > 0);
     shown && (!pane.window_zoomed || pane.active)
 }
 
 /// The `pane` object (B.2.1) and its one-line rendering.
-pub fn pane_view(pane: &Pane, is_caller: bool) -> (Value, String) {
+pub fn pane_view(pane: &Pane, is_caller: bool, attended: bool) -> (Value, String) {
     let (strings, omitted_bytes) = bounded_strings(&[&pane.command, &pane.cwd, &pane.title, &pane.window_name], STRING_BUDGET);
     let mut placements: Vec<(i64, String, String)> = pane.placements.iter().map(|pl| (pl.window_index, pl.session_id.clone(), pl.session_name.clone())).collect();
     placements.sort_by(|a, b| numeric_aware(&a.1, &b.1).then(a.0.cmp(&b.0)));
     placements.dedup();
-    let attended = is_attended(pane);
     let build = |k: usize| -> (Value, String) {
         let kept = &placements[..k];
         let omitted = placements.len() - k;
@@ -187,14 +188,26 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     };
     let limit = effective_result_lines(capture_pane::int_arg(args, "maxLines"));
     // What the agent sees of the pane's placements is cut to its scope.
-    let Some(seen) = session.scoped(&pane) else { return capture_pane::observe_failure(id, &crate::observe::ObserveError::OutOfScope) };
-    let (view, line) = pane_view(&seen, session.is_caller(&pane.id));
+    let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else { return capture_pane::observe_failure(id, &crate::observe::ObserveError::OutOfScope) };
     let (cursor_x, cursor_y, in_mode, scroll) = (pane.cursor_x, pane.cursor_y, pane.in_mode, pane.scroll_position);
-    // The whole visible screen, wrapped lines joined; no range bounding.
-    let lines = match observe::capture_range(&session.broker, pane, None, None, true).await {
-        Ok((_, out)) => decode_lines(&out),
-        Err(e) => return capture_pane::observe_failure(id, &e),
+    // The whole visible screen, wrapped lines joined; no range bounding. From
+    // tmux 3.5 the clients that show the pane are read in the same queue.
+    let exact = crate::clients::readable(&session.broker.tmux_version()).is_ok();
+    let (attended, lines) = if exact {
+        let watchers = crate::clients::watchers_format(&pane.id, &pane.window_id);
+        match observe::capture_range_after_format(&session.broker, pane, None, None, true, &watchers).await {
+            // Only clients of sessions this agent may see count.
+            Ok((_, ids, out)) => (ids.split_whitespace().any(|s| s.starts_with('$') && session.sees_session(s)), decode_lines(&out)),
+            Err(e) => return capture_pane::observe_failure(id, &e),
+        }
+    } else {
+        let attended = is_attended(&seen);
+        match observe::capture_range(&session.broker, pane, None, None, true).await {
+            Ok((_, out)) => (attended, decode_lines(&out)),
+            Err(e) => return capture_pane::observe_failure(id, &e),
+        }
     };
+    let (view, line) = pane_view(&seen, session.is_caller(&seen.id), attended);
     let bounded = bound_text(&lines, limit, MAX_RESULT_BYTES);
     let text = format!("{line} cursor {cursor_x},{cursor_y}{}\n{}", if in_mode != 0 { " [in mode]" } else { "" }, render_bounded(&bounded, "use capture_pane with a narrower range"));
     let structured = json!({
@@ -302,7 +315,7 @@ mod tests {
     #[test]
     fn pane_view_sorts_placements_and_bounds_strings() {
         let mut p = pane(&[("$10", "ten", 1, false, 0), ("$2", "two", 5, false, 0), ("$2", "two", 4, false, 0)]);
-        let (v, line) = pane_view(&p, true);
+        let (v, line) = pane_view(&p, true, false);
         assert_eq!(
             v["placements"],
             json!([{"index": 4, "sessionId": "$2", "sessionName": "two"}, {"index": 5, "sessionId": "$2", "sessionName": "two"}, {"index": 1, "sessionId": "$10", "sessionName": "ten"}])
@@ -311,7 +324,7 @@ mod tests {
         assert_eq!(line, "%3 in two:4,two:5,ten:1 @2 \"win\" 40x24 zsh /tmp [caller]");
         // A huge cwd is cut to the tail of what the budget leaves it.
         p.cwd = "/".repeat(800_000);
-        let (v, _) = pane_view(&p, false);
+        let (v, _) = pane_view(&p, false, false);
         let kept = v["cwd"].as_str().unwrap().len();
         assert_eq!(kept as i64, STRING_BUDGET - 3 - 1 - 3);
         assert_eq!(v["omittedMetadataBytes"], json!(800_000 - kept));
