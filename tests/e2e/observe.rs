@@ -366,7 +366,8 @@ async fn snapshot_entities_match_tmux() {
     assert!(d.get("next_cursor").is_none());
     assert_eq!(d["server_identity"]["generation"], json!(gen));
     assert_eq!(d["server_identity"]["pid"], json!(srv.pid()));
-    assert_eq!(d["coverage"], json!({"session": "complete", "window": "complete", "pane": "complete", "window_link": "complete", "client": "unavailable"}));
+    let clients = if tmux_at_least(3, 5) { "complete" } else { "unavailable" };
+    assert_eq!(d["coverage"], json!({"session": "complete", "window": "complete", "pane": "complete", "window_link": "complete", "client": clients}));
     assert_eq!(d["interval"]["clock"], "monotonic_seconds");
     assert!(d["interval"]["started"].as_f64() <= d["interval"]["finished"].as_f64());
     assert!(d["interval"]["reads"].as_u64().unwrap() >= 1);
@@ -421,12 +422,14 @@ async fn snapshot_entities_match_tmux() {
     let linked: Vec<_> = got.iter().filter(|g| g["fields"]["windowId"] == json!(w1)).collect();
     assert_eq!(linked.len(), 2, "the linked window appears once per session: {got:?}");
 
-    // clients: coverage unavailable, no records (even with a client attached, since
-    // reading them would run a user hook).
+    // clients: before tmux 3.5 coverage unavailable and no records, even with a
+    // client attached (reading them would run a user hook); from 3.5 the
+    // attached clients (tests/e2e/clients.rs compares them with tmux's).
     let d = snapshot(&c, json!({"entity": "client"})).await;
     assert_eq!(d["entity"], "client");
-    assert_eq!(items(&d).len(), 0, "{d:#}");
-    assert_eq!(d["coverage"]["client"], "unavailable");
+    let attached = srv.tmux(&["list-clients", "-F", "#{client_pid}"]).lines().count();
+    assert_eq!(items(&d).len(), if tmux_at_least(3, 5) { attached } else { 0 }, "{d:#}");
+    assert_eq!(d["coverage"]["client"], clients);
     assert_eq!(d["truncated"], json!(false));
 
     // Every acquisition gets its own capture_id.
