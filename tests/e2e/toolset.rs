@@ -52,7 +52,7 @@ fn session_showing(srv: &TmuxServer, name: &str, height: u32, lines: &[String]) 
     std::fs::write(&script, format!("{body}exec sleep 1000\n")).unwrap();
     let id = srv.tmux(&["new-session", "-d", "-s", name, "-x", "80", "-y", &height.to_string(), "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
     let last = lines.last().expect("a line to wait for").clone();
-    poll(Duration::from_secs(5), || tmux_lines(srv, &id, &["-J", "-S", "-"]).iter().any(|l| *l == last).then_some(())).unwrap_or_else(|| panic!("{name} never printed {last:?}"));
+    poll(Duration::from_secs(5), || tmux_lines(srv, &id, &["-J", "-S", "-"]).contains(&last).then_some(())).unwrap_or_else(|| panic!("{name} never printed {last:?}"));
     id
 }
 
