@@ -34,6 +34,7 @@ pub mod capture_pane;
 mod capture_since;
 mod capture_pane_python;
 mod capture_since_python;
+mod search_panes_python;
 mod snapshot_pane;
 mod snapshot;
 pub mod typed;
@@ -178,7 +179,7 @@ pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPE
 
 /// The Python toolset (`--toolset python`): tools that replace the [`CATALOG`]
 /// entry of the same name with tmux-python/libtmux-mcp's spelling of it.
-pub const PYTHON_TOOLSET: &[ToolSpec] = &[capture_pane_python::SPEC, capture_since_python::SPEC];
+pub const PYTHON_TOOLSET: &[ToolSpec] = &[capture_pane_python::SPEC, capture_since_python::SPEC, search_panes_python::SPEC];
 
 /// The tools of `toolset`, in catalog order.
 pub fn catalog(toolset: Toolset) -> impl Iterator<Item = &'static ToolSpec> {

@@ -9,15 +9,21 @@
 //! each holding a capture place (`admission`). Matching uses
 //! the `regex` crate (linear time; a literal is an escaped pattern), so no
 //! pattern can make the search run away; its compiled size is bounded too.
+//! A call scans at most 256 KiB / 20,000 lines for 5 s (B.4's budget).
+//!
+//! The engine (`search_panes`, driven by a [`Plan`]) is shared with the Python
+//! spelling (`search_panes_python`), which reads a `-S`/`-E` range with `-J`
+//! and keeps each pane's last matches; those captures go the single-pane way,
+//! since the batch can prove a row count only for `-S -K` without `-J`.
 
-use super::capture_pane::{decode_lines, effective_result_lines};
+use super::capture_pane::{self, decode_lines, effective_result_lines};
 use super::list_sessions;
 use super::refs::PaneRef;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::capture_batch::{self, Batched};
 use crate::observe::{self, ObserveError};
-use crate::registry::{numeric_id, Pane};
+use crate::registry::{numeric_id, Pane, Snapshot};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,19 +42,21 @@ pub const SPEC: ToolSpec = ToolSpec {
 };
 
 /// Panes searched at most per call (B.4).
-const MAX_PANES: usize = 200;
+pub(super) const MAX_PANES: usize = 200;
 /// Captures in flight at once (B.4).
 const CONCURRENCY: usize = 8;
 
 /// Panes captured per batch (one tmux round trip per message's worth of them).
 const BATCH: usize = 32;
-/// The matching budget of one call (B.4): UTF-8 bytes (each line costs its size + 1) and lines.
-const MATCH_BYTES: usize = 256 * 1024;
-const MATCH_LINES: usize = 20_000;
+/// The matching budget of one call (B.4): UTF-8 bytes (each line costs its
+/// size + 1), lines, and time (checked before each pane is scanned).
+pub(super) const MATCH_BYTES: usize = 256 * 1024;
+pub(super) const MATCH_LINES: usize = 20_000;
+pub(super) const MATCH_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 /// Bytes one page's matches may take, as JSON plus their text line: a result
 /// carries both and stays under the family's 1,000,000-byte ceiling even when
 /// a window linked into many sessions makes every match's placements long.
-const PAGE_BYTES: usize = 900_000;
+pub(super) const PAGE_BYTES: usize = 900_000;
 /// Compiled-regex size bound.
 const REGEX_SIZE: usize = 1 << 20;
 
@@ -126,8 +134,8 @@ struct Found {
     pane_limit_clamped: bool,
     effective_scrollback_lines: i64,
     scrollback_clamped: bool,
-    /// The call's matching budget (256 KiB, 20,000 lines) ran out: later panes
-    /// or lines were not searched.
+    /// The call's matching budget (256 KiB, 20,000 lines, 5 s) ran out: later
+    /// panes or lines were not searched.
     matching_clamped: bool,
 }
 
@@ -158,10 +166,10 @@ struct Placement {
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PaneProblem {
+pub(super) struct PaneProblem {
     #[schemars(regex(pattern = r"^%[0-9]+$"))]
-    pane_id: String,
-    reason: String,
+    pub pane_id: String,
+    pub reason: String,
 }
 
 fn matcher(args: &Args) -> Result<regex::Regex, ToolOutput> {
@@ -201,54 +209,195 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
 
     let ceiling = effective_result_lines(None);
     let scrollback = args.scrollback_lines.min(ceiling);
-    let start = (scrollback > 0).then_some(-scrollback);
+    let plan = Plan { re: &re, start: (scrollback > 0).then_some(-scrollback), end: None, join: false, max_rows: None, per_pane: args.max_matches_per_pane, keep_last: false };
+    let searched = search_panes(session, &snap, &candidates, &plan).await;
 
-    let mut out = Found {
-        matches: Vec::new(),
-        total_matches: 0,
+    let mut all: Vec<Match> = Vec::new();
+    let mut panes_truncated = Vec::new();
+    for hit in &searched.hits {
+        let pane = &hit.pane;
+        if hit.more {
+            panes_truncated.push(pane.id.clone());
+        }
+        for (n, text) in &hit.lines {
+            all.push(Match {
+                pane_id: pane.id.clone(),
+                reference: PaneRef::new(&pane.id, session.generation()),
+                line_number: *n,
+                text: text.clone(),
+                window_id: pane.window_id.clone(),
+                window_name: pane.window_name.clone(),
+                placements: pane.placements.iter().map(|pl| Placement { session_id: pl.session_id.clone(), session_name: pl.session_name.clone(), index: pl.window_index }).collect(),
+            });
+        }
+    }
+    let total_matches = all.len();
+    let (matches, page_byte_clamped) = page(all, args.offset, args.limit, PAGE_BYTES, |m| m.text.len());
+    let next_offset = (args.offset + matches.len() < total_matches).then_some(args.offset + matches.len());
+    let out = Found {
+        matches,
+        total_matches,
         offset: args.offset,
         limit: args.limit,
-        next_offset: None,
-        page_byte_clamped: false,
-        panes_searched: 0,
-        panes_matched: 0,
-        panes_truncated: Vec::new(),
-        panes_skipped: Vec::new(),
-        panes_failed: Vec::new(),
+        next_offset,
+        page_byte_clamped,
+        panes_searched: searched.panes_searched,
+        panes_matched: searched.hits.len(),
+        panes_truncated,
+        panes_skipped: searched.panes_skipped,
+        panes_failed: searched.panes_failed,
         pane_limit_clamped,
         effective_scrollback_lines: scrollback,
         scrollback_clamped: scrollback != args.scrollback_lines,
-        matching_clamped: false,
+        matching_clamped: searched.matching_clamped,
     };
-    let mut budget = Budget { bytes: 0, lines: 0 };
-    let mut all: Vec<Match> = Vec::new();
-    // Capture in order, BATCH panes per tmux round trip (capture_batch), and
-    // match each batch before the next is captured, so few panes are captured
-    // once the budget has run out. Each capture reads the full (unscoped)
-    // pane so the hook preflight covers every session linking its window; a
-    // pane the batch could not take goes the single-pane way, CONCURRENCY at
-    // a time.
-    let scrollback_rows = u64::try_from(scrollback).unwrap_or(0);
-    for chunk in candidates.chunks(BATCH) {
+    let text = summary(&out);
+    Ok(ToolOutput::typed(&out, text))
+}
+
+/// Items `offset..offset+limit`, fewer when they would pass `bound` bytes
+/// (each costs its JSON, `text_len` for its line in the result text, and 64);
+/// at least one always fits. Also whether the page was cut short.
+pub(super) fn page<T: Serialize>(all: Vec<T>, offset: usize, limit: usize, bound: usize, text_len: impl Fn(&T) -> usize) -> (Vec<T>, bool) {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    for m in all.into_iter().skip(offset).take(limit) {
+        bytes += serde_json::to_string(&m).map_or(0, |j| j.len()) + text_len(&m) + 64;
+        if bytes > bound && !out.is_empty() {
+            return (out, true);
+        }
+        out.push(m);
+    }
+    (out, false)
+}
+
+// ---------------------------------------------------------------------------
+// The search engine, shared by both spellings (this one and
+// `search_panes_python`): capture the candidates hook-free, match, and keep
+// each pane's first or last N matching lines within the call's budget.
+// ---------------------------------------------------------------------------
+
+/// What to capture of each candidate and what to keep of its matches.
+pub(super) struct Plan<'a> {
+    pub re: &'a regex::Regex,
+    /// `capture-pane -S` / `-E` (tmux's scale: 0 is the top visible row,
+    /// negative reaches into history); `None` omits the flag.
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    /// `-J`: wrapped rows joined into one line (trailing spaces kept).
+    pub join: bool,
+    /// A pane's range is cut to its last `max_rows` rows (reported per pane).
+    pub max_rows: Option<i64>,
+    /// Matching lines kept per pane.
+    pub per_pane: usize,
+    /// Keep the last `per_pane` matching lines (the pane is scanned from the
+    /// bottom) rather than the first.
+    pub keep_last: bool,
+}
+
+impl Plan<'_> {
+    /// The batch (`capture_batch`) proves a row count for `-S -K` without
+    /// `-E` or `-J` only; anything else is captured pane by pane.
+    fn batch_rows(&self) -> Option<u64> {
+        match (self.join, self.end, self.start) {
+            (false, None, None) => Some(0),
+            (false, None, Some(s)) if s <= 0 => Some(s.unsigned_abs()),
+            _ => None,
+        }
+    }
+
+    /// The `-S`/`-E` of `pane`, cut to its last `max_rows` rows; whether it was cut.
+    fn range_of(&self, pane: &Pane) -> (Option<i64>, Option<i64>, bool) {
+        let Some(max) = self.max_rows else { return (self.start, self.end, false) };
+        // What tmux makes of the range (clamped to the history and the screen,
+        // swapped when reversed), to tell whether it holds more than `max` rows.
+        let (h, hs) = (i64::from(pane.height), i64::try_from(pane.history_size).unwrap_or(i64::MAX));
+        let clamp = |v: i64| v.clamp(-hs, (h - 1).max(0));
+        let (mut s, mut e) = (self.start.map(clamp), self.end.map(clamp));
+        if let (Some(a), Some(b)) = (s, e) {
+            if b < a {
+                (s, e) = (Some(b), Some(a));
+            }
+        }
+        let r = capture_pane::bounded_range(Some(h), s, e, max);
+        if r.clamped {
+            (r.start, r.end, true)
+        } else {
+            (self.start, self.end, false)
+        }
+    }
+}
+
+/// One pane with matching lines.
+pub(super) struct PaneHits {
+    /// The candidate as this agent sees it (scope-cut placements).
+    pub pane: Pane,
+    /// (1-based line number within the pane's capture, text), top to bottom.
+    pub lines: Vec<(usize, String)>,
+    /// More lines matched than `per_pane` (the rest dropped).
+    pub more: bool,
+}
+
+/// What a search found, candidates in the order given.
+pub(super) struct Searched {
+    /// Panes with at least one matching line.
+    pub hits: Vec<PaneHits>,
+    /// Panes captured and scanned (the last one perhaps only in part).
+    pub panes_searched: usize,
+    pub panes_skipped: Vec<PaneProblem>,
+    pub panes_failed: Vec<PaneProblem>,
+    /// Panes whose range was cut to `max_rows`.
+    pub ranges_clamped: Vec<String>,
+    /// The call's budget (bytes, lines, time) ran out: later panes or lines
+    /// were not searched.
+    pub matching_clamped: bool,
+}
+
+/// Captures `candidates` (in order) hook-free and matches them, BATCH panes
+/// per tmux round trip where `capture_batch` can take them, and matches each
+/// batch before the next is captured, so few panes are captured once the
+/// budget has run out. Each capture reads the full (unscoped) pane from
+/// `snap`, so the hook preflight covers every session linking its window; a
+/// pane the batch could not take goes the single-pane way (guarded,
+/// hook-refusing `observe::capture_range`), CONCURRENCY at a time.
+pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates: &[Pane], plan: &Plan<'_>) -> Searched {
+    let mut out = Searched { hits: Vec::new(), panes_searched: 0, panes_skipped: Vec::new(), panes_failed: Vec::new(), ranges_clamped: Vec::new(), matching_clamped: false };
+    let mut budget = Budget { bytes: 0, lines: 0, deadline: std::time::Instant::now() + MATCH_TIME };
+    'chunks: for chunk in candidates.chunks(BATCH) {
+        if budget.timed_out() {
+            out.matching_clamped = true;
+            break;
+        }
         let full: Vec<Pane> = chunk.iter().map(|p| snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone())).collect();
-        let batched = match session.broker.admission.capture().await {
-            Ok(_place) => capture_batch::capture(&session.broker, &full, scrollback_rows).await,
-            Err(_) => full.iter().map(|_| Batched::Alone).collect(),
+        let batched = match plan.batch_rows() {
+            Some(rows) => match session.broker.admission.capture().await {
+                Ok(_place) => capture_batch::capture(&session.broker, &full, rows).await,
+                Err(_) => full.iter().map(|_| Batched::Alone).collect(),
+            },
+            None => full.iter().map(|_| Batched::Alone).collect(),
         };
-        let mut results: Vec<Option<Result<Vec<String>, ObserveError>>> = batched.into_iter().map(|b| match b {
-            Batched::Rows(out) => Some(Ok(decode_lines(&out))),
-            Batched::Alone => None,
-        }).collect();
+        let mut results: Vec<Option<Result<Vec<String>, ObserveError>>> = batched
+            .into_iter()
+            .map(|b| match b {
+                Batched::Rows(out) => Some(Ok(decode_lines(&out))),
+                Batched::Alone => None,
+            })
+            .collect();
         let alone: Vec<usize> = (0..results.len()).filter(|&i| results[i].is_none()).collect();
         for group in alone.chunks(CONCURRENCY) {
             let mut set = tokio::task::JoinSet::new();
             for &i in group {
                 let broker = session.broker.clone();
                 let pane = full[i].clone();
+                let (start, end, clamped) = plan.range_of(&pane);
+                if clamped {
+                    out.ranges_clamped.push(pane.id.clone());
+                }
+                let join = plan.join;
                 set.spawn(async move {
                     let r = match broker.admission.capture().await {
                         Err(refused) => Err(ObserveError::Transport { observed: false, why: format!("the broker is overloaded: {}", refused.0) }),
-                        Ok(_place) => observe::capture_range(&broker, pane, start, None, false).await.map(|(_, out)| decode_lines(&out)),
+                        Ok(_place) => observe::capture_range(&broker, pane, start, end, join).await.map(|(_, out)| decode_lines(&out)),
                     };
                     (i, r)
                 });
@@ -259,49 +408,31 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
         }
         for (i, result) in results.into_iter().enumerate() {
             let result = result.unwrap_or_else(|| Err(ObserveError::Transport { observed: false, why: "not captured".into() }));
-            if !scan(session, &re, args.max_matches_per_pane, &chunk[i], result, &mut budget, &mut out, &mut all) {
+            if !scan(plan, &chunk[i], result, &mut budget, &mut out) {
                 out.matching_clamped = true;
-                break;
+                break 'chunks;
             }
         }
-        if out.matching_clamped {
-            break;
-        }
     }
-    out.total_matches = all.len();
-    (out.matches, out.page_byte_clamped) = page(all, args.offset, args.limit, PAGE_BYTES);
-    if args.offset + out.matches.len() < out.total_matches {
-        out.next_offset = Some(args.offset + out.matches.len());
-    }
-    let text = summary(&out);
-    Ok(ToolOutput::typed(&out, text))
+    out
 }
 
-/// Matches `offset..offset+limit`, fewer when they would pass `bound` bytes
-/// (at least one always fits); whether the page was cut short.
-fn page(all: Vec<Match>, offset: usize, limit: usize, bound: usize) -> (Vec<Match>, bool) {
-    let mut out = Vec::new();
-    let mut bytes = 0;
-    for m in all.into_iter().skip(offset).take(limit) {
-        bytes += serde_json::to_string(&m).map_or(0, |j| j.len()) + m.text.len() + 64;
-        if bytes > bound && !out.is_empty() {
-            return (out, true);
-        }
-        out.push(m);
-    }
-    (out, false)
-}
-
-/// What the call's matching has used of its budget.
+/// What the call's matching has used of its budget, and when its time is up.
 struct Budget {
     bytes: usize,
     lines: usize,
+    deadline: std::time::Instant,
 }
 
-/// Matches one pane's capture into `all` (or records why it has none);
-/// `false` when the budget ran out in it.
-#[allow(clippy::too_many_arguments)]
-fn scan(session: &Session, re: &regex::Regex, per_pane: usize, pane: &Pane, result: Result<Vec<String>, ObserveError>, budget: &mut Budget, out: &mut Found, all: &mut Vec<Match>) -> bool {
+impl Budget {
+    fn timed_out(&self) -> bool {
+        std::time::Instant::now() >= self.deadline
+    }
+}
+
+/// Matches one pane's capture into `out` (or records why it has none);
+/// `false` when the budget ran out in it (or before it).
+fn scan(plan: &Plan<'_>, pane: &Pane, result: Result<Vec<String>, ObserveError>, budget: &mut Budget, out: &mut Searched) -> bool {
     let lines = match result {
         Ok(l) => l,
         Err(ObserveError::Unsupported { why, .. }) => {
@@ -313,36 +444,37 @@ fn scan(session: &Session, re: &regex::Regex, per_pane: usize, pane: &Pane, resu
             return true;
         }
     };
+    if budget.timed_out() {
+        return false;
+    }
     out.panes_searched += 1;
-    let mut found = 0;
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut more = false;
     let mut within = true;
-    for (n, line) in lines.iter().enumerate() {
+    // From the bottom when the last matches are kept, so a pane cut short by
+    // the budget still yields its last ones.
+    let order: Box<dyn Iterator<Item = (usize, &String)>> = if plan.keep_last { Box::new(lines.iter().enumerate().rev()) } else { Box::new(lines.iter().enumerate()) };
+    for (n, line) in order {
         budget.bytes += line.len() + 1;
         budget.lines += 1;
         if budget.bytes > MATCH_BYTES || budget.lines > MATCH_LINES {
             within = false;
             break;
         }
-        if !re.is_match(line) {
+        if !plan.re.is_match(line) {
             continue;
         }
-        if found == per_pane {
-            out.panes_truncated.push(pane.id.clone());
+        if found.len() == plan.per_pane {
+            more = true;
             break;
         }
-        found += 1;
-        all.push(Match {
-            pane_id: pane.id.clone(),
-            reference: PaneRef::new(&pane.id, session.generation()),
-            line_number: n + 1,
-            text: line.clone(),
-            window_id: pane.window_id.clone(),
-            window_name: pane.window_name.clone(),
-            placements: pane.placements.iter().map(|pl| Placement { session_id: pl.session_id.clone(), session_name: pl.session_name.clone(), index: pl.window_index }).collect(),
-        });
+        found.push((n + 1, line.clone()));
     }
-    if found > 0 {
-        out.panes_matched += 1;
+    if plan.keep_last {
+        found.reverse();
+    }
+    if !found.is_empty() {
+        out.hits.push(PaneHits { pane: pane.clone(), lines: found, more });
     }
     within
 }
@@ -388,12 +520,116 @@ mod tests {
         let m = |n: usize| Match { pane_id: "%1".into(), reference: PaneRef::new("%1", "g"), line_number: n, text: "x".repeat(100), window_id: "@1".into(), window_name: "w".into(), placements: Vec::new() };
         let all = || (1..=10).map(m).collect::<Vec<_>>();
         let one = serde_json::to_string(&m(1)).unwrap().len() + 100 + 64;
-        let (p, cut) = page(all(), 2, 5, 3 * one + 10);
+        let (p, cut) = page(all(), 2, 5, 3 * one + 10, |m| m.text.len());
         assert_eq!((p.iter().map(|m| m.line_number).collect::<Vec<_>>(), cut), (vec![3, 4, 5], true));
-        let (p, cut) = page(all(), 0, 4, 1_000_000);
+        let (p, cut) = page(all(), 0, 4, 1_000_000, |m| m.text.len());
         assert_eq!((p.len(), cut), (4, false));
-        let (p, cut) = page(all(), 9, 5, 1);
+        let (p, cut) = page(all(), 9, 5, 1, |m| m.text.len());
         assert_eq!((p.len(), cut), (1, false), "one match always fits; the last page is not cut");
+    }
+
+    fn pane(height: u32, history: u64) -> Pane {
+        Pane {
+            id: "%1".into(),
+            index: 0,
+            window_id: "@1".into(),
+            window_name: "w".into(),
+            window_width: 80,
+            window_height: height,
+            window_panes: 1,
+            window_layout: String::new(),
+            active: true,
+            pid: 1,
+            dead: false,
+            dead_status: None,
+            width: 80,
+            height,
+            history_size: history,
+            history_limit: 2000,
+            command: "sh".into(),
+            cwd: String::new(),
+            title: String::new(),
+            tty: String::new(),
+            cursor_x: 0,
+            cursor_y: 0,
+            in_mode: 0,
+            scroll_position: 0,
+            window_zoomed: false,
+            placements: Vec::new(),
+            process: Err(crate::process::IdentityError::PaneDead),
+        }
+    }
+
+    fn plan(re: &regex::Regex, per_pane: usize, keep_last: bool) -> Plan<'_> {
+        Plan { re, start: None, end: None, join: false, max_rows: None, per_pane, keep_last }
+    }
+
+    fn empty() -> Searched {
+        Searched { hits: Vec::new(), panes_searched: 0, panes_skipped: Vec::new(), panes_failed: Vec::new(), ranges_clamped: Vec::new(), matching_clamped: false }
+    }
+
+    fn budget(secs: u64) -> Budget {
+        Budget { bytes: 0, lines: 0, deadline: std::time::Instant::now() + std::time::Duration::from_secs(secs) }
+    }
+
+    #[test]
+    fn a_pane_keeps_its_first_or_its_last_matches() {
+        let re = build_regex("hit", false, true, false).unwrap();
+        let lines = || Ok(["hit 1", "miss", "hit 2", "hit 3", "hit 4", "miss"].map(String::from).to_vec());
+        let (mut out, mut b) = (empty(), budget(60));
+        assert!(scan(&plan(&re, 2, false), &pane(10, 0), lines(), &mut b, &mut out));
+        assert_eq!((out.hits[0].lines.clone(), out.hits[0].more), (vec![(1, "hit 1".to_string()), (3, "hit 2".to_string())], true));
+        assert_eq!(b.lines, 4, "the first spelling stops at the match over its cap");
+        let (mut out, mut b) = (empty(), budget(60));
+        assert!(scan(&plan(&re, 2, true), &pane(10, 0), lines(), &mut b, &mut out));
+        assert_eq!((out.hits[0].lines.clone(), out.hits[0].more), (vec![(4, "hit 3".to_string()), (5, "hit 4".to_string())], true), "the last two, top to bottom");
+        let (mut out, mut b) = (empty(), budget(60));
+        assert!(scan(&plan(&re, 4, true), &pane(10, 0), lines(), &mut b, &mut out));
+        assert_eq!((out.hits[0].lines.len(), out.hits[0].more, out.panes_searched), (4, false, 1));
+        let (mut out, mut b) = (empty(), budget(60));
+        let none = build_regex("zzz", false, true, false).unwrap();
+        assert!(scan(&plan(&none, 4, true), &pane(10, 0), lines(), &mut b, &mut out));
+        assert!(out.hits.is_empty() && out.panes_searched == 1);
+    }
+
+    #[test]
+    fn the_budget_stops_a_scan_by_lines_and_by_time() {
+        let re = build_regex("x", false, true, false).unwrap();
+        let (mut out, mut b) = (empty(), budget(60));
+        b.lines = MATCH_LINES - 2;
+        let lines = Ok(["a", "b", "x", "x"].map(String::from).to_vec());
+        assert!(!scan(&plan(&re, 10, true), &pane(10, 0), lines, &mut b, &mut out), "the budget ran out in this pane");
+        assert_eq!(out.hits[0].lines, vec![(3, "x".to_string()), (4, "x".to_string())], "scanned from the bottom: its last lines");
+        let (mut out, mut b) = (empty(), budget(0));
+        assert!(!scan(&plan(&re, 10, true), &pane(10, 0), Ok(vec!["x".into()]), &mut b, &mut out), "out of time before the pane");
+        assert_eq!((out.panes_searched, out.hits.len()), (0, 0));
+    }
+
+    #[test]
+    fn a_range_is_cut_to_its_last_rows_as_tmux_would_read_it() {
+        let re = build_regex("x", false, true, false).unwrap();
+        let mut p = plan(&re, 1, true);
+        p.max_rows = Some(100);
+        // The visible screen (20 rows) and a deep start that tmux clamps to the history (50 lines): both fit.
+        assert_eq!(p.range_of(&pane(20, 50)), (None, None, false));
+        p.start = Some(-1_000_000);
+        assert_eq!(p.range_of(&pane(20, 50)), (Some(-1_000_000), None, false), "sent as asked; tmux clamps it");
+        // 500 lines of history: the last 100 rows of -500..19.
+        assert_eq!(p.range_of(&pane(20, 500)), (Some(-80), Some(19), true));
+        // An end past the screen or a reversed range is read as tmux reads it.
+        p.end = Some(30_000);
+        assert_eq!(p.range_of(&pane(20, 500)), (Some(-80), Some(19), true));
+        (p.start, p.end) = (Some(5), Some(-400));
+        assert_eq!(p.range_of(&pane(20, 500)), (Some(-94), Some(5), true));
+        // The batch proves -S -K without -E or -J only.
+        let mut q = plan(&re, 1, false);
+        assert_eq!(q.batch_rows(), Some(0));
+        q.start = Some(-7);
+        assert_eq!(q.batch_rows(), Some(7));
+        q.end = Some(3);
+        assert_eq!(q.batch_rows(), None);
+        (q.end, q.join) = (None, true);
+        assert_eq!(q.batch_rows(), None);
     }
 
     #[test]
