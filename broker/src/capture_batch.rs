@@ -1,6 +1,7 @@
 //! Many panes captured in one tmux round trip (for reads across panes, such as
 //! `search_panes`): one `show-hooks` preflight over the global table and every
-//! session involved, then one command list per tmux message holding, for each
+//! session involved (`preflight`, once per call however many batches follow),
+//! then one command list per tmux message holding, for each
 //! pane, `if-shell -F -t %N GUARD 'list-commands -F "MARK" capture-pane ;
 //! capture-pane -p -t %N -S -K'` (`list-commands` runs no hook; MARK names the
 //! pane and a nonce of this call).
@@ -40,19 +41,32 @@ pub enum Batched {
     Alone,
 }
 
-/// Captures each pane of `panes` with up to `scrollback` lines of history (as
-/// `capture-pane -S -scrollback`, clamped to what the pane holds). Without
-/// an error of its own: whatever the batch could not do is `Alone`.
-pub async fn capture(broker: &Broker, panes: &[Pane], scrollback: u64) -> Vec<Batched> {
-    let mut out: Vec<Batched> = panes.iter().map(|_| Batched::Alone).collect();
-    if panes.is_empty() {
-        return out;
-    }
+/// Proof, from one `show-hooks` preflight, that `after-capture-pane` was set
+/// neither globally nor in any session linking the panes it was made for.
+/// A caller that captures those panes in several batches asks once: every
+/// batch after the first widens the gap in which a hook set meanwhile cannot
+/// be excluded (tmux < 3.5 has no in-queue check), by one round trip each.
+pub struct HooksClear {
+    sessions: Vec<String>,
+}
+
+/// The preflight for `panes`; `None` when a hook is set (the single-pane path
+/// then says which panes it concerns) or tmux could not say.
+pub async fn preflight(broker: &Broker, panes: &[Pane]) -> Option<HooksClear> {
     let mut sessions: Vec<String> = panes.iter().flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone())).collect();
     sessions.sort();
     sessions.dedup();
-    // A hook anywhere: the single-pane path says which panes it concerns.
-    if !matches!(hooks::is_set(&broker.registry, HOOK, &sessions).await, Ok(false)) {
+    matches!(hooks::is_set(&broker.registry, HOOK, &sessions).await, Ok(false)).then_some(HooksClear { sessions })
+}
+
+/// Captures each pane of `panes` with up to `scrollback` lines of history (as
+/// `capture-pane -S -scrollback`, clamped to what the pane holds). Without
+/// an error of its own: whatever the batch could not do is `Alone`, and so is
+/// a pane linked into a session `clear` did not check.
+pub async fn capture(broker: &Broker, clear: &HooksClear, panes: &[Pane], scrollback: u64) -> Vec<Batched> {
+    let mut out: Vec<Batched> = panes.iter().map(|_| Batched::Alone).collect();
+    let checked = |p: &&Pane| p.placements.iter().all(|pl| clear.sessions.binary_search(&pl.session_id).is_ok());
+    if panes.is_empty() || !panes.iter().all(|p| checked(&p)) {
         return out;
     }
     let nonce = crate::sys::random_hex(8);

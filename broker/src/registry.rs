@@ -130,6 +130,13 @@ pub struct FeedSource {
     pub timeout: Duration,
 }
 
+/// At debug level (`TMUX_MCP_LOG=tmux_mcp::registry=debug`): each tmux
+/// invocation's first command and how long it took, for finding where a call's
+/// time goes.
+fn log_command(args: &[&str], started: Instant) {
+    tracing::debug!(command = args.first().copied().unwrap_or_default(), args = args.len(), ms = started.elapsed().as_secs_f64() * 1000.0, "tmux");
+}
+
 pub struct Registry {
     source: FeedSource,
     pub backend: Backend,
@@ -180,13 +187,19 @@ impl Registry {
     /// Runs a tmux command and counts it.
     pub async fn run_tmux(&self, args: &[&str]) -> Result<String, TmuxError> {
         self.tmux_commands.fetch_add(1, Ordering::Relaxed);
-        self.source.tmux.run(args, self.source.timeout).await
+        let t = Instant::now();
+        let r = self.source.tmux.run(args, self.source.timeout).await;
+        log_command(args, t);
+        r
     }
 
     /// Runs a tmux command and returns status and both streams; counted.
     pub async fn tmux_output(&self, args: &[&str]) -> Result<crate::tmux::Output, TmuxError> {
         self.tmux_commands.fetch_add(1, Ordering::Relaxed);
-        self.source.tmux.output(args, self.source.timeout).await
+        let t = Instant::now();
+        let r = self.source.tmux.output(args, self.source.timeout).await;
+        log_command(args, t);
+        r
     }
 
     /// Expands `format` in tmux with one hook-free command, `list-commands -F

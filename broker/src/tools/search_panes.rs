@@ -363,18 +363,24 @@ pub(super) struct Searched {
 pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates: &[Pane], plan: &Plan<'_>) -> Searched {
     let mut out = Searched { hits: Vec::new(), panes_searched: 0, panes_skipped: Vec::new(), panes_failed: Vec::new(), ranges_clamped: Vec::new(), matching_clamped: false };
     let mut budget = Budget { bytes: 0, lines: 0, deadline: std::time::Instant::now() + MATCH_TIME };
+    let full_of = |chunk: &[Pane]| -> Vec<Pane> { chunk.iter().map(|p| snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone())).collect() };
+    // One hook preflight for every batch of the call.
+    let clear = match plan.batch_rows() {
+        Some(_) => capture_batch::preflight(&session.broker, &full_of(candidates)).await,
+        None => None,
+    };
     'chunks: for chunk in candidates.chunks(BATCH) {
         if budget.timed_out() {
             out.matching_clamped = true;
             break;
         }
-        let full: Vec<Pane> = chunk.iter().map(|p| snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone())).collect();
-        let batched = match plan.batch_rows() {
-            Some(rows) => match session.broker.admission.capture().await {
-                Ok(_place) => capture_batch::capture(&session.broker, &full, rows).await,
+        let full = full_of(chunk);
+        let batched = match (plan.batch_rows(), &clear) {
+            (Some(rows), Some(clear)) => match session.broker.admission.capture().await {
+                Ok(_place) => capture_batch::capture(&session.broker, clear, &full, rows).await,
                 Err(_) => full.iter().map(|_| Batched::Alone).collect(),
             },
-            None => full.iter().map(|_| Batched::Alone).collect(),
+            _ => full.iter().map(|_| Batched::Alone).collect(),
         };
         let mut results: Vec<Option<Result<Vec<String>, ObserveError>>> = batched
             .into_iter()
