@@ -305,8 +305,14 @@ async fn python_search_panes_matches_joined_lines_like_tmux() {
     // Sentinel: a format job of the test's own, through tmux's format path;
     // once it has run, a job our searches had started would have run too.
     let sentinel = srv.dir().join("sentinel");
-    srv.tmux(&["display-message", "-p", &format!("#(touch {})", sentinel.display())]);
-    poll(Duration::from_secs(5), || sentinel.exists().then_some(())).expect("the sentinel format job never ran");
+    // tmux ties a format job to the client that expanded it and may kill it
+    // when that client exits before the job ran: ask again until one ran.
+    poll(Duration::from_secs(10), || {
+        srv.tmux(&["display-message", "-p", &format!("#(touch {})", sentinel.display())]);
+        std::thread::sleep(Duration::from_millis(50));
+        sentinel.exists().then_some(())
+    })
+    .expect("the sentinel format job never ran");
     assert!(!ran.exists() && !never_shown.exists(), "a pattern was expanded as a tmux format");
 
     // An invalid regex: the reference's message, nothing sent.

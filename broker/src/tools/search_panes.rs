@@ -13,8 +13,7 @@
 //!
 //! The engine (`search_panes`, driven by a [`Plan`]) is shared with the Python
 //! spelling (`search_panes_python`), which reads a `-S`/`-E` range with `-J`
-//! and keeps each pane's last matches; those captures go the single-pane way,
-//! since the batch can prove a row count only for `-S -K` without `-J`.
+//! and keeps each pane's last matches; the batch takes any range and `-J`.
 
 use super::capture_pane::{self, decode_lines, effective_result_lines};
 use super::list_sessions;
@@ -296,16 +295,6 @@ pub(super) struct Plan<'a> {
 }
 
 impl Plan<'_> {
-    /// The batch (`capture_batch`) proves a row count for `-S -K` without
-    /// `-E` or `-J` only; anything else is captured pane by pane.
-    fn batch_rows(&self) -> Option<u64> {
-        match (self.join, self.end, self.start) {
-            (false, None, None) => Some(0),
-            (false, None, Some(s)) if s <= 0 => Some(s.unsigned_abs()),
-            _ => None,
-        }
-    }
-
     /// The `-S`/`-E` of `pane`, cut to its last `max_rows` rows; whether it was cut.
     fn range_of(&self, pane: &Pane) -> (Option<i64>, Option<i64>, bool) {
         let Some(max) = self.max_rows else { return (self.start, self.end, false) };
@@ -354,7 +343,8 @@ pub(super) struct Searched {
 }
 
 /// Captures `candidates` (in order) hook-free and matches them, BATCH panes
-/// per tmux round trip where `capture_batch` can take them, and matches each
+/// per tmux round trip where `capture_batch` can take them (after one hook
+/// preflight for the whole call), and matches each
 /// batch before the next is captured, so few panes are captured once the
 /// budget has run out. Each capture reads the full (unscoped) pane from
 /// `snap`, so the hook preflight covers every session linking its window; a
@@ -365,22 +355,22 @@ pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates:
     let mut budget = Budget { bytes: 0, lines: 0, deadline: std::time::Instant::now() + MATCH_TIME };
     let full_of = |chunk: &[Pane]| -> Vec<Pane> { chunk.iter().map(|p| snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone())).collect() };
     // One hook preflight for every batch of the call.
-    let clear = match plan.batch_rows() {
-        Some(_) => capture_batch::preflight(&session.broker, &full_of(candidates)).await,
-        None => None,
-    };
+    let clear = capture_batch::preflight(&session.broker, &full_of(candidates)).await;
     'chunks: for chunk in candidates.chunks(BATCH) {
         if budget.timed_out() {
             out.matching_clamped = true;
             break;
         }
         let full = full_of(chunk);
-        let batched = match (plan.batch_rows(), &clear) {
-            (Some(rows), Some(clear)) => match session.broker.admission.capture().await {
-                Ok(_place) => capture_batch::capture(&session.broker, clear, &full, rows).await,
+        let ranges: Vec<(Option<i64>, Option<i64>, bool)> = full.iter().map(|p| plan.range_of(p)).collect();
+        out.ranges_clamped.extend(full.iter().zip(&ranges).filter(|(_, r)| r.2).map(|(p, _)| p.id.clone()));
+        let requests: Vec<capture_batch::Request> = full.iter().zip(&ranges).map(|(pane, &(start, end, _))| capture_batch::Request { pane, start, end, join: plan.join }).collect();
+        let batched = match &clear {
+            Some(clear) => match session.broker.admission.capture().await {
+                Ok(_place) => capture_batch::capture(&session.broker, clear, &requests).await,
                 Err(_) => full.iter().map(|_| Batched::Alone).collect(),
             },
-            _ => full.iter().map(|_| Batched::Alone).collect(),
+            None => full.iter().map(|_| Batched::Alone).collect(),
         };
         let mut results: Vec<Option<Result<Vec<String>, ObserveError>>> = batched
             .into_iter()
@@ -395,10 +385,7 @@ pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates:
             for &i in group {
                 let broker = session.broker.clone();
                 let pane = full[i].clone();
-                let (start, end, clamped) = plan.range_of(&pane);
-                if clamped {
-                    out.ranges_clamped.push(pane.id.clone());
-                }
+                let (start, end, _) = ranges[i];
                 let join = plan.join;
                 set.spawn(async move {
                     let r = match broker.admission.capture().await {
@@ -627,15 +614,6 @@ mod tests {
         assert_eq!(p.range_of(&pane(20, 500)), (Some(-80), Some(19), true));
         (p.start, p.end) = (Some(5), Some(-400));
         assert_eq!(p.range_of(&pane(20, 500)), (Some(-94), Some(5), true));
-        // The batch proves -S -K without -E or -J only.
-        let mut q = plan(&re, 1, false);
-        assert_eq!(q.batch_rows(), Some(0));
-        q.start = Some(-7);
-        assert_eq!(q.batch_rows(), Some(7));
-        q.end = Some(3);
-        assert_eq!(q.batch_rows(), None);
-        (q.end, q.join) = (None, true);
-        assert_eq!(q.batch_rows(), None);
     }
 
     #[test]

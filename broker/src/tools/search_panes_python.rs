@@ -14,9 +14,8 @@
 //! hook-refusing captures, the agent's scope, the matching budget of bytes,
 //! lines and time, at most 200 panes); this module picks the candidates and
 //! translates. The reference's "fast path" (`list-panes -f '#{C/i:PATTERN}'`)
-//! is not taken: a pattern never reaches a tmux format. A `-J` capture has no
-//! row count `capture_batch` could prove, so every pane is captured on its
-//! own (`observe::capture_range`, 8 at a time). Pane geometry, which the pane
+//! is not taken: a pattern never reaches a tmux format. The `-J` captures go
+//! 32 panes per tmux round trip like the default's (`capture_batch`). Pane geometry, which the pane
 //! table does not carry, is read for the page's panes with one hook-free
 //! format expansion (`Registry::expand_format`).
 
