@@ -1,6 +1,7 @@
 //! `search_panes` across 100 panes through a real MCP client (rmcp), against a
 //! real tmux server: p50/p90 of a search that matches nothing, of one that
-//! matches a line in every pane, and of the same with 50 lines of scrollback;
+//! matches a line in every pane, and of the same with 50 lines of scrollback
+//! (and the Python spelling's `-J` search, `--toolset python`);
 //! plus the tmux commands one search costs. Prints figures, asserts nothing
 //! about speed. `cargo bench -p tmux-mcp-e2e --bench search` (release; with
 //! `TMUX_MCP_E2E_NO_BUILD=1` after `cargo build --release --bins`), or
@@ -37,20 +38,20 @@ async fn main() {
         }
     }
     let client = McpClient::attach(&server, &[]).await;
-    for (label, args) in [
-        ("no match", json!({ "pattern": "needle-that-is-nowhere" })),
-        ("a match per pane", json!({ "pattern": "line 42 of" })),
-        ("regex, 50 lines of scrollback", json!({ "pattern": "line [0-9]+ of a search", "regex": true, "scrollbackLines": 50, "maxMatchesPerPane": 1 })),
+    let python = McpClient::attach(&server, &["--toolset", "python"]).await;
+    for (client, label, args) in [
+        (&client, "no match", json!({ "pattern": "needle-that-is-nowhere" })),
+        (&client, "a match per pane", json!({ "pattern": "line 42 of" })),
+        (&client, "regex, 50 lines of scrollback", json!({ "pattern": "line [0-9]+ of a search", "regex": true, "scrollbackLines": 50, "maxMatchesPerPane": 1 })),
+        (&python, "Python spelling, no match (-J)", json!({ "pattern": "needle-that-is-nowhere" })),
+        (&python, "Python spelling, a match per pane", json!({ "pattern": "line 42 of" })),
     ] {
         let first = client.call("search_panes", args.clone()).await;
-        let searched = first["panesSearched"].as_u64().unwrap();
-        if let Some(f) = first["panesFailed"].as_array().filter(|f| !f.is_empty()) {
-            println!("  {} pane(s) failed, first: {}", f.len(), f[0]);
-        }
-        let matches = first["totalMatches"].as_u64().unwrap();
-        // The B.4 matching budget (256 KiB of lines scanned per call) can stop
-        // the scan before the last pane: then fewer panes count as searched.
-        let clamped = if first["matchingClamped"] == true { ", matching budget reached" } else { "" };
+        // The two spellings name their counts differently (the Python one
+        // reports panes matched, not panes searched).
+        let searched = first["panesSearched"].as_u64().map_or_else(|| format!("{} matched", first["total_panes_matched"]), |n| n.to_string());
+        let matches = first["totalMatches"].as_u64().unwrap_or_else(|| first["matches"].as_array().map_or(0, |m| m.iter().map(|p| p["matched_lines"].as_array().map_or(0, Vec::len) as u64).sum()));
+        let clamped = if first["matchingClamped"] == true || first["truncated"] == true { ", a budget or cap reached" } else { "" };
         let before = server.status()["tmux_commands"].as_u64().unwrap();
         let mut times = Vec::with_capacity(N);
         for _ in 0..N {
@@ -60,7 +61,8 @@ async fn main() {
         }
         let per_call = (server.status()["tmux_commands"].as_u64().unwrap() - before) as f64 / N as f64;
         let (p50, p90) = (pct(&mut times, 0.5), pct(&mut times, 0.9));
-        println!("search_panes {label:<32} {searched} panes, {matches} matches{clamped}: p50 {p50:7.2} ms  p90 {p90:7.2} ms  ({per_call:.0} tmux commands per call)");
+        println!("search_panes {label:<36} {searched} panes, {matches} matches{clamped}: p50 {p50:7.2} ms  p90 {p90:7.2} ms  ({per_call:.0} tmux commands per call)");
     }
+    python.close().await;
     client.close().await;
 }
