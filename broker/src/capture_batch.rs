@@ -11,9 +11,10 @@
 //! the preflight checked. A pane whose guard holds prints its start marker, its
 //! rows and its end marker; a pane whose guard fails prints nothing. Each
 //! marker names the pane and a nonce drawn for this call and sent only to tmux
-//! (in a protocol message, never in an argv or the environment a pane's
-//! program could read), and a captured row is the text of the pane's grid at
-//! that instant: no row can equal a marker, so the output is split at markers
+//! (in a protocol message of the in-process client; with `--exec-only` it is
+//! in the tmux client's argv for the length of the call, where a program of the
+//! same user could read it), and a captured row is the text of the pane's grid
+//! at that instant: no row can equal a marker, so the output is split at markers
 //! with any range and `-J`. Anything that does not add up — a pane that failed
 //! its guard, a marker that is not there, output left over — is left to the
 //! single-pane path (`observe::capture_range`), which re-reads the table,
