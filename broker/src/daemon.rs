@@ -455,6 +455,7 @@ fn status(broker: &Broker) -> StatusReply {
         panes_untracked: processes.iter().filter_map(|p| p.note.clone().map(|n| (p.pane_id.clone(), n))).collect(),
         option_published: broker.option_state.lock().unwrap().clone(),
         tmux_commands: broker.registry.tmux_commands.load(Ordering::Relaxed),
+        tool_calls: broker.tool_calls.load(Ordering::Relaxed),
         retained_entries: broker.retained.usage().entries as u64,
         retained_bytes: broker.retained.usage().bytes as u64,
         tmux_access: broker.registry.access(),

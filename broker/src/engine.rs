@@ -24,6 +24,9 @@ pub struct Broker {
     pub safety: crate::wire::Tier,
     pub started: Instant,
     pub(crate) sessions_served: AtomicU64,
+    /// `tools/call` requests answered (whatever their outcome), for the
+    /// per-call figures of `status`.
+    pub tool_calls: AtomicU64,
     pub(crate) sessions_open: AtomicU64,
     pub(crate) option_state: Mutex<String>,
     /// Retained cursors and snapshot pages, shared by every session.
@@ -50,6 +53,7 @@ impl Broker {
             safety,
             started: Instant::now(),
             sessions_served: AtomicU64::new(0),
+            tool_calls: AtomicU64::new(0),
             sessions_open: AtomicU64::new(0),
             option_state: Mutex::new("not yet".into()),
             retained: crate::retention::Store::default(),

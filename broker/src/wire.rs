@@ -244,8 +244,14 @@ pub struct StatusReply {
     pub option_published: String,
     /// How the broker reaches tmux (protocol client or exec; table read).
     pub tmux_access: String,
-    /// tmux client commands the broker has run since it started.
+    /// tmux client invocations the broker has made since it started: each is
+    /// one connection to the server carrying one command list (a capture's
+    /// guard, hook check and rows travel together).
     pub tmux_commands: u64,
+    /// `tools/call` requests answered since it started (absent from a broker
+    /// older than the field: 0).
+    #[serde(default)]
+    pub tool_calls: u64,
     /// Retained cursors and snapshot pages, and the heap bytes they hold
     /// (absent from a broker older than the field: 0).
     #[serde(default)]

@@ -60,14 +60,16 @@ async fn a_pane_read_costs_one_tmux_command_from_3_5_and_two_before() {
         ("capture_pane", json!({"paneId": "%0"}), per),
         ("snapshot_pane", json!({"paneId": "%0"}), per + 1),
     ];
+    let tool_calls = || srv.status()["tool_calls"].as_u64().expect("status counts tool calls");
     for (tool, args, each) in calls {
-        let before = commands(&srv);
+        let (before, calls_before) = (commands(&srv), tool_calls());
         for _ in 0..3 {
             let r = c.call_raw(tool, args.clone()).await;
             assert_ne!(r.is_error, Some(true), "tmux {full}: {tool} {args}: {:?}", r.content);
         }
         let ran = commands(&srv) - before;
         assert_eq!(ran, 3 * each, "tmux {full}: 3 x {tool} {args} ran {ran} tmux commands ({each} each expected)");
+        assert_eq!(tool_calls() - calls_before, 3, "status counts the tool calls");
     }
     c.close().await;
 }

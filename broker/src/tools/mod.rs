@@ -412,6 +412,7 @@ pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOut
 
 /// Runs tool `name` for `session`. Never panics on client input.
 pub async fn call(session: &Session, name: &str, args: Value, progress: Option<Progress>) -> ToolOutput {
+    session.broker.tool_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let Some(t) = spec_in(session.toolset, name) else {
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
