@@ -66,6 +66,43 @@ pub struct Pane {
     pub process: Result<Arc<ProcessIdentity>, IdentityError>,
 }
 
+#[cfg(test)]
+impl Pane {
+    /// A live-looking 80×24 pane `id` of window `window_id` running `sh`, in no
+    /// session, with no process identity: unit tests change what they need.
+    pub fn sample(id: &str, window_id: &str) -> Pane {
+        Pane {
+            id: id.into(),
+            index: 0,
+            window_id: window_id.into(),
+            window_name: "w".into(),
+            window_width: 80,
+            window_height: 24,
+            window_panes: 1,
+            window_layout: String::new(),
+            active: true,
+            pid: 1,
+            dead: false,
+            dead_status: None,
+            width: 80,
+            height: 24,
+            history_size: 0,
+            history_limit: 2000,
+            command: "sh".into(),
+            cwd: String::new(),
+            title: String::new(),
+            tty: String::new(),
+            cursor_x: 0,
+            cursor_y: 0,
+            in_mode: 0,
+            scroll_position: 0,
+            window_zoomed: false,
+            placements: Vec::new(),
+            process: Err(IdentityError::PaneDead),
+        }
+    }
+}
+
 impl Pane {
     pub fn process_status(&self) -> ProcessStatus {
         let (gen, state, note) = match &self.process {

@@ -1007,23 +1007,19 @@ pub fn pane_ref(generation: &str, id: &str) -> Value {
     json!({ "kind": "pane", "id": id, "generation": generation })
 }
 
+/// Starts a tmux client outside any pane (no `$TMUX`), its stdin held open so
+/// it stays attached, its output dropped.
+fn attached_client(cmd: &mut Command, what: &str) -> std::process::Child {
+    cmd.env_remove("TMUX").env_remove("TMUX_PANE").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
 /// A control-mode client attached to `session` (stdin held open, so it stays
 /// attached); killed on drop.
 pub struct ControlClient(std::process::Child);
 
 impl ControlClient {
     pub fn attach(srv: &TmuxServer, session: &str) -> ControlClient {
-        let child = Command::new("tmux")
-            .arg("-S")
-            .arg(srv.socket())
-            .args(["-C", "attach-session", "-t", session])
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tmux -C attach");
+        let child = attached_client(Command::new("tmux").arg("-S").arg(srv.socket()).args(["-C", "attach-session", "-t", session]), "tmux -C attach");
         let attached = || srv.tmux(&["display-message", "-p", "-t", &format!("{session}:"), "#{session_attached}"]).trim() == "1";
         poll(Duration::from_secs(5), || attached().then_some(())).expect("the control client never attached");
         ControlClient(child)
@@ -1057,16 +1053,7 @@ impl TerminalClient {
         };
         let before = clients();
         let inner = format!("stty cols {cols} rows {rows}; exec tmux -S '{}' attach-session -t '{session}'", srv.socket().display());
-        let child = Command::new("script")
-            .args(["-qfec", &inner, "/dev/null"])
-            .env("TERM", "xterm-256color")
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("script (util-linux) running tmux attach");
+        let child = attached_client(Command::new("script").args(["-qfec", &inner, "/dev/null"]).env("TERM", "xterm-256color"), "script (util-linux) running tmux attach");
         let pid = poll(Duration::from_secs(5), || clients().into_iter().find(|p| !before.contains(p))).expect("the terminal client never attached");
         TerminalClient { child, pid }
     }

@@ -675,36 +675,15 @@ mod tests {
 
     fn pane(id: &str, window: &str, active: bool, command: &str, places: &[(&str, i64, bool)]) -> Pane {
         Pane {
-            id: id.into(),
-            index: 0,
-            window_id: window.into(),
             window_name: format!("w{window}"),
-            window_width: 80,
-            window_height: 24,
-            window_panes: 1,
-            window_layout: String::new(),
             active,
-            pid: 1,
-            dead: false,
-            dead_status: None,
-            width: 80,
-            height: 24,
-            history_size: 0,
             history_limit: 0,
             command: command.into(),
-            cwd: String::new(),
-            title: String::new(),
-            tty: String::new(),
-            cursor_x: 0,
-            cursor_y: 0,
-            in_mode: 0,
-            scroll_position: 0,
-            window_zoomed: false,
             placements: places
                 .iter()
                 .map(|(s, idx, act)| Placement { session_id: s.to_string(), session_name: format!("n{s}"), window_index: *idx, window_active: *act, session_created: 0, session_attached: 0, session_windows: 1 })
                 .collect(),
-            process: Err(crate::process::IdentityError::PaneDead),
+            ..Pane::sample(id, window)
         }
     }
 

@@ -522,35 +522,7 @@ mod tests {
     }
 
     fn pane(height: u32, history: u64) -> Pane {
-        Pane {
-            id: "%1".into(),
-            index: 0,
-            window_id: "@1".into(),
-            window_name: "w".into(),
-            window_width: 80,
-            window_height: height,
-            window_panes: 1,
-            window_layout: String::new(),
-            active: true,
-            pid: 1,
-            dead: false,
-            dead_status: None,
-            width: 80,
-            height,
-            history_size: history,
-            history_limit: 2000,
-            command: "sh".into(),
-            cwd: String::new(),
-            title: String::new(),
-            tty: String::new(),
-            cursor_x: 0,
-            cursor_y: 0,
-            in_mode: 0,
-            scroll_position: 0,
-            window_zoomed: false,
-            placements: Vec::new(),
-            process: Err(crate::process::IdentityError::PaneDead),
-        }
+        Pane { window_height: height, height, history_size: history, ..Pane::sample("%1", "@1") }
     }
 
     fn plan(re: &regex::Regex, per_pane: usize, keep_last: bool) -> Plan<'_> {

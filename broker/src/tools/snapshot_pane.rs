@@ -259,31 +259,15 @@ mod tests {
     fn pane(placements: &[(&str, &str, i64, bool, u64)]) -> Pane {
         use crate::registry::Placement;
         Pane {
-            id: "%3".into(),
             index: 1,
-            window_id: "@2".into(),
             window_name: "win".into(),
-            window_width: 80,
-            window_height: 24,
             window_panes: 2,
-            window_layout: String::new(),
             active: false,
-            pid: 1,
-            dead: false,
-            dead_status: None,
             width: 40,
-            height: 24,
-            history_size: 0,
-            history_limit: 2000,
             command: "zsh".into(),
             cwd: "/tmp".into(),
             title: "t".into(),
             tty: "/dev/pts/1".into(),
-            cursor_x: 0,
-            cursor_y: 0,
-            in_mode: 0,
-            scroll_position: 0,
-            window_zoomed: false,
             placements: placements
                 .iter()
                 .map(|(sid, name, index, active, attached)| Placement {
@@ -296,7 +280,7 @@ mod tests {
                     session_windows: 1,
                 })
                 .collect(),
-            process: Err(crate::process::IdentityError::PaneDead),
+            ..Pane::sample("%3", "@2")
         }
     }
 
