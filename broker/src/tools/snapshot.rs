@@ -16,6 +16,9 @@ use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use crate::retention::Retained;
 use crate::session::Session;
 use crate::sys;
+use super::typed::data_schema_of;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -56,68 +59,97 @@ fn input_schema() -> Value {
     })
 }
 
+/// What every page of one result repeats; retained with the records.
+#[derive(Serialize, Deserialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    /// Minted per metadata acquisition (not the page key).
+    #[schemars(regex(pattern = r"^[a-f0-9]{32}$"))]
+    capture_id: String,
+    server_identity: ServerIdentity,
+    entity: Entity,
+    coverage: Coverage,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+struct ServerIdentity {
+    generation: String,
+    pid: u32,
+    start_time: u64,
+    tmux_version: String,
+}
+
+/// Whether every record of a kind could be read (clients need tmux >= 3.5).
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum CoverageStatus {
+    Complete,
+    Unavailable,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+struct Coverage {
+    session: CoverageStatus,
+    window: CoverageStatus,
+    pane: CoverageStatus,
+    window_link: CoverageStatus,
+    client: CoverageStatus,
+}
+
+/// One record: its wire fields (A.2.3's catalog of its kind) and its entity
+/// reference (`null` for clients).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Item {
+    kind: Entity,
+    fields: Map<String, Value>,
+    #[serde(rename = "ref")]
+    reference: Option<Map<String, Value>>,
+}
+
+crate::constant!(MonotonicSeconds, "monotonic_seconds");
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Interval {
+    clock: MonotonicSeconds,
+    started: f64,
+    finished: f64,
+    /// tmux reads made for this page (none for a page of a retained result).
+    reads: u32,
+}
+
+/// The envelope's `data`: one page of the result.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Page {
+    #[schemars(regex(pattern = r"^[a-f0-9]{32}$"))]
+    capture_id: String,
+    server_identity: ServerIdentity,
+    entity: Entity,
+    #[schemars(length(max = 200))]
+    items: Vec<Item>,
+    coverage: Coverage,
+    interval: Interval,
+    truncated: bool,
+    /// `<key>:<offset>` of the next page; present exactly when `truncated`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+}
+
 fn output_schema() -> Value {
-    let kind_status = json!({ "enum": ["complete", "unavailable"] });
-    envelope::output_schema(json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["capture_id", "server_identity", "entity", "items", "coverage", "interval", "truncated"],
-        "properties": {
-            "capture_id": { "type": "string", "pattern": "^[a-f0-9]{32}$" },
-            "server_identity": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["generation", "pid", "start_time", "tmux_version"],
-                "properties": {
-                    "generation": { "type": "string" }, "pid": { "type": "integer" },
-                    "start_time": { "type": "integer" }, "tmux_version": { "type": "string" }
-                }
-            },
-            "entity": { "enum": Entity::names() },
-            "items": {
-                "type": "array",
-                "maxItems": 200,
-                "items": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["kind", "fields", "ref"],
-                    "properties": {
-                        "kind": { "enum": Entity::names() },
-                        "fields": { "type": "object" },
-                        "ref": { "type": ["object", "null"] }
-                    }
-                }
-            },
-            "coverage": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": Entity::names(),
-                "properties": { "session": kind_status, "window": kind_status, "pane": kind_status, "window_link": kind_status, "client": kind_status }
-            },
-            "interval": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["clock", "started", "finished", "reads"],
-                "properties": { "clock": { "const": "monotonic_seconds" }, "started": { "type": "number" }, "finished": { "type": "number" }, "reads": { "type": "integer" } }
-            },
-            "truncated": { "type": "boolean" },
-            "next_cursor": { "type": "string" }
-        }
-    }))
+    envelope::output_schema(data_schema_of::<Page>())
 }
 
 /// One page; `reads` is the number of tmux reads made for it (none for a
 /// page of a retained result).
-fn page(header: &Value, items: Vec<Value>, total: usize, key: &str, offset: usize, started: f64, reads: u32) -> Value {
+fn page(header: Header, items: Vec<Item>, total: usize, key: &str, offset: usize, started: f64, reads: u32) -> Page {
     let end = offset + items.len();
-    let mut data = header.clone();
-    data["items"] = Value::Array(items);
-    data["interval"] = json!({ "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds(), "reads": reads });
-    data["truncated"] = json!(end < total);
-    if end < total {
-        data["next_cursor"] = json!(format!("{key}:{end}"));
-    }
-    data
+    let Header { capture_id, server_identity, entity, coverage } = header;
+    let interval = Interval { clock: MonotonicSeconds, started, finished: sys::monotonic_seconds(), reads };
+    Page { capture_id, server_identity, entity, items, coverage, interval, truncated: end < total, next_cursor: (end < total).then(|| format!("{key}:{end}")) }
 }
 
 fn stale_cursor() -> ToolOutput {
@@ -141,7 +173,11 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             return stale_cursor();
         }
         let end = (offset + p.limit).min(p.records.len());
-        return envelope::ok("tmux_snapshot", page(&p.header, p.slice(offset, end), p.records.len(), key, offset, started, 0));
+        // Both were written by this module from these types.
+        let (Ok(header), Ok(items)) = (serde_json::from_value::<Header>(p.header.clone()), p.slice(offset, end).into_iter().map(serde_json::from_value).collect::<Result<Vec<Item>, _>>()) else {
+            return stale_cursor();
+        };
+        return envelope::ok_typed("tmux_snapshot", &page(header, items, p.records.len(), key, offset, started, 0));
     }
     let entity = args["entity"].as_str().and_then(Entity::parse).unwrap_or(Entity::Pane);
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
@@ -161,28 +197,66 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let clients: Vec<_> = clients.as_deref().unwrap_or_default().iter().filter(|c| session.sees_session(&c.session_id)).cloned().collect();
     let visible: Vec<_> = session.visible(&snap).collect();
     let graph = Graph::build(visible.iter().map(|p| &**p), &clients, session.generation());
-    let items: Vec<Value> = graph.select(entity, &filter).into_iter().map(|r| json!({ "kind": entity.as_str(), "fields": r.fields, "ref": r.reference })).collect();
-    let mut coverage = Map::new();
-    for e in criteria::ENTITIES {
-        let complete = e != Entity::Client || reads == 2;
-        coverage.insert(e.as_str().to_string(), json!(if complete { "complete" } else { "unavailable" }));
-    }
+    let records: Vec<Value> = graph.select(entity, &filter).into_iter().map(|r| json!({ "kind": entity, "fields": r.fields, "ref": r.reference })).collect();
+    let status = |complete: bool| if complete { CoverageStatus::Complete } else { CoverageStatus::Unavailable };
+    let header = Header {
+        capture_id: sys::random_hex(16),
+        server_identity: ServerIdentity { generation: session.generation().to_string(), pid: broker.identity.pid, start_time: broker.identity.start_time, tmux_version: snap.server.version.clone() },
+        entity,
+        coverage: Coverage { session: status(true), window: status(true), pane: status(true), window_link: status(true), client: status(reads == 2) },
+    };
     let key = sys::random_hex(16);
-    let header = json!({
-        "capture_id": sys::random_hex(16),
-        "server_identity": { "generation": session.generation(), "pid": broker.identity.pid, "start_time": broker.identity.start_time, "tmux_version": snap.server.version },
-        "entity": entity.as_str(),
-        "coverage": coverage,
-    });
-    let total = items.len();
-    let first = page(&header, items[..limit.min(total)].to_vec(), total, &key, 0, started, reads);
-    if total > limit && broker.retained.insert(key, Retained::Pages(broker.retained.pages(&items, header, limit)), session.owner()).is_err() {
-        return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
+    let total = records.len();
+    let Ok(first_items) = records[..limit.min(total)].iter().cloned().map(serde_json::from_value).collect::<Result<Vec<Item>, _>>() else {
+        return envelope::error("transport_error", "The operation could not establish its requested result. A record did not have the published shape.", Delivery::Observed);
+    };
+    if total > limit {
+        let retained_header = serde_json::to_value(&header).expect("the header serializes");
+        if broker.retained.insert(key.clone(), Retained::Pages(broker.retained.pages(&records, retained_header, limit)), session.owner()).is_err() {
+            return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
+        }
     }
-    let mut out = envelope::ok("tmux_snapshot", first);
-    out.text = format!("tmux_snapshot {}: {} record(s); structuredContent contains the result.", entity.as_str(), out.structured.as_ref().map_or(0, |s| s["data"]["items"].as_array().map_or(0, Vec::len)));
+    let first = page(header, first_items, total, &key, 0, started, reads);
+    let shown = first.items.len();
+    let mut out = envelope::ok_typed("tmux_snapshot", &first);
+    out.text = format!("tmux_snapshot {}: {shown} record(s); structuredContent contains the result.", entity.as_str());
     if let (Entity::Client, Some(why)) = (entity, clients_unavailable) {
         out.text.push_str(&format!(" Client coverage is unavailable: {why}."));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_schema_is_the_published_shape() {
+        let s = data_schema_of::<Page>();
+        assert_eq!(s["additionalProperties"], json!(false), "{s:#}");
+        let mut required: Vec<&str> = s["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        required.sort();
+        assert_eq!(required, ["capture_id", "coverage", "entity", "interval", "items", "server_identity", "truncated"], "{s:#}");
+        assert_eq!(s["properties"]["items"]["maxItems"], json!(200));
+        assert_eq!(s["properties"]["entity"]["enum"], json!(Entity::names()), "{s:#}");
+        assert_eq!(s["properties"]["interval"]["properties"]["clock"], json!({ "const": "monotonic_seconds" }));
+        assert_eq!(s["properties"]["coverage"]["required"].as_array().map(Vec::len), Some(5));
+        let v = jsonschema::validator_for(&s).unwrap();
+        let status = CoverageStatus::Complete;
+        let header = Header {
+            capture_id: "a".repeat(32),
+            server_identity: ServerIdentity { generation: "g".into(), pid: 1, start_time: 2, tmux_version: "3.5a".into() },
+            entity: Entity::WindowLink,
+            coverage: Coverage { session: status, window: status, pane: status, window_link: status, client: CoverageStatus::Unavailable },
+        };
+        let item = Item { kind: Entity::WindowLink, fields: Map::new(), reference: None };
+        let p = serde_json::to_value(page(header.clone(), vec![item], 2, "k", 0, 0.0, 1)).unwrap();
+        assert!(v.is_valid(&p), "{p:#}");
+        assert_eq!((p["entity"].as_str(), p["next_cursor"].as_str(), &p["items"][0]["ref"]), (Some("window_link"), Some("k:1"), &Value::Null));
+        let last = serde_json::to_value(page(header, Vec::new(), 0, "k", 0, 0.0, 0)).unwrap();
+        assert!(v.is_valid(&last) && last.get("next_cursor").is_none(), "{last:#}");
+        let mut wrong = p.clone();
+        wrong["extra"] = json!(1);
+        assert!(!v.is_valid(&wrong));
+    }
 }
