@@ -74,7 +74,7 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
 fn fresh_table(socket: &std::path::Path) -> Option<tmux_mcp::wire::PaneTable> {
     let out = Tmux::new(socket).run_blocking(&["list-commands", "-F", &feed::table_format(), "list-commands"]).ok()?;
     // tmux 3.4-3.5 escape the separators in command output.
-    feed::parse(&out).ok().or_else(|| feed::parse(&feed::unvis_separators("3.5", &out)).ok())
+    feed::parse(&out).ok().or_else(|| feed::parse(feed::unvis_separators("3.5", &out)).ok())
 }
 
 fn status_json(s: &StatusReply) -> serde_json::Value {
