@@ -1,7 +1,8 @@
 //! Many panes captured in one tmux round trip (for reads across panes, such as
-//! `search_panes`): one `show-hooks` preflight over the global table and every
-//! session involved (`preflight`, once per call however many batches follow),
-//! then one command list per tmux message holding, for each pane, `if-shell -F
+//! `search_panes`): on tmux >= 3.5 each pane's commands check its
+//! `after-capture-pane` hook inside the queue, as single captures do; before,
+//! one `show-hooks` preflight over the global table and every session involved
+//! (`preflight`, once per call however many batches follow). Then one command list per tmux message holding, for each pane, `if-shell -F
 //! -t %N GUARD 'list-commands -F "MARK" capture-pane ; capture-pane -p -t %N
 //! [-J] [-S s] [-E e] ; list-commands -F "MARK end" capture-pane'`
 //! (`list-commands` runs no hook).
@@ -20,13 +21,14 @@
 //! single-pane path (`observe::capture_range`), which re-reads the table,
 //! retries and reports exactly (including a hook set: refused, never captured).
 //!
-//! tmux 3.3a cannot check hooks inside the queue: as for single captures, a hook
-//! set in the gap between the preflight and the captures cannot be excluded.
+//! tmux < 3.5 cannot check hooks inside the queue: as for single captures, a
+//! hook set in the gap between the preflight and the captures cannot be
+//! excluded there.
 
 use crate::engine::Broker;
 use crate::hooks;
+use crate::observe::{self, HookCheck};
 use crate::registry::Pane;
-use crate::tmux::quote::format_operand;
 use crate::tmux::COMMAND_ARG_BYTES;
 
 const HOOK: &str = "after-capture-pane";
@@ -51,32 +53,40 @@ pub struct Request<'a> {
     pub join: bool,
 }
 
-/// Proof, from one `show-hooks` preflight, that `after-capture-pane` was set
-/// neither globally nor in any session linking the panes it was made for.
-/// A caller that captures those panes in several batches asks once: every
-/// batch after the first widens the gap in which a hook set meanwhile cannot
-/// be excluded (tmux < 3.5 has no in-queue check), by one round trip each.
+/// Proof that no `after-capture-pane` hook can run for the panes it was made
+/// for. On tmux >= 3.5 each pane's commands check the hook themselves, inside
+/// the queue (as single captures do, `observe::in_queue_argv`): no preflight,
+/// no gap. Before 3.5, one `show-hooks` preflight for every session linking
+/// the panes: a caller that captures them in several batches asks once, since
+/// every batch after the first would widen the gap in which a hook set
+/// meanwhile cannot be excluded, by one round trip each.
 pub struct HooksClear {
+    check: HookCheck,
+    /// The sessions the preflight asked (empty in the queue's case).
     sessions: Vec<String>,
 }
 
-/// The preflight for `panes`; `None` when a hook is set (the single-pane path
-/// then says which panes it concerns) or tmux could not say.
+/// The hook proof for `panes`; `None` when a preflight found a hook set (the
+/// single-pane path then says which panes it concerns) or tmux could not say.
 pub async fn preflight<'a>(broker: &Broker, panes: impl IntoIterator<Item = &'a Pane>) -> Option<HooksClear> {
+    let check = HookCheck::for_version(&broker.tmux_version());
+    if check == HookCheck::InQueue {
+        return Some(HooksClear { check, sessions: Vec::new() });
+    }
     let mut sessions: Vec<String> = panes.into_iter().flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone())).collect();
     sessions.sort();
     sessions.dedup();
-    matches!(hooks::is_set(&broker.registry, HOOK, &sessions).await, Ok(false)).then_some(HooksClear { sessions })
+    matches!(hooks::is_set(&broker.registry, HOOK, &sessions).await, Ok(false)).then_some(HooksClear { check, sessions })
 }
 
 /// Captures each request's pane. Without an error of its own: whatever the
-/// batch could not do is `Alone`, and so is a pane linked into a session
-/// `clear` did not check.
+/// batch could not do is `Alone`, and so is a pane linked into a session a
+/// preflight did not check, or (in the queue) a pane whose hook is set.
 pub async fn capture(broker: &Broker, clear: &HooksClear, requests: &[Request<'_>]) -> Vec<Batched> {
     let mut out: Vec<Batched> = requests.iter().map(|_| Batched::Alone).collect();
-    let checked = |p: &Pane| p.placements.iter().all(|pl| clear.sessions.binary_search(&pl.session_id).is_ok());
+    let checked = |p: &Pane| clear.check == HookCheck::InQueue || p.placements.iter().all(|pl| clear.sessions.binary_search(&pl.session_id).is_ok());
     let nonce = crate::sys::random_hex(8);
-    let plans: Vec<(usize, Vec<String>)> = requests.iter().enumerate().filter(|(_, r)| checked(r.pane)).filter_map(|(i, r)| plan(r, &nonce).map(|args| (i, args))).collect();
+    let plans: Vec<(usize, Vec<String>)> = requests.iter().enumerate().filter(|(_, r)| checked(r.pane)).filter_map(|(i, r)| plan(r, clear.check, &nonce).map(|args| (i, args))).collect();
     let mut chunk: Vec<&(usize, Vec<String>)> = Vec::new();
     let mut used = 0;
     for item in &plans {
@@ -95,16 +105,22 @@ pub async fn capture(broker: &Broker, clear: &HooksClear, requests: &[Request<'_
     out
 }
 
-/// The `if-shell` of one request; `None` for a pane the batch does not take
-/// (no placement: gone).
-fn plan(r: &Request<'_>, nonce: &str) -> Option<Vec<String>> {
+/// The `if-shell` of one request (behind the in-queue hook check on tmux >=
+/// 3.5); `None` for a pane the batch does not take (no placement: gone).
+fn plan(r: &Request<'_>, check: HookCheck, nonce: &str) -> Option<Vec<String>> {
     let p = r.pane;
     if p.placements.is_empty() {
         return None;
     }
-    let guard = format!("#{{&&:#{{==:#{{pane_id}},{}}},#{{==:#{{window_linked_sessions}},{}}}}}", format_operand(&p.id), p.placements.len());
+    let (sessions, guard) = observe::pane_guard(p, check);
     let mark = marker(nonce, &p.id);
-    let mut capture = format!("capture-pane -p -t {}", p.id);
+    // In the queue the capture is aimed through the first checked session,
+    // whose context the guard was expanded in.
+    let target = match check {
+        HookCheck::InQueue => format!("'{}:.{}'", sessions[0], p.id),
+        HookCheck::Preflight => p.id.clone(),
+    };
+    let mut capture = format!("capture-pane -p -t {target}");
     if r.join {
         capture.push_str(" -J");
     }
@@ -114,7 +130,10 @@ fn plan(r: &Request<'_>, nonce: &str) -> Option<Vec<String>> {
         }
     }
     let command = format!("list-commands -F \"{mark}\" capture-pane ; {capture} ; list-commands -F \"{mark} end\" capture-pane");
-    Some(vec!["if-shell".into(), "-F".into(), "-t".into(), p.id.clone(), guard, command])
+    Some(match check {
+        HookCheck::InQueue => observe::in_queue_argv(&sessions, &p.id, &guard, &command),
+        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), p.id.clone(), guard, command],
+    })
 }
 
 async fn run_chunk(broker: &Broker, chunk: &[&(usize, Vec<String>)], requests: &[Request<'_>], nonce: &str, out: &mut [Batched]) {
@@ -130,19 +149,25 @@ async fn run_chunk(broker: &Broker, chunk: &[&(usize, Vec<String>)], requests: &
         return;
     }
     let expected: Vec<(usize, String)> = chunk.iter().map(|(i, _)| (*i, marker(nonce, &requests[*i].pane.id))).collect();
-    for (i, rows) in split(&result.stdout, &expected) {
+    for (i, rows) in split(&result.stdout, &expected, observe::hook_marker()) {
         out[i] = Batched::Rows(rows);
     }
 }
 
 /// Splits the chunk's stdout: each pane in order either printed nothing (its
-/// guard failed) or its start marker, its rows and its end marker. The panes
+/// guard failed), the in-queue check's `hook` line (a hook is set: not
+/// captured), or its start marker, its rows and its end marker. The panes
 /// found, with their rows; nothing when the output does not add up.
-fn split(stdout: &[u8], expected: &[(usize, String)]) -> Vec<(usize, Vec<u8>)> {
+fn split(stdout: &[u8], expected: &[(usize, String)], hook: &str) -> Vec<(usize, Vec<u8>)> {
     let mut lines = stdout.split_inclusive(|b| *b == b'\n').peekable();
     let mut found = Vec::new();
+    let hook = format!("{hook}\n");
     for (i, marker) in expected {
         let (start, end) = (format!("{marker}\n"), format!("{marker} end\n"));
+        if lines.peek().is_some_and(|l| *l == hook.as_bytes()) {
+            lines.next();
+            continue; // refused in the queue; the single-pane path reports it
+        }
         if lines.peek().is_none_or(|l| *l != start.as_bytes()) {
             continue; // this pane's guard failed: it printed nothing
         }
@@ -177,14 +202,16 @@ mod tests {
         // (a nonce-less look-alike); pane 1 failed its guard (printed nothing);
         // pane 2: one row.
         let out = b"M 0\nM 2\nx\nM 0 end\nM 2\ny\nM 2 end\n";
-        let got = split(out, &[e(0), e(1), e(2)]);
+        let got = split(out, &[e(0), e(1), e(2)], "H");
         assert_eq!(got, vec![(0, b"M 2\nx\n".to_vec()), (2, b"y\n".to_vec())]);
         // No rows at all (an empty range) is a capture too.
-        assert_eq!(split(b"M 1\nM 1 end\n", &[e(0), e(1)]), vec![(1, Vec::new())]);
+        assert_eq!(split(b"M 1\nM 1 end\n", &[e(0), e(1)], "H"), vec![(1, Vec::new())]);
+        // A pane refused in the queue (its hook line), then one captured.
+        assert_eq!(split(b"H\nM 1\ny\nM 1 end\n", &[e(0), e(1)], "H"), vec![(1, b"y\n".to_vec())]);
         // A missing end marker, output left over, or rows with no marker: nothing is trusted.
-        assert!(split(b"M 0\nx\n", &[e(0)]).is_empty());
-        assert!(split(b"M 0\nx\nM 0 end\nz\n", &[e(0)]).is_empty());
-        assert!(split(b"row\n", &[e(0)]).is_empty());
-        assert!(split(b"M 0\nx", &[e(0)]).is_empty(), "an unended last line");
+        assert!(split(b"M 0\nx\n", &[e(0)], "H").is_empty());
+        assert!(split(b"M 0\nx\nM 0 end\nz\n", &[e(0)], "H").is_empty());
+        assert!(split(b"row\n", &[e(0)], "H").is_empty());
+        assert!(split(b"M 0\nx", &[e(0)], "H").is_empty(), "an unended last line");
     }
 }

@@ -269,7 +269,7 @@ fn hook_refusal(observed: bool) -> ObserveError {
 
 /// What the in-queue check prints instead of capturing when a hook is set: a
 /// word no pane can forge (random per broker, never shown anywhere).
-fn hook_marker() -> &'static str {
+pub(crate) fn hook_marker() -> &'static str {
     static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     MARKER.get_or_init(|| format!("tmux-mcp-hook-set-{}", crate::sys::random_hex(16)))
 }
@@ -284,13 +284,41 @@ fn hook_marker() -> &'static str {
 /// S still links the pane's window. Levels nest as `{ … }` blocks, so `CMD` and
 /// `GUARD` (no `'` in either) need no escaping; ids are single-quoted because
 /// tmux's parser expands `$…` outside quotes.
-fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
+pub(crate) fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
     let mark = format!("list-commands -F {} list-commands", hook_marker());
     let mut inner = format!("if-shell -F -t '{}:.{pane_id}' '{guard}' {{ {cmd} }}", sessions[0]);
     for s in sessions[1..].iter().rev() {
         inner = format!("if-shell -F -t '{s}:.{pane_id}' '#{{after-capture-pane}}' {{ {mark} }} {{ {inner} }}");
     }
     vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{pane_id}", sessions[0]), "#{after-capture-pane}".into(), mark, inner]
+}
+
+/// The sessions linking `pane`'s window (distinct, in placement order) and the
+/// in-queue guard that proves the pane is the one meant and that no session
+/// links its window beyond those the table knows (and the hook check asks).
+/// tmux < 3.5 counts winlinks in `window_linked_sessions`, as the table's
+/// placements do; 3.7 counts sessions there (a session group once), so the
+/// in-queue path compares the byte length of `window_linked_sessions_list`
+/// (every winlink's session name, comma-separated, on 3.5 and 3.7) with the
+/// table's instead: each checked session's target must resolve, so any further
+/// link lengthens it. `pane` has at least one placement.
+pub(crate) fn pane_guard(pane: &Pane, check: HookCheck) -> (Vec<&str>, String) {
+    // A window linked twice into one session is one hook table.
+    let mut distinct: Vec<&str> = Vec::new();
+    for p in &pane.placements {
+        if !distinct.contains(&p.session_id.as_str()) {
+            distinct.push(&p.session_id);
+        }
+    }
+    let id = format!("#{{==:#{{pane_id}},{}}}", crate::tmux::quote::format_operand(&pane.id));
+    let guard = match check {
+        HookCheck::Preflight => format!("#{{&&:{id},#{{==:#{{window_linked_sessions}},{}}}}}", pane.placements.len()),
+        HookCheck::InQueue => {
+            let names: usize = pane.placements.iter().map(|p| p.session_name.len()).sum::<usize>() + pane.placements.len().saturating_sub(1);
+            format!("#{{&&:{id},#{{==:#{{n:#{{window_linked_sessions_list}}}},{names}}}}}")
+        }
+    };
+    (distinct, guard)
 }
 
 /// The hook check (in the queue on tmux >= 3.5, else a preflight), then
@@ -316,28 +344,7 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
             return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) });
         }
     }
-    // A window linked twice into one session is one hook table.
-    let mut distinct: Vec<&str> = Vec::new();
-    for s in &sessions {
-        if !distinct.contains(&s.as_str()) {
-            distinct.push(s);
-        }
-    }
-    let mut guard = format!("#{{==:#{{pane_id}},{}}}", crate::tmux::quote::format_operand(&pane.id));
-    // Prove that no session links the window beyond those the table knows (and
-    // the hook check asked). tmux < 3.5 counts winlinks in
-    // `window_linked_sessions`, as the table's placements do; 3.7 counts
-    // sessions there (a session group once), so the in-queue path compares the
-    // byte length of `window_linked_sessions_list` (every winlink's session
-    // name, comma-separated, on 3.5 and 3.7) with the table's instead: each
-    // checked session's target must resolve, so any further link lengthens it.
-    guard = match check {
-        HookCheck::Preflight => format!("#{{&&:{guard},#{{==:#{{window_linked_sessions}},{}}}}}", sessions.len()),
-        HookCheck::InQueue => {
-            let names: usize = pane.placements.iter().map(|p| p.session_name.len()).sum::<usize>() + pane.placements.len() - 1;
-            format!("#{{&&:{guard},#{{==:#{{n:#{{window_linked_sessions_list}}}},{names}}}}}")
-        }
-    };
+    let (distinct, mut guard) = pane_guard(pane, check);
     if let Some(id) = identity {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}", id.pid);
     }
