@@ -68,7 +68,8 @@ class Agent {
     const t = now();
     const r = await this.client.callTool({ name: c.tool, arguments: args }, undefined, TIMEOUT);
     const took = now() - t;
-    if (r.isError) throw new Error(`${c.tool}: ${JSON.stringify(r).slice(0, 300)}`);
+    // The seed family's envelope says {ok:false} for a refusal (capacity …).
+    if (r.isError || r.structuredContent?.ok === false) throw new Error(`${c.tool}: ${JSON.stringify(r).slice(0, 300)}`);
     return [took, r];
   }
   async close() {

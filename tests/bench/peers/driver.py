@@ -82,7 +82,8 @@ class Agent:
         t = now()
         r = await self.session.call_tool(call["tool"], args)
         took = (now() - t) * 1000.0
-        if r.is_error:
+        # The seed family's envelope says {ok:false} for a refusal (capacity …).
+        if r.is_error or (isinstance(r.structured_content, dict) and r.structured_content.get("ok") is False):
             raise RuntimeError(f"{call['tool']}: {result_json(r)[:300]}")
         return took, r
 

@@ -104,8 +104,12 @@ class Tmux:
 
 
 def systems(tools: Path, bindir: Path, libtmux_rs: str | None) -> list[dict[str, Any]]:
-    """Every system, and the tool calls that do each operation there (read from
-    each peer's installed source: see README "Benchmarks against peers")."""
+    """Every system, and the tool calls that do each operation there, as read in
+    each peer's installed source. How each finds the private server: ours
+    `attach -S`; libtmux-mcp `LIBTMUX_SOCKET_PATH` (libtmux_mcp/_utils.py
+    `_get_server`; its tools take only a socket *name*); mcp-tmux the config
+    file named by `MCP_TMUX_CONFIG`, `[defaults] socket_path` (mcp_tmux/config.py,
+    targets.py: `tmux -S` on every command); libtmux-rs `-S` (src/cli.rs)."""
     ref = {"kind": "pane", "id": "{pane}", "generation": "{generation}"}
     ours = {
         "name": "tmux-mcp (ours)", "kind": "ours",
@@ -190,17 +194,25 @@ def rss_fds(pid: int) -> tuple[float, int]:
 
 
 OPS = [
-    ("capture_one", "1. capture of one 200x50 pane, 1-pane server"),
+    ("capture_one", "1. capture of one 200x50 pane, 1-pane server (bytes: the result's JSON)"),
     ("capture_big", "2. the same capture on a 1,001-pane server (100 sessions x 10 windows)"),
     ("list_big", "3. list all 1,001 panes (bytes: the result's JSON)"),
-    ("delta", "5. one-line tracked delta: a line appended, read only what is new (bytes: largest result JSON)"),
+    ("concurrency", "4. N concurrent agents capturing the 1-pane server's pane: aggregate captures/s (mean of rounds), failed/refused"),
+    ("delta", "5. one-line tracked delta: a line appended, read only what is new (bytes: the largest result's JSON)"),
     ("cold", "6. cold start: spawn -> initialize -> tools/list answered (ours: attach to the running broker)"),
 ]
+
+
+def rate(r: dict[str, Any]) -> float:
+    return sum(r["rate"]) / len(r["rate"]) if r["rate"] else 0.0
 
 
 def table(results: list[dict[str, Any]]) -> None:
     for key, title in OPS:
         print(f"\n{title}")
+        if key == "concurrency":
+            concurrency_table(results)
+            continue
         for res in results:
             rows = res["ops"].get(key, [])
             ok = [r for r in rows if r["ms"]]
@@ -224,7 +236,9 @@ def table(results: list[dict[str, Any]]) -> None:
                     notes.append(f"{r['missing']} reads lacked the new line")
                 b = str(r["bytes"]) if r["bytes"] else "-"
                 print(f"    {name:<34} {tool:<18} {len(r['ms']):>4} {p50:9.2f} {pct(r['ms'], 0.9):9.2f} {pct(r['ms'], 0.99):9.2f} {fp:>14} {ex:>7} {b:>8}  {'; '.join(notes)}")
-    print("\n4. concurrent agents capturing the 1-pane server's pane (aggregate captures/s, mean of rounds; failed/refused counted)")
+
+
+def concurrency_table(results: list[dict[str, Any]]) -> None:
     for res in results:
         rows = res["ops"].get("concurrency", [])
         print(f"  through the {res['driver']} ({res['sdk']})")
@@ -233,7 +247,6 @@ def table(results: list[dict[str, Any]]) -> None:
             by_n.setdefault(r["agents"], []).append(r)
         print(f"    {'N':>3} {'system':<34} {'tool':<18} {'captures/s':>10} {'x tmux loops':>12} {'x fastest peer':>14} {'failed':>6}")
         for n, rs in sorted(by_n.items()):
-            rate = lambda r: sum(r["rate"]) / len(r["rate"]) if r["rate"] else 0.0  # noqa: E731
             fork = [rate(r) for r in rs if r["system"] == "tmux capture-pane"]
             peers = [rate(r) for r in rs if r["kind"] == "peer" and r["rate"]]
             for r in rs:
@@ -245,6 +258,40 @@ def table(results: list[dict[str, Any]]) -> None:
                 px = f"{x / max(peers):.2f}x" if peers else "-"
                 err = f"  {r['error'][:80]}" if r["failed"] else ""
                 print(f"    {n:>3} {r['system']:<34} {r['tool']:<18} {x:10.0f} {fx:>12} {px:>14} {r['failed']:>6}{err}")
+
+
+def targets(results: list[dict[str, Any]], big_rss: float | None) -> None:
+    """Issue 8's targets beside what this run measured (printed, not asserted)."""
+    def row(res: dict, op: str, tool: str, n: int | None = None) -> dict | None:
+        return next((r for r in res["ops"].get(op, []) if r["kind"] == "ours" and r["tool"] == tool
+                     and (n is None or r.get("agents") == n)), None)
+
+    def p50(r: dict | None) -> float | None:
+        return pct(r["ms"], 0.5) if r and r["ms"] else None
+
+    print("\nissue 8 targets, beside this run's figures (not asserted):")
+    for res in results:
+        d = res["driver"]
+        echo = next((pct(r["ms"], 0.5) for r in res["ops"].get("capture_one", []) if r["kind"] == "echo" and r["ms"]), None)
+        limit = 1.4 if d.startswith("TypeScript") else 1.6
+        for tool in ("capture_pane", "tmux_capture"):
+            one, big = p50(row(res, "capture_one", tool)), p50(row(res, "capture_big", tool))
+            if one and echo:
+                print(f"  {d}: {tool} p50 {one:.2f} ms = {one / echo:.2f}x the echo floor ({echo:.2f} ms)   target <= {limit}x")
+            if one and big:
+                print(f"  {d}: {tool} on 1,001 panes {big:.2f} ms = {big / one:.2f}x the 1-pane capture   target <= 1.3x")
+        lst = p50(row(res, "list_big", "list_panes"))
+        if lst:
+            print(f"  {d}: list_panes of 1,001 panes p50 {lst:.1f} ms   target <= 40 ms")
+        fork = next((rate(r) for r in res["ops"].get("concurrency", []) if r["system"] == "tmux capture-pane" and r.get("agents") == 32), 0.0)
+        for tool in ("capture_pane", "tmux_capture"):
+            r = row(res, "concurrency", tool, 32)
+            if r and r["rate"] and fork:
+                print(f"  {d}: 32 agents, {tool}: {rate(r):.0f}/s = {rate(r) / fork:.2f}x 32 tmux capture-pane loops ({fork:.0f}/s), "
+                      f"{r['failed']} failed/refused   target >= 1.2x, 0 refused")
+    if big_rss is not None:
+        print(f"  broker RSS on the 1,001-pane server after the run: {big_rss:.1f} MiB   target <= 40 MiB (flat: scripts/bench --listing)")
+    print("  broker's own time (bare JSON-RPC line client): not measured here (scripts/bench)")
 
 
 def plot(results: list[dict[str, Any]], counts: dict[str, int], path: Path) -> None:
@@ -274,14 +321,23 @@ def plot(results: list[dict[str, Any]], counts: dict[str, int], path: Path) -> N
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tools", required=True, type=Path)
-    ap.add_argument("--bin", required=True, type=Path)
+    ap.add_argument("--tools", type=Path)
+    ap.add_argument("--bin", type=Path)
     ap.add_argument("--libtmux-rs", default=None, help="the libtmux-rs tmux-mcp binary; absent: not measured")
     ap.add_argument("--libtmux-rs-note", default="")
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--plot", action="store_true")
     ap.add_argument("--drivers", default="python,node")
+    ap.add_argument("--render", type=Path, help="print the tables of an earlier run's raw figures (its JSON) and exit")
     a = ap.parse_args()
+    raw = Path(tempfile.gettempdir()) / "tmux-mcp-peers.json"
+    if a.render:
+        saved = json.loads(a.render.read_text())
+        table(saved["results"])
+        targets(saved["results"], saved.get("big_rss"))
+        return 0
+    if not a.tools or not a.bin:
+        ap.error("--tools and --bin are needed (scripts/bench --peers passes them)")
 
     servers: list[Tmux] = []
     drivers: list[subprocess.Popen] = []
@@ -341,15 +397,21 @@ def main() -> int:
             for k, v in res.get("start_errors", {}).items():
                 print(f"  {res['driver']}: {k} did not start: {v}")
         table(results)
-        print("\nour brokers after the run (from /proc):")
+        print("\nour brokers after the run (from /proc; one broker per tmux server, shared by both drivers' agents):")
+        big_rss = None
         for res in results[:1]:
             for key, v in res["vars"].items():
                 if "broker_pid" in v:
+                    server = key.split("@")[1]
                     try:
                         mib, fds = rss_fds(int(v["broker_pid"]))
-                        print(f"  {key.split('@')[1]:<8} ({counts[key.split('@')[1]]} panes) broker pid {v['broker_pid']}: RSS {mib:.1f} MiB, {fds} open fds")
+                        big_rss = mib if server == "big" else big_rss
+                        print(f"  {server:<8} ({counts[server]} panes) broker pid {v['broker_pid']}: RSS {mib:.1f} MiB, {fds} open fds")
                     except (OSError, StopIteration, ValueError) as e:
                         print(f"  {key}: broker {v['broker_pid']} not readable ({e})")
+        targets(results, big_rss)
+        raw.write_text(json.dumps({"results": results, "big_rss": big_rss, "counts": counts}))
+        print(f"\nraw figures: {raw} (run.py --render {raw} prints these tables again)")
         if a.plot:
             png = Path(os.environ.get("TMUX_MCP_BENCH_PLOT", Path(tempfile.gettempdir()) / "tmux-mcp-peers.png"))
             plot(results, counts, png)
