@@ -55,11 +55,11 @@ if [[ ! -f "$TOOLS/.complete" ]]; then
     mkdir -p "$TOOLS/npm"
     for venv in driver libtmux-mcp mcp-tmux; do
         "$PY3" -m venv "$TOOLS/venv-$venv" || die "$PY3 -m venv failed"
-        "$TOOLS/venv-$venv/bin/pip" install --quiet --disable-pip-version-check -r "$PEERS/requirements-$venv.txt" \
+        "$TOOLS/venv-$venv/bin/pip" install --quiet --disable-pip-version-check -r "$PEERS/requirements-$venv.txt" >&2 \
             || die "pip install -r $PEERS/requirements-$venv.txt failed"
     done
     cp "$PEERS"/package.json "$PEERS"/package-lock.json "$TOOLS/npm/"
-    (cd "$TOOLS/npm" && "$NPM" ci --no-audit --no-fund --loglevel=error) || die "npm ci in $TOOLS/npm failed"
+    (cd "$TOOLS/npm" && "$NPM" ci --no-audit --no-fund --loglevel=error) >&2 || die "npm ci in $TOOLS/npm failed"
     touch "$TOOLS/.complete"
 fi
 libtmux_rs=()

@@ -22,6 +22,16 @@ const run = promisify(execFile);
 const now = () => performance.now();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// The SDK's validator warns once per call about formats it does not know
+// ("uint64" in libtmux-rs's schemas); those warnings say nothing about speed.
+const warn = console.warn;
+console.warn = (...a) => (String(a[0]).startsWith("unknown format") ? undefined : warn(...a));
+let last = now();
+function phase(name) {
+  console.error(`    node driver: ${name} ${((now() - last) / 1000).toFixed(0)} s`);
+  last = now();
+}
+
 const plan = JSON.parse(readFileSync(planPath, "utf8"));
 const errlog = openSync(plan.errlog + ".node", "a");
 const TIMEOUT = { timeout: 120000 };
@@ -303,6 +313,7 @@ for (const s of plan.systems) {
     out.vars[`${s.name}@${server}`] = Object.fromEntries(Object.keys(s.vars || {}).map((k) => [k, a.names[k]]));
   }
 }
+phase("sessions");
 const live = new Set([...agents.keys()].map((k) => k.split("@")[0]));
 plan.systems = plan.systems.filter((s) => live.has(s.name));
 out.ops.capture_one = await sequential(agents, "capture", "one", plan.rounds);
@@ -310,10 +321,15 @@ for (const server of Object.keys(plan.servers)) {
   if (server.startsWith("panes")) out.ops[`capture_${server}`] = await sequential(agents, "capture", server, plan.rounds_big);
 }
 out.ops.capture_big = await sequential(agents, "capture", "big", plan.rounds_big);
+phase("captures");
 out.ops.list_big = await sequential(agents, "list", "big", plan.rounds_big);
+phase("listing");
 out.ops.delta = await delta(agents, plan.rounds);
+phase("delta");
 await Promise.all([...agents.values()].map((a) => a.close().catch(() => {})));
 out.ops.concurrency = await concurrency();
+phase("concurrency");
 out.ops.cold = await cold(plan.rounds_cold);
+phase("cold starts");
 writeFileSync(outPath, JSON.stringify(out));
 process.exit(0);

@@ -299,6 +299,15 @@ async def cold(plan: dict[str, Any], errlog: Any, n: int) -> list[dict]:
     return [r.out() for _, r in rows]
 
 
+_last = [now()]
+
+
+def phase(name: str) -> None:
+    """How long each part took, on stderr: what bounds the run's length."""
+    print(f"    python driver: {name} {now() - _last[0]:.0f} s", file=sys.stderr, flush=True)
+    _last[0] = now()
+
+
 async def main(plan_path: str, out_path: str) -> None:
     plan = json.load(open(plan_path))
     out: dict[str, Any] = {"driver": "Python SDK", "sdk": f"mcp {version('mcp')}", "ops": {}, "vars": {}}
@@ -316,6 +325,7 @@ async def main(plan_path: str, out_path: str) -> None:
                     continue
                 agents[(s["name"], server)] = a
                 out["vars"][f"{s['name']}@{server}"] = {k: a.names[k] for k in s.get("vars", {})}
+        phase("sessions")
         live = {name for name, _ in agents}
         plan = {**plan, "systems": [s for s in plan["systems"] if s["name"] in live]}
         out["ops"]["capture_one"] = await sequential(plan, agents, "capture", "one", rounds)
@@ -323,10 +333,15 @@ async def main(plan_path: str, out_path: str) -> None:
             if server.startswith("panes"):
                 out["ops"][f"capture_{server}"] = await sequential(plan, agents, "capture", server, big)
         out["ops"]["capture_big"] = await sequential(plan, agents, "capture", "big", big)
+        phase("captures")
         out["ops"]["list_big"] = await sequential(plan, agents, "list", "big", big)
+        phase("listing")
         out["ops"]["delta"] = await delta(plan, agents, rounds)
+        phase("delta")
     out["ops"]["concurrency"] = await concurrency(plan, errlog)
+    phase("concurrency")
     out["ops"]["cold"] = await cold(plan, errlog, plan["rounds_cold"])
+    phase("cold starts")
     json.dump(out, open(out_path, "w"))
 
 
