@@ -362,7 +362,7 @@ def main() -> int:
             "rounds_big": max(10, a.rounds // 4),
             "rounds_cold": max(5, a.rounds // 20),
             "agents": [1, 4, 16, 32],
-            "concurrency_rounds": max(1, a.rounds // 100),
+            "concurrency_rounds": max(2, a.rounds // 50),
             "window_s": 1.5,
             "errlog": str(work / "servers.stderr"),
         }
