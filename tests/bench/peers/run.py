@@ -300,14 +300,19 @@ def plot(results: list[dict[str, Any]], counts: dict[str, int], path: Path) -> N
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 6))
+    colors: dict[str, str] = {}  # one colour per system and tool, one line style per driver
+    print("\ncapture of one 200x50 pane, p50 ms by panes on the server (the plot's points)")
     for res, style in zip(results, ["-o", "--s"]):
         series: dict[str, list[tuple[int, float]]] = {}
         for server, n in sorted(counts.items(), key=lambda kv: kv[1]):
             for r in res["ops"].get(f"capture_{server}", []):
                 if r["ms"] and r["kind"] != "echo":
                     series.setdefault(f"{r['system']} {r['tool']}", []).append((n, pct(r["ms"], 0.5)))
+        print(f"  through the {res['driver']}")
         for label, pts in series.items():
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{label} ({res['driver']})")
+            color = colors.setdefault(label, f"C{len(colors) % 10}")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, label=f"{label} ({res['driver']})")
+            print(f"    {label:<54} " + "  ".join(f"{n:>5}: {v:7.2f}" for n, v in pts))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("panes on the tmux server")
@@ -335,6 +340,10 @@ def main() -> int:
         saved = json.loads(a.render.read_text())
         table(saved["results"])
         targets(saved["results"], saved.get("big_rss"))
+        if a.plot:
+            png = Path(os.environ.get("TMUX_MCP_BENCH_PLOT", Path(tempfile.gettempdir()) / "tmux-mcp-peers.png"))
+            plot(saved["results"], saved["counts"], png)
+            print(f"\nplot: {png}")
         return 0
     if not a.tools or not a.bin:
         ap.error("--tools and --bin are needed (scripts/bench --peers passes them)")
