@@ -446,4 +446,9 @@ def main() -> int:
 started_load = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt as e:
+        # main's finally has killed the drivers' groups and the tmux servers.
+        print(f"scripts/bench --peers: interrupted ({e or 'Ctrl-C'}); everything it started is stopped", file=sys.stderr)
+        sys.exit(130)
