@@ -51,9 +51,9 @@ class Tmux:
         self.sock = str(self.dir / "sock")
         self.fifo = str(self.dir / "fifo")
         os.mkfifo(self.fifo)
-        script = (f"i=1; while [ $i -le {PANE_TEXT_LINES} ]; do echo \"line $i of the benchmark pane: lorem ipsum dolor sit amet\"; "
-                  f"i=$((i+1)); done; while true; do cat {self.fifo}; done")
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "sh", "-c", script)
+        self.script = (f"i=1; while [ $i -le {PANE_TEXT_LINES} ]; do echo \"line $i of the benchmark pane: lorem ipsum dolor sit amet\"; "
+                       f"i=$((i+1)); done; while true; do cat {self.fifo}; done")
+        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "sh", "-c", self.script)
         if sessions:
             lines = []
             for s in range(sessions):
@@ -64,14 +64,24 @@ class Tmux:
         self.pid = int(self.tmux("display-message", "-p", "#{pid}"))
         self.pane = "%0"
         self.panes = 1 + 10 * sessions
+        self.wait_for_text()
+        # mcp-tmux reads its socket from a config file (`[defaults] socket_path`).
+        self.mcp_tmux_config = str(self.dir / "mcp-tmux.toml")
+        Path(self.mcp_tmux_config).write_text(f"[defaults]\nsocket_path = {json.dumps(self.sock)}\n")
+
+    def wait_for_text(self) -> None:
         deadline = time.monotonic() + 15
         while f"line {PANE_TEXT_LINES} of" not in self.tmux("capture-pane", "-p", "-t", self.pane):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.sock}: pane {self.pane} never showed its text")
             time.sleep(0.01)
-        # mcp-tmux reads its socket from a config file (`[defaults] socket_path`).
-        self.mcp_tmux_config = str(self.dir / "mcp-tmux.toml")
-        Path(self.mcp_tmux_config).write_text(f"[defaults]\nsocket_path = {json.dumps(self.sock)}\n")
+
+    def reset(self) -> None:
+        """The pane as it started (its PANE_TEXT_LINES lines, no history), so each
+        driver captures the same text: the delta bench appends lines to it."""
+        self.tmux("respawn-pane", "-k", "-t", self.pane, "sh", "-c", self.script)
+        self.wait_for_text()
+        self.tmux("clear-history", "-t", self.pane)
 
     def tmux(self, *args: str) -> str:
         p = subprocess.run(["tmux", "-S", self.sock, *args], env=clean_env(), capture_output=True, text=True,
@@ -379,6 +389,7 @@ def main() -> int:
         kinds = {s["name"]: s["kind"] for s in plan["systems"]}
         kinds["tmux capture-pane"] = "tmux"
         for d in a.drivers.split(","):
+            next(s for s in servers if s.name == "one").reset()
             out = work / f"{d}.json"
             cmd = ([str(a.tools / "venv-driver/bin/python"), str(HERE / "driver.py")] if d == "python"
                    else ["node", str(HERE / "driver.mjs"), str(a.tools / "npm")])
