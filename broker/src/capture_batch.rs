@@ -121,13 +121,9 @@ fn plan(r: &Request<'_>, check: HookCheck, nonce: &str) -> Option<Vec<String>> {
         HookCheck::Preflight => p.id.clone(),
     };
     let mut capture = format!("capture-pane -p -t {target}");
-    if r.join {
-        capture.push_str(" -J");
-    }
-    for (flag, v) in [("-S", r.start), ("-E", r.end)] {
-        if let Some(v) = v {
-            capture.push_str(&format!(" {flag} {v}"));
-        }
+    for f in observe::capture_flags(r.start, r.end, r.join) {
+        capture.push(' ');
+        capture.push_str(&f);
     }
     let command = format!("list-commands -F \"{mark}\" capture-pane ; {capture} ; list-commands -F \"{mark} end\" capture-pane");
     Some(match check {

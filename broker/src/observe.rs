@@ -131,13 +131,8 @@ pub async fn capture(broker: &Broker, pane: Pane, scope: &Scope, identity: Optio
     Ok(Captured { pane, rows: capture::select(&out, scope), identity })
 }
 
-/// An explicit `capture-pane` range (libtmux family): `-S start` / `-E end` only
-/// when given (tmux's defaults otherwise: the visible screen), `-J` when
-/// `join_wrapped`. Same hook refusal and in-queue guard as [`capture`], and the
-/// guard also proves the pane's size (callers plan the range from it); returns
-/// the pane it captured (fresh if the guard made it re-read the table) and
-/// tmux's raw stdout.
-pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool) -> Result<(Pane, Vec<u8>), ObserveError> {
+/// `capture-pane`'s `-J`, `-S START` and `-E END` flags, as given.
+pub(crate) fn capture_flags(start: Option<i64>, end: Option<i64>, join_wrapped: bool) -> Vec<String> {
     let mut flags = Vec::new();
     if join_wrapped {
         flags.push("-J".to_string());
@@ -148,6 +143,17 @@ pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end:
     if let Some(e) = end {
         flags.extend(["-E".to_string(), e.to_string()]);
     }
+    flags
+}
+
+/// An explicit `capture-pane` range (libtmux family): `-S start` / `-E end` only
+/// when given (tmux's defaults otherwise: the visible screen), `-J` when
+/// `join_wrapped`. Same hook refusal and in-queue guard as [`capture`], and the
+/// guard also proves the pane's size (callers plan the range from it); returns
+/// the pane it captured (fresh if the guard made it re-read the table) and
+/// tmux's raw stdout.
+pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool) -> Result<(Pane, Vec<u8>), ObserveError> {
+    let flags = capture_flags(start, end, join_wrapped);
     guarded(broker, pane, &flags, None, true, None).await
 }
 
@@ -170,16 +176,7 @@ pub async fn capture_range_with_state(broker: &Broker, pane: Pane, start: Option
 /// current window and active pane), in the same command queue just before the
 /// rows. `format` must expand to one line and hold no `'`.
 pub async fn capture_range_after_format(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool, format: &str) -> Result<(Pane, String, Vec<u8>), ObserveError> {
-    let mut flags = Vec::new();
-    if join_wrapped {
-        flags.push("-J".to_string());
-    }
-    if let Some(s) = start {
-        flags.extend(["-S".to_string(), s.to_string()]);
-    }
-    if let Some(e) = end {
-        flags.extend(["-E".to_string(), e.to_string()]);
-    }
+    let flags = capture_flags(start, end, join_wrapped);
     // tmux prints no line at all for a format that expands to nothing: the
     // `>` keeps the line there, so the rows are never taken for it.
     let prefix = format!("list-commands -F '>{format}' list-commands ;");
