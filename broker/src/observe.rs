@@ -12,7 +12,7 @@
 //!   3.3a it reads empty whatever is set), and resolves the option exactly as
 //!   the hook would (session, else global). One client invocation nests an
 //!   `if-shell -F -t $S:.%N '#{after-capture-pane}'` per session linking the
-//!   pane's window (each fails unless S still links it), then the guard, then
+//!   pane's window, then the guard, then
 //!   `capture-pane` aimed at the first of them (`$S1:.%N`), so the only hook
 //!   that could fire is one just checked: no gap, one round trip. A set hook
 //!   makes the else branch print a private marker through `list-commands`
@@ -297,8 +297,16 @@ pub(crate) fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: 
 /// placements do; 3.7 counts sessions there (a session group once), so the
 /// in-queue path compares the byte length of `window_linked_sessions_list`
 /// (every winlink's session name, comma-separated, on 3.5 and 3.7) with the
-/// table's instead: each checked session's target must resolve, so any further
-/// link lengthens it. `pane` has at least one placement.
+/// table's instead: a further link lengthens it. The `$S:.%N` targets do not
+/// prove that S still links the window: measured on 3.3a and 3.7c, tmux takes
+/// S as the session and the pane by id whether or not S links its window, and
+/// a target that does not resolve gives an empty context (no error, so no
+/// `command-error` hook), where `#{pane_id}` is empty and the guard fails. So
+/// if, within the gap since the table was read, one linking session is
+/// unlinked and another with a name of the same byte length linked instead,
+/// the newcomer's hook is not checked; comparing the list itself would close
+/// that (the table would need to carry it in tmux's own order).
+/// `pane` has at least one placement.
 pub(crate) fn pane_guard(pane: &Pane, check: HookCheck) -> (Vec<&str>, String) {
     // A window linked twice into one session is one hook table.
     let mut distinct: Vec<&str> = Vec::new();
