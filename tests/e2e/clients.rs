@@ -32,6 +32,8 @@ async fn snapshot_client_records_are_the_attached_clients() {
     let c = McpClient::attach(&srv, &[]).await;
     let person = TerminalClient::attach(&srv, "main", 100, 30);
     let control = ControlClient::attach(&srv, "second");
+    let caps = c.call_envelope("tmux_capabilities", json!({})).await;
+    assert_eq!(caps.structured["data"]["observation"]["clients"], json!(if tmux_at_least(3, 5) { "format_loop" } else { "unavailable" }), "{:#}", caps.structured);
     let (data, items) = clients(&c, None).await;
     if !tmux_at_least(3, 5) {
         assert_eq!((data["coverage"]["client"].as_str(), items.len()), (Some("unavailable"), 0), "{data:#}");

@@ -84,6 +84,18 @@ struct Observation {
     hook_check: String,
     /// `in_queue` (tmux >= 3.5: no gap between check and capture) or `preflight`.
     hook_check_mode: HookCheckMode,
+    /// How attached clients are read: `format_loop` (tmux >= 3.5, the
+    /// hook-free `#{L:…}` loop: `tmux_snapshot` client records, an exact
+    /// `isAttended`) or `unavailable` (no client records; `isAttended` from the
+    /// sessions' attached counts, control-mode clients included).
+    clients: ClientsMode,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ClientsMode {
+    FormatLoop,
+    Unavailable,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -181,6 +193,7 @@ pub async fn call(session: &Session) -> ToolOutput {
                 HookCheck::InQueue => HookCheckMode::InQueue,
                 HookCheck::Preflight => HookCheckMode::Preflight,
             },
+            clients: if crate::clients::readable(&snap.server.version).is_ok() { ClientsMode::FormatLoop } else { ClientsMode::Unavailable },
         },
         broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: broker.sessions_open() },
         process_identity: ProcessIdentityInfo { backend: LinuxPidfd, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
