@@ -197,7 +197,8 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let clients: Vec<_> = clients.as_deref().unwrap_or_default().iter().filter(|c| session.sees_session(&c.session_id)).cloned().collect();
     let visible: Vec<_> = session.visible(&snap).collect();
     let graph = Graph::build(visible.iter().map(|p| &**p), &clients, session.generation());
-    let records: Vec<Value> = graph.select(entity, &filter).into_iter().map(|r| json!({ "kind": entity, "fields": r.fields, "ref": r.reference })).collect();
+    let object = |v: &Value| v.as_object().cloned();
+    let mut items: Vec<Item> = graph.select(entity, &filter).into_iter().map(|r| Item { kind: entity, fields: object(&r.fields).unwrap_or_default(), reference: object(&r.reference) }).collect();
     let status = |complete: bool| if complete { CoverageStatus::Complete } else { CoverageStatus::Unavailable };
     let header = Header {
         capture_id: sys::random_hex(16),
@@ -206,17 +207,16 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         coverage: Coverage { session: status(true), window: status(true), pane: status(true), window_link: status(true), client: status(reads == 2) },
     };
     let key = sys::random_hex(16);
-    let total = records.len();
-    let Ok(first_items) = records[..limit.min(total)].iter().cloned().map(serde_json::from_value).collect::<Result<Vec<Item>, _>>() else {
-        return envelope::error("transport_error", "The operation could not establish its requested result. A record did not have the published shape.", Delivery::Observed);
-    };
+    let total = items.len();
     if total > limit {
+        let records: Vec<Value> = items.iter().map(|i| serde_json::to_value(i).expect("a record serializes")).collect();
         let retained_header = serde_json::to_value(&header).expect("the header serializes");
         if broker.retained.insert(key.clone(), Retained::Pages(broker.retained.pages(&records, retained_header, limit)), session.owner()).is_err() {
             return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
         }
     }
-    let first = page(header, first_items, total, &key, 0, started, reads);
+    items.truncate(limit);
+    let first = page(header, items, total, &key, 0, started, reads);
     let shown = first.items.len();
     let mut out = envelope::ok_typed("tmux_snapshot", &first);
     out.text = format!("tmux_snapshot {}: {shown} record(s); structuredContent contains the result.", entity.as_str());
