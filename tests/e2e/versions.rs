@@ -10,8 +10,8 @@ use tmux_mcp_e2e::*;
 const CAPTURE: &[&str] = &["--enable-tool", "tmux_capture"];
 
 /// The broker speaks tmux's client protocol in process on every tested version
-/// (tmux 3.6 changed the imsg header without a protocol bump; the probe finds
-/// the framing), reports the server's own version, and reads the table with
+/// (tmux 3.6 changed the imsg header without a protocol bump; the client sends
+/// only messages both headers spell alike), reports the server's own version, and reads the table with
 /// `list-commands` except on 3.4–3.5, whose command output is strvis-escaped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn protocol_client_and_table_read_on_this_tmux() {

@@ -2,23 +2,36 @@
 //! so a command costs one connect and a few messages instead of a fork+exec of
 //! the `tmux` binary (about 2–7 ms on small machines).
 //!
-//! The server cannot tell this client from `tmux -S SOCKET COMMAND`: it sends the
-//! same identify messages, in the same order and sizes, as tmux's own client
-//! (protocol version 8: tmux 3.2 to at least 3.7c), passes /dev/null as stdin
-//! and stdout, and collects what the server writes to streams 1 and 2 until
-//! `MSG_EXIT`. The exact sizes matter: tmux ≤ 3.5 aborts the whole server on a
-//! malformed identify message, so nothing here is sent that tmux's own client
-//! would not send.
+//! It sends tmux's own client's identify messages (protocol version 8: tmux 3.2
+//! to at least 3.7c) and the command, and collects what the server writes to
+//! streams 1 and 2 until `MSG_EXIT`. The exact sizes matter: tmux ≤ 3.5 aborts
+//! the whole server on a malformed identify message, so every message sent is
+//! one tmux's own client sends, byte for byte.
 //!
-//! The message header is imsg's, and tmux 3.6 updated its bundled imsg without
-//! bumping the protocol version: see [`Framing`]. The caller (`Tmux`) finds the
-//! server's framing at start-up by trying each against the exec client's answer.
+//! Two of tmux's messages are left out: `MSG_IDENTIFY_STDIN` and
+//! `MSG_IDENTIFY_STDOUT`, which pass the client's terminal descriptors. For a
+//! client whose stdin is no terminal the server closes both when identify ends
+//! (`tty_init` fails on a non-tty, and the output descriptor is closed with it),
+//! so a server that never got them is in the same state; tmux's own command
+//! client passes /dev/null there when run from a script. Leaving them out
+//! matters twice:
+//!
+//! - **One read per command.** A descriptor must ride its own `sendmsg`, and the
+//!   kernel ends a `recvmsg` at each one, so the server needed three event-loop
+//!   iterations to read what tmux's client sends; without them the identify
+//!   messages and the command arrive in one write and one read. Each iteration
+//!   polls every descriptor of the server (tmux sets `EVENT_NOEPOLL` on Linux),
+//!   so on a server with 1,000 panes an iteration is most of a millisecond.
+//! - **One framing.** tmux 3.6 updated its bundled imsg without bumping the
+//!   protocol version: the header's `len u16, flags u16` became one `len u32`
+//!   whose top bit marks a descriptor. Messages without a descriptor are
+//!   byte-identical in both, and the server sends a command client none, so
+//!   this client needs no per-version framing.
 //!
 //! A server that speaks another protocol answers `MSG_VERSION`; the caller then
 //! falls back to the exec client.
 
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
@@ -27,50 +40,16 @@ const PROTOCOL_VERSION: u32 = 8;
 const HEADER: usize = 16;
 /// imsg's limit on one message (header included).
 const MAX_IMSG: usize = 16384;
-/// `IMSGF_HASFD` in the `flags` field of the 16-bit-length header.
-const FLAG_HAS_FD: u16 = 1;
-/// `IMSG_FD_MARK` in the length field of the 32-bit-length header.
-const LEN_FD_MARK: u32 = 0x8000_0000;
-
-/// How an imsg header says "length" and "a descriptor rides with this message".
-///
-/// Both headers are 16 bytes: `type u32`, then 4 bytes, then `peerid u32`
-/// (the protocol version) and `pid u32`. tmux ≤ 3.5 bundles an imsg whose
-/// middle 4 bytes are `len u16, flags u16` (flag 1 = fd attached); tmux ≥ 3.6
-/// bundles OpenBSD's newer imsg, where they are one `len u32` whose top bit
-/// marks the fd. Messages without a descriptor are byte-identical, so only
-/// `MSG_IDENTIFY_STDIN`/`STDOUT` differ. A ≥ 3.6 server reads the old header as
-/// an oversized length and drops the client; a ≤ 3.5 server reads the new one
-/// as "no descriptor" and runs the command without the client's stdin/stdout
-/// (the descriptors stay queued until the connection closes). The framing is
-/// probed against the exec client, never guessed from a version string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
-    /// tmux 3.2–3.5: `len u16, flags u16`.
-    Imsg16,
-    /// tmux ≥ 3.6: `len u32`, fd mark in the top bit.
-    Imsg32,
-}
-
-impl Framing {
-    /// In the order the start-up probe tries them: the older framing first,
-    /// because a ≥ 3.6 server rejects it outright, while a ≤ 3.5 server would
-    /// half-accept the newer one; so the first framing that answers is the
-    /// server's own.
-    pub const PROBE_ORDER: [Framing; 2] = [Framing::Imsg16, Framing::Imsg32];
-}
 
 const MSG_VERSION: u32 = 12;
 const MSG_IDENTIFY_FLAGS: u32 = 100;
 const MSG_IDENTIFY_TERM: u32 = 101;
 const MSG_IDENTIFY_TTYNAME: u32 = 102;
-const MSG_IDENTIFY_STDIN: u32 = 104;
 const MSG_IDENTIFY_ENVIRON: u32 = 105;
 const MSG_IDENTIFY_DONE: u32 = 106;
 const MSG_IDENTIFY_CLIENTPID: u32 = 107;
 const MSG_IDENTIFY_CWD: u32 = 108;
 const MSG_IDENTIFY_FEATURES: u32 = 109;
-const MSG_IDENTIFY_STDOUT: u32 = 110;
 const MSG_IDENTIFY_LONGFLAGS: u32 = 111;
 const MSG_COMMAND: u32 = 200;
 const MSG_EXIT: u32 = 203;
@@ -108,16 +87,13 @@ pub struct Output {
     pub stderr: Vec<u8>,
 }
 
-fn message(buf: &mut Vec<u8>, framing: Framing, kind: u32, has_fd: bool, data: &[u8]) {
+/// One imsg: `type u32`, `len u16` (≤ 3.5: then `flags u16`, 0 without a
+/// descriptor; ≥ 3.6: the high half of `len u32`, 0 for any length imsg
+/// allows), `peerid u32` (the protocol version), `pid u32`.
+fn message(buf: &mut Vec<u8>, kind: u32, data: &[u8]) {
     let len = HEADER + data.len();
     buf.extend_from_slice(&kind.to_le_bytes());
-    match framing {
-        Framing::Imsg16 => {
-            buf.extend_from_slice(&(len as u16).to_le_bytes());
-            buf.extend_from_slice(&(if has_fd { FLAG_HAS_FD } else { 0 }).to_le_bytes());
-        }
-        Framing::Imsg32 => buf.extend_from_slice(&(len as u32 | if has_fd { LEN_FD_MARK } else { 0 }).to_le_bytes()),
-    }
+    buf.extend_from_slice(&(len as u32).to_le_bytes());
     buf.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
     buf.extend_from_slice(&u32::MAX.to_le_bytes());
     buf.extend_from_slice(data);
@@ -129,56 +105,14 @@ fn cstr(s: &[u8]) -> Vec<u8> {
     v
 }
 
-/// Sends `buf` with `fd` attached (SCM_RIGHTS), like imsg does for a message
-/// marked as carrying one.
-fn send_with_fd(sock: &UnixStream, buf: &[u8], fd: &impl AsRawFd) -> io::Result<()> {
-    let mut iov = libc::iovec { iov_base: buf.as_ptr() as *mut libc::c_void, iov_len: buf.len() };
-    // SAFETY: CMSG_SPACE is a pure size computation.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as usize;
-    let mut control = vec![0u8; space];
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
-    // SAFETY: msg points at a control buffer large enough for one int-sized cmsg.
-    unsafe {
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut libc::c_int, fd.as_raw_fd());
-    }
-    // SAFETY: all pointers in msg are valid for the duration of the call.
-    let n = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, 0) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if n as usize != buf.len() {
-        return Err(io::Error::new(io::ErrorKind::WriteZero, "short sendmsg"));
-    }
-    Ok(())
-}
-
-/// /dev/null for the client's stdin and stdout, opened once (SCM_RIGHTS hands
-/// the server its own duplicate each time).
-fn devnull() -> io::Result<&'static (std::fs::File, std::fs::File)> {
-    static FDS: std::sync::OnceLock<(std::fs::File, std::fs::File)> = std::sync::OnceLock::new();
-    if let Some(f) = FDS.get() {
-        return Ok(f);
-    }
-    let pair = (std::fs::File::open("/dev/null")?, std::fs::OpenOptions::new().write(true).open("/dev/null")?);
-    Ok(FDS.get_or_init(|| pair))
-}
-
 /// Only `new-session` uses the client's environment (`update-environment`); for
 /// every other command it is dead weight the server parses, so it is not sent.
 fn needs_environment(args: &[&str]) -> bool {
     args.iter().any(|a| *a == "new-session" || *a == "new")
 }
 
-/// The identify sequence and the command, in tmux's own order.
-fn handshake(sock: &mut UnixStream, args: &[&str], framing: Framing) -> Result<(), DirectError> {
+/// The identify sequence and the command, in tmux's own order, as one write.
+fn handshake(args: &[&str]) -> Result<Vec<u8>, DirectError> {
     let mut packed = Vec::new();
     packed.extend_from_slice(&(args.len() as i32).to_le_bytes());
     for a in args {
@@ -188,28 +122,18 @@ fn handshake(sock: &mut UnixStream, args: &[&str], framing: Framing) -> Result<(
     if HEADER + packed.len() > MAX_IMSG {
         return Err(DirectError::TooLarge(HEADER + packed.len()));
     }
-    let (devnull_in, devnull_out) = devnull()?;
     let cwd = std::env::current_dir().map(|p| p.into_os_string().into_encoded_bytes()).unwrap_or_else(|_| b"/".to_vec());
 
-    let msg = |buf: &mut Vec<u8>, kind: u32, has_fd: bool, data: &[u8]| message(buf, framing, kind, has_fd, data);
+    let mut buf = Vec::with_capacity(512 + packed.len());
     // MSG_IDENTIFY_FLAGS is what tmux 3.2–3.4's client sends first (3.5 sends
     // LONGFLAGS twice instead); every server up to 3.7c accepts both.
-    let mut first = Vec::new();
-    msg(&mut first, MSG_IDENTIFY_FLAGS, false, &(CLIENT_UTF8 as i32).to_le_bytes());
-    msg(&mut first, MSG_IDENTIFY_LONGFLAGS, false, &CLIENT_UTF8.to_le_bytes());
-    msg(&mut first, MSG_IDENTIFY_TERM, false, &cstr(b"xterm"));
-    msg(&mut first, MSG_IDENTIFY_FEATURES, false, &0i32.to_le_bytes());
-    msg(&mut first, MSG_IDENTIFY_TTYNAME, false, &cstr(b""));
-    msg(&mut first, MSG_IDENTIFY_CWD, false, &cstr(&cwd));
-    msg(&mut first, MSG_IDENTIFY_STDIN, true, &[]);
-    send_with_fd(sock, &first, devnull_in)?;
-
-    let mut second = Vec::new();
-    msg(&mut second, MSG_IDENTIFY_STDOUT, true, &[]);
-    send_with_fd(sock, &second, devnull_out)?;
-
-    let mut rest = Vec::new();
-    msg(&mut rest, MSG_IDENTIFY_CLIENTPID, false, &(std::process::id() as i32).to_le_bytes());
+    message(&mut buf, MSG_IDENTIFY_FLAGS, &(CLIENT_UTF8 as i32).to_le_bytes());
+    message(&mut buf, MSG_IDENTIFY_LONGFLAGS, &CLIENT_UTF8.to_le_bytes());
+    message(&mut buf, MSG_IDENTIFY_TERM, &cstr(b"xterm"));
+    message(&mut buf, MSG_IDENTIFY_FEATURES, &0i32.to_le_bytes());
+    message(&mut buf, MSG_IDENTIFY_TTYNAME, &cstr(b""));
+    message(&mut buf, MSG_IDENTIFY_CWD, &cstr(&cwd));
+    message(&mut buf, MSG_IDENTIFY_CLIENTPID, &(std::process::id() as i32).to_le_bytes());
     for (k, v) in std::env::vars_os().filter(|_| needs_environment(args)) {
         if k == "TMUX" || k == "TMUX_PANE" {
             continue;
@@ -219,13 +143,12 @@ fn handshake(sock: &mut UnixStream, args: &[&str], framing: Framing) -> Result<(
         entry.extend_from_slice(v.as_encoded_bytes());
         let entry = cstr(&entry);
         if HEADER + entry.len() <= MAX_IMSG {
-            msg(&mut rest, MSG_IDENTIFY_ENVIRON, false, &entry);
+            message(&mut buf, MSG_IDENTIFY_ENVIRON, &entry);
         }
     }
-    msg(&mut rest, MSG_IDENTIFY_DONE, false, &[]);
-    msg(&mut rest, MSG_COMMAND, false, &packed);
-    sock.write_all(&rest)?;
-    Ok(())
+    message(&mut buf, MSG_IDENTIFY_DONE, &[]);
+    message(&mut buf, MSG_COMMAND, &packed);
+    Ok(buf)
 }
 
 /// Replies to a server message, or the final outcome.
@@ -240,18 +163,15 @@ type Progressed = (Vec<u8>, Option<Result<Output, DirectError>>);
 
 /// Handles every complete message at the front of `buf`; returns what to send
 /// and whether the command finished.
-fn process(buf: &mut Vec<u8>, out: &mut Output, framing: Framing) -> Result<Progressed, DirectError> {
+fn process(buf: &mut Vec<u8>, out: &mut Output) -> Result<Progressed, DirectError> {
     let mut replies = Vec::new();
     let mut off = 0;
     let mut done = None;
     while done.is_none() && buf.len() - off >= HEADER {
-        // The server sends the client no descriptors in command mode, so no
-        // fd mark needs handling here beyond masking it out of the length.
+        // The low 16 bits of the length are the length in both imsg headers
+        // (see `message`); the server sends a command client no descriptor.
         let kind = u32::from_le_bytes(buf[off..off + 4].try_into().unwrap());
-        let len = match framing {
-            Framing::Imsg16 => u16::from_le_bytes(buf[off + 4..off + 6].try_into().unwrap()) as usize,
-            Framing::Imsg32 => (u32::from_le_bytes(buf[off + 4..off + 8].try_into().unwrap()) & !LEN_FD_MARK) as usize,
-        };
+        let len = u16::from_le_bytes(buf[off + 4..off + 6].try_into().unwrap()) as usize;
         if !(HEADER..=MAX_IMSG).contains(&len) {
             return Err(DirectError::Io(io::Error::new(io::ErrorKind::InvalidData, "malformed tmux message")));
         }
@@ -259,7 +179,7 @@ fn process(buf: &mut Vec<u8>, out: &mut Output, framing: Framing) -> Result<Prog
             break;
         }
         let data = &buf[off + HEADER..off + len];
-        match handle(kind, data, out, framing) {
+        match handle(kind, data, out) {
             Step::Reply(r) => replies.extend_from_slice(&r),
             Step::Done(r) => done = Some(r),
             Step::Continue => {}
@@ -270,14 +190,14 @@ fn process(buf: &mut Vec<u8>, out: &mut Output, framing: Framing) -> Result<Prog
     Ok((replies, done))
 }
 
-fn handle(kind: u32, data: &[u8], out: &mut Output, framing: Framing) -> Step {
+fn handle(kind: u32, data: &[u8], out: &mut Output) -> Step {
     let int_at = |i: usize| data.get(i..i + 4).map(|b| i32::from_le_bytes(b.try_into().unwrap()));
     match kind {
         MSG_WRITE_OPEN => {
             let mut reply = Vec::new();
             let mut body = int_at(0).unwrap_or(1).to_le_bytes().to_vec();
             body.extend_from_slice(&0i32.to_le_bytes());
-            message(&mut reply, framing, MSG_WRITE_READY, false, &body);
+            message(&mut reply, MSG_WRITE_READY, &body);
             Step::Reply(reply)
         }
         MSG_WRITE => {
@@ -293,7 +213,7 @@ fn handle(kind: u32, data: &[u8], out: &mut Output, framing: Framing) -> Step {
             let mut reply = Vec::new();
             let mut body = int_at(0).unwrap_or(0).to_le_bytes().to_vec();
             body.extend_from_slice(&libc::EBADF.to_le_bytes());
-            message(&mut reply, framing, MSG_READ_DONE, false, &body);
+            message(&mut reply, MSG_READ_DONE, &body);
             Step::Reply(reply)
         }
         MSG_EXIT => {
@@ -307,14 +227,14 @@ fn handle(kind: u32, data: &[u8], out: &mut Output, framing: Framing) -> Step {
 }
 
 /// Runs one tmux command on the server at `socket`, without blocking a thread:
-/// the identify messages (a few hundred bytes, they fit the socket buffer) are
-/// sent before the socket is handed to tokio. `framing` must be the server's
-/// (see [`Framing`]); with the other one the server drops the connection.
-pub async fn run_async(socket: &Path, args: &[&str], timeout: Duration, framing: Framing) -> Result<Output, DirectError> {
+/// the identify messages and the command (a few hundred bytes, they fit the
+/// socket buffer) are sent before the socket is handed to tokio.
+pub async fn run_async(socket: &Path, args: &[&str], timeout: Duration) -> Result<Output, DirectError> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let hello = handshake(args)?;
     let mut std_sock = UnixStream::connect(socket).map_err(|source| DirectError::Connect { path: socket.display().to_string(), source })?;
     std_sock.set_write_timeout(Some(timeout))?;
-    handshake(&mut std_sock, args, framing)?;
+    std_sock.write_all(&hello)?;
     std_sock.set_nonblocking(true)?;
     let mut sock = tokio::net::UnixStream::from_std(std_sock)?;
     let work = async {
@@ -327,7 +247,7 @@ pub async fn run_async(socket: &Path, args: &[&str], timeout: Duration, framing:
                 return Err(DirectError::Closed);
             }
             buf.extend_from_slice(&chunk[..n]);
-            let (replies, done) = process(&mut buf, &mut out, framing)?;
+            let (replies, done) = process(&mut buf, &mut out)?;
             if !replies.is_empty() {
                 sock.write_all(&replies).await?;
             }
@@ -343,42 +263,66 @@ pub async fn run_async(socket: &Path, args: &[&str], timeout: Duration, framing:
 mod tests {
     use super::*;
 
-    #[test]
-    fn message_header_layout_matches_imsg() {
-        // tmux ≤ 3.5: len u16 = 16, flags u16 = IMSGF_HASFD.
-        let mut b = Vec::new();
-        message(&mut b, Framing::Imsg16, MSG_IDENTIFY_STDIN, true, &[]);
-        assert_eq!(b, [0x68, 0, 0, 0, 0x10, 0, 1, 0, 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
-        // tmux ≥ 3.6: len u32 = 16 | IMSG_FD_MARK.
-        let mut b = Vec::new();
-        message(&mut b, Framing::Imsg32, MSG_IDENTIFY_STDIN, true, &[]);
-        assert_eq!(b, [0x68, 0, 0, 0, 0x10, 0, 0, 0x80, 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
-        // Without a descriptor both framings write the same bytes.
-        for framing in Framing::PROBE_ORDER {
-            let mut b = Vec::new();
-            message(&mut b, framing, MSG_IDENTIFY_TERM, false, &cstr(b"xterm"));
-            assert_eq!(&b[..8], &[0x65, 0, 0, 0, 22, 0, 0, 0], "{framing:?}");
-            assert_eq!(&b[16..], b"xterm\0");
+    /// The kinds of the messages in `buf`, in order.
+    fn kinds(buf: &[u8]) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut off = 0;
+        while off < buf.len() {
+            v.push(u32::from_le_bytes(buf[off..off + 4].try_into().unwrap()));
+            off += u16::from_le_bytes(buf[off + 4..off + 6].try_into().unwrap()) as usize;
         }
+        assert_eq!(off, buf.len(), "messages end at the buffer's end");
+        v
     }
 
     #[test]
-    fn incoming_length_ignores_the_fd_mark_and_rejects_nonsense() {
+    fn message_header_is_both_imsg_layouts() {
+        // ≤ 3.5: len u16 = 22, flags u16 = 0; ≥ 3.6: len u32 = 22. Same bytes.
+        let mut b = Vec::new();
+        message(&mut b, MSG_IDENTIFY_TERM, &cstr(b"xterm"));
+        assert_eq!(&b[..16], &[0x65, 0, 0, 0, 22, 0, 0, 0, 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(&b[16..], b"xterm\0");
+    }
+
+    #[test]
+    fn handshake_is_one_write_without_descriptor_messages() {
+        let hello = handshake(&["list-commands", "-F", "x"]).unwrap();
+        assert_eq!(
+            kinds(&hello),
+            [
+                MSG_IDENTIFY_FLAGS,
+                MSG_IDENTIFY_LONGFLAGS,
+                MSG_IDENTIFY_TERM,
+                MSG_IDENTIFY_FEATURES,
+                MSG_IDENTIFY_TTYNAME,
+                MSG_IDENTIFY_CWD,
+                MSG_IDENTIFY_CLIENTPID,
+                MSG_IDENTIFY_DONE,
+                MSG_COMMAND
+            ]
+        );
+        let with_env = kinds(&handshake(&["new-session", "-d"]).unwrap());
+        assert!(with_env.contains(&MSG_IDENTIFY_ENVIRON) || std::env::vars_os().all(|(k, _)| k == "TMUX" || k == "TMUX_PANE"));
+        let big = "x".repeat(MAX_IMSG);
+        assert!(matches!(handshake(&[big.as_str()]), Err(DirectError::TooLarge(_))));
+    }
+
+    #[test]
+    fn incoming_length_reads_either_header_and_rejects_nonsense() {
         let mut out = Output { status: -1, stdout: Vec::new(), stderr: Vec::new() };
         let mut exit = Vec::new();
-        message(&mut exit, Framing::Imsg32, MSG_EXIT, true, &3i32.to_le_bytes());
-        let (_, done) = process(&mut exit.clone(), &mut out, Framing::Imsg32).unwrap();
+        message(&mut exit, MSG_EXIT, &3i32.to_le_bytes());
+        let (_, done) = process(&mut exit.clone(), &mut out).unwrap();
         assert_eq!(done.unwrap().unwrap().status, 3);
         let mut short = exit.clone();
         short[4] = 4;
-        assert!(process(&mut short, &mut out, Framing::Imsg32).is_err());
+        assert!(process(&mut short, &mut out).is_err());
     }
 }
 
 /// These run against the `tmux` on PATH (the system's, or a version built by
 /// `scripts/tmux-build` put first on PATH), through [`run_async`], the
-/// function the broker uses, with the framing [`crate::tmux::Tmux`]'s start-up
-/// probe picks.
+/// function the broker uses.
 #[cfg(test)]
 mod real_tmux {
     use super::*;
@@ -410,11 +354,10 @@ mod real_tmux {
         fn version(&self) -> String {
             String::from_utf8(self.exec(&["list-commands", "-F", "#{version}", "list-commands"]).stdout).unwrap().trim().to_string()
         }
-        /// The framing the broker's probe settles on for this server.
-        async fn probed_framing(&self) -> Framing {
+        /// What the broker's start-up probe decides for this server.
+        async fn probe(&self) {
             let tmux = Tmux::new(&self.sock);
             assert!(tmux.try_enable_direct().await, "the protocol client was refused by tmux {}", self.version());
-            tmux.framing().expect("a framing after a successful probe")
         }
     }
 
@@ -425,34 +368,31 @@ mod real_tmux {
         }
     }
 
+    /// A client that passed no descriptors is in the state tmux's own command
+    /// client (stdin not a terminal) ends identify in: no terminal, same flags.
     #[tokio::test]
-    async fn probe_picks_the_framing_of_the_servers_imsg() {
+    async fn the_server_sees_the_same_client_as_tmux_s_own() {
         let s = Server::start();
-        let version = s.version();
-        // 3.6 is the first release with OpenBSD's 32-bit-length imsg header.
-        let expected = if crate::tmux::version_at_least(&version, 3, 6) { Framing::Imsg32 } else { Framing::Imsg16 };
-        assert_eq!(s.probed_framing().await, expected, "tmux {version}");
-        if expected == Framing::Imsg32 {
-            // Why the probe may try Imsg16 first: a ≥ 3.6 server refuses it...
-            let wrong = run_async(&s.sock, &["list-commands", "-F", "#{pid}", "list-commands"], T, Framing::Imsg16).await;
-            assert!(wrong.is_err(), "tmux {version} accepted the Imsg16 framing: {wrong:?}");
-            // ...and that refusal costs the server nothing: it still answers.
-            assert_eq!(s.exec(&["has-session"]).status, 0);
-        }
+        s.probe().await;
+        let args = ["display-message", "-p", "#{client_flags}|#{client_tty}|#{client_control_mode}|#{client_readonly}|#{client_session}|#{client_width}"];
+        let o = Command::new("tmux").arg("-u").arg("-S").arg(&s.sock).args(args).env_remove("TMUX").output().unwrap();
+        let exec = Output { status: o.status.code().unwrap(), stdout: o.stdout, stderr: o.stderr };
+        assert_eq!(exec.status, 0, "{exec:?}");
+        assert_eq!(run_async(&s.sock, &args, T).await.unwrap(), exec, "tmux {}", s.version());
     }
 
     #[tokio::test]
     async fn same_answers_as_the_tmux_binary() {
         let s = Server::start();
-        let framing = s.probed_framing().await;
+        s.probe().await;
         for args in [
             vec!["list-commands", "-F", "#{pid} #{version} #{S:#{session_id} }", "list-commands"],
             vec!["show-hooks", "-g", "after-capture-pane"],
             vec!["show-hooks", "-t", "nosuch", "after-capture-pane"],
         ] {
-            assert_eq!(run_async(&s.sock, &args, T, framing).await.unwrap(), s.exec(&args), "{args:?}");
+            assert_eq!(run_async(&s.sock, &args, T).await.unwrap(), s.exec(&args), "{args:?}");
         }
-        let err = run_async(&s.sock, &["show-hooks", "-t", "nosuch"], T, framing).await.unwrap();
+        let err = run_async(&s.sock, &["show-hooks", "-t", "nosuch"], T).await.unwrap();
         assert_eq!(err.status, 1);
         assert!(String::from_utf8_lossy(&err.stderr).contains("nosuch"), "{err:?}");
     }
@@ -460,7 +400,7 @@ mod real_tmux {
     #[tokio::test]
     async fn large_output_arrives_whole() {
         let s = Server::start();
-        let framing = s.probed_framing().await;
+        s.probe().await;
         // 4000 history lines of 60 characters: far more than one 16 KiB message.
         s.exec(&["set-option", "-g", "history-limit", "10000"]);
         let script = "for i in $(seq 1 4000); do printf '%060d\\n' $i; done; sleep 100";
@@ -471,7 +411,7 @@ mod real_tmux {
             assert!(Instant::now() < deadline, "the pane never printed its lines");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let d = run_async(&s.sock, &cap, T, framing).await.unwrap();
+        let d = run_async(&s.sock, &cap, T).await.unwrap();
         assert_eq!(d, s.exec(&cap));
         assert!(d.stdout.len() > 64 * 1024, "{}", d.stdout.len());
     }

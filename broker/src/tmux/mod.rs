@@ -15,28 +15,20 @@ pub use version::version_at_least;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use direct::{Framing, Output};
+pub use direct::Output;
 
 /// How commands reach the server.
 #[derive(Debug, Clone)]
 pub struct Tmux {
     pub bin: PathBuf,
     pub socket: PathBuf,
-    /// The in-process protocol client's framing once the probe chose it
-    /// ([`framing_code`]); 0 = exec every command.
-    direct: Arc<AtomicU8>,
-}
-
-fn framing_code(framing: Option<Framing>) -> u8 {
-    match framing {
-        None => 0,
-        Some(Framing::Imsg16) => 1,
-        Some(Framing::Imsg32) => 2,
-    }
+    /// Whether the start-up probe chose the in-process protocol client; else
+    /// every command is an exec.
+    direct: Arc<AtomicBool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,50 +62,30 @@ pub const COMMAND_ARG_BYTES: usize = 16_384 - 16 - 4;
 
 impl Tmux {
     pub fn new(socket: &Path) -> Self {
-        Tmux { bin: find_tmux(), socket: socket.to_path_buf(), direct: Arc::new(AtomicU8::new(0)) }
+        Tmux { bin: find_tmux(), socket: socket.to_path_buf(), direct: Arc::new(AtomicBool::new(false)) }
     }
 
     pub fn uses_direct(&self) -> bool {
-        self.framing().is_some()
+        self.direct.load(Ordering::Relaxed)
     }
 
-    /// The protocol client's framing, when it is used.
-    pub fn framing(&self) -> Option<Framing> {
-        match self.direct.load(Ordering::Relaxed) {
-            1 => Some(Framing::Imsg16),
-            2 => Some(Framing::Imsg32),
-            _ => None,
-        }
-    }
-
-    /// Switches to the protocol client if, with one of the imsg framings, it
-    /// gives the same answer as the exec client for a harmless, hook-free
-    /// command. Returns whether it did.
+    /// Switches to the protocol client if it gives the same answer as the exec
+    /// client for a harmless, hook-free command. Returns whether it did.
     pub async fn try_enable_direct(&self) -> bool {
         let args = ["list-commands", "-F", "#{pid} #{version}", "list-commands"];
         let exec = self.exec(&args, DEFAULT_TIMEOUT).await;
-        let mut chosen = None;
-        let mut refused = Vec::new();
-        if let Ok(e) = exec.as_ref() {
-            for framing in Framing::PROBE_ORDER {
-                if e.status != 0 {
-                    break;
-                }
-                match direct::run_async(&self.socket, &args, DEFAULT_TIMEOUT, framing).await {
-                    Ok(d) if &d == e => {
-                        chosen = Some(framing);
-                        break;
-                    }
-                    other => refused.push(format!("{framing:?}: {:?}", other.map(|o| o.status))),
-                }
-            }
+        let direct = match exec.as_ref() {
+            Ok(e) if e.status == 0 => Some(direct::run_async(&self.socket, &args, DEFAULT_TIMEOUT).await),
+            _ => None,
+        };
+        let same = matches!((&exec, &direct), (Ok(e), Some(Ok(d))) if d == e);
+        if same {
+            tracing::info!("tmux protocol client used");
+        } else {
+            tracing::info!("tmux protocol client not used (exec {:?}; direct {:?})", exec.as_ref().map(|o| o.status), direct.map(|d| d.map(|o| o.status)));
         }
-        match chosen {
-            Some(framing) => tracing::info!(?framing, "tmux protocol client used"),
-            None => tracing::info!("tmux protocol client not used (exec {:?}; direct {})", exec.as_ref().map(|o| o.status), refused.join(", ")),
-        }
-        self.direct.store(framing_code(chosen), Ordering::Relaxed);
-        chosen.is_some()
+        self.direct.store(same, Ordering::Relaxed);
+        same
     }
 
     fn command(&self, args: &[&str]) -> std::process::Command {
@@ -137,11 +109,11 @@ impl Tmux {
 
     /// Runs one command and returns its exit status and both streams.
     pub async fn output(&self, args: &[&str], timeout: Duration) -> Result<Output, TmuxError> {
-        let Some(framing) = self.framing() else {
+        if !self.uses_direct() {
             return self.exec(args, timeout).await;
-        };
+        }
         let name = args.first().copied().unwrap_or("").to_string();
-        match direct::run_async(&self.socket, args, timeout, framing).await {
+        match direct::run_async(&self.socket, args, timeout).await {
             // Too large for one message: tmux's own client cannot send it either
             // through this path, but exec passes argv without that limit.
             Err(direct::DirectError::TooLarge(_)) => self.exec(args, timeout).await,
