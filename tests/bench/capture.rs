@@ -141,16 +141,14 @@ async fn main() {
     // One round trip of the broker's in-process tmux client (what a capture does twice).
     let mut direct = Vec::new();
     let mut direct_cap = Vec::new();
-    // The framing this tmux speaks, found as the broker finds it.
     let probe = tmux_mcp::tmux::Tmux::new(server.socket());
-    probe.try_enable_direct().await;
-    let framing = probe.framing().expect("the in-process tmux client works on this tmux");
+    assert!(probe.try_enable_direct().await, "the in-process tmux client works on this tmux");
     for _ in 0..N {
         let t = Instant::now();
-        tmux_mcp::tmux::direct::run_async(server.socket(), &["show-hooks", "-g", "after-capture-pane"], Duration::from_secs(5), framing).await.unwrap();
+        tmux_mcp::tmux::direct::run_async(server.socket(), &["show-hooks", "-g", "after-capture-pane"], Duration::from_secs(5)).await.unwrap();
         direct.push(ms(t.elapsed()));
         let t = Instant::now();
-        tmux_mcp::tmux::direct::run_async(server.socket(), &["capture-pane", "-p", "-t", &pane], Duration::from_secs(5), framing).await.unwrap();
+        tmux_mcp::tmux::direct::run_async(server.socket(), &["capture-pane", "-p", "-t", &pane], Duration::from_secs(5)).await.unwrap();
         direct_cap.push(ms(t.elapsed()));
     }
     let (mut delta, sizes) = delta_run(&client, &server, &target, &pane, &fifo, N, true).await;
