@@ -22,6 +22,21 @@ TMUX_BIN="${TMUX_MCP_TMUX:-tmux}"
 
 tm() { "$TMUX_BIN" "$@"; }
 
+# Answers read through run-shell formats land in files of one private
+# directory, removed when the script ends: also when tmux ends it with SIGTERM
+# (its jobs get one when the server exits) in the middle of a read.
+# `scratch NAME` sets tmp to a path there (not `$(…)`: the directory must be
+# made by this shell, not a subshell, for the trap to know it).
+SCRATCH=""
+scratch() {
+    if [ -z "$SCRATCH" ]; then
+        SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/tmux-mcp.XXXXXX")" || { SCRATCH=""; return 1; }
+    fi
+    tmp="$SCRATCH/$1"
+}
+trap '[ -z "$SCRATCH" ] || rm -rf "$SCRATCH"' EXIT
+trap 'exit 1' TERM HUP INT
+
 # Quote one word for sh, then escape '#' so tmux's format expansion keeps it.
 shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 fmt_lit() { printf '%s' "$1" | sed 's/#/##/g'; }
@@ -29,7 +44,7 @@ fmt_lit() { printf '%s' "$1" | sed 's/#/##/g'; }
 # Read our options in one run-shell (hook-free); one value per line.
 read_options() {
     local tmp
-    tmp="$(mktemp "${TMPDIR:-/tmp}/tmux-mcp-opts.XXXXXX")" || return 1
+    scratch opts || return 1
     # Each value is prefixed with "x" so an empty option still yields a line.
     tm run-shell "printf '%s\\n' x#{q:@mcp-cursor-key} x#{q:@mcp-bin-dir} x#{q:@mcp-cursor-key-bound} x#{q:@mcp-autostart} > $(fmt_lit "$(shq "$tmp")")"
     {
@@ -77,7 +92,7 @@ set_option_hooked() {
         local tmp s
         if tm show-hooks -g after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
             SET_OPTION_HOOKED=yes
-        elif tmp="$(mktemp "${TMPDIR:-/tmp}/tmux-mcp-ss.XXXXXX")"; then
+        elif scratch sessions; then
             tm run-shell "printf '%s\\n' #{S:#{q:session_id} } > $(fmt_lit "$(shq "$tmp")")"
             for s in $(cat "$tmp"); do
                 if tm show-hooks -t "$s" after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
@@ -101,7 +116,7 @@ set_state() {
 # unlike list-clients) that writes into a file of ours.
 has_client() {
     local tmp answer=""
-    tmp="$(mktemp "${TMPDIR:-/tmp}/tmux-mcp-cl.XXXXXX")" || return 2
+    scratch clients || return 2
     if ! tm run-shell "printf '%s' '#{S:#{?session_attached,y,}}' > $(fmt_lit "$(shq "$tmp")")" 2>/dev/null; then
         rm -f "$tmp"
         return 2
@@ -184,7 +199,7 @@ build_job() {
     local builder=$! rc=0
     trap 'pkill -TERM -P "$builder" 2>/dev/null; kill "$builder" "$announcer" 2>/dev/null; exit 1' TERM HUP INT
     wait "$builder" || rc=$?
-    trap - TERM HUP INT
+    trap 'exit 1' TERM HUP INT
     if [ "$rc" = 0 ] && printf '%s\n' "$id" > "$STAMP"; then
         kill "$announcer" 2>/dev/null
         exec 9>&-

@@ -188,3 +188,64 @@ async fn a_busy_broker_retires_and_serves_its_agents_until_they_leave() {
     assert_eq!(srv.brokers(), vec![new]);
     newcomer.close().await;
 }
+
+/// The plugin script's files in `tmpdir` (its private scratch directory).
+fn plugin_scratch(tmpdir: &Path) -> Vec<String> {
+    std::fs::read_dir(tmpdir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("tmux-mcp")).collect()
+}
+
+/// The plugin script reads tmux through `run-shell` formats into files of a
+/// private directory. It removes the directory when it ends: after a normal
+/// run, and when it gets SIGTERM in the middle of a read (tmux signals its jobs
+/// when the server exits). The second case is made certain with a `tmux`
+/// wrapper (the script's `TMUX_MCP_TMUX`) that turns a `run-shell` into a
+/// `wait-for` nobody signals (a real tmux client, blocked until the server
+/// goes) and names its parent, the script, which the test then signals as tmux
+/// would before it kills the server.
+#[test]
+fn the_plugin_script_leaves_no_files_behind() {
+    // A normal run: the broker starts, every plugin job ends, nothing is left.
+    let srv = TmuxServer::start();
+    let tmpdir = srv.dir().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    srv.tmux(&["set-environment", "-g", "TMPDIR", tmpdir.to_str().unwrap()]);
+    srv.tmux(&["set-option", "-g", "@mcp-bin-dir", target_dir().to_str().unwrap()]);
+    let script = repo_root().join("tmux-mcp.tmux");
+    srv.tmux(&["run-shell", script.to_str().unwrap()]);
+    srv.wait_for_one_broker(Duration::from_secs(10));
+    let left = poll(Duration::from_secs(10), || {
+        let l = plugin_scratch(&tmpdir);
+        l.is_empty().then_some(())
+    });
+    assert!(left.is_some(), "after a normal plugin run: {:?} left in {}", plugin_scratch(&tmpdir), tmpdir.display());
+
+    // Killed mid-read: the wrapper marks that the script is inside a read, then blocks.
+    let mut srv = TmuxServer::start();
+    let tmpdir = srv.dir().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    let marker = srv.dir().join("blocked");
+    let wrapper = srv.dir().join("tmux-wrapper");
+    let real = tmux_mcp::tmux::find_in_path("tmux").expect("tmux on PATH");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" run-shell \"*) echo $PPID > '{m}'; exec '{t}' -S '{s}' wait-for tmux-mcp-test-never ;; esac\nexec '{t}' \"$@\"\n",
+            m = marker.display(),
+            t = real.display(),
+            s = srv.socket().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    srv.tmux(&["set-environment", "-g", "TMPDIR", tmpdir.to_str().unwrap()]);
+    srv.tmux(&["set-environment", "-g", "TMUX_MCP_TMUX", wrapper.to_str().unwrap()]);
+    srv.tmux(&["run-shell", "-b", script.to_str().unwrap()]);
+    let script_pid: i32 = poll(Duration::from_secs(10), || std::fs::read_to_string(&marker).ok()?.trim().parse().ok()).expect("the plugin script never reached a run-shell read");
+    assert_eq!(plugin_scratch(&tmpdir).len(), 1, "the script's scratch directory exists while it reads");
+    // SAFETY: kill(2) on the plugin script this test started (the wrapper's parent).
+    assert_eq!(unsafe { libc::kill(script_pid, libc::SIGTERM) }, 0);
+    srv.kill_server();
+    poll(Duration::from_secs(5), || (!pid_alive(script_pid as u32)).then_some(())).expect("the plugin script outlived its server");
+    let left = poll(Duration::from_secs(5), || plugin_scratch(&tmpdir).is_empty().then_some(()));
+    assert!(left.is_some(), "after kill-server during a read: {:?} left in {}", plugin_scratch(&tmpdir), tmpdir.display());
+}
