@@ -122,7 +122,9 @@ fn handshake(args: &[&str]) -> Result<Vec<u8>, DirectError> {
     if HEADER + packed.len() > MAX_IMSG {
         return Err(DirectError::TooLarge(HEADER + packed.len()));
     }
-    let cwd = std::env::current_dir().map(|p| p.into_os_string().into_encoded_bytes()).unwrap_or_else(|_| b"/".to_vec());
+    // The process never changes directory, so it is asked once.
+    static CWD: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let cwd = CWD.get_or_init(|| std::env::current_dir().map(|p| p.into_os_string().into_encoded_bytes()).unwrap_or_else(|_| b"/".to_vec()));
 
     let mut buf = Vec::with_capacity(512 + packed.len());
     // MSG_IDENTIFY_FLAGS is what tmux 3.2–3.4's client sends first (3.5 sends
@@ -132,18 +134,20 @@ fn handshake(args: &[&str]) -> Result<Vec<u8>, DirectError> {
     message(&mut buf, MSG_IDENTIFY_TERM, &cstr(b"xterm"));
     message(&mut buf, MSG_IDENTIFY_FEATURES, &0i32.to_le_bytes());
     message(&mut buf, MSG_IDENTIFY_TTYNAME, &cstr(b""));
-    message(&mut buf, MSG_IDENTIFY_CWD, &cstr(&cwd));
+    message(&mut buf, MSG_IDENTIFY_CWD, &cstr(cwd));
     message(&mut buf, MSG_IDENTIFY_CLIENTPID, &(std::process::id() as i32).to_le_bytes());
-    for (k, v) in std::env::vars_os().filter(|_| needs_environment(args)) {
-        if k == "TMUX" || k == "TMUX_PANE" {
-            continue;
-        }
-        let mut entry = k.into_encoded_bytes();
-        entry.push(b'=');
-        entry.extend_from_slice(v.as_encoded_bytes());
-        let entry = cstr(&entry);
-        if HEADER + entry.len() <= MAX_IMSG {
-            message(&mut buf, MSG_IDENTIFY_ENVIRON, &entry);
+    if needs_environment(args) {
+        for (k, v) in std::env::vars_os() {
+            if k == "TMUX" || k == "TMUX_PANE" {
+                continue;
+            }
+            let mut entry = k.into_encoded_bytes();
+            entry.push(b'=');
+            entry.extend_from_slice(v.as_encoded_bytes());
+            let entry = cstr(&entry);
+            if HEADER + entry.len() <= MAX_IMSG {
+                message(&mut buf, MSG_IDENTIFY_ENVIRON, &entry);
+            }
         }
     }
     message(&mut buf, MSG_IDENTIFY_DONE, &[]);
