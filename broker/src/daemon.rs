@@ -454,6 +454,7 @@ fn status(broker: &Broker) -> StatusReply {
         panes_tracked: processes.iter().filter(|p| p.process_generation.is_some()).count() as u64,
         panes_untracked: processes.iter().filter_map(|p| p.note.clone().map(|n| (p.pane_id.clone(), n))).collect(),
         option_published: broker.option_state.lock().unwrap().clone(),
+        tmux_connections: Some(broker.registry.tmux_connections.load(Ordering::Relaxed)),
         tmux_commands: broker.registry.tmux_commands.load(Ordering::Relaxed),
         tool_calls: broker.tool_calls.load(Ordering::Relaxed),
         retained_entries: broker.retained.usage().entries as u64,

@@ -181,7 +181,9 @@ pub struct Registry {
     next_req: AtomicU64,
     current: Mutex<Option<Arc<Snapshot>>>,
     refresh_gate: tokio::sync::Mutex<()>,
-    /// tmux client commands run so far (reads and writes).
+    /// tmux client invocations so far (reads and writes), each one connection
+    /// (or one exec), and the top-level commands they carried.
+    pub tmux_connections: AtomicU64,
     pub tmux_commands: AtomicU64,
     /// Where run-shell feed helpers answer once the broker has retired (its
     /// public socket then belongs to its successor).
@@ -197,6 +199,7 @@ impl Registry {
             next_req: AtomicU64::new(1),
             current: Mutex::new(None),
             refresh_gate: tokio::sync::Mutex::new(()),
+            tmux_connections: AtomicU64::new(0),
             tmux_commands: AtomicU64::new(0),
             feed_socket: Mutex::new(None),
         }
@@ -221,9 +224,14 @@ impl Registry {
         format!("{client}; {feed}")
     }
 
+    fn count(&self, args: &[&str]) {
+        self.tmux_connections.fetch_add(1, Ordering::Relaxed);
+        self.tmux_commands.fetch_add(crate::tmux::command_count(args) as u64, Ordering::Relaxed);
+    }
+
     /// Runs a tmux command and counts it.
     pub async fn run_tmux(&self, args: &[&str]) -> Result<String, TmuxError> {
-        self.tmux_commands.fetch_add(1, Ordering::Relaxed);
+        self.count(args);
         let t = Instant::now();
         let r = self.source.tmux.run(args, self.source.timeout).await;
         log_command(args, t);
@@ -232,7 +240,7 @@ impl Registry {
 
     /// Runs a tmux command and returns status and both streams; counted.
     pub async fn tmux_output(&self, args: &[&str]) -> Result<crate::tmux::Output, TmuxError> {
-        self.tmux_commands.fetch_add(1, Ordering::Relaxed);
+        self.count(args);
         let t = Instant::now();
         let r = self.source.tmux.output(args, self.source.timeout).await;
         log_command(args, t);

@@ -246,7 +246,12 @@ pub struct StatusReply {
     pub tmux_access: String,
     /// tmux client invocations the broker has made since it started: each is
     /// one connection to the server carrying one command list (a capture's
-    /// guard, hook check and rows travel together).
+    /// guard, hook check and rows travel together). A broker older than the
+    /// field counted these as `tmux_commands` and sends none (`None`).
+    #[serde(default)]
+    pub tmux_connections: Option<u64>,
+    /// The top-level tmux commands those lists carried (`a ; b` is two; the
+    /// commands an `if-shell` runs are not counted).
     pub tmux_commands: u64,
     /// `tools/call` requests answered since it started (absent from a broker
     /// older than the field: 0).

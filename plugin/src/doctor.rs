@@ -60,8 +60,12 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     println!("tools         {}", s.enabled_tools.join(", "));
     println!("tmux access   {}", s.tmux_access);
     // Each invocation is one connection carrying one command list.
-    let per_call = if s.tool_calls > 0 { format!(", {:.2} per tool call ({} calls)", s.tmux_commands as f64 / s.tool_calls as f64, s.tool_calls) } else { String::new() };
-    println!("tmux commands {} (one connection each){per_call}", s.tmux_commands);
+    let per_call = |n: u64| if s.tool_calls > 0 { format!(" ({:.2} per tool call)", n as f64 / s.tool_calls as f64) } else { String::new() };
+    match s.tmux_connections {
+        Some(n) => println!("tmux          {n} connections{}, {} commands{}; {} tool calls", per_call(n), s.tmux_commands, per_call(s.tmux_commands), s.tool_calls),
+        // A broker older than the split counted connections as commands.
+        None => println!("tmux          {} connections{} (this broker does not count commands); {} tool calls", s.tmux_commands, per_call(s.tmux_commands), s.tool_calls),
+    }
     println!("retained      {} cursors and pages, {:.1} MiB", s.retained_entries, s.retained_bytes as f64 / (1024.0 * 1024.0));
     println!("log           {}", s.log_file);
     Ok(ExitCode::SUCCESS)
@@ -85,7 +89,7 @@ fn status_json(s: &StatusReply) -> serde_json::Value {
         "sessions_served": s.sessions_served, "sessions_open": s.sessions_open,
         "panes": s.panes, "panes_tracked": s.panes_tracked,
         "processes": s.processes.iter().map(|p| serde_json::json!({"pane_id": p.pane_id, "pid": p.pid, "process_generation": p.process_generation, "state": p.state, "note": p.note})).collect::<Vec<_>>(),
-        "option_published": s.option_published, "tmux_commands": s.tmux_commands, "tool_calls": s.tool_calls, "retained_entries": s.retained_entries, "retained_bytes": s.retained_bytes, "tmux_access": s.tmux_access,
+        "option_published": s.option_published, "tmux_connections": s.tmux_connections.unwrap_or(s.tmux_commands), "tmux_commands": s.tmux_commands, "tool_calls": s.tool_calls, "retained_entries": s.retained_entries, "retained_bytes": s.retained_bytes, "tmux_access": s.tmux_access,
         "enabled_tools": s.enabled_tools, "log_file": s.log_file,
     })
 }

@@ -8,7 +8,7 @@
 //! single command through a fork+exec of the `tmux` binary (what a peer that
 //! shells out pays), a `capture-pane -p` of a 200x50 pane, and a `tmux_capture`
 //! through an MCP client with the tmux invocations it cost (`status`
-//! `tmux_commands`). Prints p50/p90 in ms and the 1,001-pane / 1-pane ratios;
+`tmux_connections`). Prints p50/p90 in ms and the 1,001-pane / 1-pane ratios;
 //! asserts nothing.
 
 use serde_json::json;
@@ -81,13 +81,13 @@ async fn measure(srv: &TmuxServer, n: usize) -> Vec<(String, (f64, f64))> {
     let gen = generation(&c).await;
     let args = json!({"target": pane_ref(&gen, "%0")});
     c.call_envelope("tmux_capture", args.clone()).await.data();
-    let before = srv.status()["tmux_commands"].as_u64().unwrap();
+    let before = srv.status()["tmux_connections"].as_u64().unwrap();
     let t = timed(n, || async {
         let r = c.call_raw("tmux_capture", args.clone()).await;
         assert_ne!(r.is_error, Some(true), "{:?}", r.content);
     })
     .await;
-    let per_call = (srv.status()["tmux_commands"].as_u64().unwrap() - before) as f64 / n as f64;
+    let per_call = (srv.status()["tmux_connections"].as_u64().unwrap() - before) as f64 / n as f64;
     rows.push(("tmux_capture through rmcp (200x50)".to_string(), t));
     rows.push(("=> tmux invocations (= connections) per tmux_capture".to_string(), (per_call, f64::NAN)));
     c.close().await;

@@ -52,14 +52,14 @@ async fn main() {
         let searched = first["panesSearched"].as_u64().map_or_else(|| format!("{} matched", first["total_panes_matched"]), |n| n.to_string());
         let matches = first["totalMatches"].as_u64().unwrap_or_else(|| first["matches"].as_array().map_or(0, |m| m.iter().map(|p| p["matched_lines"].as_array().map_or(0, Vec::len) as u64).sum()));
         let clamped = if first["matchingClamped"] == true || first["truncated"] == true { ", a budget or cap reached" } else { "" };
-        let before = server.status()["tmux_commands"].as_u64().unwrap();
+        let before = server.status()["tmux_connections"].as_u64().unwrap();
         let mut times = Vec::with_capacity(N);
         for _ in 0..N {
             let t = Instant::now();
             client.call_raw("search_panes", args.clone()).await;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
         }
-        let per_call = (server.status()["tmux_commands"].as_u64().unwrap() - before) as f64 / N as f64;
+        let per_call = (server.status()["tmux_connections"].as_u64().unwrap() - before) as f64 / N as f64;
         let (p50, p90) = (pct(&mut times, 0.5), pct(&mut times, 0.9));
         println!("search_panes {label:<36} {searched} panes, {matches} matches{clamped}: p50 {p50:7.2} ms  p90 {p90:7.2} ms  ({per_call:.0} tmux commands per call)");
     }

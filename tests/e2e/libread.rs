@@ -128,14 +128,14 @@ async fn list_windows_matches_tmux_and_filters_by_session() {
     assert_eq!(main_only["windows"].as_array().unwrap().len(), 1);
 
     // Refusals name the field; nothing reaches tmux.
-    let before = srv.status()["tmux_commands"].clone();
+    let before = srv.status()["tmux_connections"].clone();
     let t = call_fail(&c, "list_windows", json!({"session": ""})).await;
     assert!(t.contains("argument /session: must be at least 1"), "{t}");
     let t = call_fail(&c, "list_windows", json!({"session": 3})).await;
     assert!(t.contains("argument /session: expected type string"), "{t}");
     let t = call_fail(&c, "list_sessions", json!({"session": "main"})).await;
     assert!(t.contains("unexpected field(s) session"), "{t}");
-    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
     let t = call_fail(&c, "list_windows", json!({"session": "nope"})).await;
     assert!(t.starts_with("Argument session: no session with id or name \"nope\"") && t.contains("(other)"), "{t}");
     c.close().await;
@@ -162,12 +162,12 @@ async fn get_pane_info_agrees_with_the_listings() {
         assert_eq!(info["sessions"].as_array().unwrap().iter().collect::<Vec<_>>(), want, "{id}: the list_sessions records");
         assert_eq!(want.len(), 2, "main:0 is linked into main and other");
     }
-    let before = srv.status()["tmux_commands"].clone();
+    let before = srv.status()["tmux_connections"].clone();
     let t = call_fail(&c, "get_pane_info", json!({"paneId": "1"})).await;
     assert!(t.contains("argument /paneId: must match the pattern"), "{t}");
     let t = call_fail(&c, "get_pane_info", json!({})).await;
     assert!(t.contains("missing required field paneId"), "{t}");
-    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
     let t = call_fail(&c, "get_pane_info", json!({"paneId": "%999"})).await;
     assert!(t.starts_with("No pane %999 on this server.") && t.contains("%0 (main:0"), "{t}");
     c.close().await;
@@ -362,14 +362,14 @@ async fn show_options_read_each_context_like_tmux() {
         assert_eq!(got["options"][0]["value"], json!(value), "{args} {name}: {got:#}");
         assert_eq!(got["options"][0]["readable"], json!(true));
     }
-    let before = srv.status()["tmux_commands"].clone();
+    let before = srv.status()["tmux_connections"].clone();
     let t = call_fail(&c, "show_options", json!({"names": ["status"], "session": "main", "pane": "%0"})).await;
     assert!(t.starts_with("Arguments session and pane: give at most one context."), "{t}");
     let t = call_fail(&c, "show_options", json!({"names": ["host"]})).await;
     assert!(t.contains("argument /names/0: must match the pattern"), "a format variable is not an option: {t}");
     let t = call_fail(&c, "show_options", json!({"names": []})).await;
     assert!(t.contains("argument /names:"), "{t}");
-    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
     let t = call_fail(&c, "show_options", json!({"names": ["status"], "pane": "%99"})).await;
     assert!(t.starts_with("Argument pane: no pane %99 is visible"), "{t}");
     c.close().await;
@@ -487,14 +487,14 @@ async fn search_panes_literal_regex_case_caps_and_paging() {
     let f = c.call("search_panes", json!({"pattern": "x", "scrollbackLines": 100000})).await;
     assert_eq!((f["scrollbackClamped"].as_bool(), f["effectiveScrollbackLines"].as_i64()), (Some(true), Some(200)), "{f:#}");
 
-    let before = srv.status()["tmux_commands"].clone();
+    let before = srv.status()["tmux_connections"].clone();
     let t = call_fail(&c, "search_panes", json!({"pattern": "(", "regex": true})).await;
     assert!(t.starts_with("Argument pattern: not a valid regular expression"), "{t}");
     let t = call_fail(&c, "search_panes", json!({"pattern": ""})).await;
     assert!(t.contains("argument /pattern: must be at least 1"), "{t}");
     let t = call_fail(&c, "search_panes", json!({"pattern": "x", "limit": 0})).await;
     assert!(t.contains("argument /limit: must be >= 1"), "{t}");
-    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
     c.close().await;
 }
 

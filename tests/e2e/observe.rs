@@ -155,9 +155,9 @@ async fn wait_without_polling_runs_no_tmux_command_while_idle() {
     let wait = c.call_envelope("tmux_wait", json!({"target": target, "condition": {"type": "screen_contains", "text": text}, "timeout": 3}));
     let probe = async {
         tokio::time::sleep_until(tokio::time::Instant::from_std(t0 + Duration::from_secs(1))).await;
-        let a = status_async(&sock).await["tmux_commands"].as_u64().expect("tmux_commands");
+        let a = status_async(&sock).await["tmux_connections"].as_u64().expect("tmux_connections");
         tokio::time::sleep_until(tokio::time::Instant::from_std(t0 + Duration::from_secs(2))).await;
-        let b = status_async(&sock).await["tmux_commands"].as_u64().expect("tmux_commands");
+        let b = status_async(&sock).await["tmux_connections"].as_u64().expect("tmux_connections");
         // cat writes the line back (the kernel's echo of the typed keys raises no
         // terminal-write event, cat's own write does).
         let sock2 = sock.clone();
@@ -181,7 +181,7 @@ async fn wait_without_polling_runs_no_tmux_command_while_idle() {
     assert!(elapsed - sent < Duration::from_millis(700), "the wait returned {:?} after the text was typed", elapsed - sent);
     let rows = rows_concat(&d["capture"]);
     assert!(rows.matches(&format!("{text}\n")).count() >= 2, "both the echo and cat's copy are on screen: {rows:?}");
-    let after = srv.status()["tmux_commands"].as_u64().unwrap();
+    let after = srv.status()["tmux_connections"].as_u64().unwrap();
     assert!(after > b, "the re-read after the event ran tmux commands ({b} -> {after})");
     c.close().await;
 }

@@ -55,12 +55,12 @@ async fn killed_pane_process_seen_exited_without_polling_tmux() {
     // commands too; let it finish so the count below is only about the exit.
     let status = poll(Duration::from_secs(5), || srv.try_status().filter(|s| s["option_published"] != "not yet")).expect("the broker's start-up did not finish");
     assert_eq!(process_state(&status, pane_id).as_deref(), Some("running"), "{status:#}");
-    let n = status["tmux_commands"].as_u64().expect("tmux_commands");
+    let n = status["tmux_connections"].as_u64().expect("tmux_connections");
 
     kill_pid(pid, libc::SIGKILL);
     let seen = poll(Duration::from_secs(2), || srv.try_status().filter(|s| process_state(s, pane_id).as_deref() == Some("exited")));
     let seen = seen.unwrap_or_else(|| panic!("the broker did not see pane {pane_id}'s process exit within 2 s: {:#}", srv.status()));
-    assert_eq!(seen["tmux_commands"], n, "the broker ran tmux commands to notice the exit");
+    assert_eq!(seen["tmux_connections"], n, "the broker ran tmux commands to notice the exit");
 
     // Asking tmux afterwards shows the pane dead (remain-on-exit).
     let after = c.call("list_panes", json!({})).await;

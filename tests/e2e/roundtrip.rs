@@ -11,8 +11,10 @@ use tmux_mcp_e2e::*;
 /// Attach flags enabling the seed capture tool (opt-in).
 const TOOLS: &[&str] = &["--enable-tool", "tmux_capture"];
 
-fn commands(srv: &TmuxServer) -> u64 {
-    srv.status()["tmux_commands"].as_u64().expect("status counts tmux commands")
+/// `status`: tmux connections (client invocations) and the commands they carried.
+fn counts(srv: &TmuxServer) -> (u64, u64) {
+    let s = srv.status();
+    (s["tmux_connections"].as_u64().expect("status counts tmux connections"), s["tmux_commands"].as_u64().expect("status counts tmux commands"))
 }
 
 /// `tmux_capabilities` says which hook check is in force, and keeps the
@@ -51,7 +53,7 @@ async fn a_pane_read_costs_one_tmux_command_from_3_5_and_two_before() {
     let target = pane_ref(&gen, "%0");
     let cursor = c.call_envelope("tmux_capture", json!({"target": target, "track": true})).await.data()["next_cursor"].as_str().unwrap().to_string();
     c.call("list_panes", json!({})).await; // the broker's table knows every pane
-    let per = tmux_commands_per_capture();
+    let per = tmux_connections_per_capture();
     let (_, _, full) = tmux_version();
     let calls: [(&str, Value, u64); 5] = [
         ("tmux_capture", json!({"target": target}), per),
@@ -62,13 +64,15 @@ async fn a_pane_read_costs_one_tmux_command_from_3_5_and_two_before() {
     ];
     let tool_calls = || srv.status()["tool_calls"].as_u64().expect("status counts tool calls");
     for (tool, args, each) in calls {
-        let (before, calls_before) = (commands(&srv), tool_calls());
+        let (before, calls_before) = (counts(&srv), tool_calls());
         for _ in 0..3 {
             let r = c.call_raw(tool, args.clone()).await;
             assert_ne!(r.is_error, Some(true), "tmux {full}: {tool} {args}: {:?}", r.content);
         }
-        let ran = commands(&srv) - before;
-        assert_eq!(ran, 3 * each, "tmux {full}: 3 x {tool} {args} ran {ran} tmux commands ({each} each expected)");
+        let after = counts(&srv);
+        let (ran, carried) = (after.0 - before.0, after.1 - before.1);
+        assert_eq!(ran, 3 * each, "tmux {full}: 3 x {tool} {args} made {ran} tmux connections ({each} each expected)");
+        assert!(carried >= ran, "tmux {full}: {tool}: {ran} connections carried {carried} commands");
         assert_eq!(tool_calls() - calls_before, 3, "status counts the tool calls");
     }
     c.close().await;

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use tmux_mcp_e2e::*;
 
 fn commands(srv: &TmuxServer) -> u64 {
-    srv.status()["tmux_commands"].as_u64().expect("status counts tmux commands")
+    srv.status()["tmux_connections"].as_u64().expect("status counts tmux commands")
 }
 
 /// `capture_pane` is one guarded capture with the hook check in its queue on
@@ -26,7 +26,7 @@ async fn capture_pane_runs_no_table_read() {
         assert_eq!(r["paneId"], "%0");
     }
     let after = commands(&srv);
-    let per = tmux_commands_per_capture();
+    let per = tmux_connections_per_capture();
     assert_eq!(after - before, 5 * per, "5 captures ran {} tmux commands ({per} each expected)", after - before);
     c.close().await;
 }

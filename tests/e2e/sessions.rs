@@ -74,14 +74,14 @@ async fn two_servers_two_brokers_no_crosstalk() {
     let ref_a = pane(&la, "%0")["ref"].clone();
     let own = ca.call("tmux_capture", json!({ "target": ref_a })).await;
     assert_eq!(own["ok"], true, "A's broker captures A's pane: {own:#}");
-    let commands_before = b.status()["tmux_commands"].clone();
+    let commands_before = b.status()["tmux_connections"].clone();
     let foreign = cb.call_raw("tmux_capture", json!({ "target": ref_a })).await;
     assert_eq!(foreign.is_error, Some(true));
     let s = foreign.structured_content.expect("error envelope");
     assert_eq!(s["ok"], false);
     assert_eq!(s["error"]["code"], "stale_target", "{s:#}");
     assert_eq!(s["error"]["delivery"], "not_sent", "{s:#}");
-    assert_eq!(b.status()["tmux_commands"], commands_before, "B's broker ran a tmux command for A's reference");
+    assert_eq!(b.status()["tmux_connections"], commands_before, "B's broker ran a tmux command for A's reference");
     ca.close().await;
     cb.close().await;
 }

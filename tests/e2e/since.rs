@@ -185,7 +185,7 @@ async fn wait_ms_waits_for_output_and_is_clamped_to_the_request_timeout() {
 
     // No polling: a wait with no output runs exactly the reads of a call
     // that does not wait (the status read around each is the same too).
-    let commands = || srv.status()["tmux_commands"].as_u64().unwrap();
+    let commands = || srv.status()["tmux_connections"].as_u64().unwrap();
     let t0 = commands();
     let plain = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
     let t1 = commands();
@@ -254,7 +254,7 @@ async fn bad_input_names_the_field_and_sends_nothing() {
     let srv = TmuxServer::start();
     let c = McpClient::attach(&srv, &[]).await;
     c.call("capture_since", json!({"paneId": "%0"})).await;
-    let before = srv.status()["tmux_commands"].clone();
+    let before = srv.status()["tmux_connections"].clone();
     for (args, field) in [
         (json!({"paneId": "0"}), "paneId"),
         (json!({"paneId": "%0", "cursor": "xyz"}), "cursor"),
@@ -269,7 +269,7 @@ async fn bad_input_names_the_field_and_sends_nothing() {
         assert!(text.contains(field), "{args}: {text}");
         assert!(text.contains("Nothing was sent to tmux"), "{args}: {text}");
     }
-    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
     let text = error_text(&c, json!({"paneId": "%999"})).await;
     assert!(text.contains("No pane %999"), "{text}");
     c.close().await;

@@ -316,10 +316,10 @@ async fn python_search_panes_matches_joined_lines_like_tmux() {
     assert!(!ran.exists() && !never_shown.exists(), "a pattern was expanded as a tmux format");
 
     // An invalid regex: the reference's message, nothing sent.
-    let before = srv.status()["tmux_commands"].clone();
+    let before = srv.status()["tmux_connections"].clone();
     let e = error_of_tool(&c, "search_panes", json!({"pattern": "(", "regex": true})).await;
     assert!(e.starts_with("Invalid regex pattern: ") && e.contains("Nothing was sent to tmux"), "{e}");
-    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
     c.close().await;
 }
 
@@ -435,7 +435,7 @@ async fn python_search_panes_refuses_bad_input_and_fires_no_hook() {
     let srv = TmuxServer::start();
     let a = session_showing(&srv, "s1", 10, &["needle".to_string()]);
     let c = McpClient::attach(&srv, &["--toolset", "python"]).await;
-    let before = srv.status()["tmux_commands"].clone();
+    let before = srv.status()["tmux_connections"].clone();
     for (args, names) in [
         (json!({"pattern": "x", "scrollbackLines": 5}), "scrollbackLines"),
         (json!({"pattern": "x", "limit": "10"}), "/limit"),
@@ -450,7 +450,7 @@ async fn python_search_panes_refuses_bad_input_and_fires_no_hook() {
         let e = error_of_tool(&c, "search_panes", args.clone()).await;
         assert!(e.contains(names) && e.contains("Nothing was sent to tmux"), "{args}: {e}");
     }
-    assert_eq!(srv.status()["tmux_commands"], before, "a refused call ran a tmux command");
+    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
 
     // Every after-* hook but after-capture-pane: the search captures and
     // fires nothing; with after-capture-pane too, it captures nothing.

@@ -498,7 +498,7 @@ pub fn hook_refusal_delivery() -> &'static str {
 
 /// tmux client invocations per guarded pane read from the cached table: one
 /// on >= 3.5, the `show-hooks` preflight plus the capture before.
-pub fn tmux_commands_per_capture() -> u64 {
+pub fn tmux_connections_per_capture() -> u64 {
     if hook_check_in_queue() {
         1
     } else {

@@ -55,6 +55,26 @@ impl TmuxError {
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How many commands tmux runs from `args` at top level: it splits a command
+/// list given as arguments at each argument that ends in an unescaped `;`
+/// (see [`quote::literal_arg`]). Commands an `if-shell` runs are not counted.
+pub fn command_count(args: &[&str]) -> usize {
+    let mut count = 0;
+    let mut open = false;
+    for a in args {
+        let ends_list = a.ends_with(';') && !a.ends_with("\\;");
+        let word = if ends_list { &a[..a.len() - 1] } else { a };
+        if !word.is_empty() || !ends_list {
+            open = true;
+        }
+        if ends_list && open {
+            count += 1;
+            open = false;
+        }
+    }
+    count + usize::from(open)
+}
+
 /// Bytes of arguments one tmux command (list) may carry in one message of
 /// tmux's client protocol: its largest message (16,384 bytes) less the header
 /// (16) and the argument count (4); each argument takes its length plus a NUL.
@@ -166,3 +186,21 @@ pub fn find_in_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::command_count;
+
+    #[test]
+    fn command_count_splits_where_tmux_does() {
+        assert_eq!(command_count(&["list-commands", "-F", "x", "list-commands"]), 1);
+        assert_eq!(command_count(&["show-hooks", "-g", ";", "capture-pane", "-p", ";", "display", "x"]), 3);
+        // A final `;` on a word ends the command; `\;` is a literal semicolon.
+        assert_eq!(command_count(&["send-keys", "-l", "x;", "display", "y"]), 2);
+        assert_eq!(command_count(&["send-keys", "-l", "x\\;"]), 1);
+        // An if-shell's commands are strings to tmux at this level.
+        assert_eq!(command_count(&["if-shell", "-F", "1", "capture-pane -p ; display x"]), 1);
+        assert_eq!(command_count(&[";", "has-session", ";"]), 1);
+        assert_eq!(command_count(&[]), 0);
+    }
+}
