@@ -8,7 +8,7 @@
 //! single command through a fork+exec of the `tmux` binary (what a peer that
 //! shells out pays), a `capture-pane -p` of a 200x50 pane, and a `tmux_capture`
 //! through an MCP client with the tmux invocations it cost (`status`
-`tmux_connections`). Prints p50/p90 in ms and the 1,001-pane / 1-pane ratios;
+//! `tmux_connections`). Prints p50/p90 in ms and the 1,001-pane / 1-pane ratios;
 //! asserts nothing.
 
 use serde_json::json;
