@@ -62,20 +62,33 @@ async fn measure(srv: &TmuxServer, n: usize) -> Vec<(String, (f64, f64))> {
     }
     // Warm-up: the server's first connections allocate.
     timed(20, || direct(&tmux, &one)).await;
+    // The four kinds interleaved, so each sees the same moments of the
+    // server's own activity (a new big server is busy for a while).
+    let (mut single, mut batched, mut exec, mut cap) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        let t0 = Instant::now();
+        direct(&tmux, &one).await;
+        single.push(ms(t0.elapsed()));
+        let t0 = Instant::now();
+        direct(&tmux, &batch).await;
+        batched.push(ms(t0.elapsed()));
+        let t0 = Instant::now();
+        assert!(srv.try_tmux(&one).status.success());
+        exec.push(ms(t0.elapsed()));
+        let t0 = Instant::now();
+        direct(&tmux, &["capture-pane", "-p", "-t", "%0"]).await;
+        cap.push(ms(t0.elapsed()));
+    }
+    let p = |v: &mut Vec<f64>| (pct(v, 0.5), pct(v, 0.9));
+    let (single, batched) = (p(&mut single), p(&mut batched));
     let mut rows = Vec::new();
-    let single = timed(n, || direct(&tmux, &one)).await;
     rows.push(("1 connection, 1 hook-free command".to_string(), single));
-    let batched = timed(n, || direct(&tmux, &batch)).await;
     rows.push((format!("1 connection, {K} hook-free commands (;)"), batched));
     let per_cmd = (batched.0 - single.0) / (K - 1) as f64;
     rows.push(("=> per command (from the p50s)".to_string(), (per_cmd, f64::NAN)));
     rows.push(("=> per connection (identify, command, exit)".to_string(), (single.0 - per_cmd, f64::NAN)));
-    let exec = timed(n, || async {
-        assert!(srv.try_tmux(&one).status.success());
-    })
-    .await;
-    rows.push(("fork+exec of tmux, 1 hook-free command".to_string(), exec));
-    rows.push(("1 connection, capture-pane -p (200x50)".to_string(), timed(n, || direct(&tmux, &["capture-pane", "-p", "-t", "%0"])).await));
+    rows.push(("fork+exec of tmux, 1 hook-free command".to_string(), p(&mut exec)));
+    rows.push(("1 connection, capture-pane -p (200x50)".to_string(), p(&mut cap)));
 
     let c = McpClient::attach(srv, &["--enable-tool", "tmux_capture"]).await;
     let gen = generation(&c).await;
