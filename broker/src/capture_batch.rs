@@ -114,12 +114,9 @@ fn plan(r: &Request<'_>, check: HookCheck, nonce: &str) -> Option<Vec<String>> {
     }
     let (sessions, guard) = observe::pane_guard(p, check);
     let mark = marker(nonce, &p.id);
-    // In the queue the capture is aimed through the first checked session,
-    // whose context the guard was expanded in.
-    let target = match check {
-        HookCheck::InQueue => format!("'{}:.{}'", sessions[0], p.id),
-        HookCheck::Preflight => p.id.clone(),
-    };
+    // The capture is aimed through the first checked session, whose context
+    // the guard was expanded in (see `observe::pane_guard`).
+    let target = format!("'{}:.{}'", sessions[0], p.id);
     let mut capture = format!("capture-pane -p -t {target}");
     for f in observe::capture_flags(r.start, r.end, r.join) {
         capture.push(' ');
@@ -128,7 +125,7 @@ fn plan(r: &Request<'_>, check: HookCheck, nonce: &str) -> Option<Vec<String>> {
     let command = format!("list-commands -F \"{mark}\" capture-pane ; {capture} ; list-commands -F \"{mark} end\" capture-pane");
     Some(match check {
         HookCheck::InQueue => observe::in_queue_argv(&sessions, &p.id, &guard, &command),
-        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), p.id.clone(), guard, command],
+        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{}", sessions[0], p.id), guard, command],
     })
 }
 

@@ -20,9 +20,16 @@
 //!   instead of capturing.
 //! - **Older tmux, preflight.** `show-hooks` (tmux runs no hook for it) over the
 //!   global table and every session that links the pane's window, immediately
-//!   before the capture; a hook set in the gap between the two cannot be
-//!   excluded, and the guard at least proves that the set of linking sessions
-//!   did not change.
+//!   before the capture, also aimed at `$S1:.%N`; a hook set in the gap between
+//!   the two cannot be excluded.
+//!
+//! Either way the guard proves, in the same queue as the capture, that S1
+//! still links the pane's window (see [`pane_guard`]). That is what makes the
+//! capture's target resolve: tmux then fires the after-hook from S1, which was
+//! checked, and the capture cannot fail, so no `command-error` hook runs
+//! either. Without that proof a capture aimed at a session that no longer
+//! links the window fails (firing `command-error`), and one aimed at the bare
+//! pane id takes its hook from whichever session tmux finds best.
 
 use crate::capture::{self, Rows, Scope};
 use crate::engine::Broker;
@@ -291,21 +298,27 @@ pub(crate) fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: 
 }
 
 /// The sessions linking `pane`'s window (distinct, in placement order) and the
-/// in-queue guard that proves the pane is the one meant and that no session
-/// links its window beyond those the table knows (and the hook check asks).
-/// tmux < 3.5 counts winlinks in `window_linked_sessions`, as the table's
-/// placements do; 3.7 counts sessions there (a session group once), so the
-/// in-queue path compares the byte length of `window_linked_sessions_list`
-/// (every winlink's session name, comma-separated, on 3.5 and 3.7) with the
-/// table's instead: a further link lengthens it. The `$S:.%N` targets do not
-/// prove that S still links the window: measured on 3.3a and 3.7c, tmux takes
-/// S as the session and the pane by id whether or not S links its window, and
-/// a target that does not resolve gives an empty context (no error, so no
-/// `command-error` hook), where `#{pane_id}` is empty and the guard fails. So
-/// if, within the gap since the table was read, one linking session is
-/// unlinked and another with a name of the same byte length linked instead,
-/// the newcomer's hook is not checked; comparing the list itself would close
-/// that (the table would need to carry it in tmux's own order).
+/// guard, expanded in the context `$S1:.%N` (S1 the first of them), that the
+/// capture aimed at `$S1:.%N` needs:
+///
+/// - `#{pane_id}` is the pane: a context that does not resolve is empty.
+/// - `#{window_id}` is the pane's window: S1 still links it. In a format
+///   context tmux takes S1 as the session and the pane by id even when S1 does
+///   not link the pane's window, and the window is then S1's current one
+///   (measured on 3.3a, 3.5a and 3.7c), never the pane's, which S1 does not
+///   hold. The capture's own target resolves only when S1 links the window.
+/// - No session links the window beyond those the table knows (and the hook
+///   check asks). tmux < 3.5 counts winlinks in `window_linked_sessions`, as
+///   the table's placements do; 3.7 counts sessions there (a session group
+///   once), so the in-queue path compares the byte length of
+///   `window_linked_sessions_list` (every winlink's session name,
+///   comma-separated, on 3.5 and 3.7) with the table's instead: a further link
+///   lengthens it. A hook only S2 holds cannot fire for a capture aimed
+///   through S1, so this part keeps the policy (a hook set in any session
+///   linking the window refuses the capture), not the safety; its residue
+///   (one linking session swapped for another of a name as long, within the
+///   gap since the table was read) lets such a capture through.
+///
 /// `pane` has at least one placement.
 pub(crate) fn pane_guard(pane: &Pane, check: HookCheck) -> (Vec<&str>, String) {
     // A window linked twice into one session is one hook table.
@@ -315,7 +328,8 @@ pub(crate) fn pane_guard(pane: &Pane, check: HookCheck) -> (Vec<&str>, String) {
             distinct.push(&p.session_id);
         }
     }
-    let id = format!("#{{==:#{{pane_id}},{}}}", crate::tmux::quote::format_operand(&pane.id));
+    let operand = crate::tmux::quote::format_operand;
+    let id = format!("#{{&&:#{{==:#{{pane_id}},{}}},#{{==:#{{window_id}},{}}}}}", operand(&pane.id), operand(&pane.window_id));
     let guard = match check {
         HookCheck::Preflight => format!("#{{&&:{id},#{{==:#{{window_linked_sessions}},{}}}}}", pane.placements.len()),
         HookCheck::InQueue => {
@@ -356,10 +370,7 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
     if prove_size {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_width}},{}}},#{{==:#{{pane_height}},{}}}}}}}", pane.width, pane.height);
     }
-    let target = match check {
-        HookCheck::InQueue => format!("'{}:.{}'", distinct[0], pane.id),
-        HookCheck::Preflight => pane.id.clone(),
-    };
+    let target = format!("'{}:.{}'", distinct[0], pane.id);
     let mut cmd = match prefix {
         Some(p) => format!("{p} capture-pane -p -t {target}"),
         None => format!("capture-pane -p -t {target}"),
@@ -370,7 +381,7 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
     }
     let argv: Vec<String> = match check {
         HookCheck::InQueue => in_queue_argv(&distinct, &pane.id, &guard, &cmd),
-        HookCheck::Preflight => ["if-shell", "-F", "-t", &pane.id, &guard, &cmd].iter().map(|s| s.to_string()).collect(),
+        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{}", distinct[0], pane.id), guard, cmd],
     };
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let out = match broker.registry.tmux_output(&argv).await {

@@ -219,3 +219,38 @@ async fn a_window_linked_twice_is_captured_and_checked_in_every_session() {
     assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", "main:"]), "", "a hook ran");
     c.close().await;
 }
+
+/// The broker aims every capture through one session that linked the pane's
+/// window when it last read the table, and the guard proves in tmux's queue
+/// that the session still links it. Here the window moves, after that read, to
+/// a session whose name is as long (so the linked-sessions guard alone would
+/// pass) and which has an `after-capture-pane` hook, while a global
+/// `command-error` hook is armed (tmux >= 3.5 has it): a capture aimed at the old session would
+/// fail (firing `command-error`), one aimed at the bare pane id would fire the
+/// new session's hook. Neither may run; the capture is refused, because the
+/// window's session now has a hook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_moved_since_the_table_was_read_fires_no_hook() {
+    let srv = TmuxServer::start();
+    let trap = HookTrap::new(&srv);
+    srv.tmux(&["new-window", "-d", "-t", "main:1"]); // main outlives the unlink
+    let c = McpClient::attach(&srv, TOOLS).await;
+    let gen = generation(&c).await;
+    let target = pane_ref(&gen, "%0");
+    c.call_envelope("tmux_capture", json!({"target": target})).await.data(); // the table: %0 in main
+    let (_, _, full) = tmux_version();
+    let error_hook = srv.try_tmux(&["set-hook", "-g", "command-error", &trap.command_writing("command-error")]).status.success();
+    assert_eq!(error_hook, hook_check_in_queue(), "tmux {full}: command-error is a hook exactly from 3.5");
+    srv.tmux(&["new-session", "-d", "-s", "nwsn"]); // as many bytes as "main"
+    srv.tmux(&["set-hook", "-t", "nwsn", "after-capture-pane", &trap.command_writing("after-capture-pane")]);
+    srv.tmux(&["link-window", "-d", "-s", "main:0", "-t", "nwsn:5"]);
+    srv.tmux(&["unlink-window", "-t", "main:0"]);
+    let e = c.call_envelope("tmux_capture", json!({"target": target})).await;
+    assert_eq!(e.structured["error"]["code"], "unsupported", "tmux {full}: {:#}", e.structured);
+    if error_hook {
+        srv.tmux(&["set-hook", "-gu", "command-error"]);
+    }
+    // main has no hook array of its own, so the global sentinel entry fires there.
+    assert_eq!(trap.fire_sentinel(&srv, "after-capture-pane", &["capture-pane", "-p", "-t", "main:1"]), "", "tmux {full}: a hook ran");
+    c.close().await;
+}
