@@ -55,7 +55,7 @@ pub struct Request<'a> {
 
 /// Proof that no `after-capture-pane` hook can run for the panes it was made
 /// for. On tmux >= 3.5 each pane's commands check the hook themselves, inside
-/// the queue (as single captures do, `observe::in_queue_argv`): no preflight,
+/// the queue (as single captures do, `observe::guarded_argv`): no preflight,
 /// no gap. Before 3.5, one `show-hooks` preflight for every session linking
 /// the panes: a caller that captures them in several batches asks once, since
 /// every batch after the first would widen the gap in which a hook set
@@ -116,17 +116,13 @@ fn plan(r: &Request<'_>, check: HookCheck, nonce: &str) -> Option<Vec<String>> {
     let mark = marker(nonce, &p.id);
     // The capture is aimed through the first checked session, whose context
     // the guard was expanded in (see `observe::pane_guard`).
-    let target = format!("'{}:.{}'", sessions[0], p.id);
-    let mut capture = format!("capture-pane -p -t {target}");
+    let mut capture = format!("capture-pane -p -t {}", observe::capture_target(sessions[0], &p.id));
     for f in observe::capture_flags(r.start, r.end, r.join) {
         capture.push(' ');
         capture.push_str(&f);
     }
     let command = format!("list-commands -F \"{mark}\" capture-pane ; {capture} ; list-commands -F \"{mark} end\" capture-pane");
-    Some(match check {
-        HookCheck::InQueue => observe::in_queue_argv(&sessions, &p.id, &guard, &command),
-        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{}", sessions[0], p.id), guard, command],
-    })
+    Some(observe::guarded_argv(check, &sessions, &p.id, &guard, &command))
 }
 
 async fn run_chunk(broker: &Broker, chunk: &[&(usize, Vec<String>)], requests: &[Request<'_>], nonce: &str, out: &mut [Batched]) {

@@ -288,13 +288,30 @@ pub(crate) fn hook_marker() -> &'static str {
 /// S still links the pane's window. Levels nest as `{ … }` blocks, so `CMD` and
 /// `GUARD` (no `'` in either) need no escaping; ids are single-quoted because
 /// tmux's parser expands `$…` outside quotes.
-pub(crate) fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
+fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
     let mark = format!("list-commands -F {} list-commands", hook_marker());
-    let mut inner = format!("if-shell -F -t '{}:.{pane_id}' '{guard}' {{ {cmd} }}", sessions[0]);
+    let mut inner = format!("if-shell -F -t {} '{guard}' {{ {cmd} }}", capture_target(sessions[0], pane_id));
     for s in sessions[1..].iter().rev() {
-        inner = format!("if-shell -F -t '{s}:.{pane_id}' '#{{after-capture-pane}}' {{ {mark} }} {{ {inner} }}");
+        inner = format!("if-shell -F -t {} '#{{after-capture-pane}}' {{ {mark} }} {{ {inner} }}", capture_target(s, pane_id));
     }
     vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{pane_id}", sessions[0]), "#{after-capture-pane}".into(), mark, inner]
+}
+
+/// The `-t` of a capture aimed through `session`, for a command string: quoted,
+/// because tmux's parser expands `$…` outside quotes.
+pub(crate) fn capture_target(session: &str, pane_id: &str) -> String {
+    format!("'{session}:.{pane_id}'")
+}
+
+/// The argv of one guarded capture command list `cmd` (its capture aimed with
+/// [`capture_target`] through `sessions[0]`): behind the in-queue hook check
+/// and the guard on tmux >= 3.5, behind the guard alone before (the preflight
+/// ran first).
+pub(crate) fn guarded_argv(check: HookCheck, sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
+    match check {
+        HookCheck::InQueue => in_queue_argv(sessions, pane_id, guard, cmd),
+        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{pane_id}", sessions[0]), guard.into(), cmd.into()],
+    }
 }
 
 /// The sessions linking `pane`'s window (distinct, in placement order) and the
@@ -370,7 +387,7 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
     if prove_size {
         guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_width}},{}}},#{{==:#{{pane_height}},{}}}}}}}", pane.width, pane.height);
     }
-    let target = format!("'{}:.{}'", distinct[0], pane.id);
+    let target = capture_target(distinct[0], &pane.id);
     let mut cmd = match prefix {
         Some(p) => format!("{p} capture-pane -p -t {target}"),
         None => format!("capture-pane -p -t {target}"),
@@ -379,10 +396,7 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
         cmd.push(' ');
         cmd.push_str(f);
     }
-    let argv: Vec<String> = match check {
-        HookCheck::InQueue => in_queue_argv(&distinct, &pane.id, &guard, &cmd),
-        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{}", distinct[0], pane.id), guard, cmd],
-    };
+    let argv = guarded_argv(check, &distinct, &pane.id, &guard, &cmd);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let out = match broker.registry.tmux_output(&argv).await {
         Ok(o) => o,
@@ -426,6 +440,9 @@ mod tests {
         let two = in_queue_argv(&["$1", "$4"], "%3", "G", "C");
         assert_eq!(two[3], "$1:.%3");
         assert_eq!(two[6], format!("if-shell -F -t '$4:.%3' '#{{after-capture-pane}}' {{ {mark} }} {{ if-shell -F -t '$1:.%3' 'G' {{ C }} }}"));
+        assert_eq!(guarded_argv(HookCheck::InQueue, &["$1"], "%3", "G", "C"), in_queue_argv(&["$1"], "%3", "G", "C"));
+        // Before 3.5 the guard alone, in the same session's context as the capture.
+        assert_eq!(guarded_argv(HookCheck::Preflight, &["$1", "$4"], "%3", "G", "C"), ["if-shell", "-F", "-t", "$1:.%3", "G", "C"]);
     }
 
     #[test]
