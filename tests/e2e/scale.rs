@@ -103,10 +103,23 @@ async fn records_equal_tmux_at_every_level() {
     srv.tmux(&["link-window", "-s", "two:0", "-t", "main:7"]);
     let titled = srv.tmux(&["display-message", "-p", "-t", "two:0.1", "#{pane_id}"]).trim().to_string();
     srv.tmux(&["select-pane", "-t", &titled, "-T", title]);
-    let dead = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", "sh -c 'exit 3'"]).trim().to_string();
     // tmux shows the pane dead a moment before it has reaped the exit status
-    // ("1 "): wait for both.
-    poll(std::time::Duration::from_secs(10), || (srv.tmux(&["display-message", "-p", "-t", &dead, "#{pane_dead} #{pane_dead_status}"]).trim() == "1 3").then_some(())).expect("the pane died with status 3");
+    // ("1 "): wait for both. tmux 3.3a sometimes never reaps the pane's process
+    // (it stays a zombie, the status empty: seen in 2 of 5 runs of this test
+    // alone); then the window goes and a new one is tried.
+    let dead_pane = || {
+        let id = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", "sh -c 'exit 3'"]).trim().to_string();
+        let state = |f: &str| srv.tmux(&["display-message", "-p", "-t", &id, f]).trim().to_string();
+        poll(std::time::Duration::from_secs(10), || (state("#{pane_dead}") == "1").then_some(())).expect("the pane died");
+        match poll(std::time::Duration::from_secs(2), || (state("#{pane_dead_status}") == "3").then_some(())) {
+            Some(()) => Some(id),
+            None => {
+                srv.tmux(&["kill-window", "-t", &id]);
+                None
+            }
+        }
+    };
+    let dead = (0..5).find_map(|_| dead_pane()).expect("tmux never recorded exit status 3 in 5 panes");
 
     let c = McpClient::attach(&srv, &["--scope", "server"]).await;
     let list = c.call("list_panes", json!({})).await;
