@@ -2,7 +2,8 @@
 //! with an `after-*` hook set for every tmux command, every read-only tool the
 //! broker publishes — found from `tools/list` at the highest tier with every
 //! opt-in tool enabled, so a new read tool cannot be forgotten — and every
-//! resource read fires none. Two passes: every hook armed (captures are then
+//! resource read fires none (nor `command-error`, which a failing command
+//! runs, from tmux 3.5). Two passes: every hook armed (captures are then
 //! refused, since `after-capture-pane` is set), and every hook but
 //! `after-capture-pane` (captures run, and still fire nothing else).
 //!
@@ -70,6 +71,7 @@ async fn no_read_tool_or_resource_fires_any_hook() {
     for except in [&[][..], &["after-capture-pane"][..]] {
         let armed = trap.arm_every_after_hook(&srv, except);
         assert!(armed.iter().any(|h| h == "after-display-message") && armed.iter().any(|h| h == "after-list-panes"), "{armed:?}");
+        assert_eq!(armed.iter().any(|h| h == "command-error"), hook_check_in_queue(), "command-error is a hook exactly from tmux 3.5: {armed:?}");
         sentinel();
         trap.before_sentinel("after-display-message");
         trap.clear();

@@ -1097,14 +1097,15 @@ impl HookTrap {
         HookTrap { file, command, seen: std::cell::Cell::new(0), sentinels: AtomicU64::new(0) }
     }
 
-    /// Sets `after-<command>` for every tmux command (except those named in
-    /// `except`, which are unset), each writing its own name into the file;
-    /// returns the hooks armed.
+    /// Sets `after-<command>` for every tmux command, and `command-error` (which
+    /// any failing command runs; tmux has it from 3.5), except those named in
+    /// `except`, which are unset; each writes its own name into the file.
+    /// Returns the hooks armed.
     pub fn arm_every_after_hook(&self, srv: &TmuxServer, except: &[&str]) -> Vec<String> {
         let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
         let mut armed = Vec::new();
-        for name in names.split_whitespace() {
-            let hook = format!("after-{name}");
+        let hooks = names.split_whitespace().map(|name| format!("after-{name}")).chain(["command-error".to_string()]);
+        for hook in hooks {
             if except.contains(&hook.as_str()) {
                 let _ = srv.try_tmux(&["set-hook", "-gu", &hook]);
                 continue;
