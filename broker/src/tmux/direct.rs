@@ -12,9 +12,9 @@
 //! `MSG_IDENTIFY_STDOUT`, which pass the client's terminal descriptors. For a
 //! client whose stdin is no terminal the server closes both when identify ends
 //! (`tty_init` fails on a non-tty, and the output descriptor is closed with it),
-//! so a server that never got them is in the same state; tmux's own command
-//! client passes /dev/null there when run from a script. Leaving them out
-//! matters twice:
+//! so a server that never got them ends identify in the state it reaches for
+//! tmux's own client run from a script (a test compares the two). Leaving them
+//! out matters twice:
 //!
 //! - **One read per command.** A descriptor must ride its own `sendmsg`, and the
 //!   kernel ends a `recvmsg` at each one, so the server needed three event-loop
