@@ -124,6 +124,7 @@ pub struct Snapshot {
     pub server: ServerRow,
     /// Ordered by numeric pane id.
     pub panes: Vec<Pane>,
+    /// When the read of this table was asked of tmux: its rows are no older.
     pub taken: Instant,
     pub seq: u64,
 }
@@ -267,13 +268,16 @@ impl Registry {
         let asked = Instant::now();
         let _gate = self.refresh_gate.lock().await;
         if let Some(s) = self.cached().filter(|s| s.taken >= asked) {
-            return Ok(s); // someone refreshed while we waited
+            return Ok(s); // someone asked tmux after we were asked
         }
+        // A read that was already under way when we were asked may hold rows
+        // from before: so `taken` is when the read starts, not when it ends.
+        let taken = Instant::now();
         let table = self.fetch().await?;
         if table.server.pid != self.source.server_pid {
             return Err(RefreshError::WrongServer { expected: self.source.server_pid, got: table.server.pid });
         }
-        let snap = Arc::new(self.build(table));
+        let snap = Arc::new(self.build(table, taken));
         *self.current.lock().unwrap() = Some(snap.clone());
         Ok(snap)
     }
@@ -324,7 +328,7 @@ impl Registry {
         }
     }
 
-    fn build(&self, table: PaneTable) -> Snapshot {
+    fn build(&self, table: PaneTable, taken: Instant) -> Snapshot {
         let previous = self.cached();
         let seq = previous.as_ref().map_or(1, |s| s.seq + 1);
         // The previous identities by pane id: one lookup per pane, not a scan.
@@ -392,7 +396,7 @@ impl Registry {
                 }
             })
             .collect();
-        Snapshot { server: table.server, panes, taken: Instant::now(), seq }
+        Snapshot { server: table.server, panes, taken, seq }
     }
 }
 
