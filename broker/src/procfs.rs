@@ -87,6 +87,13 @@ pub fn proc_is_procfs() -> bool {
 }
 
 /// `pid`, its parent, grandparent … up to (not including) pid 1, at most `limit` steps.
+/// Whether processes `a` and `b` run the same executable (`/proc/PID/exe`);
+/// `None` when either cannot be read (gone, or not ours).
+pub fn same_executable(a: u32, b: u32) -> Option<bool> {
+    let exe = |pid: u32| fs::read_link(format!("/proc/{pid}/exe")).ok();
+    Some(exe(a)? == exe(b)?)
+}
+
 pub fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
     let mut chain = Vec::new();
     let mut cur = pid;
@@ -103,6 +110,22 @@ pub fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_executable_compares_exe_links() {
+        let me = std::process::id();
+        assert_eq!(same_executable(me, me), Some(true));
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        // Until it has exec'd, the child runs this test binary: wait for sleep.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while same_executable(child.id(), me) == Some(true) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(same_executable(child.id(), me), Some(false));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(same_executable(child.id(), me), None, "a reaped process has no exe");
+    }
 
     #[test]
     fn parses_comm_with_parens_and_spaces() {

@@ -15,6 +15,7 @@ use crate::session::Session;
 use crate::wire::Scope;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use std::time::{Duration, Instant};
 
 pub const CREATE_SESSION: ToolSpec = ToolSpec {
     name: "create_session",
@@ -192,7 +193,7 @@ async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Resul
     cmd.extend(["-P".into(), "-F".into(), "#{session_id} #{window_id} #{pane_id}".into()]);
     cmd.extend(arrange::program_tail(session, raw, &a.program)?);
     let ids = spawn(session, &cmd, &[Kind::Session, Kind::Window, Kind::Pane]).await?;
-    let after = arrange::read_back(session, "created the session").await?;
+    let after = read_back_spawned(session, "created the session", &ids[2]).await?;
     let text = format!("Created session {} ({:?}) with window {} and pane {}.", ids[0], after.session_name(&ids[0]), ids[1], ids[2]);
     result(session, &after, Some(&ids[0]), &ids[1], &ids[2], text)
 }
@@ -218,7 +219,7 @@ async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<
     cmd.extend(["-P".into(), "-F".into(), "#{window_id} #{pane_id}".into()]);
     cmd.extend(tail);
     let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane]).await?;
-    let after = arrange::read_back(session, "created the window").await?;
+    let after = read_back_spawned(session, "created the window", &ids[1]).await?;
     let text = format!("Created window {} ({:?}) in session {} with pane {}.", ids[0], after.window_name(&ids[0]), parent.id, ids[1]);
     result(session, &after, Some(&parent.id), &ids[0], &ids[1], text)
 }
@@ -251,9 +252,31 @@ async fn split_window(session: &Session, raw: &Value, a: SplitArgs) -> Result<To
     cmd.extend(["-P".into(), "-F".into(), "#{window_id} #{pane_id}".into()]);
     cmd.extend(tail);
     let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane]).await?;
-    let after = arrange::read_back(session, "split the pane").await?;
+    let after = read_back_spawned(session, "split the pane", &ids[1]).await?;
     let text = format!("Split pane {}: new pane {} ({}) in window {}.", parent.id, ids[1], a.direction, ids[0]);
     result(session, &after, None, &ids[0], &ids[1], text)
+}
+
+/// How long a read-back waits for a new pane's process to exec its program.
+const EXEC_WAIT: Duration = Duration::from_millis(100);
+
+/// The table read back after a create. tmux prints the new ids once it has
+/// forked the pane's process, which may not have exec'd its program yet; until
+/// it has, tmux reads the pane's command as the forked server's own ("tmux",
+/// seen under load). So while the pane's process still runs the server's
+/// executable the table is read again, for at most [`EXEC_WAIT`] (a program
+/// that is tmux itself keeps it that long).
+async fn read_back_spawned(session: &Session, what: &str, pane_id: &str) -> Result<arrange::After, ToolOutput> {
+    let server = session.broker.identity.pid;
+    let deadline = Instant::now() + EXEC_WAIT;
+    loop {
+        let after = arrange::read_back(session, what).await?;
+        let forked_only = after.snap.panes.iter().find(|p| p.id == pane_id).is_some_and(|p| crate::procfs::same_executable(p.pid, server) == Some(true));
+        if !forked_only || Instant::now() >= deadline {
+            return Ok(after);
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
 
 /// Runs the creating command; the ids it printed, of the expected kinds.
