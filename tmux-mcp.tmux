@@ -25,16 +25,20 @@ tm() { "$TMUX_BIN" "$@"; }
 # Answers read through run-shell formats land in files of one private
 # directory, removed when the script ends: also when tmux ends it with SIGTERM
 # (its jobs get one when the server exits) in the middle of a read.
-# `scratch NAME` sets tmp to a path there (not `$(…)`: the directory must be
-# made by this shell, not a subshell, for the trap to know it).
+# `scratch NAME` sets tmp to a path there (not `$(…)`, which would make the
+# directory in a subshell of its own). The shell that makes the directory
+# removes it: a subshell (the build's announcer) does not run its parent's
+# traps, so the traps are set where the directory is made; a subshell of a
+# shell that made it already uses that one, and leaves it to its maker.
 SCRATCH=""
 scratch() {
     if [ -z "$SCRATCH" ]; then
         SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/tmux-mcp.XXXXXX")" || { SCRATCH=""; return 1; }
+        trap 'rm -rf "$SCRATCH"' EXIT
+        trap 'exit 1' TERM HUP INT
     fi
     tmp="$SCRATCH/$1"
 }
-trap '[ -z "$SCRATCH" ] || rm -rf "$SCRATCH"' EXIT
 trap 'exit 1' TERM HUP INT
 
 # Quote one word for sh, then escape '#' so tmux's format expansion keeps it.

@@ -169,7 +169,11 @@ fn same_file(a: &Path, b: &Path) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item3_plugin_builds_reports_and_rebuilds_after_an_update() {
     let plugin = StagedPlugin::new();
-    let srv = TmuxServer::start_with_config(&plugin.config());
+    // The script's scratch directories go here, to be counted at the end.
+    let tmpdir = plugin.root.join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    let config = format!("set-environment -g TMPDIR {}\n{}", sh_quote(tmpdir.to_str().unwrap()), plugin.config());
+    let mut srv = TmuxServer::start_with_config(&config);
     let conf = srv.dir().join("tmux.conf");
     let conf = conf.to_str().unwrap();
 
@@ -215,6 +219,12 @@ async fn item3_plugin_builds_reports_and_rebuilds_after_an_update() {
     agent.close().await;
     poll(Duration::from_secs(10), || (srv.brokers() == vec![second]).then_some(())).unwrap_or_else(|| panic!("the retired broker {first} did not exit after its agent left; brokers {:?}", srv.brokers()));
     fresh.call("list_panes", json!({})).await;
+    fresh.close().await;
+    // Every job of the script (the build's announcer included) removed what it made.
+    srv.kill_server();
+    let scratch = || std::fs::read_dir(&tmpdir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>();
+    let left = poll(Duration::from_secs(5), || scratch().is_empty().then_some(()));
+    assert!(left.is_some(), "the plugin script left {:?} in {}", scratch(), tmpdir.display());
 }
 
 /// Item 6: `tmux-mcp status` lists the server's panes before any agent has
