@@ -86,7 +86,6 @@ pub fn proc_is_procfs() -> bool {
     rc == 0 && buf.f_type as i64 == PROC_SUPER_MAGIC
 }
 
-/// `pid`, its parent, grandparent … up to (not including) pid 1, at most `limit` steps.
 /// Whether processes `a` and `b` run the same executable (`/proc/PID/exe`);
 /// `None` when either cannot be read (gone, or not ours).
 pub fn same_executable(a: u32, b: u32) -> Option<bool> {
@@ -94,6 +93,7 @@ pub fn same_executable(a: u32, b: u32) -> Option<bool> {
     Some(exe(a)? == exe(b)?)
 }
 
+/// `pid`, its parent, grandparent … up to (not including) pid 1, at most `limit` steps.
 pub fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
     let mut chain = Vec::new();
     let mut cur = pid;

@@ -186,7 +186,6 @@ pub fn find_in_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::command_count;
