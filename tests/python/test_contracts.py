@@ -58,7 +58,10 @@ def test_repository_copies_equal_shared_originals():
     if not SHARED.is_dir():
         if os.environ.get("CI"):
             pytest.fail(f"CI must have the shared reference directory beside the checkout: {SHARED} is missing")
-        pytest.skip(f"{SHARED} is not beside this checkout: nothing to compare the copies with")
+        pytest.skip(f"the project's shared reference files (the original contracts and seed pages) are not at "
+                    f"{SHARED}, a directory `shared` beside this checkout that the project's CI provides; "
+                    f"without it there is nothing to compare broker/contracts/ and tests/seeds/ with "
+                    f"(your clone is not at fault)")
     problems = []
     ours = sorted(p.name for p in CONTRACTS.glob("*.json"))
     theirs = sorted(p.name for p in (SHARED / "contracts").glob("*.json"))

@@ -3,100 +3,118 @@
 The "remote" side is a tmux server of this test that loads the plugin as TPM
 does (and so runs its broker); the "near" side is the official MCP Python SDK
 whose server command is `ssh -p PORT -i KEY 127.0.0.1 tmux-mcp attach -S SOCK`
-against an sshd of this test on 127.0.0.1 (a free port, host and client keys
-made for the test, nothing of the system's ssh configuration used). Every
-process started here is stopped by its pid.
+(the system's OpenSSH client) against an SSH server of this test on 127.0.0.1:
+asyncssh (a maintained SSHv2 implementation, pinned in requirements.txt), run
+by this file as its own process, with a host key and a client key made for the
+test and nothing of the system's ssh configuration used. Like sshd, it runs the
+requested command with `sh -c` and wires the command's stdin, stdout and stderr
+to the SSH channel. So the test needs no sshd, only the `ssh` client
+(Debian/Ubuntu: openssh-client). Every process started here is stopped by its
+pid.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import anyio
-import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-
-from harness import BIN, REPO, TEST_TMPDIR, async_test, call_ok, clean_env, require_binary
-
-SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+SSH = shutil.which("ssh")
+CLIENT_MISSING = ("the OpenSSH client `ssh` is not on PATH: this test runs it against an SSH server of its own; "
+                  "install it (Debian/Ubuntu: apt-get install openssh-client)")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def serve(directory: str) -> None:
+    """The SSH server process: `python test_ssh.py serve DIR`. Makes a host key
+    and a client key in DIR, listens on a free port of 127.0.0.1, prints the
+    port, and serves until SIGTERM. Only the client key is accepted."""
+    import asyncio
+    import signal
+
+    import asyncssh
+
+    d = Path(directory)
+
+    async def session(process: asyncssh.SSHServerProcess) -> None:
+        command = process.command
+        if not command:
+            process.stderr.write("this test server runs commands only\n")
+            process.exit(1)
+            return
+        # As sshd does: the user's shell runs the command, in the home directory.
+        child = await asyncio.create_subprocess_exec(
+            "/bin/sh", "-c", command, cwd=os.path.expanduser("~"),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        await process.redirect(stdin=child.stdin, stdout=child.stdout, stderr=child.stderr)
+        status = await child.wait()
+        await process.drain()
+        process.exit(status if status >= 0 else 128 - status)
+
+    async def main() -> None:
+        host_key = asyncssh.generate_private_key("ssh-ed25519")
+        client_key = asyncssh.generate_private_key("ssh-ed25519")
+        client_key.write_private_key(str(d / "client_key"))
+        os.chmod(d / "client_key", 0o600)
+        server = await asyncssh.listen(
+            "127.0.0.1", 0, server_host_keys=[host_key],
+            authorized_client_keys=asyncssh.import_authorized_keys(
+                client_key.export_public_key().decode()),
+            process_factory=session, encoding=None,
+            password_auth=False, kbdint_auth=False, allow_scp=False)
+        port = server.sockets[0].getsockname()[1]
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        print(port, flush=True)
+        await stop.wait()
+        server.close()
+        await server.wait_closed()
+
+    asyncio.run(main())
 
 
-def _keygen(path: Path) -> None:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)],
-                   check=True, timeout=30, stdin=subprocess.DEVNULL, capture_output=True)
+if __name__ == "__main__" and sys.argv[1:2] == ["serve"]:
+    serve(sys.argv[2])
+    sys.exit(0)
+
+import anyio  # noqa: E402
+import pytest  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+from harness import BIN, REPO, TEST_TMPDIR, async_test, call_ok, clean_env, require_binary  # noqa: E402
 
 
-class Sshd:
-    """`sshd -D` on 127.0.0.1:PORT with its own host key and one authorized key."""
+class SshServer:
+    """This file's asyncssh server on 127.0.0.1:PORT with one authorized key."""
 
     def __init__(self) -> None:
-        assert os.access(SSHD, os.X_OK), f"{SSHD} is missing: install openssh-server (.ci/run does)"
+        if SSH is None:
+            if os.environ.get("CI"):
+                pytest.fail(CLIENT_MISSING)
+            pytest.skip(CLIENT_MISSING)
         self.dir = Path(tempfile.mkdtemp(prefix="tmcp-ssh-", dir=TEST_TMPDIR))
         os.chmod(self.dir, 0o700)
-        self.host_key = self.dir / "host_key"
         self.key = self.dir / "client_key"
-        _keygen(self.host_key)
-        _keygen(self.key)
-        (self.dir / "authorized_keys").write_text((self.dir / "client_key.pub").read_text())
-        os.chmod(self.dir / "authorized_keys", 0o600)
-        self.port = _free_port()
-        config = self.dir / "sshd_config"
-        config.write_text("\n".join([
-            f"ListenAddress 127.0.0.1:{self.port}",
-            f"HostKey {self.host_key}",
-            f"AuthorizedKeysFile {self.dir / 'authorized_keys'}",
-            f"PidFile {self.dir / 'sshd.pid'}",
-            "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            "PubkeyAuthentication yes",
-            "PermitRootLogin prohibit-password",
-            "UsePAM no",
-            # The test's temp dirs live under /tmp (mode 1777), which
-            # StrictModes would refuse for the authorized_keys path.
-            "StrictModes no",
-            "LogLevel ERROR",
-            # Debian's bash sources ~/.bashrc for a command run by sshd when
-            # SHLVL says it is the first shell. This machine's rc can block
-            # (a pyenv rehash lock), and what a user's rc does is not what
-            # this test is about: start the remote shell as a nested one.
-            "SetEnv SHLVL=1",
-            "",
-        ]))
-        if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
-            # sshd's privilege-separation directory, which the package's
-            # service creates when it starts; this machine runs no service.
-            os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-        self.log = self.dir / "sshd.log"
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=open(self.log, "w"),
-                                     env=clean_env())
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"sshd did not listen on {self.port}: {self.log.read_text()}")
-                time.sleep(0.05)
+        self.log = self.dir / "server.log"
+        self.proc = subprocess.Popen([sys.executable, __file__, "serve", str(self.dir)],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=open(self.log, "w"), env=clean_env(), text=True)
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            self.stop()
+            raise AssertionError(f"the SSH server did not start: {line!r} {self.log.read_text()}")
+        self.port = int(line)
 
     def command(self, *remote: str) -> tuple[str, list[str]]:
         """The ssh command line an MCP client config would carry."""
-        return "ssh", [
-            "-p", str(self.port), "-i", str(self.key),
+        return SSH, [
+            "-T", "-p", str(self.port), "-i", str(self.key),
             "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
             "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={self.dir / 'known_hosts'}",
             "-F", "/dev/null",
@@ -115,7 +133,7 @@ class Sshd:
 
 @pytest.fixture
 def sshd():
-    server = Sshd()
+    server = SshServer()
     try:
         yield server
     finally:
