@@ -6,6 +6,7 @@
 //! See ARCHITECTURE.md at the repository root for the map and the invariants.
 
 pub mod admission;
+pub mod broker_main;
 pub mod capture;
 pub mod capture_batch;
 pub mod changes;

@@ -9,7 +9,7 @@
 //!   removes the directory.
 //! - [`bin`]: the path of a workspace binary. Binaries of other packages have no
 //!   `CARGO_BIN_EXE_*`, so the first call runs
-//!   `cargo build --bins -p tmux-mcp -p tmux-mcp-broker` once per test process
+//!   `cargo build --bins -p tmux-mcp-plugin` once per test process
 //!   (a no-op when they are up to date, so a test never runs stale binaries). Set
 //!   `TMUX_MCP_E2E_NO_BUILD=1` to skip that step and use what is in target/.
 //! - [`McpClient`]: rmcp's client (a client this project did not write) on
@@ -78,7 +78,7 @@ fn build_binaries() {
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(cargo)
-        .args(["build", "--quiet", "--bins", "-p", "tmux-mcp", "-p", "tmux-mcp-broker"])
+        .args(["build", "--quiet", "--bins", "-p", "tmux-mcp-plugin"])
         .current_dir(repo_root())
         .stdin(Stdio::null())
         .output()

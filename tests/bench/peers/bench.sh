@@ -84,7 +84,7 @@ fi
 flock -u 9
 
 # ---- 2. ours: the release binaries ------------------------------------------
-"$CARGO" build --release --bins -p tmux-mcp -p tmux-mcp-broker
+"$CARGO" build --release --bins -p tmux-mcp-plugin
 TARGET="$("$CARGO" metadata --format-version 1 --no-deps | "$PY3" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 
 # ---- 3. the run ---------------------------------------------------------------

@@ -1,12 +1,15 @@
-//! `tmux-mcp-broker`: the per-tmux-server daemon. Normally started by the plugin
-//! script or by `tmux-mcp attach`, both through `tmux run-shell -b`, so tmux owns
-//! it as a job. It logs to a file in its runtime directory, never to a pane.
+//! The `tmux-mcp-broker` command: the per-tmux-server daemon. Normally started
+//! by the plugin script or by `tmux-mcp attach`, both through `tmux run-shell
+//! -b`, so tmux owns it as a job. It logs to a file in its runtime directory,
+//! never to a pane. The binary itself is built by the plugin crate
+//! (`plugin/src/bin/tmux-mcp-broker.rs`, one line calling [`main`]), so that
+//! one published package installs both commands.
 
+use crate::daemon::{self, Outcome};
 use anyhow::Context;
 use clap::Parser;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tmux_mcp::daemon::{self, Outcome};
 
 #[derive(Parser, Debug)]
 #[command(name = "tmux-mcp-broker", version, about = "Per-tmux-server MCP broker (started by the tmux-mcp plugin)")]
@@ -23,7 +26,7 @@ struct Args {
     /// The highest tool tier sessions get when neither `@mcp-safety` nor the
     /// attach's `--safety` names one: readonly, mutating or destructive.
     #[arg(long, value_name = "TIER", default_value = "readonly", value_parser = parse_tier)]
-    safety: tmux_mcp::wire::Tier,
+    safety: crate::wire::Tier,
     /// The tmux-mcp helper binary (default: next to this binary, then PATH).
     #[arg(long, value_name = "PATH")]
     helper: Option<PathBuf>,
@@ -35,7 +38,7 @@ struct Args {
     exec_only: bool,
     /// The deadline of one request in seconds; `tmux_wait` never waits longer
     /// (reported as `limits.request_timeout_seconds`).
-    #[arg(long, value_name = "SECONDS", default_value_t = tmux_mcp::limits::REQUEST_TIMEOUT_SECONDS as f64, value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::limits::REQUEST_TIMEOUT_SECONDS as f64, value_parser = parse_timeout)]
     request_timeout: f64,
     /// Log to standard error instead of the log file (for debugging by hand).
     #[arg(long)]
@@ -55,11 +58,13 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_tier(s: &str) -> Result<tmux_mcp::wire::Tier, String> {
-    tmux_mcp::wire::Tier::parse(s).ok_or_else(|| "expected readonly, mutating or destructive".into())
+fn parse_tier(s: &str) -> Result<crate::wire::Tier, String> {
+    crate::wire::Tier::parse(s).ok_or_else(|| "expected readonly, mutating or destructive".into())
 }
 
-fn main() -> ExitCode {
+/// The broker's `main`: parses its command line, runs the daemon, and says why
+/// it failed on standard error (and in its log).
+pub fn main() -> ExitCode {
     let args = Args::parse();
     match run(args) {
         Ok(code) => code,
@@ -79,8 +84,8 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     rt.block_on(async {
         init_logging(&args)?;
         let feed = args.feed.map(|f| match f {
-            FeedArg::ListCommands => tmux_mcp::registry::FeedMode::ListCommands,
-            FeedArg::RunShell => tmux_mcp::registry::FeedMode::RunShell,
+            FeedArg::ListCommands => crate::registry::FeedMode::ListCommands,
+            FeedArg::RunShell => crate::registry::FeedMode::RunShell,
         });
         let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, safety: args.safety, helper: args.helper, feed, exec_only: args.exec_only, request_timeout_seconds: args.request_timeout };
         match daemon::run(cfg).await? {
@@ -121,15 +126,15 @@ fn init_logging(args: &Args) -> anyhow::Result<()> {
 }
 
 fn log_path(args: &Args) -> Option<PathBuf> {
-    let probe = tmux_mcp::server::probe(&args.socket).ok()?;
+    let probe = crate::server::probe(&args.socket).ok()?;
     // The same choice the daemon makes (deterministic), so the log is where
     // `status` and error messages say it is.
     let dir = match &args.runtime_dir {
         Some(d) => {
-            tmux_mcp::paths::ensure_private_dir(d).ok()?;
+            crate::paths::ensure_private_dir(d).ok()?;
             d.clone()
         }
-        None => tmux_mcp::paths::choose_runtime_dir().ok()?.0,
+        None => crate::paths::choose_runtime_dir().ok()?.0,
     };
-    Some(tmux_mcp::paths::BrokerPaths::new(&dir, &probe.identity.generation).log)
+    Some(crate::paths::BrokerPaths::new(&dir, &probe.identity.generation).log)
 }
