@@ -1,0 +1,70 @@
+"""Pinned npm packages (agent CLIs) installed outside the repository.
+
+`npm_install(pins)` runs `npm ci` of `pins/package.json` + `pins/package-lock.json`
+into `${TMUX_MCP_CACHE:-~/.cache/tmux-mcp}/agents/<pins dir name>-<hash of the
+pins>` once (under a lock, so parallel runs do not install into one directory
+together) and returns that directory; later runs reuse it. Directories of
+earlier pins of the same package are removed.
+
+Without npm the caller cannot run: in CI (`CI` set) that fails the test, since
+CI must run it; elsewhere the test is skipped with a message naming what to
+install.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def cache_root() -> Path:
+    base = os.environ.get("TMUX_MCP_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "tmux-mcp")
+    return Path(base) / "agents"
+
+
+def missing(what: str) -> None:
+    """A tool the test needs is not there: fail in CI, skip elsewhere."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run this test, but {what}", pytrace=False)
+    pytest.skip(what)
+
+
+def npm_install(pins: Path, label: str, timeout: float = 600) -> Path:
+    """`label` names the pinned tool in messages, e.g. "Codex CLI (@openai/codex 0.171.0)"."""
+    files = [pins / "package.json", pins / "package-lock.json"]
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
+    root = cache_root()
+    target = root / f"{pins.name}-{digest}"
+    if (target / ".complete").is_file():
+        return target
+    npm = shutil.which(os.environ.get("NPM", "npm"))
+    if npm is None:
+        missing(f"npm is not on PATH: it installs the pinned {label} ({files[0]}) into {root}; "
+                "install Node.js and npm (Debian/Ubuntu: apt-get install npm)")
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{pins.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / ".complete").is_file():  # another run installed it meanwhile
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        for f in files:
+            shutil.copy(f, target / f.name)
+        proc = subprocess.run(
+            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=target,
+            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            shutil.rmtree(target, ignore_errors=True)
+            pytest.fail(f"npm ci of {label} ({files[0]}) into {target} failed (rc={proc.returncode}):\n"
+                        f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}", pytrace=False)
+        for old in root.glob(f"{pins.name}-*"):
+            if old != target and old.is_dir():
+                shutil.rmtree(old, ignore_errors=True)
+        (target / ".complete").touch()
+    return target
