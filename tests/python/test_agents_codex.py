@@ -6,9 +6,9 @@ runs one non-interactive turn (`codex exec`, approval policy `never`) against
 a scripted fake model on 127.0.0.1 (agents/fake_model.py, the OpenAI Responses
 API), with `tmux-mcp attach -S SOCK` as its MCP server `tmux`, in a private
 CODEX_HOME. The tmux server is this test's own, with the plugin loaded as TPM
-does (its broker serves the call). The fake model's first answer calls
-capture_pane on a pane that printed a unique marker; its second, once Codex
-sent the tool's output back, ends the turn.
+does (its broker serves the call; agents/scene.py). The fake model's first
+answer calls capture_pane on a pane that printed a unique marker; its second,
+once Codex sent the tool's output back, ends the turn.
 
 Codex refuses to run an MCP tool that is not hinted read-only when it may not
 ask ("MCP tool call requires approval, but approval policy is never"), so the
@@ -27,101 +27,64 @@ so the broker) by its socket.
 from __future__ import annotations
 
 import json
-import secrets
-import sys
-import time
-from pathlib import Path
-
 
 from agents import codex as codex_cli
+from agents import scene as scenes
 from agents.fake_model import FakeModelServer, OpenAIResponses, call_tool_then_answer
-from harness import BIN, REPO, clean_env, require_binary
 
 FINAL = "The pane shows the marker."
-# What the broker published for capture_pane before issue 16 (the seed's catalog
-# set no hints, so MCP's defaults showed).
-OLD_HINTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
 REFUSAL = "MCP tool call requires approval"
-
-
-def _wait(pred, what: str, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+CALL_ID = "call_fake_capture_1"
 
 
 def _codex_turn(tmux_server, relay_hints: dict | None = None):
-    """Load the plugin, print a marker in a new pane, run one `codex exec` turn
-    whose fake model calls capture_pane on it. Returns (run, fake, turns, pane,
-    marker, published capture_pane entry, tool calls the broker served)."""
-    require_binary()
+    """One `codex exec` turn whose fake model calls capture_pane on the scene's
+    pane. Returns (scene, run, the two model requests as Turns, diagnostics)."""
     codex = codex_cli.install()
-    srv = tmux_server
-    srv.tmux("set-option", "-g", "@mcp-bin-dir", str(BIN.parent))
-    srv.tmux("run-shell", str(REPO / "tmux-mcp.tmux"))
-    _wait(lambda: srv.tmux("show-options", "-gqv", "@mcp-state") == "ready", "the plugin's broker")
-    marker = f"codex-sees-{secrets.token_hex(6)}"
-    pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", f"printf '%s\\n' {marker}; exec sleep 1000")
-    _wait(lambda: marker in srv.tmux("capture-pane", "-p", "-t", pane), f"{marker} in {pane}")
-
-    # What the broker itself publishes for capture_pane (through attach, as Codex sees it).
-    raw = srv.raw_client()
-    raw.initialize()
-    listing = raw.request(2, "tools/list")
-    published = next(t for t in listing["result"]["tools"] if t["name"] == "capture_pane")
-    raw.close()
-    calls_before = srv.status()["tool_calls"]
-
-    command, args = str(BIN), ["attach", "-S", srv.sock]
-    if relay_hints is not None:
-        relay = Path(__file__).resolve().parent / "agents" / "mcp_rewrite.py"
-        command, args = sys.executable, [str(relay), "--tool", "capture_pane",
-                                         "--annotations", json.dumps(relay_hints), "--", command, *args]
-    script = call_tool_then_answer("capture_pane", {"paneId": pane}, FINAL)
+    scene = scenes.setup(tmux_server)
+    command, args = scene.mcp_command(relay_hints)
+    script = call_tool_then_answer("capture_pane", {"paneId": scene.pane}, FINAL)
     with FakeModelServer(OpenAIResponses(model=codex_cli.MODEL), script) as fake:
-        home = codex_cli.CodexHome(srv.dir / "codex")
+        home = codex_cli.CodexHome(tmux_server.dir / "codex")
         home.write_config(fake, command, args)
-        run = home.run(codex, f"What does tmux pane {pane} show?", home.env(fake, clean_env()))
+        run = home.run(codex, f"What does tmux pane {scene.pane} show?", home.env(fake))
     diag = f"{run.describe()}\n--- fake model server ---\n{fake.describe()}"
     assert run.returncode is not None, f"codex exec did not finish within the timeout\n{diag}"
     assert not run.leftovers, f"processes of the codex run still alive after it exited (killed): {run.leftovers}\n{diag}"
-    # Also any `attach` of this server outside Codex's session (had one detached itself).
-    attaches = codex_cli.live_processes(lambda _sid, argv: "attach" in argv and srv.sock in argv)
+    attaches = scene.attach_leftovers()
     assert not attaches, f"MCP server processes still alive after codex exited: {attaches}"
     assert run.returncode == 0, f"codex exec failed\n{diag}"
     assert not fake.errors, diag
     assert not fake.outbound, f"Codex tried to reach beyond loopback: {fake.outbound}\n{diag}"
     turns = fake.turns()
     assert len(turns) == 2, f"expected two model requests (the call, then its output)\n{diag}"
-    served = srv.status()["tool_calls"] - calls_before
-    return run, diag, turns, pane, marker, published, served
+    offered = turns[0].find("capture_pane")
+    assert len(offered) == 1, f"capture_pane not among the tools Codex sent: {[t.qualified for t in turns[0].tools]}"
+    results = [r for r in turns[1].tool_results if r.call_id == CALL_ID]
+    assert len(results) == 1, f"no function_call_output for the call\n{diag}"
+    return scene, run, offered[0], results[0].output, diag
 
 
 def test_codex_calls_capture_pane_unattended(tmux_server):
-    run, diag, turns, pane, marker, published, served = _codex_turn(tmux_server)
-    # (a) Codex offered its model our capture_pane, with the description we publish.
-    offered = turns[0].find("capture_pane")
-    assert len(offered) == 1, f"capture_pane not among the tools Codex sent: {[t.qualified for t in turns[0].tools]}"
-    tool = offered[0]
+    scene, run, tool, output, diag = _codex_turn(tmux_server)
+    # (a) Codex offered its model our capture_pane (in the namespace of MCP
+    # server `tmux`), with the description and arguments we publish.
     assert tool.qualified == "mcp__tmux.capture_pane", tool.qualified
-    assert tool.description == published["description"], (tool.description, published["description"])
+    assert tool.description == scene.published["description"], (tool.description, scene.published["description"])
     assert "paneId" in tool.parameters["properties"] and "paneId" in tool.parameters.get("required", []), tool.parameters
-    assert published["annotations"]["readOnlyHint"] is True, published["annotations"]
+    assert scene.published["annotations"]["readOnlyHint"] is True, scene.published["annotations"]
 
     # (b) The output Codex sent back is the pane's real text, not a refusal.
-    results = [r for r in turns[1].tool_results if r.call_id == "call_fake_capture_1"]
-    assert len(results) == 1, f"no function_call_output for the call\n{diag}"
-    output = results[0].output
     assert REFUSAL not in output, f"Codex refused the call: {output!r}"
-    assert marker in output, f"the output Codex sent its model lacks the pane's text {marker!r}: {output!r}"
+    assert scene.marker in output, f"the output Codex sent its model lacks the pane's text {scene.marker!r}: {output!r}"
 
     # Codex's own account: the MCP call completed with the pane's text, and the turn ended.
-    calls = run.items("mcp_tool_call")
+    calls = codex_cli.items(run, "mcp_tool_call")
     assert [(c["server"], c["tool"], c["status"], c["arguments"]) for c in calls] == \
-        [("tmux", "capture_pane", "completed", {"paneId": pane})], diag
-    assert marker in json.dumps(calls[0]["result"]), calls[0]
-    assert [m["text"] for m in run.items("agent_message")] == [FINAL], diag
+        [("tmux", "capture_pane", "completed", {"paneId": scene.pane})], diag
+    assert scene.marker in json.dumps(calls[0]["result"]), calls[0]
+    assert [m["text"] for m in codex_cli.items(run, "agent_message")] == [FINAL], diag
+    served = scene.served()
     assert served == 1, f"the broker served {served} tool calls during the run, expected 1"
 
 
@@ -129,13 +92,11 @@ def test_codex_refuses_capture_pane_hinted_destructive(tmux_server):
     """The control: the hints decide. With capture_pane hinted as before the fix
     (through a relay that rewrites only its tools/list entry), Codex refuses the
     call unattended and the broker never sees it."""
-    run, diag, turns, pane, marker, published, served = _codex_turn(tmux_server, relay_hints=OLD_HINTS)
-    assert len(turns[0].find("capture_pane")) == 1, [t.qualified for t in turns[0].tools]
-    results = [r for r in turns[1].tool_results if r.call_id == "call_fake_capture_1"]
-    assert len(results) == 1, f"no function_call_output for the call\n{diag}"
-    assert REFUSAL in results[0].output, f"Codex did not refuse the destructive-hinted call: {results[0].output!r}"
-    assert marker not in results[0].output, results[0].output
-    calls = run.items("mcp_tool_call")
+    scene, run, tool, output, diag = _codex_turn(tmux_server, relay_hints=scenes.OLD_HINTS)
+    assert REFUSAL in output, f"Codex did not refuse the destructive-hinted call: {output!r}"
+    assert scene.marker not in output, output
+    calls = codex_cli.items(run, "mcp_tool_call")
     assert [(c["tool"], c["status"]) for c in calls] == [("capture_pane", "failed")], diag
     assert REFUSAL in calls[0]["error"]["message"], calls[0]
+    served = scene.served()
     assert served == 0, f"the broker served {served} tool calls although Codex refused"

@@ -4,9 +4,8 @@ lock), run non-interactively (`codex exec`) against a fake model server.
 `install()` returns the `codex` launcher (npm's bin shim: node runs the
 package's bin/codex.js, which runs the platform binary), installing the pinned
 version first when needed. `CodexHome` is a private CODEX_HOME whose
-config.toml names the fake model provider and one MCP server; `run` starts
-`codex exec` in its own session, bounded by a timeout, and reports whatever
-of that session is still alive after it exits.
+config.toml names the fake model provider and one MCP server; `run` runs
+`codex exec` once (runner.run_agent).
 
 Codex 0.171 reaches beyond loopback unless told not to: with its defaults it
 connects to github.com, api.github.com and chatgpt.com (the `plugins`
@@ -19,15 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import npm_tools
 from .fake_model import FakeModelServer
+from .runner import AgentRun, hermetic_env, run_agent
 
 PINS = Path(__file__).resolve().parent / "codex"
 VERSION = json.loads((PINS / "package.json").read_text())["dependencies"]["@openai/codex"]
@@ -47,34 +43,11 @@ def toml_str(s: str) -> str:
     return json.dumps(s)
 
 
-@dataclass
-class CodexRun:
-    argv: list[str]
-    returncode: int | None  # None: killed at the timeout
-    stdout: str
-    stderr: str
-    seconds: float
-    leftovers: list[str]  # processes of its session still alive after it exited (killed)
-
-    def events(self) -> list[dict[str, Any]]:
-        """`codex exec --json` events (one JSON object a line)."""
-        out = []
-        for line in self.stdout.splitlines():
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    pass
-        return out
-
-    def items(self, kind: str) -> list[dict[str, Any]]:
-        return [e["item"] for e in self.events()
-                if e.get("type") == "item.completed" and e.get("item", {}).get("type") == kind]
-
-    def describe(self) -> str:
-        return (f"codex exec rc={self.returncode} after {self.seconds:.1f} s\n"
-                f"--- stdout ---\n{self.stdout[-6000:]}\n--- stderr ---\n{self.stderr[-6000:]}")
+def items(run: AgentRun, kind: str) -> list[dict[str, Any]]:
+    """The completed items of one type in `codex exec --json` events
+    (`mcp_tool_call`, `agent_message`, `error`, ...)."""
+    return [e["item"] for e in run.events()
+            if e.get("type") == "item.completed" and e.get("item", {}).get("type") == kind]
 
 
 class CodexHome:
@@ -85,6 +58,8 @@ class CodexHome:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.work = self.dir / "work"  # the agent's working directory (not a git repo)
         self.work.mkdir(exist_ok=True)
+        self.tmp = self.dir / "tmp"  # its TMPDIR
+        self.tmp.mkdir(exist_ok=True)
 
     def write_config(self, fake: FakeModelServer, mcp_command: str, mcp_args: list[str],
                      tool_timeout_sec: int = 30) -> Path:
@@ -120,76 +95,14 @@ tool_timeout_sec = {tool_timeout_sec}
         path.write_text(config)
         return path
 
-    def env(self, fake: FakeModelServer, base: dict[str, str]) -> dict[str, str]:
-        env = dict(base)
-        env.update(CODEX_HOME=str(self.dir), HOME=str(self.dir), **{KEY_VAR: "sk-fake-not-a-secret"})
+    def env(self, fake: FakeModelServer) -> dict[str, str]:
+        # No OPENAI_*/CODEX_* of the person's; HOME too is private (Codex writes nothing there).
+        env = hermetic_env(("OPENAI_", "CODEX_"), CODEX_HOME=str(self.dir), HOME=str(self.dir),
+                           TMPDIR=str(self.tmp), **{KEY_VAR: "sk-fake-not-a-secret"})
         env.update(fake.proxy_env())
         return env
 
-    def run(self, codex: Path, prompt: str, env: dict[str, str], timeout: float = 120) -> CodexRun:
+    def run(self, codex: Path, prompt: str, env: dict[str, str], timeout: float = 120) -> AgentRun:
         argv = [str(codex), "exec", "--strict-config", "--skip-git-repo-check", "--ephemeral",
                 "--json", "--color", "never", "-C", str(self.work), prompt]
-        out_path, err_path = self.dir / "codex.stdout", self.dir / "codex.stderr"
-        t0 = time.monotonic()
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    env=env, cwd=self.work, start_new_session=True)
-            try:
-                rc: int | None = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                _killpg(proc.pid)
-                proc.wait(timeout=10)
-                rc = None
-        seconds = time.monotonic() - t0
-        leftovers = session_processes(proc.pid)
-        if leftovers:
-            _killpg(proc.pid)
-            for pid, _ in leftovers:
-                _kill(pid)
-        return CodexRun(argv, rc, out_path.read_text(errors="replace"),
-                        err_path.read_text(errors="replace"), seconds,
-                        [f"{pid} {cmd}" for pid, cmd in leftovers])
-
-
-def live_processes(pred, settle: float = 2.0) -> list[tuple[int, str]]:
-    """Live (not zombie) processes for which pred(session id, argv) holds, after
-    giving them `settle` s to exit: [(pid, command line)]."""
-    deadline = time.monotonic() + settle
-    while True:
-        found = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == os.getpid():
-                continue
-            pid = int(entry)
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-            except (OSError, IndexError):
-                continue
-            # fields: state ppid pgrp session ...
-            if fields[0] != "Z" and pred(int(fields[3]), argv):
-                found.append((pid, " ".join(argv)))
-        if not found or time.monotonic() >= deadline:
-            return found
-        time.sleep(0.05)
-
-
-def session_processes(sid: int, settle: float = 2.0) -> list[tuple[int, str]]:
-    """Live processes of session `sid` (a process started with start_new_session)."""
-    return live_processes(lambda s, _argv: s == sid, settle)
-
-
-def _killpg(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return run_agent(argv, env, self.work, self.dir, timeout)

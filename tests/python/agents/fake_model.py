@@ -7,9 +7,10 @@ The script sees a wire-neutral `Turn` (the tools the client offered its model,
 the tool results it sent back), so one script serves every wire format.
 
 Wire formats: `OpenAIResponses` (the OpenAI Responses API, `POST /v1/responses`
-with `stream: true`, as Codex CLI uses it). A second format (Anthropic
-Messages for Claude Code, Gemini's generateContent) is one more `Wire`
-subclass: `parse` a request body into a `Turn`, `render` a `Reply`.
+with `stream: true`, as Codex CLI uses it) and `AnthropicMessages` (`POST
+/v1/messages`, as Claude Code uses it). Another format (Gemini's
+generateContent) is one more `Wire` subclass: `parse` a request body into a
+`Turn`, `render` a `Reply`.
 
 The same port is also an HTTP proxy that refuses everything: point
 HTTPS_PROXY/HTTP_PROXY at `server.proxy_url` (with NO_PROXY for loopback) and
@@ -52,6 +53,7 @@ class Tool:
 class ToolResult:
     call_id: str
     output: str
+    is_error: bool = False  # when the wire format says so (Anthropic's tool_result)
 
 
 @dataclass
@@ -209,6 +211,77 @@ class OpenAIResponses(Wire):
             return 200, "application/json", json.dumps(data).encode()
         return None
 
+
+
+class AnthropicMessages(Wire):
+    """The Anthropic Messages API: `POST {base}/v1/messages`, streamed
+    (`stream: true`: events message_start, content_block_start/delta/stop,
+    message_delta, message_stop) or not (one message object). Tools are
+    `{name, description, input_schema}`; a tool's result comes back as a
+    `tool_result` block (`tool_use_id`, `content`: a string or text blocks) in
+    a user message."""
+
+    name = "anthropic-messages"
+
+    def __init__(self, model: str = "fake-model") -> None:
+        self.model = model
+
+    def handles(self, method: str, path: str) -> bool:
+        return method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/v1/messages")
+
+    def parse(self, body: Any) -> Turn:
+        tools = [Tool(t["name"], t.get("description", ""), t.get("input_schema"))
+                 for t in body.get("tools") or [] if isinstance(t, dict) and "name" in t]
+        results = []
+        for msg in body.get("messages") or []:
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if msg.get("role") != "user" or not isinstance(content, list):
+                continue
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    out = block.get("content")
+                    if isinstance(out, list):
+                        out = "\n".join(str(c.get("text", "")) for c in out if isinstance(c, dict))
+                    results.append(ToolResult(str(block.get("tool_use_id", "")), str(out or ""),
+                                              bool(block.get("is_error"))))
+        return Turn(tools, results, body)
+
+    def render(self, reply: Reply, body: Any, seq: int) -> tuple[int, str, bytes]:
+        if isinstance(reply, ToolCall):
+            block = {"type": "tool_use", "id": reply.call_id, "name": reply.tool.name,
+                     "input": reply.arguments}
+            stop = "tool_use"
+        else:
+            block = {"type": "text", "text": reply.text}
+            stop = "end_turn"
+        message = {"id": f"msg_fake_{seq}", "type": "message", "role": "assistant",
+                   "model": body.get("model", self.model), "content": [block],
+                   "stop_reason": stop, "stop_sequence": None,
+                   "usage": {"input_tokens": 10, "output_tokens": 5}}
+        if not body.get("stream"):
+            return 200, "application/json", json.dumps(message).encode()
+        if block["type"] == "tool_use":
+            start = dict(block, input={})
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(reply.arguments)}
+        else:
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        events = [
+            {"type": "message_start", "message": dict(message, content=[], stop_reason=None,
+                                                      usage={"input_tokens": 10, "output_tokens": 1})},
+            {"type": "content_block_start", "index": 0, "content_block": start},
+            {"type": "content_block_delta", "index": 0, "delta": delta},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+             "usage": {"output_tokens": 5}},
+            {"type": "message_stop"},
+        ]
+        return 200, "text/event-stream", _sse(events)
+
+    def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
+        if method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/v1/messages/count_tokens"):
+            return 200, "application/json", json.dumps({"input_tokens": 10}).encode()
+        return None
 
 # --------------------------------------------------------------------------
 # Scripts
