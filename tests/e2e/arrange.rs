@@ -263,8 +263,8 @@ async fn stale_generation_and_bad_input_change_nothing() {
         ("create_window", json!({ "sessionId": "$0", "argv": [""] }), "argv/0"),
         ("create_window", json!({ "sessionId": "$0", "cwd": "/nonexistent/dir" }), "cwd"),
         ("create_window", json!({ "sessionId": "$0", "env": { "1BAD": "x" } }), "argument /env"),
-        ("rename_window", json!({ "windowId": window, "name": "two\nlines" }), "Argument name: names must not contain control characters"),
-        ("create_session", json!({ "name": "esc\u{1b}[31m" }), "Argument name: names must not contain control characters"),
+        ("rename_window", json!({ "windowId": window, "name": "two\nlines" }), "argument /name: must not contain control characters"),
+        ("create_session", json!({ "name": "esc\u{1b}[31m" }), "argument /name: must not contain control characters"),
         ("kill_pane", json!({ "paneId": "%99" }), "pane %99 does not exist"),
         ("select_pane", json!({ "paneId": "%0", "extra": 1 }), "unexpected field(s) extra"),
     ];
@@ -326,4 +326,48 @@ fn own_pane_window_session_never_killed_or_respawned_and_scope_holds() {
     let r = call(&mut relay, "select_pane", json!({ "paneId": me }));
     checked_structured(&relay.tools, "select_pane", &r);
     assert_eq!(show(&srv, &me, "#{pane_active}"), "1");
+}
+
+/// Issue "Exact and honest, round 2" item 6: tmux's format expansion copies a
+/// run of `#` before `[` unchanged (a style), so such a run reaches tmux as
+/// typed, not doubled: names with `#[` keep it, and a cwd containing `#[`
+/// starts the pane there (it used to start in tmux's start directory).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_and_directories_with_hash_bracket_arrive_literally() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--safety", "destructive", "--enable-tool", "tmux_create"]).await;
+    let dir = srv.dir().join("a#[x]##[y #b");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = std::fs::canonicalize(&dir).unwrap().to_str().unwrap().to_string();
+    let cwd_of = |pane: &str| poll(Duration::from_secs(5), || Some(show(&srv, pane, "#{pane_current_path}")).filter(|p| !p.is_empty())).unwrap_or_default();
+
+    let s = c.call("create_session", json!({ "name": "s#[1", "windowName": "w#[1]##[2", "argv": ["sleep", "1000"], "cwd": dir })).await;
+    let (sid, wid, pid) = (s["session"]["id"].as_str().unwrap(), s["window"]["id"].as_str().unwrap(), s["pane"]["id"].as_str().unwrap());
+    assert_eq!((show(&srv, sid, "#{session_name}"), show(&srv, wid, "#{window_name}")), ("s#[1".to_string(), "w#[1]##[2".to_string()));
+    assert_eq!((s["session"]["name"].as_str(), s["window"]["name"].as_str()), (Some("s#[1"), Some("w#[1]##[2")), "{s:#}");
+    assert_eq!(cwd_of(pid), dir, "create_session's pane starts in the directory asked");
+
+    let w = c.call("create_window", json!({ "sessionId": sid, "name": "n#[z#", "argv": ["sleep", "1000"], "cwd": dir })).await;
+    let (w2, p2) = (w["window"]["id"].as_str().unwrap(), w["pane"]["id"].as_str().unwrap());
+    assert_eq!(show(&srv, w2, "#{window_name}"), "n#[z#");
+    assert_eq!(cwd_of(p2), dir, "create_window");
+
+    let sp = c.call("split_window", json!({ "paneId": p2, "direction": "below", "argv": ["sleep", "1000"], "cwd": dir })).await;
+    assert_eq!(cwd_of(sp["pane"]["id"].as_str().unwrap()), dir, "split_window");
+
+    c.call("respawn_pane", json!({ "paneId": p2, "kill": true, "argv": ["sleep", "999"], "cwd": dir })).await;
+    let respawned = poll(Duration::from_secs(5), || Some(show(&srv, p2, "#{pane_current_command}|#{pane_current_path}")).filter(|l| l.starts_with("sleep|") && !l.ends_with('|')));
+    assert_eq!(respawned, Some(format!("sleep|{dir}")), "respawn_pane");
+
+    let rn = c.call("rename_window", json!({ "windowId": wid, "name": "a#[b" })).await;
+    assert_eq!((rn["window"]["name"].as_str(), show(&srv, wid, "#{window_name}")), (Some("a#[b"), "a#[b".to_string()));
+    let rn = c.call("rename_session", json!({ "sessionId": sid, "name": "r#[s" })).await;
+    assert_eq!((rn["session"]["name"].as_str(), show(&srv, sid, "#{session_name}")), (Some("r#[s"), "r#[s".to_string()));
+
+    let t = c.call_envelope("tmux_create", json!({ "kind": "session", "name": "t#[s", "window_name": "t#[w", "argv": ["sleep", "1000"], "cwd": dir })).await;
+    let created = t.data()["created"].as_array().unwrap().clone();
+    let (ts, tw, tp) = (created[0]["id"].as_str().unwrap(), created[1]["id"].as_str().unwrap(), created[2]["id"].as_str().unwrap());
+    assert_eq!((show(&srv, ts, "#{session_name}"), show(&srv, tw, "#{window_name}")), ("t#[s".to_string(), "t#[w".to_string()));
+    assert_eq!(cwd_of(tp), dir, "tmux_create");
+    c.close().await;
 }

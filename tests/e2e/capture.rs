@@ -195,7 +195,7 @@ async fn published_schemas_equal_contract_files() {
     assert_eq!(serde_json::to_string(&published_out).unwrap(), serde_json::to_string(&output).unwrap(), "outputSchema key order");
     assert_eq!(t.description.as_deref(), Some(seed_description().as_str()), "description differs from the seed");
     let ann = serde_json::to_value(t.annotations.clone().expect("annotations")).unwrap();
-    assert_eq!(ann, json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false}), "annotations");
+    assert_eq!(ann, json!({"title": "Capture pane rows", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}), "annotations");
     c.close().await;
 
     // Without --enable-tool: hidden, and a direct call gets the policy_denied envelope.
@@ -210,9 +210,12 @@ async fn published_schemas_equal_contract_files() {
     assert_eq!(sc["ok"], json!(false), "{sc:#}");
     assert_eq!(sc["error"]["code"], "policy_denied", "{sc:#}");
     assert_eq!(sc["error"]["delivery"], "not_sent", "{sc:#}");
-    assert!(sc["error"]["message"].as_str().unwrap().starts_with("The configured policy denies this operation"), "{sc:#}");
+    // The envelope's message is the fixed text alone; how to enable the tool
+    // (the tier, the switch) is in the one text item after it.
+    assert_eq!(sc["error"]["message"], "The configured policy denies this operation.", "{sc:#}");
     let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.as_str())).collect();
-    assert_eq!(text, [sc["error"]["message"].as_str().unwrap()], "the text content equals the message");
+    assert_eq!(text.len(), 1, "one text item: {text:?}");
+    assert!(text[0].starts_with("The configured policy denies this operation. ") && text[0].contains("--enable-tool tmux_capture"), "{text:?}");
     d.close().await;
 }
 

@@ -31,7 +31,12 @@ async fn call_err(c: &McpClient, name: &str, args: Value) -> Value {
         panic!("error envelope of {name} does not validate against its outputSchema:\n{e}\ninstance: {structured:#}");
     }
     assert_eq!(structured["ok"], false);
-    structured["error"].clone()
+    // The detail is in the text content; the envelope keeps the fixed message.
+    let text = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
+    assert_fixed_message(&structured["error"], &text);
+    let mut error = structured["error"].clone();
+    error["text"] = json!(text);
+    error
 }
 
 fn assert_not_sent(err: &Value, code: &str) {
@@ -244,10 +249,10 @@ async fn create_session_window_pane_with_ids_that_exist() {
     let before = all_panes(&srv);
     let err = call_err(&c, "tmux_create", json!({ "kind": "window", "parent": sref, "name": "x", "argv": ["true"], "cwd": "/nonexistent/dir" })).await;
     assert_not_sent(&err, "invalid_input");
-    assert!(err["message"].as_str().unwrap().contains("/cwd"), "{err:#}");
+    assert!(err["text"].as_str().unwrap().contains("/cwd"), "{err:#}");
     let err = call_err(&c, "tmux_create", json!({ "kind": "window", "parent": sref, "name": "x", "argv": [""] })).await;
     assert_not_sent(&err, "invalid_input");
-    assert!(err["message"].as_str().unwrap().contains("/argv/0"), "{err:#}");
+    assert!(err["text"].as_str().unwrap().contains("/argv/0"), "{err:#}");
     assert_eq!(all_panes(&srv), before);
     c.close().await;
 }
@@ -356,7 +361,7 @@ async fn invalid_input_names_the_field_and_sends_nothing() {
     for (args, field) in cases {
         let err = call_err(&c, "tmux_send", args.clone()).await;
         assert_not_sent(&err, "invalid_input");
-        let msg = err["message"].as_str().unwrap();
+        let msg = err["text"].as_str().unwrap();
         assert!(msg.starts_with("Input does not match the operation schema."), "{msg}");
         assert!(msg.contains(field), "message {msg:?} should name {field} for {args}");
     }
@@ -393,7 +398,11 @@ fn raw_error(tools: &Value, name: &str, resp: &Value) -> Value {
     if let Err(e) = validate(&schema, s) {
         panic!("error envelope of {name} does not validate: {e}\n{s:#}");
     }
-    s["error"].clone()
+    let text = result["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n");
+    assert_fixed_message(&s["error"], &text);
+    let mut error = s["error"].clone();
+    error["text"] = json!(text);
+    error
 }
 
 #[test]
@@ -422,12 +431,12 @@ fn own_pane_protected_unless_allow_self() {
     for (name, args) in denied {
         let err = raw_error(&tools, name, &call(&mut ch, name, args.clone()));
         assert_not_sent(&err, "policy_denied");
-        assert!(err["message"].as_str().unwrap().contains("--allow-self"), "{err:#}");
+        assert!(err["text"].as_str().unwrap().contains("--allow-self"), "{err:#}");
     }
     // Scope session: a pane of another session is out of reach.
     let err = raw_error(&tools, "tmux_send", &call(&mut ch, "tmux_send", json!({ "target": pane_ref(&other, &gen), "input": { "type": "text", "text": "x" } })));
     assert_not_sent(&err, "policy_denied");
-    assert!(err["message"].as_str().unwrap().contains("scope"), "{err:#}");
+    assert!(err["text"].as_str().unwrap().contains("scope"), "{err:#}");
     // A pane of its own session is fine.
     let ok = call(&mut ch, "tmux_send", json!({ "target": pane_ref("%0", &gen), "input": { "type": "text", "text": "" } }));
     checked_structured(&tools, "tmux_send", &ok);

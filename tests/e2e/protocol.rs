@@ -219,3 +219,31 @@ async fn a_client_going_away_ends_its_waits_at_once() {
     assert!(took < deadline - 1.0, "the waits ran on for {took:.2} s after their client went away (their deadline is {deadline} s)");
     other.close().await;
 }
+
+#[test]
+fn requests_before_initialize_are_refused_and_change_nothing() {
+    let srv = TmuxServer::start();
+    let window = srv.tmux(&["display-message", "-p", "-t", "%0", "#{window_id}"]).trim().to_string();
+    let name = srv.tmux(&["display-message", "-p", "-t", "%0", "#{window_name}"]).trim().to_string();
+    let mut raw = RawClient::attach(&srv, &["--safety", "mutating"]);
+    // A liveness probe is answered before the handshake, as the lifecycle allows.
+    assert!(raw.request(1, "ping", json!({})).get("result").is_some(), "ping before initialize must be answered");
+    // Anything else is refused and never runs: the window keeps its name.
+    let refused = raw.request(2, "tools/call", json!({"name": "rename_window", "arguments": {"windowId": window, "name": "renamed-before-initialize"}}));
+    assert_eq!(error_code(&refused), -32600, "{refused}");
+    let message = refused.pointer("/error/message").and_then(Value::as_str).unwrap_or_default();
+    assert!(message.contains("before initialize") && message.contains("Nothing was run"), "{refused}");
+    let listed = raw.request(3, "tools/list", json!({}));
+    assert_eq!(error_code(&listed), -32600, "{listed}");
+    assert_eq!(srv.tmux(&["display-message", "-p", "-t", "%0", "#{window_name}"]).trim(), name, "a refused call renamed the window");
+    // A request of the stateless era carries its version and needs no handshake.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "raw-e2e", "version": "0"}, "io.modelcontextprotocol/clientCapabilities": {}});
+    let stateless = raw.request(4, "tools/list", json!({"_meta": meta}));
+    assert!(stateless["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{stateless}");
+    // After initialize the same call runs.
+    raw.initialize();
+    let ok = raw.request(5, "tools/call", json!({"name": "rename_window", "arguments": {"windowId": window, "name": "renamed-after"}}));
+    assert!(ok.get("result").is_some_and(|r| r["isError"] != json!(true)), "{ok}");
+    assert_eq!(srv.tmux(&["display-message", "-p", "-t", "%0", "#{window_name}"]).trim(), "renamed-after");
+    raw.close();
+}

@@ -48,7 +48,9 @@ async fn refused(c: &McpClient, name: &str, args: Value) -> String {
     assert_eq!(r.is_error, Some(true), "{name} was not refused: {r:?}");
     let sc = r.structured_content.clone().unwrap_or_else(|| panic!("no envelope: {r:?}"));
     assert_eq!((sc["error"]["code"].as_str(), sc["error"]["delivery"].as_str()), (Some("policy_denied"), Some("not_sent")), "{sc:#}");
-    sc["error"]["message"].as_str().unwrap().to_string()
+    let text = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
+    assert_fixed_message(&sc["error"], &text);
+    text
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -76,9 +76,17 @@ async fn python_capture_pane_publishes_the_contract_and_the_seed() {
     let contract: Value = serde_json::from_str(&contract).unwrap();
     let published = Value::Object((*t.input_schema).clone());
     assert_eq!(serde_json::to_string(&published).unwrap(), serde_json::to_string(&contract).unwrap(), "inputSchema (with key order) differs from the contract");
-    let (description, annotations) = seed();
+    let (description, seed_annotations) = seed();
     assert_eq!(t.description.as_deref(), Some(description.as_str()));
-    assert_eq!(serde_json::to_value(t.annotations.clone().unwrap()).unwrap(), annotations);
+    // Not the seed page's annotations (MCP's defaults, which its catalog never
+    // set): the honest read hints, which clients act on.
+    let published = serde_json::to_value(t.annotations.clone().unwrap()).unwrap();
+    assert_eq!(seed_annotations["readOnlyHint"], json!(false), "the seed page shows MCP's default hints");
+    assert_eq!(
+        (&published["readOnlyHint"], &published["destructiveHint"], &published["idempotentHint"], &published["openWorldHint"]),
+        (&json!(true), &json!(false), &json!(true), &json!(false)),
+        "{published}"
+    );
     // The default toolset keeps the libtmux-ts spelling.
     let d = McpClient::attach(&srv, &[]).await;
     let required = d.tool("capture_pane").input_schema.get("required").cloned();

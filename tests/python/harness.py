@@ -384,7 +384,24 @@ async def call(session: ClientSession, name: str, args: dict[str, Any] | None = 
                 + "; ".join(f"at {list(e.absolute_path)}: {e.message}" for e in errors[:5])
                 + f"\nresult: {result!r}"
             )
+    envelope_error = result.structured.get("error") if isinstance(result.structured, dict) and result.structured.get("ok") is False else None
+    if isinstance(envelope_error, dict):
+        # The seed envelope's message is the code's fixed text, exactly; the
+        # specific reason follows it in the text content only.
+        want = SEED_FIXED_MESSAGES.get(envelope_error.get("code"), SEED_GENERIC_MESSAGE)
+        assert envelope_error.get("message") == want, f"{name}: error.message {envelope_error.get('message')!r} is not the fixed {want!r}"
+        assert result.text.startswith(want), f"{name}: text content {result.text!r} does not start with the fixed message"
     return result
+
+
+# The seed family's fixed error messages (its result envelope's contract).
+SEED_FIXED_MESSAGES = {
+    "invalid_input": "Input does not match the operation schema.",
+    "stale_cursor": "The cursor is unknown, expired, or outside its captured result.",
+    "policy_denied": "The configured policy denies this operation.",
+    "closed": "The application is closed.",
+}
+SEED_GENERIC_MESSAGE = "The operation could not establish its requested result."
 
 
 async def call_ok(session: ClientSession, name: str, args: dict[str, Any] | None = None) -> Any:

@@ -66,6 +66,14 @@ def listing_problems(name: str, tool) -> list[str]:
                 problems.append(f"{name}: annotation {hint} is {dumped.get(hint)!r}, not a boolean")
         if dumped.get("readOnlyHint") is True and dumped.get("destructiveHint") is True:
             problems.append(f"{name}: annotations say read-only and destructive at once: {dumped}")
+        # A read publishes the honest hints, the seed tools too: clients act
+        # on them (Codex CLI, unattended, refuses a tool hinted destructive).
+        tier = (listing_meta(tool) or {}).get("tmux-mcp/tier")
+        if tier == "readonly":
+            hints = {h: dumped.get(h) for h in HINTS}
+            honest = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+            if hints != honest:
+                problems.append(f"{name}: a read tool's hints are {hints}, not {honest}")
     return problems
 
 

@@ -644,6 +644,25 @@ impl McpClient {
 }
 
 /// A validated envelope result (see [`McpClient::call_envelope`]).
+/// The seed family's fixed `error.message` of `code` (its envelope contract).
+pub fn seed_fixed_message(code: &str) -> &'static str {
+    match code {
+        "invalid_input" => "Input does not match the operation schema.",
+        "stale_cursor" => "The cursor is unknown, expired, or outside its captured result.",
+        "policy_denied" => "The configured policy denies this operation.",
+        "closed" => "The application is closed.",
+        _ => "The operation could not establish its requested result.",
+    }
+}
+
+/// `error.message` is exactly the fixed text of its code, and the text content
+/// starts with it (the detail follows there, never in the envelope).
+pub fn assert_fixed_message(error: &Value, text: &str) {
+    let want = seed_fixed_message(error["code"].as_str().unwrap_or_default());
+    assert_eq!(error["message"].as_str(), Some(want), "error.message must be the fixed text: {error:#}");
+    assert!(text.starts_with(want), "text content {text:?} does not start with the fixed message {want:?}");
+}
+
 #[derive(Debug, Clone)]
 pub struct Envelope {
     pub structured: Value,
@@ -658,13 +677,16 @@ impl Envelope {
         &self.structured["data"]
     }
 
-    /// Asserts an `{ok:false}` envelope with `code` and `delivery`; returns the message.
+    /// Asserts an `{ok:false}` envelope with `code` and `delivery` whose
+    /// message is the code's fixed text; returns the text content (the fixed
+    /// message, then the specific reason).
     pub fn expect_error(&self, code: &str, delivery: &str) -> String {
         let e = &self.structured["error"];
         assert_eq!(self.structured["ok"], json!(false), "expected error {code}, got {:#}", self.structured);
         assert_eq!((e["code"].as_str(), e["delivery"].as_str()), (Some(code), Some(delivery)), "unexpected error: {:#}", self.structured);
         assert!(self.is_error, "an error envelope without isError");
-        e["message"].as_str().expect("message").to_string()
+        assert_fixed_message(e, &self.text);
+        self.text.clone()
     }
 }
 

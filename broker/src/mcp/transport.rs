@@ -13,7 +13,13 @@
 //!   and the original bytes are put back on the way out (so integers beyond 64
 //!   bits and strings with escapes come back byte for byte);
 //! - a request rmcp cannot decode (params of the wrong shape) is answered here
-//!   with -32602 naming what was wrong.
+//!   with -32602 naming what was wrong;
+//! - before `initialize`, only `ping`, `initialize` and `server/discover` are
+//!   served, and requests that carry their own protocol version in `_meta`
+//!   (the 2026-07-28 era has no handshake); anything else gets -32600 and
+//!   nothing runs. Decided here, in arrival order: rmcp runs each request in a
+//!   task of its own, so a gate behind it could let a call that follows
+//!   `initialize` on the same line stream (the relay's replay) race it.
 //!
 //! End of input is the client going away: `gone` fires, and the handler stops
 //! running tool calls at once.
@@ -37,6 +43,9 @@ const INVALID_PARAMS: i64 = -32602;
 /// Outgoing lines waiting for the writer task. Bounded, so a client that stops
 /// reading slows the handlers down instead of growing the queue.
 const OUT_QUEUE: usize = 64;
+
+/// The `_meta` key of a request that names its own protocol version (2026-07-28).
+const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// Request ids as the client sent them (JSON text), by the internal id rmcp sees.
 #[derive(Default)]
@@ -86,6 +95,8 @@ pub struct LineTransport<R> {
     out: Option<mpsc::Sender<Vec<u8>>>,
     ids: Arc<Mutex<Ids>>,
     gone: CancellationToken,
+    /// Whether the client has sent `initialize` (the lifecycle's first request).
+    initialized: bool,
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
@@ -94,7 +105,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
     pub fn new<W: AsyncWrite + Unpin + Send + 'static>(reader: R, writer: W, gone: CancellationToken) -> (Self, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(OUT_QUEUE);
         let task = tokio::spawn(write_loop(writer, rx, gone.clone()));
-        let t = LineTransport { reader: BufReader::new(reader), line: Vec::new(), overflow: 0, pending: None, out: Some(tx), ids: Arc::default(), gone };
+        let t = LineTransport { reader: BufReader::new(reader), line: Vec::new(), overflow: 0, pending: None, out: Some(tx), ids: Arc::default(), gone, initialized: false };
         (t, task)
     }
 
@@ -177,6 +188,9 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         let Some(raw_id) = raw_id else {
             return self.notification(call, text);
         };
+        if let Some(refused) = self.lifecycle(&method, &call) {
+            return Decoded::Reply(error_line(Some(&raw_id), INVALID_REQUEST, &refused));
+        }
         match serde_json::from_value::<ClientRequest>(Value::Object(call)) {
             // rmcp decodes a known method whose params do not fit as a custom
             // request; that is a caller's mistake, not an unknown method.
@@ -190,6 +204,21 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
             }
             Err(e) => Decoded::Reply(error_line(Some(&raw_id), INVALID_PARAMS, &format!("invalid params for {method}: {e}"))),
         }
+    }
+
+    /// Why request `method` may not run yet (MCP lifecycle: `initialize`
+    /// first), or `None`. `initialize` opens the session whatever its answer.
+    fn lifecycle(&mut self, method: &str, call: &Map<String, Value>) -> Option<String> {
+        if method == "initialize" {
+            self.initialized = true;
+        }
+        let own_version = call.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get(PROTOCOL_VERSION_META)).is_some();
+        if self.initialized || own_version || matches!(method, "ping" | "server/discover") {
+            return None;
+        }
+        Some(format!(
+            "invalid request: {method} before initialize; send initialize first (or, in protocol 2026-07-28, put the version in params._meta[\"{PROTOCOL_VERSION_META}\"]). Nothing was run."
+        ))
     }
 
     /// A notification for rmcp. `notifications/cancelled` names the request by
@@ -457,7 +486,7 @@ mod tests {
     use super::*;
 
     fn transport(input: &'static [u8]) -> LineTransport<&'static [u8]> {
-        LineTransport { reader: BufReader::with_capacity(8, input), line: Vec::new(), overflow: 0, pending: None, out: None, ids: Arc::default(), gone: CancellationToken::new() }
+        LineTransport { reader: BufReader::with_capacity(8, input), line: Vec::new(), overflow: 0, pending: None, out: None, ids: Arc::default(), gone: CancellationToken::new(), initialized: true }
     }
 
     #[tokio::test]

@@ -7,9 +7,22 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// Escapes `#` so tmux's format expansion leaves `s` as it is.
+/// Escapes `#` so tmux's format expansion leaves `s` as it is. Expansion
+/// turns `##` into `#`, but copies a run of `#`s that is followed by `[` (a
+/// style, `#[fg=red]`, left for drawing) unchanged, so such a run must not be
+/// doubled: `a#[b` stays `a#[b` (`format_expand1` in tmux 3.3a-3.7c).
 pub fn format_literal(s: &str) -> String {
-    s.replace('#', "##")
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut rest = s;
+    while let Some(start) = rest.find('#') {
+        out.push_str(&rest[..start]);
+        let run = rest[start..].bytes().take_while(|b| *b == b'#').count();
+        let after = &rest[start + run..];
+        out.push_str(&"#".repeat(if after.starts_with('[') { run } else { 2 * run }));
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One argument for tmux, literal: tmux splits commands given as arguments at
@@ -42,6 +55,10 @@ mod tests {
     fn quoting() {
         assert_eq!(shell_quote("a'b"), "'a'\\''b'");
         assert_eq!(format_literal("/x/#S/y"), "/x/##S/y");
+        // A run of `#` before `[` is copied by tmux as it is: not doubled.
+        for (s, want) in [("a#[b", "a#[b"), ("a##[b", "a##[b"), ("a#b#[c", "a##b#[c"), ("x##{y", "x####{y"), ("e#", "e##"), ("#", "##"), ("", ""), ("##[x]#", "##[x]##")] {
+            assert_eq!(format_literal(s), want, "{s:?}");
+        }
         assert_eq!(format_operand("%1,}#"), "%1#,#}##");
     }
 

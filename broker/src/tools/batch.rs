@@ -15,8 +15,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "batch",
     family: Family::Libtmux,
     description: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
-    annotations: Annotations::read_only("Batch of reads", false),
-    seed_annotations: None,
+    annotations: Annotations::read_only("Batch of reads"),
     opt_in: false,
     input_schema,
     output_schema: schema_of::<Batch>,
@@ -76,8 +75,15 @@ struct Answer {
     tool: String,
     is_error: bool,
     text: String,
+    /// The tool's own structuredContent (an object, validated by that tool's
+    /// output schema); a bare `true` schema here is flagged by strict clients.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "any_object")]
     structured_content: Option<Value>,
+}
+
+fn any_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "object" })
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {

@@ -16,8 +16,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capabilities",
     family: Family::Seed,
     description: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
-    annotations: Annotations::read_only("tmux capabilities", true),
-    seed_annotations: None,
+    annotations: Annotations::read_only("tmux capabilities"),
     opt_in: false,
     input_schema,
     output_schema,
@@ -140,7 +139,7 @@ pub async fn call(session: &Session) -> ToolOutput {
         Ok(s) => s,
         Err(e) => {
             tracing::warn!("capabilities refresh failed: {e}");
-            return envelope::error("transport_error", "The operation could not establish its requested result.", Delivery::Observed);
+            return envelope::error("transport_error", "", Delivery::Observed);
         }
     };
     let id = &broker.identity;

@@ -20,8 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capture",
     family: Family::Seed,
     description: "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.",
-    annotations: Annotations::read_only("Capture pane rows", false),
-    seed_annotations: Some(seed_annotations),
+    annotations: Annotations::read_only("Capture pane rows"),
     opt_in: true,
     input_schema,
     output_schema,
@@ -29,11 +28,6 @@ pub const SPEC: ToolSpec = ToolSpec {
 };
 
 
-/// Decision 8: the seed's annotations, exactly (they say less than the truth:
-/// the tool only reads).
-fn seed_annotations() -> Value {
-    json!({ "destructiveHint": false, "idempotentHint": false, "openWorldHint": false, "readOnlyHint": false })
-}
 
 /// The contract files, published byte-for-byte in meaning (key order kept).
 fn input_schema() -> Value {
@@ -46,8 +40,6 @@ fn output_schema() -> Value {
     S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/tmux_capture.output.json")).expect("contract parses")).clone()
 }
 
-const STALE_CURSOR: &str = "The cursor is unknown, expired, or outside its captured result.";
-const GENERIC: &str = "The operation could not establish its requested result.";
 
 /// The envelope for an observation failure; the fixed message is followed by
 /// the specific reason (never the input payload).
@@ -56,13 +48,13 @@ pub fn observe_error(e: &ObserveError) -> ToolOutput {
         ObserveError::StaleTarget { observed, .. } => ("stale_target", if *observed { Delivery::Observed } else { Delivery::NotSent }),
         ObserveError::Unsupported { observed, .. } => ("unsupported", if *observed { Delivery::Observed } else { Delivery::NotSent }),
         ObserveError::Transport { observed, .. } => ("transport_error", if *observed { Delivery::PossiblySent } else { Delivery::NotSent }),
-        ObserveError::OutOfScope => return envelope::policy_denied_because(e.why()),
+        ObserveError::OutOfScope => return envelope::policy_denied_because(&format!("Refused: {}. Nothing was sent to tmux.", e.why())),
     };
-    envelope::error(code, &format!("{GENERIC} {}", e.why()), delivery)
+    envelope::error(code, e.why(), delivery)
 }
 
 fn stale_cursor(why: &str) -> ToolOutput {
-    envelope::error("stale_cursor", &format!("{STALE_CURSOR} {why}"), Delivery::NotSent)
+    envelope::error("stale_cursor", why, Delivery::NotSent)
 }
 
 pub fn scope_of(args: &Value) -> Scope {
@@ -84,7 +76,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let started = sys::monotonic_seconds();
     let _place = match broker.admission.capture().await {
         Ok(p) => p,
-        Err(refused) => return envelope::error("capacity", &format!("{GENERIC} The broker is overloaded: {}.", refused.0), Delivery::NotSent),
+        Err(refused) => return envelope::error("capacity", &format!("The broker is overloaded: {}.", refused.0), Delivery::NotSent),
     };
     let target = args["target"].clone();
     let id = target["id"].as_str().unwrap_or_default();
@@ -197,11 +189,11 @@ fn finish(broker: &Broker, data: Value, text: String, retain: Option<(String, Cu
     let out = envelope::ok("tmux_capture", data);
     let size = out.structured.as_ref().map(|v| v.to_string().len()).unwrap_or(0) + text.len();
     if size as u64 > limits::MAX_RESPONSE_BYTES {
-        return envelope::error("capacity", &format!("{GENERIC} The response would exceed {} bytes; ask for fewer lines or bytes.", limits::MAX_RESPONSE_BYTES), Delivery::Observed);
+        return envelope::error("capacity", &format!("The response would exceed {} bytes; ask for fewer lines or bytes.", limits::MAX_RESPONSE_BYTES), Delivery::Observed);
     }
     if let Some((key, entry, owner)) = retain {
         if broker.retained.insert(key, crate::retention::Retained::Cursor(entry), owner).is_err() {
-            return envelope::error("capacity", &format!("{GENERIC} The capture is larger than the retention budget."), Delivery::Observed);
+            return envelope::error("capacity", "The capture is larger than the retention budget.", Delivery::Observed);
         }
     }
     ToolOutput { text, ..out }

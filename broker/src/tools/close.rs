@@ -20,7 +20,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     family: Family::Seed,
     description: "Close exactly one referenced session, window or pane (kill-session / kill-window / kill-pane by id, never by name). Closing a session or window also closes what it contains. Refuses to close what would end the tmux server (its last panes), and the agent's own pane or what contains it unless attached with --allow-self.",
     annotations: Annotations::destructive("Close a session, window or pane"),
-    seed_annotations: None,
     opt_in: false,
     input_schema,
     output_schema,

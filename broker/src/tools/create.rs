@@ -31,7 +31,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     family: Family::Seed,
     description: "Create a tmux session, window or pane running argv (executed directly, never through a shell; a one-element argv runs as `/usr/bin/env -- argv0`). kind \"session\": name, optional window_name, width, height. kind \"window\": parent session reference, name, optional index, focus. kind \"pane\": parent pane reference, direction horizontal|vertical, optional size (cells or \"N%\"), focus. Optional cwd (an existing directory; relative to the agent's cwd) and environment (NAME → value). Returns the created references (session, window, pane as applicable); the program's completion is not observed. With --scope session, only windows and panes in the agent's own session can be created.",
     annotations: Annotations::destructive("Create a session, window or pane"),
-    seed_annotations: None,
     opt_in: false,
     input_schema,
     output_schema,
@@ -72,7 +71,7 @@ fn variant(required: &[&str], own: Value) -> Value {
 
 fn input_schema() -> Value {
     let int = |min: i64| json!({ "type": "integer", "minimum": min, "maximum": INT_MAX });
-    let name = json!({ "type": "string", "minLength": 1, "pattern": NO_NUL });
+    let name = json!({ "type": "string", "minLength": 1, "pattern": refs::NO_CONTROL });
     json!({
         "type": "object",
         "oneOf": [
@@ -285,7 +284,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let Some(created) = parsed else {
         return envelope::mutation_error(
             "transport_error",
-            &format!("{} tmux reported success but printed no recognisable ids for what it created; it may exist.", refs::GENERIC),
+            "tmux reported success but printed no recognisable ids for what it created; it may exist.",
             Delivery::Observed,
             Vec::new(),
         );

@@ -30,33 +30,51 @@ pub fn ok_typed<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {
     ok(tool, serde_json::to_value(data).expect("tool results serialize"))
 }
 
-pub fn error(code: &str, message: &str, delivery: Delivery) -> ToolOutput {
+/// The fixed `error.message` of each code (the seed's result envelope): a
+/// client may match on it, so the envelope never carries more. `capacity`
+/// here means "over a limit" (load, response size, retention), not the seed's
+/// "cleanup still pending", so it takes the generic text.
+pub fn fixed_message(code: &str) -> &'static str {
+    match code {
+        "invalid_input" => "Input does not match the operation schema.",
+        "stale_cursor" => "The cursor is unknown, expired, or outside its captured result.",
+        "policy_denied" => "The configured policy denies this operation.",
+        "closed" => "The application is closed.",
+        _ => "The operation could not establish its requested result.",
+    }
+}
+
+/// An error envelope: `error.message` is the code's fixed text; `detail` (the
+/// specific reason: which field, what to do; never the input payload) follows
+/// it in the text content only, where a model reads it.
+pub fn error(code: &str, detail: &str, delivery: Delivery) -> ToolOutput {
+    let message = fixed_message(code);
+    let text = if detail.is_empty() { message.to_string() } else { format!("{message} {detail}") };
     ToolOutput {
         structured: Some(json!({ "ok": false, "error": { "code": code, "message": message, "delivery": delivery.as_str() } })),
-        text: message.to_string(),
+        text,
         is_error: true,
     }
 }
 
 pub fn policy_denied() -> ToolOutput {
-    error("policy_denied", "The configured policy denies this operation.", Delivery::NotSent)
+    error("policy_denied", "", Delivery::NotSent)
 }
 
 pub fn policy_denied_because(why: &str) -> ToolOutput {
-    error("policy_denied", &format!("The configured policy denies this operation: {why}."), Delivery::NotSent)
+    error("policy_denied", why, Delivery::NotSent)
 }
 
-/// The fixed message, followed by which field and what was expected (never the
-/// value sent).
+/// Which field and what was expected (never the value sent) go to the text.
 pub fn invalid_input(problem: &str) -> ToolOutput {
-    error("invalid_input", &format!("Input does not match the operation schema. {problem}"), Delivery::NotSent)
+    error("invalid_input", problem, Delivery::NotSent)
 }
 
 /// A mutation tool's error (`tmux_send`, `tmux_create`, `tmux_close`) with its
 /// `effects`: `known` with the `created` references when a creation result
 /// exists (delivery then forced to `observed`), else `none` when nothing was
 /// sent and `unknown` otherwise.
-pub fn mutation_error(code: &str, message: &str, delivery: Delivery, created: Vec<Value>) -> ToolOutput {
+pub fn mutation_error(code: &str, detail: &str, delivery: Delivery, created: Vec<Value>) -> ToolOutput {
     let (state, delivery) = if !created.is_empty() {
         ("known", Delivery::Observed)
     } else if delivery == Delivery::NotSent {
@@ -64,7 +82,7 @@ pub fn mutation_error(code: &str, message: &str, delivery: Delivery, created: Ve
     } else {
         ("unknown", delivery)
     };
-    let mut out = error(code, message, delivery);
+    let mut out = error(code, detail, delivery);
     if let Some(s) = out.structured.as_mut() {
         s["error"]["effects"] = json!({ "state": state, "created": created });
     }

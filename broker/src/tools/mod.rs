@@ -76,8 +76,13 @@ pub struct Annotations {
 pub use crate::wire::Tier;
 
 impl Annotations {
-    pub const fn read_only(title: &'static str, idempotent: bool) -> Annotations {
-        Annotations { title: Some(title), read_only: true, destructive: false, idempotent, open_world: false }
+    /// A read: changes nothing in tmux, so repeating it has no further effect
+    /// (idempotent), and it touches nothing outside the person's tmux server.
+    /// Every read publishes exactly these hints, the seed tools included:
+    /// clients act on them (Codex CLI refuses a tool hinted destructive when
+    /// it runs unattended), so MCP's defaults are never left in place.
+    pub const fn read_only(title: &'static str) -> Annotations {
+        Annotations { title: Some(title), read_only: true, destructive: false, idempotent: true, open_world: false }
     }
 
     /// Changes state but loses nothing (the mutating tier): typing, arranging.
@@ -132,9 +137,6 @@ pub struct ToolSpec {
     /// What the tool does; decides its tier and, in the seed family, whether
     /// its errors carry `effects` (destructive tools).
     pub annotations: Annotations,
-    /// Published instead of `annotations` where a seed fixes them verbatim
-    /// (SPEC-TOOLS decision 8), even where they say less than the truth.
-    pub seed_annotations: Option<fn() -> Value>,
     /// Off by default although read-only (the seed family's policy, A.0.4:
     /// only its discovery tools are on by default).
     pub opt_in: bool,
@@ -170,7 +172,7 @@ impl ToolSpec {
     }
 
     pub fn published_annotations(&self) -> Value {
-        self.seed_annotations.map_or_else(|| self.annotations.to_json(), |f| f())
+        self.annotations.to_json()
     }
 }
 
@@ -221,12 +223,27 @@ pub fn enabled_in_catalog_order(enabled: &BTreeSet<String>) -> Vec<&'static str>
 /// The `_meta` key of a tool's safety tier in `tools/list`.
 pub const TIER_META: &str = "tmux-mcp/tier";
 
+/// Tools whose input schema is a seed contract, published byte for byte.
+const CONTRACT_INPUTS: &[&str] = &["tmux_capture", "capture_pane", "snapshot_pane"];
+
+impl ToolSpec {
+    /// The input schema as published and enforced: every integer bounded by
+    /// what the broker can hold (a contract is published as it is).
+    pub fn published_input_schema(&self) -> Value {
+        let mut schema = (self.input_schema)();
+        if !CONTRACT_INPUTS.contains(&self.name) {
+            typed::bound_integers(&mut schema);
+        }
+        schema
+    }
+}
+
 /// The `tools/list` entry of one tool.
 pub fn describe(t: &ToolSpec) -> Value {
     json!({
         "name": t.name,
         "description": t.description,
-        "inputSchema": (t.input_schema)(),
+        "inputSchema": t.published_input_schema(),
         "outputSchema": (t.output_schema)(),
         "annotations": t.published_annotations(),
         // The tier the broker enforces (from the honest annotations), so a
@@ -271,7 +288,7 @@ fn validators() -> &'static HashMap<(Toolset, &'static str), Validator> {
             .into_iter()
             .flat_map(|set| catalog(set).map(move |t| (set, t)))
             .map(|(set, t)| {
-                let schema = (t.input_schema)();
+                let schema = t.published_input_schema();
                 let compiled = jsonschema::validator_for(&schema).expect("published input schema compiles");
                 ((set, t.name), Validator { schema, compiled })
             })
@@ -354,13 +371,32 @@ pub fn validate_in(toolset: Toolset, name: &str, args: &Value) -> Result<(), Str
     Err(if found.is_empty() { "arguments do not match the published input schema".to_string() } else { found.join("; ") })
 }
 
-/// What was expected, without echoing the offending value.
+/// What was expected (the rule that failed), without echoing the offending value.
 fn describe_kind(e: &jsonschema::ValidationError) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match e.kind() {
+        K::MinItems { limit } => format!("must hold at least {limit} item{}", plural(*limit)),
+        K::MaxItems { limit } => format!("must hold at most {limit} item{}", plural(*limit)),
+        K::MinProperties { limit } => format!("must hold at least {limit} field{}", plural(*limit)),
+        K::MaxProperties { limit } => format!("must hold at most {limit} field{}", plural(*limit)),
+        K::ExclusiveMinimum { limit } => format!("must be > {limit}"),
+        K::ExclusiveMaximum { limit } => format!("must be < {limit}"),
+        K::MultipleOf { multiple_of } => format!("must be a multiple of {multiple_of}"),
+        K::UniqueItems => "items must be unique".to_string(),
+        K::Contains => "must contain an item that matches the published item schema".to_string(),
+        K::FalseSchema => "no value is allowed here".to_string(),
+        K::Not { .. } => "matches a form the published schema excludes".to_string(),
+        K::Format { format } => format!("must be a valid {format}"),
+        K::OneOfMultipleValid { .. } => "matches more than one of the alternatives; give the fields of exactly one".to_string(),
+        K::OneOfNotValid { .. } | K::AnyOf { .. } => "matches none of the alternatives of the published schema".to_string(),
+        K::AdditionalItems { limit } => format!("must hold at most {limit} item{}", plural(*limit as u64)),
+        K::UnevaluatedProperties { unexpected } => format!("unexpected field(s) {}", unexpected.join(", ")),
+        // A key of a map (an environment variable's name): the key's own rule.
+        K::PropertyNames { error } => format!("a field name {}", describe_kind(error)),
         K::AdditionalProperties { unexpected } => format!("unexpected field(s) {}", unexpected.join(", ")),
         K::Required { property } => format!("missing required field {}", property.as_str().map_or_else(|| property.to_string(), str::to_string)),
         K::Type { kind } => format!("expected type {kind:?}").replace("Single(", "").replace(')', "").to_lowercase(),
+        K::Pattern { pattern } if pattern == refs::NO_CONTROL => "must not contain control characters".to_string(),
         K::Pattern { pattern } => format!("must match the pattern {pattern}"),
         K::Minimum { limit } => format!("must be >= {limit}"),
         K::Maximum { limit } => format!("must be <= {limit}"),
@@ -370,6 +406,10 @@ fn describe_kind(e: &jsonschema::ValidationError) -> String {
         K::Constant { expected_value } => format!("must equal {expected_value}"),
         _ => "does not match the published input schema".to_string(),
     }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Where a long-running call reports progress (`notifications/progress`), when
@@ -419,7 +459,7 @@ pub async fn call(session: &Session, name: &str, args: Value, progress: Option<P
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => envelope::for_tool(t, envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux"))),
+            Family::Seed => envelope::for_tool(t, envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux."))),
             Family::Libtmux => ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux.")),
         };
     }
@@ -455,5 +495,66 @@ mod tests {
         let e = validate_input("tmux_close", &json!({ "target": { "kind": "window", "id": "%3", "generation": g } })).unwrap_err();
         assert!(e.starts_with("argument /target/id: must match the pattern ^@"), "the window variant was meant (kind): {e}");
         assert!(validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g } })).is_ok());
+    }
+
+    /// Every refusal names the field and the rule it broke (never "does not
+    /// match the published input schema" alone, never serde's words).
+    #[test]
+    fn errors_name_the_rule() {
+        let huge: serde_json::Value = serde_json::from_str("18446744073709551616").unwrap(); // 2^64
+        for big in [huge, json!(1e30), json!(1e308)] {
+            let e = validate_input("capture_since", &json!({ "paneId": "%0", "maxBytes": big })).unwrap_err();
+            assert_eq!(e, "argument /maxBytes: must be <= 18446744073709551615", "{big}");
+        }
+        assert!(validate_input("capture_since", &json!({ "paneId": "%0", "maxBytes": 18446744073709551615u64 })).is_ok(), "u64::MAX is within the schema");
+        let cases = [
+            ("batch", json!({ "calls": [] }), "argument /calls: must hold at least 1 item"),
+            ("capture_pane", json!({ "paneId": "%0", "maxLines": 0 }), "argument /maxLines: must be > 0"),
+            ("tmux_create", json!({ "kind": "session", "name": "s", "argv": [] }), "argument /argv: must hold at least 1 item"),
+            ("tmux_create", json!({ "kind": "session", "name": "s", "argv": ["true"], "environment": { "1BAD": "x" } }), "argument /environment: a field name must match the pattern"),
+        ];
+        for (tool, args, want) in cases {
+            let e = validate_input(tool, &args).unwrap_err();
+            assert!(e.starts_with(want), "{tool} {args}: {e:?} should start with {want:?}");
+            assert!(!e.contains("does not match the published input schema"), "{tool}: {e}");
+        }
+    }
+
+    /// Nothing published uses a non-standard `format` (schemars writes
+    /// `uint64`, `int32`, `double` …) or a bare boolean subschema.
+    #[test]
+    fn published_schemas_use_standard_keywords_only() {
+        fn walk(tool: &str, path: &str, v: &serde_json::Value, bad: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(f) = m.get("format").and_then(serde_json::Value::as_str) {
+                        if !super::typed::STANDARD_FORMATS.contains(&f) {
+                            bad.push(format!("{tool} {path}/format = {f}"));
+                        }
+                    }
+                    for key in ["properties", "patternProperties", "$defs"] {
+                        for (name, sub) in m.get(key).and_then(serde_json::Value::as_object).into_iter().flatten() {
+                            if sub.is_boolean() {
+                                bad.push(format!("{tool} {path}/{key}/{name} is the boolean schema {sub}"));
+                            }
+                        }
+                    }
+                    for (k, sub) in m {
+                        walk(tool, &format!("{path}/{k}"), sub, bad);
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().enumerate().for_each(|(i, sub)| walk(tool, &format!("{path}/{i}"), sub, bad)),
+                _ => {}
+            }
+        }
+        let mut bad = Vec::new();
+        for set in [super::Toolset::Default, super::Toolset::Python] {
+            for t in super::catalog(set) {
+                let listed = super::describe(t);
+                walk(t.name, "inputSchema", &listed["inputSchema"], &mut bad);
+                walk(t.name, "outputSchema", &listed["outputSchema"], &mut bad);
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
     }
 }

@@ -33,7 +33,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Paste text into a pane", false),
-    seed_annotations: None,
     opt_in: false,
     input_schema,
     output_schema: schema_of::<Pasted>,

@@ -17,14 +17,17 @@ use crate::tmux::TmuxError;
 use crate::wire::Scope;
 use serde_json::{json, Value};
 
-pub const GENERIC: &str = "The operation could not establish its requested result.";
-const POLICY: &str = "The configured policy denies this operation.";
 
 /// Largest tmux integer argument the schemas accept (2³¹−1).
 pub const INT_MAX: i64 = 2_147_483_647;
 
 /// The string pattern that refuses NUL (tmux arguments are C strings).
 pub const NO_NUL: &str = "^[^\\x00]*$";
+
+/// The pattern of a name (session, window): no control characters (C0, DEL,
+/// C1). tmux 3.7c refuses them, 3.3a keeps them in window names, where a raw
+/// ESC would then reach every terminal that lists windows.
+pub const NO_CONTROL: &str = "^[^\\x00-\\x1f\\x7f-\\x9f]*$";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -131,16 +134,16 @@ pub fn output_schema(data: Value) -> Value {
 
 /// A mutation error whose effects are `none` (not sent) or `unknown`.
 pub fn fail(code: &str, why: &str, delivery: Delivery) -> ToolOutput {
-    envelope::mutation_error(code, &format!("{GENERIC} {why}"), delivery, Vec::new())
+    envelope::mutation_error(code, why, delivery, Vec::new())
 }
 
 pub fn policy_denied(why: &str) -> ToolOutput {
-    envelope::mutation_error("policy_denied", &format!("{POLICY} {why}"), Delivery::NotSent, Vec::new())
+    envelope::mutation_error("policy_denied", why, Delivery::NotSent, Vec::new())
 }
 
 /// `invalid_input` for an argument-level rejection found after schema validation.
 pub fn invalid_input(problem: &str) -> ToolOutput {
-    envelope::mutation_error("invalid_input", &format!("Input does not match the operation schema. {problem}"), Delivery::NotSent, Vec::new())
+    envelope::mutation_error("invalid_input", problem, Delivery::NotSent, Vec::new())
 }
 
 /// Sum of all string bytes (object keys and string values) in `v`.

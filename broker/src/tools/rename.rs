@@ -20,7 +20,6 @@ pub const RENAME_SESSION: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
     annotations: Annotations::mutating("Rename session", true),
-    seed_annotations: None,
     opt_in: false,
     input_schema: rename_session_schema,
     output_schema: schema_of::<SessionAction>,
@@ -32,7 +31,6 @@ pub const RENAME_WINDOW: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.",
     annotations: Annotations::mutating("Rename window", true),
-    seed_annotations: None,
     opt_in: false,
     input_schema: rename_window_schema,
     output_schema: schema_of::<WindowAction>,
@@ -90,7 +88,6 @@ fn run_rename_window(c: Call<'_>) -> CallFuture<'_> {
 
 async fn rename(session: &Session, a: Args, command: &str) -> Result<ToolOutput, ToolOutput> {
     let id = &a.id;
-    arrange::check_name("name", &a.name)?;
     let t = act::target(session, id, a.generation.as_deref(), SelfRule::Allowed).await?;
     let name = refs::format_arg(&a.name);
     act::run(session, &[command, "-t", &t.id, "--", &name]).await?;

@@ -21,7 +21,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
     annotations: Annotations::mutating("Resize pane", false),
-    seed_annotations: None,
     opt_in: false,
     input_schema,
     output_schema: schema_of::<PaneAction>,

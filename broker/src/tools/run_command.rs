@@ -72,7 +72,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Run a command in a pane's shell", false),
-    seed_annotations: None,
     opt_in: false,
     input_schema,
     output_schema: schema_of::<JobView>,

@@ -22,7 +22,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Send keys to a pane", false),
-    seed_annotations: None,
     opt_in: false,
     input_schema,
     output_schema: schema_of::<Sent>,

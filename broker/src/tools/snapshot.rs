@@ -24,9 +24,8 @@ use serde_json::{json, Map, Value};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_snapshot",
     family: Family::Seed,
-    description: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux their coverage is unavailable (reading them would run a user hook).",
-    annotations: Annotations::read_only("tmux metadata snapshot", false),
-    seed_annotations: None,
+    description: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux entity client is refused as unsupported (reading them would run a user hook) and other entities report client coverage unavailable.",
+    annotations: Annotations::read_only("tmux metadata snapshot"),
     opt_in: false,
     input_schema,
     output_schema,
@@ -153,7 +152,7 @@ fn page(header: Header, items: Vec<Item>, total: usize, key: &str, offset: usize
 }
 
 fn stale_cursor() -> ToolOutput {
-    envelope::error("stale_cursor", "The cursor is unknown, expired, or outside its captured result.", Delivery::NotSent)
+    envelope::error("stale_cursor", "", Delivery::NotSent)
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -183,12 +182,18 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
     let filter = match criteria::compile(entity, args.get("criteria")) {
         Ok(f) => f,
-        Err(why) => return envelope::error("invalid_filter", &format!("The operation could not establish its requested result. Invalid criteria: {why}."), Delivery::NotSent),
+        Err(why) => return envelope::error("invalid_filter", &format!("Invalid criteria: {why}."), Delivery::NotSent),
     };
     let snap = match broker.registry.refresh().await {
         Ok(s) => s,
-        Err(e) => return envelope::error("transport_error", &format!("The operation could not establish its requested result. {e}"), Delivery::PossiblySent),
+        Err(e) => return envelope::error("transport_error", &e.to_string(), Delivery::PossiblySent),
     };
+    // Asked for clients where they cannot be read hook-free: an empty page
+    // would read as "no clients attached", so the answer is an error (only
+    // the hook-free table read ran, nothing with an effect).
+    if let (Entity::Client, Err(why)) = (entity, crate::clients::readable(&snap.server.version)) {
+        return envelope::error("unsupported", &format!("Client records cannot be read on this tmux: {}.", why.0), Delivery::NotSent);
+    }
     // The clients in a second read just after the table: a client attached to
     // a session that closed in between relates to no session record.
     let clients = crate::clients::read(&broker.registry, &snap.server.version).await;
@@ -212,7 +217,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         let records: Vec<Value> = items.iter().map(|i| serde_json::to_value(i).expect("a record serializes")).collect();
         let retained_header = serde_json::to_value(&header).expect("the header serializes");
         if broker.retained.insert(key.clone(), Retained::Pages(broker.retained.pages(&records, retained_header, limit)), session.owner()).is_err() {
-            return envelope::error("capacity", "The operation could not establish its requested result. The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
+            return envelope::error("capacity", "The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
         }
     }
     items.truncate(limit);

@@ -22,7 +22,6 @@ pub const CREATE_SESSION: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
     annotations: Annotations::mutating("Create session", false),
-    seed_annotations: None,
     opt_in: false,
     input_schema: create_session_schema,
     output_schema: schema_of::<Spawned>,
@@ -34,7 +33,6 @@ pub const CREATE_WINDOW: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
     annotations: Annotations::mutating("Create window", false),
-    seed_annotations: None,
     opt_in: false,
     input_schema: create_window_schema,
     output_schema: schema_of::<Spawned>,
@@ -46,7 +44,6 @@ pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
     family: Family::Libtmux,
     description: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
     annotations: Annotations::mutating("Split window", false),
-    seed_annotations: None,
     opt_in: false,
     input_schema: split_window_schema,
     output_schema: schema_of::<Spawned>,
@@ -177,11 +174,9 @@ async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Resul
     }
     let mut cmd: Vec<String> = vec!["new-session".into(), "-d".into()];
     if let Some(n) = &a.name {
-        arrange::check_name("name", n)?;
         cmd.extend(["-s".into(), super::refs::format_arg(n)]);
     }
     if let Some(n) = &a.window_name {
-        arrange::check_name("windowName", n)?;
         cmd.extend(["-n".into(), super::refs::format_arg(n)]);
     }
     if let Some(x) = a.width {
@@ -199,9 +194,6 @@ async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Resul
 }
 
 async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
-    if let Some(n) = &a.name {
-        arrange::check_name("name", n)?;
-    }
     let tail = arrange::program_tail(session, raw, &a.program)?;
     let parent = act::target(session, &a.session_id, a.generation.as_deref(), SelfRule::Allowed).await?;
     let mut cmd: Vec<String> = vec!["new-window".into()];

@@ -18,9 +18,63 @@ use serde_json::Value;
 /// validate inlined; `tests/bench/listing.rs`).
 pub fn schema_of<T: JsonSchema>() -> Value {
     let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
-    let schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).expect("a derived schema is JSON");
+    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).expect("a derived schema is JSON");
     debug_assert_eq!(schema["type"], "object", "a tool's schema root must be an object");
+    standard_formats(&mut schema);
     schema
+}
+
+/// The `format` values JSON Schema 2020-12 defines; schemars also writes its
+/// own (`uint64`, `int32`, `double` …), which strict clients flag (Gemini CLI
+/// and the TypeScript SDK warn about each, MCP Inspector `--strict` too).
+pub(crate) const STANDARD_FORMATS: &[&str] = &[
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
+    "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+];
+
+/// Removes every non-standard `format` from `schema`, at any depth. What an
+/// integer format said about range stays true without it: a derived schema of
+/// an unsigned type keeps its `minimum: 0`, and inputs are bounded by
+/// [`bound_integers`].
+pub fn standard_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(m) => {
+            if m.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+                m.remove("format");
+            }
+            m.values_mut().for_each(standard_formats);
+        }
+        Value::Array(a) => a.iter_mut().for_each(standard_formats),
+        _ => {}
+    }
+}
+
+/// Gives every `integer` of an input schema the bounds the broker can hold
+/// (`u64` when it cannot be negative, else `i64`), so a value beyond them is
+/// refused by name by the published schema instead of failing to decode.
+pub fn bound_integers(schema: &mut Value) {
+    match schema {
+        Value::Object(m) => {
+            let integer = match m.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            if integer {
+                let unsigned = m.get("minimum").and_then(Value::as_f64).is_some_and(|min| min >= 0.0)
+                    || m.get("exclusiveMinimum").and_then(Value::as_f64).is_some_and(|min| min >= -1.0);
+                if !m.contains_key("maximum") && !m.contains_key("exclusiveMaximum") {
+                    m.insert("maximum".into(), if unsigned { Value::from(u64::MAX) } else { Value::from(i64::MAX) });
+                }
+                if !m.contains_key("minimum") && !m.contains_key("exclusiveMinimum") {
+                    m.insert("minimum".into(), Value::from(i64::MIN));
+                }
+            }
+            m.values_mut().for_each(bound_integers);
+        }
+        Value::Array(a) => a.iter_mut().for_each(bound_integers),
+        _ => {}
+    }
 }
 
 impl Call<'_> {
@@ -28,7 +82,28 @@ impl Call<'_> {
     /// published input schema, so a failure here means the struct and the schema
     /// disagree: reported as invalid arguments, nothing sent.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
-        serde_json::from_value(self.args.clone()).map_err(|e| ToolOutput::libtmux_error(format!("Invalid arguments: {e}. Nothing was sent to tmux.")))
+        let mut args = self.args.clone();
+        integral_floats(&mut args);
+        serde_json::from_value(args).map_err(|e| ToolOutput::libtmux_error(format!("Invalid arguments: {e}. Nothing was sent to tmux.")))
+    }
+}
+
+/// JSON Schema counts `5.0` and `1e3` as integers, serde's integer types do
+/// not: a number the schema accepted as an integer is decoded as one.
+fn integral_floats(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0) {
+                if f >= 0.0 && f < u64::MAX as f64 {
+                    *v = Value::from(f as u64);
+                } else if f < 0.0 && f >= i64::MIN as f64 {
+                    *v = Value::from(f as i64);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(integral_floats),
+        Value::Object(m) => m.values_mut().for_each(integral_floats),
+        _ => {}
     }
 }
 
@@ -49,6 +124,7 @@ pub fn data_schema_of<T: JsonSchema>() -> Value {
         m.remove("$schema");
         m.remove("title");
     }
+    standard_formats(&mut schema);
     schema
 }
 

@@ -31,8 +31,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_wait",
     family: Family::Seed,
     description: "Wait event-driven (no polling) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
-    annotations: Annotations::read_only("Wait for pane text or process exit", false),
-    seed_annotations: None,
+    annotations: Annotations::read_only("Wait for pane text or process exit"),
     opt_in: true,
     input_schema,
     output_schema,
@@ -130,7 +129,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     let begun = std::time::Instant::now();
     let place = match broker.admission.wait() {
         Ok(p) => p,
-        Err(refused) => return envelope::error("capacity", &format!("The operation could not establish its requested result. {}.", refused.0), Delivery::NotSent),
+        Err(refused) => return envelope::error("capacity", &format!("{}.", refused.0), Delivery::NotSent),
     };
     let target = args["target"].clone();
     let id = target["id"].as_str().unwrap_or_default();
@@ -204,7 +203,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
             Event::ServerGone => return observation_lost(id),
             Event::Idle | Event::Timeout => {
                 let clamp = if timeout < asked { format!(" (the broker's request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities)") } else { String::new() };
-                return envelope::error("deadline", &format!("The operation could not establish its requested result. The condition did not hold within {timeout} s{clamp}."), Delivery::Observed);
+                return envelope::error("deadline", &format!("The condition did not hold within {timeout} s{clamp}."), Delivery::Observed);
             }
         }
     }
@@ -353,7 +352,7 @@ async fn failed(broker: &crate::engine::Broker, id: &str, e: ObserveError) -> To
 }
 
 fn observation_lost(id: &str) -> ToolOutput {
-    envelope::error("observation_lost", &format!("The operation could not establish its requested result. The tmux server exited (or the broker was stopped) while waiting on {id}."), Delivery::Observed)
+    envelope::error("observation_lost", &format!("The tmux server exited (or the broker was stopped) while waiting on {id}."), Delivery::Observed)
 }
 
 /// A fresh guarded read of the pane (the cache entry may be stale; `capture`
