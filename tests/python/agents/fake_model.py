@@ -7,10 +7,11 @@ The script sees a wire-neutral `Turn` (the tools the client offered its model,
 the tool results it sent back), so one script serves every wire format.
 
 Wire formats: `OpenAIResponses` (the OpenAI Responses API, `POST /v1/responses`
-with `stream: true`, as Codex CLI uses it) and `AnthropicMessages` (`POST
-/v1/messages`, as Claude Code uses it). Another format (Gemini's
-generateContent) is one more `Wire` subclass: `parse` a request body into a
-`Turn`, `render` a `Reply`.
+with `stream: true`, as Codex CLI uses it), `AnthropicMessages` (`POST
+/v1/messages`, as Claude Code uses it) and `GeminiGenerateContent` (`POST
+/v1beta/models/M:streamGenerateContent`, as Gemini CLI uses it). Another format
+is one more `Wire` subclass: `parse` a request body into a `Turn`, `render` a
+`Reply`.
 
 The same port is also an HTTP proxy that refuses everything: point
 HTTPS_PROXY/HTTP_PROXY at `server.proxy_url` (with NO_PROXY for loopback) and
@@ -111,7 +112,7 @@ class Wire:
     def parse(self, body: Any) -> Turn:
         raise NotImplementedError
 
-    def render(self, reply: Reply, body: Any, seq: int) -> tuple[int, str, bytes]:
+    def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
         """(status, content type, body) of the answer to a model request."""
         raise NotImplementedError
 
@@ -170,7 +171,7 @@ class OpenAIResponses(Wire):
                 results.append(ToolResult(str(item.get("call_id", "")), str(out)))
         return Turn(tools, results, body)
 
-    def render(self, reply: Reply, body: Any, seq: int) -> tuple[int, str, bytes]:
+    def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
         resp_id = f"resp_fake_{seq}"
         if isinstance(reply, ToolCall):
             item = {"type": "function_call", "id": f"fc_fake_{seq}", "status": "completed",
@@ -246,7 +247,7 @@ class AnthropicMessages(Wire):
                                               bool(block.get("is_error"))))
         return Turn(tools, results, body)
 
-    def render(self, reply: Reply, body: Any, seq: int) -> tuple[int, str, bytes]:
+    def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
         if isinstance(reply, ToolCall):
             block = {"type": "tool_use", "id": reply.call_id, "name": reply.tool.name,
                      "input": reply.arguments}
@@ -281,6 +282,59 @@ class AnthropicMessages(Wire):
     def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
         if method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/v1/messages/count_tokens"):
             return 200, "application/json", json.dumps({"input_tokens": 10}).encode()
+        return None
+
+
+class GeminiGenerateContent(Wire):
+    """The Gemini API (generativelanguage): `POST {base}/v1beta/models/MODEL:
+    streamGenerateContent?alt=sse` (or `:generateContent`), answered with one
+    SSE chunk (or one object) holding a candidate whose parts are the reply:
+    a `functionCall {name, args, id}` or `text`. Tools are
+    `{"functionDeclarations": [{name, description, parameters or
+    parametersJsonSchema}]}`; a result comes back as a `functionResponse
+    {name, id, response}` part."""
+
+    name = "gemini-generate-content"
+
+    def __init__(self, model: str = "fake-model") -> None:
+        self.model = model
+
+    def handles(self, method: str, path: str) -> bool:
+        p = path.split("?", 1)[0]
+        return method == "POST" and (p.endswith(":streamGenerateContent") or p.endswith(":generateContent"))
+
+    def parse(self, body: Any) -> Turn:
+        tools = []
+        for group in body.get("tools") or []:
+            for d in (group.get("functionDeclarations") or []) if isinstance(group, dict) else []:
+                if "name" in d:
+                    tools.append(Tool(d["name"], d.get("description", ""),
+                                      d.get("parametersJsonSchema", d.get("parameters"))))
+        results = []
+        for content in body.get("contents") or []:
+            for part in content.get("parts") or [] if isinstance(content, dict) else []:
+                fr = part.get("functionResponse") if isinstance(part, dict) else None
+                if isinstance(fr, dict):
+                    results.append(ToolResult(str(fr.get("id") or fr.get("name", "")),
+                                              json.dumps(fr.get("response"))))
+        return Turn(tools, results, body)
+
+    def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
+        if isinstance(reply, ToolCall):
+            part = {"functionCall": {"name": reply.tool.name, "args": reply.arguments, "id": reply.call_id}}
+        else:
+            part = {"text": reply.text}
+        chunk = {"candidates": [{"content": {"role": "model", "parts": [part]},
+                                 "finishReason": "STOP", "index": 0}],
+                 "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+                 "modelVersion": self.model, "responseId": f"fake_{seq}"}
+        if ":streamGenerateContent" not in path:
+            return 200, "application/json", json.dumps(chunk).encode()
+        return 200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode()
+
+    def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
+        if method == "POST" and path.split("?", 1)[0].endswith(":countTokens"):
+            return 200, "application/json", json.dumps({"totalTokens": 10}).encode()
         return None
 
 # --------------------------------------------------------------------------
@@ -439,7 +493,7 @@ class FakeModelServer:
             turn = self.wire.parse(body)
             reply = self.script(turn)
             req.wire, req.reply = self.wire.name, reply
-            status, ctype, data = self.wire.render(reply, body, next(self._seq))
+            status, ctype, data = self.wire.render(reply, body, next(self._seq), h.path)
         else:
             answer = self.wire.other(h.command, h.path)
             status, ctype, data = answer or (404, "application/json", json.dumps(

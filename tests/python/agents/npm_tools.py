@@ -35,8 +35,10 @@ def missing(what: str) -> None:
     pytest.skip(what)
 
 
-def npm_install(pins: Path, label: str, timeout: float = 600) -> Path:
-    """`label` names the pinned tool in messages, e.g. "Codex CLI (@openai/codex 0.171.0)"."""
+def npm_install(pins: Path, label: str, npm_args: tuple[str, ...] = ("--ignore-scripts",),
+                timeout: float = 600) -> Path:
+    """`label` names the pinned tool in messages, e.g. "Codex CLI (@openai/codex 0.171.0)";
+    `npm_args` are added to `npm ci` (by default no install script runs)."""
     files = [pins / "package.json", pins / "package-lock.json"]
     digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
     root = cache_root()
@@ -57,7 +59,7 @@ def npm_install(pins: Path, label: str, timeout: float = 600) -> Path:
         for f in files:
             shutil.copy(f, target / f.name)
         proc = subprocess.run(
-            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=target,
+            [npm, "ci", *npm_args, "--no-audit", "--no-fund", "--loglevel=error"], cwd=target,
             capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
             shutil.rmtree(target, ignore_errors=True)
