@@ -6,13 +6,49 @@ use crate::tmux::TmuxError;
 
 /// Whether hook `name` (e.g. `after-set-option`) has any entry, globally or in
 /// one of `sessions`. Sparse array entries (`name[17]`) count.
-/// One tmux command list does the whole check (`show-hooks … ; show-hooks …`).
+/// One tmux command list does the whole check (`show-hooks … ; show-hooks …`);
+/// each session's read runs only while that session exists ([`while_exists`]):
+/// a session closed since the table was read holds no hook that could fire.
 pub async fn is_set(registry: &Registry, name: &str, sessions: &[String]) -> Result<bool, TmuxError> {
-    let mut args: Vec<&str> = vec!["show-hooks", "-g", name];
+    let mut args: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
     for s in sessions {
-        args.extend_from_slice(&[";", "show-hooks", "-t", s, name]);
+        args.push(";".into());
+        args.extend(while_exists(s, &format!("show-hooks -t '{s}' {name}"), None));
     }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     Ok(has_entry(&registry.run_tmux(&args).await?, name))
+}
+
+/// `cmd` (a tmux command string; ids in it single-quoted, since tmux's parser
+/// expands `$…`) as one argv that runs it only while entity `id` (`$S`, `@W`
+/// or `%P`) exists, checked in tmux's own queue right before it, and runs
+/// `otherwise` when it does not. A command whose target has gone fails, and
+/// tmux >= 3.5 then runs the person's `command-error` hook; `if-shell -t` may
+/// name a missing target (its target can fail), the format then expands in an
+/// empty context and the comparison is false.
+pub fn while_exists(id: &str, cmd: &str, otherwise: Option<&str>) -> Vec<String> {
+    let key = match id.chars().next() {
+        Some('$') => "session_id",
+        Some('@') => "window_id",
+        _ => "pane_id",
+    };
+    let check = format!("#{{==:#{{{key}}},{}}}", crate::tmux::quote::format_operand(id));
+    let mut argv = vec!["if-shell".to_string(), "-F".into(), "-t".into(), id.into(), check, cmd.into()];
+    argv.extend(otherwise.map(str::to_string));
+    argv
+}
+
+/// A command that prints [`gone_marker`]: what [`while_exists`] runs when the
+/// entity has gone, so a caller tells "gone" from "no output". `list-commands`
+/// fires no hook.
+pub fn print_gone() -> String {
+    format!("list-commands -F {} list-commands", gone_marker())
+}
+
+/// A line no tmux output contains (per broker process).
+pub fn gone_marker() -> &'static str {
+    static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARKER.get_or_init(|| format!("tmux-mcp-gone-{}", crate::sys::random_hex(16)))
 }
 
 /// `show-hooks NAME` prints the bare name when the hook is unset and

@@ -39,11 +39,41 @@ pub enum Resource {
 /// Why a resource could not be read.
 #[derive(Debug, Clone)]
 pub enum ReadError {
-    /// No such resource (a malformed URI, or a pane that does not exist or is
-    /// outside this session's scope).
+    /// No such resource: a malformed URI, a pane that does not exist (or no
+    /// longer does), an unknown hand-off cursor.
     NotFound(String),
-    /// It exists but could not be read now (e.g. a hook is set, tmux is gone).
+    /// A pane outside this session's scope (reads as not found, and says so).
+    NotVisible(String),
+    /// Refused so that a hook of the person's cannot run: an
+    /// `after-capture-pane` hook is set. Nothing was sent.
+    HookSet(String),
+    /// It exists but could not be read now (tmux unreachable).
     Failed(String),
+}
+
+impl ReadError {
+    /// The reason a client can act on (`data.reason` of the JSON-RPC error).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ReadError::NotFound(_) => "not_found",
+            ReadError::NotVisible(_) => "not_visible",
+            ReadError::HookSet(_) => "hook_set",
+            ReadError::Failed(_) => "tmux_unreachable",
+        }
+    }
+
+    /// Why a read failed, from the text of the read-only tool that did it.
+    fn from_tool_text(text: String) -> ReadError {
+        if text.contains("outside this session's scope") {
+            ReadError::NotVisible(text)
+        } else if text.contains("No pane") || text.contains("does not exist") || text.contains("no longer exists") {
+            ReadError::NotFound(text)
+        } else if text.contains("after-capture-pane") {
+            ReadError::HookSet(text)
+        } else {
+            ReadError::Failed(text)
+        }
+    }
 }
 
 const PANE_PREFIX: &str = "tmux://pane/";
@@ -158,10 +188,7 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
     };
     let out = tools::read_through(session, tool, args).await;
     if out.is_error {
-        // A pane that does not exist or is out of scope is "not found"; any
-        // other failure (a hook, tmux gone) is a failed read.
-        let gone = out.text.contains("No pane") || out.text.contains("outside this session's scope") || out.text.contains("does not exist");
-        return Err(if gone { ReadError::NotFound(out.text) } else { ReadError::Failed(out.text) });
+        return Err(ReadError::from_tool_text(out.text));
     }
     let structured = out.structured.unwrap_or(Value::Null);
     let text = match r {
@@ -180,7 +207,7 @@ async fn read_handed(session: &Session, pane: &str, cursor: &str) -> Result<Stri
     }
     let broker = &session.broker;
     let p = observe::find_pane(broker, pane, Freshness::Cached).await.map_err(|e| ReadError::NotFound(format!("pane {pane}: {}", e.why())))?;
-    let (_, out) = observe::capture_range(broker, p, None, None, false).await.map_err(|e| ReadError::Failed(format!("pane {pane}: {}", e.why())))?;
+    let (_, out) = observe::capture_range(broker, p, None, None, false).await.map_err(|e| ReadError::from_tool_text(format!("pane {pane}: {}", e.why())))?;
     Ok(tools::capture_pane::decode_lines(&out).join("\n"))
 }
 

@@ -98,3 +98,72 @@ async fn no_read_tool_or_resource_fires_any_hook() {
     }
     c.close().await;
 }
+
+/// `hooks::while_exists`, the guard `show_hooks` and the `after-set-option`
+/// check put in front of a read of one session, window or pane: when the
+/// entity has gone the read does not run (a failing `show-hooks` runs the
+/// person's `command-error` hook on tmux >= 3.5) and the marker says so.
+/// The bare read, run the same way, fires the hook: the trap works.
+#[test]
+fn a_read_of_a_vanished_entity_runs_no_command_error_hook() {
+    use tmux_mcp::hooks::{gone_marker, print_gone, while_exists};
+    let srv = TmuxServer::start();
+    let trap = HookTrap::new(&srv);
+    let armed = srv.try_tmux(&["set-hook", "-g", "command-error", &trap.command_writing("command-error")]).status.success();
+    assert_eq!(armed, tmux_at_least(3, 5), "command-error exists from tmux 3.5");
+    let run = |argv: Vec<String>| {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        srv.try_tmux(&argv)
+    };
+    for (id, flag) in [("%999", " -p"), ("@999", " -w"), ("$999", "")] {
+        let out = run(while_exists(id, &format!("show-hooks{flag} -t '{id}'"), Some(&print_gone())));
+        assert!(out.status.success(), "{id}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), gone_marker(), "{id}");
+        assert_eq!(trap.fire_sentinel(&srv, "after-display-message", &["display-message", "-p", ""]), "", "{id}: a hook ran");
+    }
+    // The entity exists: the read runs, no marker.
+    let out = run(while_exists("%0", "show-hooks -p -t '%0'", Some(&print_gone())));
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stdout).contains(gone_marker()), "{out:?}");
+    // The unguarded read of a gone pane fails, and fires the hook where it exists.
+    assert!(!srv.try_tmux(&["show-hooks", "-p", "-t", "%999"]).status.success());
+    let fired = trap.fire_sentinel(&srv, "after-display-message", &["display-message", "-p", ""]);
+    assert_eq!(fired.contains("command-error"), armed, "the trap catches a failing command: {fired:?}");
+}
+
+/// `show_hooks` while its pane is being killed: whichever comes first, no
+/// `command-error` hook runs, and a pane that is gone is an error, never an
+/// empty list of hooks (issue "Exact and honest, round 2" item 2: the old
+/// code fired the hook in 50-67 of 120 rounds on tmux 3.5a).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_hooks_racing_a_kill_fires_no_hook() {
+    let srv = TmuxServer::start();
+    let trap = HookTrap::new(&srv);
+    let armed = srv.try_tmux(&["set-hook", "-g", "command-error", &trap.command_writing("command-error")]).status.success();
+    srv.tmux(&["set-hook", "-p", "-t", "%0", "pane-focus-in[3]", "display-message hello"]);
+    let c = std::sync::Arc::new(McpClient::attach(&srv, &[]).await);
+    let (mut listed, mut gone) = (0, 0);
+    for round in 0..60u64 {
+        let pane = srv.tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "%0", "sleep 1000"]).trim().to_string();
+        srv.tmux(&["set-hook", "-p", "-t", &pane, "pane-focus-in[1]", "display-message x"]);
+        let call = {
+            let (c, pane) = (c.clone(), pane.clone());
+            tokio::spawn(async move { c.call_raw("show_hooks", json!({ "pane": pane })).await })
+        };
+        tokio::time::sleep(std::time::Duration::from_micros(300 * (round % 8))).await;
+        srv.tmux(&["kill-pane", "-t", &pane]);
+        let r = call.await.unwrap();
+        let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+        if r.is_error == Some(true) {
+            assert!(text.contains("no longer exists") || text.contains("no pane"), "{text}");
+            gone += 1;
+        } else {
+            let hooks = r.structured_content.as_ref().unwrap()["hooks"].as_array().unwrap().clone();
+            assert_eq!(hooks.len(), 1, "the pane's own hook, or an error: never an empty list for a pane that was read: {r:?}");
+            listed += 1;
+        }
+    }
+    let fired = trap.fire_sentinel(&srv, "after-display-message", &["display-message", "-p", ""]);
+    assert!(!fired.contains("command-error"), "show_hooks ran the command-error hook ({listed} read, {gone} gone; hook armed: {armed}): {fired:?}");
+    eprintln!("show_hooks racing kill-pane: {listed} read, {gone} gone");
+    std::sync::Arc::try_unwrap(c).ok().expect("one client").close().await;
+}

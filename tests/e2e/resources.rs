@@ -225,6 +225,17 @@ fn a_session_scoped_agent_lists_reads_and_subscribes_only_to_what_it_sees() {
     assert!(uris.contains(&uri("%0").as_str()) && !uris.contains(&uri(&other).as_str()), "{uris:?}");
     let read = ch.request(3, "resources/read", json!({"uri": uri(&other)}));
     assert!(read["error"]["message"].as_str().is_some_and(|m| m.contains("outside this session's scope")), "{read}");
+    // A refused read says why in a code and a reason, never -32603 (internal).
+    assert_eq!((read["error"]["code"].as_i64(), read["error"]["data"]["reason"].as_str()), (Some(-32002), Some("not_visible")), "{read}");
+    let gone = ch.request(30, "resources/read", json!({"uri": "tmux://pane/%25999"}));
+    assert_eq!((gone["error"]["code"].as_i64(), gone["error"]["data"]["reason"].as_str()), (Some(-32002), Some("not_found")), "{gone}");
+    let trap = HookTrap::new(&srv);
+    srv.tmux(&["set-hook", "-g", "after-capture-pane", &trap.command]);
+    let hooked = ch.request(31, "resources/read", json!({"uri": uri("%0")}));
+    assert_eq!((hooked["error"]["code"].as_i64(), hooked["error"]["data"]["reason"].as_str(), hooked["error"]["data"]["delivery"].as_str()), (Some(-32003), Some("hook_set"), Some("not_sent")), "{hooked}");
+    assert!(hooked["error"]["message"].as_str().is_some_and(|m| m.contains("after-capture-pane")), "{hooked}");
+    srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
+    assert_eq!(trap.fired(), "", "the refused read ran the hook");
     let sub = ch.request(4, "resources/subscribe", json!({"uri": uri(&other)}));
     assert!(sub["error"]["message"].as_str().is_some_and(|m| m.contains(&other)), "{sub}");
     let sub = ch.request(5, "resources/subscribe", json!({"uri": uri("%0")}));

@@ -101,12 +101,23 @@ fn legacy_era(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_none_or(|v| v.as_str() < ProtocolVersion::V_2026_07_28.as_str())
 }
 
+/// The JSON-RPC error of a resource read that failed, with `data.reason`
+/// (and `data.delivery`: none of these reads sent anything with an effect).
+/// Not found and out of scope are MCP's -32002; a read refused because the
+/// person's `after-capture-pane` hook is set is [`READ_REFUSED`]; only a tmux
+/// that cannot be reached is an internal error.
 fn resource_error(e: ReadError) -> McpError {
+    let data = Some(json!({ "reason": e.reason(), "delivery": "not_sent" }));
     match e {
-        ReadError::NotFound(m) => McpError::resource_not_found(m, None),
-        ReadError::Failed(m) => McpError::internal_error(m, None),
+        ReadError::NotFound(m) | ReadError::NotVisible(m) => McpError::resource_not_found(m, data),
+        ReadError::HookSet(m) => McpError::new(READ_REFUSED, m, data),
+        ReadError::Failed(m) => McpError::internal_error(m, data),
     }
 }
+
+/// A read refused by the broker's policy (a server-defined JSON-RPC code:
+/// -32000 and -32001 are taken by SDKs for closed connections and timeouts).
+pub const READ_REFUSED: ErrorCode = ErrorCode(-32003);
 
 /// `uri` parsed, and visible to this session (out of scope reads as unknown).
 async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpError> {
@@ -116,8 +127,10 @@ async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpE
     }
     if let Some(pane) = r.pane() {
         let snap = session.broker.registry.refresh().await.map_err(|e| McpError::internal_error(format!("cannot read the pane table: {e}"), None))?;
-        if !snap.pane(pane).is_some_and(|p| session.can_see(p)) {
-            return Err(McpError::resource_not_found(format!("no pane {pane} this session may see (call list_panes)"), None));
+        match snap.pane(pane) {
+            None => return Err(resource_error(ReadError::NotFound(format!("no pane {pane}: it does not exist or has gone (call list_panes)")))),
+            Some(p) if !session.can_see(p) => return Err(resource_error(ReadError::NotVisible(format!("pane {pane} is outside this session's scope (call list_panes for the panes it may see)")))),
+            Some(_) => {}
         }
     }
     Ok(r)

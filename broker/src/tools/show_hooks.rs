@@ -83,16 +83,26 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let id = ctx.id.clone().unwrap_or_default();
-        let cmd: Vec<&str> = match ctx.kind {
-            ContextKind::Global => vec!["show-hooks", "-g", ";", "show-hooks", "-gw"],
-            ContextKind::Session => vec!["show-hooks", "-t", &id],
-            ContextKind::Window => vec!["show-hooks", "-w", "-t", &id],
-            ContextKind::Pane => vec!["show-hooks", "-p", "-t", &id],
+        // The entity may go between the context read and this one: the read
+        // runs only while it exists (else a failing show-hooks would run the
+        // person's command-error hook, tmux >= 3.5).
+        let flag = match ctx.kind {
+            ContextKind::Global | ContextKind::Session => "",
+            ContextKind::Window => " -w",
+            ContextKind::Pane => " -p",
         };
+        let cmd: Vec<String> = match ctx.kind {
+            ContextKind::Global => ["show-hooks", "-g", ";", "show-hooks", "-gw"].map(String::from).to_vec(),
+            _ => crate::hooks::while_exists(&id, &format!("show-hooks{flag} -t '{id}'"), Some(&crate::hooks::print_gone())),
+        };
+        let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
         let text = match c.session.broker.registry.run_tmux(&cmd).await {
             Ok(t) => t,
             Err(e) => return ToolOutput::libtmux_error(format!("Could not read the hooks from tmux: {e}. Nothing was changed.")),
         };
+        if text.lines().any(|l| l == crate::hooks::gone_marker()) {
+            return ToolOutput::libtmux_error(format!("{id} no longer exists; nothing was read. Nothing was changed."));
+        }
         let hooks = parse(&text, &c.session.broker.tmux_version());
         let summary = if hooks.is_empty() { "no hook entries".to_string() } else { hooks.iter().map(|h| format!("{}[{}] {}", h.name, h.index, h.command)).collect::<Vec<_>>().join("\n") };
         ToolOutput::typed(&Shown { context: ctx.record(), hooks }, summary)
