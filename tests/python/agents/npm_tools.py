@@ -9,6 +9,10 @@ earlier pins of the same package are removed.
 Without npm the caller cannot run: in CI (`CI` set) that fails the test, since
 CI must run it; elsewhere the test is skipped with a message naming what to
 install.
+
+To move a pin: edit the version in `<pins>/package.json`, then in `<pins>` run
+`npm install --package-lock-only --no-audit --no-fund` (rewrites the lock,
+installs nothing) and run the test; the new hash makes a new cache directory.
 """
 
 from __future__ import annotations
