@@ -77,7 +77,7 @@ struct Answer {
     text: String,
     /// The tool's own structuredContent (an object, validated by that tool's
     /// output schema); a bare `true` schema here is flagged by strict clients.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "any_object")]
     structured_content: Option<Value>,
 }
