@@ -476,12 +476,7 @@ async fn publish_option(broker: Arc<Broker>) {
             if snap.server.broker_option == want {
                 "published (already set)".to_string()
             } else {
-                let sessions: Vec<String> = {
-                    let mut s: Vec<String> = snap.panes.iter().flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone())).collect();
-                    s.sort();
-                    s.dedup();
-                    s
-                };
+                let sessions = snap.session_ids();
                 match hooks::is_set(&broker.registry, "after-set-option", &sessions).await {
                     Ok(true) => "not published: an after-set-option hook is set and setting the option would run it".to_string(),
                     Err(e) => format!("not published: cannot read hooks: {e}"),

@@ -59,7 +59,15 @@ impl ObserveError {
             ObserveError::OutOfScope => "the pane is outside this session's scope",
         }
     }
+
+    /// Whether this is the refusal because an `after-capture-pane` hook is set.
+    pub fn is_hook_refusal(&self) -> bool {
+        matches!(self, ObserveError::Unsupported { why, .. } if why.starts_with(HOOK_SET))
+    }
 }
+
+/// How a capture refused because of the person's hook begins.
+const HOOK_SET: &str = "an after-capture-pane hook is set";
 
 pub struct Captured {
     pub pane: Pane,
@@ -267,7 +275,7 @@ fn hook_refusal(observed: bool) -> ObserveError {
     };
     ObserveError::Unsupported {
         observed,
-        why: format!("an after-capture-pane hook is set (globally or in a session linking this pane's window); tmux-mcp does not capture while it is, so the hook cannot run. {how}"),
+        why: format!("{HOOK_SET} (globally or in a session linking this pane's window); tmux-mcp does not capture while it is, so the hook cannot run. {how}"),
     }
 }
 

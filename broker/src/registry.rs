@@ -133,6 +133,14 @@ impl Snapshot {
     pub fn pane(&self, id: &str) -> Option<&Pane> {
         self.panes.iter().find(|p| p.id == id)
     }
+
+    /// Every session that holds a pane, sorted, each once.
+    pub fn session_ids(&self) -> Vec<String> {
+        let mut s: Vec<String> = self.panes.iter().flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone())).collect();
+        s.sort();
+        s.dedup();
+        s
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

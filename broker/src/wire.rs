@@ -223,7 +223,19 @@ pub struct CursorReply {
     /// A tracking cursor when one could be made, else `None` with `note` saying why.
     pub cursor: Option<String>,
     pub note: Option<String>,
+    /// Why the pane is not handed over (the helper says so and exits non-zero).
+    #[serde(default)]
+    pub refused: Option<String>,
+    /// Which of the hooks the helper's own commands would fire are set
+    /// (`after-set-buffer`, `after-display-message`, globally or in a
+    /// session): the helper then leaves that command out.
+    #[serde(default)]
+    pub hooked: Vec<String>,
 }
+
+/// The hooks the key binding's helper would fire: `set-buffer` stores the
+/// line, `display-message` shows it.
+pub const HANDOFF_HOOKS: [&str; 2] = ["after-set-buffer", "after-display-message"];
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct StatusReply {

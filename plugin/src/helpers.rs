@@ -46,25 +46,52 @@ fn handoff_text(pane: &str, reference: &str, cursor: Option<&str>, note: Option<
 }
 
 /// `prefix + A`: ask the broker for the pane's reference, store it in the paste
-/// buffer `mcp-cursor`, and show it in the status line.
+/// buffer `mcp-cursor`, and show it in the status line — each only when the
+/// person has no hook on that command (`after-set-buffer`,
+/// `after-display-message`), which the broker checked hook-free. The line is
+/// also printed on stdout. Exits 0 when the pane was handed over and the line
+/// reached the person, 2 when the broker refused (a capture hook is set, no
+/// such pane), 3 when it was handed over but neither way to show it is free.
 pub fn cursor(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
     let (id, sock) = locate::ensure(server)?;
     let (_, reply) = connect(&sock, &Hello::Cursor(CursorRequest { pane_id: pane.to_string() }))?;
     let tmux = Tmux::new(&id.socket_path);
-    let text = match reply {
-        // The text a person pastes to an agent: one line saying what to call
-        // (capture_since is on by default), then the tmux_capture arguments for
-        // agents that enabled that tool.
-        Reply::Cursor(c) => handoff_text(pane, &c.reference, c.cursor.as_deref(), c.note.as_deref()),
-        Reply::Refused { reason } => {
-            let _ = tmux.run_blocking(&["display-message", "-t", pane, &format!("tmux-mcp: {reason}")]);
-            bail!("{reason}");
-        }
+    let c = match reply {
+        Reply::Cursor(c) => c,
+        // The broker could not even read the table: nothing was checked, so
+        // nothing is shown (it could run a hook); the reason goes to stderr.
+        Reply::Refused { reason } => bail!("{reason}"),
         other => bail!("unexpected broker reply {other:?}"),
     };
-    tmux.run_blocking(&["set-buffer", "-b", "mcp-cursor", "--", &text])?;
-    let shown = text.replace('#', "##");
-    tmux.run_blocking(&["display-message", "-t", pane, "-d", "10000", &format!("{shown}  (copied to buffer mcp-cursor)")])?;
+    let can_show = !c.hooked.iter().any(|h| h == "after-display-message");
+    let can_copy = !c.hooked.iter().any(|h| h == "after-set-buffer");
+    let show = |message: &str| {
+        let message = message.replace('#', "##");
+        tmux.run_blocking(&["display-message", "-t", pane, "-d", "10000", &message])
+    };
+    if let Some(reason) = &c.refused {
+        eprintln!("tmux-mcp: {reason}");
+        if can_show {
+            show(&format!("tmux-mcp: {reason}"))?;
+        }
+        return Ok(ExitCode::from(2));
+    }
+    // The text a person pastes to an agent: one line saying what to call
+    // (capture_since is on by default), then the tmux_capture arguments for
+    // agents that enabled that tool.
+    let text = handoff_text(pane, &c.reference, c.cursor.as_deref(), c.note.as_deref());
     println!("{text}");
+    if can_copy {
+        tmux.run_blocking(&["set-buffer", "-b", "mcp-cursor", "--", &text])?;
+    }
+    match (can_show, can_copy) {
+        (true, true) => drop(show(&format!("{text}  (copied to buffer mcp-cursor)"))?),
+        (true, false) => drop(show(&format!("{text}  (not copied: an after-set-buffer hook is set, and storing it would run that hook)"))?),
+        (false, true) => {}
+        (false, false) => {
+            eprintln!("tmux-mcp: pane {pane} handed over, but after-set-buffer and after-display-message hooks are set: the line is neither copied nor shown, since either would run a hook; it is on stdout");
+            return Ok(ExitCode::from(3));
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,3 +44,57 @@ fn cursor_prints_reference_and_fills_buffer() {
     assert!(!out.status.success(), "cursor for a missing pane should fail");
     assert!(String::from_utf8_lossy(&out.stderr).contains("%999"));
 }
+
+/// Issue "Exact and honest, round 2" item 3: the key binding's helper runs no
+/// hook of the person's. With `after-set-buffer` or `after-display-message`
+/// set (globally or in a session) it leaves that command out; with both, it
+/// shows nothing and exits 3; while an `after-capture-pane` hook is set it
+/// refuses (exit 2), with no cursor-less line handed over.
+#[test]
+fn cursor_runs_no_hook_and_refuses_loudly() {
+    let srv = TmuxServer::start();
+    srv.start_broker();
+    let trap = HookTrap::new(&srv);
+    let quiet = || trap.fire_sentinel(&srv, "after-list-sessions", &["list-sessions"]);
+    let buffer = || srv.try_tmux(&["show-buffer", "-b", "mcp-cursor"]).status.success().then(|| srv.tmux(&["show-buffer", "-b", "mcp-cursor"]));
+    let run = || {
+        let _ = srv.try_tmux(&["delete-buffer", "-b", "mcp-cursor"]);
+        let (out, _) = run_with_timeout(tmux_mcp(&["cursor", "-S", srv.socket_str(), "%0"]), Duration::from_secs(15));
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).trim().to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let hook = |args: &[&str]| srv.tmux(args);
+
+    // Both set: neither copied nor shown, said on stderr, exit 3; the line is on stdout.
+    hook(&["set-hook", "-g", "after-set-buffer", &trap.command_writing("after-set-buffer")]);
+    hook(&["set-hook", "-t", "main", "after-display-message", &trap.command_writing("after-display-message")]);
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stdout.contains("handed over") && stderr.contains("after-set-buffer and after-display-message"), "{stdout} / {stderr}");
+    assert_eq!(buffer(), None, "the buffer was set although after-set-buffer is");
+    assert_eq!(quiet(), "", "a hook ran");
+
+    // Only the display is hooked (in a session): copied, not shown.
+    hook(&["set-hook", "-gu", "after-set-buffer"]);
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(buffer().as_deref().map(str::trim_end), Some(stdout.as_str()));
+    assert_eq!(quiet(), "", "a hook ran");
+
+    // Only the buffer is hooked: shown, not copied.
+    hook(&["set-hook", "-u", "-t", "main", "after-display-message"]);
+    hook(&["set-hook", "-g", "after-set-buffer", &trap.command_writing("after-set-buffer")]);
+    let (code, _, stderr) = run();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(buffer(), None);
+    assert_eq!(quiet(), "", "a hook ran");
+    hook(&["set-hook", "-gu", "after-set-buffer"]);
+
+    // A capture hook: refused, exit 2, nothing handed over.
+    hook(&["set-hook", "-g", "after-capture-pane", &trap.command_writing("after-capture-pane")]);
+    let (code, stdout, stderr) = run();
+    assert_eq!(code, Some(2), "{stdout} / {stderr}");
+    assert!(stderr.contains("not handed over") && stderr.contains("after-capture-pane"), "{stderr}");
+    assert!(!stdout.contains("handed over"), "a line was handed over: {stdout}");
+    assert_eq!(buffer(), None);
+    assert_eq!(quiet(), "", "a hook ran");
+}

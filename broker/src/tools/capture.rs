@@ -239,8 +239,19 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
         Ok(s) => s,
         Err(e) => return Reply::Refused { reason: format!("cannot read the pane table: {e}") },
     };
+    // Which of the helper's own commands would run a hook of the person's: a
+    // command without a target (set-buffer) takes hooks from a session tmux
+    // picks, so every session is asked. A check that fails counts as set.
+    let sessions = snap.session_ids();
+    let mut hooked = Vec::new();
+    for name in crate::wire::HANDOFF_HOOKS {
+        if !matches!(crate::hooks::is_set(&broker.registry, name, &sessions).await, Ok(false)) {
+            hooked.push(name.to_string());
+        }
+    }
+    let refuse = |why: String, reference: String| Reply::Cursor(CursorReply { reference, cursor: None, note: None, refused: Some(why), hooked: hooked.clone() });
     let Some(pane) = snap.pane(pane_id).cloned() else {
-        return Reply::Refused { reason: format!("no pane {pane_id} in this tmux server") };
+        return refuse(format!("no pane {pane_id} in this tmux server"), String::new());
     };
     let reference = super::refs::reference(super::refs::Kind::Pane, &pane.id, &broker.identity.generation).to_string();
     let made = match crate::observe::identity_of(broker, &pane) {
@@ -248,6 +259,8 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
         Ok(identity) => crate::observe::capture(broker, pane, &crate::capture::Scope::default(), Some(identity)).await,
     };
     let (cursor, note) = match made {
+        // Handing over a pane its agent could not read: refused, loudly.
+        Err(e) if e.is_hook_refusal() => return refuse(format!("pane {} is not handed over: {}", pane_id, e.why()), reference),
         Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
         Ok(c) => {
             let key = sys::random_hex(16);
@@ -268,6 +281,6 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
             }
         }
     };
-    Reply::Cursor(CursorReply { reference, cursor, note })
+    Reply::Cursor(CursorReply { reference, cursor, note, refused: None, hooked })
 }
 
