@@ -41,6 +41,8 @@ pub struct Broker {
     server_gone: tokio::sync::watch::Sender<bool>,
     /// Events about the server as a whole (the pane set), for subscriptions.
     pub changes: crate::changes::Changes,
+    /// The safety net for screen changes no process wrote (typed echo).
+    pub activity: crate::activity::Net,
 }
 
 impl Broker {
@@ -61,6 +63,7 @@ impl Broker {
             request_timeout_seconds,
             server_gone: tokio::sync::watch::channel(false).0,
             changes: Default::default(),
+            activity: Default::default(),
         }
     }
 

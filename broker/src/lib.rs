@@ -5,6 +5,7 @@
 //! schemas, policy, validation) → `registry` and friends (the engine) → `tmux`.
 //! See ARCHITECTURE.md at the repository root for the map and the invariants.
 
+pub mod activity;
 pub mod admission;
 pub mod broker_main;
 pub mod capture;

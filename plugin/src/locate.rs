@@ -68,6 +68,11 @@ pub fn ensure(args: &ServerArgs) -> anyhow::Result<(ServerIdentity, PathBuf)> {
         return Ok((id, sock));
     }
     let broker = sibling("tmux-mcp-broker");
+    // Said at once, not as a broker that never comes up: nothing to start.
+    if !broker.is_file() {
+        let here = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.display().to_string())).unwrap_or_else(|| "?".into());
+        bail!("the broker binary tmux-mcp-broker is missing: it is neither beside this tmux-mcp (in {here}) nor on PATH; install both commands together (they ship in one package), then try again");
+    }
     let cmd = format!(
         "exec {} --socket {} </dev/null >/dev/null 2>&1",
         format_literal(&shell_quote(&broker.display().to_string())),

@@ -98,3 +98,24 @@ fn cursor_runs_no_hook_and_refuses_loudly() {
     assert_eq!(buffer(), None);
     assert_eq!(quiet(), "", "a hook ran");
 }
+
+/// Issue "Exact and honest, round 2" item 12: `attach` with no broker binary
+/// beside it nor on PATH says which binary is missing at once, instead of
+/// "the broker did not come up within 10 s".
+#[test]
+fn a_missing_broker_binary_is_named() {
+    let srv = TmuxServer::start();
+    let alone = srv.dir().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    let copy = alone.join("tmux-mcp");
+    std::fs::copy(bin("tmux-mcp"), &copy).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default().split(':').filter(|d| !std::path::Path::new(d).join("tmux-mcp-broker").exists()).collect::<Vec<_>>().join(":");
+    let mut cmd = std::process::Command::new(&copy);
+    cmd.args(["attach", "-S", srv.socket_str()]).env("PATH", path).env_remove("TMUX").env_remove("TMUX_PANE").stdin(std::process::Stdio::null());
+    let (out, took) = run_with_timeout(cmd, Duration::from_secs(15));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("tmux-mcp-broker is missing") && stderr.contains(alone.to_str().unwrap()), "{stderr}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(out.stdout.is_empty());
+}

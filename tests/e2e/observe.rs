@@ -175,7 +175,9 @@ async fn wait_without_polling_runs_no_tmux_command_while_idle() {
     };
     let (e, (a, b, sent)) = tokio::join!(wait, probe);
     let elapsed = t0.elapsed();
-    assert_eq!(a, b, "the broker ran {} tmux command(s) during one idle second of a wait (polling)", b.saturating_sub(a));
+    // No capture while idle: only the safety net's fingerprint readings
+    // (`activity`, one every 250 ms while something is watched) run.
+    assert!(b - a <= 5, "the broker ran {} tmux command(s) during one idle second of a wait: more than the safety net's 4 a second", b - a);
     let d = e.data();
     assert!(elapsed >= sent, "the wait returned before the text was typed");
     assert!(elapsed - sent < Duration::from_millis(700), "the wait returned {:?} after the text was typed", elapsed - sent);

@@ -311,3 +311,39 @@ fn listen_streams_tell_updates_in_the_2026_era_and_end_when_cancelled() {
     assert!(late.is_empty(), "updates after the stream was cancelled: {late:?}");
     raw.close();
 }
+
+/// Issue "Exact and honest, round 2" item 10: what a person types into a
+/// program reading in cooked mode (`cat`) is echoed by the kernel, not written
+/// by a process, so inotify on the terminal never sees it. The safety net
+/// (`activity`) reads the watched panes' cursor and history every 250 ms:
+/// the subscriber hears of it, and `wait_for_text` finds the typed text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_echo_nobody_wrote_is_seen() {
+    let srv = TmuxServer::start();
+    let pane = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:", "cat"]).trim().to_string();
+    poll(Duration::from_secs(5), || (srv.tmux(&["display-message", "-p", "-t", &pane, "#{pane_current_command}"]).trim() == "cat").then_some(())).expect("cat runs");
+    let (c, mut rx) = client(&srv, &[]).await;
+    subscribe(&c, &uri(&pane)).await.unwrap();
+    // Whatever the subscription's start sends, let it pass first.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    while rx.try_recv().is_ok() {}
+    let typed = Instant::now();
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "typed-by-a-person"]);
+    until_updated(&mut rx, &uri(&pane)).await;
+    eprintln!("typed echo heard after {:?}", typed.elapsed());
+    c.cancel().await.ok();
+
+    let tools = McpClient::attach(&srv, &[]).await;
+    let waiting = {
+        let pane = pane.clone();
+        let tools = &tools;
+        async move { tools.call("wait_for_text", json!({ "paneId": pane, "patterns": ["second-line-typed"], "timeoutMs": 4000 })).await }
+    };
+    let typing = async {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        srv.tmux(&["send-keys", "-t", &pane, "-l", " second-line-typed"]);
+    };
+    let (found, ()) = tokio::join!(waiting, typing);
+    assert_eq!(found["outcome"], "matched", "wait_for_text missed typed echo: {found:#}");
+    tools.close().await;
+}

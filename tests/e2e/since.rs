@@ -183,8 +183,9 @@ async fn wait_ms_waits_for_output_and_is_clamped_to_the_request_timeout() {
     assert_eq!(lines(&d), ["late line"], "{d:#}");
     assert_eq!(d["waitMs"], json!(5000), "clamped to the broker's 5 s request timeout: {d:#}");
 
-    // No polling: a wait with no output runs exactly the reads of a call
-    // that does not wait (the status read around each is the same too).
+    // No polling captures: a wait with no output runs the reads of a call
+    // that does not wait plus the safety net's fingerprint readings
+    // (`activity`: a baseline, then one every 250 ms while it is watched).
     let commands = || srv.status()["tmux_connections"].as_u64().unwrap();
     let t0 = commands();
     let plain = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
@@ -192,7 +193,7 @@ async fn wait_ms_waits_for_output_and_is_clamped_to_the_request_timeout() {
     let waited = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"], "waitMs": 1500})).await;
     let t2 = commands();
     assert_eq!((lines(&plain), lines(&waited), waited["waitMs"].clone()), (vec![], vec![], json!(1500)));
-    assert_eq!(t2 - t1, t1 - t0, "a 1.5 s wait on a silent pane ran more tmux commands than a call without wait");
+    assert!(t2 - t1 <= (t1 - t0) + 8, "a 1.5 s wait on a silent pane ran {} tmux commands, a call without wait {}: more than the net's readings", t2 - t1, t1 - t0);
     c.close().await;
 }
 

@@ -14,7 +14,7 @@
 
 use crate::resources::Resource;
 use crate::session::Session;
-use crate::tty_watch::TtyWatch;
+use crate::activity::ScreenEvents;
 use rmcp::model::{ResourceUpdatedNotificationParam, ServerNotification};
 use rmcp::service::{RoleServer, SubscriptionSink};
 use rmcp::Peer;
@@ -156,7 +156,7 @@ async fn watch_pane(session: Arc<Session>, notifier: Notifier, uri: String, pane
             notifier.updated(&uri).await;
             return;
         };
-        let tty = if screen { TtyWatch::new(&pane.tty).ok() } else { None };
+        let tty = if screen { ScreenEvents::new(&broker, &pane).await.ok() } else { None };
         let identity = pane.process.as_ref().ok().cloned();
         let pid = pane.pid;
         loop {

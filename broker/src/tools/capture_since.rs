@@ -27,7 +27,7 @@ use crate::observe::{self, ObserveError};
 use crate::registry::Pane;
 use crate::retention::{Owner, Retained, View};
 use crate::session::Session;
-use crate::tty_watch::TtyWatch;
+use crate::activity::ScreenEvents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -50,7 +50,7 @@ const STATE: &str = "#{history_size} #{history_limit} #{cursor_y} #{pane_height}
 pub const SPEC: ToolSpec = ToolSpec {
     name: "capture_since",
     family: Family::Libtmux,
-    description: "Read only the lines a pane (paneId %N) shows that are new since `cursor`: grid-based (history and screen as tmux renders them, so redrawing programs are not jumbled). Call without cursor to start: returns the visible screen and a cursor; pass that cursor next time for just the new lines and a new cursor (cursors are not consumed; they last 600 s after last use). Also accepts the hand-off cursor that prefix + A pastes (what changed since the key press). Lines that cannot be recovered are reported (linesMissed, missed.reason: history_trimmed by history-limit, history_cleared, respawned, rewritten, ambiguous, baseline_not_found), never dropped silently. While a full-screen program uses the alternate screen, the whole screen is returned when it changed. Caps keep the tail and report what they dropped: maxLines default 500 (at most 10000), maxBytes default 128000 (at most 1000000); larger values are clamped. waitMs (default 0): with a cursor and nothing new, wait up to that long for output (terminal writes, no polling), clamped to the broker's request timeout (limits.request_timeout_seconds, default 5 s); the wait used is reported as waitMs. Read-only; fires no tmux hook; refused while an after-capture-pane hook is set.",
+    description: "Read only the lines a pane (paneId %N) shows that are new since `cursor`: grid-based (history and screen as tmux renders them, so redrawing programs are not jumbled). Call without cursor to start: returns the visible screen and a cursor; pass that cursor next time for just the new lines and a new cursor (cursors are not consumed; they last 600 s after last use). Also accepts the hand-off cursor that prefix + A pastes (what changed since the key press). Lines that cannot be recovered are reported (linesMissed, missed.reason: history_trimmed by history-limit, history_cleared, respawned, rewritten, ambiguous, baseline_not_found), never dropped silently. While a full-screen program uses the alternate screen, the whole screen is returned when it changed. Caps keep the tail and report what they dropped: maxLines default 500 (at most 10000), maxBytes default 128000 (at most 1000000); larger values are clamped. waitMs (default 0): with a cursor and nothing new, wait up to that long for output (terminal writes; typed echo within 250 ms), clamped to the broker's request timeout (limits.request_timeout_seconds, default 5 s); the wait used is reported as waitMs. Read-only; fires no tmux hook; refused while an after-capture-pane hook is set.",
     annotations: Annotations::read_only("Capture new pane lines since a cursor"),
     opt_in: false,
     input_schema,
@@ -509,7 +509,10 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
     // and the result says so (waitMs 0).
     let asked = args.wait_ms.map(|ms| ms.min((broker.request_timeout_seconds * 1000.0) as u64));
     let waiting = match asked {
-        Some(ms) if ms > 0 => broker.admission.wait().ok().and_then(|place| TtyWatch::new(&pane.tty).ok().map(|w| (place, w))),
+        Some(ms) if ms > 0 => match broker.admission.wait() {
+            Ok(place) => ScreenEvents::new(broker, &pane).await.ok().map(|w| (place, w)),
+            Err(_) => None,
+        },
         _ => None,
     };
     let wait = asked.map(|ms| if waiting.is_some() { ms } else { 0 });

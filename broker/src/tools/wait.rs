@@ -23,14 +23,14 @@ use crate::limits;
 use crate::observe::{self, ObserveError};
 use crate::session::Session;
 use crate::sys;
-use crate::tty_watch::TtyWatch;
+use crate::activity::ScreenEvents;
 use serde_json::{json, Value};
 use std::time::Duration;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_wait",
     family: Family::Seed,
-    description: "Wait event-driven (no polling) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
+    description: "Wait event-driven (tty inotify; typed echo within 250 ms) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
     annotations: Annotations::read_only("Wait for pane text or process exit"),
     opt_in: true,
     input_schema,
@@ -152,7 +152,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     // that read and the watch cannot go unnoticed.
     let tty = pane.tty.clone();
     let watch = match &text {
-        Some(_) => match TtyWatch::new(&tty) {
+        Some(_) => match ScreenEvents::new(broker, &pane).await {
             Ok(w) => Some(w),
             Err(e) => return observe_error(&ObserveError::Unsupported { observed: true, why: format!("cannot watch the pane's terminal {tty}: {e}") }),
         },
@@ -234,7 +234,7 @@ pub enum Event {
 }
 
 /// The events of one pane during one wait, without polling: writes to its
-/// terminal (inotify, [`TtyWatch`]) with the settle re-reads after them, its
+/// terminal (inotify, [`ScreenEvents`]) with the settle re-reads after them, its
 /// process exiting (pidfd), the server going, an optional quiet period, and
 /// the deadline; progress notifications go out once a second meanwhile when
 /// the client asked. Shared by `tmux_wait`, `wait_for_text` and `wait_for_idle`,
@@ -243,7 +243,7 @@ pub struct PaneEvents<'a> {
     broker: &'a crate::engine::Broker,
     _place: tokio::sync::SemaphorePermit<'a>,
     id: String,
-    watch: Option<TtyWatch>,
+    watch: Option<ScreenEvents>,
     exit: Option<std::sync::Arc<crate::process::ProcessIdentity>>,
     started: std::time::Instant,
     timeout: Duration,
@@ -266,7 +266,7 @@ impl<'a> PaneEvents<'a> {
     }
 
     /// Also wake on output to the pane's terminal.
-    pub fn watching(mut self, watch: TtyWatch) -> Self {
+    pub fn watching(mut self, watch: ScreenEvents) -> Self {
         self.watch = Some(watch);
         self
     }

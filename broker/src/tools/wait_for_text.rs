@@ -3,7 +3,7 @@
 //! `stopPatterns`, or the pane went quiet for `idleSeconds`, or the timeout.
 //!
 //! Event-driven, as `tmux_wait`: inotify on the pane's terminal
-//! ([`TtyWatch`]); each burst of output is one guarded, hook-refusing capture
+//! ([`ScreenEvents`]); each burst of output is one guarded, hook-refusing capture
 //! of the visible screen ([`observe::capture_range`]: refused while an
 //! `after-capture-pane` hook is set), plus re-reads 4 and 25 ms after the last
 //! event, because tmux may parse the bytes a moment after the program wrote
@@ -27,7 +27,7 @@ use crate::admission::Refused;
 use crate::observe;
 use crate::registry::Pane;
 use crate::session::Session;
-use crate::tty_watch::TtyWatch;
+use crate::activity::ScreenEvents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_text",
     family: Family::Libtmux,
-    description: "Wait, event-driven (tty inotify, no polling), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
+    description: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
     annotations: Annotations::read_only("Wait for text in a pane"),
     opt_in: false,
     input_schema,
@@ -155,7 +155,7 @@ impl<'a> Watched<'a> {
         // A wait holds its place for its whole timeout, so the number running
         // at once is capped (admission), like tmux_wait's.
         let place = broker.admission.wait().map_err(|r: Refused| ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0)))?;
-        let watch = TtyWatch::new(&pane.tty).map_err(|e| ToolOutput::libtmux_error(format!("Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.", pane.tty)))?;
+        let watch = ScreenEvents::new(&session.broker, &pane).await.map_err(|e| ToolOutput::libtmux_error(format!("Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.", pane.tty)))?;
         let mut ev = PaneEvents::new(broker, place, id, started, Duration::from_millis(timeout_ms), progress).watching(watch);
         if let Some(quiet) = idle {
             ev = ev.idle(Duration::from_secs_f64(quiet));
