@@ -11,7 +11,7 @@ use tmux_mcp::tmux::Tmux;
 use tmux_mcp::wire::{Hello, Reply, StatusReply};
 use tmux_mcp::{feed, hooks, paths, procfs, server, sys};
 
-fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
+pub fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
     match connect(sock, &Hello::Status)?.1 {
         Reply::Status(s) => Ok(*s),
         Reply::Refused { reason } => bail!("the broker refused: {reason}"),

@@ -10,6 +10,7 @@ mod doctor;
 mod helpers;
 mod locate;
 mod relay;
+mod uninstall;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -89,6 +90,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Take the plugin out of a running tmux server: stop its broker, remove
+    /// the key binding it made and every @mcp-* option (a step whose hook is
+    /// set is left out and named; exit 3 then).
+    Uninstall {
+        #[command(flatten)]
+        server: ServerArgs,
+    },
     /// Check everything tmux-mcp depends on and say what is wrong.
     Doctor {
         #[command(flatten)]
@@ -104,7 +112,7 @@ enum ScopeArg {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Status { .. } | Command::Doctor { .. } | Command::Start { .. }) {
+    if matches!(cli.command, Command::Status { .. } | Command::Doctor { .. } | Command::Start { .. } | Command::Uninstall { .. }) {
         // Commands for people print reports: `tmux-mcp status | head` ends
         // them quietly, as any Unix tool, instead of a panic on EPIPE (Rust
         // ignores SIGPIPE). `attach` keeps it ignored: it handles a closed
@@ -133,6 +141,7 @@ fn main() -> ExitCode {
         }),
         Command::Status { server, json } => doctor::status(&server, json),
         Command::Doctor { server } => doctor::doctor(&server),
+        Command::Uninstall { server } => uninstall::uninstall(&server),
     };
     match result {
         Ok(code) => code,

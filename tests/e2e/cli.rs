@@ -119,3 +119,55 @@ fn a_missing_broker_binary_is_named() {
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert!(out.stdout.is_empty());
 }
+
+/// Issue "Exact and honest, round 2" item 12: `tmux-mcp uninstall` takes the
+/// plugin out of a running server — its broker, its key binding, every
+/// `@mcp-*` option — and runs no hook: with `after-set-option` set, the
+/// options stay, it says so and exits 3.
+#[test]
+fn uninstall_removes_binding_options_and_broker_and_runs_no_hook() {
+    let plugin = |srv: &TmuxServer| {
+        srv.tmux(&["set-option", "-g", "@mcp-bin-dir", target_dir().to_str().unwrap()]);
+        srv.tmux(&["run-shell", repo_root().join("tmux-mcp.tmux").to_str().unwrap()]);
+        let broker = srv.wait_for_one_broker(Duration::from_secs(10));
+        poll(Duration::from_secs(10), || (!srv.tmux(&["show-options", "-gqv", "@mcp-cursor-key-bound"]).trim().is_empty()).then_some(())).expect("the plugin bound its key");
+        // The plugin's own background job sets @mcp-state last (it checked
+        // for hooks when it began): let it finish before a hook is armed.
+        poll(Duration::from_secs(10), || (srv.tmux(&["show-options", "-gqv", "@mcp-state"]).trim() == "ready").then_some(())).expect("the plugin never said ready");
+        std::thread::sleep(Duration::from_millis(500));
+        broker
+    };
+    let ours = |srv: &TmuxServer| srv.tmux(&["list-keys", "-T", "prefix"]).lines().filter(|l| l.contains("tmux-mcp") && l.contains("cursor")).count();
+    let options = |srv: &TmuxServer| {
+        let mut o = srv.tmux(&["show-options", "-g"]);
+        o.push_str(&srv.tmux(&["show-options", "-s"]));
+        o.lines().filter(|l| l.starts_with("@mcp-")).map(str::to_string).collect::<Vec<_>>()
+    };
+    let uninstall = |srv: &TmuxServer| {
+        let (out, _) = run_with_timeout(tmux_mcp(&["uninstall", "-S", srv.socket_str()]), Duration::from_secs(15));
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+
+    let srv = TmuxServer::start();
+    let broker = plugin(&srv);
+    assert_eq!(ours(&srv), 1);
+    assert!(!options(&srv).is_empty());
+    let (code, stdout, stderr) = uninstall(&srv);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(ours(&srv), 0, "the key binding stays: {}", srv.tmux(&["list-keys", "-T", "prefix"]));
+    assert_eq!(options(&srv), Vec::<String>::new());
+    poll(Duration::from_secs(5), || (!pid_alive(broker)).then_some(())).expect("the broker outlived uninstall");
+
+    // An after-set-option hook: the options stay, the hook does not run.
+    let srv = TmuxServer::start();
+    plugin(&srv);
+    let trap = HookTrap::new(&srv);
+    srv.tmux(&["set-hook", "-g", "after-set-option", &trap.command_writing("after-set-option")]);
+    let before = options(&srv);
+    let (code, _, stderr) = uninstall(&srv);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("after-set-option"), "{stderr}");
+    assert_eq!(options(&srv), before);
+    assert_eq!(ours(&srv), 0, "the binding goes all the same");
+    assert_eq!(trap.fire_sentinel(&srv, "after-list-sessions", &["list-sessions"]), "", "a hook ran");
+}

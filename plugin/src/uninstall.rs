@@ -1,0 +1,91 @@
+//! `tmux-mcp uninstall`: take the plugin out of a running tmux server without
+//! restarting it — the key binding it made, every `@mcp-*` option, and the
+//! broker. The same rules as everywhere: no hook of the person's runs, so a
+//! step whose command has a hook set (`after-unbind-key`, `after-set-option`,
+//! globally or in a session; checked with `show-hooks`, which fires none) is
+//! left out and named. Reads go through `list-commands -F` formats.
+
+use crate::{locate, ServerArgs};
+use anyhow::Context;
+use std::process::ExitCode;
+use tmux_mcp::tmux::Tmux;
+
+/// Every option the plugin or the broker reads or writes.
+const OPTIONS: &[&str] = &[
+    "@mcp-state",
+    "@mcp-status",
+    "@mcp-broker-socket",
+    "@mcp-cursor-key",
+    "@mcp-cursor-key-bound",
+    "@mcp-bin-dir",
+    "@mcp-autostart",
+    "@mcp-install",
+    "@mcp-safety",
+    "@mcp-toolset",
+    "@mcp-enable-tools",
+];
+
+pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
+    let id = locate::server(args)?;
+    let tmux = Tmux::new(&id.socket_path);
+    let expand = |format: &str| tmux.run_blocking(&["list-commands", "-F", format, "list-commands"]).context("reading from tmux");
+    let sessions: Vec<String> = expand("#{S:#{session_id} }")?.split_whitespace().map(str::to_string).collect();
+    let hooked = |name: &str| -> anyhow::Result<bool> {
+        let mut argv: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
+        for s in &sessions {
+            argv.push(";".into());
+            argv.extend(tmux_mcp::hooks::while_exists(s, &format!("show-hooks -t '{s}' {name}"), None));
+        }
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        Ok(tmux_mcp::hooks::has_entry(&tmux.run_blocking(&argv)?, name))
+    };
+    let mut left = Vec::new();
+
+    // The broker first: it stops at SIGTERM (agents on it get their in-flight
+    // answers), and a new one is not started by anything but the plugin.
+    match locate::find(&id).map(|sock| crate::doctor::fetch_status(&sock)) {
+        Some(Ok(s)) => {
+            // SAFETY: kill(2) with a pid and a signal number.
+            if unsafe { libc::kill(s.broker_pid as libc::pid_t, libc::SIGTERM) } == 0 {
+                println!("stopped the broker (pid {})", s.broker_pid);
+            } else {
+                left.push(format!("the broker (pid {}) could not be signalled: {}", s.broker_pid, std::io::Error::last_os_error()));
+            }
+        }
+        Some(Err(e)) => left.push(format!("the broker did not answer: {e}")),
+        None => println!("no broker was running"),
+    }
+
+    let bound = expand("#{@mcp-cursor-key-bound}")?.trim().to_string();
+    if bound.is_empty() {
+        println!("no key binding of the plugin's");
+    } else if hooked("after-unbind-key")? {
+        left.push(format!("key {bound} stays bound: an after-unbind-key hook is set and unbinding would run it"));
+    } else {
+        tmux.run_blocking(&["unbind-key", "--", &bound]).with_context(|| format!("unbinding key {bound}"))?;
+        println!("unbound key {bound} (prefix table)");
+    }
+
+    if hooked("after-set-option")? {
+        left.push("the @mcp-* options stay: an after-set-option hook is set and unsetting an option would run it".into());
+    } else {
+        let mut argv: Vec<&str> = Vec::new();
+        for (i, o) in OPTIONS.iter().enumerate() {
+            if i > 0 {
+                argv.push(";");
+            }
+            // -q: an option that was never set is no error. @mcp-broker-socket is a server option.
+            argv.extend(if *o == "@mcp-broker-socket" { ["set-option", "-squ", o] } else { ["set-option", "-gqu", o] });
+        }
+        tmux.run_blocking(&argv).context("unsetting the @mcp-* options")?;
+        println!("unset the @mcp-* options");
+    }
+    if left.is_empty() {
+        println!("tmux-mcp is out of this tmux server; remove its line from tmux.conf so the next start does not load it again");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for l in &left {
+        eprintln!("tmux-mcp uninstall: {l}");
+    }
+    Ok(ExitCode::from(3))
+}
