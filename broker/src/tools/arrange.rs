@@ -69,7 +69,9 @@ pub fn program_properties(default: &str) -> Map<String, Value> {
 /// The `-c`/`-e`/`--` tail for `program`, checked: argv and shell are
 /// exclusive, the program is non-empty, cwd exists, the strings fit one
 /// mutation. Every refusal is before anything is sent.
-pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> Result<Vec<String>, ToolOutput> {
+/// The tail of the command (`-c`, `-e`, the program) and the directory asked
+/// for (resolved), to check against where tmux started the pane.
+pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> Result<(Vec<String>, Option<std::path::PathBuf>), ToolOutput> {
     let bad = |msg: String| act::error(&msg, Delivery::NotSent);
     let n = refs::string_bytes(args) as u64;
     if n > crate::limits::MAX_MUTATION_BYTES {
@@ -88,13 +90,33 @@ pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> R
         None => None,
     };
     let env = program.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-    Ok(create::program_tail(cwd.as_deref(), env, which))
+    Ok((create::program_tail(cwd.as_deref(), env, which), cwd))
+}
+
+/// The `-F` of a creation's `-P`: the new ids of `expected`, space separated,
+/// then on a line of its own the directory tmux started the new pane in
+/// (`pane_start_path`: the `-c` as tmux expanded it, also when that directory
+/// could not be entered and the pane started elsewhere).
+pub fn print_format(expected: &[refs::Kind]) -> String {
+    let ids: Vec<&str> = expected.iter().map(|k| match k {
+        refs::Kind::Session => "#{session_id}",
+        refs::Kind::Window => "#{window_id}",
+        _ => "#{pane_id}",
+    }).collect();
+    format!("{}\n#{{pane_start_path}}", ids.join(" "))
+}
+
+/// Why the pane tmux started is not in the directory asked for, if it is not.
+pub fn started_elsewhere(asked: Option<&std::path::Path>, printed: &str, pane: &str) -> Option<String> {
+    let asked = asked?.to_str()?;
+    let started = printed.split_once('\n').map_or("", |(_, rest)| rest.trim_end_matches('\n'));
+    (started != asked).then(|| format!("tmux created pane {pane} but started it in {started:?}, not in the directory asked for ({asked:?})"))
 }
 
 /// The ids tmux printed for `-P -F` (space separated), each of the expected
 /// kind; else an error saying tmux did act.
 pub fn printed_ids(printed: &str, expected: &[refs::Kind]) -> Result<Vec<String>, ToolOutput> {
-    let ids: Vec<&str> = printed.split_whitespace().collect();
+    let ids: Vec<&str> = printed.lines().next().unwrap_or_default().split_whitespace().collect();
     if ids.len() == expected.len() && ids.iter().zip(expected).all(|(id, k)| refs::Kind::of_id(id) == Some(*k)) {
         return Ok(ids.into_iter().map(str::to_string).collect());
     }
@@ -240,6 +262,19 @@ impl KilledRef for SessionRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a creation printed (`print_format`): ids, then the start directory.
+    #[test]
+    fn a_pane_started_elsewhere_is_told() {
+        use std::path::Path;
+        assert_eq!(print_format(&[refs::Kind::Window, refs::Kind::Pane]), "#{window_id} #{pane_id}\n#{pane_start_path}");
+        let asked = Path::new("/d/a#[x");
+        assert_eq!(started_elsewhere(Some(asked), "@1 %2\n/d/a#[x\n", "%2"), None);
+        assert_eq!(printed_ids("@1 %2\n/d/a b\n", &[refs::Kind::Window, refs::Kind::Pane]).ok(), Some(vec!["@1".to_string(), "%2".to_string()]));
+        let why = started_elsewhere(Some(asked), "@1 %2\n/d/a##[x\n", "%2").unwrap();
+        assert!(why.contains("%2") && why.contains("/d/a##[x") && why.contains("/d/a#[x"), "{why}");
+        assert_eq!(started_elsewhere(None, "@1 %2\n/root\n", "%2"), None, "no cwd asked: nothing to compare");
+    }
 
     /// Every name field of both families refuses control characters by its
     /// published schema, naming the field (tmux_create accepted them once).

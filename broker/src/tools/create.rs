@@ -209,7 +209,6 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
 
     // The command, up to (not including) the shared options and argv.
     let mut cmd: Vec<String> = Vec::new();
-    let format;
     match kind {
         "session" => {
             if session.scope != Scope::Server {
@@ -225,7 +224,6 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             if let Some(y) = args.get("height").and_then(Value::as_i64) {
                 cmd.extend(["-y".into(), y.to_string()]);
             }
-            format = "#{session_id} #{window_id} #{pane_id}";
         }
         "window" => {
             let parent = match refs::resolve(session, &args["parent"]).await {
@@ -241,7 +239,6 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
                 None => format!("{}:", parent.id),
             };
             cmd.extend(["-t".into(), at, "-n".into(), refs::format_arg(args["name"].as_str().unwrap_or_default())]);
-            format = "#{window_id} #{pane_id}";
         }
         _ => {
             let parent = match refs::resolve(session, &args["parent"]).await {
@@ -259,10 +256,14 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
                 Some(Value::String(s)) => cmd.extend(["-l".into(), s.clone()]),
                 _ => {}
             }
-            format = "#{pane_id}";
         }
     }
-    cmd.extend(["-P".into(), "-F".into(), format.into()]);
+    let expected: &[Kind] = match kind {
+        "session" => &[Kind::Session, Kind::Window, Kind::Pane],
+        "window" => &[Kind::Window, Kind::Pane],
+        _ => &[Kind::Pane],
+    };
+    cmd.extend(["-P".into(), "-F".into(), super::arrange::print_format(expected)]);
     let env = args.get("environment").and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()));
     cmd.extend(program_tail(cwd.as_deref(), env, Program::Argv(&argv_in)));
 
@@ -272,12 +273,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Err(e) => return e,
     };
     let generation = &broker.identity.generation;
-    let ids: Vec<&str> = printed.split_whitespace().collect();
-    let expected: &[Kind] = match kind {
-        "session" => &[Kind::Session, Kind::Window, Kind::Pane],
-        "window" => &[Kind::Window, Kind::Pane],
-        _ => &[Kind::Pane],
-    };
+    let ids: Vec<&str> = printed.lines().next().unwrap_or_default().split_whitespace().collect();
     let parsed: Option<Vec<AnyRef>> =
         (ids.len() == expected.len()).then(|| ids.iter().zip(expected).map(|(id, k)| (Kind::of_id(id) == Some(*k)).then(|| AnyRef::new(*k, id, generation))).collect()).flatten();
     refs::refresh_after(broker).await;
@@ -289,5 +285,8 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             Vec::new(),
         );
     };
+    if let Some(why) = super::arrange::started_elsewhere(cwd.as_deref(), &printed, ids.last().copied().unwrap_or_default()) {
+        return envelope::mutation_error("transport_error", &format!("{why}; close it or use it as it is."), Delivery::Observed, created.iter().map(|r| serde_json::to_value(r).expect("a reference serializes")).collect());
+    }
     envelope::ok_typed("tmux_create", &Created { entity: created[0].clone(), created, delivery: Observed, program_completion: Unobserved })
 }

@@ -61,7 +61,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, raw: &Value, a: Args) -> Result<ToolOutput, ToolOutput> {
-    let tail = arrange::program_tail(session, raw, &a.program)?;
+    let (tail, _) = arrange::program_tail(session, raw, &a.program)?;
     let t = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Never).await?;
     let pane = t.panes.iter().find(|p| p.id == t.id).expect("a pane target holds its pane");
     if !pane.dead && !a.kill {

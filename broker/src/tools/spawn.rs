@@ -185,16 +185,18 @@ async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Resul
     if let Some(y) = a.height {
         cmd.extend(["-y".into(), y.to_string()]);
     }
-    cmd.extend(["-P".into(), "-F".into(), "#{session_id} #{window_id} #{pane_id}".into()]);
-    cmd.extend(arrange::program_tail(session, raw, &a.program)?);
-    let ids = spawn(session, &cmd, &[Kind::Session, Kind::Window, Kind::Pane]).await?;
+    let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
+    let kinds = [Kind::Session, Kind::Window, Kind::Pane];
+    cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&kinds)]);
+    cmd.extend(tail);
+    let ids = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
     let after = read_back_spawned(session, "created the session", &ids[2]).await?;
     let text = format!("Created session {} ({:?}) with window {} and pane {}.", ids[0], after.session_name(&ids[0]), ids[1], ids[2]);
     result(session, &after, Some(&ids[0]), &ids[1], &ids[2], text)
 }
 
 async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
-    let tail = arrange::program_tail(session, raw, &a.program)?;
+    let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
     let parent = act::target(session, &a.session_id, a.generation.as_deref(), SelfRule::Allowed).await?;
     let mut cmd: Vec<String> = vec!["new-window".into()];
     if !a.select {
@@ -208,16 +210,16 @@ async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<
     if let Some(n) = &a.name {
         cmd.extend(["-n".into(), super::refs::format_arg(n)]);
     }
-    cmd.extend(["-P".into(), "-F".into(), "#{window_id} #{pane_id}".into()]);
+    cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&[Kind::Window, Kind::Pane])]);
     cmd.extend(tail);
-    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane]).await?;
+    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
     let after = read_back_spawned(session, "created the window", &ids[1]).await?;
     let text = format!("Created window {} ({:?}) in session {} with pane {}.", ids[0], after.window_name(&ids[0]), parent.id, ids[1]);
     result(session, &after, Some(&parent.id), &ids[0], &ids[1], text)
 }
 
 async fn split_window(session: &Session, raw: &Value, a: SplitArgs) -> Result<ToolOutput, ToolOutput> {
-    let tail = arrange::program_tail(session, raw, &a.program)?;
+    let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
     let parent = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Allowed).await?;
     let mut cmd: Vec<String> = vec!["split-window".into()];
     if !a.select {
@@ -241,9 +243,9 @@ async fn split_window(session: &Session, raw: &Value, a: SplitArgs) -> Result<To
         Some(Value::String(s)) => cmd.extend(["-l".into(), s.clone()]),
         _ => {}
     }
-    cmd.extend(["-P".into(), "-F".into(), "#{window_id} #{pane_id}".into()]);
+    cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&[Kind::Window, Kind::Pane])]);
     cmd.extend(tail);
-    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane]).await?;
+    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
     let after = read_back_spawned(session, "split the pane", &ids[1]).await?;
     let text = format!("Split pane {}: new pane {} ({}) in window {}.", parent.id, ids[1], a.direction, ids[0]);
     result(session, &after, None, &ids[0], &ids[1], text)
@@ -272,10 +274,17 @@ async fn read_back_spawned(session: &Session, what: &str, pane_id: &str) -> Resu
 }
 
 /// Runs the creating command; the ids it printed, of the expected kinds.
-async fn spawn(session: &Session, cmd: &[String], expected: &[Kind]) -> Result<Vec<String>, ToolOutput> {
+/// Runs a creation whose `-F` is [`arrange::print_format`]`(expected)`; the
+/// new ids. A pane tmux started elsewhere than `cwd` is an error (it exists).
+async fn spawn(session: &Session, cmd: &[String], expected: &[Kind], cwd: Option<&std::path::Path>) -> Result<Vec<String>, ToolOutput> {
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let printed = act::run(session, &argv).await?;
-    arrange::printed_ids(&printed, expected)
+    let ids = arrange::printed_ids(&printed, expected)?;
+    if let Some(why) = arrange::started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str)) {
+        super::refs::refresh_after(&session.broker).await;
+        return Err(act::error(&format!("{why}; close it or use it as it is."), Delivery::Observed));
+    }
+    Ok(ids)
 }
 
 fn result(session: &Session, after: &arrange::After, session_id: Option<&str>, window_id: &str, pane_id: &str, text: String) -> Result<ToolOutput, ToolOutput> {
