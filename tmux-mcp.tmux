@@ -317,7 +317,7 @@ build_job() {
     id="$(checkout_id)"
     # tmux sends its jobs SIGTERM when the server exits: pass it on to the
     # build, so nothing outlives the server (`wait` returns on the signal).
-    "$PLUGIN_DIR/scripts/build" >"$BUILD_LOG" 2>&1 9>&- &
+    TMUX_MCP_BUILT_BY_PLUGIN=1 "$PLUGIN_DIR/scripts/build" >"$BUILD_LOG" 2>&1 9>&- &
     local builder=$! rc=0
     trap 'pkill -TERM -P "$builder" 2>/dev/null; kill "$builder" "$announcer" 2>/dev/null; exit 1' TERM HUP INT
     wait "$builder" || rc=$?
