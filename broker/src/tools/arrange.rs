@@ -93,23 +93,35 @@ pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> R
     Ok((create::program_tail(cwd.as_deref(), env, which), cwd))
 }
 
-/// The `-F` of a creation's `-P`: the new ids of `expected`, space separated,
-/// then on a line of its own the directory tmux started the new pane in
-/// (`pane_start_path`: the `-c` as tmux expanded it, also when that directory
-/// could not be entered and the pane started elsewhere).
+/// The `-F` of a creation's `-P`: the new ids of `expected`, space separated;
+/// then, on a line of its own, the new pane's pid and the directory tmux
+/// started it in (`pane_start_path`: the `-c` as tmux expanded it, also when
+/// that directory could not be entered and the pane started elsewhere).
 pub fn print_format(expected: &[refs::Kind]) -> String {
     let ids: Vec<&str> = expected.iter().map(|k| match k {
         refs::Kind::Session => "#{session_id}",
         refs::Kind::Window => "#{window_id}",
         _ => "#{pane_id}",
     }).collect();
-    format!("{}\n#{{pane_start_path}}", ids.join(" "))
+    format!("{}\n#{{pane_pid}} #{{pane_start_path}}", ids.join(" "))
+}
+
+/// The new pane's pid and start directory from what [`print_format`] printed.
+fn printed_pane(printed: &str) -> (Option<u32>, &str) {
+    let second = printed.split_once('\n').map_or("", |(_, rest)| rest.trim_end_matches('\n'));
+    let (pid, path) = second.split_once(' ').unwrap_or((second, ""));
+    (pid.parse().ok(), path)
+}
+
+/// The new pane's pid, from what [`print_format`] printed.
+pub fn printed_pid(printed: &str) -> Option<u32> {
+    printed_pane(printed).0
 }
 
 /// Why the pane tmux started is not in the directory asked for, if it is not.
 pub fn started_elsewhere(asked: Option<&std::path::Path>, printed: &str, pane: &str) -> Option<String> {
     let asked = asked?.to_str()?;
-    let started = printed.split_once('\n').map_or("", |(_, rest)| rest.trim_end_matches('\n'));
+    let (_, started) = printed_pane(printed);
     (started != asked).then(|| format!("tmux created pane {pane} but started it in {started:?}, not in the directory asked for ({asked:?})"))
 }
 
@@ -267,13 +279,15 @@ mod tests {
     #[test]
     fn a_pane_started_elsewhere_is_told() {
         use std::path::Path;
-        assert_eq!(print_format(&[refs::Kind::Window, refs::Kind::Pane]), "#{window_id} #{pane_id}\n#{pane_start_path}");
+        assert_eq!(print_format(&[refs::Kind::Window, refs::Kind::Pane]), "#{window_id} #{pane_id}\n#{pane_pid} #{pane_start_path}");
         let asked = Path::new("/d/a#[x");
-        assert_eq!(started_elsewhere(Some(asked), "@1 %2\n/d/a#[x\n", "%2"), None);
-        assert_eq!(printed_ids("@1 %2\n/d/a b\n", &[refs::Kind::Window, refs::Kind::Pane]).ok(), Some(vec!["@1".to_string(), "%2".to_string()]));
-        let why = started_elsewhere(Some(asked), "@1 %2\n/d/a##[x\n", "%2").unwrap();
+        assert_eq!(started_elsewhere(Some(asked), "@1 %2\n42 /d/a#[x\n", "%2"), None);
+        assert_eq!(printed_ids("@1 %2\n42 /d/a b\n", &[refs::Kind::Window, refs::Kind::Pane]).ok(), Some(vec!["@1".to_string(), "%2".to_string()]));
+        assert_eq!(printed_pid("@1 %2\n42 /d/a b\n"), Some(42));
+        assert_eq!(started_elsewhere(Some(Path::new("/d/a b")), "@1 %2\n42 /d/a b\n", "%2"), None, "a path with a space");
+        let why = started_elsewhere(Some(asked), "@1 %2\n42 /d/a##[x\n", "%2").unwrap();
         assert!(why.contains("%2") && why.contains("/d/a##[x") && why.contains("/d/a#[x"), "{why}");
-        assert_eq!(started_elsewhere(None, "@1 %2\n/root\n", "%2"), None, "no cwd asked: nothing to compare");
+        assert_eq!(started_elsewhere(None, "@1 %2\n42 /root\n", "%2"), None, "no cwd asked: nothing to compare");
     }
 
     /// Every name field of both families refuses control characters by its

@@ -189,8 +189,8 @@ async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Resul
     let kinds = [Kind::Session, Kind::Window, Kind::Pane];
     cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&kinds)]);
     cmd.extend(tail);
-    let ids = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
-    let after = read_back_spawned(session, "created the session", &ids[2]).await?;
+    let (ids, pid) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+    let after = read_back_spawned(session, "created the session", pid).await?;
     let text = format!("Created session {} ({:?}) with window {} and pane {}.", ids[0], after.session_name(&ids[0]), ids[1], ids[2]);
     result(session, &after, Some(&ids[0]), &ids[1], &ids[2], text)
 }
@@ -212,8 +212,8 @@ async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<
     }
     cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&[Kind::Window, Kind::Pane])]);
     cmd.extend(tail);
-    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
-    let after = read_back_spawned(session, "created the window", &ids[1]).await?;
+    let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
+    let after = read_back_spawned(session, "created the window", pid).await?;
     let text = format!("Created window {} ({:?}) in session {} with pane {}.", ids[0], after.window_name(&ids[0]), parent.id, ids[1]);
     result(session, &after, Some(&parent.id), &ids[0], &ids[1], text)
 }
@@ -245,38 +245,39 @@ async fn split_window(session: &Session, raw: &Value, a: SplitArgs) -> Result<To
     }
     cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&[Kind::Window, Kind::Pane])]);
     cmd.extend(tail);
-    let ids = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
-    let after = read_back_spawned(session, "split the pane", &ids[1]).await?;
+    let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
+    let after = read_back_spawned(session, "split the pane", pid).await?;
     let text = format!("Split pane {}: new pane {} ({}) in window {}.", parent.id, ids[1], a.direction, ids[0]);
     result(session, &after, None, &ids[0], &ids[1], text)
 }
 
 /// How long a read-back waits for a new pane's process to exec its program.
-const EXEC_WAIT: Duration = Duration::from_millis(100);
+const EXEC_WAIT: Duration = Duration::from_millis(500);
 
-/// The table read back after a create. tmux prints the new ids once it has
-/// forked the pane's process, which may not have exec'd its program yet; until
-/// it has, tmux reads the pane's command as the forked server's own ("tmux",
-/// seen under load). So while the pane's process still runs the server's
-/// executable the table is read again, for at most [`EXEC_WAIT`] (a program
-/// that is tmux itself keeps it that long).
-async fn read_back_spawned(session: &Session, what: &str, pane_id: &str) -> Result<arrange::After, ToolOutput> {
+/// The table read back after a create. tmux prints the new ids (and the new
+/// pane's pid) once it has forked the pane's process, which may not have
+/// exec'd its program yet; until it has, tmux reads the pane's command as the
+/// forked server's own ("tmux", seen under load). So the table is read once
+/// the process no longer runs the server's executable, checked before the
+/// read (a check after it could pass on a read that came before the exec), for
+/// at most [`EXEC_WAIT`] (a program that is tmux itself waits that long).
+async fn read_back_spawned(session: &Session, what: &str, pid: Option<u32>) -> Result<arrange::After, ToolOutput> {
     let server = session.broker.identity.pid;
     let deadline = Instant::now() + EXEC_WAIT;
-    loop {
-        let after = arrange::read_back(session, what).await?;
-        let forked_only = after.snap.panes.iter().find(|p| p.id == pane_id).is_some_and(|p| crate::procfs::same_executable(p.pid, server) == Some(true));
-        if !forked_only || Instant::now() >= deadline {
-            return Ok(after);
+    while let Some(pid) = pid {
+        if crate::procfs::same_executable(pid, server) != Some(true) || Instant::now() >= deadline {
+            break;
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+    arrange::read_back(session, what).await
 }
 
 /// Runs the creating command; the ids it printed, of the expected kinds.
 /// Runs a creation whose `-F` is [`arrange::print_format`]`(expected)`; the
-/// new ids. A pane tmux started elsewhere than `cwd` is an error (it exists).
-async fn spawn(session: &Session, cmd: &[String], expected: &[Kind], cwd: Option<&std::path::Path>) -> Result<Vec<String>, ToolOutput> {
+/// new ids and the new pane's pid. A pane tmux started elsewhere than `cwd`
+/// is an error (it exists).
+async fn spawn(session: &Session, cmd: &[String], expected: &[Kind], cwd: Option<&std::path::Path>) -> Result<(Vec<String>, Option<u32>), ToolOutput> {
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let printed = act::run(session, &argv).await?;
     let ids = arrange::printed_ids(&printed, expected)?;
@@ -284,7 +285,7 @@ async fn spawn(session: &Session, cmd: &[String], expected: &[Kind], cwd: Option
         super::refs::refresh_after(&session.broker).await;
         return Err(act::error(&format!("{why}; close it or use it as it is."), Delivery::Observed));
     }
-    Ok(ids)
+    Ok((ids, arrange::printed_pid(&printed)))
 }
 
 fn result(session: &Session, after: &arrange::After, session_id: Option<&str>, window_id: &str, pane_id: &str, text: String) -> Result<ToolOutput, ToolOutput> {
