@@ -52,21 +52,43 @@ impl Net {
     pub async fn watch(&self, broker: &Arc<Broker>, pane: &Pane) -> NetWatch {
         let new = !self.state.lock().unwrap().panes.contains_key(&pane.id);
         let baseline = match new {
-            true => broker.registry.expand_format(&fingerprints([(pane.window_id.as_str(), vec![pane.id.as_str()])])).await.ok(),
+            true => broker
+                .registry
+                .expand_format(&fingerprints([(
+                    pane.window_id.as_str(),
+                    vec![pane.id.as_str()],
+                )]))
+                .await
+                .ok(),
             false => None,
         };
         let mut st = self.state.lock().unwrap();
-        let w = st.panes.entry(pane.id.clone()).or_insert_with(|| Watched { window_id: pane.window_id.clone(), watchers: 0, tx: watch::channel(0).0, last: None });
+        let w = st.panes.entry(pane.id.clone()).or_insert_with(|| Watched {
+            window_id: pane.window_id.clone(),
+            watchers: 0,
+            tx: watch::channel(0).0,
+            last: None,
+        });
         w.watchers += 1;
         if w.last.is_none() {
-            w.last = baseline.as_deref().and_then(|b| b.split('|').find_map(|i| i.strip_prefix(&format!("{}=", pane.id)))).map(str::to_string);
+            w.last = baseline
+                .as_deref()
+                .and_then(|b| {
+                    b.split('|')
+                        .find_map(|i| i.strip_prefix(&format!("{}=", pane.id)))
+                })
+                .map(str::to_string);
         }
         let rx = w.tx.subscribe();
         if !st.running {
             st.running = true;
             tokio::spawn(read_loop(Arc::downgrade(broker)));
         }
-        NetWatch { broker: Arc::downgrade(broker), pane_id: pane.id.clone(), rx: tokio::sync::Mutex::new(rx) }
+        NetWatch {
+            broker: Arc::downgrade(broker),
+            pane_id: pane.id.clone(),
+            rx: tokio::sync::Mutex::new(rx),
+        }
     }
 
     /// The format that reads every watched pane (see [`fingerprints`]).
@@ -90,8 +112,12 @@ impl Net {
     fn take(&self, expanded: &str) {
         let mut st = self.state.lock().unwrap();
         for item in expanded.split('|') {
-            let Some((id, fingerprint)) = item.split_once('=') else { continue };
-            let Some(w) = st.panes.get_mut(id) else { continue };
+            let Some((id, fingerprint)) = item.split_once('=') else {
+                continue;
+            };
+            let Some(w) = st.panes.get_mut(id) else {
+                continue;
+            };
             if w.last.as_deref() != Some(fingerprint) {
                 w.tx.send_modify(|n| *n += 1);
             }
@@ -139,7 +165,9 @@ async fn read_loop(broker: Weak<Broker>) {
         if !b.activity.keep_running() {
             return;
         }
-        let Some(format) = b.activity.format() else { continue };
+        let Some(format) = b.activity.format() else {
+            continue;
+        };
         // A failed read (tmux busy or gone) tells nothing; the next one may.
         if let Ok(expanded) = b.registry.expand_format(&format).await {
             b.activity.take(&expanded);
@@ -181,7 +209,10 @@ pub struct ScreenEvents {
 impl ScreenEvents {
     pub async fn new(broker: &Arc<Broker>, pane: &Pane) -> io::Result<ScreenEvents> {
         let tty = TtyWatch::new(&pane.tty)?;
-        Ok(ScreenEvents { tty, net: broker.activity.watch(broker, pane).await })
+        Ok(ScreenEvents {
+            tty,
+            net: broker.activity.watch(broker, pane).await,
+        })
     }
 
     /// Waits for the next change (several pending count as one).
@@ -201,14 +232,28 @@ mod tests {
     fn fingerprints_tell_changes_only() {
         let net = Net::default();
         let (tx, mut rx) = watch::channel(0);
-        net.state.lock().unwrap().panes.insert("%3".into(), Watched { window_id: "@1".into(), watchers: 1, tx, last: None });
+        net.state.lock().unwrap().panes.insert(
+            "%3".into(),
+            Watched {
+                window_id: "@1".into(),
+                watchers: 1,
+                tx,
+                last: None,
+            },
+        );
         let format = net.format().unwrap();
         assert_eq!(format, "#{S:#{W:#{?#{==:#{window_id},@1},#{P:#{?#{==:#{pane_id},%3},%3=#{cursor_x}.#{cursor_y}.#{history_size}.#{pane_dead}|,}},}}}");
         net.take("%3=0.0.0.0|");
-        assert!(rx.has_changed().unwrap(), "the first reading tells (the watcher may have read before it)");
+        assert!(
+            rx.has_changed().unwrap(),
+            "the first reading tells (the watcher may have read before it)"
+        );
         rx.mark_unchanged();
         net.take("%3=0.0.0.0|%3=0.0.0.0|");
-        assert!(!rx.has_changed().unwrap(), "a window linked twice reads the same");
+        assert!(
+            !rx.has_changed().unwrap(),
+            "a window linked twice reads the same"
+        );
         net.take("%3=4.0.0.0|");
         assert!(rx.has_changed().unwrap());
         rx.mark_unchanged();

@@ -28,13 +28,23 @@ const OPTIONS: &[&str] = &[
 pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     let id = locate::server(args)?;
     let tmux = Tmux::new(&id.socket_path);
-    let expand = |format: &str| tmux.run_blocking(&["list-commands", "-F", format, "list-commands"]).context("reading from tmux");
-    let sessions: Vec<String> = expand("#{S:#{session_id} }")?.split_whitespace().map(str::to_string).collect();
+    let expand = |format: &str| {
+        tmux.run_blocking(&["list-commands", "-F", format, "list-commands"])
+            .context("reading from tmux")
+    };
+    let sessions: Vec<String> = expand("#{S:#{session_id} }")?
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
     let hooked = |name: &str| -> anyhow::Result<bool> {
         let mut argv: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
         for s in &sessions {
             argv.push(";".into());
-            argv.extend(tmux_mcp::hooks::while_exists(s, &format!("show-hooks -t '{s}' {name}"), None));
+            argv.extend(tmux_mcp::hooks::while_exists(
+                s,
+                &format!("show-hooks -t '{s}' {name}"),
+                None,
+            ));
         }
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         Ok(tmux_mcp::hooks::has_entry(&tmux.run_blocking(&argv)?, name))
@@ -49,7 +59,11 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             if unsafe { libc::kill(s.broker_pid as libc::pid_t, libc::SIGTERM) } == 0 {
                 println!("stopped the broker (pid {})", s.broker_pid);
             } else {
-                left.push(format!("the broker (pid {}) could not be signalled: {}", s.broker_pid, std::io::Error::last_os_error()));
+                left.push(format!(
+                    "the broker (pid {}) could not be signalled: {}",
+                    s.broker_pid,
+                    std::io::Error::last_os_error()
+                ));
             }
         }
         Some(Err(e)) => left.push(format!("the broker did not answer: {e}")),
@@ -60,9 +74,12 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     if bound.is_empty() {
         println!("no key binding of the plugin's");
     } else if hooked("after-unbind-key")? {
-        left.push(format!("key {bound} stays bound: an after-unbind-key hook is set and unbinding would run it"));
+        left.push(format!(
+            "key {bound} stays bound: an after-unbind-key hook is set and unbinding would run it"
+        ));
     } else {
-        tmux.run_blocking(&["unbind-key", "--", &bound]).with_context(|| format!("unbinding key {bound}"))?;
+        tmux.run_blocking(&["unbind-key", "--", &bound])
+            .with_context(|| format!("unbinding key {bound}"))?;
         println!("unbound key {bound} (prefix table)");
     }
 
@@ -75,9 +92,14 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
                 argv.push(";");
             }
             // -q: an option that was never set is no error. @mcp-broker-socket is a server option.
-            argv.extend(if *o == "@mcp-broker-socket" { ["set-option", "-squ", o] } else { ["set-option", "-gqu", o] });
+            argv.extend(if *o == "@mcp-broker-socket" {
+                ["set-option", "-squ", o]
+            } else {
+                ["set-option", "-gqu", o]
+            });
         }
-        tmux.run_blocking(&argv).context("unsetting the @mcp-* options")?;
+        tmux.run_blocking(&argv)
+            .context("unsetting the @mcp-* options")?;
         println!("unset the @mcp-* options");
     }
     if left.is_empty() {
