@@ -22,7 +22,11 @@ pub struct Admission {
 
 impl Default for Admission {
     fn default() -> Self {
-        Admission::new(limits::MAX_OBSERVERS as usize, limits::MAX_QUEUED_CAPTURES as usize, Duration::from_millis(limits::CAPTURE_QUEUE_WAIT_MS))
+        Admission::new(
+            limits::MAX_OBSERVERS as usize,
+            limits::MAX_QUEUED_CAPTURES as usize,
+            Duration::from_millis(limits::CAPTURE_QUEUE_WAIT_MS),
+        )
     }
 }
 
@@ -41,7 +45,13 @@ impl Drop for InQueue<'_> {
 
 impl Admission {
     pub fn new(places: usize, max_queued: usize, queue_wait: Duration) -> Self {
-        Admission { captures: Semaphore::new(places), waits: Semaphore::new(places), queued: AtomicUsize::new(0), max_queued, queue_wait }
+        Admission {
+            captures: Semaphore::new(places),
+            waits: Semaphore::new(places),
+            queued: AtomicUsize::new(0),
+            max_queued,
+            queue_wait,
+        }
     }
 
     /// A place for one capture, queueing briefly when all are taken.
@@ -51,19 +61,31 @@ impl Admission {
         }
         if self.queued.fetch_add(1, Ordering::Relaxed) >= self.max_queued {
             self.queued.fetch_sub(1, Ordering::Relaxed);
-            return Err(Refused(format!("{} captures are running and {} more are queued; retry in about 1 s", self.places(), self.max_queued)));
+            return Err(Refused(format!(
+                "{} captures are running and {} more are queued; retry in about 1 s",
+                self.places(),
+                self.max_queued
+            )));
         }
         let _counted = InQueue(&self.queued);
         match tokio::time::timeout(self.queue_wait, self.captures.acquire()).await {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(_)) => Err(Refused("the broker is stopping".into())),
-            Err(_) => Err(Refused(format!("no capture place came free within {} ms; retry in about 1 s", self.queue_wait.as_millis()))),
+            Err(_) => Err(Refused(format!(
+                "no capture place came free within {} ms; retry in about 1 s",
+                self.queue_wait.as_millis()
+            ))),
         }
     }
 
     /// A place for one wait, or a refusal when `MAX_OBSERVERS` waits run.
     pub fn wait(&self) -> Result<SemaphorePermit<'_>, Refused> {
-        self.waits.try_acquire().map_err(|_| Refused(format!("{} waits are already running; retry when one of them ends (at most its timeout)", self.places())))
+        self.waits.try_acquire().map_err(|_| {
+            Refused(format!(
+                "{} waits are already running; retry when one of them ends (at most its timeout)",
+                self.places()
+            ))
+        })
     }
 
     fn places(&self) -> usize {
@@ -104,7 +126,11 @@ mod tests {
             t.await.unwrap();
         }
         let order: Vec<i32> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
-        assert_eq!(order, vec![0, 1, 2, 3], "queued captures ran out of arrival order");
+        assert_eq!(
+            order,
+            vec![0, 1, 2, 3],
+            "queued captures ran out of arrival order"
+        );
     }
 
     #[tokio::test]
@@ -125,6 +151,9 @@ mod tests {
         let _w1 = a.wait().unwrap();
         let _w2 = a.wait().unwrap();
         assert!(a.wait().is_err());
-        assert!(a.capture().await.is_ok(), "waits must not take capture places");
+        assert!(
+            a.capture().await.is_ok(),
+            "waits must not take capture places"
+        );
     }
 }

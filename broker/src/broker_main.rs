@@ -12,7 +12,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "tmux-mcp-broker", version, about = "Per-tmux-server MCP broker (started by the tmux-mcp plugin)")]
+#[command(
+    name = "tmux-mcp-broker",
+    version,
+    about = "Per-tmux-server MCP broker (started by the tmux-mcp plugin)"
+)]
 struct Args {
     /// The tmux server's socket path (tmux's #{socket_path}).
     #[arg(long, value_name = "PATH")]
@@ -80,17 +84,32 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     // One thread: every wait is I/O (sockets, pidfds, inotify) and the work
     // between waits is short; a single thread avoids cross-thread wake-ups on the
     // latency-critical path of a capture (two tmux round trips).
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("tokio runtime")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("tokio runtime")?;
     rt.block_on(async {
         init_logging(&args)?;
         let feed = args.feed.map(|f| match f {
             FeedArg::ListCommands => crate::registry::FeedMode::ListCommands,
             FeedArg::RunShell => crate::registry::FeedMode::RunShell,
         });
-        let cfg = daemon::Config { tmux_socket: args.socket, runtime_dir: args.runtime_dir, enable_tools: args.enable_tool, safety: args.safety, helper: args.helper, feed, exec_only: args.exec_only, request_timeout_seconds: args.request_timeout };
+        let cfg = daemon::Config {
+            tmux_socket: args.socket,
+            runtime_dir: args.runtime_dir,
+            enable_tools: args.enable_tool,
+            safety: args.safety,
+            helper: args.helper,
+            feed,
+            exec_only: args.exec_only,
+            request_timeout_seconds: args.request_timeout,
+        };
         match daemon::run(cfg).await? {
             Outcome::AlreadyRunning(sock) => {
-                tracing::info!("a broker already serves this tmux server at {}", sock.display());
+                tracing::info!(
+                    "a broker already serves this tmux server at {}",
+                    sock.display()
+                );
                 Ok(ExitCode::SUCCESS)
             }
             Outcome::Stopped(reason) => {
@@ -106,18 +125,28 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// /dev/null.
 fn init_logging(args: &Args) -> anyhow::Result<()> {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("TMUX_MCP_LOG").unwrap_or_else(|_| EnvFilter::new("info,rmcp=error"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(false);
+    let filter = EnvFilter::try_from_env("TMUX_MCP_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=error"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
     if args.log_stderr {
         builder.with_writer(std::io::stderr).init();
         return Ok(());
     }
     let log = log_path(args);
     match log.and_then(|p| {
-        if std::fs::metadata(&p).map(|m| m.len() > 8 << 20).unwrap_or(false) {
+        if std::fs::metadata(&p)
+            .map(|m| m.len() > 8 << 20)
+            .unwrap_or(false)
+        {
             let _ = std::fs::remove_file(&p);
         }
-        std::fs::OpenOptions::new().create(true).append(true).open(&p).ok()
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .ok()
     }) {
         Some(file) => builder.with_writer(std::sync::Mutex::new(file)).init(),
         None => builder.with_writer(std::io::stderr).init(),

@@ -17,7 +17,11 @@ pub struct Scope {
 
 impl Default for Scope {
     fn default() -> Self {
-        Scope { max_lines: 200, max_bytes: 65536, history_lines: 0 }
+        Scope {
+            max_lines: 200,
+            max_bytes: 65536,
+            history_lines: 0,
+        }
     }
 }
 
@@ -52,7 +56,11 @@ impl Rows {
     pub fn raw(&self) -> Vec<u8> {
         match self.encoding {
             Encoding::Utf8 => self.rows.concat().into_bytes(),
-            Encoding::Base64 => self.rows.iter().flat_map(|r| base64_decode(r).unwrap_or_default()).collect(),
+            Encoding::Base64 => self
+                .rows
+                .iter()
+                .flat_map(|r| base64_decode(r).unwrap_or_default())
+                .collect(),
         }
     }
 }
@@ -69,10 +77,23 @@ pub fn select(out: &[u8], scope: &Scope) -> Rows {
     }
     let bytes = buf.len();
     match String::from_utf8(buf) {
-        Ok(text) => Rows { rows: split_rows(text.as_bytes()).into_iter().map(|r| String::from_utf8(r.to_vec()).expect("valid UTF-8 splits at LF")).collect(), encoding: Encoding::Utf8, bytes, truncated },
+        Ok(text) => Rows {
+            rows: split_rows(text.as_bytes())
+                .into_iter()
+                .map(|r| String::from_utf8(r.to_vec()).expect("valid UTF-8 splits at LF"))
+                .collect(),
+            encoding: Encoding::Utf8,
+            bytes,
+            truncated,
+        },
         Err(e) => {
             let raw = e.into_bytes();
-            Rows { rows: split_rows(&raw).into_iter().map(base64_encode).collect(), encoding: Encoding::Base64, bytes, truncated }
+            Rows {
+                rows: split_rows(&raw).into_iter().map(base64_encode).collect(),
+                encoding: Encoding::Base64,
+                bytes,
+                truncated,
+            }
         }
     }
 }
@@ -106,12 +127,23 @@ pub fn diff(prev: &[String], prev_enc: Encoding, cur: &[String], cur_enc: Encodi
     let (p, s) = if prev_enc == cur_enc {
         let max = prev.len().min(cur.len());
         let p = prev.iter().zip(cur).take_while(|(a, b)| a == b).count();
-        let s = prev[p..].iter().rev().zip(cur[p..].iter().rev()).take(max - p).take_while(|(a, b)| a == b).count();
+        let s = prev[p..]
+            .iter()
+            .rev()
+            .zip(cur[p..].iter().rev())
+            .take(max - p)
+            .take_while(|(a, b)| a == b)
+            .count();
         (p, s)
     } else {
         (0, 0)
     };
-    Splice { start: p, delete: prev.len() - p - s, rows: cur[p..cur.len() - s].to_vec(), reset: p == 0 && s == 0 }
+    Splice {
+        start: p,
+        delete: prev.len() - p - s,
+        rows: cur[p..cur.len() - s].to_vec(),
+        reset: p == 0 && s == 0,
+    }
 }
 
 /// Applies a splice (what a client does to reconstruct the current rows).
@@ -127,7 +159,9 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 pub fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        let n = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             if i <= chunk.len() {
                 out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -211,7 +245,11 @@ mod tests {
     use super::*;
 
     fn sc(max_lines: usize, max_bytes: usize) -> Scope {
-        Scope { max_lines, max_bytes, history_lines: 0 }
+        Scope {
+            max_lines,
+            max_bytes,
+            history_lines: 0,
+        }
     }
 
     #[test]
@@ -229,7 +267,10 @@ mod tests {
     fn rows_keep_their_lf_and_blank_rows_stay() {
         let r = select(b"a\n\nb\n", &sc(200, 65536));
         assert_eq!(r.rows, vec!["a\n", "\n", "b\n"]);
-        assert_eq!((r.bytes, r.truncated, r.encoding), (5, false, Encoding::Utf8));
+        assert_eq!(
+            (r.bytes, r.truncated, r.encoding),
+            (5, false, Encoding::Utf8)
+        );
         let r = select(b"1\n2\n3\n", &sc(2, 65536));
         assert_eq!(r.rows, vec!["2\n", "3\n"]);
         assert!(r.truncated);
@@ -243,10 +284,26 @@ mod tests {
         let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let p = v(&["a", "b", "c"]);
         let same = diff(&p, Encoding::Utf8, &p, Encoding::Utf8);
-        assert_eq!(same, Splice { start: 3, delete: 0, rows: vec![], reset: false });
+        assert_eq!(
+            same,
+            Splice {
+                start: 3,
+                delete: 0,
+                rows: vec![],
+                reset: false
+            }
+        );
         let c = v(&["a", "b", "c", "d"]);
         let s = diff(&p, Encoding::Utf8, &c, Encoding::Utf8);
-        assert_eq!(s, Splice { start: 3, delete: 0, rows: v(&["d"]), reset: false });
+        assert_eq!(
+            s,
+            Splice {
+                start: 3,
+                delete: 0,
+                rows: v(&["d"]),
+                reset: false
+            }
+        );
         let c = v(&["x", "y"]);
         let s = diff(&p, Encoding::Utf8, &c, Encoding::Utf8);
         assert!(s.reset);

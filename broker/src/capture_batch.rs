@@ -68,25 +68,52 @@ pub struct HooksClear {
 
 /// The hook proof for `panes`; `None` when a preflight found a hook set (the
 /// single-pane path then says which panes it concerns) or tmux could not say.
-pub async fn preflight<'a>(broker: &Broker, panes: impl IntoIterator<Item = &'a Pane>) -> Option<HooksClear> {
+pub async fn preflight<'a>(
+    broker: &Broker,
+    panes: impl IntoIterator<Item = &'a Pane>,
+) -> Option<HooksClear> {
     let check = HookCheck::for_version(&broker.tmux_version());
     if check == HookCheck::InQueue {
-        return Some(HooksClear { check, sessions: Vec::new() });
+        return Some(HooksClear {
+            check,
+            sessions: Vec::new(),
+        });
     }
-    let mut sessions: Vec<String> = panes.into_iter().flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone())).collect();
+    let mut sessions: Vec<String> = panes
+        .into_iter()
+        .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone()))
+        .collect();
     sessions.sort();
     sessions.dedup();
-    matches!(hooks::is_set(&broker.registry, HOOK, &sessions).await, Ok(false)).then_some(HooksClear { check, sessions })
+    matches!(
+        hooks::is_set(&broker.registry, HOOK, &sessions).await,
+        Ok(false)
+    )
+    .then_some(HooksClear { check, sessions })
 }
 
 /// Captures each request's pane. Without an error of its own: whatever the
 /// batch could not do is `Alone`, and so is a pane linked into a session a
 /// preflight did not check, or (in the queue) a pane whose hook is set.
-pub async fn capture(broker: &Broker, clear: &HooksClear, requests: &[Request<'_>]) -> Vec<Batched> {
+pub async fn capture(
+    broker: &Broker,
+    clear: &HooksClear,
+    requests: &[Request<'_>],
+) -> Vec<Batched> {
     let mut out: Vec<Batched> = requests.iter().map(|_| Batched::Alone).collect();
-    let checked = |p: &Pane| clear.check == HookCheck::InQueue || p.placements.iter().all(|pl| clear.sessions.binary_search(&pl.session_id).is_ok());
+    let checked = |p: &Pane| {
+        clear.check == HookCheck::InQueue
+            || p.placements
+                .iter()
+                .all(|pl| clear.sessions.binary_search(&pl.session_id).is_ok())
+    };
     let nonce = crate::sys::random_hex(8);
-    let plans: Vec<(usize, Vec<String>)> = requests.iter().enumerate().filter(|(_, r)| checked(r.pane)).filter_map(|(i, r)| plan(r, clear.check, &nonce).map(|args| (i, args))).collect();
+    let plans: Vec<(usize, Vec<String>)> = requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| checked(r.pane))
+        .filter_map(|(i, r)| plan(r, clear.check, &nonce).map(|args| (i, args)))
+        .collect();
     let mut chunk: Vec<&(usize, Vec<String>)> = Vec::new();
     let mut used = 0;
     for item in &plans {
@@ -116,16 +143,27 @@ fn plan(r: &Request<'_>, check: HookCheck, nonce: &str) -> Option<Vec<String>> {
     let mark = marker(nonce, &p.id);
     // The capture is aimed through the first checked session, whose context
     // the guard was expanded in (see `observe::pane_guard`).
-    let mut capture = format!("capture-pane -p -t {}", observe::capture_target(sessions[0], &p.id));
+    let mut capture = format!(
+        "capture-pane -p -t {}",
+        observe::capture_target(sessions[0], &p.id)
+    );
     for f in observe::capture_flags(r.start, r.end, r.join) {
         capture.push(' ');
         capture.push_str(&f);
     }
     let command = format!("list-commands -F \"{mark}\" capture-pane ; {capture} ; list-commands -F \"{mark} end\" capture-pane");
-    Some(observe::guarded_argv(check, &sessions, &p.id, &guard, &command))
+    Some(observe::guarded_argv(
+        check, &sessions, &p.id, &guard, &command,
+    ))
 }
 
-async fn run_chunk(broker: &Broker, chunk: &[&(usize, Vec<String>)], requests: &[Request<'_>], nonce: &str, out: &mut [Batched]) {
+async fn run_chunk(
+    broker: &Broker,
+    chunk: &[&(usize, Vec<String>)],
+    requests: &[Request<'_>],
+    nonce: &str,
+    out: &mut [Batched],
+) {
     let mut argv: Vec<&str> = Vec::new();
     for (n, (_, args)) in chunk.iter().enumerate() {
         if n > 0 {
@@ -133,11 +171,16 @@ async fn run_chunk(broker: &Broker, chunk: &[&(usize, Vec<String>)], requests: &
         }
         argv.extend(args.iter().map(String::as_str));
     }
-    let Ok(result) = broker.registry.tmux_output(&argv).await else { return };
+    let Ok(result) = broker.registry.tmux_output(&argv).await else {
+        return;
+    };
     if result.status != 0 {
         return;
     }
-    let expected: Vec<(usize, String)> = chunk.iter().map(|(i, _)| (*i, marker(nonce, &requests[*i].pane.id))).collect();
+    let expected: Vec<(usize, String)> = chunk
+        .iter()
+        .map(|(i, _)| (*i, marker(nonce, &requests[*i].pane.id)))
+        .collect();
     for (i, rows) in split(&result.stdout, &expected, observe::hook_marker()) {
         out[i] = Batched::Rows(rows);
     }
@@ -194,13 +237,22 @@ mod tests {
         let got = split(out, &[e(0), e(1), e(2)], "H");
         assert_eq!(got, vec![(0, b"M 2\nx\n".to_vec()), (2, b"y\n".to_vec())]);
         // No rows at all (an empty range) is a capture too.
-        assert_eq!(split(b"M 1\nM 1 end\n", &[e(0), e(1)], "H"), vec![(1, Vec::new())]);
+        assert_eq!(
+            split(b"M 1\nM 1 end\n", &[e(0), e(1)], "H"),
+            vec![(1, Vec::new())]
+        );
         // A pane refused in the queue (its hook line), then one captured.
-        assert_eq!(split(b"H\nM 1\ny\nM 1 end\n", &[e(0), e(1)], "H"), vec![(1, b"y\n".to_vec())]);
+        assert_eq!(
+            split(b"H\nM 1\ny\nM 1 end\n", &[e(0), e(1)], "H"),
+            vec![(1, b"y\n".to_vec())]
+        );
         // A missing end marker, output left over, or rows with no marker: nothing is trusted.
         assert!(split(b"M 0\nx\n", &[e(0)], "H").is_empty());
         assert!(split(b"M 0\nx\nM 0 end\nz\n", &[e(0)], "H").is_empty());
         assert!(split(b"row\n", &[e(0)], "H").is_empty());
-        assert!(split(b"M 0\nx", &[e(0)], "H").is_empty(), "an unended last line");
+        assert!(
+            split(b"M 0\nx", &[e(0)], "H").is_empty(),
+            "an unended last line"
+        );
     }
 }

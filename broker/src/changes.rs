@@ -29,7 +29,14 @@ pub struct PaneSet {
 
 impl PaneSet {
     fn of(snapshot: Arc<Snapshot>) -> PaneSet {
-        PaneSet { panes: snapshot.panes.iter().map(|p| (p.id.clone(), p.pid)).collect(), snapshot }
+        PaneSet {
+            panes: snapshot
+                .panes
+                .iter()
+                .map(|p| (p.id.clone(), p.pid))
+                .collect(),
+            snapshot,
+        }
     }
 }
 
@@ -59,7 +66,9 @@ async fn watch_pane_set(broker: Weak<Broker>, tx: watch::Sender<Option<PaneSet>>
     let dir = match TtyWatch::terminals_in("/dev/pts") {
         Ok(w) => w,
         Err(e) => {
-            tracing::warn!("cannot watch /dev/pts for new panes ({e}); resource list changes are not reported");
+            tracing::warn!(
+                "cannot watch /dev/pts for new panes ({e}); resource list changes are not reported"
+            );
             return;
         }
     };

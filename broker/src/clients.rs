@@ -70,7 +70,10 @@ pub fn readable(version: &str) -> Result<(), Unavailable> {
 /// The format that expands to one record per attached client.
 pub fn format() -> String {
     let row: Vec<String> = FIELDS.iter().map(|(f, t)| field(f, *t)).collect();
-    format!("#{{L:#{{?client_session,{}{RS},}}}}", row.join(&US.to_string()))
+    format!(
+        "#{{L:#{{?client_session,{}{RS},}}}}",
+        row.join(&US.to_string())
+    )
 }
 
 /// A format that expands to the ids of the sessions through which a person
@@ -96,14 +99,32 @@ pub fn parse(version: &str, expanded: &str) -> Result<Vec<Client>, String> {
     for rec in text.split(RS).filter(|r| !r.is_empty()) {
         let f: Vec<&str> = rec.split(US).collect();
         if f.len() != FIELDS.len() {
-            return Err(format!("a client row has {} fields, expected {}", f.len(), FIELDS.len()));
+            return Err(format!(
+                "a client row has {} fields, expected {}",
+                f.len(),
+                FIELDS.len()
+            ));
         }
         if f[7].is_empty() {
             continue;
         }
-        let num = |i: usize| f[i].parse::<u64>().map_err(|_| format!("client field {} is not a number: {:?}", FIELDS[i].0, f[i]));
-        let small = |i: usize| num(i).and_then(|n| u32::try_from(n).map_err(|_| format!("client field {} is out of range", FIELDS[i].0)));
-        let size = |i: usize| if f[i].is_empty() { Ok(None) } else { small(i).map(Some) };
+        let num = |i: usize| {
+            f[i].parse::<u64>()
+                .map_err(|_| format!("client field {} is not a number: {:?}", FIELDS[i].0, f[i]))
+        };
+        let small = |i: usize| {
+            num(i).and_then(|n| {
+                u32::try_from(n)
+                    .map_err(|_| format!("client field {} is out of range", FIELDS[i].0))
+            })
+        };
+        let size = |i: usize| {
+            if f[i].is_empty() {
+                Ok(None)
+            } else {
+                small(i).map(Some)
+            }
+        };
         out.push(Client {
             name: f[0].to_string(),
             tty: f[1].to_string(),
@@ -128,7 +149,10 @@ pub fn parse(version: &str, expanded: &str) -> Result<Vec<Client>, String> {
 /// in one hook-free expansion.
 pub async fn read(registry: &Registry, version: &str) -> Result<Vec<Client>, Unavailable> {
     readable(version)?;
-    let expanded = registry.expand_format(&format()).await.map_err(|e| Unavailable(format!("reading the clients failed: {e}")))?;
+    let expanded = registry
+        .expand_format(&format())
+        .await
+        .map_err(|e| Unavailable(format!("reading the clients failed: {e}")))?;
     parse(version, &expanded).map_err(|e| Unavailable(format!("reading the clients failed: {e}")))
 }
 
@@ -137,24 +161,65 @@ mod tests {
     use super::*;
 
     fn row(pid: &str, sid: &str) -> String {
-        ["/dev/pts/4", "/dev/pts/4", pid, "1700000000", "xterm", "80", "24", sid, "main", "0", "1", "1"].join(&US.to_string())
+        [
+            "/dev/pts/4",
+            "/dev/pts/4",
+            pid,
+            "1700000000",
+            "xterm",
+            "80",
+            "24",
+            sid,
+            "main",
+            "0",
+            "1",
+            "1",
+        ]
+        .join(&US.to_string())
     }
 
     #[test]
     fn rows_parse_sorted_and_command_clients_are_left_out() {
-        let text = format!("{}{RS}{}{RS}{}{RS}\n", row("90", "$0"), row("77", ""), row("12", "$1"));
+        let text = format!(
+            "{}{RS}{}{RS}{}{RS}\n",
+            row("90", "$0"),
+            row("77", ""),
+            row("12", "$1")
+        );
         let c = parse("3.7c", &text).unwrap();
-        assert_eq!(c.iter().map(|c| c.pid).collect::<Vec<_>>(), vec![12, 90], "sorted by pid; the sessionless client left out");
-        assert_eq!((c[1].session_id.as_str(), c[1].control_mode, c[1].readonly, c[1].utf8, c[1].created), ("$0", true, false, true, 1_700_000_000));
+        assert_eq!(
+            c.iter().map(|c| c.pid).collect::<Vec<_>>(),
+            vec![12, 90],
+            "sorted by pid; the sessionless client left out"
+        );
+        assert_eq!(
+            (
+                c[1].session_id.as_str(),
+                c[1].control_mode,
+                c[1].readonly,
+                c[1].utf8,
+                c[1].created
+            ),
+            ("$0", true, false, true, 1_700_000_000)
+        );
         assert!(parse("3.7c", &format!("a{US}b{RS}")).is_err());
-        assert!(format().starts_with("#{L:#{?client_session,#{s/"), "{}", format());
+        assert!(
+            format().starts_with("#{L:#{?client_session,#{s/"),
+            "{}",
+            format()
+        );
     }
 
     #[test]
     fn tmux_3_4_and_3_5_escape_the_separators() {
-        let escaped = format!("{}{RS}", row("1", "$1")).replace(US, "\\037").replace(RS, "\\036");
+        let escaped = format!("{}{RS}", row("1", "$1"))
+            .replace(US, "\\037")
+            .replace(RS, "\\036");
         assert_eq!(parse("3.5a", &escaped).unwrap().len(), 1);
-        assert!(parse("3.7c", &escaped).is_err(), "3.6+ prints the bytes as they are");
+        assert!(
+            parse("3.7c", &escaped).is_err(),
+            "3.6+ prints the bytes as they are"
+        );
     }
 
     #[test]
@@ -169,8 +234,14 @@ mod tests {
     fn the_watchers_format_is_balanced_and_names_both_ids() {
         let f = watchers_format("%3", "@2");
         assert_eq!(f.matches("#{").count(), f.matches('}').count(), "{f}");
-        assert!(f.contains("#{==:#{window_id},@2}") && f.contains("#{==:#{pane_id},%3}"), "{f}");
-        assert!(!f.contains('\'') && !f.contains('\n'), "usable beside a capture: {f}");
+        assert!(
+            f.contains("#{==:#{window_id},@2}") && f.contains("#{==:#{pane_id},%3}"),
+            "{f}"
+        );
+        assert!(
+            !f.contains('\'') && !f.contains('\n'),
+            "usable beside a capture: {f}"
+        );
         let mut depth = 0;
         for (i, c) in f.char_indices() {
             match c {

@@ -21,15 +21,21 @@
 //! wider); each accepted connection's peer credentials come from it, then the
 //! stream is used as the tokio `UnixStream` it wraps.
 
+use crate::engine::Broker;
 use crate::paths::{self, BrokerPaths};
 use crate::process::Backend;
 use crate::registry::{self, FeedMode, FeedSource, Registry};
 use crate::server::{self, ServerIdentity};
-use crate::engine::Broker;
 use crate::session::Session;
 use crate::tmux::{Tmux, DEFAULT_TIMEOUT};
 use crate::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier, Toolset};
 use crate::{hooks, mcp, sys, tools};
+use futures::StreamExt;
+use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};
+use interprocess::local_socket::traits::tokio::Listener as _;
+use interprocess::local_socket::traits::StreamCommon as _;
+use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
+use interprocess::os::unix::local_socket::ListenerOptionsExt as _;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -38,12 +44,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use futures::StreamExt;
-use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};
-use interprocess::local_socket::traits::tokio::Listener as _;
-use interprocess::local_socket::traits::StreamCommon as _;
-use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
-use interprocess::os::unix::local_socket::ListenerOptionsExt as _;
 use tokio::net::UnixStream;
 
 pub struct Config {
@@ -95,17 +95,30 @@ struct Lock {
 
 fn take_lock(path: &Path) -> io::Result<Option<Lock>> {
     loop {
-        let file = OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = io::Error::last_os_error();
-            return if e.raw_os_error() == Some(libc::EWOULDBLOCK) { Ok(None) } else { Err(e) };
+            return if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                Ok(None)
+            } else {
+                Err(e)
+            };
         }
         // A broker that exited may have unlinked the file we opened; lock the
         // file that is at the path now, or two brokers could each hold "the" lock.
         match std::fs::metadata(path) {
-            Ok(md) if md.ino() == file.metadata()?.ino() => return Ok(Some(Lock { _file: file, path: path.to_path_buf() })),
+            Ok(md) if md.ino() == file.metadata()?.ino() => {
+                return Ok(Some(Lock {
+                    _file: file,
+                    path: path.to_path_buf(),
+                }))
+            }
             _ => continue,
         }
     }
@@ -114,19 +127,31 @@ fn take_lock(path: &Path) -> io::Result<Option<Lock>> {
 /// Whether a broker answers on `socket` (a live socket, not a stale file).
 pub fn is_live(socket: &Path) -> bool {
     use interprocess::local_socket::traits::Stream as _;
-    socket.to_fs_name::<GenericFilePath>().and_then(interprocess::local_socket::Stream::connect).is_ok()
+    socket
+        .to_fs_name::<GenericFilePath>()
+        .and_then(interprocess::local_socket::Stream::connect)
+        .is_ok()
 }
 
 /// A 0600 socket at `path` (the mode is set before `bind`). The file is not
 /// removed when the listener is dropped: shutdown unlinks it explicitly, while
 /// the lock is still held.
 fn listen(path: &Path) -> io::Result<Listener> {
-    ListenerOptions::new().name(path.to_fs_name::<GenericFilePath>()?).mode(0o600).reclaim_name(false).create_tokio()
+    ListenerOptions::new()
+        .name(path.to_fs_name::<GenericFilePath>()?)
+        .mode(0o600)
+        .reclaim_name(false)
+        .create_tokio()
 }
 
 pub fn helper_path(explicit: Option<PathBuf>) -> PathBuf {
     explicit
-        .or_else(|| std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.join("tmux-mcp"))).filter(|p| p.is_file()))
+        .or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|e| e.parent().map(|d| d.join("tmux-mcp")))
+                .filter(|p| p.is_file())
+        })
         .or_else(|| crate::tmux::find_in_path("tmux-mcp"))
         .unwrap_or_else(|| PathBuf::from("tmux-mcp"))
 }
@@ -140,20 +165,30 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     let identity = probe.identity;
     let dir = match cfg.runtime_dir.clone() {
         Some(dir) => {
-            paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir { path: dir.clone(), source })?;
+            paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir {
+                path: dir.clone(),
+                source,
+            })?;
             dir
         }
         None => {
             let (dir, plan) = paths::choose_runtime_dir().map_err(DaemonError::NoRuntimeDir)?;
             if !plan.refused.is_empty() {
-                tracing::warn!("runtime directory {}; passed over: {}", dir.display(), plan.refusals_text());
+                tracing::warn!(
+                    "runtime directory {}; passed over: {}",
+                    dir.display(),
+                    plan.refusals_text()
+                );
             }
             dir
         }
     };
     let bpaths = BrokerPaths::new(&dir, &identity.generation);
 
-    let lock = match take_lock(&bpaths.lock).map_err(|source| DaemonError::RuntimeDir { path: bpaths.lock.clone(), source })? {
+    let lock = match take_lock(&bpaths.lock).map_err(|source| DaemonError::RuntimeDir {
+        path: bpaths.lock.clone(),
+        source,
+    })? {
         Some(l) => l,
         None => return Ok(Outcome::AlreadyRunning(bpaths.socket)),
     };
@@ -162,11 +197,18 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     }
     // A broker that chose another directory (another environment, or a name
     // that was squatted then) serves this server too: it is not displaced.
-    if let Some(other) = BrokerPaths::candidates(&identity.generation).into_iter().map(|p| p.socket).find(|s| *s != bpaths.socket && is_live(s)) {
+    if let Some(other) = BrokerPaths::candidates(&identity.generation)
+        .into_iter()
+        .map(|p| p.socket)
+        .find(|s| *s != bpaths.socket && is_live(s))
+    {
         return Ok(Outcome::AlreadyRunning(other));
     }
     let _ = std::fs::remove_file(&bpaths.socket); // stale file of a dead broker
-    let listener = listen(&bpaths.socket).map_err(|source| DaemonError::Listen { path: bpaths.socket.clone(), source })?;
+    let listener = listen(&bpaths.socket).map_err(|source| DaemonError::Listen {
+        path: bpaths.socket.clone(),
+        source,
+    })?;
     tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
 
     let tmux = Tmux::new(&identity.socket_path);
@@ -176,7 +218,17 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     let mode = match cfg.feed {
         Some(m) => m,
         None => {
-            let probe = tmux.run(&["list-commands", "-F", &crate::feed::table_format(), "list-commands"], DEFAULT_TIMEOUT).await;
+            let probe = tmux
+                .run(
+                    &[
+                        "list-commands",
+                        "-F",
+                        &crate::feed::table_format(),
+                        "list-commands",
+                    ],
+                    DEFAULT_TIMEOUT,
+                )
+                .await;
             match probe.as_deref().map(crate::feed::parse) {
                 Ok(Ok(_)) => FeedMode::ListCommands,
                 other => {
@@ -196,7 +248,14 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         timeout: DEFAULT_TIMEOUT,
     };
     let backend = Backend::detect(identity.pid);
-    let broker = Arc::new(Broker::new(identity, bpaths.clone(), Registry::new(source, backend), cfg.enable_tools, cfg.safety, cfg.request_timeout_seconds));
+    let broker = Arc::new(Broker::new(
+        identity,
+        bpaths.clone(),
+        Registry::new(source, backend),
+        cfg.enable_tools,
+        cfg.safety,
+        cfg.request_timeout_seconds,
+    ));
 
     let accept = tokio::spawn(accept_loop(listener, broker.clone()));
     tokio::spawn(publish_option(broker.clone()));
@@ -206,7 +265,15 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     if reason == RETIRE {
         // Give up the public socket and the lock first, so a successor can
         // take them while this broker serves the agents it has.
-        let private = bpaths.dir.join(format!("{}.retired-{}.sock", bpaths.socket.file_stem().and_then(|s| s.to_str()).unwrap_or("srv"), std::process::id()));
+        let private = bpaths.dir.join(format!(
+            "{}.retired-{}.sock",
+            bpaths
+                .socket
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("srv"),
+            std::process::id()
+        ));
         let _ = std::fs::remove_file(&private);
         match listen(&private) {
             Ok(l) => {
@@ -214,12 +281,17 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
                 tokio::spawn(accept_loop(l, broker.clone()));
                 retired = Some(private);
             }
-            Err(e) => tracing::warn!("retiring without a private socket ({e}); a run-shell feed cannot answer any more"),
+            Err(e) => tracing::warn!(
+                "retiring without a private socket ({e}); a run-shell feed cannot answer any more"
+            ),
         }
         accept.abort();
         let _ = std::fs::remove_file(&bpaths.socket);
         let _ = std::fs::remove_file(&lock.path);
-        tracing::info!(sessions = broker.sessions_open(), "broker retired: serving its agents until they leave");
+        tracing::info!(
+            sessions = broker.sessions_open(),
+            "broker retired: serving its agents until they leave"
+        );
         // A second SIGUSR1 changes nothing. Watching our own session count
         // is a look at broker memory, not at tmux.
         let stopped = async {
@@ -268,7 +340,9 @@ const SERVER_EXITED: &str = "the tmux server exited";
 /// while tmux is exiting).
 async fn server_gone_soon(id: &ServerIdentity) -> bool {
     for _ in 0..20 {
-        if crate::procfs::stat(id.pid).map_or(true, |st| st.start_ticks != id.start_ticks || st.state == 'Z') {
+        if crate::procfs::stat(id.pid).map_or(true, |st| {
+            st.start_ticks != id.start_ticks || st.state == 'Z'
+        }) {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -288,7 +362,8 @@ struct Stop {
 impl Stop {
     fn new(pidfd: Option<OwnedFd>, server_pid: u32) -> Stop {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
-        let signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP, SIGUSR1]).expect("signal handlers");
+        let signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP, SIGUSR1])
+            .expect("signal handlers");
         let (tx, server_gone) = tokio::sync::watch::channel(false);
         let pidfd = pidfd.or_else(|| sys::pidfd_open(server_pid).ok());
         tokio::spawn(async move {
@@ -306,7 +381,10 @@ impl Stop {
             }
             let _ = tx.send(true);
         });
-        Stop { signals, server_gone }
+        Stop {
+            signals,
+            server_gone,
+        }
     }
 
     async fn next(&mut self) -> &'static str {
@@ -344,29 +422,48 @@ async fn accept_loop(listener: Listener, broker: Arc<Broker>) {
     }
 }
 
-async fn handle_connection(stream: LocalStream, broker: Arc<Broker>, own_uid: u32) -> Result<(), wire::WireError> {
+async fn handle_connection(
+    stream: LocalStream,
+    broker: Arc<Broker>,
+    own_uid: u32,
+) -> Result<(), wire::WireError> {
     let creds = stream.peer_creds()?;
-    let cred = sys::PeerCred { pid: creds.pid().unwrap_or(0) as u32, uid: creds.euid().unwrap_or(u32::MAX), gid: creds.egid().unwrap_or(u32::MAX) };
+    let cred = sys::PeerCred {
+        pid: creds.pid().unwrap_or(0) as u32,
+        uid: creds.euid().unwrap_or(u32::MAX),
+        gid: creds.egid().unwrap_or(u32::MAX),
+    };
     let LocalStream::UdSocket(stream) = stream;
     let mut stream = UnixStream::from(stream);
     if let Err(reason) = sys::check_peer(&cred, own_uid) {
         tracing::warn!("refused peer pid {}: {reason}", cred.pid);
         return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
     }
-    let hello: Hello = match tokio::time::timeout(Duration::from_secs(10), wire::read_frame_async(&mut stream)).await {
-        Ok(Ok(h)) => h,
-        Ok(Err(e)) => {
-            let _ = wire::write_frame_async(&mut stream, &Reply::Refused { reason: format!("bad hello: {e}") }).await;
-            return Err(e);
-        }
-        Err(_) => return Ok(()),
-    };
+    let hello: Hello =
+        match tokio::time::timeout(Duration::from_secs(10), wire::read_frame_async(&mut stream))
+            .await
+        {
+            Ok(Ok(h)) => h,
+            Ok(Err(e)) => {
+                let _ = wire::write_frame_async(
+                    &mut stream,
+                    &Reply::Refused {
+                        reason: format!("bad hello: {e}"),
+                    },
+                )
+                .await;
+                return Err(e);
+            }
+            Err(_) => return Ok(()),
+        };
     match hello {
         Hello::Feed(msg) => {
             broker.registry.deliver(msg.req, msg.table);
             wire::write_frame_async(&mut stream, &Reply::FeedAccepted).await
         }
-        Hello::Status => wire::write_frame_async(&mut stream, &Reply::Status(Box::new(status(&broker)))).await,
+        Hello::Status => {
+            wire::write_frame_async(&mut stream, &Reply::Status(Box::new(status(&broker)))).await
+        }
         Hello::Cursor(req) => {
             let reply = tools::capture::handoff(&broker, &req.pane_id).await;
             wire::write_frame_async(&mut stream, &reply).await
@@ -375,7 +472,12 @@ async fn handle_connection(stream: LocalStream, broker: Arc<Broker>, own_uid: u3
     }
 }
 
-async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, hello: McpHello) -> Result<(), wire::WireError> {
+async fn serve_mcp(
+    mut stream: UnixStream,
+    broker: Arc<Broker>,
+    peer_pid: u32,
+    hello: McpHello,
+) -> Result<(), wire::WireError> {
     let unknown = tools::unknown_tools(&hello.enable_tools);
     if !unknown.is_empty() {
         let reason = format!("unknown tool(s) for --enable-tool: {}", unknown.join(", "));
@@ -383,13 +485,30 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
     }
     let snap = match broker.registry.refresh().await {
         Ok(s) => s,
-        Err(e) => return wire::write_frame_async(&mut stream, &Reply::Refused { reason: format!("cannot read the pane table: {e}") }).await,
+        Err(e) => {
+            return wire::write_frame_async(
+                &mut stream,
+                &Reply::Refused {
+                    reason: format!("cannot read the pane table: {e}"),
+                },
+            )
+            .await
+        }
     };
     let caller_pane = registry::pane_of_process(&snap, peer_pid);
     if caller_pane.is_none() && hello.tmux_pane_env.is_some() {
         tracing::info!("relay says TMUX_PANE={:?} but its process ancestry is in no pane; treating it as outside tmux", hello.tmux_pane_env);
     }
-    let caller_sessions: Vec<String> = caller_pane.as_ref().and_then(|id| snap.pane(id)).map(|p| p.placements.iter().map(|pl| pl.session_id.clone()).collect()).unwrap_or_default();
+    let caller_sessions: Vec<String> = caller_pane
+        .as_ref()
+        .and_then(|id| snap.pane(id))
+        .map(|p| {
+            p.placements
+                .iter()
+                .map(|pl| pl.session_id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
     let scope = match (hello.scope, &caller_pane) {
         (Some(s), _) => s,
         (None, Some(_)) => Scope::Session,
@@ -399,7 +518,12 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
         let reason = "--scope session needs the agent to run inside a pane of this tmux server; use --scope server".to_string();
         return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
     }
-    let option_tools = snap.server.enable_tools_option.split([',', ' ']).filter(|s| !s.is_empty()).map(str::to_string);
+    let option_tools = snap
+        .server
+        .enable_tools_option
+        .split([',', ' '])
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     // The attach's --safety, else @mcp-safety, else the broker's --safety.
     let safety = match (hello.safety, snap.server.safety_option.trim()) {
         (Some(t), _) => t,
@@ -407,7 +531,8 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
         (None, opt) => match Tier::parse(opt) {
             Some(t) => t,
             None => {
-                let reason = format!("@mcp-safety is {opt:?}; expected readonly, mutating or destructive");
+                let reason =
+                    format!("@mcp-safety is {opt:?}; expected readonly, mutating or destructive");
                 return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
             }
         },
@@ -423,11 +548,32 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
             }
         },
     };
-    let enabled = tools::enabled_set(safety, broker.enable_tools.iter().cloned().chain(option_tools).chain(hello.enable_tools.iter().cloned()));
+    let enabled = tools::enabled_set(
+        safety,
+        broker
+            .enable_tools
+            .iter()
+            .cloned()
+            .chain(option_tools)
+            .chain(hello.enable_tools.iter().cloned()),
+    );
     let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
     wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
     tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, ?scope, "MCP session open");
-    let session = Arc::new(Session { id, broker: broker.clone(), client_name: hello.client_name, peer_pid, caller_pane, caller_sessions, scope, enabled, safety, toolset, allow_self: hello.allow_self, log: Default::default() });
+    let session = Arc::new(Session {
+        id,
+        broker: broker.clone(),
+        client_name: hello.client_name,
+        peer_pid,
+        caller_pane,
+        caller_sessions,
+        scope,
+        enabled,
+        safety,
+        toolset,
+        allow_self: hello.allow_self,
+        log: Default::default(),
+    });
     broker.sessions_open.fetch_add(1, Ordering::Relaxed);
     let (r, w) = stream.into_split();
     mcp::serve(r, w, session).await;
@@ -438,7 +584,10 @@ async fn serve_mcp(mut stream: UnixStream, broker: Arc<Broker>, peer_pid: u32, h
 
 fn status(broker: &Broker) -> StatusReply {
     let snap = broker.registry.cached();
-    let processes: Vec<_> = snap.iter().flat_map(|s| s.panes.iter().map(|p| p.process_status())).collect();
+    let processes: Vec<_> = snap
+        .iter()
+        .flat_map(|s| s.panes.iter().map(|p| p.process_status()))
+        .collect();
     StatusReply {
         broker_pid: std::process::id(),
         broker_socket: broker.paths.socket.display().to_string(),
@@ -446,13 +595,22 @@ fn status(broker: &Broker) -> StatusReply {
         generation: broker.identity.generation.clone(),
         server_pid: broker.identity.pid,
         server_start_time: broker.identity.start_time,
-        tmux_version: snap.as_ref().map(|s| s.server.version.clone()).unwrap_or_default(),
+        tmux_version: snap
+            .as_ref()
+            .map(|s| s.server.version.clone())
+            .unwrap_or_default(),
         uptime_seconds: broker.started.elapsed().as_secs_f64(),
         sessions_served: broker.sessions_served.load(Ordering::Relaxed),
         sessions_open: broker.sessions_open(),
         panes: processes.len() as u64,
-        panes_tracked: processes.iter().filter(|p| p.process_generation.is_some()).count() as u64,
-        panes_untracked: processes.iter().filter_map(|p| p.note.clone().map(|n| (p.pane_id.clone(), n))).collect(),
+        panes_tracked: processes
+            .iter()
+            .filter(|p| p.process_generation.is_some())
+            .count() as u64,
+        panes_untracked: processes
+            .iter()
+            .filter_map(|p| p.note.clone().map(|n| (p.pane_id.clone(), n)))
+            .collect(),
         option_published: broker.option_state.lock().unwrap().clone(),
         tmux_connections: Some(broker.registry.tmux_connections.load(Ordering::Relaxed)),
         tmux_commands: broker.registry.tmux_commands.load(Ordering::Relaxed),
@@ -462,7 +620,13 @@ fn status(broker: &Broker) -> StatusReply {
         tmux_access: broker.registry.access(),
         processes,
         log_file: broker.paths.log.display().to_string(),
-        enabled_tools: tools::enabled_in_catalog_order(&tools::enabled_set(broker.safety, broker.enable_tools.iter().cloned())).into_iter().map(String::from).collect(),
+        enabled_tools: tools::enabled_in_catalog_order(&tools::enabled_set(
+            broker.safety,
+            broker.enable_tools.iter().cloned(),
+        ))
+        .into_iter()
+        .map(String::from)
+        .collect(),
     }
 }
 

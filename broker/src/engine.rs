@@ -46,7 +46,14 @@ pub struct Broker {
 }
 
 impl Broker {
-    pub fn new(identity: ServerIdentity, paths: BrokerPaths, registry: Registry, enable_tools: Vec<String>, safety: crate::wire::Tier, request_timeout_seconds: f64) -> Broker {
+    pub fn new(
+        identity: ServerIdentity,
+        paths: BrokerPaths,
+        registry: Registry,
+        enable_tools: Vec<String>,
+        safety: crate::wire::Tier,
+        request_timeout_seconds: f64,
+    ) -> Broker {
         Broker {
             identity,
             paths,
@@ -80,7 +87,10 @@ impl Broker {
 
     /// tmux's version string as last read ("" before the first read).
     pub fn tmux_version(&self) -> String {
-        self.registry.cached().map(|s| s.server.version.clone()).unwrap_or_default()
+        self.registry
+            .cached()
+            .map(|s| s.server.version.clone())
+            .unwrap_or_default()
     }
 
     pub fn sessions_open(&self) -> u64 {
@@ -88,19 +98,37 @@ impl Broker {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     /// The engine's files, relative to `src/`.
     const ENGINE: &[&str] = &[
-        "engine.rs", "changes.rs", "capture_batch.rs", "registry.rs", "observe.rs", "capture.rs", "process.rs", "hooks.rs", "retention.rs", "admission.rs", "feed.rs", "tty_watch.rs", "server.rs",
-        "paths.rs", "procfs.rs", "sys.rs", "wire.rs", "limits.rs", "tmux",
+        "engine.rs",
+        "changes.rs",
+        "capture_batch.rs",
+        "registry.rs",
+        "observe.rs",
+        "capture.rs",
+        "process.rs",
+        "hooks.rs",
+        "retention.rs",
+        "admission.rs",
+        "feed.rs",
+        "tty_watch.rs",
+        "server.rs",
+        "paths.rs",
+        "procfs.rs",
+        "sys.rs",
+        "wire.rs",
+        "limits.rs",
+        "tmux",
     ];
     /// The layers above the engine: client → MCP → session/tools → engine.
     const UPPER: &[&str] = &["tools", "mcp", "session", "daemon"];
 
     fn sources(rel: &str) -> Vec<(String, String)> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(rel);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src")
+            .join(rel);
         if path.is_dir() {
             let mut out = Vec::new();
             for e in std::fs::read_dir(&path).expect("engine dir") {
@@ -109,7 +137,11 @@ mod tests {
             }
             return out;
         }
-        vec![(rel.to_string(), std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("engine module {rel} is missing: {e}")))]
+        vec![(
+            rel.to_string(),
+            std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("engine module {rel} is missing: {e}")),
+        )]
     }
 
     /// Architecture invariant: no engine module imports upward.
@@ -121,8 +153,13 @@ mod tests {
                 for (n, line) in text.lines().enumerate() {
                     let code = line.split("//").next().unwrap_or_default();
                     for up in UPPER {
-                        let direct = code.contains(&format!("crate::{up}::")) || code.contains(&format!("crate::{up};"));
-                        let grouped = code.contains("use crate::{") && code.split("use crate::{").nth(1).is_some_and(|g| g.split([',', '}', ' ']).any(|m| m == *up));
+                        let direct = code.contains(&format!("crate::{up}::"))
+                            || code.contains(&format!("crate::{up};"));
+                        let grouped = code.contains("use crate::{")
+                            && code
+                                .split("use crate::{")
+                                .nth(1)
+                                .is_some_and(|g| g.split([',', '}', ' ']).any(|m| m == *up));
                         if direct || grouped {
                             found.push(format!("{file}:{}: {}", n + 1, line.trim()));
                         }
@@ -130,6 +167,10 @@ mod tests {
                 }
             }
         }
-        assert!(found.is_empty(), "engine modules import the layers above them:\n{}", found.join("\n"));
+        assert!(
+            found.is_empty(),
+            "engine modules import the layers above them:\n{}",
+            found.join("\n")
+        );
     }
 }

@@ -23,7 +23,16 @@ pub const US: char = '\u{1f}';
 pub const RS: char = '\u{1e}';
 
 /// Server-wide fields, in wire order.
-const SERVER_FIELDS: &[&str] = &["pid", "start_time", "version", "socket_path", "@mcp-broker-socket", "@mcp-enable-tools", "@mcp-safety", "@mcp-toolset"];
+const SERVER_FIELDS: &[&str] = &[
+    "pid",
+    "start_time",
+    "version",
+    "socket_path",
+    "@mcp-broker-socket",
+    "@mcp-enable-tools",
+    "@mcp-safety",
+    "@mcp-toolset",
+];
 
 /// How a field is printed and read back.
 #[derive(Clone, Copy, PartialEq)]
@@ -45,7 +54,13 @@ enum Kind {
 use Kind::{Counted, Plain, Replaced};
 
 /// Session fields, printed once per session (in the `#{S:…}` part).
-const SESSION_FIELDS: &[(&str, Kind)] = &[("session_id", Plain), ("session_name", Counted), ("session_created", Plain), ("session_attached", Plain), ("session_windows", Plain)];
+const SESSION_FIELDS: &[(&str, Kind)] = &[
+    ("session_id", Plain),
+    ("session_name", Counted),
+    ("session_created", Plain),
+    ("session_attached", Plain),
+    ("session_windows", Plain),
+];
 
 /// Window fields, printed once per window link (in the `#{W:…}` part). The
 /// pane count is not among them: it is the number of pane records that follow
@@ -126,8 +141,17 @@ pub fn table_format() -> String {
     let header: Vec<String> = SERVER_FIELDS.iter().map(|f| field(f, true)).collect();
     let s = record('S', SESSION_FIELDS.iter().map(|(f, k)| spec(f, *k)));
     let w = record('W', WINDOW_FIELDS.iter().map(|(f, k)| spec(f, *k)));
-    let p = record('P', PANE_FIELDS.iter().map(|(f, k)| spec(f, *k)).chain(std::iter::once(DEAD_FIELD.to_string())));
-    format!("{}{RS}#{{S:{s}#{{W:{w}#{{P:{p}}}}}}}", header.join(&US.to_string()))
+    let p = record(
+        'P',
+        PANE_FIELDS
+            .iter()
+            .map(|(f, k)| spec(f, *k))
+            .chain(std::iter::once(DEAD_FIELD.to_string())),
+    );
+    format!(
+        "{}{RS}#{{S:{s}#{{W:{w}#{{P:{p}}}}}}}",
+        header.join(&US.to_string())
+    )
 }
 
 /// The `run-shell` argument that makes tmux hand the table to the helper.
@@ -139,7 +163,12 @@ pub fn run_shell_command(helper: &Path, broker_socket: &Path, req: u64) -> Strin
         shell_quote(&broker_socket.display().to_string()),
     );
     // Only the table format may be expanded; everything else is literal.
-    format!("{}\n{}\n{}\n", format_literal(&head), table_format(), format_literal(&delim))
+    format!(
+        "{}\n{}\n{}\n",
+        format_literal(&head),
+        table_format(),
+        format_literal(&delim)
+    )
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -151,7 +180,11 @@ pub enum ParseError {
     #[error("record {row}: {why}")]
     Record { row: usize, why: String },
     #[error("record {row}: field {field} = {value:?} is not a valid number")]
-    Number { row: usize, field: &'static str, value: String },
+    Number {
+        row: usize,
+        field: &'static str,
+        value: String,
+    },
 }
 
 const US_B: u8 = US as u8;
@@ -166,7 +199,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn bad(&self, why: impl Into<String>) -> ParseError {
-        ParseError::Record { row: self.row, why: why.into() }
+        ParseError::Record {
+            row: self.row,
+            why: why.into(),
+        }
     }
 
     /// One field of `kind` and the byte that ended it (US or RS).
@@ -174,12 +210,22 @@ impl<'a> Reader<'a> {
         let rest = &self.b[self.pos..];
         let (value, used) = match kind {
             Plain | Replaced => {
-                let end = rest.iter().position(|&c| c == US_B || c == RS_B).ok_or_else(|| self.bad(format!("{name} is not ended")))?;
+                let end = rest
+                    .iter()
+                    .position(|&c| c == US_B || c == RS_B)
+                    .ok_or_else(|| self.bad(format!("{name} is not ended")))?;
                 (&rest[..end], end)
             }
             Counted => {
-                let colon = rest.iter().take(21).position(|&c| c == b':').ok_or_else(|| self.bad(format!("{name} has no length")))?;
-                let len: usize = std::str::from_utf8(&rest[..colon]).ok().and_then(|n| n.parse().ok()).ok_or_else(|| self.bad(format!("{name} has no valid length")))?;
+                let colon = rest
+                    .iter()
+                    .take(21)
+                    .position(|&c| c == b':')
+                    .ok_or_else(|| self.bad(format!("{name} has no length")))?;
+                let len: usize = std::str::from_utf8(&rest[..colon])
+                    .ok()
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(|| self.bad(format!("{name} has no valid length")))?;
                 let start = colon + 1;
                 if rest.len() < start + len + 1 {
                     return Err(self.bad(format!("{name} is longer than the table")));
@@ -196,7 +242,11 @@ impl<'a> Reader<'a> {
     }
 
     /// The fields of one record, after its tag, as byte strings.
-    fn record(&mut self, fields: &[(&str, Kind)], extra: usize) -> Result<Vec<&'a [u8]>, ParseError> {
+    fn record(
+        &mut self,
+        fields: &[(&str, Kind)],
+        extra: usize,
+    ) -> Result<Vec<&'a [u8]>, ParseError> {
         if self.b.get(self.pos) != Some(&US_B) {
             return Err(self.bad("the tag is not followed by a separator"));
         }
@@ -209,7 +259,14 @@ impl<'a> Reader<'a> {
             out.push(v);
             let want = if i + 1 == n { RS_B } else { US_B };
             if end != want {
-                return Err(self.bad(format!("{} fields, expected {n}", if end == RS_B { (i + 1).to_string() } else { format!("more than {n}") })));
+                return Err(self.bad(format!(
+                    "{} fields, expected {n}",
+                    if end == RS_B {
+                        (i + 1).to_string()
+                    } else {
+                        format!("more than {n}")
+                    }
+                )));
             }
         }
         Ok(out)
@@ -224,19 +281,43 @@ fn text(v: &[u8]) -> String {
 /// `s///` does for the other free-text fields, so no consumer sees them.
 fn counted_text(v: &[u8]) -> String {
     if v.iter().any(|&c| c == US_B || c == RS_B || c == b'\n') {
-        let clean: Vec<u8> = v.iter().map(|&c| if c == US_B || c == RS_B || c == b'\n' { b'?' } else { c }).collect();
+        let clean: Vec<u8> = v
+            .iter()
+            .map(|&c| {
+                if c == US_B || c == RS_B || c == b'\n' {
+                    b'?'
+                } else {
+                    c
+                }
+            })
+            .collect();
         text(&clean)
     } else {
         text(v)
     }
 }
 
-fn num<T: std::str::FromStr>(row: usize, field: &'static str, value: &[u8]) -> Result<T, ParseError> {
-    std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()).ok_or_else(|| ParseError::Number { row, field, value: text(value) })
+fn num<T: std::str::FromStr>(
+    row: usize,
+    field: &'static str,
+    value: &[u8],
+) -> Result<T, ParseError> {
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| ParseError::Number {
+            row,
+            field,
+            value: text(value),
+        })
 }
 
 /// A number that tmux leaves empty when it does not apply (0 then).
-fn num_or_zero<T: std::str::FromStr + Default>(row: usize, field: &'static str, value: &[u8]) -> Result<T, ParseError> {
+fn num_or_zero<T: std::str::FromStr + Default>(
+    row: usize,
+    field: &'static str,
+    value: &[u8],
+) -> Result<T, ParseError> {
     if value.is_empty() {
         Ok(T::default())
     } else {
@@ -288,14 +369,20 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
         safety_option: h[6].to_string(),
         toolset_option: h[7].to_string(),
     };
-    let mut r = Reader { b, pos: (head_end + 1).min(b.len()), row: 0 };
+    let mut r = Reader {
+        b,
+        pos: (head_end + 1).min(b.len()),
+        row: 0,
+    };
     let mut rows: Vec<PaneRow> = Vec::new();
     let (mut session, mut window): (Option<SessionPart>, Option<WindowPart>) = (None, None);
     // Rows of the current window start here; its pane count is set when it ends.
     let mut window_start = 0;
     let close_window = |rows: &mut Vec<PaneRow>, start: usize| {
         let n = (rows.len() - start) as u64;
-        rows[start..].iter_mut().for_each(|row| row.window_panes = n);
+        rows[start..]
+            .iter_mut()
+            .for_each(|row| row.window_panes = n);
     };
     while r.pos < b.len() {
         let tag = b[r.pos];
@@ -306,7 +393,13 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
                 close_window(&mut rows, window_start);
                 window = None;
                 let f = r.record(SESSION_FIELDS, 0)?;
-                session = Some(SessionPart { id: text(f[0]), name: counted_text(f[1]), created: num(i, "session_created", f[2])?, attached: num(i, "session_attached", f[3])?, windows: num(i, "session_windows", f[4])? });
+                session = Some(SessionPart {
+                    id: text(f[0]),
+                    name: counted_text(f[1]),
+                    created: num(i, "session_created", f[2])?,
+                    attached: num(i, "session_attached", f[3])?,
+                    windows: num(i, "session_windows", f[4])?,
+                });
             }
             b'W' => {
                 if session.is_none() {
@@ -327,14 +420,22 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
                 });
             }
             b'P' => {
-                let (Some(s), Some(w)) = (&session, &window) else { return Err(r.bad("a pane record before any window record")) };
+                let (Some(s), Some(w)) = (&session, &window) else {
+                    return Err(r.bad("a pane record before any window record"));
+                };
                 let f = r.record(PANE_FIELDS, 1)?;
                 let dead = f[16];
                 let (pane_dead, pane_dead_status) = match dead.split_first() {
                     None => (false, None),
                     Some((b'D', [])) => (true, None),
                     Some((b'D', status)) => (true, Some(num(i, "pane_dead_status", status)?)),
-                    Some(_) => return Err(ParseError::Number { row: i, field: "pane_dead", value: text(dead) }),
+                    Some(_) => {
+                        return Err(ParseError::Number {
+                            row: i,
+                            field: "pane_dead",
+                            value: text(dead),
+                        })
+                    }
                 };
                 rows.push(PaneRow {
                     session_id: s.id.clone(),
@@ -386,9 +487,11 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
 /// column silently (the registry itself reads through the run-shell feed on
 /// those versions, which is not escaped).
 pub fn unvis_separators(version: &str, text: &str) -> String {
-    let escaped = crate::tmux::version_at_least(version, 3, 4) && !crate::tmux::version_at_least(version, 3, 6);
+    let escaped = crate::tmux::version_at_least(version, 3, 4)
+        && !crate::tmux::version_at_least(version, 3, 6);
     if escaped {
-        text.replace("\\037", &US.to_string()).replace("\\036", &RS.to_string())
+        text.replace("\\037", &US.to_string())
+            .replace("\\036", &RS.to_string())
     } else {
         text.to_string()
     }
@@ -420,55 +523,177 @@ mod tests {
     }
 
     fn win(id: &str, index: &str, name: &str) -> String {
-        rec('W', &[id, index, &counted(name), "1", "80", "24", "b25d,80x24,0,0,0", "0"])
+        rec(
+            'W',
+            &[
+                id,
+                index,
+                &counted(name),
+                "1",
+                "80",
+                "24",
+                "b25d,80x24,0,0,0",
+                "0",
+            ],
+        )
     }
 
     fn pane(id: &str, pid: &str, dead: &str) -> String {
-        rec('P', &[id, "0", "1", pid, "80", "24", "5", "2000", "zsh", "/tmp", &counted("host"), "/dev/pts/3", "7", "3", "0", "", dead])
+        rec(
+            'P',
+            &[
+                id,
+                "0",
+                "1",
+                pid,
+                "80",
+                "24",
+                "5",
+                "2000",
+                "zsh",
+                "/tmp",
+                &counted("host"),
+                "/dev/pts/3",
+                "7",
+                "3",
+                "0",
+                "",
+                dead,
+            ],
+        )
     }
 
     #[test]
     fn parses_header_and_rows() {
         let nasty = "a\u{1f}b\u{1e}c\nd";
-        let text = format!("{HEAD}{}{}{}{}{}{}{}\n", sess("$0", nasty), win("@1", "0", "zsh"), pane("%1", "123", ""), pane("%2", "124", "D"), sess("$2", "two"), win("@1", "3", nasty), pane("%1", "123", ""));
+        let text = format!(
+            "{HEAD}{}{}{}{}{}{}{}\n",
+            sess("$0", nasty),
+            win("@1", "0", "zsh"),
+            pane("%1", "123", ""),
+            pane("%2", "124", "D"),
+            sess("$2", "two"),
+            win("@1", "3", nasty),
+            pane("%1", "123", "")
+        );
         let t = parse(&text).unwrap();
         assert_eq!(t.server.pid, 42);
         assert_eq!(t.server.version, "3.3a");
         assert_eq!(t.server.broker_option, "");
         assert_eq!(t.server.enable_tools_option, "tmux_capture");
-        assert_eq!((t.server.safety_option.as_str(), t.server.toolset_option.as_str()), ("mutating", "python"));
+        assert_eq!(
+            (
+                t.server.safety_option.as_str(),
+                t.server.toolset_option.as_str()
+            ),
+            ("mutating", "python")
+        );
         assert_eq!(t.rows.len(), 3);
-        assert_eq!(t.rows[0].session_name, "a?b?c?d", "separators and NL in counted text become ?");
-        assert_eq!((t.rows[2].session_id.as_str(), t.rows[2].window_index, t.rows[2].window_name.as_str()), ("$2", 3, "a?b?c?d"));
+        assert_eq!(
+            t.rows[0].session_name, "a?b?c?d",
+            "separators and NL in counted text become ?"
+        );
+        assert_eq!(
+            (
+                t.rows[2].session_id.as_str(),
+                t.rows[2].window_index,
+                t.rows[2].window_name.as_str()
+            ),
+            ("$2", 3, "a?b?c?d")
+        );
         assert_eq!(t.rows[0].pane_pid, 123);
-        assert_eq!((t.rows[0].pane_dead, t.rows[0].pane_dead_status), (false, None));
-        assert_eq!((t.rows[1].pane_dead, t.rows[1].pane_dead_status), (true, None), "dead by a signal: no status");
-        assert_eq!((t.rows[0].window_panes, t.rows[1].window_panes, t.rows[2].window_panes), (2, 2, 1), "pane count = pane records of the window");
-        assert_eq!((t.rows[2].session_created, t.rows[2].session_windows), (1700000000, 2));
+        assert_eq!(
+            (t.rows[0].pane_dead, t.rows[0].pane_dead_status),
+            (false, None)
+        );
+        assert_eq!(
+            (t.rows[1].pane_dead, t.rows[1].pane_dead_status),
+            (true, None),
+            "dead by a signal: no status"
+        );
+        assert_eq!(
+            (
+                t.rows[0].window_panes,
+                t.rows[1].window_panes,
+                t.rows[2].window_panes
+            ),
+            (2, 2, 1),
+            "pane count = pane records of the window"
+        );
+        assert_eq!(
+            (t.rows[2].session_created, t.rows[2].session_windows),
+            (1700000000, 2)
+        );
         assert_eq!(t.rows[0].current_path, "/tmp");
         assert_eq!(t.rows[0].title, "host");
-        assert_eq!((t.rows[0].cursor_x, t.rows[0].cursor_y, t.rows[0].pane_in_mode), (7, 3, 0));
+        assert_eq!(
+            (
+                t.rows[0].cursor_x,
+                t.rows[0].cursor_y,
+                t.rows[0].pane_in_mode
+            ),
+            (7, 3, 0)
+        );
         assert_eq!(t.rows[0].scroll_position, 0, "empty outside copy mode");
         assert!(!t.rows[0].window_zoomed);
-        let dead = parse(format!("{HEAD}{}{}{}", sess("$0", "s"), win("@1", "0", "w"), pane("%1", "9", "D3"))).unwrap();
-        assert_eq!((dead.rows[0].pane_dead, dead.rows[0].pane_dead_status), (true, Some(3)));
+        let dead = parse(format!(
+            "{HEAD}{}{}{}",
+            sess("$0", "s"),
+            win("@1", "0", "w"),
+            pane("%1", "9", "D3")
+        ))
+        .unwrap();
+        assert_eq!(
+            (dead.rows[0].pane_dead, dead.rows[0].pane_dead_status),
+            (true, Some(3))
+        );
     }
 
     #[test]
     fn rejects_misaligned_rows_and_bad_numbers() {
         let head = format!("{HEAD}{}{}", sess("$0", "s"), win("@1", "0", "w"));
         let short = parse(format!("{head}{}", rec('P', &["%1", "0"])));
-        assert!(matches!(&short, Err(ParseError::Record { row: 2, why }) if why.contains("2 fields")), "{short:?}");
+        assert!(
+            matches!(&short, Err(ParseError::Record { row: 2, why }) if why.contains("2 fields")),
+            "{short:?}"
+        );
         let bad = pane("%1", "x", "");
-        assert!(matches!(parse(format!("{head}{bad}")), Err(ParseError::Number { field: "pane_pid", .. })));
-        assert!(matches!(parse(format!("{head}{}", pane("%1", "1", "X"))), Err(ParseError::Number { field: "pane_dead", .. })));
+        assert!(matches!(
+            parse(format!("{head}{bad}")),
+            Err(ParseError::Number {
+                field: "pane_pid",
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(format!("{head}{}", pane("%1", "1", "X"))),
+            Err(ParseError::Number {
+                field: "pane_dead",
+                ..
+            })
+        ));
         // A length that does not match the text leaves no separator where one must be.
         let lying = rec('S', &["$0", "1:ab", "1", "1", "1"]);
-        assert!(matches!(parse(format!("{HEAD}{lying}")), Err(ParseError::Record { row: 0, .. })));
+        assert!(matches!(
+            parse(format!("{HEAD}{lying}")),
+            Err(ParseError::Record { row: 0, .. })
+        ));
         let overrun = format!("{HEAD}S{US}$0{US}99:ab{RS}");
-        assert!(matches!(parse(overrun), Err(ParseError::Record { row: 0, .. })));
-        assert!(matches!(parse(format!("{HEAD}{}", pane("%1", "1", ""))), Err(ParseError::Record { row: 0, .. })), "a pane outside any window");
-        assert!(matches!(parse(format!("{HEAD}X{US}{RS}")), Err(ParseError::Record { row: 0, .. })));
+        assert!(matches!(
+            parse(overrun),
+            Err(ParseError::Record { row: 0, .. })
+        ));
+        assert!(
+            matches!(
+                parse(format!("{HEAD}{}", pane("%1", "1", ""))),
+                Err(ParseError::Record { row: 0, .. })
+            ),
+            "a pane outside any window"
+        );
+        assert!(matches!(
+            parse(format!("{HEAD}X{US}{RS}")),
+            Err(ParseError::Record { row: 0, .. })
+        ));
         assert_eq!(parse(""), Err(ParseError::NoHeader));
     }
 
@@ -486,7 +711,9 @@ mod tests {
     #[test]
     fn run_shell_command_escapes_hashes_outside_the_format() {
         let cmd = run_shell_command(Path::new("/opt/#x/tmux-mcp"), Path::new("/run/b.sock"), 7);
-        assert!(cmd.starts_with("exec '/opt/##x/tmux-mcp' feed --broker '/run/b.sock' --req 7 <<'TMUXMCP_"));
+        assert!(cmd.starts_with(
+            "exec '/opt/##x/tmux-mcp' feed --broker '/run/b.sock' --req 7 <<'TMUXMCP_"
+        ));
         assert!(cmd.contains(&table_format()));
         let lines: Vec<&str> = cmd.lines().collect();
         let delim = lines.last().unwrap();

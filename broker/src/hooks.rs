@@ -9,11 +9,19 @@ use crate::tmux::TmuxError;
 /// One tmux command list does the whole check (`show-hooks … ; show-hooks …`);
 /// each session's read runs only while that session exists ([`while_exists`]):
 /// a session closed since the table was read holds no hook that could fire.
-pub async fn is_set(registry: &Registry, name: &str, sessions: &[String]) -> Result<bool, TmuxError> {
+pub async fn is_set(
+    registry: &Registry,
+    name: &str,
+    sessions: &[String],
+) -> Result<bool, TmuxError> {
     let mut args: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
     for s in sessions {
         args.push(";".into());
-        args.extend(while_exists(s, &format!("show-hooks -t '{s}' {name}"), None));
+        args.extend(while_exists(
+            s,
+            &format!("show-hooks -t '{s}' {name}"),
+            None,
+        ));
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     Ok(has_entry(&registry.run_tmux(&args).await?, name))
@@ -32,8 +40,18 @@ pub fn while_exists(id: &str, cmd: &str, otherwise: Option<&str>) -> Vec<String>
         Some('@') => "window_id",
         _ => "pane_id",
     };
-    let check = format!("#{{==:#{{{key}}},{}}}", crate::tmux::quote::format_operand(id));
-    let mut argv = vec!["if-shell".to_string(), "-F".into(), "-t".into(), id.into(), check, cmd.into()];
+    let check = format!(
+        "#{{==:#{{{key}}},{}}}",
+        crate::tmux::quote::format_operand(id)
+    );
+    let mut argv = vec![
+        "if-shell".to_string(),
+        "-F".into(),
+        "-t".into(),
+        id.into(),
+        check,
+        cmd.into(),
+    ];
     argv.extend(otherwise.map(str::to_string));
     argv
 }
@@ -54,7 +72,10 @@ pub fn gone_marker() -> &'static str {
 /// `show-hooks NAME` prints the bare name when the hook is unset and
 /// `NAME[i] command` for each entry.
 pub fn has_entry(output: &str, name: &str) -> bool {
-    output.lines().any(|l| l.strip_prefix(name).is_some_and(|rest| rest.starts_with('[')))
+    output.lines().any(|l| {
+        l.strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('['))
+    })
 }
 
 #[cfg(test)]
@@ -65,7 +86,10 @@ mod tests {
     fn unset_hook_prints_only_its_name() {
         assert!(!has_entry("after-set-option\n", "after-set-option"));
         assert!(!has_entry("", "after-set-option"));
-        assert!(has_entry("after-set-option[3] run-shell true\n", "after-set-option"));
+        assert!(has_entry(
+            "after-set-option[3] run-shell true\n",
+            "after-set-option"
+        ));
         assert!(!has_entry("after-set-option-x[0] y\n", "after-set-option"));
     }
 }

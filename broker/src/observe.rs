@@ -55,7 +55,9 @@ pub enum ObserveError {
 impl ObserveError {
     pub fn why(&self) -> &str {
         match self {
-            ObserveError::StaleTarget { why, .. } | ObserveError::Unsupported { why, .. } | ObserveError::Transport { why, .. } => why,
+            ObserveError::StaleTarget { why, .. }
+            | ObserveError::Unsupported { why, .. }
+            | ObserveError::Transport { why, .. } => why,
             ObserveError::OutOfScope => "the pane is outside this session's scope",
         }
     }
@@ -88,20 +90,44 @@ pub enum Freshness {
 
 /// The one pane resolver: pane `id` from the table, or `StaleTarget` with
 /// nothing sent when tmux has no such pane.
-pub async fn find_pane(broker: &Broker, id: &str, freshness: Freshness) -> Result<Pane, ObserveError> {
+pub async fn find_pane(
+    broker: &Broker,
+    id: &str,
+    freshness: Freshness,
+) -> Result<Pane, ObserveError> {
     if freshness == Freshness::Cached {
         if let Some(p) = broker.registry.cached().and_then(|s| s.pane(id).cloned()) {
             return Ok(p);
         }
     }
-    let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
-    snap.pane(id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {id} does not exist") })
+    let snap = broker
+        .registry
+        .refresh()
+        .await
+        .map_err(|e| ObserveError::Transport {
+            observed: false,
+            why: e.to_string(),
+        })?;
+    snap.pane(id)
+        .cloned()
+        .ok_or_else(|| ObserveError::StaleTarget {
+            observed: false,
+            why: format!("pane {id} does not exist"),
+        })
 }
 
 /// Finds pane `id` of generation `generation` in the table.
-pub async fn resolve(broker: &Broker, generation: &str, id: &str, freshness: Freshness) -> Result<Pane, ObserveError> {
+pub async fn resolve(
+    broker: &Broker,
+    generation: &str,
+    id: &str,
+    freshness: Freshness,
+) -> Result<Pane, ObserveError> {
     if generation != broker.identity.generation {
-        return Err(ObserveError::StaleTarget { observed: false, why: "the reference's generation is not this tmux server's".into() });
+        return Err(ObserveError::StaleTarget {
+            observed: false,
+            why: "the reference's generation is not this tmux server's".into(),
+        });
     }
     find_pane(broker, id, freshness).await
 }
@@ -110,7 +136,12 @@ pub async fn resolve(broker: &Broker, generation: &str, id: &str, freshness: Fre
 /// wait. The cached table may still show a process that exited (the pane was
 /// respawned, or its program ended) when no listing ran since: then the table is
 /// read once more, so a respawned pane's new process is found and bound.
-pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str, freshness: Freshness) -> Result<(Pane, Arc<ProcessIdentity>), ObserveError> {
+pub async fn resolve_tracked(
+    broker: &Broker,
+    generation: &str,
+    id: &str,
+    freshness: Freshness,
+) -> Result<(Pane, Arc<ProcessIdentity>), ObserveError> {
     let pane = resolve(broker, generation, id, freshness).await?;
     match identity_of(broker, &pane) {
         Ok(identity) => Ok((pane, identity)),
@@ -126,28 +157,59 @@ pub async fn resolve_tracked(broker: &Broker, generation: &str, id: &str, freshn
 /// The process identity a tracked capture binds to.
 pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>, ObserveError> {
     if !crate::tmux::version_at_least(&broker.tmux_version(), 3, 3) {
-        return Err(ObserveError::Unsupported { observed: false, why: "tracked cursors need tmux >= 3.3".into() });
+        return Err(ObserveError::Unsupported {
+            observed: false,
+            why: "tracked cursors need tmux >= 3.3".into(),
+        });
     }
     match &pane.process {
         Ok(id) if !id.exited() => Ok(id.clone()),
-        Ok(_) => Err(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) }),
-        Err(IdentityError::PaneDead) | Err(IdentityError::Gone(_)) => Err(ObserveError::StaleTarget { observed: false, why: format!("pane {} has no live process", pane.id) }),
-        Err(e) => Err(ObserveError::Unsupported { observed: false, why: format!("no native process identity: {e}") }),
+        Ok(_) => Err(ObserveError::StaleTarget {
+            observed: false,
+            why: format!("the process of pane {} has exited", pane.id),
+        }),
+        Err(IdentityError::PaneDead) | Err(IdentityError::Gone(_)) => {
+            Err(ObserveError::StaleTarget {
+                observed: false,
+                why: format!("pane {} has no live process", pane.id),
+            })
+        }
+        Err(e) => Err(ObserveError::Unsupported {
+            observed: false,
+            why: format!("no native process identity: {e}"),
+        }),
     }
 }
 
 /// One guarded capture of `pane` (cache entry) as `scope` says; `identity` makes
 /// it tracked. Retries once with a fresh table when the guard fails because the
 /// cache was stale.
-pub async fn capture(broker: &Broker, pane: Pane, scope: &Scope, identity: Option<Arc<ProcessIdentity>>) -> Result<Captured, ObserveError> {
-    let start = if scope.history_lines == 0 { "0".to_string() } else { format!("-{}", scope.history_lines) };
+pub async fn capture(
+    broker: &Broker,
+    pane: Pane,
+    scope: &Scope,
+    identity: Option<Arc<ProcessIdentity>>,
+) -> Result<Captured, ObserveError> {
+    let start = if scope.history_lines == 0 {
+        "0".to_string()
+    } else {
+        format!("-{}", scope.history_lines)
+    };
     let flags = vec!["-S".to_string(), start, "-E".to_string(), "-".to_string()];
     let (pane, out) = guarded(broker, pane, &flags, identity.as_ref(), false, None).await?;
-    Ok(Captured { pane, rows: capture::select(&out, scope), identity })
+    Ok(Captured {
+        pane,
+        rows: capture::select(&out, scope),
+        identity,
+    })
 }
 
 /// `capture-pane`'s `-J`, `-S START` and `-E END` flags, as given.
-pub(crate) fn capture_flags(start: Option<i64>, end: Option<i64>, join_wrapped: bool) -> Vec<String> {
+pub(crate) fn capture_flags(
+    start: Option<i64>,
+    end: Option<i64>,
+    join_wrapped: bool,
+) -> Vec<String> {
     let mut flags = Vec::new();
     if join_wrapped {
         flags.push("-J".to_string());
@@ -167,7 +229,13 @@ pub(crate) fn capture_flags(start: Option<i64>, end: Option<i64>, join_wrapped: 
 /// guard also proves the pane's size (callers plan the range from it); returns
 /// the pane it captured (fresh if the guard made it re-read the table) and
 /// tmux's raw stdout.
-pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool) -> Result<(Pane, Vec<u8>), ObserveError> {
+pub async fn capture_range(
+    broker: &Broker,
+    pane: Pane,
+    start: Option<i64>,
+    end: Option<i64>,
+    join_wrapped: bool,
+) -> Result<(Pane, Vec<u8>), ObserveError> {
     let flags = capture_flags(start, end, join_wrapped);
     guarded(broker, pane, &flags, None, true, None).await
 }
@@ -180,17 +248,39 @@ pub async fn capture_range(broker: &Broker, pane: Pane, start: Option<i64>, end:
 /// `after-display-message`). Returns the pane, the expanded state (the first
 /// placement's) and the rows. `state` must hold no `'` or `|`, and commas
 /// only inside a `#{…}`.
-pub async fn capture_range_with_state(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool, state: &str) -> Result<(Pane, String, Vec<u8>), ObserveError> {
-    let only = format!("#{{S:#{{W:#{{P:#{{?#{{==:#{{pane_id}},{}}},{state}|,}}}}}}}}", crate::tmux::quote::format_operand(&pane.id));
-    let (pane, line, out) = capture_range_after_format(broker, pane, start, end, join_wrapped, &only).await?;
-    Ok((pane, line.split('|').next().unwrap_or_default().to_string(), out))
+pub async fn capture_range_with_state(
+    broker: &Broker,
+    pane: Pane,
+    start: Option<i64>,
+    end: Option<i64>,
+    join_wrapped: bool,
+    state: &str,
+) -> Result<(Pane, String, Vec<u8>), ObserveError> {
+    let only = format!(
+        "#{{S:#{{W:#{{P:#{{?#{{==:#{{pane_id}},{}}},{state}|,}}}}}}}}",
+        crate::tmux::quote::format_operand(&pane.id)
+    );
+    let (pane, line, out) =
+        capture_range_after_format(broker, pane, start, end, join_wrapped, &only).await?;
+    Ok((
+        pane,
+        line.split('|').next().unwrap_or_default().to_string(),
+        out,
+    ))
 }
 
 /// [`capture_range`] after `format` expanded once with no session, window or
 /// pane of its own (so a client loop, `#{L:…}`, sees each client's session,
 /// current window and active pane), in the same command queue just before the
 /// rows. `format` must expand to one line and hold no `'`.
-pub async fn capture_range_after_format(broker: &Broker, pane: Pane, start: Option<i64>, end: Option<i64>, join_wrapped: bool, format: &str) -> Result<(Pane, String, Vec<u8>), ObserveError> {
+pub async fn capture_range_after_format(
+    broker: &Broker,
+    pane: Pane,
+    start: Option<i64>,
+    end: Option<i64>,
+    join_wrapped: bool,
+    format: &str,
+) -> Result<(Pane, String, Vec<u8>), ObserveError> {
     let flags = capture_flags(start, end, join_wrapped);
     // tmux prints no line at all for a format that expands to nothing: the
     // `>` keeps the line there, so the rows are never taken for it.
@@ -198,27 +288,60 @@ pub async fn capture_range_after_format(broker: &Broker, pane: Pane, start: Opti
     let (pane, out) = guarded(broker, pane, &flags, None, true, Some(&prefix)).await?;
     let nl = out.iter().position(|b| *b == b'\n').unwrap_or(out.len());
     let Some(line) = out[..nl].strip_prefix(b">") else {
-        return Err(ObserveError::Transport { observed: true, why: "tmux did not print the state line before the rows".to_string() });
+        return Err(ObserveError::Transport {
+            observed: true,
+            why: "tmux did not print the state line before the rows".to_string(),
+        });
     };
-    Ok((pane, String::from_utf8_lossy(line).into_owned(), out.get(nl + 1..).unwrap_or_default().to_vec()))
+    Ok((
+        pane,
+        String::from_utf8_lossy(line).into_owned(),
+        out.get(nl + 1..).unwrap_or_default().to_vec(),
+    ))
 }
 
 /// [`capture_once`] with one retry on a fresh table when the guard did not hold.
 /// A pane missing from that fresh table is `stale_target` with nothing sent:
 /// the guard kept `capture-pane` from running, so no effect (and no hook) came
 /// of the command that was sent against the stale cache.
-async fn guarded(broker: &Broker, pane: Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool, prefix: Option<&str>) -> Result<(Pane, Vec<u8>), ObserveError> {
+async fn guarded(
+    broker: &Broker,
+    pane: Pane,
+    flags: &[String],
+    identity: Option<&Arc<ProcessIdentity>>,
+    prove_size: bool,
+    prefix: Option<&str>,
+) -> Result<(Pane, Vec<u8>), ObserveError> {
     match capture_once(broker, &pane, flags, identity, prove_size, prefix).await {
         Attempt::Guard(_) => {
-            let snap = broker.registry.refresh().await.map_err(|e| ObserveError::Transport { observed: false, why: e.to_string() })?;
-            let fresh = snap.pane(&pane.id).cloned().ok_or_else(|| ObserveError::StaleTarget { observed: false, why: format!("pane {} no longer exists", pane.id) })?;
+            let snap = broker
+                .registry
+                .refresh()
+                .await
+                .map_err(|e| ObserveError::Transport {
+                    observed: false,
+                    why: e.to_string(),
+                })?;
+            let fresh = snap
+                .pane(&pane.id)
+                .cloned()
+                .ok_or_else(|| ObserveError::StaleTarget {
+                    observed: false,
+                    why: format!("pane {} no longer exists", pane.id),
+                })?;
             if let Some(id) = identity {
                 if !id.matches(fresh.pid) {
-                    return Err(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} changed", pane.id) });
+                    return Err(ObserveError::StaleTarget {
+                        observed: false,
+                        why: format!("the process of pane {} changed", pane.id),
+                    });
                 }
             }
             match capture_once(broker, &fresh, flags, identity, prove_size, prefix).await {
-                Attempt::Guard(why) => Err(ObserveError::StaleTarget { observed: true, why: format!("pane {} changed while it was being captured{why}", pane.id) }),
+                Attempt::Guard(why) => Err(ObserveError::StaleTarget {
+                    observed: true,
+                    why: format!("pane {} changed while it was being captured{why}", pane.id),
+                }),
                 Attempt::Failed(e) => Err(e),
                 Attempt::Rows(out) => Ok((fresh, out)),
             }
@@ -298,11 +421,25 @@ pub(crate) fn hook_marker() -> &'static str {
 /// tmux's parser expands `$…` outside quotes.
 fn in_queue_argv(sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
     let mark = format!("list-commands -F {} list-commands", hook_marker());
-    let mut inner = format!("if-shell -F -t {} '{guard}' {{ {cmd} }}", capture_target(sessions[0], pane_id));
+    let mut inner = format!(
+        "if-shell -F -t {} '{guard}' {{ {cmd} }}",
+        capture_target(sessions[0], pane_id)
+    );
     for s in sessions[1..].iter().rev() {
-        inner = format!("if-shell -F -t {} '#{{after-capture-pane}}' {{ {mark} }} {{ {inner} }}", capture_target(s, pane_id));
+        inner = format!(
+            "if-shell -F -t {} '#{{after-capture-pane}}' {{ {mark} }} {{ {inner} }}",
+            capture_target(s, pane_id)
+        );
     }
-    vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{pane_id}", sessions[0]), "#{after-capture-pane}".into(), mark, inner]
+    vec![
+        "if-shell".into(),
+        "-F".into(),
+        "-t".into(),
+        format!("{}:.{pane_id}", sessions[0]),
+        "#{after-capture-pane}".into(),
+        mark,
+        inner,
+    ]
 }
 
 /// The `-t` of a capture aimed through `session`, for a command string: quoted,
@@ -315,10 +452,23 @@ pub(crate) fn capture_target(session: &str, pane_id: &str) -> String {
 /// [`capture_target`] through `sessions[0]`): behind the in-queue hook check
 /// and the guard on tmux >= 3.5, behind the guard alone before (the preflight
 /// ran first).
-pub(crate) fn guarded_argv(check: HookCheck, sessions: &[&str], pane_id: &str, guard: &str, cmd: &str) -> Vec<String> {
+pub(crate) fn guarded_argv(
+    check: HookCheck,
+    sessions: &[&str],
+    pane_id: &str,
+    guard: &str,
+    cmd: &str,
+) -> Vec<String> {
     match check {
         HookCheck::InQueue => in_queue_argv(sessions, pane_id, guard, cmd),
-        HookCheck::Preflight => vec!["if-shell".into(), "-F".into(), "-t".into(), format!("{}:.{pane_id}", sessions[0]), guard.into(), cmd.into()],
+        HookCheck::Preflight => vec![
+            "if-shell".into(),
+            "-F".into(),
+            "-t".into(),
+            format!("{}:.{pane_id}", sessions[0]),
+            guard.into(),
+            cmd.into(),
+        ],
     }
 }
 
@@ -354,11 +504,23 @@ pub(crate) fn pane_guard(pane: &Pane, check: HookCheck) -> (Vec<&str>, String) {
         }
     }
     let operand = crate::tmux::quote::format_operand;
-    let id = format!("#{{&&:#{{==:#{{pane_id}},{}}},#{{==:#{{window_id}},{}}}}}", operand(&pane.id), operand(&pane.window_id));
+    let id = format!(
+        "#{{&&:#{{==:#{{pane_id}},{}}},#{{==:#{{window_id}},{}}}}}",
+        operand(&pane.id),
+        operand(&pane.window_id)
+    );
     let guard = match check {
-        HookCheck::Preflight => format!("#{{&&:{id},#{{==:#{{window_linked_sessions}},{}}}}}", pane.placements.len()),
+        HookCheck::Preflight => format!(
+            "#{{&&:{id},#{{==:#{{window_linked_sessions}},{}}}}}",
+            pane.placements.len()
+        ),
         HookCheck::InQueue => {
-            let names: usize = pane.placements.iter().map(|p| p.session_name.len()).sum::<usize>() + pane.placements.len().saturating_sub(1);
+            let names: usize = pane
+                .placements
+                .iter()
+                .map(|p| p.session_name.len())
+                .sum::<usize>()
+                + pane.placements.len().saturating_sub(1);
             format!("#{{&&:{id},#{{==:#{{n:#{{window_linked_sessions_list}}}},{names}}}}}")
         }
     };
@@ -368,10 +530,24 @@ pub(crate) fn pane_guard(pane: &Pane, check: HookCheck) -> (Vec<&str>, String) {
 /// The hook check (in the queue on tmux >= 3.5, else a preflight), then
 /// `[PREFIX] capture-pane -p -t PANE FLAGS…` behind the in-queue guard; the raw
 /// stdout.
-async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: Option<&Arc<ProcessIdentity>>, prove_size: bool, prefix: Option<&str>) -> Attempt {
-    let sessions: Vec<String> = pane.placements.iter().map(|p| p.session_id.clone()).collect();
+async fn capture_once(
+    broker: &Broker,
+    pane: &Pane,
+    flags: &[String],
+    identity: Option<&Arc<ProcessIdentity>>,
+    prove_size: bool,
+    prefix: Option<&str>,
+) -> Attempt {
+    let sessions: Vec<String> = pane
+        .placements
+        .iter()
+        .map(|p| p.session_id.clone())
+        .collect();
     if sessions.is_empty() {
-        return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("pane {} is in no session", pane.id) });
+        return Attempt::Failed(ObserveError::StaleTarget {
+            observed: false,
+            why: format!("pane {} is in no session", pane.id),
+        });
     }
     let check = HookCheck::for_version(&broker.tmux_version());
     if check == HookCheck::Preflight {
@@ -380,20 +556,34 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
             Ok(true) => return Attempt::Failed(hook_refusal(false)),
             // A session that vanished since the table was read makes show-hooks fail.
             Err(e @ TmuxError::Failed { .. }) => return Attempt::Guard(format!(": {e}")),
-            Err(e) => return Attempt::Failed(ObserveError::Transport { observed: false, why: e.to_string() }),
+            Err(e) => {
+                return Attempt::Failed(ObserveError::Transport {
+                    observed: false,
+                    why: e.to_string(),
+                })
+            }
         }
     }
     if let Some(id) = identity {
         if id.exited() {
-            return Attempt::Failed(ObserveError::StaleTarget { observed: false, why: format!("the process of pane {} has exited", pane.id) });
+            return Attempt::Failed(ObserveError::StaleTarget {
+                observed: false,
+                why: format!("the process of pane {} has exited", pane.id),
+            });
         }
     }
     let (distinct, mut guard) = pane_guard(pane, check);
     if let Some(id) = identity {
-        guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}", id.pid);
+        guard = format!(
+            "#{{&&:{guard},#{{&&:#{{==:#{{pane_pid}},{}}},#{{==:#{{pane_dead}},0}}}}}}",
+            id.pid
+        );
     }
     if prove_size {
-        guard = format!("#{{&&:{guard},#{{&&:#{{==:#{{pane_width}},{}}},#{{==:#{{pane_height}},{}}}}}}}", pane.width, pane.height);
+        guard = format!(
+            "#{{&&:{guard},#{{&&:#{{==:#{{pane_width}},{}}},#{{==:#{{pane_height}},{}}}}}}}",
+            pane.width, pane.height
+        );
     }
     let target = capture_target(distinct[0], &pane.id);
     let mut cmd = match prefix {
@@ -416,7 +606,9 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
     if out.status != 0 {
         return Attempt::Guard(format!(": {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
-    if check == HookCheck::InQueue && out.stdout.strip_suffix(b"\n") == Some(hook_marker().as_bytes()) {
+    if check == HookCheck::InQueue
+        && out.stdout.strip_suffix(b"\n") == Some(hook_marker().as_bytes())
+    {
         return Attempt::Failed(hook_refusal(true));
     }
     if out.stdout.is_empty() || !out.stdout.ends_with(b"\n") {
@@ -424,14 +616,20 @@ async fn capture_once(broker: &Broker, pane: &Pane, flags: &[String], identity: 
     }
     if let Some(id) = identity {
         if id.exited() {
-            return Attempt::Failed(ObserveError::StaleTarget { observed: true, why: format!("the process of pane {} exited during the capture", pane.id) });
+            return Attempt::Failed(ObserveError::StaleTarget {
+                observed: true,
+                why: format!("the process of pane {} exited during the capture", pane.id),
+            });
         }
     }
     Attempt::Rows(out.stdout)
 }
 
 fn transport(e: TmuxError) -> ObserveError {
-    ObserveError::Transport { observed: e.possibly_sent(), why: e.to_string() }
+    ObserveError::Transport {
+        observed: e.possibly_sent(),
+        why: e.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -441,16 +639,38 @@ mod tests {
     #[test]
     fn in_queue_command_checks_every_session_then_the_guard() {
         let m = hook_marker();
-        assert!(m.starts_with("tmux-mcp-hook-set-") && m.len() == 18 + 32 && m.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'), "{m}");
+        assert!(
+            m.starts_with("tmux-mcp-hook-set-")
+                && m.len() == 18 + 32
+                && m.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'),
+            "{m}"
+        );
         let one = in_queue_argv(&["$1"], "%3", "G", "capture-pane -p -t %3");
         let mark = format!("list-commands -F {m} list-commands");
-        assert_eq!(one, ["if-shell", "-F", "-t", "$1:.%3", "#{after-capture-pane}", &mark, "if-shell -F -t '$1:.%3' 'G' { capture-pane -p -t %3 }"]);
+        assert_eq!(
+            one,
+            [
+                "if-shell",
+                "-F",
+                "-t",
+                "$1:.%3",
+                "#{after-capture-pane}",
+                &mark,
+                "if-shell -F -t '$1:.%3' 'G' { capture-pane -p -t %3 }"
+            ]
+        );
         let two = in_queue_argv(&["$1", "$4"], "%3", "G", "C");
         assert_eq!(two[3], "$1:.%3");
         assert_eq!(two[6], format!("if-shell -F -t '$4:.%3' '#{{after-capture-pane}}' {{ {mark} }} {{ if-shell -F -t '$1:.%3' 'G' {{ C }} }}"));
-        assert_eq!(guarded_argv(HookCheck::InQueue, &["$1"], "%3", "G", "C"), in_queue_argv(&["$1"], "%3", "G", "C"));
+        assert_eq!(
+            guarded_argv(HookCheck::InQueue, &["$1"], "%3", "G", "C"),
+            in_queue_argv(&["$1"], "%3", "G", "C")
+        );
         // Before 3.5 the guard alone, in the same session's context as the capture.
-        assert_eq!(guarded_argv(HookCheck::Preflight, &["$1", "$4"], "%3", "G", "C"), ["if-shell", "-F", "-t", "$1:.%3", "G", "C"]);
+        assert_eq!(
+            guarded_argv(HookCheck::Preflight, &["$1", "$4"], "%3", "G", "C"),
+            ["if-shell", "-F", "-t", "$1:.%3", "G", "C"]
+        );
     }
 
     #[test]

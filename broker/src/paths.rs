@@ -24,13 +24,18 @@ pub fn tmux_socket(path: Option<&Path>, name: Option<&str>) -> Result<PathBuf, S
 
 /// The tmux socket that `-S PATH`, `-L NAME` or `$TMUX` names; `None` when none
 /// of them says (then the caller may look further before tmux's default).
-pub fn explicit_tmux_socket(path: Option<&Path>, name: Option<&str>) -> Result<Option<PathBuf>, String> {
+pub fn explicit_tmux_socket(
+    path: Option<&Path>,
+    name: Option<&str>,
+) -> Result<Option<PathBuf>, String> {
     if let Some(p) = path {
         return Ok(Some(p.to_path_buf()));
     }
     if let Some(n) = name {
         if n.is_empty() || n.contains('/') || n == "." || n == ".." {
-            return Err(format!("invalid socket name {n:?}: it must be a plain file name"));
+            return Err(format!(
+                "invalid socket name {n:?}: it must be a plain file name"
+            ));
         }
         return Ok(Some(tmux_socket_dir().join(n)));
     }
@@ -57,10 +62,15 @@ pub fn user_tmux_sockets() -> Vec<PathBuf> {
     if dir_state(&dir, sys::current_uid()) != DirState::Ours {
         return Vec::new();
     }
-    let Ok(rd) = fs::read_dir(&dir) else { return Vec::new() };
+    let Ok(rd) = fs::read_dir(&dir) else {
+        return Vec::new();
+    };
     let mut out: Vec<PathBuf> = rd
         .flatten()
-        .filter(|e| fs::symlink_metadata(e.path()).is_ok_and(|m| m.file_type().is_socket() && m.uid() == sys::current_uid()))
+        .filter(|e| {
+            fs::symlink_metadata(e.path())
+                .is_ok_and(|m| m.file_type().is_socket() && m.uid() == sys::current_uid())
+        })
         .map(|e| e.path())
         .collect();
     out.sort();
@@ -68,7 +78,10 @@ pub fn user_tmux_sockets() -> Vec<PathBuf> {
 }
 
 fn tmux_tmpdir() -> PathBuf {
-    std::env::var_os("TMUX_TMPDIR").filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"))
+    std::env::var_os("TMUX_TMPDIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"))
 }
 
 /// tmux's own directory for `-L` names: `${TMUX_TMPDIR:-/tmp}/tmux-UID`.
@@ -92,9 +105,17 @@ pub struct RuntimeEnv {
 impl RuntimeEnv {
     pub fn current() -> RuntimeEnv {
         let uid = sys::current_uid();
-        let xdg_runtime_dir = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()).map(PathBuf::from).filter(|p| p.is_dir());
+        let xdg_runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir());
         let run_user = Some(PathBuf::from(format!("/run/user/{uid}"))).filter(|p| p.is_dir());
-        RuntimeEnv { uid, xdg_runtime_dir, run_user, tmux_tmpdir: tmux_tmpdir() }
+        RuntimeEnv {
+            uid,
+            xdg_runtime_dir,
+            run_user,
+            tmux_tmpdir: tmux_tmpdir(),
+        }
     }
 
     /// Where the broker looks, in order. `$XDG_RUNTIME_DIR` wins over
@@ -129,7 +150,13 @@ impl RuntimeEnv {
     pub fn search_dirs(&self) -> Vec<PathBuf> {
         let mut stages = self.choice_stages();
         let stem = format!("tmux-mcp-{}", self.uid);
-        for extra in [self.xdg_runtime_dir.as_ref().map(|x| x.join("tmux-mcp")), self.run_user.as_ref().map(|r| r.join("tmux-mcp"))].into_iter().flatten() {
+        for extra in [
+            self.xdg_runtime_dir.as_ref().map(|x| x.join("tmux-mcp")),
+            self.run_user.as_ref().map(|r| r.join("tmux-mcp")),
+        ]
+        .into_iter()
+        .flatten()
+        {
             stages.push(Stage::Fixed(extra));
         }
         stages.push(Stage::Fixed(Path::new("/tmp").join(&stem)));
@@ -168,7 +195,11 @@ impl RuntimeEnv {
                     // created (or shows that the base is unusable), so the walk
                     // always ends, however many names a squatter holds.
                     for n in 1u64.. {
-                        match self.try_candidate(&base.join(format!("{stem}.{n}")), create, &mut plan) {
+                        match self.try_candidate(
+                            &base.join(format!("{stem}.{n}")),
+                            create,
+                            &mut plan,
+                        ) {
                             Candidate::Use(dir) => {
                                 plan.chosen = Some(dir);
                                 return plan;
@@ -208,18 +239,20 @@ impl RuntimeEnv {
                     plan.refuse(p, "cannot be created: its parent is not a directory".into());
                     return Candidate::BaseUnusable;
                 }
-                DirState::Absent => match fs::DirBuilder::new().mode(0o700).recursive(false).create(p) {
-                    // Look again at what is there now: the name may have been
-                    // taken between the lstat and the mkdir.
-                    Ok(()) => continue,
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                    Err(e) => {
-                        // About the parent, not this name: every other name in
-                        // the same base would fail alike.
-                        plan.refuse(p, format!("cannot be created: {e}"));
-                        return Candidate::BaseUnusable;
+                DirState::Absent => {
+                    match fs::DirBuilder::new().mode(0o700).recursive(false).create(p) {
+                        // Look again at what is there now: the name may have been
+                        // taken between the lstat and the mkdir.
+                        Ok(()) => continue,
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                        Err(e) => {
+                            // About the parent, not this name: every other name in
+                            // the same base would fail alike.
+                            plan.refuse(p, format!("cannot be created: {e}"));
+                            return Candidate::BaseUnusable;
+                        }
                     }
-                },
+                }
             }
         }
         plan.refuse(p, "changed while it was being checked".into());
@@ -243,19 +276,26 @@ enum Stage {
 /// The numbers `n` of the existing entries `base/stem.n`.
 fn numbered_taken(base: &Path, stem: &str) -> std::collections::BTreeSet<u64> {
     let prefix = format!("{stem}.");
-    let Ok(rd) = fs::read_dir(base) else { return Default::default() };
+    let Ok(rd) = fs::read_dir(base) else {
+        return Default::default();
+    };
     rd.flatten()
         .filter_map(|e| {
             let name = e.file_name();
             let rest = name.to_str()?.strip_prefix(&prefix)?.to_string();
             // Canonical decimal only, so `stem.01` is not a second name for 1.
-            (!rest.starts_with('0') && rest.bytes().all(|b| b.is_ascii_digit())).then(|| rest.parse::<u64>().ok()).flatten()
+            (!rest.starts_with('0') && rest.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| rest.parse::<u64>().ok())
+                .flatten()
         })
         .collect()
 }
 
 fn numbered_entries(base: &Path, stem: &str) -> Vec<PathBuf> {
-    numbered_taken(base, stem).into_iter().map(|n| base.join(format!("{stem}.{n}"))).collect()
+    numbered_taken(base, stem)
+        .into_iter()
+        .map(|n| base.join(format!("{stem}.{n}")))
+        .collect()
 }
 
 /// The outcome of [`RuntimeEnv::plan`].
@@ -283,7 +323,11 @@ impl RuntimeDirPlan {
 
     /// One line per refusal, for logs and error messages.
     pub fn refusals_text(&self) -> String {
-        let mut parts: Vec<String> = self.refused.iter().map(|(p, why)| format!("{} {why}", p.display())).collect();
+        let mut parts: Vec<String> = self
+            .refused
+            .iter()
+            .map(|(p, why)| format!("{} {why}", p.display()))
+            .collect();
         if self.refused_more > 0 {
             parts.push(format!("and {} more", self.refused_more));
         }
@@ -297,7 +341,10 @@ pub fn choose_runtime_dir() -> Result<(PathBuf, RuntimeDirPlan), String> {
     let plan = RuntimeEnv::current().plan(true);
     match plan.chosen.clone() {
         Some(d) => Ok((d, plan)),
-        None => Err(format!("no usable runtime directory: {}", plan.refusals_text())),
+        None => Err(format!(
+            "no usable runtime directory: {}",
+            plan.refusals_text()
+        )),
     }
 }
 
@@ -325,7 +372,10 @@ pub fn dir_state(dir: &Path, uid: u32) -> DirState {
         Err(e) => DirState::Refused(format!("cannot be inspected: {e}")),
         Ok(md) if md.file_type().is_symlink() => DirState::Refused("is a symbolic link".into()),
         Ok(md) if !md.is_dir() => DirState::Refused("is not a directory".into()),
-        Ok(md) if md.uid() != uid => DirState::Refused(format!("is owned by uid {}, not by this user (uid {uid})", md.uid())),
+        Ok(md) if md.uid() != uid => DirState::Refused(format!(
+            "is owned by uid {}, not by this user (uid {uid})",
+            md.uid()
+        )),
         Ok(_) => DirState::Ours,
     }
 }
@@ -361,21 +411,31 @@ impl BrokerPaths {
     /// Every place a broker for `generation` may be listening (directories of
     /// ours only: a socket in a directory someone else controls is never used).
     pub fn candidates(generation: &str) -> Vec<BrokerPaths> {
-        runtime_dir_candidates().iter().map(|d| BrokerPaths::new(d, generation)).collect()
+        runtime_dir_candidates()
+            .iter()
+            .map(|d| BrokerPaths::new(d, generation))
+            .collect()
     }
 }
 
 /// Creates `dir` with mode 0700 if needed and checks that it is a real directory
 /// owned by us that nobody else can enter.
 pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
-    match fs::DirBuilder::new().mode(0o700).recursive(false).create(dir) {
+    match fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(false)
+        .create(dir)
+    {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }
     match dir_state(dir, sys::current_uid()) {
         DirState::Ours => make_private(dir),
-        DirState::Absent => Err(io::Error::other(format!("{} vanished while it was being created", dir.display()))),
+        DirState::Absent => Err(io::Error::other(format!(
+            "{} vanished while it was being created",
+            dir.display()
+        ))),
         DirState::Refused(why) => Err(io::Error::other(format!("{} {why}", dir.display()))),
     }
 }
@@ -390,7 +450,10 @@ mod tests {
         assert!(tmux_socket(None, Some("..")).is_err());
         let p = tmux_socket(None, Some("work")).unwrap();
         assert!(p.ends_with(format!("tmux-{}/work", sys::current_uid())));
-        assert_eq!(tmux_socket(Some(Path::new("/x/s")), Some("work")).unwrap(), PathBuf::from("/x/s"));
+        assert_eq!(
+            tmux_socket(Some(Path::new("/x/s")), Some("work")).unwrap(),
+            PathBuf::from("/x/s")
+        );
     }
 
     #[test]
@@ -425,27 +488,55 @@ mod tests {
         fs::create_dir_all(base.join("xdg")).unwrap();
         fs::create_dir_all(base.join("tt")).unwrap();
         let uid = sys::current_uid();
-        let env = RuntimeEnv { uid, xdg_runtime_dir: Some(base.join("xdg")), run_user: None, tmux_tmpdir: base.join("tt") };
+        let env = RuntimeEnv {
+            uid,
+            xdg_runtime_dir: Some(base.join("xdg")),
+            run_user: None,
+            tmux_tmpdir: base.join("tt"),
+        };
         let stem = format!("tmux-mcp-{uid}");
         fs::write(base.join("xdg/tmux-mcp"), b"").unwrap(); // not a directory
         fs::create_dir(base.join("decoy")).unwrap();
         std::os::unix::fs::symlink(base.join("decoy"), base.join("tt").join(&stem)).unwrap();
-        std::os::unix::fs::symlink(base.join("decoy"), base.join("tt").join(format!("{stem}.1"))).unwrap();
+        std::os::unix::fs::symlink(
+            base.join("decoy"),
+            base.join("tt").join(format!("{stem}.1")),
+        )
+        .unwrap();
         fs::write(base.join("tt").join(format!("{stem}.2")), b"").unwrap();
 
         let dry = env.plan(false);
         assert_eq!(dry.chosen, Some(base.join("tt").join(format!("{stem}.3"))));
-        assert!(!base.join("tt").join(format!("{stem}.3")).exists(), "a dry plan created something");
+        assert!(
+            !base.join("tt").join(format!("{stem}.3")).exists(),
+            "a dry plan created something"
+        );
 
         let plan = env.plan(true);
         let want = base.join("tt").join(format!("{stem}.3"));
         assert_eq!(plan.chosen.as_ref(), Some(&want), "{plan:?}");
         let reasons: Vec<&str> = plan.refused.iter().map(|(_, w)| w.as_str()).collect();
-        assert_eq!(reasons, ["is not a directory", "is a symbolic link", "is a symbolic link", "is not a directory"], "{plan:?}");
+        assert_eq!(
+            reasons,
+            [
+                "is not a directory",
+                "is a symbolic link",
+                "is a symbolic link",
+                "is not a directory"
+            ],
+            "{plan:?}"
+        );
         assert_eq!(fs::symlink_metadata(&want).unwrap().mode() & 0o777, 0o700);
-        assert_eq!(env.plan(true).chosen, Some(want.clone()), "a second choice disagrees");
+        assert_eq!(
+            env.plan(true).chosen,
+            Some(want.clone()),
+            "a second choice disagrees"
+        );
         assert!(env.search_dirs().contains(&want));
-        assert!(fs::read_dir(base.join("decoy")).unwrap().next().is_none(), "something was written through a symlink");
+        assert!(
+            fs::read_dir(base.join("decoy")).unwrap().next().is_none(),
+            "something was written through a symlink"
+        );
         fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -89,7 +89,9 @@ impl Backend {
         } else {
             match (&own, procfs::pid_namespace(Some(server_pid))) {
                 (Ok(a), Ok(b)) if *a == b => None,
-                (Ok(_), Ok(_)) => Some(IdentityError::Namespace("the broker and the tmux server are in different PID namespaces".into())),
+                (Ok(_), Ok(_)) => Some(IdentityError::Namespace(
+                    "the broker and the tmux server are in different PID namespaces".into(),
+                )),
                 (Err(e), _) => Some(IdentityError::Namespace(e.to_string())),
                 (_, Err(e)) => Some(IdentityError::Namespace(e.to_string())),
             }
@@ -98,7 +100,11 @@ impl Backend {
             Ok(_) => None,
             Err(e) => Some(IdentityError::NoPidfd(e.to_string())),
         });
-        Backend { server_pid, namespace: own.unwrap_or((0, 0)), unavailable }
+        Backend {
+            server_pid,
+            namespace: own.unwrap_or((0, 0)),
+            unavailable,
+        }
     }
 
     /// Opens an identity for a pane process and starts watching it.
@@ -109,11 +115,17 @@ impl Backend {
         }
         let before = procfs::stat(pid).map_err(|_| IdentityError::Gone(pid))?;
         if before.ppid != self.server_pid {
-            return Err(IdentityError::NotChild { pid, server: self.server_pid, parent: before.ppid });
+            return Err(IdentityError::NotChild {
+                pid,
+                server: self.server_pid,
+                parent: before.ppid,
+            });
         }
         let ns = procfs::pid_namespace(Some(pid)).map_err(|_| IdentityError::Gone(pid))?;
         if ns != self.namespace {
-            return Err(IdentityError::Namespace(format!("process {pid} is in another PID namespace")));
+            return Err(IdentityError::Namespace(format!(
+                "process {pid} is in another PID namespace"
+            )));
         }
         let fd = sys::pidfd_open(pid).map_err(|e| match e.raw_os_error() {
             Some(libc::ESRCH) => IdentityError::Gone(pid),
@@ -137,14 +149,19 @@ impl Backend {
             exit_tx,
             _stop: stop_tx,
         });
-        watch_exit(fd, Arc::downgrade(&ident), stop_rx).map_err(|e| IdentityError::NoPidfd(e.to_string()))?;
+        watch_exit(fd, Arc::downgrade(&ident), stop_rx)
+            .map_err(|e| IdentityError::NoPidfd(e.to_string()))?;
         Ok(ident)
     }
 }
 
 /// Marks the identity exited when the pidfd turns readable; ends early when the
 /// identity is dropped.
-fn watch_exit(fd: OwnedFd, ident: Weak<ProcessIdentity>, stop: oneshot::Receiver<()>) -> std::io::Result<()> {
+fn watch_exit(
+    fd: OwnedFd,
+    ident: Weak<ProcessIdentity>,
+    stop: oneshot::Receiver<()>,
+) -> std::io::Result<()> {
     let afd = sys::async_pidfd(fd)?;
     tokio::spawn(async move {
         tokio::select! {
@@ -171,15 +188,23 @@ mod tests {
         // We stand in for the tmux server: the child's parent is us.
         let backend = Backend::detect(std::process::id());
         assert!(backend.unavailable.is_none(), "{:?}", backend.unavailable);
-        let mut child = tokio::process::Command::new("sleep").arg("0.3").spawn().unwrap();
+        let mut child = tokio::process::Command::new("sleep")
+            .arg("0.3")
+            .spawn()
+            .unwrap();
         let pid = child.id().unwrap();
         let a = backend.acquire(pid).unwrap();
         assert_eq!(a.generation.len(), 32);
         assert!(!a.exited());
         let b = backend.acquire(pid).unwrap();
-        assert_ne!(a.generation, b.generation, "each acquisition mints a new generation");
+        assert_ne!(
+            a.generation, b.generation,
+            "each acquisition mints a new generation"
+        );
         child.wait().await.unwrap();
-        tokio::time::timeout(Duration::from_secs(2), a.wait_exit()).await.expect("exit seen");
+        tokio::time::timeout(Duration::from_secs(2), a.wait_exit())
+            .await
+            .expect("exit seen");
         assert!(a.exited());
     }
 
@@ -187,6 +212,14 @@ mod tests {
     async fn a_process_that_is_not_our_child_is_refused() {
         let backend = Backend::detect(std::process::id());
         let err = backend.acquire(1).unwrap_err();
-        assert!(matches!(err, IdentityError::NotChild { .. } | IdentityError::Gone(_) | IdentityError::Namespace(_)), "{err:?}");
+        assert!(
+            matches!(
+                err,
+                IdentityError::NotChild { .. }
+                    | IdentityError::Gone(_)
+                    | IdentityError::Namespace(_)
+            ),
+            "{err:?}"
+        );
     }
 }

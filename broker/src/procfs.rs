@@ -21,7 +21,12 @@ pub struct ProcStat {
 
 pub fn stat(pid: u32) -> io::Result<ProcStat> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    parse_stat(&text).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("unparsable /proc/{pid}/stat")))
+    parse_stat(&text).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("unparsable /proc/{pid}/stat"),
+        )
+    })
 }
 
 /// Parses a stat line. `comm` may itself contain spaces and `)`, so the fields
@@ -46,7 +51,11 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
 pub fn clock_ticks_per_second() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if v > 0 { v as u64 } else { 100 }
+    if v > 0 {
+        v as u64
+    } else {
+        100
+    }
 }
 
 /// Boot time in seconds since the epoch (`btime` in /proc/stat).
@@ -63,7 +72,9 @@ pub fn start_time_epoch(start_ticks: u64) -> io::Result<u64> {
 }
 
 pub fn boot_id() -> String {
-    fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_default()
+    fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Identity of a PID namespace: device and inode of `/proc/PID/ns/pid`.
@@ -115,16 +126,24 @@ mod tests {
     fn same_executable_compares_exe_links() {
         let me = std::process::id();
         assert_eq!(same_executable(me, me), Some(true));
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         // Until it has exec'd, the child runs this test binary: wait for sleep.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while same_executable(child.id(), me) == Some(true) && std::time::Instant::now() < deadline {
+        while same_executable(child.id(), me) == Some(true) && std::time::Instant::now() < deadline
+        {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         assert_eq!(same_executable(child.id(), me), Some(false));
         child.kill().unwrap();
         child.wait().unwrap();
-        assert_eq!(same_executable(child.id(), me), None, "a reaped process has no exe");
+        assert_eq!(
+            same_executable(child.id(), me),
+            None,
+            "a reaped process has no exe"
+        );
     }
 
     #[test]
@@ -152,6 +171,9 @@ mod tests {
 
     #[test]
     fn own_namespace_matches_self() {
-        assert_eq!(pid_namespace(None).unwrap(), pid_namespace(Some(std::process::id())).unwrap());
+        assert_eq!(
+            pid_namespace(None).unwrap(),
+            pid_namespace(Some(std::process::id())).unwrap()
+        );
     }
 }

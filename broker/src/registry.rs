@@ -108,10 +108,18 @@ impl Pane {
         let (gen, state, note) = match &self.process {
             Ok(p) if p.exited() => (Some(p.generation.clone()), "exited", None),
             Ok(p) => (Some(p.generation.clone()), "running", None),
-            Err(IdentityError::PaneDead) => (None, "dead", Some(IdentityError::PaneDead.to_string())),
+            Err(IdentityError::PaneDead) => {
+                (None, "dead", Some(IdentityError::PaneDead.to_string()))
+            }
             Err(e) => (None, "untracked", Some(e.to_string())),
         };
-        ProcessStatus { pane_id: self.id.clone(), pid: self.pid, process_generation: gen, state: state.into(), note }
+        ProcessStatus {
+            pane_id: self.id.clone(),
+            pid: self.pid,
+            process_generation: gen,
+            state: state.into(),
+            note,
+        }
     }
 
     pub fn in_session(&self, session_id: &str) -> bool {
@@ -136,7 +144,11 @@ impl Snapshot {
 
     /// Every session that holds a pane, sorted, each once.
     pub fn session_ids(&self) -> Vec<String> {
-        let mut s: Vec<String> = self.panes.iter().flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone())).collect();
+        let mut s: Vec<String> = self
+            .panes
+            .iter()
+            .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone()))
+            .collect();
         s.sort();
         s.dedup();
         s
@@ -180,7 +192,12 @@ pub struct FeedSource {
 /// invocation's first command and how long it took, for finding where a call's
 /// time goes.
 fn log_command(args: &[&str], started: Instant) {
-    tracing::debug!(command = args.first().copied().unwrap_or_default(), args = args.len(), ms = started.elapsed().as_secs_f64() * 1000.0, "tmux");
+    tracing::debug!(
+        command = args.first().copied().unwrap_or_default(),
+        args = args.len(),
+        ms = started.elapsed().as_secs_f64() * 1000.0,
+        "tmux"
+    );
 }
 
 pub struct Registry {
@@ -225,7 +242,11 @@ impl Registry {
 
     /// A line for `status`: how tmux is reached and how the table is read.
     pub fn access(&self) -> String {
-        let client = if self.source.tmux.uses_direct() { "in-process tmux protocol client" } else { "exec of the tmux binary" };
+        let client = if self.source.tmux.uses_direct() {
+            "in-process tmux protocol client"
+        } else {
+            "exec of the tmux binary"
+        };
         let feed = match self.source.mode {
             FeedMode::ListCommands => "table via list-commands -F",
             FeedMode::RunShell => "table via run-shell feed helper",
@@ -235,7 +256,8 @@ impl Registry {
 
     fn count(&self, args: &[&str]) {
         self.tmux_connections.fetch_add(1, Ordering::Relaxed);
-        self.tmux_commands.fetch_add(crate::tmux::command_count(args) as u64, Ordering::Relaxed);
+        self.tmux_commands
+            .fetch_add(crate::tmux::command_count(args) as u64, Ordering::Relaxed);
     }
 
     /// Runs a tmux command and counts it.
@@ -263,7 +285,8 @@ impl Registry {
     /// backslash as itself), which is why the table uses the run-shell feed
     /// there; the caller decodes what it needs.
     pub async fn expand_format(&self, format: &str) -> Result<String, TmuxError> {
-        self.run_tmux(&["list-commands", "-F", format, "list-commands"]).await
+        self.run_tmux(&["list-commands", "-F", format, "list-commands"])
+            .await
     }
 
     /// The last snapshot, without asking tmux.
@@ -283,7 +306,10 @@ impl Registry {
         let taken = Instant::now();
         let table = self.fetch().await?;
         if table.server.pid != self.source.server_pid {
-            return Err(RefreshError::WrongServer { expected: self.source.server_pid, got: table.server.pid });
+            return Err(RefreshError::WrongServer {
+                expected: self.source.server_pid,
+                got: table.server.pid,
+            });
         }
         let snap = Arc::new(self.build(table, taken));
         *self.current.lock().unwrap() = Some(snap.clone());
@@ -295,10 +321,22 @@ impl Registry {
             FeedMode::ListCommands => {
                 // Bytes, not text: counted fields are measured in bytes, and a
                 // value that is not UTF-8 must not change the table's lengths.
-                let out = self.tmux_output(&["list-commands", "-F", &feed::table_format(), "list-commands"]).await?;
+                let out = self
+                    .tmux_output(&[
+                        "list-commands",
+                        "-F",
+                        &feed::table_format(),
+                        "list-commands",
+                    ])
+                    .await?;
                 if out.status != 0 {
                     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                    return Err(TmuxError::Failed { command: "list-commands".into(), status: Some(out.status), stderr }.into());
+                    return Err(TmuxError::Failed {
+                        command: "list-commands".into(),
+                        status: Some(out.status),
+                        stderr,
+                    }
+                    .into());
                 }
                 feed::parse(&out.stdout).map_err(|e| RefreshError::Helper(e.to_string()))
             }
@@ -310,7 +348,12 @@ impl Registry {
         let req = self.next_req.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(req, tx);
-        let socket = self.feed_socket.lock().unwrap().clone().unwrap_or_else(|| self.source.broker_socket.clone());
+        let socket = self
+            .feed_socket
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap_or_else(|| self.source.broker_socket.clone());
         let cmd = feed::run_shell_command(&self.source.helper, &socket, req);
         let ran = self.run_tmux(&["run-shell", &cmd]).await;
         let result = match ran {
@@ -340,7 +383,10 @@ impl Registry {
         let previous = self.cached();
         let seq = previous.as_ref().map_or(1, |s| s.seq + 1);
         // The previous identities by pane id: one lookup per pane, not a scan.
-        let old_ids: HashMap<&str, &Result<Arc<ProcessIdentity>, IdentityError>> = previous.iter().flat_map(|s| s.panes.iter().map(|p| (p.id.as_str(), &p.process))).collect();
+        let old_ids: HashMap<&str, &Result<Arc<ProcessIdentity>, IdentityError>> = previous
+            .iter()
+            .flat_map(|s| s.panes.iter().map(|p| (p.id.as_str(), &p.process)))
+            .collect();
         let mut by_id: BTreeMap<u64, Vec<PaneRow>> = BTreeMap::new();
         for row in table.rows {
             by_id.entry(numeric_id(&row.pane_id)).or_default().push(row);
@@ -404,7 +450,12 @@ impl Registry {
                 }
             })
             .collect();
-        Snapshot { server: table.server, panes, taken, seq }
+        Snapshot {
+            server: table.server,
+            panes,
+            taken,
+            seq,
+        }
     }
 }
 
@@ -418,5 +469,11 @@ pub fn numeric_id(id: &str) -> u64 {
 /// from environment variables a client may not pass on.
 pub fn pane_of_process(snapshot: &Snapshot, pid: u32) -> Option<String> {
     let chain = crate::procfs::ancestry(pid, 128);
-    chain.iter().find_map(|p| snapshot.panes.iter().find(|pane| !pane.dead && pane.pid == *p).map(|pane| pane.id.clone()))
+    chain.iter().find_map(|p| {
+        snapshot
+            .panes
+            .iter()
+            .find(|pane| !pane.dead && pane.pid == *p)
+            .map(|pane| pane.id.clone())
+    })
 }

@@ -33,7 +33,10 @@ pub enum Resource {
     Info(String),
     /// The visible screen of pane `%N`, handed over with the key binding:
     /// readable through its hand-off cursor whatever the reader's scope.
-    Handed { pane: String, cursor: String },
+    Handed {
+        pane: String,
+        cursor: String,
+    },
 }
 
 /// Why a resource could not be read.
@@ -66,7 +69,10 @@ impl ReadError {
     fn from_tool_text(text: String) -> ReadError {
         if text.contains("outside this session's scope") {
             ReadError::NotVisible(text)
-        } else if text.contains("No pane") || text.contains("does not exist") || text.contains("no longer exists") {
+        } else if text.contains("No pane")
+            || text.contains("does not exist")
+            || text.contains("no longer exists")
+        {
             ReadError::NotFound(text)
         } else if text.contains("after-capture-pane") {
             ReadError::HookSet(text)
@@ -86,10 +92,19 @@ impl Resource {
             "tmux://panes" => return Ok(Resource::Panes),
             _ => {}
         }
-        let bad = || ReadError::NotFound(format!("unknown resource {uri:?}: expected tmux://server, tmux://sessions, tmux://panes, tmux://pane/{{pane_id}} or tmux://pane/{{pane_id}}/info (pane_id %N, written %25N)"));
+        let bad = || {
+            ReadError::NotFound(format!("unknown resource {uri:?}: expected tmux://server, tmux://sessions, tmux://panes, tmux://pane/{{pane_id}} or tmux://pane/{{pane_id}}/info (pane_id %N, written %25N)"))
+        };
         let rest = uri.strip_prefix(PANE_PREFIX).ok_or_else(bad)?;
         let (rest, handoff) = match rest.split_once("?handoff=") {
-            Some((r, c)) if !c.is_empty() && c.len() <= 64 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') => (r, Some(c.to_string())),
+            Some((r, c))
+                if !c.is_empty()
+                    && c.len() <= 64
+                    && c.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+            {
+                (r, Some(c.to_string()))
+            }
             Some(_) => return Err(bad()),
             None => (rest, None),
         };
@@ -97,7 +112,10 @@ impl Resource {
             Some(id) => (id, true),
             None => (rest, false),
         };
-        let digits = id.strip_prefix("%25").or_else(|| id.strip_prefix('%')).unwrap_or(id);
+        let digits = id
+            .strip_prefix("%25")
+            .or_else(|| id.strip_prefix('%'))
+            .unwrap_or(id);
         if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
@@ -118,7 +136,9 @@ impl Resource {
             Resource::Panes => "tmux://panes".into(),
             Resource::Screen(p) => format!("{PANE_PREFIX}%25{}", &p[1..]),
             Resource::Info(p) => format!("{PANE_PREFIX}%25{}/info", &p[1..]),
-            Resource::Handed { pane, cursor } => format!("{PANE_PREFIX}%25{}?handoff={cursor}", &pane[1..]),
+            Resource::Handed { pane, cursor } => {
+                format!("{PANE_PREFIX}%25{}?handoff={cursor}", &pane[1..])
+            }
         }
     }
 
@@ -147,7 +167,11 @@ pub async fn list(session: &Session) -> Vec<Value> {
     ];
     if let Ok(snap) = session.broker.registry.refresh().await {
         for p in session.visible(&snap) {
-            let place = p.placements.first().map(|pl| format!("{}:{}", pl.session_name, pl.window_index)).unwrap_or_default();
+            let place = p
+                .placements
+                .first()
+                .map(|pl| format!("{}:{}", pl.session_name, pl.window_index))
+                .unwrap_or_default();
             let r = Resource::Screen(p.id.clone());
             out.push(entry(&r, &format!("pane {}", p.id), &format!("pane {} ({place} {})", p.id, p.command), "The pane's visible screen as text; subscribe to hear when it changes (at most 4 updates a second)."));
         }
@@ -176,7 +200,9 @@ pub fn handed_over(session: &Session, pane: &str, cursor: &str) -> bool {
 /// Reads `r` for `session`: (mime type, text).
 pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, String), ReadError> {
     if let Resource::Handed { pane, cursor } = r {
-        return read_handed(session, pane, cursor).await.map(|text| (r.mime(), text));
+        return read_handed(session, pane, cursor)
+            .await
+            .map(|text| (r.mime(), text));
     }
     let (tool, args) = match r {
         Resource::Server => ("get_server_info", json!({})),
@@ -206,8 +232,12 @@ async fn read_handed(session: &Session, pane: &str, cursor: &str) -> Result<Stri
         return Err(ReadError::NotFound(format!("no hand-off cursor {cursor:?} for pane {pane} (it expired, or the broker restarted): ask the person to press the hand-off key again")));
     }
     let broker = &session.broker;
-    let p = observe::find_pane(broker, pane, Freshness::Cached).await.map_err(|e| ReadError::NotFound(format!("pane {pane}: {}", e.why())))?;
-    let (_, out) = observe::capture_range(broker, p, None, None, false).await.map_err(|e| ReadError::from_tool_text(format!("pane {pane}: {}", e.why())))?;
+    let p = observe::find_pane(broker, pane, Freshness::Cached)
+        .await
+        .map_err(|e| ReadError::NotFound(format!("pane {pane}: {}", e.why())))?;
+    let (_, out) = observe::capture_range(broker, p, None, None, false)
+        .await
+        .map_err(|e| ReadError::from_tool_text(format!("pane {pane}: {}", e.why())))?;
     Ok(tools::capture_pane::decode_lines(&out).join("\n"))
 }
 
@@ -218,19 +248,50 @@ mod tests {
     #[test]
     fn pane_uris_parse_in_every_spelling_and_list_encoded() {
         for uri in ["tmux://pane/%253", "tmux://pane/%3", "tmux://pane/3"] {
-            assert_eq!(Resource::parse(uri).unwrap(), Resource::Screen("%3".into()), "{uri}");
+            assert_eq!(
+                Resource::parse(uri).unwrap(),
+                Resource::Screen("%3".into()),
+                "{uri}"
+            );
         }
-        assert_eq!(Resource::parse("tmux://pane/%2512/info").unwrap(), Resource::Info("%12".into()));
+        assert_eq!(
+            Resource::parse("tmux://pane/%2512/info").unwrap(),
+            Resource::Info("%12".into())
+        );
         assert_eq!(Resource::Screen("%3".into()).uri(), "tmux://pane/%253");
-        assert_eq!(Resource::parse(&Resource::Info("%7".into()).uri()).unwrap(), Resource::Info("%7".into()));
+        assert_eq!(
+            Resource::parse(&Resource::Info("%7".into()).uri()).unwrap(),
+            Resource::Info("%7".into())
+        );
         let handed = Resource::parse("tmux://pane/%253?handoff=0123abcd").unwrap();
-        assert_eq!(handed, Resource::Handed { pane: "%3".into(), cursor: "0123abcd".into() });
+        assert_eq!(
+            handed,
+            Resource::Handed {
+                pane: "%3".into(),
+                cursor: "0123abcd".into()
+            }
+        );
         assert_eq!(Resource::parse(&handed.uri()).unwrap(), handed);
-        for bad in ["tmux://pane/%253?handoff=", "tmux://pane/%253?handoff=a b", "tmux://pane/%253/info?handoff=abc"] {
+        for bad in [
+            "tmux://pane/%253?handoff=",
+            "tmux://pane/%253?handoff=a b",
+            "tmux://pane/%253/info?handoff=abc",
+        ] {
             assert!(Resource::parse(bad).is_err(), "{bad}");
         }
-        for bad in ["tmux://pane/", "tmux://pane/%25", "tmux://pane/x1", "tmux://pane/1/screen", "tmux://other", "file:///etc/passwd", "tmux://pane/99999999999"] {
-            assert!(matches!(Resource::parse(bad), Err(ReadError::NotFound(_))), "{bad}");
+        for bad in [
+            "tmux://pane/",
+            "tmux://pane/%25",
+            "tmux://pane/x1",
+            "tmux://pane/1/screen",
+            "tmux://other",
+            "file:///etc/passwd",
+            "tmux://pane/99999999999",
+        ] {
+            assert!(
+                matches!(Resource::parse(bad), Err(ReadError::NotFound(_))),
+                "{bad}"
+            );
         }
     }
 }

@@ -74,12 +74,19 @@ pub struct Pages {
 
 impl Pages {
     pub fn new(records: &[Value], header: Value, limit: usize) -> Pages {
-        Pages { records: records.iter().map(|r| Arc::from(r.to_string())).collect(), header, limit }
+        Pages {
+            records: records.iter().map(|r| Arc::from(r.to_string())).collect(),
+            header,
+            limit,
+        }
     }
 
     /// Records `[start, end)` as JSON values again.
     pub fn slice(&self, start: usize, end: usize) -> Vec<Value> {
-        self.records[start..end].iter().map(|r| serde_json::from_str(r).expect("retained records are JSON we wrote")).collect()
+        self.records[start..end]
+            .iter()
+            .map(|r| serde_json::from_str(r).expect("retained records are JSON we wrote"))
+            .collect()
     }
 }
 
@@ -108,13 +115,31 @@ impl Retained {
         let fixed = std::mem::size_of::<Slot>() + 256;
         match self {
             Retained::Cursor(c) => {
-                let rows: usize = c.rows.rows.iter().map(|r| std::mem::size_of::<String>() + string_heap(r.capacity())).sum();
-                fixed + rows + string_heap(c.rows.rows.capacity() * std::mem::size_of::<String>()) + c.pane_id.capacity() + c.generation.capacity()
+                let rows: usize = c
+                    .rows
+                    .rows
+                    .iter()
+                    .map(|r| std::mem::size_of::<String>() + string_heap(r.capacity()))
+                    .sum();
+                fixed
+                    + rows
+                    + string_heap(c.rows.rows.capacity() * std::mem::size_of::<String>())
+                    + c.pane_id.capacity()
+                    + c.generation.capacity()
             }
-            Retained::Since(c) => fixed + string_heap(8 * (c.window.capacity() + c.pending.capacity())) + c.pane_id.capacity() + c.process_generation.as_ref().map_or(0, String::capacity),
+            Retained::Since(c) => {
+                fixed
+                    + string_heap(8 * (c.window.capacity() + c.pending.capacity()))
+                    + c.pane_id.capacity()
+                    + c.process_generation.as_ref().map_or(0, String::capacity)
+            }
             Retained::Pages(p) => {
                 // The text plus the Arc's two counters, shared or not.
-                let records: usize = p.records.iter().map(|r| std::mem::size_of::<Arc<str>>() + string_heap(r.len() + 16)).sum();
+                let records: usize = p
+                    .records
+                    .iter()
+                    .map(|r| std::mem::size_of::<Arc<str>>() + string_heap(r.len() + 16))
+                    .sum();
                 // A small Value tree: about nine times its JSON text.
                 fixed + records + 9 * p.header.to_string().len()
             }
@@ -203,11 +228,20 @@ impl Slots {
 
     /// The least recently used entry of `agent`.
     fn oldest_of(&self, agent: Option<u64>) -> Option<String> {
-        self.map.iter().filter(|(_, s)| s.owner.agent == agent).min_by_key(|(_, s)| s.last_used).map(|(k, _)| k.clone())
+        self.map
+            .iter()
+            .filter(|(_, s)| s.owner.agent == agent)
+            .min_by_key(|(_, s)| s.last_used)
+            .map(|(k, _)| k.clone())
     }
 
     fn expire(&mut self, now: Instant, ttl: Duration) {
-        let old: Vec<String> = self.map.iter().filter(|(_, s)| now.duration_since(s.last_used) >= ttl).map(|(k, _)| k.clone()).collect();
+        let old: Vec<String> = self
+            .map
+            .iter()
+            .filter(|(_, s)| now.duration_since(s.last_used) >= ttl)
+            .map(|(k, _)| k.clone())
+            .collect();
         for k in old {
             self.remove(&k);
         }
@@ -234,7 +268,11 @@ pub struct TooLarge;
 
 impl Store {
     pub fn new(budget: Budget) -> Self {
-        Store { slots: Mutex::new(Slots::default()), budget, last_records: Mutex::default() }
+        Store {
+            slots: Mutex::new(Slots::default()),
+            budget,
+            last_records: Mutex::default(),
+        }
     }
 
     /// A `tmux_snapshot` result to retain, sharing the text of every record
@@ -246,11 +284,17 @@ impl Store {
             .iter()
             .map(|r| {
                 let text = r.to_string();
-                last.get(text.as_str()).cloned().unwrap_or_else(|| Arc::from(text))
+                last.get(text.as_str())
+                    .cloned()
+                    .unwrap_or_else(|| Arc::from(text))
             })
             .collect();
         *last = texts.iter().cloned().collect();
-        Pages { records: texts, header, limit }
+        Pages {
+            records: texts,
+            header,
+            limit,
+        }
     }
 
     /// The entry under `key`, if it is live and `reader` may read it. An entry
@@ -282,7 +326,9 @@ impl Store {
             loop {
                 let u = slots.usage.get(&agent).copied().unwrap_or_default();
                 let over = match agent {
-                    Some(_) => u.entries >= self.budget.entries || u.bytes + cost > self.budget.bytes,
+                    Some(_) => {
+                        u.entries >= self.budget.entries || u.bytes + cost > self.budget.bytes
+                    }
                     None => u.entries >= self.budget.handoffs,
                 };
                 match slots.oldest_of(agent).filter(|_| over) {
@@ -293,8 +339,18 @@ impl Store {
                 }
             }
             // The broker-wide ceiling: take from whoever holds the most.
-            while slots.total.entries >= self.budget.total_entries || slots.total.bytes + cost > self.budget.total_bytes {
-                let Some(biggest) = slots.usage.iter().filter(|(a, _)| a.is_some()).max_by_key(|(_, u)| u.bytes).map(|(a, _)| *a) else { break };
+            while slots.total.entries >= self.budget.total_entries
+                || slots.total.bytes + cost > self.budget.total_bytes
+            {
+                let Some(biggest) = slots
+                    .usage
+                    .iter()
+                    .filter(|(a, _)| a.is_some())
+                    .max_by_key(|(_, u)| u.bytes)
+                    .map(|(a, _)| *a)
+                else {
+                    break;
+                };
                 match slots.oldest_of(biggest) {
                     Some(k) => {
                         slots.remove(&k);
@@ -302,7 +358,15 @@ impl Store {
                     None => break,
                 }
             }
-            slots.add(key, Slot { entry: Arc::new(entry), owner, last_used: now, cost });
+            slots.add(
+                key,
+                Slot {
+                    entry: Arc::new(entry),
+                    owner,
+                    last_used: now,
+                    cost,
+                },
+            );
             before.saturating_sub(slots.total.bytes - cost)
         };
         if freed >= 1 << 20 {
@@ -326,7 +390,13 @@ impl Store {
 
     /// What one agent holds (`None`: the hand-off pool).
     pub fn usage_of(&self, agent: Option<u64>) -> Usage {
-        self.slots.lock().unwrap().usage.get(&agent).copied().unwrap_or_default()
+        self.slots
+            .lock()
+            .unwrap()
+            .usage
+            .get(&agent)
+            .copied()
+            .unwrap_or_default()
     }
 }
 
@@ -341,11 +411,21 @@ mod tests {
     }
 
     fn agent(id: u64) -> Owner {
-        Owner { agent: Some(id), view: View::Server }
+        Owner {
+            agent: Some(id),
+            view: View::Server,
+        }
     }
 
     fn budget(entries: usize, bytes: usize) -> Budget {
-        Budget { ttl: Duration::from_secs(60), entries, bytes, total_entries: 1 << 20, total_bytes: 1 << 40, handoffs: 2 }
+        Budget {
+            ttl: Duration::from_secs(60),
+            entries,
+            bytes,
+            total_entries: 1 << 20,
+            total_bytes: 1 << 40,
+            handoffs: 2,
+        }
     }
 
     #[test]
@@ -358,13 +438,19 @@ mod tests {
         assert!(s.get("a", &View::Server).is_some()); // a is now more recent than b
         assert!(s.get("a", &View::Server).is_some());
         s.insert("c".into(), pages(1), agent(1)).unwrap();
-        assert!(s.get("b", &View::Server).is_none(), "b was least recently used");
+        assert!(
+            s.get("b", &View::Server).is_none(),
+            "b was least recently used"
+        );
         assert!(s.get("a", &View::Server).is_some() && s.get("c", &View::Server).is_some());
     }
 
     #[test]
     fn byte_budget_and_ttl() {
-        let s = Store::new(Budget { ttl: Duration::from_millis(30), ..budget(100, 2000) });
+        let s = Store::new(Budget {
+            ttl: Duration::from_millis(30),
+            ..budget(100, 2000)
+        });
         assert_eq!(s.insert("big".into(), pages(100), agent(1)), Err(TooLarge));
         s.insert("x".into(), pages(2), agent(1)).unwrap();
         std::thread::sleep(Duration::from_millis(40));
@@ -379,19 +465,36 @@ mod tests {
         for i in 0..100 {
             s.insert(format!("busy{i}"), pages(1), agent(2)).unwrap();
         }
-        assert!(s.get("quiet", &View::Server).is_some(), "another agent's churn evicted a quiet agent's cursor");
+        assert!(
+            s.get("quiet", &View::Server).is_some(),
+            "another agent's churn evicted a quiet agent's cursor"
+        );
         assert_eq!(s.usage_of(Some(2)).entries, 4);
         assert_eq!(s.usage_of(Some(1)).entries, 1);
     }
 
     #[test]
     fn handoff_cursors_are_pinned_against_agent_churn() {
-        let s = Store::new(Budget { total_entries: 5, ..budget(4, 1 << 20) });
-        s.insert("handed".into(), pages(1), Owner { agent: None, view: View::Anyone }).unwrap();
+        let s = Store::new(Budget {
+            total_entries: 5,
+            ..budget(4, 1 << 20)
+        });
+        s.insert(
+            "handed".into(),
+            pages(1),
+            Owner {
+                agent: None,
+                view: View::Anyone,
+            },
+        )
+        .unwrap();
         for a in 1..20 {
             s.insert(format!("x{a}"), pages(1), agent(a)).unwrap();
         }
-        assert!(s.get("handed", &View::Sessions(BTreeSet::new())).is_some(), "a hand-off cursor was evicted by other agents' entries");
+        assert!(
+            s.get("handed", &View::Sessions(BTreeSet::new())).is_some(),
+            "a hand-off cursor was evicted by other agents' entries"
+        );
         assert!(s.len() <= 5, "the broker-wide ceiling holds: {}", s.len());
     }
 
@@ -400,34 +503,83 @@ mod tests {
         let s = Store::new(budget(10, 1 << 20));
         let alpha: BTreeSet<String> = ["$1".to_string()].into();
         let both: BTreeSet<String> = ["$1".to_string(), "$2".to_string()].into();
-        s.insert("server".into(), pages(1), Owner { agent: Some(1), view: View::Server }).unwrap();
-        s.insert("alpha".into(), pages(1), Owner { agent: Some(2), view: View::Sessions(alpha.clone()) }).unwrap();
-        assert!(s.get("server", &View::Sessions(both.clone())).is_none(), "a session-scoped reader read a server-scoped page");
+        s.insert(
+            "server".into(),
+            pages(1),
+            Owner {
+                agent: Some(1),
+                view: View::Server,
+            },
+        )
+        .unwrap();
+        s.insert(
+            "alpha".into(),
+            pages(1),
+            Owner {
+                agent: Some(2),
+                view: View::Sessions(alpha.clone()),
+            },
+        )
+        .unwrap();
+        assert!(
+            s.get("server", &View::Sessions(both.clone())).is_none(),
+            "a session-scoped reader read a server-scoped page"
+        );
         assert!(s.get("alpha", &View::Sessions(alpha)).is_some());
-        assert!(s.get("alpha", &View::Sessions(both)).is_some(), "a wider view covers a narrower one");
+        assert!(
+            s.get("alpha", &View::Sessions(both)).is_some(),
+            "a wider view covers a narrower one"
+        );
         assert!(s.get("alpha", &View::Server).is_some());
     }
 
     #[test]
     fn equal_records_are_shared_between_results() {
         let s = Store::default();
-        let records = |title: &str| -> Vec<Value> { (0..3).map(|i| json!({ "id": format!("%{i}"), "title": if i == 1 { title } else { "same" } })).collect() };
+        let records = |title: &str| -> Vec<Value> {
+            (0..3).map(|i| json!({ "id": format!("%{i}"), "title": if i == 1 { title } else { "same" } })).collect()
+        };
         let a = s.pages(&records("one"), json!({}), 1);
         let b = s.pages(&records("two"), json!({}), 1);
-        assert!(Arc::ptr_eq(&a.records[0], &b.records[0]) && Arc::ptr_eq(&a.records[2], &b.records[2]), "unchanged records share their text");
+        assert!(
+            Arc::ptr_eq(&a.records[0], &b.records[0]) && Arc::ptr_eq(&a.records[2], &b.records[2]),
+            "unchanged records share their text"
+        );
         assert!(!Arc::ptr_eq(&a.records[1], &b.records[1]));
-        assert_eq!((&*a.records[1], &*b.records[1]), (r#"{"id":"%1","title":"one"}"#, r#"{"id":"%1","title":"two"}"#));
-        assert_eq!(b.slice(0, 3), records("two"), "each result reads back exactly as made");
+        assert_eq!(
+            (&*a.records[1], &*b.records[1]),
+            (
+                r#"{"id":"%1","title":"one"}"#,
+                r#"{"id":"%1","title":"two"}"#
+            )
+        );
+        assert_eq!(
+            b.slice(0, 3),
+            records("two"),
+            "each result reads back exactly as made"
+        );
         let ca = Retained::Pages(a).cost();
-        assert_eq!(ca, Retained::Pages(Pages::new(&records("one"), json!({}), 1)).cost(), "a shared record is still counted in full");
+        assert_eq!(
+            ca,
+            Retained::Pages(Pages::new(&records("one"), json!({}), 1)).cost(),
+            "a shared record is still counted in full"
+        );
     }
 
     #[test]
     fn cost_counts_heap_not_json_text() {
-        let records: Vec<Value> = (0..1000).map(|i| json!({ "id": format!("%{i}"), "title": "x".repeat(50) })).collect();
+        let records: Vec<Value> = (0..1000)
+            .map(|i| json!({ "id": format!("%{i}"), "title": "x".repeat(50) }))
+            .collect();
         let text: usize = records.iter().map(|r| r.to_string().len()).sum();
         let cost = Retained::Pages(Pages::new(&records, json!({}), 50)).cost();
-        assert!(cost > text, "cost {cost} is below the text it holds ({text})");
-        assert!(cost < 2 * text + 4096, "compact records should cost about their text: {cost} vs {text}");
+        assert!(
+            cost > text,
+            "cost {cost} is below the text it holds ({text})"
+        );
+        assert!(
+            cost < 2 * text + 4096,
+            "compact records should cost about their text: {cost} vs {text}"
+        );
     }
 }

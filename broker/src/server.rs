@@ -45,8 +45,14 @@ pub struct Probe {
 
 pub fn probe(socket: &Path) -> Result<Probe, ServerError> {
     let path = std::fs::canonicalize(socket).unwrap_or_else(|_| socket.to_path_buf());
-    let stream = UnixStream::connect(&path).map_err(|source| ServerError::NoServer { path: path.clone(), source })?;
-    let ident_err = |source| ServerError::Identify { path: path.clone(), source };
+    let stream = UnixStream::connect(&path).map_err(|source| ServerError::NoServer {
+        path: path.clone(),
+        source,
+    })?;
+    let ident_err = |source| ServerError::Identify {
+        path: path.clone(),
+        source,
+    };
     let cred = sys::peer_cred(&stream).map_err(ident_err)?;
     let pidfd = sys::peer_pidfd(&stream).ok();
     drop(stream);
@@ -54,7 +60,17 @@ pub fn probe(socket: &Path) -> Result<Probe, ServerError> {
     let start_time = procfs::start_time_epoch(st.start_ticks).map_err(ident_err)?;
     let boot_id = procfs::boot_id();
     let generation = generation_of(&path, cred.pid, st.start_ticks, &boot_id);
-    Ok(Probe { identity: ServerIdentity { socket_path: path, pid: cred.pid, start_ticks: st.start_ticks, start_time, boot_id, generation }, pidfd })
+    Ok(Probe {
+        identity: ServerIdentity {
+            socket_path: path,
+            pid: cred.pid,
+            start_ticks: st.start_ticks,
+            start_time,
+            boot_id,
+            generation,
+        },
+        pidfd,
+    })
 }
 
 /// Of the live tmux servers listening on `sockets`, the one that `pid` runs
@@ -68,7 +84,12 @@ pub fn ancestor_server(sockets: &[PathBuf], pid: u32) -> Option<Probe> {
     sockets
         .iter()
         .filter_map(|s| probe(s).ok())
-        .filter_map(|p| chain.iter().position(|a| *a == p.identity.pid).map(|depth| (depth, p)))
+        .filter_map(|p| {
+            chain
+                .iter()
+                .position(|a| *a == p.identity.pid)
+                .map(|depth| (depth, p))
+        })
         .min_by_key(|(depth, _)| *depth)
         .map(|(_, p)| p)
 }
@@ -110,16 +131,28 @@ mod tests {
         let live = dir.join("b-live");
         let _l = std::os::unix::net::UnixListener::bind(&live).unwrap();
         let socks = vec![stale, live.clone()];
-        let found = ancestor_server(&socks, std::process::id()).expect("the live listener is found");
+        let found =
+            ancestor_server(&socks, std::process::id()).expect("the live listener is found");
         assert_eq!(found.identity.pid, std::process::id());
-        assert_eq!(found.identity.socket_path, std::fs::canonicalize(&live).unwrap());
-        assert!(ancestor_server(&socks, std::os::unix::process::parent_id()).is_none(), "a child's server is not its parent's");
+        assert_eq!(
+            found.identity.socket_path,
+            std::fs::canonicalize(&live).unwrap()
+        );
+        assert!(
+            ancestor_server(&socks, std::os::unix::process::parent_id()).is_none(),
+            "a child's server is not its parent's"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn no_server_is_a_clear_error() {
-        let err = probe(Path::new("/nonexistent/tmux-mcp-test/sock")).err().unwrap();
-        assert!(err.to_string().contains("no tmux server is listening"), "{err}");
+        let err = probe(Path::new("/nonexistent/tmux-mcp-test/sock"))
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("no tmux server is listening"),
+            "{err}"
+        );
     }
 }

@@ -55,11 +55,16 @@ impl Session {
                 if !self.can_see(pane) {
                     return None;
                 }
-                if pane.placements.iter().all(|pl| self.caller_sessions.contains(&pl.session_id)) {
+                if pane
+                    .placements
+                    .iter()
+                    .all(|pl| self.caller_sessions.contains(&pl.session_id))
+                {
                     return Some(Cow::Borrowed(pane));
                 }
                 let mut p = pane.clone();
-                p.placements.retain(|pl| self.caller_sessions.contains(&pl.session_id));
+                p.placements
+                    .retain(|pl| self.caller_sessions.contains(&pl.session_id));
                 Some(Cow::Owned(p))
             }
         }
@@ -92,7 +97,10 @@ impl Session {
 
     /// The owner recorded on what this session retains.
     pub fn owner(&self) -> Owner {
-        Owner { agent: Some(self.id), view: self.view() }
+        Owner {
+            agent: Some(self.id),
+            view: self.view(),
+        }
     }
 
     pub fn is_caller(&self, pane_id: &str) -> bool {
@@ -119,7 +127,12 @@ pub enum LogLevel {
 
 /// Delivers a notice to the agent (the MCP layer: `notifications/message`).
 pub trait LogSink: Send + Sync {
-    fn send(&self, level: LogLevel, logger: &str, data: serde_json::Value) -> futures::future::BoxFuture<'static, ()>;
+    fn send(
+        &self,
+        level: LogLevel,
+        logger: &str,
+        data: serde_json::Value,
+    ) -> futures::future::BoxFuture<'static, ()>;
 }
 
 /// Notices for one agent, at the level it chose with `logging/setLevel`.

@@ -21,12 +21,22 @@ pub fn peer_cred(fd: &impl AsRawFd) -> io::Result<PeerCred> {
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: cred/len are valid out-pointers of the right size for SO_PEERCRED.
     let rc = unsafe {
-        libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&mut cred as *mut libc::ucred).cast(), &mut len)
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
     };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(PeerCred { pid: cred.pid as u32, uid: cred.uid, gid: cred.gid })
+    Ok(PeerCred {
+        pid: cred.pid as u32,
+        uid: cred.uid,
+        gid: cred.gid,
+    })
 }
 
 /// A pidfd for the socket's peer process, race-free (no pid reuse window).
@@ -34,7 +44,15 @@ pub fn peer_pidfd(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
     let mut pidfd: libc::c_int = -1;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: pidfd/len are valid out-pointers for an int-sized option.
-    let rc = unsafe { libc::getsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, SO_PEERPIDFD, (&mut pidfd as *mut libc::c_int).cast(), &mut len) };
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_PEERPIDFD,
+            (&mut pidfd as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -55,7 +73,11 @@ pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
 /// Whether `fd` is readable right now (for a pidfd: the process has exited).
 /// `POLLERR`/`POLLNVAL` are errors, not "exited".
 pub fn poll_readable_now(fd: &impl AsRawFd) -> io::Result<bool> {
-    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
     for _ in 0..2 {
         // SAFETY: pfd is a valid pollfd array of length 1.
         let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
@@ -78,12 +100,16 @@ pub fn poll_readable_now(fd: &impl AsRawFd) -> io::Result<bool> {
 pub fn async_pidfd(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
     // SAFETY: `fd` is an owned, open descriptor; the AsyncFd takes ownership and
     // keeps it open until it is dropped, which deregisters it first.
-    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.map_err(|e| io::Error::other(e.to_string()))
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        .map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// Seconds on the system's monotonic clock (CLOCK_MONOTONIC; epoch arbitrary).
 pub fn monotonic_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
@@ -99,7 +125,10 @@ pub fn check_peer(cred: &PeerCred, own_uid: u32) -> Result<(), String> {
     if cred.uid == own_uid {
         Ok(())
     } else {
-        Err(format!("peer uid {} is not the broker's uid {own_uid}", cred.uid))
+        Err(format!(
+            "peer uid {} is not the broker's uid {own_uid}",
+            cred.uid
+        ))
     }
 }
 
@@ -139,8 +168,14 @@ mod tests {
     #[test]
     fn peer_of_other_uid_is_refused_same_uid_accepted() {
         let me = current_uid();
-        let other = PeerCred { pid: 1, uid: me.wrapping_add(1), gid: 0 };
-        assert!(check_peer(&other, me).unwrap_err().contains("is not the broker's uid"));
+        let other = PeerCred {
+            pid: 1,
+            uid: me.wrapping_add(1),
+            gid: 0,
+        };
+        assert!(check_peer(&other, me)
+            .unwrap_err()
+            .contains("is not the broker's uid"));
         let (a, _b) = UnixStream::pair().unwrap();
         let cred = peer_cred(&a).unwrap();
         assert_eq!(cred.pid, std::process::id());
@@ -149,7 +184,10 @@ mod tests {
 
     #[test]
     fn pidfd_of_a_child_turns_readable_when_it_exits() {
-        let mut child = std::process::Command::new("sleep").arg("0.2").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.2")
+            .spawn()
+            .unwrap();
         let fd = pidfd_open(child.id()).unwrap();
         assert!(!poll_readable_now(&fd).unwrap());
         child.wait().unwrap();
@@ -160,7 +198,9 @@ mod tests {
     fn random_hex_is_lowercase_and_sized() {
         let h = random_hex(16);
         assert_eq!(h.len(), 32);
-        assert!(h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(h
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert_ne!(h, random_hex(16));
     }
 }

@@ -55,13 +55,15 @@ impl TtyWatch {
         }
         // SAFETY: raw is a fresh descriptor we own.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let path = std::ffi::CString::new(tty).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tty path has a NUL"))?;
+        let path = std::ffi::CString::new(tty)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tty path has a NUL"))?;
         // SAFETY: valid descriptor and NUL-terminated path.
         if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), mask) } < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: see sys::async_pidfd; the AsyncFd owns the descriptor.
-        let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.map_err(|e| io::Error::other(e.to_string()))?;
+        let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+            .map_err(|e| io::Error::other(e.to_string()))?;
         Ok(TtyWatch { fd: Some(fd) })
     }
 
@@ -73,10 +75,14 @@ impl TtyWatch {
             let mut guard = fd.readable().await?;
             let mut buf = [0u8; 4096];
             // SAFETY: buf is a valid writable buffer of its length.
-            let n = unsafe { libc::read(fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            let n =
+                unsafe { libc::read(fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
             if n > 0 {
                 // Drain whatever else is queued.
-                while unsafe { libc::read(fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+                while unsafe {
+                    libc::read(fd.get_ref().as_raw_fd(), buf.as_mut_ptr().cast(), buf.len())
+                } > 0
+                {}
                 guard.clear_ready();
                 return Ok(());
             }
@@ -101,15 +107,34 @@ mod tests {
         let mut master = 0;
         let mut slave = 0;
         // SAFETY: out-pointers are valid; name/termios/winsize may be null.
-        let rc = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
         assert_eq!(rc, 0);
         // SAFETY: slave is a valid descriptor.
-        let name = unsafe { std::ffi::CStr::from_ptr(libc::ttyname(slave)) }.to_str().unwrap().to_string();
+        let name = unsafe { std::ffi::CStr::from_ptr(libc::ttyname(slave)) }
+            .to_str()
+            .unwrap()
+            .to_string();
         let watch = TtyWatch::new(&name).unwrap();
-        assert!(tokio::time::timeout(Duration::from_millis(100), watch.changed()).await.is_err(), "no event before a write");
+        assert!(
+            tokio::time::timeout(Duration::from_millis(100), watch.changed())
+                .await
+                .is_err(),
+            "no event before a write"
+        );
         // SAFETY: writing a small buffer to a valid descriptor.
         unsafe { libc::write(slave, b"x\n".as_ptr().cast(), 2) };
-        tokio::time::timeout(Duration::from_secs(2), watch.changed()).await.expect("event after a write").unwrap();
+        tokio::time::timeout(Duration::from_secs(2), watch.changed())
+            .await
+            .expect("event after a write")
+            .unwrap();
         unsafe {
             libc::close(master);
             libc::close(slave);

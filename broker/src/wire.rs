@@ -88,7 +88,19 @@ impl Toolset {
 /// (changes state, nothing is lost) or destructive (input typed into
 /// programs, entities killed). Ordered: a session at a tier may use every tool
 /// at or below it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    Default,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     #[default]
@@ -209,11 +221,15 @@ pub struct CursorRequest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Reply {
     /// MCP may start; the stream now carries JSON-RPC lines.
-    McpReady { session: u64 },
+    McpReady {
+        session: u64,
+    },
     FeedAccepted,
     Cursor(CursorReply),
     Status(Box<StatusReply>),
-    Refused { reason: String },
+    Refused {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -304,7 +320,10 @@ pub enum WireError {
 }
 
 pub fn encode<T: Serialize>(body: &T) -> Result<Vec<u8>, WireError> {
-    let env = Envelope { version: WIRE_VERSION, body };
+    let env = Envelope {
+        version: WIRE_VERSION,
+        body,
+    };
     let payload = rmp_serde::to_vec_named(&env).map_err(|e| WireError::Decode(e.to_string()))?;
     if payload.len() > MAX_FRAME {
         return Err(WireError::TooLarge(payload.len()));
@@ -316,7 +335,8 @@ pub fn encode<T: Serialize>(body: &T) -> Result<Vec<u8>, WireError> {
 }
 
 pub fn decode<T: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<T, WireError> {
-    let env: Envelope<T> = rmp_serde::from_slice(payload).map_err(|e| WireError::Decode(e.to_string()))?;
+    let env: Envelope<T> =
+        rmp_serde::from_slice(payload).map_err(|e| WireError::Decode(e.to_string()))?;
     if env.version != WIRE_VERSION {
         return Err(WireError::Version(env.version));
     }
@@ -373,7 +393,10 @@ where
 }
 
 /// Connects to a broker and exchanges the hello; used by the helpers.
-pub fn connect(socket: &std::path::Path, hello: &Hello) -> Result<(std::os::unix::net::UnixStream, Reply), WireError> {
+pub fn connect(
+    socket: &std::path::Path,
+    hello: &Hello,
+) -> Result<(std::os::unix::net::UnixStream, Reply), WireError> {
     let mut s = std::os::unix::net::UnixStream::connect(socket)?;
     s.set_read_timeout(Some(std::time::Duration::from_secs(15)))?;
     write_frame(&mut s, hello)?;
@@ -388,7 +411,15 @@ mod tests {
 
     #[test]
     fn hello_round_trips_with_named_fields() {
-        let hello = Hello::Mcp(McpHello { client_name: "x".into(), enable_tools: vec!["a".into()], scope: Some(Scope::Server), allow_self: false, tmux_pane_env: None, safety: Some(Tier::Mutating), toolset: None });
+        let hello = Hello::Mcp(McpHello {
+            client_name: "x".into(),
+            enable_tools: vec!["a".into()],
+            scope: Some(Scope::Server),
+            allow_self: false,
+            tmux_pane_env: None,
+            safety: Some(Tier::Mutating),
+            toolset: None,
+        });
         let bytes = encode(&hello).unwrap();
         let back: Hello = read_frame(&mut &bytes[..]).unwrap();
         match back {
@@ -401,14 +432,23 @@ mod tests {
 
     #[test]
     fn wrong_version_is_refused() {
-        let env = Envelope { version: 99, body: Hello::Status };
+        let env = Envelope {
+            version: 99,
+            body: Hello::Status,
+        };
         let payload = rmp_serde::to_vec_named(&env).unwrap();
-        assert!(matches!(decode::<Hello>(&payload), Err(WireError::Version(99))));
+        assert!(matches!(
+            decode::<Hello>(&payload),
+            Err(WireError::Version(99))
+        ));
     }
 
     #[test]
     fn oversized_length_prefix_is_refused_without_allocating() {
         let bytes = (u32::MAX).to_be_bytes();
-        assert!(matches!(read_frame::<Hello>(&mut &bytes[..]), Err(WireError::TooLarge(_))));
+        assert!(matches!(
+            read_frame::<Hello>(&mut &bytes[..]),
+            Err(WireError::TooLarge(_))
+        ));
     }
 }

@@ -5,9 +5,9 @@ use crate::{locate, ServerArgs};
 use anyhow::bail;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::ExitCode;
-use tmux_mcp::wire::connect;
 use tmux_mcp::process::Backend;
 use tmux_mcp::tmux::Tmux;
+use tmux_mcp::wire::connect;
 use tmux_mcp::wire::{Hello, Reply, StatusReply};
 use tmux_mcp::{feed, hooks, paths, procfs, server, sys};
 
@@ -22,7 +22,10 @@ pub fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
 pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let id = locate::server(args)?;
     let Some(sock) = locate::find(&id) else {
-        bail!("no broker runs for the tmux server at {} (start one with `tmux-mcp start`)", id.socket_path.display());
+        bail!(
+            "no broker runs for the tmux server at {} (start one with `tmux-mcp start`)",
+            id.socket_path.display()
+        );
     };
     let s = fetch_status(&sock)?;
     if json {
@@ -30,29 +33,68 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("broker        pid {} at {}", s.broker_pid, s.broker_socket);
-    println!("tmux server   pid {} started {} ({}), version {}", s.server_pid, s.server_start_time, s.tmux_socket, s.tmux_version);
+    println!(
+        "tmux server   pid {} started {} ({}), version {}",
+        s.server_pid, s.server_start_time, s.tmux_socket, s.tmux_version
+    );
     println!("generation    {}", s.generation);
-    println!("uptime        {:.1} s; sessions open {} (served {})", s.uptime_seconds, s.sessions_open, s.sessions_served);
+    println!(
+        "uptime        {:.1} s; sessions open {} (served {})",
+        s.uptime_seconds, s.sessions_open, s.sessions_served
+    );
     match fresh_table(&id.socket_path) {
         // The broker's table is as old as its last read (an agent's call
         // refreshes it), so list what tmux has now, with the identity the
         // broker holds for each pane it has seen.
         Some(table) => {
             let mut seen = std::collections::HashSet::new();
-            let rows: Vec<_> = table.rows.iter().filter(|r| seen.insert(r.pane_id.clone())).collect();
+            let rows: Vec<_> = table
+                .rows
+                .iter()
+                .filter(|r| seen.insert(r.pane_id.clone()))
+                .collect();
             println!("panes         {} in tmux now; the broker's table has {} ({} with a process identity)", rows.len(), s.panes, s.panes_tracked);
             for r in rows {
                 let place = format!("{}:{}.{}", r.session_name, r.window_index, r.pane_index);
                 match s.processes.iter().find(|p| p.pane_id == r.pane_id) {
-                    Some(p) => println!("  {:<6} {:<14} pid {:<8} {:<9} {}  {}{}", r.pane_id, place, p.pid, p.state, p.process_generation.as_deref().unwrap_or("-"), r.current_command, p.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default()),
-                    None => println!("  {:<6} {:<14} pid {:<8} {:<9} (not yet in the broker's table)  {}", r.pane_id, place, r.pane_pid, if r.pane_dead { "dead" } else { "running" }, r.current_command),
+                    Some(p) => println!(
+                        "  {:<6} {:<14} pid {:<8} {:<9} {}  {}{}",
+                        r.pane_id,
+                        place,
+                        p.pid,
+                        p.state,
+                        p.process_generation.as_deref().unwrap_or("-"),
+                        r.current_command,
+                        p.note
+                            .as_deref()
+                            .map(|n| format!("  ({n})"))
+                            .unwrap_or_default()
+                    ),
+                    None => println!(
+                        "  {:<6} {:<14} pid {:<8} {:<9} (not yet in the broker's table)  {}",
+                        r.pane_id,
+                        place,
+                        r.pane_pid,
+                        if r.pane_dead { "dead" } else { "running" },
+                        r.current_command
+                    ),
                 }
             }
         }
         None => {
             println!("panes         {} ({} with a process identity; the broker's table as of its last read)", s.panes, s.panes_tracked);
             for p in &s.processes {
-                println!("  {:<6} pid {:<8} {:<9} {}{}", p.pane_id, p.pid, p.state, p.process_generation.as_deref().unwrap_or("-"), p.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default());
+                println!(
+                    "  {:<6} pid {:<8} {:<9} {}{}",
+                    p.pane_id,
+                    p.pid,
+                    p.state,
+                    p.process_generation.as_deref().unwrap_or("-"),
+                    p.note
+                        .as_deref()
+                        .map(|n| format!("  ({n})"))
+                        .unwrap_or_default()
+                );
             }
         }
     }
@@ -60,13 +102,34 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     println!("tools         {}", s.enabled_tools.join(", "));
     println!("tmux access   {}", s.tmux_access);
     // Each invocation is one connection carrying one command list.
-    let per_call = |n: u64| if s.tool_calls > 0 { format!(" ({:.2} per tool call)", n as f64 / s.tool_calls as f64) } else { String::new() };
+    let per_call = |n: u64| {
+        if s.tool_calls > 0 {
+            format!(" ({:.2} per tool call)", n as f64 / s.tool_calls as f64)
+        } else {
+            String::new()
+        }
+    };
     match s.tmux_connections {
-        Some(n) => println!("tmux          {n} connections{}, {} commands{}; {} tool calls", per_call(n), s.tmux_commands, per_call(s.tmux_commands), s.tool_calls),
+        Some(n) => println!(
+            "tmux          {n} connections{}, {} commands{}; {} tool calls",
+            per_call(n),
+            s.tmux_commands,
+            per_call(s.tmux_commands),
+            s.tool_calls
+        ),
         // A broker older than the split counted connections as commands.
-        None => println!("tmux          {} connections{} (this broker does not count commands); {} tool calls", s.tmux_commands, per_call(s.tmux_commands), s.tool_calls),
+        None => println!(
+            "tmux          {} connections{} (this broker does not count commands); {} tool calls",
+            s.tmux_commands,
+            per_call(s.tmux_commands),
+            s.tool_calls
+        ),
     }
-    println!("retained      {} cursors and pages, {:.1} MiB", s.retained_entries, s.retained_bytes as f64 / (1024.0 * 1024.0));
+    println!(
+        "retained      {} cursors and pages, {:.1} MiB",
+        s.retained_entries,
+        s.retained_bytes as f64 / (1024.0 * 1024.0)
+    );
     println!("log           {}", s.log_file);
     Ok(ExitCode::SUCCESS)
 }
@@ -76,9 +139,18 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
 /// `None` when this tmux's answer does not parse (the broker then feeds
 /// through `run-shell`, which needs the broker; its table is shown instead).
 fn fresh_table(socket: &std::path::Path) -> Option<tmux_mcp::wire::PaneTable> {
-    let out = Tmux::new(socket).run_blocking(&["list-commands", "-F", &feed::table_format(), "list-commands"]).ok()?;
+    let out = Tmux::new(socket)
+        .run_blocking(&[
+            "list-commands",
+            "-F",
+            &feed::table_format(),
+            "list-commands",
+        ])
+        .ok()?;
     // tmux 3.4-3.5 escape the separators in command output.
-    feed::parse(&out).ok().or_else(|| feed::parse(feed::unvis_separators("3.5", &out)).ok())
+    feed::parse(&out)
+        .ok()
+        .or_else(|| feed::parse(feed::unvis_separators("3.5", &out)).ok())
 }
 
 fn status_json(s: &StatusReply) -> serde_json::Value {
@@ -103,7 +175,11 @@ impl Report {
         if !ok {
             self.problems += 1;
         }
-        println!("[{}] {what}: {}", if ok { " ok " } else { "FAIL" }, detail.as_ref());
+        println!(
+            "[{}] {what}: {}",
+            if ok { " ok " } else { "FAIL" },
+            detail.as_ref()
+        );
     }
     fn note(&self, what: &str, detail: impl AsRef<str>) {
         println!("[info] {what}: {}", detail.as_ref());
@@ -115,8 +191,16 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     let sock = locate::tmux_socket(args)?;
     let tmux = Tmux::new(&sock);
     match std::process::Command::new(&tmux.bin).arg("-V").output() {
-        Ok(o) => r.line(o.status.success(), "tmux", String::from_utf8_lossy(&o.stdout).trim()),
-        Err(e) => r.line(false, "tmux", format!("{} not runnable: {e}", tmux.bin.display())),
+        Ok(o) => r.line(
+            o.status.success(),
+            "tmux",
+            String::from_utf8_lossy(&o.stdout).trim(),
+        ),
+        Err(e) => r.line(
+            false,
+            "tmux",
+            format!("{} not runnable: {e}", tmux.bin.display()),
+        ),
     }
     let probe = match server::probe(&sock) {
         Ok(p) => p,
@@ -126,28 +210,90 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let id = &probe.identity;
-    r.line(true, "tmux server", format!("pid {} at {}, generation {}", id.pid, id.socket_path.display(), id.generation));
-    r.line(sys::pidfd_open(std::process::id()).is_ok(), "pidfd_open", "needed for process identity and exit watching");
-    r.line(probe.pidfd.is_some(), "SO_PEERPIDFD", if probe.pidfd.is_some() { "supported (race-free server pidfd)" } else { "unsupported; the broker falls back to pidfd_open" });
+    r.line(
+        true,
+        "tmux server",
+        format!(
+            "pid {} at {}, generation {}",
+            id.pid,
+            id.socket_path.display(),
+            id.generation
+        ),
+    );
+    r.line(
+        sys::pidfd_open(std::process::id()).is_ok(),
+        "pidfd_open",
+        "needed for process identity and exit watching",
+    );
+    r.line(
+        probe.pidfd.is_some(),
+        "SO_PEERPIDFD",
+        if probe.pidfd.is_some() {
+            "supported (race-free server pidfd)"
+        } else {
+            "unsupported; the broker falls back to pidfd_open"
+        },
+    );
     let backend = Backend::detect(id.pid);
-    r.line(backend.unavailable.is_none(), "process identity", backend.unavailable.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "linux-pidfd: same PID namespace as the tmux server".into()));
+    r.line(
+        backend.unavailable.is_none(),
+        "process identity",
+        backend
+            .unavailable
+            .as_ref()
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| "linux-pidfd: same PID namespace as the tmux server".into()),
+    );
     r.line(procfs::proc_is_procfs(), "/proc", "procfs");
 
     // Hooks: show-hooks fires no hook.
-    let global = tmux.run_blocking(&["show-hooks", "-g", "after-capture-pane"]).unwrap_or_default();
+    let global = tmux
+        .run_blocking(&["show-hooks", "-g", "after-capture-pane"])
+        .unwrap_or_default();
     let hooked = hooks::has_entry(&global, "after-capture-pane");
-    r.line(!hooked, "after-capture-pane (global)", if hooked { "set: captures will be refused while it is" } else { "not set" });
+    r.line(
+        !hooked,
+        "after-capture-pane (global)",
+        if hooked {
+            "set: captures will be refused while it is"
+        } else {
+            "not set"
+        },
+    );
 
     match locate::find(id) {
-        None => r.line(false, "broker", "not running (the plugin or `tmux-mcp attach` starts it)"),
+        None => r.line(
+            false,
+            "broker",
+            "not running (the plugin or `tmux-mcp attach` starts it)",
+        ),
         Some(bsock) => {
             let md = std::fs::metadata(&bsock)?;
             let dmd = std::fs::metadata(bsock.parent().unwrap_or(std::path::Path::new("/")))?;
-            r.line(md.permissions().mode() & 0o777 == 0o600 && md.uid() == sys::current_uid(), "broker socket", format!("{} mode {:o}", bsock.display(), md.permissions().mode() & 0o777));
-            r.line(dmd.permissions().mode() & 0o777 == 0o700 && dmd.uid() == sys::current_uid(), "runtime dir", format!("mode {:o}", dmd.permissions().mode() & 0o777));
+            r.line(
+                md.permissions().mode() & 0o777 == 0o600 && md.uid() == sys::current_uid(),
+                "broker socket",
+                format!(
+                    "{} mode {:o}",
+                    bsock.display(),
+                    md.permissions().mode() & 0o777
+                ),
+            );
+            r.line(
+                dmd.permissions().mode() & 0o777 == 0o700 && dmd.uid() == sys::current_uid(),
+                "runtime dir",
+                format!("mode {:o}", dmd.permissions().mode() & 0o777),
+            );
             match fetch_status(&bsock) {
                 Ok(s) => {
-                    r.line(true, "broker", format!("pid {}, {} session(s) open, {} pane(s)", s.broker_pid, s.sessions_open, s.panes));
+                    r.line(
+                        true,
+                        "broker",
+                        format!(
+                            "pid {}, {} session(s) open, {} pane(s)",
+                            s.broker_pid, s.sessions_open, s.panes
+                        ),
+                    );
                     for (pane, why) in &s.panes_untracked {
                         r.note("no process_generation", format!("{pane}: {why}"));
                     }
@@ -165,12 +311,41 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         r.note("runtime dir refused", format!("{} {why}", dir.display()));
     }
     if plan.refused_more > 0 {
-        r.note("runtime dir refused", format!("and {} more", plan.refused_more));
+        r.note(
+            "runtime dir refused",
+            format!("and {} more", plan.refused_more),
+        );
     }
     match &plan.chosen {
-        Some(dir) => r.note("runtime dir for a new broker", format!("{}{}", dir.display(), if dir.is_dir() { "" } else { " (will be created, mode 0700)" })),
-        None => r.line(false, "runtime dir", "every candidate was refused; a broker cannot start"),
+        Some(dir) => r.note(
+            "runtime dir for a new broker",
+            format!(
+                "{}{}",
+                dir.display(),
+                if dir.is_dir() {
+                    ""
+                } else {
+                    " (will be created, mode 0700)"
+                }
+            ),
+        ),
+        None => r.line(
+            false,
+            "runtime dir",
+            "every candidate was refused; a broker cannot start",
+        ),
     }
-    r.note("runtime dirs searched", paths::runtime_dir_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
-    Ok(if r.problems == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    r.note(
+        "runtime dirs searched",
+        paths::runtime_dir_candidates()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    Ok(if r.problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

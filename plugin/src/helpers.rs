@@ -6,9 +6,9 @@ use anyhow::bail;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use tmux_mcp::wire::connect;
 use tmux_mcp::feed;
 use tmux_mcp::tmux::Tmux;
+use tmux_mcp::wire::connect;
 use tmux_mcp::wire::{CursorRequest, FeedMsg, Hello, Reply};
 
 /// Reads the expanded table from stdin and hands it to the broker. Prints
@@ -21,7 +21,10 @@ pub fn feed(broker: &Path, req: u64) {
     };
     let msg = Hello::Feed(FeedMsg { req, table });
     if let Err(e) = connect(broker, &msg) {
-        log_problem(broker, &format!("feed {req}: could not deliver the table: {e}"));
+        log_problem(
+            broker,
+            &format!("feed {req}: could not deliver the table: {e}"),
+        );
     }
 }
 
@@ -36,7 +39,9 @@ fn log_problem(broker: &Path, line: &str) {
 /// capture_since {"paneId":"%3","cursor":"…"} (or tmux_capture {"target":…,"cursor":"…"})`.
 /// The pane id is the reference's (the key binding may name the pane otherwise).
 fn handoff_text(pane: &str, reference: &str, cursor: Option<&str>, note: Option<&str>) -> String {
-    let id = serde_json::from_str::<serde_json::Value>(reference).ok().and_then(|r| r["id"].as_str().map(str::to_string));
+    let id = serde_json::from_str::<serde_json::Value>(reference)
+        .ok()
+        .and_then(|r| r["id"].as_str().map(str::to_string));
     let pane = id.as_deref().unwrap_or(pane);
     match (cursor, note) {
         (Some(cur), _) => format!("tmux-mcp: pane {pane} handed over — call capture_since {{\"paneId\":\"{pane}\",\"cursor\":\"{cur}\"}} (or tmux_capture {{\"target\":{reference},\"cursor\":\"{cur}\"}})"),
@@ -54,7 +59,12 @@ fn handoff_text(pane: &str, reference: &str, cursor: Option<&str>, note: Option<
 /// such pane), 3 when it was handed over but neither way to show it is free.
 pub fn cursor(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
     let (id, sock) = locate::ensure(server)?;
-    let (_, reply) = connect(&sock, &Hello::Cursor(CursorRequest { pane_id: pane.to_string() }))?;
+    let (_, reply) = connect(
+        &sock,
+        &Hello::Cursor(CursorRequest {
+            pane_id: pane.to_string(),
+        }),
+    )?;
     let tmux = Tmux::new(&id.socket_path);
     let c = match reply {
         Reply::Cursor(c) => c,

@@ -15,7 +15,10 @@ use tmux_mcp::tmux::{format_literal, shell_quote, Tmux};
 /// starts its servers with `TMUX` and `TMUX_PANE` removed, but the process
 /// ancestry still leads to the pane's tmux server); else tmux's default.
 pub fn tmux_socket(args: &ServerArgs) -> anyhow::Result<PathBuf> {
-    if let Some(sock) = paths::explicit_tmux_socket(args.socket.as_deref(), args.socket_name.as_deref()).map_err(anyhow::Error::msg)? {
+    if let Some(sock) =
+        paths::explicit_tmux_socket(args.socket.as_deref(), args.socket_name.as_deref())
+            .map_err(anyhow::Error::msg)?
+    {
         return Ok(sock);
     }
     match server::ancestor_server(&paths::user_tmux_sockets(), std::process::id()) {
@@ -28,26 +31,37 @@ pub fn tmux_socket(args: &ServerArgs) -> anyhow::Result<PathBuf> {
 /// reconnecting after its broker died) mean the same server even when the
 /// choice came from process ancestry.
 pub fn pinned(args: &ServerArgs) -> anyhow::Result<ServerArgs> {
-    Ok(ServerArgs { socket: Some(tmux_socket(args)?), socket_name: None })
+    Ok(ServerArgs {
+        socket: Some(tmux_socket(args)?),
+        socket_name: None,
+    })
 }
 
 /// The live tmux server the arguments select.
 pub fn server(args: &ServerArgs) -> anyhow::Result<ServerIdentity> {
     let sock = tmux_socket(args)?;
     // The cause first, then what to do; said once (main prints the chain).
-    let probe = server::probe(&sock).map_err(|e| anyhow::anyhow!("{e}; start tmux (and the agent inside one of its panes), or pass -S PATH / -L NAME"))?;
+    let probe = server::probe(&sock).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}; start tmux (and the agent inside one of its panes), or pass -S PATH / -L NAME"
+        )
+    })?;
     Ok(probe.identity)
 }
 
 /// The socket of a live broker for `id`, if any: in a directory of ours, and
 /// itself a socket of ours (never one someone else planted).
 pub fn find(id: &ServerIdentity) -> Option<PathBuf> {
-    BrokerPaths::candidates(&id.generation).into_iter().map(|p| p.socket).find(|s| is_our_socket(s) && is_live(s))
+    BrokerPaths::candidates(&id.generation)
+        .into_iter()
+        .map(|p| p.socket)
+        .find(|s| is_our_socket(s) && is_live(s))
 }
 
 fn is_our_socket(path: &std::path::Path) -> bool {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == tmux_mcp::sys::current_uid())
+    std::fs::symlink_metadata(path)
+        .is_ok_and(|m| m.file_type().is_socket() && m.uid() == tmux_mcp::sys::current_uid())
 }
 
 /// A binary that ships beside this one (the build puts both in one directory),
@@ -70,7 +84,10 @@ pub fn ensure(args: &ServerArgs) -> anyhow::Result<(ServerIdentity, PathBuf)> {
     let broker = sibling("tmux-mcp-broker");
     // Said at once, not as a broker that never comes up: nothing to start.
     if !broker.is_file() {
-        let here = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.display().to_string())).unwrap_or_else(|| "?".into());
+        let here = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(|d| d.display().to_string()))
+            .unwrap_or_else(|| "?".into());
         bail!("the broker binary tmux-mcp-broker is missing: it is neither beside this tmux-mcp (in {here}) nor on PATH; install both commands together (they ship in one package), then try again");
     }
     let cmd = format!(
@@ -79,7 +96,9 @@ pub fn ensure(args: &ServerArgs) -> anyhow::Result<(ServerIdentity, PathBuf)> {
         // tmux expands this itself: the path exactly as the server knows it.
         "'#{socket_path}'"
     );
-    Tmux::new(&id.socket_path).run_blocking(&["run-shell", "-b", &cmd]).context("starting the broker with tmux run-shell -b")?;
+    Tmux::new(&id.socket_path)
+        .run_blocking(&["run-shell", "-b", &cmd])
+        .context("starting the broker with tmux run-shell -b")?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if let Some(sock) = find(&id) {

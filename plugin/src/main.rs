@@ -18,7 +18,11 @@ use std::process::ExitCode;
 use tmux_mcp::wire::Scope;
 
 #[derive(Parser, Debug)]
-#[command(name = "tmux-mcp", version, about = "tmux plugin that lets MCP clients see and drive your tmux panes exactly and safely")]
+#[command(
+    name = "tmux-mcp",
+    version,
+    about = "tmux plugin that lets MCP clients see and drive your tmux panes exactly and safely"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -28,7 +32,12 @@ struct Cli {
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
     /// tmux server socket path (as `tmux -S`).
-    #[arg(short = 'S', long = "socket", value_name = "PATH", conflicts_with = "socket_name")]
+    #[arg(
+        short = 'S',
+        long = "socket",
+        value_name = "PATH",
+        conflicts_with = "socket_name"
+    )]
     pub socket: Option<PathBuf>,
     /// tmux server socket name (as `tmux -L`).
     #[arg(short = 'L', long = "socket-name", value_name = "NAME")]
@@ -112,7 +121,13 @@ enum ScopeArg {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Status { .. } | Command::Doctor { .. } | Command::Start { .. } | Command::Uninstall { .. }) {
+    if matches!(
+        cli.command,
+        Command::Status { .. }
+            | Command::Doctor { .. }
+            | Command::Start { .. }
+            | Command::Uninstall { .. }
+    ) {
         // Commands for people print reports: `tmux-mcp status | head` ends
         // them quietly, as any Unix tool, instead of a panic on EPIPE (Rust
         // ignores SIGPIPE). `attach` keeps it ignored: it handles a closed
@@ -123,12 +138,28 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.command {
-        Command::Attach { server, enable_tool, scope, allow_self, safety, toolset } => {
+        Command::Attach {
+            server,
+            enable_tool,
+            scope,
+            allow_self,
+            safety,
+            toolset,
+        } => {
             let scope = scope.map(|s| match s {
                 ScopeArg::Session => Scope::Session,
                 ScopeArg::Server => Scope::Server,
             });
-            relay::attach(&server, relay::Grant { enable_tools: enable_tool, scope, allow_self, safety, toolset })
+            relay::attach(
+                &server,
+                relay::Grant {
+                    enable_tools: enable_tool,
+                    scope,
+                    allow_self,
+                    safety,
+                    toolset,
+                },
+            )
         }
         Command::Feed { broker, req } => {
             helpers::feed(&broker, req);
@@ -153,7 +184,8 @@ fn main() -> ExitCode {
 }
 
 fn parse_tier(s: &str) -> Result<tmux_mcp::wire::Tier, String> {
-    tmux_mcp::wire::Tier::parse(s).ok_or_else(|| "expected readonly, mutating or destructive".into())
+    tmux_mcp::wire::Tier::parse(s)
+        .ok_or_else(|| "expected readonly, mutating or destructive".into())
 }
 
 fn parse_toolset(s: &str) -> Result<tmux_mcp::wire::Toolset, String> {

@@ -73,7 +73,12 @@ pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
     });
     let stream = open_session(&sock, &hello)?;
     let relay = Arc::new(Relay {
-        conn: Mutex::new(Conn { to_broker: stream.try_clone()?, epoch: 0, broken: false, finished: false }),
+        conn: Mutex::new(Conn {
+            to_broker: stream.try_clone()?,
+            epoch: 0,
+            broken: false,
+            finished: false,
+        }),
         changed: Condvar::new(),
         track: Mutex::new(Tracker::default()),
         stdin_closed: AtomicBool::new(false),
@@ -85,7 +90,8 @@ pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
 
 /// Connects to the broker socket and has the hello accepted.
 fn open_session(sock: &std::path::Path, hello: &Hello) -> anyhow::Result<UnixStream> {
-    let (stream, reply) = connect(sock, hello).with_context(|| format!("talking to the broker at {}", sock.display()))?;
+    let (stream, reply) = connect(sock, hello)
+        .with_context(|| format!("talking to the broker at {}", sock.display()))?;
     match reply {
         Reply::McpReady { .. } => Ok(stream),
         Reply::Refused { reason } => bail!("the broker refused this session: {reason}"),
@@ -138,7 +144,11 @@ struct Tracker {
 /// What the relay needs to know about one client line.
 enum Note<'a> {
     Nothing,
-    Request { key: String, raw_id: &'a str, initialize: bool },
+    Request {
+        key: String,
+        raw_id: &'a str,
+        initialize: bool,
+    },
     Initialized,
     Cancelled(String),
 }
@@ -179,23 +189,36 @@ fn note(line: &[u8]) -> Note<'_> {
     if line.len() > MAX_FRAME_BYTES + 1 {
         return Note::Nothing;
     }
-    let Ok(text) = std::str::from_utf8(line) else { return Note::Nothing };
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Note::Nothing;
+    };
     if !text.trim_start().starts_with('{') {
         return Note::Nothing; // a batch or a scalar; serde would read an array into the struct
     }
-    let Ok(peek) = serde_json::from_str::<Peek>(text) else { return Note::Nothing };
+    let Ok(peek) = serde_json::from_str::<Peek>(text) else {
+        return Note::Nothing;
+    };
     let Some(method) = peek.method else {
         return Note::Nothing; // a response to a request the broker never sends
     };
     match peek.id {
         Some(raw) => match id_key(raw.get()) {
-            Some(key) => Note::Request { key, raw_id: raw.get(), initialize: method == "initialize" },
+            Some(key) => Note::Request {
+                key,
+                raw_id: raw.get(),
+                initialize: method == "initialize",
+            },
             None => Note::Nothing,
         },
         None if method == "notifications/initialized" => Note::Initialized,
         None if method == "notifications/cancelled" => {
             // The broker answers a cancelled call with nothing: stop waiting for it.
-            match peek.params.and_then(|p| serde_json::from_str::<CancelParams>(p.get()).ok()).and_then(|c| c.request_id).and_then(|r| id_key(r.get())) {
+            match peek
+                .params
+                .and_then(|p| serde_json::from_str::<CancelParams>(p.get()).ok())
+                .and_then(|c| c.request_id)
+                .and_then(|r| id_key(r.get()))
+            {
                 Some(key) => Note::Cancelled(key),
                 None => Note::Nothing,
             }
@@ -223,7 +246,10 @@ fn answered_key(line: &[u8]) -> Option<String> {
 /// member kept as the client wrote it.
 fn with_id(initialize_line: &[u8], id: &str) -> Option<Vec<u8>> {
     let mut obj: BTreeMap<String, Box<RawValue>> = serde_json::from_slice(initialize_line).ok()?;
-    obj.insert("id".into(), RawValue::from_string(serde_json::to_string(id).ok()?).ok()?);
+    obj.insert(
+        "id".into(),
+        RawValue::from_string(serde_json::to_string(id).ok()?).ok()?,
+    );
     let mut out = serde_json::to_vec(&obj).ok()?;
     out.push(b'\n');
     Some(out)
@@ -322,7 +348,11 @@ impl Relay {
                 let mut t = self.track.lock().unwrap();
                 match &n {
                     Note::Nothing => {}
-                    Note::Request { key, raw_id, initialize } => {
+                    Note::Request {
+                        key,
+                        raw_id,
+                        initialize,
+                    } => {
                         if *initialize {
                             t.initialize = Some(line.to_vec());
                         }
@@ -384,7 +414,14 @@ impl Relay {
 
     /// broker → stdout until the session ends; reconnects when the broker is
     /// lost while the client is still there.
-    fn broker_to_client(&self, stream: UnixStream, mut sock: PathBuf, server: &ServerArgs, generation: &str, hello: &Hello) -> anyhow::Result<ExitCode> {
+    fn broker_to_client(
+        &self,
+        stream: UnixStream,
+        mut sock: PathBuf,
+        server: &ServerArgs,
+        generation: &str,
+        hello: &Hello,
+    ) -> anyhow::Result<ExitCode> {
         let mut stdout = std::io::stdout().lock();
         let mut from_broker = BufReader::with_capacity(64 * 1024, stream);
         let mut line: Vec<u8> = Vec::new();
@@ -401,7 +438,11 @@ impl Relay {
                         }
                         t.inflight.remove(&key);
                     }
-                    if stdout.write_all(&line).and_then(|_| stdout.flush()).is_err() {
+                    if stdout
+                        .write_all(&line)
+                        .and_then(|_| stdout.flush())
+                        .is_err()
+                    {
                         return Ok(self.finish(ExitCode::SUCCESS)); // the client is gone
                     }
                     continue;
@@ -422,7 +463,11 @@ impl Relay {
                 t.inflight.drain().map(|(_, raw)| raw).collect::<Vec<_>>()
             };
             for raw in &pending {
-                if stdout.write_all(&broker_lost_answer(raw)).and_then(|_| stdout.flush()).is_err() {
+                if stdout
+                    .write_all(&broker_lost_answer(raw))
+                    .and_then(|_| stdout.flush())
+                    .is_err()
+                {
                     conn.finished = true;
                     self.changed.notify_all();
                     return Ok(ExitCode::SUCCESS);
@@ -437,7 +482,11 @@ impl Relay {
             losses.retain(|t| now.duration_since(*t) < LOSS_WINDOW);
             losses.push(now);
             let next = if losses.len() >= MAX_LOSSES {
-                Err(anyhow::anyhow!("the broker was lost {} times within {} s; giving up (see `tmux-mcp doctor`)", losses.len(), LOSS_WINDOW.as_secs()))
+                Err(anyhow::anyhow!(
+                    "the broker was lost {} times within {} s; giving up (see `tmux-mcp doctor`)",
+                    losses.len(),
+                    LOSS_WINDOW.as_secs()
+                ))
             } else {
                 self.reconnect(server, generation, hello)
             };
@@ -445,13 +494,20 @@ impl Relay {
                 Ok((new_sock, stream)) => {
                     conn.epoch += 1;
                     let setup = self.setup_replay(conn.epoch);
-                    conn.broken = stream.try_clone().and_then(|mut w| w.write_all(&setup).map(|_| w)).map(|w| conn.to_broker = w).is_err();
+                    conn.broken = stream
+                        .try_clone()
+                        .and_then(|mut w| w.write_all(&setup).map(|_| w))
+                        .map(|w| conn.to_broker = w)
+                        .is_err();
                     if conn.broken {
                         let _ = stream.shutdown(Shutdown::Both); // read to its end below, as a loss
                     }
                     self.changed.notify_all();
                     drop(conn);
-                    eprintln!("tmux-mcp: reconnected to the broker at {}; the MCP session goes on", new_sock.display());
+                    eprintln!(
+                        "tmux-mcp: reconnected to the broker at {}; the MCP session goes on",
+                        new_sock.display()
+                    );
                     sock = new_sock;
                     from_broker = BufReader::with_capacity(64 * 1024, stream);
                 }
@@ -465,9 +521,19 @@ impl Relay {
     }
 
     /// A broker for the same tmux server instance, and a session on it.
-    fn reconnect(&self, server: &ServerArgs, generation: &str, hello: &Hello) -> anyhow::Result<(PathBuf, UnixStream)> {
+    fn reconnect(
+        &self,
+        server: &ServerArgs,
+        generation: &str,
+        hello: &Hello,
+    ) -> anyhow::Result<(PathBuf, UnixStream)> {
         let tmux_socket = locate::tmux_socket(server)?;
-        let id = locate::server(server).map_err(|e| anyhow::anyhow!("the tmux server at {} is gone ({e:#}); this MCP session ends", tmux_socket.display()))?;
+        let id = locate::server(server).map_err(|e| {
+            anyhow::anyhow!(
+                "the tmux server at {} is gone ({e:#}); this MCP session ends",
+                tmux_socket.display()
+            )
+        })?;
         if id.generation != generation {
             bail!("the tmux server this session was attached to has exited (another one now listens on {}); this MCP session ends", tmux_socket.display());
         }
@@ -479,12 +545,19 @@ impl Relay {
             }
             match connect(&sock, hello) {
                 Ok((stream, Reply::McpReady { .. })) => return Ok((sock, stream)),
-                Ok((_, Reply::Refused { reason })) => bail!("the new broker refused this session: {reason}"),
+                Ok((_, Reply::Refused { reason })) => {
+                    bail!("the new broker refused this session: {reason}")
+                }
                 Ok((_, other)) => bail!("unexpected broker reply {other:?}"),
                 // A killed broker's socket can still accept for a moment
                 // while the process is torn down; then it resets. Look again.
-                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-                Err(e) => return Err(e).with_context(|| format!("talking to the broker at {}", sock.display())),
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("talking to the broker at {}", sock.display()))
+                }
             }
         }
     }
@@ -519,7 +592,9 @@ impl Relay {
 /// The MCP client's process name, for the broker's log.
 fn parent_name() -> String {
     let ppid = std::os::unix::process::parent_id();
-    tmux_mcp::procfs::stat(ppid).map(|s| s.comm).unwrap_or_else(|_| "unknown".into())
+    tmux_mcp::procfs::stat(ppid)
+        .map(|s| s.comm)
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 #[cfg(test)]
@@ -529,22 +604,43 @@ mod tests {
     #[test]
     fn requests_are_keyed_as_the_broker_echoes_them() {
         match note(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0062\",\"method\":\"tools/call\"}\n") {
-            Note::Request { key, raw_id, initialize } => {
+            Note::Request {
+                key,
+                raw_id,
+                initialize,
+            } => {
                 assert_eq!(raw_id, "\"a\\u0062\"");
                 assert_eq!(key, "\"ab\"");
                 assert!(!initialize);
             }
             _ => panic!("not a request"),
         }
-        assert_eq!(answered_key(b"{\"jsonrpc\":\"2.0\",\"id\":\"ab\",\"result\":{}}\n"), Some("\"ab\"".into()));
+        assert_eq!(
+            answered_key(b"{\"jsonrpc\":\"2.0\",\"id\":\"ab\",\"result\":{}}\n"),
+            Some("\"ab\"".into())
+        );
         // Beyond 64 bits the broker answers with id null: not tracked.
         assert!(matches!(note(b"{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234567890,\"method\":\"ping\"}\n"), Note::Nothing));
-        assert!(matches!(note(b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n"), Note::Nothing));
+        assert!(matches!(
+            note(b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n"),
+            Note::Nothing
+        ));
         assert!(matches!(note(b"not json\n"), Note::Nothing));
-        assert!(matches!(note(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n"), Note::Nothing));
-        assert!(matches!(note(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"), Note::Initialized));
-        assert!(matches!(note(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}\n"), Note::Cancelled(k) if k == "7"));
-        assert_eq!(answered_key(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"id\":3}\n"), None);
+        assert!(matches!(
+            note(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n"),
+            Note::Nothing
+        ));
+        assert!(matches!(
+            note(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"),
+            Note::Initialized
+        ));
+        assert!(
+            matches!(note(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}\n"), Note::Cancelled(k) if k == "7")
+        );
+        assert_eq!(
+            answered_key(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"id\":3}\n"),
+            None
+        );
     }
 
     #[test]
@@ -553,7 +649,9 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&broker_lost_answer(raw)).unwrap();
         assert_eq!(v["error"]["code"], BROKER_LOST_CODE);
         assert_eq!(v["error"]["data"]["delivery"], "possibly_sent");
-        assert!(String::from_utf8(broker_lost_answer(raw)).unwrap().contains(&format!("\"id\":{raw},")));
+        assert!(String::from_utf8(broker_lost_answer(raw))
+            .unwrap()
+            .contains(&format!("\"id\":{raw},")));
     }
 
     #[test]
@@ -563,6 +661,9 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.ends_with('\n'));
         assert!(text.contains(r#""id":"r-1""#), "{text}");
-        assert!(text.contains(r#"{"big":123456789012345678901234567890,"s":"\u00e9"}"#), "{text}");
+        assert!(
+            text.contains(r#"{"big":123456789012345678901234567890,"s":"\u00e9"}"#),
+            "{text}"
+        );
     }
 }

@@ -19,7 +19,10 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 
 /// CLOCK_MONOTONIC in seconds (what Python's time.monotonic() reads).
 fn monotonic() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
@@ -31,36 +34,85 @@ async fn main() {
     let client = McpClient::attach(&server, &["--safety", "mutating"]).await;
 
     // run_command overhead.
-    let bash = server.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "bash", "--norc", "--noprofile"]).trim().to_string();
-    poll(Duration::from_secs(10), || server.tmux(&["capture-pane", "-p", "-t", &bash]).contains('$').then_some(())).expect("bash prompt");
+    let bash = server
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "env",
+            "PS1=$ ",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ])
+        .trim()
+        .to_string();
+    poll(Duration::from_secs(10), || {
+        server
+            .tmux(&["capture-pane", "-p", "-t", &bash])
+            .contains('$')
+            .then_some(())
+    })
+    .expect("bash prompt");
     let mut tool = Vec::with_capacity(N);
     for i in 0..N + 3 {
         let t = Instant::now();
-        let r = client.call_raw("run_command", json!({ "paneId": bash, "command": "true" })).await.structured_content.expect("structuredContent");
+        let r = client
+            .call_raw("run_command", json!({ "paneId": bash, "command": "true" }))
+            .await
+            .structured_content
+            .expect("structuredContent");
         assert_eq!(r["exitStatus"], 0, "{r}");
         if i >= 3 {
             tool.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         if i % 10 == 9 {
-            client.call("run_command", json!({ "paneId": bash, "command": "clear" })).await;
+            client
+                .call("run_command", json!({ "paneId": bash, "command": "clear" }))
+                .await;
         }
     }
     let mut bare = Vec::with_capacity(N);
     for _ in 0..N {
         let t = Instant::now();
-        assert!(std::process::Command::new("sh").args(["-c", "true"]).status().unwrap().success());
+        assert!(std::process::Command::new("sh")
+            .args(["-c", "true"])
+            .status()
+            .unwrap()
+            .success());
         bare.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    let (tp50, tp90, bp50) = (pct(&mut tool, 0.5), pct(&mut tool, 0.9), pct(&mut bare, 0.5));
+    let (tp50, tp90, bp50) = (
+        pct(&mut tool, 0.5),
+        pct(&mut tool, 0.9),
+        pct(&mut bare, 0.5),
+    );
     println!("run_command `true`       p50 {tp50:7.2} ms  p90 {tp90:7.2} ms");
     println!("bare `sh -c true`        p50 {bp50:7.2} ms");
-    println!("run_command overhead     p50 {:7.2} ms over sh -c", tp50 - bp50);
+    println!(
+        "run_command overhead     p50 {:7.2} ms over sh -c",
+        tp50 - bp50
+    );
 
     // wait_for_text latency.
     let stamp = server.dir().join("printed-at");
     let script = server.dir().join("printer.py");
     std::fs::write(&script, "import sys, time\nwhile True:\n    line = sys.stdin.readline()\n    if not line: break\n    sys.stdout.write('FOUND<' + line.strip() + '>\\n'); sys.stdout.flush()\n    t = time.monotonic()\n    open(sys.argv[1], 'w').write(repr(t))\n").unwrap();
-    let printer = server.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "python3", script.to_str().unwrap(), stamp.to_str().unwrap()]).trim().to_string();
+    let printer = server
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "python3",
+            script.to_str().unwrap(),
+            stamp.to_str().unwrap(),
+        ])
+        .trim()
+        .to_string();
     std::thread::sleep(Duration::from_millis(300));
     let mut lat = Vec::with_capacity(N);
     for i in 0..N + 3 {
@@ -69,20 +121,49 @@ async fn main() {
         let p = printer.clone();
         // call_raw: the harness's `call` also compiles the output schema to
         // validate the result, which is the client's time, not the tool's.
-        let call = async move { c.call_raw("wait_for_text", json!({ "paneId": p, "patterns": [format!("FOUND<{i}>")] })).await };
+        let call = async move {
+            c.call_raw(
+                "wait_for_text",
+                json!({ "paneId": p, "patterns": [format!("FOUND<{i}>")] }),
+            )
+            .await
+        };
         let trigger = async {
             // Let the wait arm (resolve, watch, first capture) before printing.
             tokio::time::sleep(Duration::from_millis(150)).await;
             // Not server.tmux(): a blocking wait here would stall this task,
             // which also receives the wait's answer.
-            let st = tokio::process::Command::new("tmux").args(["-S", server.socket_str(), "send-keys", "-t", &printer, &i.to_string(), "Enter"]).status().await.unwrap();
+            let st = tokio::process::Command::new("tmux")
+                .args([
+                    "-S",
+                    server.socket_str(),
+                    "send-keys",
+                    "-t",
+                    &printer,
+                    &i.to_string(),
+                    "Enter",
+                ])
+                .status()
+                .await
+                .unwrap();
             assert!(st.success());
         };
-        let (r, ()) = tokio::join!(async { let r = call.await; (r, monotonic()) }, trigger);
+        let (r, ()) = tokio::join!(
+            async {
+                let r = call.await;
+                (r, monotonic())
+            },
+            trigger
+        );
         let (r, returned) = r;
         let r = r.structured_content.expect("structuredContent");
         assert_eq!(r["outcome"], "matched", "{r}");
-        let printed: f64 = poll(Duration::from_secs(5), || std::fs::read_to_string(&stamp).ok().and_then(|s| s.parse().ok())).expect("printer stamp");
+        let printed: f64 = poll(Duration::from_secs(5), || {
+            std::fs::read_to_string(&stamp)
+                .ok()
+                .and_then(|s| s.parse().ok())
+        })
+        .expect("printer stamp");
         if i >= 3 {
             lat.push((returned - printed) * 1000.0);
         }
@@ -99,6 +180,9 @@ async fn main() {
         client.ping().await;
         pings.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    println!("MCP ping (for scale)     p50 {:7.2} ms", pct(&mut pings, 0.5));
+    println!(
+        "MCP ping (for scale)     p50 {:7.2} ms",
+        pct(&mut pings, 0.5)
+    );
     client.close().await;
 }

@@ -37,12 +37,20 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn line(label: &str, v: &[f64]) {
-    println!("  {label:<58} p50 {:7.2} ms  p90 {:7.2} ms", pct(v, 0.5), pct(v, 0.9));
+    println!(
+        "  {label:<58} p50 {:7.2} ms  p90 {:7.2} ms",
+        pct(v, 0.5),
+        pct(v, 0.9)
+    );
 }
 
 /// Wall times, and the tmux server's mean CPU per read.
 fn tmux_line(label: &str, (v, cpu): &(Vec<f64>, f64)) {
-    println!("  {label:<58} p50 {:7.2} ms  p90 {:7.2} ms  tmux CPU {cpu:6.1} ms/read", pct(v, 0.5), pct(v, 0.9));
+    println!(
+        "  {label:<58} p50 {:7.2} ms  p90 {:7.2} ms  tmux CPU {cpu:6.1} ms/read",
+        pct(v, 0.5),
+        pct(v, 0.9)
+    );
 }
 
 /// CPU time (user + system) of process `pid` so far, in ms: the tmux server's
@@ -50,14 +58,24 @@ fn tmux_line(label: &str, (v, cpu): &(Vec<f64>, f64)) {
 /// times do). Clock ticks of 10 ms, so only means over many reads mean much.
 fn cpu_ms(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let f: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace().collect();
-    let ticks: f64 = f.get(11).zip(f.get(12)).map_or(0.0, |(u, s)| u.parse::<f64>().unwrap_or(0.0) + s.parse::<f64>().unwrap_or(0.0));
+    let f: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, r)| r)
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = f.get(11).zip(f.get(12)).map_or(0.0, |(u, s)| {
+        u.parse::<f64>().unwrap_or(0.0) + s.parse::<f64>().unwrap_or(0.0)
+    });
     ticks * 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
 }
 
 fn rss_kib(pid: u64) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0)
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
 }
 
 async fn tmux_side(srv: &TmuxServer) {
@@ -72,7 +90,10 @@ async fn tmux_side(srv: &TmuxServer) {
             let cpu = cpu_ms(srv.pid());
             for _ in 0..ROUNDS {
                 let t = Instant::now();
-                let o = tmux.output(&["list-commands", "-F", &format, "list-commands"], timeout).await.expect("list-commands");
+                let o = tmux
+                    .output(&["list-commands", "-F", &format, "list-commands"], timeout)
+                    .await
+                    .expect("list-commands");
                 times.push(ms(t.elapsed()));
                 assert_eq!(o.status, 0);
                 out = o.stdout;
@@ -95,10 +116,21 @@ async fn tmux_side(srv: &TmuxServer) {
         parse_t.push(ms(t.elapsed()));
         assert_eq!(p.rows.len(), panes);
     }
-    println!("tmux side ({}): {panes} pane placements, table {} kB", if direct { "in-process protocol client" } else { "exec of tmux" }, table.len() / 1000);
+    println!(
+        "tmux side ({}): {panes} pane placements, table {} kB",
+        if direct {
+            "in-process protocol client"
+        } else {
+            "exec of tmux"
+        },
+        table.len() / 1000
+    );
     tmux_line("one command, nothing expanded (connection)", &bare_t);
     tmux_line("the S/W/P loop with one byte per pane", &loop_t);
-    tmux_line(&format!("the loop printing {} kB (transfer)", bytes.len() / 1000), &bytes_t);
+    tmux_line(
+        &format!("the loop printing {} kB (transfer)", bytes.len() / 1000),
+        &bytes_t,
+    );
     tmux_line("the table (expansion + transfer)", &table_t);
     line("our parse of it", &parse_t);
 }
@@ -116,11 +148,24 @@ struct Build {
 impl Build {
     async fn start(label: &'static str, tmux_mcp: PathBuf) -> Build {
         let srv = big_server();
-        let client = McpClient::attach_binary(&tmux_mcp, srv.socket(), &["--scope", "server"], srv.scratch("attach-stderr")).await;
+        let client = McpClient::attach_binary(
+            &tmux_mcp,
+            srv.socket(),
+            &["--scope", "server"],
+            srv.scratch("attach-stderr"),
+        )
+        .await;
         let caps = client.call("tmux_capabilities", json!({})).await;
         let broker = caps["data"]["broker"]["pid"].as_u64().unwrap();
         let sock = srv.socket().to_path_buf();
-        Build { label, client, broker, _srv: srv, tmux_mcp, sock }
+        Build {
+            label,
+            client,
+            broker,
+            _srv: srv,
+            tmux_mcp,
+            sock,
+        }
     }
 
     async fn call(&self, name: &str, args: Value) -> (f64, usize) {
@@ -133,24 +178,48 @@ impl Build {
 }
 
 fn python() -> PathBuf {
-    std::env::var_os("PYTHON").map(PathBuf::from).unwrap_or_else(|| {
-        let venv = repo_root().join(".venv/bin/python");
-        if venv.is_file() { venv } else { PathBuf::from("/work/main/.venv/bin/python") }
-    })
+    std::env::var_os("PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let venv = repo_root().join(".venv/bin/python");
+            if venv.is_file() {
+                venv
+            } else {
+                PathBuf::from("/work/main/.venv/bin/python")
+            }
+        })
 }
 
 /// Milliseconds per tool through the Python SDK, or why not.
 fn python_sdk(sock: &Path, tmux_mcp: &Path, rounds: usize) -> Result<Value, String> {
     let script = repo_root().join("tests/bench/listing.py");
-    let out = Command::new(python()).arg(script).arg(sock).arg(tmux_mcp).arg(rounds.to_string()).env_remove("TMUX").env_remove("TMUX_PANE").output().map_err(|e| e.to_string())?;
+    let out = Command::new(python())
+        .arg(script)
+        .arg(sock)
+        .arg(tmux_mcp)
+        .arg(rounds.to_string())
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .output()
+        .map_err(|e| e.to_string())?;
     if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string());
+        return Err(String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string());
     }
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
 
 async fn calls(builds: &[Build]) {
-    const TOOLS: [(&str, fn() -> Value); 2] = [("list_panes", || json!({})), ("tmux_snapshot", || json!({ "entity": "pane", "limit": 200 }))];
+    const TOOLS: [(&str, fn() -> Value); 2] = [
+        ("list_panes", || json!({})),
+        (
+            "tmux_snapshot",
+            || json!({ "entity": "pane", "limit": 200 }),
+        ),
+    ];
     for (name, args) in TOOLS {
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); builds.len()];
         let mut sizes = vec![0; builds.len()];
@@ -182,8 +251,22 @@ async fn calls(builds: &[Build]) {
             dec.push(ms(t.elapsed()));
             assert!(v.is_object());
         }
-        line(&format!("  serde_json: encode {} kB ({})", text.len() / 1000, builds[0].label), &enc);
-        line(&format!("  serde_json: decode {} kB ({})", text.len() / 1000, builds[0].label), &dec);
+        line(
+            &format!(
+                "  serde_json: encode {} kB ({})",
+                text.len() / 1000,
+                builds[0].label
+            ),
+            &enc,
+        );
+        line(
+            &format!(
+                "  serde_json: decode {} kB ({})",
+                text.len() / 1000,
+                builds[0].label
+            ),
+            &dec,
+        );
     }
     // Through the Python SDK: alternating builds, two halves each.
     let mut py: Vec<Vec<Value>> = vec![Vec::new(); builds.len()];
@@ -201,8 +284,24 @@ async fn calls(builds: &[Build]) {
     for (name, _) in TOOLS {
         println!("{name} through the official Python SDK (ClientSession.call_tool):");
         for (i, b) in builds.iter().enumerate() {
-            let v: Vec<f64> = py[i].iter().flat_map(|r| r[name]["ms"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap())).collect();
-            line(&format!("{} (structured {} kB)", b.label, py[i][0][name]["structured_bytes"].as_u64().unwrap() / 1000), &v);
+            let v: Vec<f64> = py[i]
+                .iter()
+                .flat_map(|r| {
+                    r[name]["ms"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_f64().unwrap())
+                })
+                .collect();
+            line(
+                &format!(
+                    "{} (structured {} kB)",
+                    b.label,
+                    py[i][0][name]["structured_bytes"].as_u64().unwrap() / 1000
+                ),
+                &v,
+            );
         }
     }
 }
@@ -214,7 +313,8 @@ async fn memory(builds: &[Build]) {
         for _ in 0..MEMORY_ROUNDS {
             for b in builds {
                 b.call("list_panes", json!({})).await;
-                b.call("tmux_snapshot", json!({ "entity": "pane", "limit": 50 })).await;
+                b.call("tmux_snapshot", json!({ "entity": "pane", "limit": 50 }))
+                    .await;
             }
         }
         for (i, b) in builds.iter().enumerate() {
@@ -224,7 +324,13 @@ async fn memory(builds: &[Build]) {
     println!("broker RSS, {MEMORY_ROUNDS} list_panes + {MEMORY_ROUNDS} tmux_snapshot (limit 50: each result retained for paging) per step:");
     for (i, b) in builds.iter().enumerate() {
         let m = &marks[i];
-        println!("  {:<20} before {:6.1} MiB   after 120+120 {:6.1} MiB   after 240+240 {:6.1} MiB", b.label, mib(m[0]), mib(m[1]), mib(m[2]));
+        println!(
+            "  {:<20} before {:6.1} MiB   after 120+120 {:6.1} MiB   after 240+240 {:6.1} MiB",
+            b.label,
+            mib(m[0]),
+            mib(m[1]),
+            mib(m[2])
+        );
     }
 }
 
@@ -235,7 +341,13 @@ async fn main() {
     drop(srv);
     let mut builds = vec![Build::start("this build", bin("tmux-mcp")).await];
     if let Some(dir) = std::env::var_os("TMUX_MCP_BENCH_BEFORE").filter(|d| !d.is_empty()) {
-        builds.push(Build::start("before (TMUX_MCP_BENCH_BEFORE)", PathBuf::from(dir).join("tmux-mcp")).await);
+        builds.push(
+            Build::start(
+                "before (TMUX_MCP_BENCH_BEFORE)",
+                PathBuf::from(dir).join("tmux-mcp"),
+            )
+            .await,
+        );
     }
     calls(&builds).await;
     memory(&builds).await;

@@ -43,15 +43,26 @@ where
 }
 
 async fn direct(tmux: &Tmux, args: &[&str]) {
-    let out = tmux.output(args, Duration::from_secs(5)).await.expect("tmux command");
-    assert_eq!(out.status, 0, "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = tmux
+        .output(args, Duration::from_secs(5))
+        .await
+        .expect("tmux command");
+    assert_eq!(
+        out.status,
+        0,
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// One server's figures, in row order.
 async fn measure(srv: &TmuxServer, n: usize) -> Vec<(String, (f64, f64))> {
     srv.tmux(&["resize-window", "-t", "%0", "-x", "200", "-y", "50"]);
     let tmux = Tmux::new(srv.socket());
-    assert!(tmux.try_enable_direct().await, "the in-process tmux client was refused");
+    assert!(
+        tmux.try_enable_direct().await,
+        "the in-process tmux client was refused"
+    );
     let one = ["list-commands", "-F", "x", "list-commands"];
     let mut batch: Vec<&str> = Vec::new();
     for i in 0..K {
@@ -64,7 +75,8 @@ async fn measure(srv: &TmuxServer, n: usize) -> Vec<(String, (f64, f64))> {
     timed(20, || direct(&tmux, &one)).await;
     // The four kinds interleaved, so each sees the same moments of the
     // server's own activity (a new big server is busy for a while).
-    let (mut single, mut batched, mut exec, mut cap) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut single, mut batched, mut exec, mut cap) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..n {
         let t0 = Instant::now();
         direct(&tmux, &one).await;
@@ -85,10 +97,22 @@ async fn measure(srv: &TmuxServer, n: usize) -> Vec<(String, (f64, f64))> {
     rows.push(("1 connection, 1 hook-free command".to_string(), single));
     rows.push((format!("1 connection, {K} hook-free commands (;)"), batched));
     let per_cmd = (batched.0 - single.0) / (K - 1) as f64;
-    rows.push(("=> per command (from the p50s)".to_string(), (per_cmd, f64::NAN)));
-    rows.push(("=> per connection (identify, command, exit)".to_string(), (single.0 - per_cmd, f64::NAN)));
-    rows.push(("fork+exec of tmux, 1 hook-free command".to_string(), p(&mut exec)));
-    rows.push(("1 connection, capture-pane -p (200x50)".to_string(), p(&mut cap)));
+    rows.push((
+        "=> per command (from the p50s)".to_string(),
+        (per_cmd, f64::NAN),
+    ));
+    rows.push((
+        "=> per connection (identify, command, exit)".to_string(),
+        (single.0 - per_cmd, f64::NAN),
+    ));
+    rows.push((
+        "fork+exec of tmux, 1 hook-free command".to_string(),
+        p(&mut exec),
+    ));
+    rows.push((
+        "1 connection, capture-pane -p (200x50)".to_string(),
+        p(&mut cap),
+    ));
 
     let c = McpClient::attach(srv, &["--enable-tool", "tmux_capture"]).await;
     let gen = generation(&c).await;
@@ -102,7 +126,10 @@ async fn measure(srv: &TmuxServer, n: usize) -> Vec<(String, (f64, f64))> {
     .await;
     let per_call = (srv.status()["tmux_connections"].as_u64().unwrap() - before) as f64 / n as f64;
     rows.push(("tmux_capture through rmcp (200x50)".to_string(), t));
-    rows.push(("=> tmux invocations (= connections) per tmux_capture".to_string(), (per_call, f64::NAN)));
+    rows.push((
+        "=> tmux invocations (= connections) per tmux_capture".to_string(),
+        (per_call, f64::NAN),
+    ));
     c.close().await;
     rows
 }
@@ -127,7 +154,10 @@ async fn main() {
         measure(&srv, 100).await
     };
     println!("tmux {version}, in-process protocol client; ms, p50 / p90 (400 runs on 1 pane, 100 on 1,001 panes)");
-    println!("{:<56} {:>18} {:>18} {:>7}", "", "1 pane", "1,001 panes", "ratio");
+    println!(
+        "{:<56} {:>18} {:>18} {:>7}",
+        "", "1 pane", "1,001 panes", "ratio"
+    );
     for ((label, a), (_, b)) in small.iter().zip(&big) {
         println!("{label:<56} {} {} {:>6.2}x", cell(*a), cell(*b), b.0 / a.0);
     }

@@ -28,30 +28,73 @@ async fn main() {
     for _ in 1..PANES {
         server.tmux(&["new-window", "-d", "-t", "main:", "sh", "-c", script]);
     }
-    let ids: Vec<String> = server.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]).lines().map(str::to_string).collect();
+    let ids: Vec<String> = server
+        .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+        .lines()
+        .map(str::to_string)
+        .collect();
     assert_eq!(ids.len(), PANES);
     let deadline = Instant::now() + Duration::from_secs(30);
     for id in ids.iter().skip(1) {
-        while !server.tmux(&["capture-pane", "-p", "-t", id]).contains("line 60 of") {
-            assert!(Instant::now() < deadline, "pane {id} never printed its lines");
+        while !server
+            .tmux(&["capture-pane", "-p", "-t", id])
+            .contains("line 60 of")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "pane {id} never printed its lines"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
     let client = McpClient::attach(&server, &[]).await;
     let python = McpClient::attach(&server, &["--toolset", "python"]).await;
     for (client, label, args) in [
-        (&client, "no match", json!({ "pattern": "needle-that-is-nowhere" })),
-        (&client, "a match per pane", json!({ "pattern": "line 42 of" })),
-        (&client, "regex, 50 lines of scrollback", json!({ "pattern": "line [0-9]+ of a search", "regex": true, "scrollbackLines": 50, "maxMatchesPerPane": 1 })),
-        (&python, "Python spelling, no match (-J)", json!({ "pattern": "needle-that-is-nowhere" })),
-        (&python, "Python spelling, a match per pane", json!({ "pattern": "line 42 of" })),
+        (
+            &client,
+            "no match",
+            json!({ "pattern": "needle-that-is-nowhere" }),
+        ),
+        (
+            &client,
+            "a match per pane",
+            json!({ "pattern": "line 42 of" }),
+        ),
+        (
+            &client,
+            "regex, 50 lines of scrollback",
+            json!({ "pattern": "line [0-9]+ of a search", "regex": true, "scrollbackLines": 50, "maxMatchesPerPane": 1 }),
+        ),
+        (
+            &python,
+            "Python spelling, no match (-J)",
+            json!({ "pattern": "needle-that-is-nowhere" }),
+        ),
+        (
+            &python,
+            "Python spelling, a match per pane",
+            json!({ "pattern": "line 42 of" }),
+        ),
     ] {
         let first = client.call("search_panes", args.clone()).await;
         // The two spellings name their counts differently (the Python one
         // reports panes matched, not panes searched).
-        let searched = first["panesSearched"].as_u64().map_or_else(|| format!("{} matched", first["total_panes_matched"]), |n| n.to_string());
-        let matches = first["totalMatches"].as_u64().unwrap_or_else(|| first["matches"].as_array().map_or(0, |m| m.iter().map(|p| p["matched_lines"].as_array().map_or(0, Vec::len) as u64).sum()));
-        let clamped = if first["matchingClamped"] == true || first["truncated"] == true { ", a budget or cap reached" } else { "" };
+        let searched = first["panesSearched"].as_u64().map_or_else(
+            || format!("{} matched", first["total_panes_matched"]),
+            |n| n.to_string(),
+        );
+        let matches = first["totalMatches"].as_u64().unwrap_or_else(|| {
+            first["matches"].as_array().map_or(0, |m| {
+                m.iter()
+                    .map(|p| p["matched_lines"].as_array().map_or(0, Vec::len) as u64)
+                    .sum()
+            })
+        });
+        let clamped = if first["matchingClamped"] == true || first["truncated"] == true {
+            ", a budget or cap reached"
+        } else {
+            ""
+        };
         let before = server.status()["tmux_connections"].as_u64().unwrap();
         let mut times = Vec::with_capacity(N);
         for _ in 0..N {
@@ -59,7 +102,8 @@ async fn main() {
             client.call_raw("search_panes", args.clone()).await;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
         }
-        let per_call = (server.status()["tmux_connections"].as_u64().unwrap() - before) as f64 / N as f64;
+        let per_call =
+            (server.status()["tmux_connections"].as_u64().unwrap() - before) as f64 / N as f64;
         let (p50, p90) = (pct(&mut times, 0.5), pct(&mut times, 0.9));
         println!("search_panes {label:<36} {searched} panes, {matches} matches{clamped}: p50 {p50:7.2} ms  p90 {p90:7.2} ms  ({per_call:.0} tmux commands per call)");
     }

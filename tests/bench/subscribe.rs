@@ -10,7 +10,9 @@
 
 #![allow(deprecated)] // resources/subscribe: the legacy eras' subscription
 
-use rmcp::model::{ClientRequest, ResourceUpdatedNotificationParam, SubscribeRequest, SubscribeRequestParams};
+use rmcp::model::{
+    ClientRequest, ResourceUpdatedNotificationParam, SubscribeRequest, SubscribeRequestParams,
+};
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServiceExt};
@@ -31,7 +33,11 @@ impl ClientHandler for Heard {
         c
     }
 
-    async fn on_resource_updated(&self, params: ResourceUpdatedNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         let _ = self.0.send((params.uri, Instant::now()));
     }
 }
@@ -44,18 +50,33 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let server = TmuxServer::start();
-    let tty = server.tmux(&["display-message", "-p", "-t", "%0", "#{pane_tty}"]).trim().to_string();
-    let mut pane = std::fs::OpenOptions::new().write(true).open(&tty).expect("the pane's terminal");
+    let tty = server
+        .tmux(&["display-message", "-p", "-t", "%0", "#{pane_tty}"])
+        .trim()
+        .to_string();
+    let mut pane = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&tty)
+        .expect("the pane's terminal");
     let mut cmd = tokio::process::Command::new(bin("tmux-mcp"));
     cmd.arg("attach").arg("-S").arg(server.socket());
     for v in FOREIGN_TMUX_VARS {
         cmd.env_remove(v);
     }
-    let (transport, _) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::null()).spawn().expect("attach");
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("attach");
     let (tx, mut rx) = mpsc::unbounded_channel();
     let client = Heard(tx).serve(transport).await.expect("initialize");
     let uri = "tmux://pane/%250".to_string();
-    client.peer().send_request(ClientRequest::SubscribeRequest(SubscribeRequest::new(SubscribeRequestParams::new(uri.clone())))).await.expect("subscribe");
+    client
+        .peer()
+        .send_request(ClientRequest::SubscribeRequest(SubscribeRequest::new(
+            SubscribeRequestParams::new(uri.clone()),
+        )))
+        .await
+        .expect("subscribe");
 
     let mut lat = Vec::with_capacity(EVENTS);
     for i in 0..EVENTS {
@@ -63,7 +84,10 @@ async fn main() {
         while rx.try_recv().is_ok() {}
         let t = Instant::now();
         pane.write_all(format!("event {i}\r\n").as_bytes()).unwrap();
-        let (got, at) = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.expect("an update within 5 s").unwrap();
+        let (got, at) = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("an update within 5 s")
+            .unwrap();
         assert_eq!(got, uri);
         lat.push(at.duration_since(t).as_secs_f64() * 1000.0);
     }
@@ -76,7 +100,8 @@ async fn main() {
     let start = Instant::now();
     let mut lines = 0;
     while start.elapsed() < Duration::from_secs(2) {
-        pane.write_all(format!("burst {lines}\r\n").as_bytes()).unwrap();
+        pane.write_all(format!("burst {lines}\r\n").as_bytes())
+            .unwrap();
         lines += 1;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

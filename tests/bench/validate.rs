@@ -12,11 +12,23 @@ use std::time::Instant;
 fn main() {
     let calls: [(&str, Value); 6] = [
         ("capture_pane", json!({ "paneId": "%3", "maxLines": 200 })),
-        ("tmux_capture", json!({ "target": { "kind": "pane", "id": "%3", "generation": "0123456789abcdef" }, "track": true })),
-        ("tmux_snapshot", json!({ "entity": "pane", "criteria": { "profile": "libtmux-ruby.where", "version": 1, "entity": "pane", "where": { "and": [{ "currentCommand": { "in": ["vim", "nvim", "less"] } }, { "window": { "is": { "name": { "startsWith": "dev" } } } }] } }, "limit": 100 })),
-        ("search_panes", json!({ "pattern": "error: [a-z]+", "regex": true, "scrollbackLines": 200 })),
+        (
+            "tmux_capture",
+            json!({ "target": { "kind": "pane", "id": "%3", "generation": "0123456789abcdef" }, "track": true }),
+        ),
+        (
+            "tmux_snapshot",
+            json!({ "entity": "pane", "criteria": { "profile": "libtmux-ruby.where", "version": 1, "entity": "pane", "where": { "and": [{ "currentCommand": { "in": ["vim", "nvim", "less"] } }, { "window": { "is": { "name": { "startsWith": "dev" } } } }] } }, "limit": 100 }),
+        ),
+        (
+            "search_panes",
+            json!({ "pattern": "error: [a-z]+", "regex": true, "scrollbackLines": 200 }),
+        ),
         ("capture_pane", json!({ "paneId": "3", "maxLines": -1 })),
-        ("tmux_capture", json!({ "target": { "kind": "pane", "id": "%3" }, "cursor": 7 })),
+        (
+            "tmux_capture",
+            json!({ "target": { "kind": "pane", "id": "%3" }, "cursor": 7 }),
+        ),
     ];
     const N: u32 = 20_000;
     for (name, args) in &calls {
@@ -24,10 +36,15 @@ fn main() {
         // The validators are compiled once, on first use.
         let t = Instant::now();
         for _ in 0..N {
-            std::hint::black_box(tmux_mcp::tools::validate_input(name, std::hint::black_box(args)).is_ok());
+            std::hint::black_box(
+                tmux_mcp::tools::validate_input(name, std::hint::black_box(args)).is_ok(),
+            );
         }
         let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(N);
-        println!("validate {name:<14} {:<7} {us:8.2} us per call", if valid { "valid" } else { "invalid" });
+        println!(
+            "validate {name:<14} {:<7} {us:8.2} us per call",
+            if valid { "valid" } else { "invalid" }
+        );
     }
     let tools: Vec<_> = tmux_mcp::tools::catalog(tmux_mcp::tools::Toolset::Default).collect();
     let t = Instant::now();
@@ -37,5 +54,9 @@ fn main() {
             std::hint::black_box(tmux_mcp::tools::describe(spec));
         }
     }
-    println!("tools/list entries of all {} tools: {:8.1} us", tools.len(), t.elapsed().as_secs_f64() * 1e6 / f64::from(M));
+    println!(
+        "tools/list entries of all {} tools: {:8.1} us",
+        tools.len(),
+        t.elapsed().as_secs_f64() * 1e6 / f64::from(M)
+    );
 }

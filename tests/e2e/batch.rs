@@ -8,8 +8,14 @@ use tmux_mcp_e2e::*;
 fn check_inner(c: &McpClient, answer: &Value) {
     let tool = answer["tool"].as_str().unwrap();
     if let Some(sc) = answer.get("structuredContent") {
-        let schema = c.tool(tool).output_schema.clone().unwrap_or_else(|| panic!("{tool} has no outputSchema"));
-        validate(&Value::Object((*schema).clone()), sc).unwrap_or_else(|e| panic!("{tool}'s result in the batch does not validate: {e}\n{sc:#}"));
+        let schema = c
+            .tool(tool)
+            .output_schema
+            .clone()
+            .unwrap_or_else(|| panic!("{tool} has no outputSchema"));
+        validate(&Value::Object((*schema).clone()), sc).unwrap_or_else(|e| {
+            panic!("{tool}'s result in the batch does not validate: {e}\n{sc:#}")
+        });
     }
 }
 
@@ -30,20 +36,60 @@ async fn batch_answers_in_order_each_with_its_own_error() {
     let out = c.call("batch", json!({"calls": calls})).await;
     let r = out["results"].as_array().unwrap();
     let tools: Vec<&str> = r.iter().map(|a| a["tool"].as_str().unwrap()).collect();
-    assert_eq!(tools, ["list_sessions", "get_pane_info", "tmux_send", "no_such_tool", "batch", "get_pane_info", "capture_pane", "list_panes"]);
+    assert_eq!(
+        tools,
+        [
+            "list_sessions",
+            "get_pane_info",
+            "tmux_send",
+            "no_such_tool",
+            "batch",
+            "get_pane_info",
+            "capture_pane",
+            "list_panes"
+        ]
+    );
     let errors: Vec<bool> = r.iter().map(|a| a["isError"].as_bool().unwrap()).collect();
-    assert_eq!(errors, [false, false, true, true, true, true, false, false], "{out:#}");
-    assert!(r[2]["text"].as_str().unwrap().contains("not read-only"), "{}", r[2]["text"]);
-    assert!(r[3]["text"].as_str().unwrap().contains("unknown tool"), "{}", r[3]["text"]);
-    assert!(r[4]["text"].as_str().unwrap().contains("cannot hold another batch"), "{}", r[4]["text"]);
-    assert!(r[5]["text"].as_str().unwrap().contains("/paneId"), "the invalid argument is named: {}", r[5]["text"]);
+    assert_eq!(
+        errors,
+        [false, false, true, true, true, true, false, false],
+        "{out:#}"
+    );
+    assert!(
+        r[2]["text"].as_str().unwrap().contains("not read-only"),
+        "{}",
+        r[2]["text"]
+    );
+    assert!(
+        r[3]["text"].as_str().unwrap().contains("unknown tool"),
+        "{}",
+        r[3]["text"]
+    );
+    assert!(
+        r[4]["text"]
+            .as_str()
+            .unwrap()
+            .contains("cannot hold another batch"),
+        "{}",
+        r[4]["text"]
+    );
+    assert!(
+        r[5]["text"].as_str().unwrap().contains("/paneId"),
+        "the invalid argument is named: {}",
+        r[5]["text"]
+    );
     for a in r {
         check_inner(&c, a);
     }
     // The same answers as the calls alone.
     let alone = c.call("get_pane_info", json!({"paneId": "%0"})).await;
     assert_eq!(r[1]["structuredContent"], alone);
-    assert_eq!(r[7]["structuredContent"]["panes"].as_array().map(Vec::len), c.call("list_panes", json!({})).await["panes"].as_array().map(Vec::len));
+    assert_eq!(
+        r[7]["structuredContent"]["panes"].as_array().map(Vec::len),
+        c.call("list_panes", json!({})).await["panes"]
+            .as_array()
+            .map(Vec::len)
+    );
     // Bad batch input names the field.
     let bad = c.call_raw("batch", json!({"calls": []})).await;
     assert_eq!(bad.is_error, Some(true));
@@ -58,7 +104,11 @@ async fn a_batch_of_every_read_fires_no_hook() {
     srv.tmux(&["new-window", "-d", "-t", "main:", "sleep 1000"]);
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
     let armed = trap.arm_every_after_hook(&srv, &[]);
-    assert!(armed.iter().any(|h| h == "after-display-message") && armed.iter().any(|h| h == "after-show-options"), "{armed:?}");
+    assert!(
+        armed.iter().any(|h| h == "after-display-message")
+            && armed.iter().any(|h| h == "after-show-options"),
+        "{armed:?}"
+    );
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
     let c = McpClient::attach(&srv, &[]).await;
     sentinel();
@@ -85,10 +135,22 @@ async fn a_batch_of_every_read_fires_no_hook() {
     for a in r {
         check_inner(&c, a);
     }
-    let failed: Vec<&str> = r.iter().filter(|a| a["isError"] == json!(true)).map(|a| a["tool"].as_str().unwrap()).collect();
-    assert_eq!(failed, ["capture_pane", "snapshot_pane"], "only the hook-refused captures fail: {out:#}");
+    let failed: Vec<&str> = r
+        .iter()
+        .filter(|a| a["isError"] == json!(true))
+        .map(|a| a["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        ["capture_pane", "snapshot_pane"],
+        "only the hook-refused captures fail: {out:#}"
+    );
     sentinel();
     trap.before_sentinel("after-display-message");
-    assert_eq!(trap.fired(), "after-display-message\n", "after-* hooks ran for the batch (only the sentinel's line belongs here)");
+    assert_eq!(
+        trap.fired(),
+        "after-display-message\n",
+        "after-* hooks ran for the batch (only the sentinel's line belongs here)"
+    );
     c.close().await;
 }

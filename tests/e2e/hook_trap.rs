@@ -19,15 +19,22 @@ use tmux_mcp_e2e::*;
 fn sample_args(tool: &str, gen: &str) -> Option<Value> {
     let pane = pane_ref(gen, "%0");
     Some(match tool {
-        "tmux_capabilities" | "list_panes" | "list_sessions" | "list_windows" | "get_server_info" | "show_hooks" => json!({}),
+        "tmux_capabilities" | "list_panes" | "list_sessions" | "list_windows"
+        | "get_server_info" | "show_hooks" => json!({}),
         "tmux_snapshot" => json!({"entity": "pane"}),
-        "capture_pane" | "snapshot_pane" | "get_pane_info" | "capture_since" => json!({"paneId": "%0"}),
+        "capture_pane" | "snapshot_pane" | "get_pane_info" | "capture_since" => {
+            json!({"paneId": "%0"})
+        }
         "show_options" => json!({"names": ["status", "history-limit"], "pane": "%0"}),
         "show_environment" => json!({"names": ["PATH"]}),
         "search_panes" => json!({"pattern": "x", "scrollbackLines": 5}),
-        "batch" => json!({"calls": [{"tool": "list_panes"}, {"tool": "capture_pane", "arguments": {"paneId": "%0"}}]}),
+        "batch" => {
+            json!({"calls": [{"tool": "list_panes"}, {"tool": "capture_pane", "arguments": {"paneId": "%0"}}]})
+        }
         "tmux_capture" => json!({"target": pane}),
-        "tmux_wait" => json!({"target": pane, "condition": {"type": "screen_contains", "text": "$"}, "timeout": 0.5}),
+        "tmux_wait" => {
+            json!({"target": pane, "condition": {"type": "screen_contains", "text": "$"}, "timeout": 0.5})
+        }
         "get_job" => json!({"jobId": "0123456789abcdef0123456789abcdef"}),
         "wait_for_text" => json!({"paneId": "%0", "patterns": ["$"], "timeoutMs": 300}),
         "wait_for_idle" => json!({"paneId": "%0", "idleSeconds": 0.2, "timeoutMs": 500}),
@@ -47,31 +54,66 @@ async fn no_read_tool_or_resource_fires_any_hook() {
     // Every tool: the highest tier, and every opt-in tool of the README's
     // tools table by name.
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let mut extra: Vec<String> = ["--safety", "destructive", "--scope", "server"].map(String::from).to_vec();
+    let mut extra: Vec<String> = ["--safety", "destructive", "--scope", "server"]
+        .map(String::from)
+        .to_vec();
     for line in readme.lines() {
-        if let Some(name) = line.strip_prefix("| `").and_then(|l| l.split_once("` | opt-in |")).map(|(n, _)| n) {
+        if let Some(name) = line
+            .strip_prefix("| `")
+            .and_then(|l| l.split_once("` | opt-in |"))
+            .map(|(n, _)| n)
+        {
             extra.extend(["--enable-tool".to_string(), name.to_string()]);
         }
     }
-    assert!(extra.len() > 4, "no opt-in tool found in README.md's tools table");
+    assert!(
+        extra.len() > 4,
+        "no opt-in tool found in README.md's tools table"
+    );
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let c = McpClient::attach(&srv, &extra).await;
     let gen = generation(&c).await;
     let reads: Vec<String> = c
         .tools()
         .iter()
-        .filter(|t| t.meta.as_ref().and_then(|m| m.get("tmux-mcp/tier")).and_then(Value::as_str) == Some("readonly"))
+        .filter(|t| {
+            t.meta
+                .as_ref()
+                .and_then(|m| m.get("tmux-mcp/tier"))
+                .and_then(Value::as_str)
+                == Some("readonly")
+        })
         .map(|t| t.name.to_string())
         .collect();
     assert!(reads.len() >= 15, "{reads:?}");
-    let missing: Vec<&String> = reads.iter().filter(|t| sample_args(t, &gen).is_none()).collect();
-    assert!(missing.is_empty(), "read-only tools with no sample call in this test (add them): {missing:?}");
-    let resources = ["tmux://server", "tmux://sessions", "tmux://panes", "tmux://pane/%250", "tmux://pane/%250/info"];
+    let missing: Vec<&String> = reads
+        .iter()
+        .filter(|t| sample_args(t, &gen).is_none())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "read-only tools with no sample call in this test (add them): {missing:?}"
+    );
+    let resources = [
+        "tmux://server",
+        "tmux://sessions",
+        "tmux://panes",
+        "tmux://pane/%250",
+        "tmux://pane/%250/info",
+    ];
 
     for except in [&[][..], &["after-capture-pane"][..]] {
         let armed = trap.arm_every_after_hook(&srv, except);
-        assert!(armed.iter().any(|h| h == "after-display-message") && armed.iter().any(|h| h == "after-list-panes"), "{armed:?}");
-        assert_eq!(armed.iter().any(|h| h == "command-error"), hook_check_in_queue(), "command-error is a hook exactly from tmux 3.5: {armed:?}");
+        assert!(
+            armed.iter().any(|h| h == "after-display-message")
+                && armed.iter().any(|h| h == "after-list-panes"),
+            "{armed:?}"
+        );
+        assert_eq!(
+            armed.iter().any(|h| h == "command-error"),
+            hook_check_in_queue(),
+            "command-error is a hook exactly from tmux 3.5: {armed:?}"
+        );
         sentinel();
         trap.before_sentinel("after-display-message");
         trap.clear();
@@ -82,17 +124,31 @@ async fn no_read_tool_or_resource_fires_any_hook() {
         }
         let peer = c.peer();
         for uri in resources {
-            let _ = peer.read_resource(rmcp::model::ReadResourceRequestParams::new(uri)).await;
+            let _ = peer
+                .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+                .await;
         }
         sentinel();
         trap.before_sentinel("after-display-message");
-        assert_eq!(trap.fired(), "after-display-message\n", "hooks ran for a read (except {except:?}); calls: {answered:?}");
+        assert_eq!(
+            trap.fired(),
+            "after-display-message\n",
+            "hooks ran for a read (except {except:?}); calls: {answered:?}"
+        );
         if except.is_empty() {
             trap.clear();
         } else {
             // With the capture hook unset, the captures really ran.
-            for tool in ["capture_pane", "snapshot_pane", "capture_since", "tmux_capture"] {
-                assert!(answered.iter().any(|(t, err)| t == tool && !err), "{tool} failed without an after-capture-pane hook: {answered:?}");
+            for tool in [
+                "capture_pane",
+                "snapshot_pane",
+                "capture_since",
+                "tmux_capture",
+            ] {
+                assert!(
+                    answered.iter().any(|(t, err)| t == tool && !err),
+                    "{tool} failed without an after-capture-pane hook: {answered:?}"
+                );
             }
         }
     }
@@ -109,26 +165,69 @@ fn a_read_of_a_vanished_entity_runs_no_command_error_hook() {
     use tmux_mcp::hooks::{gone_marker, print_gone, while_exists};
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
-    let armed = srv.try_tmux(&["set-hook", "-g", "command-error", &trap.command_writing("command-error")]).status.success();
-    assert_eq!(armed, tmux_at_least(3, 5), "command-error exists from tmux 3.5");
+    let armed = srv
+        .try_tmux(&[
+            "set-hook",
+            "-g",
+            "command-error",
+            &trap.command_writing("command-error"),
+        ])
+        .status
+        .success();
+    assert_eq!(
+        armed,
+        tmux_at_least(3, 5),
+        "command-error exists from tmux 3.5"
+    );
     let run = |argv: Vec<String>| {
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         srv.try_tmux(&argv)
     };
     for (id, flag) in [("%999", " -p"), ("@999", " -w"), ("$999", "")] {
-        let out = run(while_exists(id, &format!("show-hooks{flag} -t '{id}'"), Some(&print_gone())));
+        let out = run(while_exists(
+            id,
+            &format!("show-hooks{flag} -t '{id}'"),
+            Some(&print_gone()),
+        ));
         assert!(out.status.success(), "{id}: {out:?}");
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), gone_marker(), "{id}");
-        assert_eq!(trap.fire_sentinel(&srv, "after-display-message", &["display-message", "-p", ""]), "", "{id}: a hook ran");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            gone_marker(),
+            "{id}"
+        );
+        assert_eq!(
+            trap.fire_sentinel(
+                &srv,
+                "after-display-message",
+                &["display-message", "-p", ""]
+            ),
+            "",
+            "{id}: a hook ran"
+        );
     }
     // The entity exists: the read runs, no marker.
-    let out = run(while_exists("%0", "show-hooks -p -t '%0'", Some(&print_gone())));
-    assert!(out.status.success() && !String::from_utf8_lossy(&out.stdout).contains(gone_marker()), "{out:?}");
+    let out = run(while_exists(
+        "%0",
+        "show-hooks -p -t '%0'",
+        Some(&print_gone()),
+    ));
+    assert!(
+        out.status.success() && !String::from_utf8_lossy(&out.stdout).contains(gone_marker()),
+        "{out:?}"
+    );
     // The unguarded read of a gone pane fails, and fires the hook where it
     // exists (its exit status is then the hook's, so only the trap tells).
     srv.try_tmux(&["show-hooks", "-p", "-t", "%999"]);
-    let fired = trap.fire_sentinel(&srv, "after-display-message", &["display-message", "-p", ""]);
-    assert_eq!(fired.contains("command-error"), armed, "the trap catches a failing command: {fired:?}");
+    let fired = trap.fire_sentinel(
+        &srv,
+        "after-display-message",
+        &["display-message", "-p", ""],
+    );
+    assert_eq!(
+        fired.contains("command-error"),
+        armed,
+        "the trap catches a failing command: {fired:?}"
+    );
 }
 
 /// `show_hooks` while its pane is being killed: whichever comes first, no
@@ -139,13 +238,47 @@ fn a_read_of_a_vanished_entity_runs_no_command_error_hook() {
 async fn show_hooks_racing_a_kill_fires_no_hook() {
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
-    let armed = srv.try_tmux(&["set-hook", "-g", "command-error", &trap.command_writing("command-error")]).status.success();
-    srv.tmux(&["set-hook", "-p", "-t", "%0", "pane-focus-in[3]", "display-message hello"]);
+    let armed = srv
+        .try_tmux(&[
+            "set-hook",
+            "-g",
+            "command-error",
+            &trap.command_writing("command-error"),
+        ])
+        .status
+        .success();
+    srv.tmux(&[
+        "set-hook",
+        "-p",
+        "-t",
+        "%0",
+        "pane-focus-in[3]",
+        "display-message hello",
+    ]);
     let c = std::sync::Arc::new(McpClient::attach(&srv, &[]).await);
     let (mut listed, mut gone) = (0, 0);
     for round in 0..60u64 {
-        let pane = srv.tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "%0", "sleep 1000"]).trim().to_string();
-        srv.tmux(&["set-hook", "-p", "-t", &pane, "pane-focus-in[1]", "display-message x"]);
+        let pane = srv
+            .tmux(&[
+                "split-window",
+                "-d",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-t",
+                "%0",
+                "sleep 1000",
+            ])
+            .trim()
+            .to_string();
+        srv.tmux(&[
+            "set-hook",
+            "-p",
+            "-t",
+            &pane,
+            "pane-focus-in[1]",
+            "display-message x",
+        ]);
         let call = {
             let (c, pane) = (c.clone(), pane.clone());
             tokio::spawn(async move { c.call_raw("show_hooks", json!({ "pane": pane })).await })
@@ -153,18 +286,36 @@ async fn show_hooks_racing_a_kill_fires_no_hook() {
         tokio::time::sleep(std::time::Duration::from_micros(300 * (round % 8))).await;
         srv.tmux(&["kill-pane", "-t", &pane]);
         let r = call.await.unwrap();
-        let text: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+        let text: String = r
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect();
         if r.is_error == Some(true) {
-            assert!(text.contains("no longer exists") || text.contains("no pane"), "{text}");
+            assert!(
+                text.contains("no longer exists") || text.contains("no pane"),
+                "{text}"
+            );
             gone += 1;
         } else {
-            let hooks = r.structured_content.as_ref().unwrap()["hooks"].as_array().unwrap().clone();
+            let hooks = r.structured_content.as_ref().unwrap()["hooks"]
+                .as_array()
+                .unwrap()
+                .clone();
             assert_eq!(hooks.len(), 1, "the pane's own hook, or an error: never an empty list for a pane that was read: {r:?}");
             listed += 1;
         }
     }
-    let fired = trap.fire_sentinel(&srv, "after-display-message", &["display-message", "-p", ""]);
+    let fired = trap.fire_sentinel(
+        &srv,
+        "after-display-message",
+        &["display-message", "-p", ""],
+    );
     assert!(!fired.contains("command-error"), "show_hooks ran the command-error hook ({listed} read, {gone} gone; hook armed: {armed}): {fired:?}");
     eprintln!("show_hooks racing kill-pane: {listed} read, {gone} gone");
-    std::sync::Arc::try_unwrap(c).ok().expect("one client").close().await;
+    std::sync::Arc::try_unwrap(c)
+        .ok()
+        .expect("one client")
+        .close()
+        .await;
 }

@@ -12,7 +12,12 @@ use std::time::Duration;
 use tmux_mcp_e2e::*;
 
 fn lines(v: &Value) -> Vec<String> {
-    v["lines"].as_array().unwrap_or_else(|| panic!("no lines in {v:#}")).iter().map(|l| l.as_str().unwrap().to_string()).collect()
+    v["lines"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no lines in {v:#}"))
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect()
 }
 
 /// `linesMissed`, which is present only when true.
@@ -20,7 +25,11 @@ fn lines_missed(v: &Value) -> Value {
     match v.get("linesMissed") {
         None => json!(false),
         Some(t) => {
-            assert_eq!(t, &json!(true), "linesMissed is present only when true: {v:#}");
+            assert_eq!(
+                t,
+                &json!(true),
+                "linesMissed is present only when true: {v:#}"
+            );
             assert!(v["missed"]["reason"].is_string(), "a loss says why: {v:#}");
             json!(true)
         }
@@ -29,7 +38,11 @@ fn lines_missed(v: &Value) -> Value {
 
 fn numbered(prefix: &str, range: std::ops::Range<usize>) -> (Vec<u8>, Vec<String>) {
     let want: Vec<String> = range.map(|i| format!("{prefix}-{i}")).collect();
-    let bytes = want.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes();
+    let bytes = want
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .into_bytes();
     (bytes, want)
 }
 
@@ -37,8 +50,15 @@ fn numbered(prefix: &str, range: std::ops::Range<usize>) -> (Vec<u8>, Vec<String
 async fn error_text(c: &McpClient, args: Value) -> String {
     let r = c.call_raw("capture_since", args).await;
     assert_eq!(r.is_error, Some(true), "expected an error: {r:?}");
-    assert!(r.structured_content.is_none(), "a libtmux-family error carries no structuredContent: {r:?}");
-    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+    assert!(
+        r.structured_content.is_none(),
+        "a libtmux-family error carries no structuredContent: {r:?}"
+    );
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -48,46 +68,101 @@ async fn new_lines_come_back_once_in_order_and_nothing_new_is_empty() {
     p.emit(&srv, b"one\ntwo\n");
     let c = McpClient::attach(&srv, &[]).await;
     let tool = c.tool("capture_since");
-    assert_eq!(tool.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true), "read-only tier");
+    assert_eq!(
+        tool.annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(true),
+        "read-only tier"
+    );
 
     let seed = c.call("capture_since", json!({"paneId": p.id})).await;
     assert_eq!(seed["seeded"], json!(true), "{seed:#}");
-    assert_eq!(lines(&seed), ["one", "two"], "the seed is the visible screen up to the cursor");
+    assert_eq!(
+        lines(&seed),
+        ["one", "two"],
+        "the seed is the visible screen up to the cursor"
+    );
     assert_eq!(lines_missed(&seed), json!(false));
     let cursor = seed["cursor"].as_str().unwrap().to_string();
-    assert!(cursor.len() == 22 && cursor.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{cursor}");
+    assert!(
+        cursor.len() == 22
+            && cursor
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        "{cursor}"
+    );
 
     p.emit(&srv, b"three\nfour\n");
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": cursor})).await;
+    let d = c
+        .call("capture_since", json!({"paneId": p.id, "cursor": cursor}))
+        .await;
     assert_eq!(lines(&d), ["three", "four"], "{d:#}");
-    assert!(d.get("seeded").is_none() && d.get("linesMissed").is_none(), "{d:#}");
-    let text = c.call_raw("capture_since", json!({"paneId": p.id, "cursor": cursor})).await;
+    assert!(
+        d.get("seeded").is_none() && d.get("linesMissed").is_none(),
+        "{d:#}"
+    );
+    let text = c
+        .call_raw("capture_since", json!({"paneId": p.id, "cursor": cursor}))
+        .await;
     let text = text.content[0].as_text().unwrap().text.clone();
-    assert!(text.starts_with("three\nfour\n[cursor "), "the text is the new lines and the next cursor: {text:?}");
+    assert!(
+        text.starts_with("three\nfour\n[cursor "),
+        "the text is the new lines and the next cursor: {text:?}"
+    );
 
     // Nothing was printed since: empty.
     let next = d["cursor"].as_str().unwrap().to_string();
-    let e = c.call("capture_since", json!({"paneId": p.id, "cursor": next})).await;
+    let e = c
+        .call("capture_since", json!({"paneId": p.id, "cursor": next}))
+        .await;
     assert_eq!(lines(&e), Vec::<String>::new(), "{e:#}");
 
     // More than a screenful: every line exactly once, in order, though most
     // scrolled into history before the read.
     let (bytes, want) = numbered("burst", 0..37);
     p.emit(&srv, &bytes);
-    let f = c.call("capture_since", json!({"paneId": p.id, "cursor": e["cursor"]})).await;
+    let f = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": e["cursor"]}),
+        )
+        .await;
     assert_eq!(lines(&f), want, "{f:#}");
     // A line in progress (no LF yet) is returned, then not again until it changes.
     p.emit(&srv, b"partial");
-    let g = c.call("capture_since", json!({"paneId": p.id, "cursor": f["cursor"]})).await;
+    let g = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": f["cursor"]}),
+        )
+        .await;
     assert_eq!(lines(&g), ["partial"]);
-    let h = c.call("capture_since", json!({"paneId": p.id, "cursor": g["cursor"]})).await;
+    let h = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": g["cursor"]}),
+        )
+        .await;
     assert_eq!(lines(&h), Vec::<String>::new(), "{h:#}");
     p.emit(&srv, b" done\nnext\n");
-    let i = c.call("capture_since", json!({"paneId": p.id, "cursor": h["cursor"]})).await;
+    let i = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": h["cursor"]}),
+        )
+        .await;
     assert_eq!(lines(&i), ["partial done", "next"], "{i:#}");
     // Cursors are not consumed: the old one reads the same lines again.
-    let again = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
-    assert_eq!(lines(&again).first().map(String::as_str), Some("burst-0"), "{again:#}");
+    let again = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"]}),
+        )
+        .await;
+    assert_eq!(
+        lines(&again).first().map(String::as_str),
+        Some("burst-0"),
+        "{again:#}"
+    );
     c.close().await;
 }
 
@@ -99,14 +174,37 @@ async fn caps_keep_the_tail_and_report_what_they_dropped() {
     let seed = c.call("capture_since", json!({"paneId": p.id})).await;
     let (bytes, want) = numbered("cap", 0..20);
     p.emit(&srv, &bytes);
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"], "maxLines": 5})).await;
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"], "maxLines": 5}),
+        )
+        .await;
     assert_eq!(lines(&d), want[15..].to_vec(), "{d:#}");
     assert_eq!(d["truncated"]["lines"], json!(15), "{d:#}");
-    assert_eq!(lines_missed(&d), json!(false), "a cap is not a loss of the pane's lines: {d:#}");
+    assert_eq!(
+        lines_missed(&d),
+        json!(false),
+        "a cap is not a loss of the pane's lines: {d:#}"
+    );
     // "cap-18\ncap-19" is 13 bytes: 12 keep the last line only.
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"], "maxBytes": 13})).await;
-    assert_eq!((lines(&d), d["truncated"]["lines"].clone()), (vec!["cap-18".to_string(), "cap-19".to_string()], json!(18)), "{d:#}");
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"], "maxBytes": 12})).await;
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"], "maxBytes": 13}),
+        )
+        .await;
+    assert_eq!(
+        (lines(&d), d["truncated"]["lines"].clone()),
+        (vec!["cap-18".to_string(), "cap-19".to_string()], json!(18)),
+        "{d:#}"
+    );
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"], "maxBytes": 12}),
+        )
+        .await;
     assert_eq!(lines(&d), ["cap-19"], "{d:#}");
     c.close().await;
 }
@@ -124,22 +222,40 @@ async fn history_trimmed_by_history_limit_is_reported_then_tracking_goes_on() {
     // A few lines: no loss although the history sits at its limit.
     let (bytes, want) = numbered("few", 0..3);
     p.emit(&srv, &bytes);
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"]}),
+        )
+        .await;
     assert_eq!((lines(&d), lines_missed(&d)), (want, json!(false)), "{d:#}");
 
     // Far more than history + screen hold: the loss is reported.
     let (bytes, want) = numbered("many", 0..100);
     p.emit(&srv, &bytes);
-    let m = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
+    let m = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"]}),
+        )
+        .await;
     assert_eq!(lines_missed(&m), json!(true), "{m:#}");
     assert_eq!(m["missed"]["reason"], "history_trimmed", "{m:#}");
     let got = lines(&m);
-    assert!(got.len() < 100 && want.ends_with(&got), "what the pane still holds, in order: {got:?}");
+    assert!(
+        got.len() < 100 && want.ends_with(&got),
+        "what the pane still holds, in order: {got:?}"
+    );
 
     // The new cursor goes on exactly.
     let (bytes, want) = numbered("after", 0..4);
     p.emit(&srv, &bytes);
-    let a = c.call("capture_since", json!({"paneId": p.id, "cursor": m["cursor"]})).await;
+    let a = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": m["cursor"]}),
+        )
+        .await;
     assert_eq!((lines(&a), lines_missed(&a)), (want, json!(false)), "{a:#}");
     c.close().await;
 }
@@ -155,14 +271,47 @@ async fn clear_history_and_respawn_are_reported() {
     let (bytes, _) = numbered("gone", 0..25);
     p.emit(&srv, &bytes);
     srv.tmux(&["clear-history", "-t", &p.id]);
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
-    assert_eq!((lines_missed(&d), d["missed"]["reason"].clone()), (json!(true), json!("history_cleared")), "{d:#}");
-    assert_eq!(lines(&d).last().map(String::as_str), Some("gone-24"), "the screen that is left: {d:#}");
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"]}),
+        )
+        .await;
+    assert_eq!(
+        (lines_missed(&d), d["missed"]["reason"].clone()),
+        (json!(true), json!("history_cleared")),
+        "{d:#}"
+    );
+    assert_eq!(
+        lines(&d).last().map(String::as_str),
+        Some("gone-24"),
+        "the screen that is left: {d:#}"
+    );
 
-    srv.tmux(&["respawn-pane", "-k", "-t", &p.id, "printf 'reborn\\n'; exec cat"]);
-    poll(Duration::from_secs(5), || srv.tmux(&["capture-pane", "-p", "-t", &p.id]).contains("reborn").then_some(())).expect("the respawned pane printed");
-    let r = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
-    assert_eq!((lines_missed(&r), r["missed"]["reason"].clone()), (json!(true), json!("respawned")), "{r:#}");
+    srv.tmux(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        &p.id,
+        "printf 'reborn\\n'; exec cat",
+    ]);
+    poll(Duration::from_secs(5), || {
+        srv.tmux(&["capture-pane", "-p", "-t", &p.id])
+            .contains("reborn")
+            .then_some(())
+    })
+    .expect("the respawned pane printed");
+    let r = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"]}),
+        )
+        .await;
+    assert_eq!(
+        (lines_missed(&r), r["missed"]["reason"].clone()),
+        (json!(true), json!("respawned")),
+        "{r:#}"
+    );
     assert!(lines(&r).contains(&"reborn".to_string()), "{r:#}");
     c.close().await;
 }
@@ -173,7 +322,10 @@ async fn wait_ms_waits_for_output_and_is_clamped_to_the_request_timeout() {
     let mut p = PaneWriter::new_session(&srv, "w", 60, 10);
     let c = McpClient::attach(&srv, &[]).await;
     let seed = c.call("capture_since", json!({"paneId": p.id})).await;
-    let call = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"], "waitMs": 600000}));
+    let call = c.call(
+        "capture_since",
+        json!({"paneId": p.id, "cursor": seed["cursor"], "waitMs": 600000}),
+    );
     let writer = async {
         // Lets the call start waiting first; the result is the same either way.
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -181,18 +333,35 @@ async fn wait_ms_waits_for_output_and_is_clamped_to_the_request_timeout() {
     };
     let (d, ()) = tokio::join!(call, writer);
     assert_eq!(lines(&d), ["late line"], "{d:#}");
-    assert_eq!(d["waitMs"], json!(5000), "clamped to the broker's 5 s request timeout: {d:#}");
+    assert_eq!(
+        d["waitMs"],
+        json!(5000),
+        "clamped to the broker's 5 s request timeout: {d:#}"
+    );
 
     // No polling captures: a wait with no output runs the reads of a call
     // that does not wait plus the safety net's fingerprint readings
     // (`activity`: a baseline, then one every 250 ms while it is watched).
     let commands = || srv.status()["tmux_connections"].as_u64().unwrap();
     let t0 = commands();
-    let plain = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"]})).await;
+    let plain = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"]}),
+        )
+        .await;
     let t1 = commands();
-    let waited = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"], "waitMs": 1500})).await;
+    let waited = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"], "waitMs": 1500}),
+        )
+        .await;
     let t2 = commands();
-    assert_eq!((lines(&plain), lines(&waited), waited["waitMs"].clone()), (vec![], vec![], json!(1500)));
+    assert_eq!(
+        (lines(&plain), lines(&waited), waited["waitMs"].clone()),
+        (vec![], vec![], json!(1500))
+    );
     assert!(t2 - t1 <= (t1 - t0) + 8, "a 1.5 s wait on a silent pane ran {} tmux commands, a call without wait {}: more than the net's readings", t2 - t1, t1 - t0);
     c.close().await;
 }
@@ -207,27 +376,85 @@ fn handoff_cursor_works_for_a_session_scoped_agent_of_another_session() {
     let (mut ch, tools) = (relay.channel, relay.tools);
 
     // Out of scope without the hand-off.
-    let denied = ch.request(2, "tools/call", json!({"name": "capture_since", "arguments": {"paneId": a}}));
+    let denied = ch.request(
+        2,
+        "tools/call",
+        json!({"name": "capture_since", "arguments": {"paneId": a}}),
+    );
     assert_eq!(denied["result"]["isError"], json!(true), "{denied}");
-    assert!(denied["result"]["content"][0]["text"].as_str().unwrap().contains("outside this session's scope"), "{denied}");
+    assert!(
+        denied["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("outside this session's scope"),
+        "{denied}"
+    );
 
     // The key press in pane A.
-    let (out, _) = run_with_timeout(tmux_mcp(&["cursor", "-S", srv.socket_str(), &a]), Duration::from_secs(15));
-    assert!(out.status.success(), "tmux-mcp cursor failed: {}", String::from_utf8_lossy(&out.stderr));
-    let line = String::from_utf8(out.stdout).unwrap().trim_end().to_string();
-    assert!(line.starts_with(&format!("tmux-mcp: pane {a} handed over — call capture_since ")), "{line}");
-    assert_eq!(srv.tmux(&["show-buffer", "-b", "mcp-cursor"]).trim_end(), line);
+    let (out, _) = run_with_timeout(
+        tmux_mcp(&["cursor", "-S", srv.socket_str(), &a]),
+        Duration::from_secs(15),
+    );
+    assert!(
+        out.status.success(),
+        "tmux-mcp cursor failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout)
+        .unwrap()
+        .trim_end()
+        .to_string();
+    assert!(
+        line.starts_with(&format!(
+            "tmux-mcp: pane {a} handed over — call capture_since "
+        )),
+        "{line}"
+    );
+    assert_eq!(
+        srv.tmux(&["show-buffer", "-b", "mcp-cursor"]).trim_end(),
+        line
+    );
     let (args, _) = parse_handoff(&line);
 
     pa.emit(&srv, b"alpha three\n");
-    let d = checked_structured(&tools, "capture_since", &ch.request(3, "tools/call", json!({"name": "capture_since", "arguments": args})));
-    assert_eq!((lines(&d), lines_missed(&d)), (vec!["alpha three".to_string()], json!(false)), "what is new since the key press: {d:#}");
+    let d = checked_structured(
+        &tools,
+        "capture_since",
+        &ch.request(
+            3,
+            "tools/call",
+            json!({"name": "capture_since", "arguments": args}),
+        ),
+    );
+    assert_eq!(
+        (lines(&d), lines_missed(&d)),
+        (vec!["alpha three".to_string()], json!(false)),
+        "what is new since the key press: {d:#}"
+    );
     pa.emit(&srv, b"alpha four\n");
-    let d2 = checked_structured(&tools, "capture_since", &ch.request(4, "tools/call", json!({"name": "capture_since", "arguments": {"paneId": a, "cursor": d["cursor"]}})));
+    let d2 = checked_structured(
+        &tools,
+        "capture_since",
+        &ch.request(
+            4,
+            "tools/call",
+            json!({"name": "capture_since", "arguments": {"paneId": a, "cursor": d["cursor"]}}),
+        ),
+    );
     assert_eq!(lines(&d2), ["alpha four"], "the chain goes on: {d2:#}");
     // The hand-off is for that pane only.
-    let other = ch.request(5, "tools/call", json!({"name": "capture_since", "arguments": {"paneId": "%0", "cursor": d["cursor"]}}));
-    assert!(other["result"]["content"][0]["text"].as_str().unwrap().contains("Invalid argument cursor: it belongs to pane"), "{other}");
+    let other = ch.request(
+        5,
+        "tools/call",
+        json!({"name": "capture_since", "arguments": {"paneId": "%0", "cursor": d["cursor"]}}),
+    );
+    assert!(
+        other["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Invalid argument cursor: it belongs to pane"),
+        "{other}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -236,16 +463,34 @@ async fn refused_while_an_after_capture_pane_hook_is_set_and_the_hook_never_fire
     let mut p = PaneWriter::new_session(&srv, "w", 60, 10);
     let c = McpClient::attach(&srv, &[]).await;
     let seed = c.call("capture_since", json!({"paneId": p.id})).await;
-    srv.tmux(&["set-hook", "-g", "after-capture-pane", "set-option -g @since_hook_fired yes"]);
+    srv.tmux(&[
+        "set-hook",
+        "-g",
+        "after-capture-pane",
+        "set-option -g @since_hook_fired yes",
+    ]);
     p.emit(&srv, b"hidden\n");
-    for args in [json!({"paneId": p.id}), json!({"paneId": p.id, "cursor": seed["cursor"]})] {
+    for args in [
+        json!({"paneId": p.id}),
+        json!({"paneId": p.id, "cursor": seed["cursor"]}),
+    ] {
         let text = error_text(&c, args).await;
         assert!(text.contains("after-capture-pane"), "{text}");
     }
-    assert_eq!(srv.tmux(&["show-options", "-gqv", "@since_hook_fired"]).trim(), "", "the hook ran");
+    assert_eq!(
+        srv.tmux(&["show-options", "-gqv", "@since_hook_fired"])
+            .trim(),
+        "",
+        "the hook ran"
+    );
     // The sentinel: with the hook gone the same call reads (so the refusal was the hook's).
     srv.tmux(&["set-hook", "-gu", "after-capture-pane"]);
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"]}),
+        )
+        .await;
     assert_eq!(lines(&d), ["hidden"]);
     c.close().await;
 }
@@ -259,8 +504,14 @@ async fn bad_input_names_the_field_and_sends_nothing() {
     for (args, field) in [
         (json!({"paneId": "0"}), "paneId"),
         (json!({"paneId": "%0", "cursor": "xyz"}), "cursor"),
-        (json!({"paneId": "%0", "cursor": "0123456789abcdef0123456789abcdef"}), "cursor"),
-        (json!({"paneId": "%0", "cursor": "AAAAAAAAAAAAAAAAAAAAAA"}), "cursor"),
+        (
+            json!({"paneId": "%0", "cursor": "0123456789abcdef0123456789abcdef"}),
+            "cursor",
+        ),
+        (
+            json!({"paneId": "%0", "cursor": "AAAAAAAAAAAAAAAAAAAAAA"}),
+            "cursor",
+        ),
         (json!({"paneId": "%0", "maxLines": 0}), "maxLines"),
         (json!({"paneId": "%0", "maxBytes": -1}), "maxBytes"),
         (json!({"paneId": "%0", "waitMs": "soon"}), "waitMs"),
@@ -270,7 +521,11 @@ async fn bad_input_names_the_field_and_sends_nothing() {
         assert!(text.contains(field), "{args}: {text}");
         assert!(text.contains("Nothing was sent to tmux"), "{args}: {text}");
     }
-    assert_eq!(srv.status()["tmux_connections"], before, "a refused call ran a tmux command");
+    assert_eq!(
+        srv.status()["tmux_connections"],
+        before,
+        "a refused call ran a tmux command"
+    );
     let text = error_text(&c, json!({"paneId": "%999"})).await;
     assert!(text.contains("No pane %999"), "{text}");
     c.close().await;
@@ -285,15 +540,32 @@ fn one_appended_line_costs_at_most_300_bytes_on_the_wire() {
     let mut raw = RawClient::attach(&srv, &[]);
     raw.initialize();
     let tools = raw.request(1, "tools/list", json!({}));
-    let seed = checked_structured(&tools, "capture_since", &raw.request(2, "tools/call", json!({"name": "capture_since", "arguments": {"paneId": p.id}})));
+    let seed = checked_structured(
+        &tools,
+        "capture_since",
+        &raw.request(
+            2,
+            "tools/call",
+            json!({"name": "capture_since", "arguments": {"paneId": p.id}}),
+        ),
+    );
     let appended = "make: *** [all] Error 2 (build step 3)";
     p.emit(&srv, format!("{appended}\n").as_bytes());
-    let line = raw.request_line(3, "tools/call", json!({"name": "capture_since", "arguments": {"paneId": p.id, "cursor": seed["cursor"]}}));
+    let line = raw.request_line(
+        3,
+        "tools/call",
+        json!({"name": "capture_since", "arguments": {"paneId": p.id, "cursor": seed["cursor"]}}),
+    );
     let resp: Value = serde_json::from_slice(&line).unwrap();
     let d = checked_structured(&tools, "capture_since", &resp);
     assert_eq!(lines(&d), [appended]);
     println!("capture_since: one appended line of {} bytes costs {} bytes on the wire (the response line with its LF)", appended.len(), line.len());
-    assert!(line.len() <= 300, "{} bytes: {}", line.len(), String::from_utf8_lossy(&line));
+    assert!(
+        line.len() <= 300,
+        "{} bytes: {}",
+        line.len(),
+        String::from_utf8_lossy(&line)
+    );
 }
 
 /// The hook trap: every after-* hook but after-capture-pane (which makes the
@@ -307,7 +579,11 @@ async fn no_after_hook_runs() {
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
     let armed = trap.arm_every_after_hook(&srv, &["after-capture-pane"]);
     // tmux has no after-list-commands or after-if-shell (what the tool uses).
-    for h in ["after-display-message", "after-show-options", "after-list-panes"] {
+    for h in [
+        "after-display-message",
+        "after-show-options",
+        "after-list-panes",
+    ] {
         assert!(armed.iter().any(|a| a == h), "{h} not armed: {armed:?}");
     }
     // The sentinel is the test's own display-message: once its line is in the
@@ -324,13 +600,31 @@ async fn no_after_hook_runs() {
     sentinel();
     trap.before_sentinel("after-display-message");
     trap.clear();
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
-    assert_eq!(lines_missed(&d), json!(true), "the trim path (whole-history search) ran: {d:#}");
-    let e = c.call("capture_since", json!({"paneId": p.id, "cursor": d["cursor"], "waitMs": 50})).await;
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"]}),
+        )
+        .await;
+    assert_eq!(
+        lines_missed(&d),
+        json!(true),
+        "the trim path (whole-history search) ran: {d:#}"
+    );
+    let e = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"], "waitMs": 50}),
+        )
+        .await;
     assert_eq!(lines(&e), Vec::<String>::new());
     sentinel();
     trap.before_sentinel("after-display-message");
-    assert_eq!(trap.fired(), "after-display-message\n", "after-* hooks ran (only the sentinel's line belongs here)");
+    assert_eq!(
+        trap.fired(),
+        "after-display-message\n",
+        "after-* hooks ran (only the sentinel's line belongs here)"
+    );
     c.close().await;
 }
 
@@ -344,15 +638,54 @@ async fn the_alternate_screen_reads_whole_and_line_tracking_resumes_after_it() {
     let c = McpClient::attach(&srv, &[]).await;
     let seed = c.call("capture_since", json!({"paneId": p.id})).await;
     p.emit(&srv, b"\x1b[?1049h\x1b[H\x1b[2Jmenu: one\r\n      two");
-    let a = c.call("capture_since", json!({"paneId": p.id, "cursor": seed["cursor"]})).await;
-    assert_eq!((lines(&a), a["alternateScreen"].clone()), (vec!["menu: one".to_string(), "      two".to_string()], json!(true)), "{a:#}");
-    let same = c.call("capture_since", json!({"paneId": p.id, "cursor": a["cursor"]})).await;
-    assert_eq!(lines(&same), Vec::<String>::new(), "unchanged screen: {same:#}");
+    let a = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": seed["cursor"]}),
+        )
+        .await;
+    assert_eq!(
+        (lines(&a), a["alternateScreen"].clone()),
+        (
+            vec!["menu: one".to_string(), "      two".to_string()],
+            json!(true)
+        ),
+        "{a:#}"
+    );
+    let same = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": a["cursor"]}),
+        )
+        .await;
+    assert_eq!(
+        lines(&same),
+        Vec::<String>::new(),
+        "unchanged screen: {same:#}"
+    );
     p.emit(&srv, b"\x1b[3;1Hthree");
-    let b = c.call("capture_since", json!({"paneId": p.id, "cursor": same["cursor"]})).await;
+    let b = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": same["cursor"]}),
+        )
+        .await;
     assert_eq!(lines(&b), ["menu: one", "      two", "three"], "{b:#}");
     p.emit(&srv, b"\x1b[?1049lafter\n");
-    let d = c.call("capture_since", json!({"paneId": p.id, "cursor": b["cursor"]})).await;
-    assert_eq!((lines(&d), d.get("alternateScreen").cloned(), lines_missed(&d)), (vec!["after".to_string()], None, json!(false)), "{d:#}");
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": b["cursor"]}),
+        )
+        .await;
+    assert_eq!(
+        (
+            lines(&d),
+            d.get("alternateScreen").cloned(),
+            lines_missed(&d)
+        ),
+        (vec!["after".to_string()], None, json!(false)),
+        "{d:#}"
+    );
     c.close().await;
 }

@@ -45,7 +45,10 @@ pub const FOREIGN_TMUX_VARS: &[&str] = &["TMUX", "TMUX_PANE"];
 
 /// The workspace root (`tests/..`).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// The cargo profile directory the test binary was built into (`target/debug`),
@@ -66,13 +69,19 @@ static BUILD: Once = Once::new();
 pub fn bin(name: &str) -> PathBuf {
     BUILD.call_once(build_binaries);
     let p = target_dir().join(name);
-    assert!(p.is_file(), "{} is missing after the build step", p.display());
+    assert!(
+        p.is_file(),
+        "{} is missing after the build step",
+        p.display()
+    );
     p
 }
 
 fn build_binaries() {
     let dir = target_dir();
-    let present = ["tmux-mcp", "tmux-mcp-broker"].iter().all(|b| dir.join(b).is_file());
+    let present = ["tmux-mcp", "tmux-mcp-broker"]
+        .iter()
+        .all(|b| dir.join(b).is_file());
     if present && std::env::var_os("TMUX_MCP_E2E_NO_BUILD").is_some() {
         return;
     }
@@ -83,7 +92,11 @@ fn build_binaries() {
         .stdin(Stdio::null())
         .output()
         .expect("running cargo build for the binaries");
-    assert!(out.status.success(), "cargo build --bins failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo build --bins failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A `Command` for `tmux-mcp ARGS`, with no tie to any outer tmux server.
@@ -99,7 +112,11 @@ pub fn tmux_mcp(args: &[&str]) -> Command {
 /// Runs `cmd` to completion, failing the test after `timeout`.
 pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> (Output, Duration) {
     let started = Instant::now();
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
     let (tx, rx) = mpsc::channel();
     let pid = child.id();
     let stdout = child.stdout.take().unwrap();
@@ -117,7 +134,11 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> (Output, Duratio
         }
     };
     let elapsed = started.elapsed();
-    let output = Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() };
+    let output = Output {
+        status,
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+    };
     (output, elapsed)
 }
 
@@ -134,14 +155,22 @@ fn read_all(mut r: impl std::io::Read) -> Vec<u8> {
 /// Whether `pid` is a live (not zombie) process.
 pub fn pid_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|st| st != "Z" && st != "X"),
+        Ok(s) => s
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|st| st != "Z" && st != "X"),
         Err(_) => false,
     }
 }
 
 pub fn cmdline(pid: u32) -> Vec<String> {
     std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|raw| raw.split(|b| *b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .map(|raw| {
+            raw.split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -154,7 +183,8 @@ pub fn kill_pid(pid: u32, sig: i32) {
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
-    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    a == b
+        || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 /// Live `tmux-mcp-broker` processes serving the tmux socket `socket`, found by
@@ -162,15 +192,26 @@ fn same_path(a: &Path, b: &Path) -> bool {
 /// that tmux runs before the exec is not counted (its argv[0] is the shell).
 pub fn broker_pids(socket: &Path) -> Vec<u32> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
         let argv = cmdline(pid);
         let Some(arg0) = argv.first() else { continue };
         if Path::new(arg0).file_name().and_then(|n| n.to_str()) != Some("tmux-mcp-broker") {
             continue;
         }
-        let sock = argv.iter().position(|a| a == "--socket").and_then(|i| argv.get(i + 1).cloned()).or_else(|| argv.iter().find_map(|a| a.strip_prefix("--socket=").map(str::to_string)));
+        let sock = argv
+            .iter()
+            .position(|a| a == "--socket")
+            .and_then(|i| argv.get(i + 1).cloned())
+            .or_else(|| {
+                argv.iter()
+                    .find_map(|a| a.strip_prefix("--socket=").map(str::to_string))
+            });
         if sock.is_some_and(|s| same_path(Path::new(&s), socket)) && pid_alive(pid) {
             out.push(pid);
         }
@@ -221,8 +262,11 @@ pub struct TempDir(PathBuf);
 
 impl TempDir {
     pub fn new(prefix: &str) -> TempDir {
-        let base = std::env::var_os("TMUX_MCP_TEST_TMPDIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
-        let template = CString::new(base.join(format!("{prefix}XXXXXX")).as_os_str().as_bytes()).unwrap();
+        let base = std::env::var_os("TMUX_MCP_TEST_TMPDIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let template =
+            CString::new(base.join(format!("{prefix}XXXXXX")).as_os_str().as_bytes()).unwrap();
         let raw = template.into_raw();
         // SAFETY: `raw` is a NUL-terminated, writable buffer ending in XXXXXX.
         let ok = unsafe { !libc::mkdtemp(raw).is_null() };
@@ -290,11 +334,37 @@ impl TmuxServer {
             }
         };
         let mut cmd = Command::new("tmux");
-        cmd.arg("-S").arg(&sock).arg("-f").arg(&conf).args(["new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
-        let out = clean(cmd).stdin(Stdio::null()).output().expect("running tmux");
-        assert!(out.status.success(), "starting tmux failed: {}", String::from_utf8_lossy(&out.stderr));
-        let mut server = TmuxServer { dir, sock, pid: 0, killed: false, seq: AtomicU64::new(0) };
-        server.pid = server.tmux(&["display-message", "-p", "#{pid}"]).trim().parse().expect("server pid");
+        cmd.arg("-S").arg(&sock).arg("-f").arg(&conf).args([
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+        ]);
+        let out = clean(cmd)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running tmux");
+        assert!(
+            out.status.success(),
+            "starting tmux failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut server = TmuxServer {
+            dir,
+            sock,
+            pid: 0,
+            killed: false,
+            seq: AtomicU64::new(0),
+        };
+        server.pid = server
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("server pid");
         server
     }
 
@@ -317,14 +387,21 @@ impl TmuxServer {
     /// `tmux -S sock ARGS…`; panics unless it succeeds; returns stdout.
     pub fn tmux(&self, args: &[&str]) -> String {
         let out = self.try_tmux(args);
-        assert!(out.status.success(), "tmux {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     pub fn try_tmux(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new("tmux");
         cmd.arg("-S").arg(&self.sock).args(args);
-        clean(cmd).stdin(Stdio::null()).output().expect("running tmux")
+        clean(cmd)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running tmux")
     }
 
     /// A fresh file name in the server's directory (for stderr logs and such).
@@ -344,41 +421,87 @@ impl TmuxServer {
             [one] => Some(*one),
             _ => None,
         })
-        .unwrap_or_else(|| panic!("expected exactly one broker for {} within {timeout:?}; found {:?}", self.sock.display(), self.brokers()))
+        .unwrap_or_else(|| {
+            panic!(
+                "expected exactly one broker for {} within {timeout:?}; found {:?}",
+                self.sock.display(),
+                self.brokers()
+            )
+        })
     }
 
     /// `tmux-mcp start -S sock`: makes sure the broker runs; returns its socket path.
     pub fn start_broker(&self) -> PathBuf {
-        let (out, _) = run_with_timeout(tmux_mcp(&["start", "-S", self.socket_str()]), Duration::from_secs(15));
-        assert!(out.status.success(), "tmux-mcp start failed: {}", String::from_utf8_lossy(&out.stderr));
+        let (out, _) = run_with_timeout(
+            tmux_mcp(&["start", "-S", self.socket_str()]),
+            Duration::from_secs(15),
+        );
+        assert!(
+            out.status.success(),
+            "tmux-mcp start failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     }
 
     /// `tmux-mcp status -S sock --json` (the broker's cached state; runs no tmux
     /// command). `None` when it fails.
     pub fn try_status(&self) -> Option<Value> {
-        let (out, _) = run_with_timeout(tmux_mcp(&["status", "-S", self.socket_str(), "--json"]), Duration::from_secs(10));
+        let (out, _) = run_with_timeout(
+            tmux_mcp(&["status", "-S", self.socket_str(), "--json"]),
+            Duration::from_secs(10),
+        );
         if !out.status.success() {
             return None;
         }
-        Some(serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))))
+        Some(serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "status --json is not JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        }))
     }
 
     pub fn status(&self) -> Value {
-        self.try_status().unwrap_or_else(|| panic!("tmux-mcp status -S {} --json failed", self.sock.display()))
+        self.try_status()
+            .unwrap_or_else(|| panic!("tmux-mcp status -S {} --json failed", self.sock.display()))
     }
 
     /// Kills this server and starts a new one (session `main`, 200x50) on the same
     /// socket path; the new server is the one dropped later.
     pub fn restart_on_same_socket(&mut self) {
         self.kill_server();
-        let _ = poll(Duration::from_secs(5), || (!pid_alive(self.pid)).then_some(()));
+        let _ = poll(Duration::from_secs(5), || {
+            (!pid_alive(self.pid)).then_some(())
+        });
         let mut cmd = Command::new("tmux");
-        cmd.arg("-S").arg(&self.sock).args(["-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"]);
-        let out = clean(cmd).stdin(Stdio::null()).output().expect("running tmux");
-        assert!(out.status.success(), "restarting tmux failed: {}", String::from_utf8_lossy(&out.stderr));
+        cmd.arg("-S").arg(&self.sock).args([
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+        ]);
+        let out = clean(cmd)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running tmux");
+        assert!(
+            out.status.success(),
+            "restarting tmux failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         self.killed = false;
-        self.pid = self.tmux(&["display-message", "-p", "#{pid}"]).trim().parse().expect("server pid");
+        self.pid = self
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("server pid");
     }
 
     /// Kills exactly this server now (also done on drop).
@@ -403,8 +526,13 @@ impl Drop for TmuxServer {
         };
         // tmux itself takes a while to tear down a big server (seconds for
         // 1,001 panes); the broker's lifetime starts counting when it is gone.
-        let _ = poll(Duration::from_secs(30), || (!pid_alive(self.pid)).then_some(()));
-        let gone = poll(Duration::from_secs(2), || remaining().is_empty().then_some(())).is_some();
+        let _ = poll(Duration::from_secs(30), || {
+            (!pid_alive(self.pid)).then_some(())
+        });
+        let gone = poll(Duration::from_secs(2), || {
+            remaining().is_empty().then_some(())
+        })
+        .is_some();
         let leftover = remaining();
         for pid in &leftover {
             kill_pid(*pid, libc::SIGKILL); // ours: it serves this test's server
@@ -413,7 +541,10 @@ impl Drop for TmuxServer {
             kill_pid(self.pid, libc::SIGKILL);
         }
         if !gone && !std::thread::panicking() {
-            panic!("broker(s) {leftover:?} of {} were still alive 2 s after the tmux server exited", self.sock.display());
+            panic!(
+                "broker(s) {leftover:?} of {} were still alive 2 s after the tmux server exited",
+                self.sock.display()
+            );
         }
     }
 }
@@ -425,7 +556,9 @@ pub fn big_server() -> TmuxServer {
     let srv = TmuxServer::start();
     let mut script = String::new();
     for s in 0..100 {
-        script.push_str(&format!("new-session -d -s s{s} -x 80 -y 24 'sleep 100000'\n"));
+        script.push_str(&format!(
+            "new-session -d -s s{s} -x 80 -y 24 'sleep 100000'\n"
+        ));
         for _ in 0..9 {
             script.push_str(&format!("new-window -d -t s{s}: 'sleep 100000'\n"));
         }
@@ -448,7 +581,11 @@ fn clean(mut cmd: Command) -> Command {
 pub fn plugin_config() -> String {
     let bin_dir = target_dir();
     let script = repo_root().join("tmux-mcp.tmux");
-    format!("set -g @mcp-bin-dir '{}'\nrun-shell '{}'\n", bin_dir.display(), script.display())
+    format!(
+        "set -g @mcp-bin-dir '{}'\nrun-shell '{}'\n",
+        bin_dir.display(),
+        script.display()
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -462,12 +599,27 @@ pub fn tmux_version() -> (u32, u32, String) {
     static VERSION: std::sync::OnceLock<(u32, u32, String)> = std::sync::OnceLock::new();
     VERSION
         .get_or_init(|| {
-            let out = clean(Command::new("tmux")).arg("-V").stdin(Stdio::null()).output().expect("running tmux -V");
-            let full = String::from_utf8_lossy(&out.stdout).trim().trim_start_matches("tmux ").to_string();
+            let out = clean(Command::new("tmux"))
+                .arg("-V")
+                .stdin(Stdio::null())
+                .output()
+                .expect("running tmux -V");
+            let full = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .trim_start_matches("tmux ")
+                .to_string();
             let v = full.trim_start_matches("next-");
             let mut parts = v.split('.');
             let major = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-            let minor = parts.next().map(|s| s.chars().take_while(char::is_ascii_digit).collect::<String>()).and_then(|s| s.parse().ok()).unwrap_or(0);
+            let minor = parts
+                .next()
+                .map(|s| {
+                    s.chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>()
+                })
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
             (major, minor, full)
         })
         .clone()
@@ -512,8 +664,12 @@ pub fn tmux_connections_per_capture() -> u64 {
 
 /// Validates `instance` against `schema`; `Err` lists every violation.
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), String> {
-    let v = jsonschema::validator_for(schema).map_err(|e| format!("the schema does not compile: {e}"))?;
-    let errors: Vec<String> = v.iter_errors(instance).map(|e| format!("at {}: {e}", e.instance_path())).collect();
+    let v = jsonschema::validator_for(schema)
+        .map_err(|e| format!("the schema does not compile: {e}"))?;
+    let errors: Vec<String> = v
+        .iter_errors(instance)
+        .map(|e| format!("at {}: {e}", e.instance_path()))
+        .collect();
     if errors.is_empty() {
         Ok(())
     } else {
@@ -545,22 +701,36 @@ impl McpClient {
 
     /// Through another build's `tmux-mcp` (benchmarks compare builds; its
     /// broker is the `tmux-mcp-broker` next to it).
-    pub async fn attach_binary(tmux_mcp: &Path, socket: &Path, extra: &[&str], stderr_path: PathBuf) -> McpClient {
+    pub async fn attach_binary(
+        tmux_mcp: &Path,
+        socket: &Path,
+        extra: &[&str],
+        stderr_path: PathBuf,
+    ) -> McpClient {
         let mut cmd = tokio::process::Command::new(tmux_mcp);
         cmd.arg("attach").arg("-S").arg(socket).args(extra);
         for v in FOREIGN_TMUX_VARS {
             cmd.env_remove(v);
         }
         let err = std::fs::File::create(&stderr_path).expect("stderr file");
-        let (transport, _) = TokioChildProcess::builder(cmd).stderr(err).spawn().expect("spawning tmux-mcp attach");
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(err)
+            .spawn()
+            .expect("spawning tmux-mcp attach");
         Self::serve(transport, stderr_path).await
     }
 
     /// rmcp's client on a relay that runs somewhere else (e.g. in a pane, see
     /// [`spawn_in_pane`]), spoken to through the two FIFO ends.
-    pub async fn over_fifos(to_relay: std::fs::File, from_relay: std::fs::File, stderr_path: PathBuf) -> McpClient {
-        let w = tokio::net::unix::pipe::Sender::from_file(to_relay).expect("the relay's input is a fifo");
-        let r = tokio::net::unix::pipe::Receiver::from_file(from_relay).expect("the relay's output is a fifo");
+    pub async fn over_fifos(
+        to_relay: std::fs::File,
+        from_relay: std::fs::File,
+        stderr_path: PathBuf,
+    ) -> McpClient {
+        let w = tokio::net::unix::pipe::Sender::from_file(to_relay)
+            .expect("the relay's input is a fifo");
+        let r = tokio::net::unix::pipe::Receiver::from_file(from_relay)
+            .expect("the relay's output is a fifo");
         Self::serve((r, w), stderr_path).await
     }
 
@@ -569,13 +739,27 @@ impl McpClient {
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let service = match tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await {
+        let service = match tokio::time::timeout(Duration::from_secs(20), ().serve(transport)).await
+        {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => panic!("MCP initialize through tmux-mcp attach failed: {e}; relay stderr: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()),
-            Err(_) => panic!("MCP initialize through tmux-mcp attach timed out; relay stderr: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default()),
+            Ok(Err(e)) => panic!(
+                "MCP initialize through tmux-mcp attach failed: {e}; relay stderr: {}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            ),
+            Err(_) => panic!(
+                "MCP initialize through tmux-mcp attach timed out; relay stderr: {}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            ),
         };
-        let tools = tokio::time::timeout(Duration::from_secs(10), service.list_all_tools()).await.expect("tools/list timed out").expect("tools/list");
-        McpClient { service, tools, stderr_path }
+        let tools = tokio::time::timeout(Duration::from_secs(10), service.list_all_tools())
+            .await
+            .expect("tools/list timed out")
+            .expect("tools/list");
+        McpClient {
+            service,
+            tools,
+            stderr_path,
+        }
     }
 
     pub fn tools(&self) -> &[Tool] {
@@ -583,12 +767,25 @@ impl McpClient {
     }
 
     pub fn tool(&self, name: &str) -> &Tool {
-        self.tools.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("tool {name} is not listed; tools: {:?}", self.tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()))
+        self.tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| {
+                panic!(
+                    "tool {name} is not listed; tools: {:?}",
+                    self.tools
+                        .iter()
+                        .map(|t| t.name.to_string())
+                        .collect::<Vec<_>>()
+                )
+            })
     }
 
     /// Calls a tool and returns the raw result (no checks).
     pub async fn call_raw(&self, name: &str, args: Value) -> CallToolResult {
-        let Value::Object(map) = args else { panic!("arguments must be an object") };
+        let Value::Object(map) = args else {
+            panic!("arguments must be an object")
+        };
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(map);
         tokio::time::timeout(Duration::from_secs(20), self.service.call_tool(params))
             .await
@@ -600,9 +797,21 @@ impl McpClient {
     /// validating it against the tool's published `outputSchema`.
     pub async fn call(&self, name: &str, args: Value) -> Value {
         let result = self.call_raw(name, args).await;
-        assert_ne!(result.is_error, Some(true), "tool {name} returned an error: {:?}", result.content);
-        let structured = result.structured_content.clone().unwrap_or_else(|| panic!("tool {name} returned no structuredContent: {result:?}"));
-        let schema = self.tool(name).output_schema.clone().unwrap_or_else(|| panic!("tool {name} publishes no outputSchema"));
+        assert_ne!(
+            result.is_error,
+            Some(true),
+            "tool {name} returned an error: {:?}",
+            result.content
+        );
+        let structured = result
+            .structured_content
+            .clone()
+            .unwrap_or_else(|| panic!("tool {name} returned no structuredContent: {result:?}"));
+        let schema = self
+            .tool(name)
+            .output_schema
+            .clone()
+            .unwrap_or_else(|| panic!("tool {name} publishes no outputSchema"));
         if let Err(errors) = validate(&Value::Object((*schema).clone()), &structured) {
             panic!("structuredContent of {name} does not validate against its outputSchema:\n{errors}\ninstance: {structured:#}");
         }
@@ -618,7 +827,13 @@ impl McpClient {
     /// One MCP `ping` round trip.
     pub async fn ping(&self) {
         let req = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest::default());
-        tokio::time::timeout(Duration::from_secs(10), self.service.peer().send_request(req)).await.expect("ping timed out").expect("ping failed");
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            self.service.peer().send_request(req),
+        )
+        .await
+        .expect("ping timed out")
+        .expect("ping failed");
     }
 
     /// Calls an envelope (`tmux_*`) tool whatever the outcome: validates its
@@ -626,15 +841,35 @@ impl McpClient {
     /// checks that `isError` agrees with `ok`, and returns it with the text content.
     pub async fn call_envelope(&self, name: &str, args: Value) -> Envelope {
         let result = self.call_raw(name, args).await;
-        let structured = result.structured_content.clone().unwrap_or_else(|| panic!("tool {name} returned no structuredContent: {result:?}"));
-        let schema = self.tool(name).output_schema.clone().unwrap_or_else(|| panic!("tool {name} publishes no outputSchema"));
+        let structured = result
+            .structured_content
+            .clone()
+            .unwrap_or_else(|| panic!("tool {name} returned no structuredContent: {result:?}"));
+        let schema = self
+            .tool(name)
+            .output_schema
+            .clone()
+            .unwrap_or_else(|| panic!("tool {name} publishes no outputSchema"));
         if let Err(errors) = validate(&Value::Object((*schema).clone()), &structured) {
             panic!("structuredContent of {name} does not validate against its outputSchema:\n{errors}\ninstance: {structured:#}");
         }
         let is_error = result.is_error == Some(true);
-        assert_eq!(is_error, structured["ok"] == json!(false), "isError disagrees with ok: {result:?}");
-        let text = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
-        Envelope { structured, text, is_error }
+        assert_eq!(
+            is_error,
+            structured["ok"] == json!(false),
+            "isError disagrees with ok: {result:?}"
+        );
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Envelope {
+            structured,
+            text,
+            is_error,
+        }
     }
 
     /// Closes the client and waits for the relay to exit.
@@ -659,8 +894,15 @@ pub fn seed_fixed_message(code: &str) -> &'static str {
 /// starts with it (the detail follows there, never in the envelope).
 pub fn assert_fixed_message(error: &Value, text: &str) {
     let want = seed_fixed_message(error["code"].as_str().unwrap_or_default());
-    assert_eq!(error["message"].as_str(), Some(want), "error.message must be the fixed text: {error:#}");
-    assert!(text.starts_with(want), "text content {text:?} does not start with the fixed message {want:?}");
+    assert_eq!(
+        error["message"].as_str(),
+        Some(want),
+        "error.message must be the fixed text: {error:#}"
+    );
+    assert!(
+        text.starts_with(want),
+        "text content {text:?} does not start with the fixed message {want:?}"
+    );
 }
 
 #[derive(Debug, Clone)]
@@ -673,7 +915,12 @@ pub struct Envelope {
 impl Envelope {
     /// `data` of a success; panics with the error otherwise.
     pub fn data(&self) -> &Value {
-        assert_eq!(self.structured["ok"], json!(true), "expected ok:true, got {:#}", self.structured);
+        assert_eq!(
+            self.structured["ok"],
+            json!(true),
+            "expected ok:true, got {:#}",
+            self.structured
+        );
         &self.structured["data"]
     }
 
@@ -682,8 +929,18 @@ impl Envelope {
     /// message, then the specific reason).
     pub fn expect_error(&self, code: &str, delivery: &str) -> String {
         let e = &self.structured["error"];
-        assert_eq!(self.structured["ok"], json!(false), "expected error {code}, got {:#}", self.structured);
-        assert_eq!((e["code"].as_str(), e["delivery"].as_str()), (Some(code), Some(delivery)), "unexpected error: {:#}", self.structured);
+        assert_eq!(
+            self.structured["ok"],
+            json!(false),
+            "expected error {code}, got {:#}",
+            self.structured
+        );
+        assert_eq!(
+            (e["code"].as_str(), e["delivery"].as_str()),
+            (Some(code), Some(delivery)),
+            "unexpected error: {:#}",
+            self.structured
+        );
         assert!(self.is_error, "an error envelope without isError");
         assert_fixed_message(e, &self.text);
         self.text.clone()
@@ -716,10 +973,20 @@ impl RawClient {
             cmd.env(k, v);
         }
         let err = std::fs::File::create(server.scratch("raw-attach-stderr")).expect("stderr file");
-        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(err).spawn().expect("spawning tmux-mcp attach");
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .spawn()
+            .expect("spawning tmux-mcp attach");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
-        RawClient { child, stdin, lines: spawn_line_reader(stdout), pending: Vec::new() }
+        RawClient {
+            child,
+            stdin,
+            lines: spawn_line_reader(stdout),
+            pending: Vec::new(),
+        }
     }
 
     pub fn send_bytes(&mut self, bytes: &[u8]) {
@@ -749,13 +1016,19 @@ impl RawClient {
 
     /// The first message (kept or new) for which `want` holds, within
     /// `timeout`; other messages stay kept, in order. `None` on timeout.
-    pub fn recv_where(&mut self, timeout: Duration, want: impl Fn(&Value) -> bool) -> Option<Value> {
+    pub fn recv_where(
+        &mut self,
+        timeout: Duration,
+        want: impl Fn(&Value) -> bool,
+    ) -> Option<Value> {
         recv_where(&self.lines, &mut self.pending, timeout, want)
     }
 
     /// Takes every kept message for which `want` holds.
     pub fn take_kept(&mut self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let (taken, kept) = std::mem::take(&mut self.pending).into_iter().partition(|m| want(m));
+        let (taken, kept) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|m| want(m));
         self.pending = kept;
         taken
     }
@@ -771,7 +1044,10 @@ impl RawClient {
     pub fn request_line(&mut self, id: i64, method: &str, params: Value) -> Vec<u8> {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let line = self.lines.recv_timeout(Duration::from_secs(20)).expect("a response line");
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(20))
+                .expect("a response line");
             let msg: Value = serde_json::from_slice(&line).expect("the relay wrote JSON");
             if msg.get("id") == Some(&json!(id)) {
                 return line;
@@ -792,7 +1068,9 @@ impl RawClient {
     pub fn close(mut self) -> Option<std::process::ExitStatus> {
         self.stdin.take();
         let pid = self.child.id();
-        let r = poll(Duration::from_secs(5), || self.child.try_wait().ok().flatten());
+        let r = poll(Duration::from_secs(5), || {
+            self.child.try_wait().ok().flatten()
+        });
         if r.is_none() {
             kill_pid(pid, libc::SIGKILL);
             let _ = self.child.wait();
@@ -806,7 +1084,11 @@ impl Drop for RawClient {
         self.stdin.take();
         if self.child.try_wait().ok().flatten().is_none() {
             let pid = self.child.id();
-            if poll(Duration::from_secs(2), || self.child.try_wait().ok().flatten()).is_none() {
+            if poll(Duration::from_secs(2), || {
+                self.child.try_wait().ok().flatten()
+            })
+            .is_none()
+            {
                 kill_pid(pid, libc::SIGKILL);
                 let _ = self.child.wait();
             }
@@ -823,7 +1105,11 @@ pub struct LineChannel {
 
 impl LineChannel {
     pub fn new(writer: std::fs::File, reader: std::fs::File) -> LineChannel {
-        LineChannel { writer, lines: spawn_line_reader(reader), pending: Vec::new() }
+        LineChannel {
+            writer,
+            lines: spawn_line_reader(reader),
+            pending: Vec::new(),
+        }
     }
 
     pub fn send(&mut self, msg: &Value) {
@@ -835,11 +1121,20 @@ impl LineChannel {
 
     pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        recv_id(&self.lines, &mut self.pending, &json!(id), Duration::from_secs(20))
+        recv_id(
+            &self.lines,
+            &mut self.pending,
+            &json!(id),
+            Duration::from_secs(20),
+        )
     }
 
     /// As [`RawClient::recv_where`].
-    pub fn recv_where(&mut self, timeout: Duration, want: impl Fn(&Value) -> bool) -> Option<Value> {
+    pub fn recv_where(
+        &mut self,
+        timeout: Duration,
+        want: impl Fn(&Value) -> bool,
+    ) -> Option<Value> {
         recv_where(&self.lines, &mut self.pending, timeout, want)
     }
 
@@ -872,13 +1167,25 @@ fn spawn_line_reader(r: impl std::io::Read + Send + 'static) -> mpsc::Receiver<V
 
 fn recv_line(rx: &mpsc::Receiver<Vec<u8>>, timeout: Duration) -> Value {
     match rx.recv_timeout(timeout) {
-        Ok(line) => serde_json::from_slice(&line).unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e}): {:?}", String::from_utf8_lossy(&line))),
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("no message from the relay within {timeout:?}"),
+        Ok(line) => serde_json::from_slice(&line).unwrap_or_else(|e| {
+            panic!(
+                "the relay wrote a line that is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&line)
+            )
+        }),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("no message from the relay within {timeout:?}")
+        }
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the relay closed its stdout"),
     }
 }
 
-fn recv_where(rx: &mpsc::Receiver<Vec<u8>>, pending: &mut Vec<Value>, timeout: Duration, want: impl Fn(&Value) -> bool) -> Option<Value> {
+fn recv_where(
+    rx: &mpsc::Receiver<Vec<u8>>,
+    pending: &mut Vec<Value>,
+    timeout: Duration,
+    want: impl Fn(&Value) -> bool,
+) -> Option<Value> {
     if let Some(i) = pending.iter().position(&want) {
         return Some(pending.remove(i));
     }
@@ -890,7 +1197,8 @@ fn recv_where(rx: &mpsc::Receiver<Vec<u8>>, pending: &mut Vec<Value>, timeout: D
             Err(mpsc::RecvTimeoutError::Timeout) => return None,
             Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the relay closed its stdout"),
         };
-        let msg: Value = serde_json::from_slice(&line).unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e})"));
+        let msg: Value = serde_json::from_slice(&line)
+            .unwrap_or_else(|e| panic!("the relay wrote a line that is not JSON ({e})"));
         if want(&msg) {
             return Some(msg);
         }
@@ -898,7 +1206,12 @@ fn recv_where(rx: &mpsc::Receiver<Vec<u8>>, pending: &mut Vec<Value>, timeout: D
     }
 }
 
-fn recv_id(rx: &mpsc::Receiver<Vec<u8>>, pending: &mut Vec<Value>, id: &Value, timeout: Duration) -> Value {
+fn recv_id(
+    rx: &mpsc::Receiver<Vec<u8>>,
+    pending: &mut Vec<Value>,
+    id: &Value,
+    timeout: Duration,
+) -> Value {
     if let Some(i) = pending.iter().position(|m| m.get("id") == Some(id)) {
         return pending.remove(i);
     }
@@ -916,11 +1229,28 @@ fn recv_id(rx: &mpsc::Receiver<Vec<u8>>, pending: &mut Vec<Value>, id: &Value, t
 /// Results of `tools/call` through a raw channel: `structuredContent`, validated
 /// against the `outputSchema` published in `tools/list`.
 pub fn checked_structured(tools_list: &Value, name: &str, response: &Value) -> Value {
-    let result = response.get("result").unwrap_or_else(|| panic!("tools/call {name} failed: {response}"));
-    assert_ne!(result.get("isError"), Some(&json!(true)), "tool {name} returned an error: {result}");
-    let structured = result.get("structuredContent").cloned().unwrap_or_else(|| panic!("no structuredContent from {name}: {result}"));
-    let tools: HashMap<&str, &Value> = tools_list["result"]["tools"].as_array().expect("tools/list result").iter().map(|t| (t["name"].as_str().unwrap_or(""), t)).collect();
-    let schema = tools.get(name).and_then(|t| t.get("outputSchema")).unwrap_or_else(|| panic!("{name} publishes no outputSchema"));
+    let result = response
+        .get("result")
+        .unwrap_or_else(|| panic!("tools/call {name} failed: {response}"));
+    assert_ne!(
+        result.get("isError"),
+        Some(&json!(true)),
+        "tool {name} returned an error: {result}"
+    );
+    let structured = result
+        .get("structuredContent")
+        .cloned()
+        .unwrap_or_else(|| panic!("no structuredContent from {name}: {result}"));
+    let tools: HashMap<&str, &Value> = tools_list["result"]["tools"]
+        .as_array()
+        .expect("tools/list result")
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap_or(""), t))
+        .collect();
+    let schema = tools
+        .get(name)
+        .and_then(|t| t.get("outputSchema"))
+        .unwrap_or_else(|| panic!("{name} publishes no outputSchema"));
     if let Err(e) = validate(schema, &structured) {
         panic!("structuredContent of {name} does not validate against its outputSchema:\n{e}\ninstance: {structured:#}");
     }
@@ -929,7 +1259,12 @@ pub fn checked_structured(tools_list: &Value, name: &str, response: &Value) -> V
 
 /// The pane with `id` in a `list_panes` result.
 pub fn pane<'a>(list: &'a Value, id: &str) -> &'a Value {
-    list["panes"].as_array().expect("panes array").iter().find(|p| p["id"] == id).unwrap_or_else(|| panic!("pane {id} not in list_panes: {list:#}"))
+    list["panes"]
+        .as_array()
+        .expect("panes array")
+        .iter()
+        .find(|p| p["id"] == id)
+        .unwrap_or_else(|| panic!("pane {id} not in list_panes: {list:#}"))
 }
 
 // ---------------------------------------------------------------------------
@@ -943,7 +1278,13 @@ pub fn sh_quote(s: &str) -> String {
 pub fn mkfifo(path: &Path) {
     let c = CString::new(path.as_os_str().as_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}: {}", path.display(), std::io::Error::last_os_error());
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "mkfifo {}: {}",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
 }
 
 /// Opens a fifo end in a thread (opening blocks until the other end is opened).
@@ -951,7 +1292,11 @@ pub fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
     let (tx, rx) = mpsc::channel();
     let path = path.to_path_buf();
     std::thread::spawn(move || {
-        let f = if write { std::fs::OpenOptions::new().write(true).open(&path) } else { std::fs::File::open(&path) };
+        let f = if write {
+            std::fs::OpenOptions::new().write(true).open(&path)
+        } else {
+            std::fs::File::open(&path)
+        };
         let _ = tx.send(f.expect("opening fifo"));
     });
     rx
@@ -961,23 +1306,57 @@ pub fn open_fifo(path: &Path, write: bool) -> mpsc::Receiver<std::fs::File> {
 /// shell command `command` with its stdin and stdout on two FIFOs and its
 /// stderr in a file: returns the pane, the writer of its stdin, the reader of
 /// its stdout, and the stderr file. `outlive_pane` as in [`PaneRelay::start`].
-pub fn spawn_in_pane(srv: &TmuxServer, label: &str, command: &str, outlive_pane: bool) -> (String, std::fs::File, std::fs::File, PathBuf) {
+pub fn spawn_in_pane(
+    srv: &TmuxServer,
+    label: &str,
+    command: &str,
+    outlive_pane: bool,
+) -> (String, std::fs::File, std::fs::File, PathBuf) {
     let dir = srv.dir();
-    let (fin, fout, ferr) = (dir.join(format!("{label}.in")), dir.join(format!("{label}.out")), dir.join(format!("{label}.err")));
+    let (fin, fout, ferr) = (
+        dir.join(format!("{label}.in")),
+        dir.join(format!("{label}.out")),
+        dir.join(format!("{label}.err")),
+    );
     mkfifo(&fin);
     mkfifo(&fout);
     let script = dir.join(format!("{label}.sh"));
-    let (before, after) = if outlive_pane { ("trap '' HUP\n", "") } else { ("", "echo \"relay exited $?\"\nexec sleep 1000\n") };
+    let (before, after) = if outlive_pane {
+        ("trap '' HUP\n", "")
+    } else {
+        ("", "echo \"relay exited $?\"\nexec sleep 1000\n")
+    };
     std::fs::write(
         &script,
-        format!("{before}{command} <{} >{} 2>{}\n{after}", sh_quote(fin.to_str().unwrap()), sh_quote(fout.to_str().unwrap()), sh_quote(ferr.to_str().unwrap())),
+        format!(
+            "{before}{command} <{} >{} 2>{}\n{after}",
+            sh_quote(fin.to_str().unwrap()),
+            sh_quote(fout.to_str().unwrap()),
+            sh_quote(ferr.to_str().unwrap())
+        ),
     )
     .unwrap();
     let w = open_fifo(&fin, true);
     let r = open_fifo(&fout, false);
-    let pane = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &format!("sh {}", sh_quote(script.to_str().unwrap()))]).trim().to_string();
-    let writer = w.recv_timeout(Duration::from_secs(10)).expect("the pane's process never opened its input fifo");
-    let reader = r.recv_timeout(Duration::from_secs(10)).expect("the pane's process never opened its output fifo");
+    let pane = srv
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-t",
+            "main:",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            &format!("sh {}", sh_quote(script.to_str().unwrap())),
+        ])
+        .trim()
+        .to_string();
+    let writer = w
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the pane's process never opened its input fifo");
+    let reader = r
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the pane's process never opened its output fifo");
     (pane, writer, reader, ferr)
 }
 
@@ -1001,12 +1380,22 @@ impl PaneRelay {
     /// after the relay exits, printing `relay exited N`.
     pub fn start(srv: &TmuxServer, label: &str, extra: &[&str], outlive_pane: bool) -> PaneRelay {
         let extra: Vec<String> = extra.iter().map(|a| sh_quote(a)).collect();
-        let command = format!("unset TMUX TMUX_PANE\n{} attach -S {} {}", sh_quote(bin("tmux-mcp").to_str().unwrap()), sh_quote(srv.socket_str()), extra.join(" "));
+        let command = format!(
+            "unset TMUX TMUX_PANE\n{} attach -S {} {}",
+            sh_quote(bin("tmux-mcp").to_str().unwrap()),
+            sh_quote(srv.socket_str()),
+            extra.join(" ")
+        );
         let (pane, writer, reader, ferr) = spawn_in_pane(srv, label, &command, outlive_pane);
         let mut channel = LineChannel::new(writer, reader);
         channel.initialize();
         let tools = channel.request(1, "tools/list", json!({}));
-        PaneRelay { channel, tools, pane, stderr: ferr }
+        PaneRelay {
+            channel,
+            tools,
+            pane,
+            stderr: ferr,
+        }
     }
 
     pub fn stderr_text(&self) -> String {
@@ -1021,7 +1410,10 @@ impl PaneRelay {
 /// The server generation, as `tmux_capabilities` reports it.
 pub async fn generation(c: &McpClient) -> String {
     let cap = c.call("tmux_capabilities", json!({})).await;
-    cap["data"]["server_identity"]["generation"].as_str().expect("server_identity.generation").to_string()
+    cap["data"]["server_identity"]["generation"]
+        .as_str()
+        .expect("server_identity.generation")
+        .to_string()
 }
 
 /// A pane reference `{kind:"pane", id, generation}`.
@@ -1032,7 +1424,13 @@ pub fn pane_ref(generation: &str, id: &str) -> Value {
 /// Starts a tmux client outside any pane (no `$TMUX`), its stdin held open so
 /// it stays attached, its output dropped.
 fn attached_client(cmd: &mut Command, what: &str) -> std::process::Child {
-    cmd.env_remove("TMUX").env_remove("TMUX_PANE").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| panic!("{what}: {e}"))
+    cmd.env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
 /// A control-mode client attached to `session` (stdin held open, so it stays
@@ -1041,9 +1439,28 @@ pub struct ControlClient(std::process::Child);
 
 impl ControlClient {
     pub fn attach(srv: &TmuxServer, session: &str) -> ControlClient {
-        let child = attached_client(Command::new("tmux").arg("-S").arg(srv.socket()).args(["-C", "attach-session", "-t", session]), "tmux -C attach");
-        let attached = || srv.tmux(&["display-message", "-p", "-t", &format!("{session}:"), "#{session_attached}"]).trim() == "1";
-        poll(Duration::from_secs(5), || attached().then_some(())).expect("the control client never attached");
+        let child = attached_client(
+            Command::new("tmux").arg("-S").arg(srv.socket()).args([
+                "-C",
+                "attach-session",
+                "-t",
+                session,
+            ]),
+            "tmux -C attach",
+        );
+        let attached = || {
+            srv.tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                &format!("{session}:"),
+                "#{session_attached}",
+            ])
+            .trim()
+                == "1"
+        };
+        poll(Duration::from_secs(5), || attached().then_some(()))
+            .expect("the control client never attached");
         ControlClient(child)
     }
 
@@ -1071,12 +1488,26 @@ impl TerminalClient {
     pub fn attach(srv: &TmuxServer, session: &str, cols: u32, rows: u32) -> TerminalClient {
         let clients = || -> Vec<u32> {
             let out = srv.tmux(&["list-clients", "-F", "#{client_pid} #{client_control_mode}"]);
-            out.lines().filter_map(|l| l.strip_suffix(" 0")).filter_map(|p| p.parse().ok()).collect()
+            out.lines()
+                .filter_map(|l| l.strip_suffix(" 0"))
+                .filter_map(|p| p.parse().ok())
+                .collect()
         };
         let before = clients();
-        let inner = format!("stty cols {cols} rows {rows}; exec tmux -S '{}' attach-session -t '{session}'", srv.socket().display());
-        let child = attached_client(Command::new("script").args(["-qfec", &inner, "/dev/null"]).env("TERM", "xterm-256color"), "script (util-linux) running tmux attach");
-        let pid = poll(Duration::from_secs(5), || clients().into_iter().find(|p| !before.contains(p))).expect("the terminal client never attached");
+        let inner = format!(
+            "stty cols {cols} rows {rows}; exec tmux -S '{}' attach-session -t '{session}'",
+            srv.socket().display()
+        );
+        let child = attached_client(
+            Command::new("script")
+                .args(["-qfec", &inner, "/dev/null"])
+                .env("TERM", "xterm-256color"),
+            "script (util-linux) running tmux attach",
+        );
+        let pid = poll(Duration::from_secs(5), || {
+            clients().into_iter().find(|p| !before.contains(p))
+        })
+        .expect("the terminal client never attached");
         TerminalClient { child, pid }
     }
 }
@@ -1116,7 +1547,12 @@ impl HookTrap {
     /// A trap on `file` (for tests that arm many hooks, each writing its name).
     pub fn at(file: PathBuf) -> HookTrap {
         let command = Self::command_for(&file, "fired");
-        HookTrap { file, command, seen: std::cell::Cell::new(0), sentinels: AtomicU64::new(0) }
+        HookTrap {
+            file,
+            command,
+            seen: std::cell::Cell::new(0),
+            sentinels: AtomicU64::new(0),
+        }
     }
 
     /// Sets `after-<command>` for every tmux command, and `command-error` (which
@@ -1126,13 +1562,20 @@ impl HookTrap {
     pub fn arm_every_after_hook(&self, srv: &TmuxServer, except: &[&str]) -> Vec<String> {
         let names = srv.tmux(&["list-commands", "-F", "#{command_list_name}"]);
         let mut armed = Vec::new();
-        let hooks = names.split_whitespace().map(|name| format!("after-{name}")).chain(["command-error".to_string()]);
+        let hooks = names
+            .split_whitespace()
+            .map(|name| format!("after-{name}"))
+            .chain(["command-error".to_string()]);
         for hook in hooks {
             if except.contains(&hook.as_str()) {
                 let _ = srv.try_tmux(&["set-hook", "-gu", &hook]);
                 continue;
             }
-            if srv.try_tmux(&["set-hook", "-g", &hook, &self.command_writing(&hook)]).status.success() {
+            if srv
+                .try_tmux(&["set-hook", "-g", &hook, &self.command_writing(&hook)])
+                .status
+                .success()
+            {
                 armed.push(hook);
             }
         }
@@ -1145,7 +1588,13 @@ impl HookTrap {
     }
 
     fn command_for(file: &Path, line: &str) -> String {
-        assert!(!line.is_empty() && line.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "trap line {line:?} must be a plain word");
+        assert!(
+            !line.is_empty()
+                && line
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "trap line {line:?} must be a plain word"
+        );
         format!("run-shell 'echo {line} >> {}'", file.display())
     }
 
@@ -1157,7 +1606,8 @@ impl HookTrap {
     /// Empties the file (call it only after a sentinel: then nothing is still
     /// on its way into it).
     pub fn clear(&self) {
-        std::fs::write(&self.file, "").unwrap_or_else(|e| panic!("emptying {}: {e}", self.file.display()));
+        std::fs::write(&self.file, "")
+            .unwrap_or_else(|e| panic!("emptying {}: {e}", self.file.display()));
         self.seen.set(0);
     }
 
@@ -1195,7 +1645,10 @@ impl HookTrap {
     /// hook fires `after-set-hook`, so a test that traps that hook builds its
     /// sentinel from [`HookTrap::command_writing`] instead.
     pub fn fire_sentinel(&self, srv: &TmuxServer, hook: &str, args: &[&str]) -> String {
-        let line = format!("sentinel-{}", self.sentinels.fetch_add(1, Ordering::Relaxed));
+        let line = format!(
+            "sentinel-{}",
+            self.sentinels.fetch_add(1, Ordering::Relaxed)
+        );
         srv.tmux(&["set-hook", "-g", hook, &self.command_writing(&line)]);
         srv.tmux(args);
         let before = self.before_sentinel(&line);
@@ -1212,19 +1665,26 @@ impl HookTrap {
 /// is missing (a fresh clone has it: it is what the broker publishes).
 pub fn contract_text(file: &str) -> String {
     let p = repo_root().join("broker/contracts").join(file);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("contract file {} is missing or unreadable: {e}", p.display()))
+    std::fs::read_to_string(&p).unwrap_or_else(|e| {
+        panic!(
+            "contract file {} is missing or unreadable: {e}",
+            p.display()
+        )
+    })
 }
 
 /// `broker/contracts/<file>` parsed (key order kept: `preserve_order`).
 pub fn contract_json(file: &str) -> Value {
-    serde_json::from_str(&contract_text(file)).unwrap_or_else(|e| panic!("broker/contracts/{file} is not JSON: {e}"))
+    serde_json::from_str(&contract_text(file))
+        .unwrap_or_else(|e| panic!("broker/contracts/{file} is not JSON: {e}"))
 }
 
 /// The text of the seed page `tests/seeds/<file>` (copies of `shared/seeds/`;
 /// see tests/seeds/README.md); panics naming the path when it is missing.
 pub fn seed_text(file: &str) -> String {
     let p = repo_root().join("tests/seeds").join(file);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("seed page {} is missing or unreadable: {e}", p.display()))
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("seed page {} is missing or unreadable: {e}", p.display()))
 }
 
 // ---------------------------------------------------------------------------
@@ -1256,8 +1716,28 @@ impl PaneWriter {
     pub fn new_session(srv: &TmuxServer, name: &str, w: u16, h: u16) -> PaneWriter {
         let (script, fifo) = Self::files(srv, name);
         let rx = open_fifo(&fifo, true);
-        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
-        let id = srv.tmux(&["new-session", "-d", "-s", name, "-x", &w.to_string(), "-y", &h.to_string(), "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
+        let cmd = format!(
+            "exec python3 {} {}",
+            sh_quote(script.to_str().unwrap()),
+            sh_quote(fifo.to_str().unwrap())
+        );
+        let id = srv
+            .tmux(&[
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+                "-P",
+                "-F",
+                "#{pane_id}",
+                &cmd,
+            ])
+            .trim()
+            .to_string();
         Self::finish(srv, id, rx)
     }
 
@@ -1265,8 +1745,24 @@ impl PaneWriter {
     pub fn new_window(srv: &TmuxServer, label: &str) -> PaneWriter {
         let (script, fifo) = Self::files(srv, label);
         let rx = open_fifo(&fifo, true);
-        let cmd = format!("exec python3 {} {}", sh_quote(script.to_str().unwrap()), sh_quote(fifo.to_str().unwrap()));
-        let id = srv.tmux(&["new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
+        let cmd = format!(
+            "exec python3 {} {}",
+            sh_quote(script.to_str().unwrap()),
+            sh_quote(fifo.to_str().unwrap())
+        );
+        let id = srv
+            .tmux(&[
+                "new-window",
+                "-d",
+                "-t",
+                "main:",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                &cmd,
+            ])
+            .trim()
+            .to_string();
         Self::finish(srv, id, rx)
     }
 
@@ -1279,7 +1775,19 @@ impl PaneWriter {
     }
 
     fn finish(srv: &TmuxServer, id: String, rx: mpsc::Receiver<std::fs::File>) -> PaneWriter {
-        let fifo = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("the pane program in {id} never opened its fifo: {}", srv.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_current_command}"])));
+        let fifo = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the pane program in {id} never opened its fifo: {}",
+                    srv.tmux(&[
+                        "list-panes",
+                        "-a",
+                        "-F",
+                        "#{pane_id} #{pane_dead} #{pane_current_command}"
+                    ])
+                )
+            });
         let mut w = PaneWriter { id, fifo, seq: 0 };
         w.emit(srv, b"");
         w
@@ -1293,12 +1801,27 @@ impl PaneWriter {
         let hex: String = all.iter().map(|b| format!("{b:02x}")).collect();
         writeln!(self.fifo, "{hex}").expect("writing to the pane fifo");
         self.fifo.flush().unwrap();
-        let seen = poll(Duration::from_secs(5), || (srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_title}"]).trim() == marker).then_some(()));
-        assert!(seen.is_some(), "pane {} did not process update {marker} within 5 s", self.id);
+        let seen = poll(Duration::from_secs(5), || {
+            (srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_title}"])
+                .trim()
+                == marker)
+                .then_some(())
+        });
+        assert!(
+            seen.is_some(),
+            "pane {} did not process update {marker} within 5 s",
+            self.id
+        );
     }
 
     pub fn size(&self, srv: &TmuxServer) -> (usize, usize) {
-        let s = srv.tmux(&["display-message", "-p", "-t", &self.id, "#{pane_width} #{pane_height}"]);
+        let s = srv.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &self.id,
+            "#{pane_width} #{pane_height}",
+        ]);
         let (w, h) = s.trim().split_once(' ').unwrap();
         (w.parse().unwrap(), h.parse().unwrap())
     }
@@ -1307,11 +1830,23 @@ impl PaneWriter {
 /// The key binding's pasted line (`tmux-mcp cursor`): the `capture_since`
 /// arguments and the `tmux_capture` arguments it names.
 pub fn parse_handoff(line: &str) -> (Value, Value) {
-    let rest = line.strip_prefix("tmux-mcp: pane ").unwrap_or_else(|| panic!("unexpected hand-off text {line:?}"));
-    let since = rest.split_once(" — call capture_since ").map(|x| x.1).unwrap_or_else(|| panic!("the hand-off text names no capture_since call: {line:?}"));
-    let (since, capture) = since.split_once(" (or tmux_capture ").unwrap_or_else(|| panic!("the hand-off text names no tmux_capture call: {line:?}"));
-    let capture = capture.strip_suffix(')').unwrap_or_else(|| panic!("unterminated tmux_capture arguments: {line:?}"));
-    let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or_else(|e| panic!("hand-off arguments are not JSON ({e}): {s:?} in {line:?}"));
+    let rest = line
+        .strip_prefix("tmux-mcp: pane ")
+        .unwrap_or_else(|| panic!("unexpected hand-off text {line:?}"));
+    let since = rest
+        .split_once(" — call capture_since ")
+        .map(|x| x.1)
+        .unwrap_or_else(|| panic!("the hand-off text names no capture_since call: {line:?}"));
+    let (since, capture) = since
+        .split_once(" (or tmux_capture ")
+        .unwrap_or_else(|| panic!("the hand-off text names no tmux_capture call: {line:?}"));
+    let capture = capture
+        .strip_suffix(')')
+        .unwrap_or_else(|| panic!("unterminated tmux_capture arguments: {line:?}"));
+    let parse = |s: &str| {
+        serde_json::from_str::<Value>(s)
+            .unwrap_or_else(|e| panic!("hand-off arguments are not JSON ({e}): {s:?} in {line:?}"))
+    };
     (parse(since), parse(capture))
 }
 
@@ -1346,12 +1881,25 @@ pub fn start_reader_as(srv: &TmuxServer, label: &str, bracketed_paste: bool) -> 
              \x20   if not b: break\n\
              \x20   out.write(b)\n\
              \x20   os.write(1, (b.hex(' ') + '\\r\\n').encode())\n",
-            if bracketed_paste { "os.write(1, b'\\x1b[?2004h')\n" } else { "" }
+            if bracketed_paste {
+                "os.write(1, b'\\x1b[?2004h')\n"
+            } else {
+                ""
+            }
         ),
     )
     .unwrap();
-    let cmd = format!("python3 {} {} {}", script.display(), out.display(), ready.display());
-    let id = srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &cmd]).trim().to_string();
-    poll(Duration::from_secs(10), || ready.exists().then_some(())).expect("the raw reader did not start");
+    let cmd = format!(
+        "python3 {} {} {}",
+        script.display(),
+        out.display(),
+        ready.display()
+    );
+    let id = srv
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &cmd])
+        .trim()
+        .to_string();
+    poll(Duration::from_secs(10), || ready.exists().then_some(()))
+        .expect("the raw reader did not start");
     (id, out)
 }

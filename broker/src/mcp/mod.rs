@@ -13,15 +13,17 @@ mod transport;
 
 use crate::resources::{self, ReadError, Resource};
 use crate::session::{LogLevel, LogSink, Session};
-use subscriptions::{Notifier, Subscriptions};
 use crate::tools::{self, ProgressSink};
 use futures::future::BoxFuture;
 use rmcp::model::*;
-use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service, SubscriptionContext};
+use rmcp::service::{
+    NotificationContext, RequestContext, RoleServer, Service, SubscriptionContext,
+};
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
+use subscriptions::{Notifier, Subscriptions};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
@@ -29,7 +31,13 @@ const INSTRUCTIONS: &str = "tmux-mcp: exact, hook-safe access to this person's t
 
 /// Answered by `initialize` (2024-11-05 … 2025-11-25) and by requests that
 /// carry their version in `_meta` (2026-07-28), oldest first.
-const VERSIONS: &[ProtocolVersion] = &[ProtocolVersion::V_2024_11_05, ProtocolVersion::V_2025_03_26, ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+const VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2024_11_05,
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
 
 /// Serves one MCP session until the client closes its side.
 pub async fn serve<R, W>(reader: R, writer: W, session: Arc<Session>)
@@ -43,7 +51,15 @@ where
     // a request carrying its own `_meta` at any time, as before (rmcp's
     // `serve_server` would end the session on a notification that comes
     // before `initialize`).
-    let running = rmcp::service::serve_directly(Server(Handler { session: session.clone(), gone, legacy: Default::default() }), transport, None);
+    let running = rmcp::service::serve_directly(
+        Server(Handler {
+            session: session.clone(),
+            gone,
+            legacy: Default::default(),
+        }),
+        transport,
+        None,
+    );
     if let Err(e) = running.waiting().await {
         tracing::warn!(session = session.id, "MCP service task failed: {e}");
     }
@@ -57,14 +73,22 @@ where
 struct Server(Handler);
 
 impl Service<RoleServer> for Server {
-    async fn handle_request(&self, request: ClientRequest, context: RequestContext<RoleServer>) -> Result<ServerResult, McpError> {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
         if matches!(request, ClientRequest::PingRequest(_)) {
             return Ok(ServerResult::empty(()));
         }
         Service::handle_request(&self.0, request, context).await
     }
 
-    async fn handle_notification(&self, notification: ClientNotification, context: NotificationContext<RoleServer>) -> Result<(), McpError> {
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
         Service::handle_notification(&self.0, notification, context).await
     }
 
@@ -91,14 +115,18 @@ impl Handler {
     }
 
     fn legacy(&self, peer: &Peer<RoleServer>) -> &Subscriptions {
-        self.legacy.get_or_init(|| Subscriptions::new(self.session.clone(), Notifier::Legacy(peer.clone()), true))
+        self.legacy.get_or_init(|| {
+            Subscriptions::new(self.session.clone(), Notifier::Legacy(peer.clone()), true)
+        })
     }
 }
 
 /// Whether `context` is a request of an era before 2026-07-28 (notifications
 /// may then go on the session; afterwards only on a listen stream).
 fn legacy_era(context: &RequestContext<RoleServer>) -> bool {
-    context.protocol_version().is_none_or(|v| v.as_str() < ProtocolVersion::V_2026_07_28.as_str())
+    context
+        .protocol_version()
+        .is_none_or(|v| v.as_str() < ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// The JSON-RPC error of a resource read that failed, with `data.reason`
@@ -123,10 +151,19 @@ pub const READ_REFUSED: ErrorCode = ErrorCode(-32003);
 async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpError> {
     let r = Resource::parse(uri).map_err(resource_error)?;
     if let Resource::Handed { pane, cursor } = &r {
-        return if resources::handed_over(session, pane, cursor) { Ok(r) } else { Err(McpError::resource_not_found(format!("no hand-off cursor for pane {pane}"), None)) };
+        return if resources::handed_over(session, pane, cursor) {
+            Ok(r)
+        } else {
+            Err(McpError::resource_not_found(
+                format!("no hand-off cursor for pane {pane}"),
+                None,
+            ))
+        };
     }
     if let Some(pane) = r.pane() {
-        let snap = session.broker.registry.refresh().await.map_err(|e| McpError::internal_error(format!("cannot read the pane table: {e}"), None))?;
+        let snap = session.broker.registry.refresh().await.map_err(|e| {
+            McpError::internal_error(format!("cannot read the pane table: {e}"), None)
+        })?;
         match snap.pane(pane) {
             None => return Err(resource_error(ReadError::NotFound(format!("no pane {pane}: it does not exist or has gone (call list_panes)")))),
             Some(p) if !session.can_see(p) => return Err(resource_error(ReadError::NotVisible(format!("pane {pane} is outside this session's scope (call list_panes for the panes it may see)")))),
@@ -153,7 +190,9 @@ impl ServerHandler for Handler {
         res.subscribe = Some(true);
         res.list_changed = Some(true);
         caps.resources = Some(res);
-        let mut info = ServerConfig::new(caps).with_server_info(server_info()).with_instructions(INSTRUCTIONS);
+        let mut info = ServerConfig::new(caps)
+            .with_server_info(server_info())
+            .with_instructions(INSTRUCTIONS);
         info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         info
     }
@@ -162,16 +201,40 @@ impl ServerHandler for Handler {
         Cow::Borrowed(VERSIONS)
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
-        let tools = tools::catalog(self.session.toolset).filter(|t| self.session.enabled.contains(t.name)).map(|t| serde_json::from_value::<Tool>(tools::describe(t))).collect::<Result<Vec<_>, _>>();
-        let tools = tools.map_err(|e| McpError::internal_error(format!("a published tool does not fit the MCP tool shape: {e}"), None))?;
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = tools::catalog(self.session.toolset)
+            .filter(|t| self.session.enabled.contains(t.name))
+            .map(|t| serde_json::from_value::<Tool>(tools::describe(t)))
+            .collect::<Result<Vec<_>, _>>();
+        let tools = tools.map_err(|e| {
+            McpError::internal_error(
+                format!("a published tool does not fit the MCP tool shape: {e}"),
+                None,
+            )
+        })?;
         Ok(ListToolsResult::with_all_items(tools))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         self.attach_log(&context.peer);
-        let args = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
-        let progress = context.meta.get_progress_token().map(|token| tools::Progress::new(Arc::new(PeerProgress { peer: context.peer.clone(), token })));
+        let args = request
+            .arguments
+            .map(Value::Object)
+            .unwrap_or_else(|| json!({}));
+        let progress = context.meta.get_progress_token().map(|token| {
+            tools::Progress::new(Arc::new(PeerProgress {
+                peer: context.peer.clone(),
+                token,
+            }))
+        });
         // Dropping the tool's future is what stops it: it holds no tmux client
         // (commands are one short connection each, and a wait only watches).
         let out = tokio::select! {
@@ -180,37 +243,79 @@ impl ServerHandler for Handler {
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
         notices(&self.session, &request.name, &out).await;
-        let mut result: CallToolResult = serde_json::from_value(out.to_call_result()).map_err(|e| McpError::internal_error(format!("tool result does not fit the MCP shape: {e}"), None))?;
+        let mut result: CallToolResult =
+            serde_json::from_value(out.to_call_result()).map_err(|e| {
+                McpError::internal_error(
+                    format!("tool result does not fit the MCP shape: {e}"),
+                    None,
+                )
+            })?;
         // Required on 2026-07-28; rmcp strips it for older peers.
         result.result_type = Some(ResultType::COMPLETE);
         Ok(result.into())
     }
 
-    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
         if legacy_era(&context) {
             // A client that lists resources hears when the list changes.
             self.legacy(&context.peer).start_pane_set();
         }
-        let items = resources::list(&self.session).await.into_iter().map(serde_json::from_value::<rmcp::model::Resource>).collect::<Result<Vec<_>, _>>();
-        let items = items.map_err(|e| McpError::internal_error(format!("a resource does not fit the MCP shape: {e}"), None))?;
-        Ok(ListResourcesResult::with_all_items(items).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
+        let items = resources::list(&self.session)
+            .await
+            .into_iter()
+            .map(serde_json::from_value::<rmcp::model::Resource>)
+            .collect::<Result<Vec<_>, _>>();
+        let items = items.map_err(|e| {
+            McpError::internal_error(format!("a resource does not fit the MCP shape: {e}"), None)
+        })?;
+        Ok(ListResourcesResult::with_all_items(items)
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
     }
 
-    async fn list_resource_templates(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
-        let items = resources::templates().into_iter().map(serde_json::from_value::<ResourceTemplate>).collect::<Result<Vec<_>, _>>();
-        let items = items.map_err(|e| McpError::internal_error(format!("a template does not fit the MCP shape: {e}"), None))?;
-        Ok(ListResourceTemplatesResult::with_all_items(items).with_ttl_ms(3_600_000).with_cache_scope(CacheScope::Private))
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let items = resources::templates()
+            .into_iter()
+            .map(serde_json::from_value::<ResourceTemplate>)
+            .collect::<Result<Vec<_>, _>>();
+        let items = items.map_err(|e| {
+            McpError::internal_error(format!("a template does not fit the MCP shape: {e}"), None)
+        })?;
+        Ok(ListResourceTemplatesResult::with_all_items(items)
+            .with_ttl_ms(3_600_000)
+            .with_cache_scope(CacheScope::Private))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
         let r = Resource::parse(&request.uri).map_err(resource_error)?;
-        let (mime, text) = resources::read(&self.session, &r).await.map_err(resource_error)?;
+        let (mime, text) = resources::read(&self.session, &r)
+            .await
+            .map_err(resource_error)?;
         let contents = ResourceContents::text(text, request.uri).with_mime_type(mime);
-        Ok(ReadResourceResult::new(vec![contents]).with_ttl_ms(0).with_cache_scope(CacheScope::Private).into())
+        Ok(ReadResourceResult::new(vec![contents])
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private)
+            .into())
     }
 
     #[allow(deprecated)] // the legacy eras' subscription; 2026-07-28 uses listen
-    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         let r = visible_resource(&self.session, &request.uri).await?;
         let subs = self.legacy(&context.peer);
         subs.start_pane_set();
@@ -219,20 +324,33 @@ impl ServerHandler for Handler {
     }
 
     #[allow(deprecated)]
-    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.legacy(&context.peer).remove(&request.uri);
         Ok(())
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         // Resource URIs this session may read; a pane out of scope (or gone)
         // is left out of the acknowledgment rather than failing the stream.
         let snap = self.session.broker.registry.cached();
         let uris = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
                 .filter(|u| match Resource::parse(u) {
-                    Ok(Resource::Handed { pane, cursor }) => resources::handed_over(&self.session, &pane, &cursor),
-                    Ok(r) => r.pane().is_none_or(|p| snap.as_ref().and_then(|s| s.pane(p)).is_some_and(|p| self.session.can_see(p))),
+                    Ok(Resource::Handed { pane, cursor }) => {
+                        resources::handed_over(&self.session, &pane, &cursor)
+                    }
+                    Ok(r) => r.pane().is_none_or(|p| {
+                        snap.as_ref()
+                            .and_then(|s| s.pane(p))
+                            .is_some_and(|p| self.session.can_see(p))
+                    }),
                     Err(_) => false,
                 })
                 .cloned()
@@ -246,7 +364,11 @@ impl ServerHandler for Handler {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let accepted = context.accepted().clone();
-        let subs = Subscriptions::new(self.session.clone(), Notifier::Listen(context.sink().clone()), accepted.resources_list_changed == Some(true));
+        let subs = Subscriptions::new(
+            self.session.clone(),
+            Notifier::Listen(context.sink().clone()),
+            accepted.resources_list_changed == Some(true),
+        );
         if accepted.resources_list_changed == Some(true) {
             subs.start_pane_set();
         }
@@ -264,14 +386,26 @@ impl ServerHandler for Handler {
     }
 
     #[allow(deprecated)] // logging is deprecated by SEP-2577 but part of every era we answer
-    async fn set_level(&self, request: SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.attach_log(&context.peer);
         self.session.log.set_level(level_from(request.level));
         Ok(())
     }
 
-    async fn on_custom_request(&self, request: CustomRequest, _context: RequestContext<RoleServer>) -> Result<CustomResult, McpError> {
-        Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {}", request.method), None))
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {}", request.method),
+            None,
+        ))
     }
 }
 
@@ -289,15 +423,29 @@ async fn notices(session: &Session, tool: &str, out: &tools::ToolOutput) {
     if !out.is_error {
         return;
     }
-    let code = out.structured.as_ref().and_then(|s| s.pointer("/error/code")).and_then(Value::as_str);
+    let code = out
+        .structured
+        .as_ref()
+        .and_then(|s| s.pointer("/error/code"))
+        .and_then(Value::as_str);
     let hook = out.text.contains("after-capture-pane hook is set");
     let (level, what) = match code {
-        _ if hook => (LogLevel::Warning, "capture refused: an after-capture-pane hook is set"),
+        _ if hook => (
+            LogLevel::Warning,
+            "capture refused: an after-capture-pane hook is set",
+        ),
         Some("stale_target") => (LogLevel::Info, "reference gone stale"),
         Some("stale_cursor") => (LogLevel::Info, "cursor gone stale"),
         _ => return,
     };
-    session.log.send(level, "tmux-mcp", json!({ "event": what, "tool": tool, "message": out.text })).await;
+    session
+        .log
+        .send(
+            level,
+            "tmux-mcp",
+            json!({ "event": what, "tool": tool, "message": out.text }),
+        )
+        .await;
 }
 
 struct PeerProgress {
@@ -308,7 +456,8 @@ struct PeerProgress {
 impl ProgressSink for PeerProgress {
     fn report(&self, progress: f64, total: Option<f64>, message: String) -> BoxFuture<'static, ()> {
         let peer = self.peer.clone();
-        let mut param = ProgressNotificationParam::new(self.token.clone(), progress).with_message(message);
+        let mut param =
+            ProgressNotificationParam::new(self.token.clone(), progress).with_message(message);
         param.total = total;
         Box::pin(async move {
             let _ = peer.notify_progress(param).await;

@@ -12,9 +12,9 @@
 //! on the session; a 2026-07-28 `subscriptions/listen` request gets them on its
 //! own stream ([`Notifier::Listen`]), and everything it started ends with it.
 
+use crate::activity::ScreenEvents;
 use crate::resources::Resource;
 use crate::session::Session;
-use crate::activity::ScreenEvents;
 use rmcp::model::{ResourceUpdatedNotificationParam, ServerNotification};
 use rmcp::service::{RoleServer, SubscriptionSink};
 use rmcp::Peer;
@@ -48,7 +48,12 @@ impl Notifier {
         let param = ResourceUpdatedNotificationParam::new(uri);
         match self {
             Notifier::Legacy(peer) => peer.notify_resource_updated(param).await.is_ok(),
-            Notifier::Listen(sink) => sink.send(ServerNotification::ResourceUpdatedNotification(rmcp::model::ResourceUpdatedNotification::new(param))).await.is_ok(),
+            Notifier::Listen(sink) => sink
+                .send(ServerNotification::ResourceUpdatedNotification(
+                    rmcp::model::ResourceUpdatedNotification::new(param),
+                ))
+                .await
+                .is_ok(),
         }
     }
 
@@ -77,7 +82,14 @@ pub struct Subscriptions {
 
 impl Subscriptions {
     pub fn new(session: Arc<Session>, notifier: Notifier, list_changed: bool) -> Subscriptions {
-        Subscriptions { session, notifier, watches: Mutex::default(), lists: Arc::default(), pane_set: Mutex::default(), list_changed }
+        Subscriptions {
+            session,
+            notifier,
+            watches: Mutex::default(),
+            lists: Arc::default(),
+            pane_set: Mutex::default(),
+            list_changed,
+        }
     }
 
     /// Starts telling changes of `r` under `uri`. Re-subscribing is a no-op.
@@ -91,7 +103,14 @@ impl Subscriptions {
                 let screen = matches!(r, Resource::Screen(_) | Resource::Handed { .. });
                 // A handed-over pane is watched whatever the agent's scope.
                 let handed = matches!(r, Resource::Handed { .. });
-                let task = tokio::spawn(watch_pane(self.session.clone(), self.notifier.clone(), uri.clone(), pane.to_string(), screen, handed));
+                let task = tokio::spawn(watch_pane(
+                    self.session.clone(),
+                    self.notifier.clone(),
+                    uri.clone(),
+                    pane.to_string(),
+                    screen,
+                    handed,
+                ));
                 w.insert(uri, task);
             }
             None => {
@@ -114,7 +133,12 @@ impl Subscriptions {
         if slot.as_ref().is_some_and(|h| !h.is_finished()) {
             return;
         }
-        *slot = Some(tokio::spawn(watch_pane_set(self.session.clone(), self.notifier.clone(), self.lists.clone(), self.list_changed)));
+        *slot = Some(tokio::spawn(watch_pane_set(
+            self.session.clone(),
+            self.notifier.clone(),
+            self.lists.clone(),
+            self.list_changed,
+        )));
     }
 }
 
@@ -143,20 +167,39 @@ impl Throttle {
 
 /// The pane ids this session may see now, with their pids (a respawn changes the pid).
 fn visible_panes(session: &Session, snap: &crate::registry::Snapshot) -> Vec<(String, u32)> {
-    session.visible(snap).map(|p| (p.id.clone(), p.pid)).collect()
+    session
+        .visible(snap)
+        .map(|p| (p.id.clone(), p.pid))
+        .collect()
 }
 
-async fn watch_pane(session: Arc<Session>, notifier: Notifier, uri: String, pane_id: String, screen: bool, handed: bool) {
+async fn watch_pane(
+    session: Arc<Session>,
+    notifier: Notifier,
+    uri: String,
+    pane_id: String,
+    screen: bool,
+    handed: bool,
+) {
     let broker = session.broker.clone();
     let mut pane_set = broker.changes.pane_set(&broker);
     let mut throttle = Throttle { last: None };
     'pane: loop {
-        let Some(pane) = broker.registry.cached().and_then(|s| s.pane(&pane_id).cloned()).filter(|p| handed || session.can_see(p)) else {
+        let Some(pane) = broker
+            .registry
+            .cached()
+            .and_then(|s| s.pane(&pane_id).cloned())
+            .filter(|p| handed || session.can_see(p))
+        else {
             // Gone (or out of scope): one last update, so a reader learns it.
             notifier.updated(&uri).await;
             return;
         };
-        let tty = if screen { ScreenEvents::new(&broker, &pane).await.ok() } else { None };
+        let tty = if screen {
+            ScreenEvents::new(&broker, &pane).await.ok()
+        } else {
+            None
+        };
         let identity = pane.process.as_ref().ok().cloned();
         let pid = pane.pid;
         loop {
@@ -211,7 +254,12 @@ async fn watch_pane(session: Arc<Session>, notifier: Notifier, uri: String, pane
     }
 }
 
-async fn watch_pane_set(session: Arc<Session>, notifier: Notifier, lists: Arc<Mutex<BTreeSet<String>>>, list_changed: bool) {
+async fn watch_pane_set(
+    session: Arc<Session>,
+    notifier: Notifier,
+    lists: Arc<Mutex<BTreeSet<String>>>,
+    list_changed: bool,
+) {
     let broker = session.broker.clone();
     let mut rx = broker.changes.pane_set(&broker);
     let mut seen = match broker.registry.cached() {

@@ -25,7 +25,9 @@
 //! running tool calls at once.
 
 use crate::limits::MAX_FRAME_BYTES;
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, NumberOrString, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, NumberOrString, ServerJsonRpcMessage,
+};
 use rmcp::service::RoleServer;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -102,10 +104,23 @@ pub struct LineTransport<R> {
 impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
     /// The transport, and the writer task to await once rmcp is done (it ends
     /// when every queued line is written, then shuts the write side down).
-    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(reader: R, writer: W, gone: CancellationToken) -> (Self, tokio::task::JoinHandle<()>) {
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(
+        reader: R,
+        writer: W,
+        gone: CancellationToken,
+    ) -> (Self, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(OUT_QUEUE);
         let task = tokio::spawn(write_loop(writer, rx, gone.clone()));
-        let t = LineTransport { reader: BufReader::new(reader), line: Vec::new(), overflow: 0, pending: None, out: Some(tx), ids: Arc::default(), gone, initialized: false };
+        let t = LineTransport {
+            reader: BufReader::new(reader),
+            line: Vec::new(),
+            overflow: 0,
+            pending: None,
+            out: Some(tx),
+            ids: Arc::default(),
+            gone,
+            initialized: false,
+        };
         (t, task)
     }
 
@@ -146,19 +161,36 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
     fn decode(&mut self, line: &[u8]) -> Decoded {
         let text = match std::str::from_utf8(line) {
             Ok(t) => t.trim_end_matches(['\n', '\r']),
-            Err(e) => return Decoded::Reply(error_line(None, PARSE_ERROR, &format!("parse error: not valid UTF-8 ({e})"))),
+            Err(e) => {
+                return Decoded::Reply(error_line(
+                    None,
+                    PARSE_ERROR,
+                    &format!("parse error: not valid UTF-8 ({e})"),
+                ))
+            }
         };
         if text.trim().is_empty() {
             return Decoded::Nothing;
         }
         let msg: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(e) => return Decoded::Reply(error_line(None, PARSE_ERROR, &format!("parse error: not valid JSON ({e})"))),
+            Err(e) => {
+                return Decoded::Reply(error_line(
+                    None,
+                    PARSE_ERROR,
+                    &format!("parse error: not valid JSON ({e})"),
+                ))
+            }
         };
         let Value::Object(mut obj) = msg else {
-            return Decoded::Reply(error_line(None, INVALID_REQUEST, "invalid request: expected a JSON-RPC object (batches are not supported)"));
+            return Decoded::Reply(error_line(
+                None,
+                INVALID_REQUEST,
+                "invalid request: expected a JSON-RPC object (batches are not supported)",
+            ));
         };
-        if !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error")) {
+        if !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"))
+        {
             return Decoded::Nothing; // a response to a request the broker never sends
         }
         // The id exactly as written: the lossy `Value` above cannot hold an
@@ -167,7 +199,13 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
             false => None,
             true => match raw_member(text, "id") {
                 Some(raw) if is_string_or_integer(&raw) => Some(raw),
-                _ => return Decoded::Reply(error_line(None, INVALID_REQUEST, "invalid request: \"id\" must be a string or an integer")),
+                _ => {
+                    return Decoded::Reply(error_line(
+                        None,
+                        INVALID_REQUEST,
+                        "invalid request: \"id\" must be a string or an integer",
+                    ))
+                }
             },
         };
         let method = match (obj.get("jsonrpc"), obj.get("method")) {
@@ -176,7 +214,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         };
         if obj.get("params").is_some_and(|p| !p.is_object()) {
             return match raw_id {
-                Some(id) => Decoded::Reply(error_line(Some(&id), INVALID_PARAMS, "invalid params: \"params\" must be an object")),
+                Some(id) => Decoded::Reply(error_line(
+                    Some(&id),
+                    INVALID_PARAMS,
+                    "invalid params: \"params\" must be an object",
+                )),
                 None => Decoded::Nothing,
             };
         }
@@ -196,13 +238,24 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
             // request; that is a caller's mistake, not an unknown method.
             Ok(ClientRequest::CustomRequest(c)) if KNOWN_REQUESTS.contains(&c.method.as_str()) => {
                 let why = params_problem(&c.method, c.params.unwrap_or_else(|| json!({})));
-                Decoded::Reply(error_line(Some(&raw_id), INVALID_PARAMS, &format!("invalid params for {method}: {why}")))
+                Decoded::Reply(error_line(
+                    Some(&raw_id),
+                    INVALID_PARAMS,
+                    &format!("invalid params for {method}: {why}"),
+                ))
             }
             Ok(req) => {
                 let n = self.ids.lock().unwrap().intern(&raw_id);
-                Decoded::Message(ClientJsonRpcMessage::request(req, NumberOrString::Number(n)))
+                Decoded::Message(ClientJsonRpcMessage::request(
+                    req,
+                    NumberOrString::Number(n),
+                ))
             }
-            Err(e) => Decoded::Reply(error_line(Some(&raw_id), INVALID_PARAMS, &format!("invalid params for {method}: {e}"))),
+            Err(e) => Decoded::Reply(error_line(
+                Some(&raw_id),
+                INVALID_PARAMS,
+                &format!("invalid params for {method}: {e}"),
+            )),
         }
     }
 
@@ -212,7 +265,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         if method == "initialize" {
             self.initialized = true;
         }
-        let own_version = call.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get(PROTOCOL_VERSION_META)).is_some();
+        let own_version = call
+            .get("params")
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(PROTOCOL_VERSION_META))
+            .is_some();
         if self.initialized || own_version || matches!(method, "ping" | "server/discover") {
             return None;
         }
@@ -227,8 +284,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
     fn notification(&mut self, mut call: Map<String, Value>, text: &str) -> Decoded {
         if call.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
             let raw = raw_member(text, "params").and_then(|p| raw_member(&p, "requestId"));
-            let Some(req) = call.get_mut("params").and_then(|p| p.get_mut("requestId")) else { return Decoded::Nothing };
-            let Some(n) = raw.and_then(|raw| self.ids.lock().unwrap().cancel(&raw)) else { return Decoded::Nothing };
+            let Some(req) = call.get_mut("params").and_then(|p| p.get_mut("requestId")) else {
+                return Decoded::Nothing;
+            };
+            let Some(n) = raw.and_then(|raw| self.ids.lock().unwrap().cancel(&raw)) else {
+                return Decoded::Nothing;
+            };
             *req = json!(n);
         }
         match serde_json::from_value::<ClientNotification>(Value::Object(call)) {
@@ -241,7 +302,9 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
     }
 
     async fn flush_pending(&mut self) -> bool {
-        let Some(out) = self.out.clone() else { return false };
+        let Some(out) = self.out.clone() else {
+            return false;
+        };
         if let Some(bytes) = self.pending.take() {
             // `reserve` first: if rmcp drops this future while the queue is
             // full, the answer stays pending instead of being lost.
@@ -278,11 +341,16 @@ const KNOWN_REQUESTS: &[&str] = &[
 fn params_problem(method: &str, params: Value) -> String {
     let e = match method {
         "tools/call" => serde_json::from_value::<rmcp::model::CallToolRequestParams>(params).err(),
-        "initialize" => serde_json::from_value::<rmcp::model::InitializeRequestParams>(params).err(),
+        "initialize" => {
+            serde_json::from_value::<rmcp::model::InitializeRequestParams>(params).err()
+        }
         "tools/list" => serde_json::from_value::<rmcp::model::PaginatedRequestParams>(params).err(),
         _ => None,
     };
-    e.map_or_else(|| "they do not match the method's parameters".to_string(), |e| e.to_string())
+    e.map_or_else(
+        || "they do not match the method's parameters".to_string(),
+        |e| e.to_string(),
+    )
 }
 
 // One value per line read and moved on at once: the size difference between
@@ -294,15 +362,27 @@ enum Decoded {
     Nothing,
 }
 
-impl<R: AsyncRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleServer> for LineTransport<R> {
+impl<R: AsyncRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleServer>
+    for LineTransport<R>
+{
     type Error = std::io::Error;
 
-    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let line = encode(item, &self.ids);
         let out = self.out.clone();
         async move {
-            let (Some(line), Some(out)) = (line, out) else { return Ok(()) };
-            out.send(line).await.map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the client connection is closed"))
+            let (Some(line), Some(out)) = (line, out) else {
+                return Ok(());
+            };
+            out.send(line).await.map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "the client connection is closed",
+                )
+            })
         }
     }
 
@@ -376,7 +456,9 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         if matches!(item, ServerJsonRpcMessage::Notification(_)) {
             return Some(with_subscription_id(bytes, ids));
         }
-        if let (ServerJsonRpcMessage::Error(_), Ok(Value::Object(m))) = (&item, serde_json::from_slice::<Value>(&bytes)) {
+        if let (ServerJsonRpcMessage::Error(_), Ok(Value::Object(m))) =
+            (&item, serde_json::from_slice::<Value>(&bytes))
+        {
             return Some(splice(Some("null"), m)); // JSON-RPC wants `"id": null` here
         }
         bytes.push(b'\n');
@@ -412,7 +494,13 @@ fn with_subscription_id(mut bytes: Vec<u8>, ids: &Mutex<Ids>) -> Vec<u8> {
     let needle = format!("\"{SUBSCRIPTION_ID}\"");
     if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
         if let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) {
-            let raw = v.pointer(&format!("/params/_meta/{}", SUBSCRIPTION_ID.replace('/', "~1"))).and_then(Value::as_i64).and_then(|n| ids.lock().unwrap().raw.get(&n).cloned());
+            let raw = v
+                .pointer(&format!(
+                    "/params/_meta/{}",
+                    SUBSCRIPTION_ID.replace('/', "~1")
+                ))
+                .and_then(Value::as_i64)
+                .and_then(|n| ids.lock().unwrap().raw.get(&n).cloned());
             if let Some(client_id) = raw.and_then(|r| serde_json::from_str::<Value>(&r).ok()) {
                 v["params"]["_meta"][SUBSCRIPTION_ID] = client_id;
                 bytes = serde_json::to_vec(&v).unwrap_or(bytes);
@@ -467,10 +555,17 @@ fn canonical(raw: &str) -> Box<str> {
 /// A JSON string, or an integer written without fraction or exponent.
 fn is_string_or_integer(raw: &str) -> bool {
     let digits = raw.strip_prefix('-').unwrap_or(raw);
-    raw.starts_with('"') || (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0')))
+    raw.starts_with('"')
+        || (!digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && (digits == "0" || !digits.starts_with('0')))
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::Receiver<Vec<u8>>, gone: CancellationToken) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut w: W,
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    gone: CancellationToken,
+) {
     while let Some(bytes) = rx.recv().await {
         if w.write_all(&bytes).await.is_err() || w.flush().await.is_err() {
             // Nobody reads any more: the client is gone.
@@ -486,7 +581,16 @@ mod tests {
     use super::*;
 
     fn transport(input: &'static [u8]) -> LineTransport<&'static [u8]> {
-        LineTransport { reader: BufReader::with_capacity(8, input), line: Vec::new(), overflow: 0, pending: None, out: None, ids: Arc::default(), gone: CancellationToken::new(), initialized: true }
+        LineTransport {
+            reader: BufReader::with_capacity(8, input),
+            line: Vec::new(),
+            overflow: 0,
+            pending: None,
+            out: None,
+            ids: Arc::default(),
+            gone: CancellationToken::new(),
+            initialized: true,
+        }
     }
 
     #[tokio::test]
@@ -505,13 +609,31 @@ mod tests {
     #[test]
     fn ids_come_back_byte_for_byte() {
         let mut t = transport(b"");
-        for raw in ["123456789012345678901234567890", "-18446744073709551617", "\"a\\u0041\"", "7"] {
+        for raw in [
+            "123456789012345678901234567890",
+            "-18446744073709551617",
+            "\"a\\u0041\"",
+            "7",
+        ] {
             let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{raw},\"method\":\"ping\"}}");
-            let Decoded::Message(ClientJsonRpcMessage::Request(req)) = t.decode(line.as_bytes()) else { panic!("{line} did not decode") };
-            let out = encode(ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), req.id), &t.ids).unwrap();
-            assert_eq!(String::from_utf8(out).unwrap(), format!("{{\"jsonrpc\":\"2.0\",\"id\":{raw},\"result\":{{}}}}\n"));
+            let Decoded::Message(ClientJsonRpcMessage::Request(req)) = t.decode(line.as_bytes())
+            else {
+                panic!("{line} did not decode")
+            };
+            let out = encode(
+                ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), req.id),
+                &t.ids,
+            )
+            .unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{raw},\"result\":{{}}}}\n")
+            );
         }
-        assert!(t.ids.lock().unwrap().raw.is_empty(), "answered ids are forgotten");
+        assert!(
+            t.ids.lock().unwrap().raw.is_empty(),
+            "answered ids are forgotten"
+        );
     }
 
     #[test]
@@ -519,7 +641,9 @@ mod tests {
         let mut t = transport(b"");
         for raw in ["1.5", "1e3", "-0.0", "null", "true", "[1]", "{}"] {
             let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":{raw},\"method\":\"ping\"}}");
-            let Decoded::Reply(bytes) = t.decode(line.as_bytes()) else { panic!("{line} was accepted") };
+            let Decoded::Reply(bytes) = t.decode(line.as_bytes()) else {
+                panic!("{line} was accepted")
+            };
             let v: Value = serde_json::from_slice(&bytes).unwrap();
             assert_eq!(v["error"]["code"], INVALID_REQUEST, "{line}");
             assert_eq!(v["id"], Value::Null, "{line}");
@@ -529,9 +653,17 @@ mod tests {
     #[test]
     fn a_cancelled_request_is_not_answered() {
         let mut t = transport(b"");
-        let Decoded::Message(ClientJsonRpcMessage::Request(req)) = t.decode(br#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#) else { panic!() };
+        let Decoded::Message(ClientJsonRpcMessage::Request(req)) =
+            t.decode(br#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#)
+        else {
+            panic!()
+        };
         let Decoded::Message(ClientJsonRpcMessage::Notification(_)) = t.decode(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"\u0078"}}"#) else { panic!("the escaped id names the same request") };
-        assert!(encode(ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), req.id), &t.ids).is_none());
+        assert!(encode(
+            ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), req.id),
+            &t.ids
+        )
+        .is_none());
         assert!(matches!(t.decode(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}"#), Decoded::Nothing), "nothing left to cancel");
     }
 }

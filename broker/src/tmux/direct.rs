@@ -124,18 +124,30 @@ fn handshake(args: &[&str]) -> Result<Vec<u8>, DirectError> {
     }
     // The process never changes directory, so it is asked once.
     static CWD: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    let cwd = CWD.get_or_init(|| std::env::current_dir().map(|p| p.into_os_string().into_encoded_bytes()).unwrap_or_else(|_| b"/".to_vec()));
+    let cwd = CWD.get_or_init(|| {
+        std::env::current_dir()
+            .map(|p| p.into_os_string().into_encoded_bytes())
+            .unwrap_or_else(|_| b"/".to_vec())
+    });
 
     let mut buf = Vec::with_capacity(512 + packed.len());
     // MSG_IDENTIFY_FLAGS is what tmux 3.2–3.4's client sends first (3.5 sends
     // LONGFLAGS twice instead); every server up to 3.7c accepts both.
-    message(&mut buf, MSG_IDENTIFY_FLAGS, &(CLIENT_UTF8 as i32).to_le_bytes());
+    message(
+        &mut buf,
+        MSG_IDENTIFY_FLAGS,
+        &(CLIENT_UTF8 as i32).to_le_bytes(),
+    );
     message(&mut buf, MSG_IDENTIFY_LONGFLAGS, &CLIENT_UTF8.to_le_bytes());
     message(&mut buf, MSG_IDENTIFY_TERM, &cstr(b"xterm"));
     message(&mut buf, MSG_IDENTIFY_FEATURES, &0i32.to_le_bytes());
     message(&mut buf, MSG_IDENTIFY_TTYNAME, &cstr(b""));
     message(&mut buf, MSG_IDENTIFY_CWD, &cstr(cwd));
-    message(&mut buf, MSG_IDENTIFY_CLIENTPID, &(std::process::id() as i32).to_le_bytes());
+    message(
+        &mut buf,
+        MSG_IDENTIFY_CLIENTPID,
+        &(std::process::id() as i32).to_le_bytes(),
+    );
     if needs_environment(args) {
         for (k, v) in std::env::vars_os() {
             if k == "TMUX" || k == "TMUX_PANE" {
@@ -177,7 +189,10 @@ fn process(buf: &mut Vec<u8>, out: &mut Output) -> Result<Progressed, DirectErro
         let kind = u32::from_le_bytes(buf[off..off + 4].try_into().unwrap());
         let len = u16::from_le_bytes(buf[off + 4..off + 6].try_into().unwrap()) as usize;
         if !(HEADER..=MAX_IMSG).contains(&len) {
-            return Err(DirectError::Io(io::Error::new(io::ErrorKind::InvalidData, "malformed tmux message")));
+            return Err(DirectError::Io(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "malformed tmux message",
+            )));
         }
         if buf.len() - off < len {
             break;
@@ -195,7 +210,10 @@ fn process(buf: &mut Vec<u8>, out: &mut Output) -> Result<Progressed, DirectErro
 }
 
 fn handle(kind: u32, data: &[u8], out: &mut Output) -> Step {
-    let int_at = |i: usize| data.get(i..i + 4).map(|b| i32::from_le_bytes(b.try_into().unwrap()));
+    let int_at = |i: usize| {
+        data.get(i..i + 4)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+    };
     match kind {
         MSG_WRITE_OPEN => {
             let mut reply = Vec::new();
@@ -222,7 +240,14 @@ fn handle(kind: u32, data: &[u8], out: &mut Output) -> Step {
         }
         MSG_EXIT => {
             out.status = int_at(0).unwrap_or(0);
-            Step::Done(Ok(std::mem::replace(out, Output { status: 0, stdout: Vec::new(), stderr: Vec::new() })))
+            Step::Done(Ok(std::mem::replace(
+                out,
+                Output {
+                    status: 0,
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                },
+            )))
         }
         MSG_EXITED | MSG_SHUTDOWN => Step::Done(Err(DirectError::Closed)),
         MSG_VERSION => Step::Done(Err(DirectError::Version)),
@@ -233,16 +258,27 @@ fn handle(kind: u32, data: &[u8], out: &mut Output) -> Step {
 /// Runs one tmux command on the server at `socket`, without blocking a thread:
 /// the identify messages and the command (a few hundred bytes, they fit the
 /// socket buffer) are sent before the socket is handed to tokio.
-pub async fn run_async(socket: &Path, args: &[&str], timeout: Duration) -> Result<Output, DirectError> {
+pub async fn run_async(
+    socket: &Path,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<Output, DirectError> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let hello = handshake(args)?;
-    let mut std_sock = UnixStream::connect(socket).map_err(|source| DirectError::Connect { path: socket.display().to_string(), source })?;
+    let mut std_sock = UnixStream::connect(socket).map_err(|source| DirectError::Connect {
+        path: socket.display().to_string(),
+        source,
+    })?;
     std_sock.set_write_timeout(Some(timeout))?;
     std_sock.write_all(&hello)?;
     std_sock.set_nonblocking(true)?;
     let mut sock = tokio::net::UnixStream::from_std(std_sock)?;
     let work = async {
-        let mut out = Output { status: -1, stdout: Vec::new(), stderr: Vec::new() };
+        let mut out = Output {
+            status: -1,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        };
         let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
@@ -260,7 +296,9 @@ pub async fn run_async(socket: &Path, args: &[&str], timeout: Duration) -> Resul
             }
         }
     };
-    tokio::time::timeout(timeout, work).await.map_err(|_| DirectError::Timeout(timeout))?
+    tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| DirectError::Timeout(timeout))?
 }
 
 #[cfg(test)]
@@ -284,7 +322,10 @@ mod tests {
         // ≤ 3.5: len u16 = 22, flags u16 = 0; ≥ 3.6: len u32 = 22. Same bytes.
         let mut b = Vec::new();
         message(&mut b, MSG_IDENTIFY_TERM, &cstr(b"xterm"));
-        assert_eq!(&b[..16], &[0x65, 0, 0, 0, 22, 0, 0, 0, 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            &b[..16],
+            &[0x65, 0, 0, 0, 22, 0, 0, 0, 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]
+        );
         assert_eq!(&b[16..], b"xterm\0");
     }
 
@@ -306,14 +347,24 @@ mod tests {
             ]
         );
         let with_env = kinds(&handshake(&["new-session", "-d"]).unwrap());
-        assert!(with_env.contains(&MSG_IDENTIFY_ENVIRON) || std::env::vars_os().all(|(k, _)| k == "TMUX" || k == "TMUX_PANE"));
+        assert!(
+            with_env.contains(&MSG_IDENTIFY_ENVIRON)
+                || std::env::vars_os().all(|(k, _)| k == "TMUX" || k == "TMUX_PANE")
+        );
         let big = "x".repeat(MAX_IMSG);
-        assert!(matches!(handshake(&[big.as_str()]), Err(DirectError::TooLarge(_))));
+        assert!(matches!(
+            handshake(&[big.as_str()]),
+            Err(DirectError::TooLarge(_))
+        ));
     }
 
     #[test]
     fn incoming_length_reads_either_header_and_rejects_nonsense() {
-        let mut out = Output { status: -1, stdout: Vec::new(), stderr: Vec::new() };
+        let mut out = Output {
+            status: -1,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        };
         let mut exit = Vec::new();
         message(&mut exit, MSG_EXIT, &3i32.to_le_bytes());
         let (_, done) = process(&mut exit.clone(), &mut out).unwrap();
@@ -344,30 +395,72 @@ mod real_tmux {
 
     impl Server {
         fn start() -> Server {
-            let dir = std::env::temp_dir().join(format!("tmux-mcp-direct-{}-{}", std::process::id(), crate::sys::random_hex(4)));
+            let dir = std::env::temp_dir().join(format!(
+                "tmux-mcp-direct-{}-{}",
+                std::process::id(),
+                crate::sys::random_hex(4)
+            ));
             std::fs::create_dir_all(&dir).unwrap();
             let sock = dir.join("sock");
-            let st = Command::new("tmux").arg("-S").arg(&sock).args(["-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "10"]).status().unwrap();
+            let st = Command::new("tmux")
+                .arg("-S")
+                .arg(&sock)
+                .args([
+                    "-f",
+                    "/dev/null",
+                    "new-session",
+                    "-d",
+                    "-x",
+                    "80",
+                    "-y",
+                    "10",
+                ])
+                .status()
+                .unwrap();
             assert!(st.success());
             Server { dir, sock }
         }
         fn exec(&self, args: &[&str]) -> Output {
-            let o = Command::new("tmux").arg("-S").arg(&self.sock).args(args).env_remove("TMUX").output().unwrap();
-            Output { status: o.status.code().unwrap(), stdout: o.stdout, stderr: o.stderr }
+            let o = Command::new("tmux")
+                .arg("-S")
+                .arg(&self.sock)
+                .args(args)
+                .env_remove("TMUX")
+                .output()
+                .unwrap();
+            Output {
+                status: o.status.code().unwrap(),
+                stdout: o.stdout,
+                stderr: o.stderr,
+            }
         }
         fn version(&self) -> String {
-            String::from_utf8(self.exec(&["list-commands", "-F", "#{version}", "list-commands"]).stdout).unwrap().trim().to_string()
+            String::from_utf8(
+                self.exec(&["list-commands", "-F", "#{version}", "list-commands"])
+                    .stdout,
+            )
+            .unwrap()
+            .trim()
+            .to_string()
         }
         /// What the broker's start-up probe decides for this server.
         async fn probe(&self) {
             let tmux = Tmux::new(&self.sock);
-            assert!(tmux.try_enable_direct().await, "the protocol client was refused by tmux {}", self.version());
+            assert!(
+                tmux.try_enable_direct().await,
+                "the protocol client was refused by tmux {}",
+                self.version()
+            );
         }
     }
 
     impl Drop for Server {
         fn drop(&mut self) {
-            let _ = Command::new("tmux").arg("-S").arg(&self.sock).arg("kill-server").status();
+            let _ = Command::new("tmux")
+                .arg("-S")
+                .arg(&self.sock)
+                .arg("kill-server")
+                .status();
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
@@ -379,10 +472,26 @@ mod real_tmux {
         let s = Server::start();
         s.probe().await;
         let args = ["display-message", "-p", "#{client_flags}|#{client_tty}|#{client_control_mode}|#{client_readonly}|#{client_session}|#{client_width}"];
-        let o = Command::new("tmux").arg("-u").arg("-S").arg(&s.sock).args(args).env_remove("TMUX").output().unwrap();
-        let exec = Output { status: o.status.code().unwrap(), stdout: o.stdout, stderr: o.stderr };
+        let o = Command::new("tmux")
+            .arg("-u")
+            .arg("-S")
+            .arg(&s.sock)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap();
+        let exec = Output {
+            status: o.status.code().unwrap(),
+            stdout: o.stdout,
+            stderr: o.stderr,
+        };
         assert_eq!(exec.status, 0, "{exec:?}");
-        assert_eq!(run_async(&s.sock, &args, T).await.unwrap(), exec, "tmux {}", s.version());
+        assert_eq!(
+            run_async(&s.sock, &args, T).await.unwrap(),
+            exec,
+            "tmux {}",
+            s.version()
+        );
     }
 
     #[tokio::test]
@@ -390,15 +499,29 @@ mod real_tmux {
         let s = Server::start();
         s.probe().await;
         for args in [
-            vec!["list-commands", "-F", "#{pid} #{version} #{S:#{session_id} }", "list-commands"],
+            vec![
+                "list-commands",
+                "-F",
+                "#{pid} #{version} #{S:#{session_id} }",
+                "list-commands",
+            ],
             vec!["show-hooks", "-g", "after-capture-pane"],
             vec!["show-hooks", "-t", "nosuch", "after-capture-pane"],
         ] {
-            assert_eq!(run_async(&s.sock, &args, T).await.unwrap(), s.exec(&args), "{args:?}");
+            assert_eq!(
+                run_async(&s.sock, &args, T).await.unwrap(),
+                s.exec(&args),
+                "{args:?}"
+            );
         }
-        let err = run_async(&s.sock, &["show-hooks", "-t", "nosuch"], T).await.unwrap();
+        let err = run_async(&s.sock, &["show-hooks", "-t", "nosuch"], T)
+            .await
+            .unwrap();
         assert_eq!(err.status, 1);
-        assert!(String::from_utf8_lossy(&err.stderr).contains("nosuch"), "{err:?}");
+        assert!(
+            String::from_utf8_lossy(&err.stderr).contains("nosuch"),
+            "{err:?}"
+        );
     }
 
     #[tokio::test]
@@ -412,7 +535,10 @@ mod real_tmux {
         let cap = ["capture-pane", "-p", "-t", ":big", "-S", "-", "-E", "-"];
         let deadline = Instant::now() + Duration::from_secs(10);
         while !String::from_utf8_lossy(&s.exec(&cap).stdout).contains("4000\n") {
-            assert!(Instant::now() < deadline, "the pane never printed its lines");
+            assert!(
+                Instant::now() < deadline,
+                "the pane never printed its lines"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let d = run_async(&s.sock, &cap, T).await.unwrap();

@@ -8,8 +8,8 @@
 //! `list-panes`, `display-message`, `show-options` and friends.
 
 pub mod direct;
-mod version;
 pub mod quote;
+mod version;
 pub use quote::{format_literal, shell_quote};
 pub use version::version_at_least;
 
@@ -36,11 +36,18 @@ pub enum TmuxError {
     #[error("could not start {bin}: {source}")]
     Spawn { bin: String, source: std::io::Error },
     #[error("tmux {command} failed (exit {status:?}): {stderr}")]
-    Failed { command: String, status: Option<i32>, stderr: String },
+    Failed {
+        command: String,
+        status: Option<i32>,
+        stderr: String,
+    },
     #[error("tmux {command} did not finish within {timeout:?}")]
     Timeout { command: String, timeout: Duration },
     #[error("tmux {command}: {source}")]
-    Direct { command: String, source: direct::DirectError },
+    Direct {
+        command: String,
+        source: direct::DirectError,
+    },
 }
 
 impl TmuxError {
@@ -48,7 +55,13 @@ impl TmuxError {
     pub fn possibly_sent(&self) -> bool {
         !matches!(
             self,
-            TmuxError::Spawn { .. } | TmuxError::Direct { source: direct::DirectError::Connect { .. } | direct::DirectError::TooLarge(_) | direct::DirectError::Version, .. }
+            TmuxError::Spawn { .. }
+                | TmuxError::Direct {
+                    source: direct::DirectError::Connect { .. }
+                        | direct::DirectError::TooLarge(_)
+                        | direct::DirectError::Version,
+                    ..
+                }
         )
     }
 }
@@ -82,7 +95,11 @@ pub const COMMAND_ARG_BYTES: usize = 16_384 - 16 - 4;
 
 impl Tmux {
     pub fn new(socket: &Path) -> Self {
-        Tmux { bin: find_tmux(), socket: socket.to_path_buf(), direct: Arc::new(AtomicBool::new(false)) }
+        Tmux {
+            bin: find_tmux(),
+            socket: socket.to_path_buf(),
+            direct: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     pub fn uses_direct(&self) -> bool {
@@ -95,14 +112,20 @@ impl Tmux {
         let args = ["list-commands", "-F", "#{pid} #{version}", "list-commands"];
         let exec = self.exec(&args, DEFAULT_TIMEOUT).await;
         let direct = match exec.as_ref() {
-            Ok(e) if e.status == 0 => Some(direct::run_async(&self.socket, &args, DEFAULT_TIMEOUT).await),
+            Ok(e) if e.status == 0 => {
+                Some(direct::run_async(&self.socket, &args, DEFAULT_TIMEOUT).await)
+            }
             _ => None,
         };
         let same = matches!((&exec, &direct), (Ok(e), Some(Ok(d))) if d == e);
         if same {
             tracing::info!("tmux protocol client used");
         } else {
-            tracing::info!("tmux protocol client not used (exec {:?}; direct {:?})", exec.as_ref().map(|o| o.status), direct.map(|d| d.map(|o| o.status)));
+            tracing::info!(
+                "tmux protocol client not used (exec {:?}; direct {:?})",
+                exec.as_ref().map(|o| o.status),
+                direct.map(|d| d.map(|o| o.status))
+            );
         }
         self.direct.store(same, Ordering::Relaxed);
         same
@@ -121,8 +144,14 @@ impl Tmux {
         let mut cmd = tokio::process::Command::from(self.command(args));
         cmd.kill_on_drop(true);
         match tokio::time::timeout(timeout, cmd.output()).await {
-            Err(_) => Err(TmuxError::Timeout { command: name, timeout }),
-            Ok(Err(source)) => Err(TmuxError::Spawn { bin: self.bin.display().to_string(), source }),
+            Err(_) => Err(TmuxError::Timeout {
+                command: name,
+                timeout,
+            }),
+            Ok(Err(source)) => Err(TmuxError::Spawn {
+                bin: self.bin.display().to_string(),
+                source,
+            }),
             Ok(Ok(out)) => Ok(exec_output(out)),
         }
     }
@@ -137,7 +166,10 @@ impl Tmux {
             // Too large for one message: tmux's own client cannot send it either
             // through this path, but exec passes argv without that limit.
             Err(direct::DirectError::TooLarge(_)) => self.exec(args, timeout).await,
-            Err(source) => Err(TmuxError::Direct { command: name, source }),
+            Err(source) => Err(TmuxError::Direct {
+                command: name,
+                source,
+            }),
             Ok(out) => Ok(out),
         }
     }
@@ -153,20 +185,34 @@ impl Tmux {
     /// protocol client is only ever verified inside the broker).
     pub fn run_blocking(&self, args: &[&str]) -> Result<String, TmuxError> {
         let name = args.first().copied().unwrap_or("").to_string();
-        let out = self.command(args).output().map_err(|source| TmuxError::Spawn { bin: self.bin.display().to_string(), source })?;
+        let out = self
+            .command(args)
+            .output()
+            .map_err(|source| TmuxError::Spawn {
+                bin: self.bin.display().to_string(),
+                source,
+            })?;
         finish(name, exec_output(out))
     }
 }
 
 fn exec_output(out: std::process::Output) -> Output {
-    Output { status: out.status.code().unwrap_or(-1), stdout: out.stdout, stderr: out.stderr }
+    Output {
+        status: out.status.code().unwrap_or(-1),
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
 }
 
 fn finish(command: String, out: Output) -> Result<String, TmuxError> {
     if out.status == 0 {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(TmuxError::Failed { command, status: Some(out.status), stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() })
+        Err(TmuxError::Failed {
+            command,
+            status: Some(out.status),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
     }
 }
 
@@ -177,13 +223,25 @@ pub fn find_tmux() -> PathBuf {
         return PathBuf::from(p);
     }
     find_in_path("tmux")
-        .or_else(|| ["/usr/bin/tmux", "/usr/local/bin/tmux", "/opt/homebrew/bin/tmux", "/bin/tmux"].iter().map(PathBuf::from).find(|p| p.is_file()))
+        .or_else(|| {
+            [
+                "/usr/bin/tmux",
+                "/usr/local/bin/tmux",
+                "/opt/homebrew/bin/tmux",
+                "/bin/tmux",
+            ]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+        })
         .unwrap_or_else(|| PathBuf::from("tmux"))
 }
 
 pub fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 #[cfg(test)]
@@ -192,13 +250,31 @@ mod tests {
 
     #[test]
     fn command_count_splits_where_tmux_does() {
-        assert_eq!(command_count(&["list-commands", "-F", "x", "list-commands"]), 1);
-        assert_eq!(command_count(&["show-hooks", "-g", ";", "capture-pane", "-p", ";", "display", "x"]), 3);
+        assert_eq!(
+            command_count(&["list-commands", "-F", "x", "list-commands"]),
+            1
+        );
+        assert_eq!(
+            command_count(&[
+                "show-hooks",
+                "-g",
+                ";",
+                "capture-pane",
+                "-p",
+                ";",
+                "display",
+                "x"
+            ]),
+            3
+        );
         // A final `;` on a word ends the command; `\;` is a literal semicolon.
         assert_eq!(command_count(&["send-keys", "-l", "x;", "display", "y"]), 2);
         assert_eq!(command_count(&["send-keys", "-l", "x\\;"]), 1);
         // An if-shell's commands are strings to tmux at this level.
-        assert_eq!(command_count(&["if-shell", "-F", "1", "capture-pane -p ; display x"]), 1);
+        assert_eq!(
+            command_count(&["if-shell", "-F", "1", "capture-pane -p ; display x"]),
+            1
+        );
         assert_eq!(command_count(&[";", "has-session", ";"]), 1);
         assert_eq!(command_count(&[]), 0);
     }

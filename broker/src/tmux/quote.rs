@@ -56,7 +56,16 @@ mod tests {
         assert_eq!(shell_quote("a'b"), "'a'\\''b'");
         assert_eq!(format_literal("/x/#S/y"), "/x/##S/y");
         // A run of `#` before `[` is copied by tmux as it is: not doubled.
-        for (s, want) in [("a#[b", "a#[b"), ("a##[b", "a##[b"), ("a#b#[c", "a##b#[c"), ("x##{y", "x####{y"), ("e#", "e##"), ("#", "##"), ("", ""), ("##[x]#", "##[x]##")] {
+        for (s, want) in [
+            ("a#[b", "a#[b"),
+            ("a##[b", "a##[b"),
+            ("a#b#[c", "a##b#[c"),
+            ("x##{y", "x####{y"),
+            ("e#", "e##"),
+            ("#", "##"),
+            ("", ""),
+            ("##[x]#", "##[x]##"),
+        ] {
             assert_eq!(format_literal(s), want, "{s:?}");
         }
         assert_eq!(format_operand("%1,}#"), "%1#,#}##");
@@ -66,10 +75,14 @@ mod tests {
     fn literal_arg_survives_tmux_semicolon_splitting() {
         // tmux drops a final `;` and turns a final `\;` into `;`.
         let tmux_parse = |a: &str| match a.strip_suffix(';') {
-            Some(h) => h.strip_suffix('\\').map_or_else(|| h.to_string(), |hh| format!("{hh};")),
+            Some(h) => h
+                .strip_suffix('\\')
+                .map_or_else(|| h.to_string(), |hh| format!("{hh};")),
             None => a.to_string(),
         };
-        for s in ["", ";", "x;", "x\\;", "a;b", "\\", "Enter", "-x", ";;", "x\\\\;"] {
+        for s in [
+            "", ";", "x;", "x\\;", "a;b", "\\", "Enter", "-x", ";;", "x\\\\;",
+        ] {
             assert_eq!(tmux_parse(&literal_arg(s)), s, "{s:?}");
         }
         assert_eq!(format_arg("a#b;"), "a##b\\;");

@@ -5,7 +5,15 @@ pub fn version_at_least(version: &str, major: u32, minor: u32) -> bool {
     let v = version.trim_start_matches("next-");
     let mut parts = v.split('.');
     let maj: u32 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let min: u32 = parts.next().map(|s| s.chars().take_while(|c| c.is_ascii_digit()).collect::<String>()).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let min: u32 = parts
+        .next()
+        .map(|s| {
+            s.chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<String>()
+        })
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     (maj, min) >= (major, minor)
 }
 

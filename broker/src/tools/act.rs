@@ -34,14 +34,25 @@ pub fn delivery_sentence(d: Delivery) -> &'static str {
 
 /// A family error with its delivery sentence.
 pub fn error(message: &str, delivery: Delivery) -> ToolOutput {
-    ToolOutput::libtmux_error(format!("{} {}", message.trim_end(), delivery_sentence(delivery)))
+    ToolOutput::libtmux_error(format!(
+        "{} {}",
+        message.trim_end(),
+        delivery_sentence(delivery)
+    ))
 }
 
 pub fn refused(r: &Refusal) -> ToolOutput {
     let hint = match r {
-        Refusal::Gone { kind: Kind::Pane, .. } => " Call list_panes for the current ids.",
-        Refusal::Gone { kind: Kind::Window, .. } => " Call list_windows for the current ids.",
-        Refusal::Gone { kind: Kind::Session, .. } => " Call list_sessions for the current ids.",
+        Refusal::Gone {
+            kind: Kind::Pane, ..
+        } => " Call list_panes for the current ids.",
+        Refusal::Gone {
+            kind: Kind::Window, ..
+        } => " Call list_windows for the current ids.",
+        Refusal::Gone {
+            kind: Kind::Session,
+            ..
+        } => " Call list_sessions for the current ids.",
         Refusal::Generation => " Read the ids again (list_panes) on this server.",
         _ => "",
     };
@@ -56,11 +67,21 @@ pub fn failed(f: &Failure) -> ToolOutput {
 }
 
 /// Resolves `id` (its kind from its sigil) for an action under `rule`.
-pub async fn target(session: &Session, id: &str, generation: Option<&str>, rule: SelfRule) -> Result<Target, ToolOutput> {
+pub async fn target(
+    session: &Session,
+    id: &str,
+    generation: Option<&str>,
+    rule: SelfRule,
+) -> Result<Target, ToolOutput> {
     let Some(kind) = Kind::of_id(id) else {
-        return Err(error(&format!("{id:?} is not a tmux id ($N session, @N window, %N pane)."), Delivery::NotSent));
+        return Err(error(
+            &format!("{id:?} is not a tmux id ($N session, @N window, %N pane)."),
+            Delivery::NotSent,
+        ));
     };
-    let target = refs::find(session, kind, id, generation).await.map_err(|r| refused(&r))?;
+    let target = refs::find(session, kind, id, generation)
+        .await
+        .map_err(|r| refused(&r))?;
     if target.holds_caller(session) {
         let what = match kind {
             Kind::Pane => "is the agent's own pane",
@@ -81,7 +102,11 @@ pub async fn target(session: &Session, id: &str, generation: Option<&str>, rule:
 /// The pane `id` for a tool that types into it: [`target`] under
 /// [`SelfRule::Typing`], and refused when dead (remain-on-exit keeps the pane
 /// but nothing reads its input). Nothing is sent when it refuses.
-pub async fn typing_target(session: &Session, id: &str, generation: Option<&str>) -> Result<Target, ToolOutput> {
+pub async fn typing_target(
+    session: &Session,
+    id: &str,
+    generation: Option<&str>,
+) -> Result<Target, ToolOutput> {
     let target = target(session, id, generation, SelfRule::Typing).await?;
     if target.panes[0].dead {
         return Err(error(&format!("Pane {id} is dead (its program exited and remain-on-exit keeps it); nothing would read the input."), Delivery::NotSent));
@@ -93,18 +118,37 @@ pub async fn typing_target(session: &Session, id: &str, generation: Option<&str>
 /// `if-shell -F -t PANE FORMAT` (tmux runs no hook for if-shell) whose branch
 /// prints `i=1` or `i=0` with `list-commands -F` (no hook either). A format that
 /// expands to neither 1 nor 0 (unknown to this tmux) reads as `None`.
-pub async fn pane_flags(session: &Session, id: &str, formats: &[&str]) -> Result<Vec<Option<bool>>, ToolOutput> {
+pub async fn pane_flags(
+    session: &Session,
+    id: &str,
+    formats: &[&str],
+) -> Result<Vec<Option<bool>>, ToolOutput> {
     let mut args: Vec<String> = Vec::new();
     for (i, f) in formats.iter().enumerate() {
-        for (value, cond) in [("1", format!("#{{==:{f},1}}")), ("0", format!("#{{==:{f},0}}"))] {
+        for (value, cond) in [
+            ("1", format!("#{{==:{f},1}}")),
+            ("0", format!("#{{==:{f},0}}")),
+        ] {
             if !args.is_empty() {
                 args.push(";".into());
             }
-            args.extend(["if-shell".into(), "-F".into(), "-t".into(), id.to_string(), cond, format!("list-commands -F {i}={value} list-commands")]);
+            args.extend([
+                "if-shell".into(),
+                "-F".into(),
+                "-t".into(),
+                id.to_string(),
+                cond,
+                format!("list-commands -F {i}={value} list-commands"),
+            ]);
         }
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = session.broker.registry.run_tmux(&argv).await.map_err(|e| error(&format!("Reading pane {id}'s state failed: {e}."), Delivery::NotSent))?;
+    let out = session.broker.registry.run_tmux(&argv).await.map_err(|e| {
+        error(
+            &format!("Reading pane {id}'s state failed: {e}."),
+            Delivery::NotSent,
+        )
+    })?;
     Ok((0..formats.len())
         .map(|i| {
             let line = |v: &str| out.lines().any(|l| l == format!("{i}={v}"));
@@ -121,7 +165,9 @@ pub async fn pane_flags(session: &Session, id: &str, formats: &[&str]) -> Result
 
 /// Runs one tmux command of an action; the error says what reached tmux.
 pub async fn run(session: &Session, argv: &[&str]) -> Result<String, ToolOutput> {
-    refs::run_command(&session.broker, argv).await.map_err(|f| failed(&f))
+    refs::run_command(&session.broker, argv)
+        .await
+        .map_err(|f| failed(&f))
 }
 
 /// Input-schema property of an entity id (`paneId`, `windowId`, `sessionId`).
@@ -147,12 +193,25 @@ mod tests {
 
     #[test]
     fn errors_end_with_what_reached_tmux() {
-        let e = failed(&Failure { code: "transport_error", message: "tmux could not be reached for send-keys: x. Nothing was sent.".into(), delivery: Delivery::NotSent });
-        assert_eq!(e.text, "tmux could not be reached for send-keys: x. Nothing was sent to tmux.");
+        let e = failed(&Failure {
+            code: "transport_error",
+            message: "tmux could not be reached for send-keys: x. Nothing was sent.".into(),
+            delivery: Delivery::NotSent,
+        });
+        assert_eq!(
+            e.text,
+            "tmux could not be reached for send-keys: x. Nothing was sent to tmux."
+        );
         assert!(e.is_error && e.structured.is_none());
-        let e = refused(&Refusal::Gone { kind: Kind::Pane, id: "%9".into() });
+        let e = refused(&Refusal::Gone {
+            kind: Kind::Pane,
+            id: "%9".into(),
+        });
         assert_eq!(e.text, "pane %9 does not exist (any more). Call list_panes for the current ids. Nothing was sent to tmux.");
-        let e = error("tmux send-keys exited with status 1: bad key", Delivery::Observed);
+        let e = error(
+            "tmux send-keys exited with status 1: bad key",
+            Delivery::Observed,
+        );
         assert!(e.text.ends_with("tmux received the command."), "{}", e.text);
     }
 }

@@ -24,7 +24,6 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-
 /// Input-schema property of a session or window name: no control characters
 /// (tmux 3.7c refuses them, 3.3a keeps them in window names and escapes them
 /// in session names, so what tmux would do depends on its version).
@@ -71,13 +70,23 @@ pub fn program_properties(default: &str) -> Map<String, Value> {
 /// mutation. Every refusal is before anything is sent.
 /// The tail of the command (`-c`, `-e`, the program) and the directory asked
 /// for (resolved), to check against where tmux started the pane.
-pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> Result<(Vec<String>, Option<std::path::PathBuf>), ToolOutput> {
+pub fn program_tail(
+    session: &Session,
+    args: &Value,
+    program: &ProgramArgs,
+) -> Result<(Vec<String>, Option<std::path::PathBuf>), ToolOutput> {
     let bad = |msg: String| act::error(&msg, Delivery::NotSent);
     let n = refs::string_bytes(args) as u64;
     if n > crate::limits::MAX_MUTATION_BYTES {
-        return Err(bad(format!("The arguments hold {n} bytes of strings; at most {} are accepted.", crate::limits::MAX_MUTATION_BYTES)));
+        return Err(bad(format!(
+            "The arguments hold {n} bytes of strings; at most {} are accepted.",
+            crate::limits::MAX_MUTATION_BYTES
+        )));
     }
-    let argv: Option<Vec<&str>> = program.argv.as_ref().map(|a| a.iter().map(String::as_str).collect());
+    let argv: Option<Vec<&str>> = program
+        .argv
+        .as_ref()
+        .map(|a| a.iter().map(String::as_str).collect());
     let which = match (&argv, &program.shell) {
         (Some(_), Some(_)) => return Err(bad("Arguments argv and shell: give one of them, not both (argv runs directly, shell runs a command line through the shell).".into())),
         (Some(a), None) if a.first().is_none_or(|p| p.is_empty()) => return Err(bad("Argument argv/0: the program must be a non-empty string.".into())),
@@ -86,7 +95,9 @@ pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> R
         (None, None) => Program::Default,
     };
     let cwd = match &program.cwd {
-        Some(c) => Some(create::resolve_cwd(session, c).map_err(|why| bad(format!("Argument cwd: {why}.")))?),
+        Some(c) => Some(
+            create::resolve_cwd(session, c).map_err(|why| bad(format!("Argument cwd: {why}.")))?,
+        ),
         None => None,
     };
     let env = program.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
@@ -98,17 +109,22 @@ pub fn program_tail(session: &Session, args: &Value, program: &ProgramArgs) -> R
 /// started it in (`pane_start_path`: the `-c` as tmux expanded it, also when
 /// that directory could not be entered and the pane started elsewhere).
 pub fn print_format(expected: &[refs::Kind]) -> String {
-    let ids: Vec<&str> = expected.iter().map(|k| match k {
-        refs::Kind::Session => "#{session_id}",
-        refs::Kind::Window => "#{window_id}",
-        _ => "#{pane_id}",
-    }).collect();
+    let ids: Vec<&str> = expected
+        .iter()
+        .map(|k| match k {
+            refs::Kind::Session => "#{session_id}",
+            refs::Kind::Window => "#{window_id}",
+            _ => "#{pane_id}",
+        })
+        .collect();
     format!("{}\n#{{pane_pid}} #{{pane_start_path}}", ids.join(" "))
 }
 
 /// The new pane's pid and start directory from what [`print_format`] printed.
 fn printed_pane(printed: &str) -> (Option<u32>, &str) {
-    let second = printed.split_once('\n').map_or("", |(_, rest)| rest.trim_end_matches('\n'));
+    let second = printed
+        .split_once('\n')
+        .map_or("", |(_, rest)| rest.trim_end_matches('\n'));
     let (pid, path) = second.split_once(' ').unwrap_or((second, ""));
     (pid.parse().ok(), path)
 }
@@ -119,7 +135,11 @@ pub fn printed_pid(printed: &str) -> Option<u32> {
 }
 
 /// Why the pane tmux started is not in the directory asked for, if it is not.
-pub fn started_elsewhere(asked: Option<&std::path::Path>, printed: &str, pane: &str) -> Option<String> {
+pub fn started_elsewhere(
+    asked: Option<&std::path::Path>,
+    printed: &str,
+    pane: &str,
+) -> Option<String> {
     let asked = asked?.to_str()?;
     let (_, started) = printed_pane(printed);
     (started != asked).then(|| format!("tmux created pane {pane} but started it in {started:?}, not in the directory asked for ({asked:?})"))
@@ -128,8 +148,18 @@ pub fn started_elsewhere(asked: Option<&std::path::Path>, printed: &str, pane: &
 /// The ids tmux printed for `-P -F` (space separated), each of the expected
 /// kind; else an error saying tmux did act.
 pub fn printed_ids(printed: &str, expected: &[refs::Kind]) -> Result<Vec<String>, ToolOutput> {
-    let ids: Vec<&str> = printed.lines().next().unwrap_or_default().split_whitespace().collect();
-    if ids.len() == expected.len() && ids.iter().zip(expected).all(|(id, k)| refs::Kind::of_id(id) == Some(*k)) {
+    let ids: Vec<&str> = printed
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    if ids.len() == expected.len()
+        && ids
+            .iter()
+            .zip(expected)
+            .all(|(id, k)| refs::Kind::of_id(id) == Some(*k))
+    {
         return Ok(ids.into_iter().map(str::to_string).collect());
     }
     Err(act::error(&format!("tmux reported success but printed no recognisable ids ({:?}); what it created may exist. Call list_panes.", printed.trim()), Delivery::Observed))
@@ -144,9 +174,18 @@ pub struct After {
 
 /// Reads the table back after tmux acted (hook-free, like every read).
 pub async fn read_back(session: &Session, what: &str) -> Result<After, ToolOutput> {
-    let snap = session.broker.registry.refresh().await.map_err(|e| act::error(&format!("tmux {what}, but reading the table back failed: {e}. Call list_panes."), Delivery::Observed))?;
+    let snap = session.broker.registry.refresh().await.map_err(|e| {
+        act::error(
+            &format!("tmux {what}, but reading the table back failed: {e}. Call list_panes."),
+            Delivery::Observed,
+        )
+    })?;
     let visible: Vec<_> = session.visible(&snap).collect();
-    let graph = Graph::build(visible.iter().map(|p| p.as_ref()), &[], session.generation());
+    let graph = Graph::build(
+        visible.iter().map(|p| p.as_ref()),
+        &[],
+        session.generation(),
+    );
     drop(visible);
     Ok(After { snap, graph })
 }
@@ -158,23 +197,41 @@ impl After {
 
     /// The pane as this session sees it.
     pub fn pane(&self, session: &Session, id: &str) -> Result<Pane, ToolOutput> {
-        self.snap.panes.iter().find(|p| p.id == id).and_then(|p| session.scoped(p)).map(|p| p.into_owned()).ok_or_else(|| Self::missing("pane", id))
+        self.snap
+            .panes
+            .iter()
+            .find(|p| p.id == id)
+            .and_then(|p| session.scoped(p))
+            .map(|p| p.into_owned())
+            .ok_or_else(|| Self::missing("pane", id))
     }
 
     pub fn pane_record(&self, session: &Session, id: &str) -> Result<PaneRecord, ToolOutput> {
-        self.pane(session, id).map(|p| list_panes::record(session, &p))
+        self.pane(session, id)
+            .map(|p| list_panes::record(session, &p))
     }
 
     pub fn window_record(&self, session: &Session, id: &str) -> Result<WindowRecord, ToolOutput> {
-        list_windows::records(session, &self.graph, None).into_iter().find(|w| w.id() == id).ok_or_else(|| Self::missing("window", id))
+        list_windows::records(session, &self.graph, None)
+            .into_iter()
+            .find(|w| w.id() == id)
+            .ok_or_else(|| Self::missing("window", id))
     }
 
     pub fn session_record(&self, session: &Session, id: &str) -> Result<SessionRecord, ToolOutput> {
-        list_sessions::records(session, &self.graph).into_iter().find(|s| s.id() == id).ok_or_else(|| Self::missing("session", id))
+        list_sessions::records(session, &self.graph)
+            .into_iter()
+            .find(|s| s.id() == id)
+            .ok_or_else(|| Self::missing("session", id))
     }
 
     /// The `PaneAction` result of pane `id` (select_pane, resize_pane, respawn_pane).
-    pub fn pane_action(&self, session: &Session, id: &str, text: String) -> Result<ToolOutput, ToolOutput> {
+    pub fn pane_action(
+        &self,
+        session: &Session,
+        id: &str,
+        text: String,
+    ) -> Result<ToolOutput, ToolOutput> {
         let pane = self.pane(session, id)?;
         let out = PaneAction {
             generation: session.generation().to_string(),
@@ -187,12 +244,23 @@ impl After {
 
     /// The name tmux gave session `id` (for the text result).
     pub fn session_name(&self, id: &str) -> String {
-        self.snap.panes.iter().flat_map(|p| &p.placements).find(|pl| pl.session_id == id).map(|pl| pl.session_name.clone()).unwrap_or_default()
+        self.snap
+            .panes
+            .iter()
+            .flat_map(|p| &p.placements)
+            .find(|pl| pl.session_id == id)
+            .map(|pl| pl.session_name.clone())
+            .unwrap_or_default()
     }
 
     /// The name tmux gave window `id` (for the text result).
     pub fn window_name(&self, id: &str) -> String {
-        self.snap.panes.iter().find(|p| p.window_id == id).map(|p| p.window_name.clone()).unwrap_or_default()
+        self.snap
+            .panes
+            .iter()
+            .find(|p| p.window_id == id)
+            .map(|p| p.window_name.clone())
+            .unwrap_or_default()
     }
 }
 
@@ -279,15 +347,39 @@ mod tests {
     #[test]
     fn a_pane_started_elsewhere_is_told() {
         use std::path::Path;
-        assert_eq!(print_format(&[refs::Kind::Window, refs::Kind::Pane]), "#{window_id} #{pane_id}\n#{pane_pid} #{pane_start_path}");
+        assert_eq!(
+            print_format(&[refs::Kind::Window, refs::Kind::Pane]),
+            "#{window_id} #{pane_id}\n#{pane_pid} #{pane_start_path}"
+        );
         let asked = Path::new("/d/a#[x");
-        assert_eq!(started_elsewhere(Some(asked), "@1 %2\n42 /d/a#[x\n", "%2"), None);
-        assert_eq!(printed_ids("@1 %2\n42 /d/a b\n", &[refs::Kind::Window, refs::Kind::Pane]).ok(), Some(vec!["@1".to_string(), "%2".to_string()]));
+        assert_eq!(
+            started_elsewhere(Some(asked), "@1 %2\n42 /d/a#[x\n", "%2"),
+            None
+        );
+        assert_eq!(
+            printed_ids(
+                "@1 %2\n42 /d/a b\n",
+                &[refs::Kind::Window, refs::Kind::Pane]
+            )
+            .ok(),
+            Some(vec!["@1".to_string(), "%2".to_string()])
+        );
         assert_eq!(printed_pid("@1 %2\n42 /d/a b\n"), Some(42));
-        assert_eq!(started_elsewhere(Some(Path::new("/d/a b")), "@1 %2\n42 /d/a b\n", "%2"), None, "a path with a space");
+        assert_eq!(
+            started_elsewhere(Some(Path::new("/d/a b")), "@1 %2\n42 /d/a b\n", "%2"),
+            None,
+            "a path with a space"
+        );
         let why = started_elsewhere(Some(asked), "@1 %2\n42 /d/a##[x\n", "%2").unwrap();
-        assert!(why.contains("%2") && why.contains("/d/a##[x") && why.contains("/d/a#[x"), "{why}");
-        assert_eq!(started_elsewhere(None, "@1 %2\n42 /root\n", "%2"), None, "no cwd asked: nothing to compare");
+        assert!(
+            why.contains("%2") && why.contains("/d/a##[x") && why.contains("/d/a#[x"),
+            "{why}"
+        );
+        assert_eq!(
+            started_elsewhere(None, "@1 %2\n42 /root\n", "%2"),
+            None,
+            "no cwd asked: nothing to compare"
+        );
     }
 
     /// Every name field of both families refuses control characters by its
@@ -296,35 +388,98 @@ mod tests {
     fn names_with_control_characters_are_refused() {
         let g = "0123456789abcdef0123456789abcdef";
         let session = json!({ "kind": "session", "id": "$0", "generation": g });
-        for bad in ["a\nb", "tab\there", "esc\u{1b}[31m", "del\u{7f}", "c1\u{9b}"] {
+        for bad in [
+            "a\nb",
+            "tab\there",
+            "esc\u{1b}[31m",
+            "del\u{7f}",
+            "c1\u{9b}",
+        ] {
             let cases = [
-                ("rename_window", json!({ "windowId": "@0", "name": bad }), "/name"),
-                ("rename_session", json!({ "sessionId": "$0", "name": bad }), "/name"),
+                (
+                    "rename_window",
+                    json!({ "windowId": "@0", "name": bad }),
+                    "/name",
+                ),
+                (
+                    "rename_session",
+                    json!({ "sessionId": "$0", "name": bad }),
+                    "/name",
+                ),
                 ("create_session", json!({ "name": bad }), "/name"),
-                ("create_session", json!({ "windowName": bad }), "/windowName"),
-                ("create_window", json!({ "sessionId": "$0", "name": bad }), "/name"),
-                ("tmux_create", json!({ "kind": "session", "name": bad, "argv": ["true"] }), "/name"),
-                ("tmux_create", json!({ "kind": "session", "name": "ok", "window_name": bad, "argv": ["true"] }), "/window_name"),
-                ("tmux_create", json!({ "kind": "window", "parent": session, "name": bad, "argv": ["true"] }), "/name"),
+                (
+                    "create_session",
+                    json!({ "windowName": bad }),
+                    "/windowName",
+                ),
+                (
+                    "create_window",
+                    json!({ "sessionId": "$0", "name": bad }),
+                    "/name",
+                ),
+                (
+                    "tmux_create",
+                    json!({ "kind": "session", "name": bad, "argv": ["true"] }),
+                    "/name",
+                ),
+                (
+                    "tmux_create",
+                    json!({ "kind": "session", "name": "ok", "window_name": bad, "argv": ["true"] }),
+                    "/window_name",
+                ),
+                (
+                    "tmux_create",
+                    json!({ "kind": "window", "parent": session, "name": bad, "argv": ["true"] }),
+                    "/name",
+                ),
             ];
             for (tool, args, field) in cases {
                 let e = crate::tools::validate_input(tool, &args).unwrap_err();
-                assert_eq!(e, format!("argument {field}: must not contain control characters"), "{tool} {bad:?}");
+                assert_eq!(
+                    e,
+                    format!("argument {field}: must not contain control characters"),
+                    "{tool} {bad:?}"
+                );
             }
         }
-        assert!(crate::tools::validate_input("rename_window", &json!({ "windowId": "@0", "name": "build: logs.1 ✓ #[x]" })).is_ok());
+        assert!(crate::tools::validate_input(
+            "rename_window",
+            &json!({ "windowId": "@0", "name": "build: logs.1 ✓ #[x]" })
+        )
+        .is_ok());
     }
 
-    const TOOLS: [&str; 12] = ["create_session", "create_window", "split_window", "select_pane", "select_window", "resize_pane", "rename_session", "rename_window", "respawn_pane", "kill_pane", "kill_window", "kill_session"];
+    const TOOLS: [&str; 12] = [
+        "create_session",
+        "create_window",
+        "split_window",
+        "select_pane",
+        "select_window",
+        "resize_pane",
+        "rename_session",
+        "rename_window",
+        "respawn_pane",
+        "kill_pane",
+        "kill_window",
+        "kill_session",
+    ];
 
     #[test]
     fn every_arrange_tool_is_registered_with_an_honest_tier_and_object_schemas() {
         use crate::wire::Tier;
         for name in TOOLS {
-            let t = super::super::spec(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));
-            let want = if name.starts_with("kill_") || name == "respawn_pane" { Tier::Destructive } else { Tier::Mutating };
+            let t =
+                super::super::spec(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));
+            let want = if name.starts_with("kill_") || name == "respawn_pane" {
+                Tier::Destructive
+            } else {
+                Tier::Mutating
+            };
             assert_eq!(t.tier(), want, "{name}");
-            assert!(!t.opt_in && !t.on_at(Tier::Readonly), "{name}: hidden at the default tier, on at its own");
+            assert!(
+                !t.opt_in && !t.on_at(Tier::Readonly),
+                "{name}: hidden at the default tier, on at its own"
+            );
             assert!(t.on_at(want), "{name}");
             for schema in [(t.input_schema)(), (t.output_schema)()] {
                 assert_eq!(schema["type"], "object", "{name}");
@@ -334,16 +489,27 @@ mod tests {
         // Bad input is refused by the published schema, naming the field.
         let e = super::super::validate_input("kill_pane", &json!({ "paneId": "@1" })).unwrap_err();
         assert!(e.starts_with("argument /paneId: must match"), "{e}");
-        let e = super::super::validate_input("split_window", &json!({ "paneId": "%1", "direction": "sideways" })).unwrap_err();
+        let e = super::super::validate_input(
+            "split_window",
+            &json!({ "paneId": "%1", "direction": "sideways" }),
+        )
+        .unwrap_err();
         assert!(e.starts_with("argument /direction: must be one of"), "{e}");
-        let e = super::super::validate_input("create_session", &json!({ "argv": ["sh"], "program": "x" })).unwrap_err();
+        let e = super::super::validate_input(
+            "create_session",
+            &json!({ "argv": ["sh"], "program": "x" }),
+        )
+        .unwrap_err();
         assert!(e.contains("unexpected field(s) program"), "{e}");
     }
 
     #[test]
     fn printed_ids_must_be_of_the_expected_kinds() {
         use refs::Kind;
-        assert_eq!(printed_ids("$1 @2 %3\n", &[Kind::Session, Kind::Window, Kind::Pane]).unwrap(), ["$1", "@2", "%3"]);
+        assert_eq!(
+            printed_ids("$1 @2 %3\n", &[Kind::Session, Kind::Window, Kind::Pane]).unwrap(),
+            ["$1", "@2", "%3"]
+        );
         let e = printed_ids("@2 %3\n", &[Kind::Session, Kind::Window, Kind::Pane]).unwrap_err();
         assert!(e.text.ends_with("tmux received the command."), "{}", e.text);
         assert!(printed_ids("%3 @2", &[Kind::Window, Kind::Pane]).is_err());

@@ -97,23 +97,51 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             let tool = one.tool;
             let refusal = match super::spec_in(session.toolset, &tool) {
                 _ if tool == SPEC.name => Some("a batch cannot hold another batch".to_string()),
-                None => Some(format!("unknown tool {tool:?}; call tools/list for the available tools")),
-                Some(t) if t.tier() != Tier::Readonly => Some(format!("{tool} is not read-only (its tier is {}); only reads may be batched", t.tier().as_str())),
+                None => Some(format!(
+                    "unknown tool {tool:?}; call tools/list for the available tools"
+                )),
+                Some(t) if t.tier() != Tier::Readonly => Some(format!(
+                    "{tool} is not read-only (its tier is {}); only reads may be batched",
+                    t.tier().as_str()
+                )),
                 Some(_) => None,
             };
             let out = match refusal {
                 Some(why) => ToolOutput::libtmux_error(format!("{why}. Nothing was sent to tmux.")),
                 // Policy and input validation as for a call of its own.
-                None => super::call(session, &tool, Value::Object(one.arguments.unwrap_or_default()), None).await,
+                None => {
+                    super::call(
+                        session,
+                        &tool,
+                        Value::Object(one.arguments.unwrap_or_default()),
+                        None,
+                    )
+                    .await
+                }
             };
-            Answer { tool, is_error: out.is_error, text: out.text, structured_content: out.structured }
+            Answer {
+                tool,
+                is_error: out.is_error,
+                text: out.text,
+                structured_content: out.structured,
+            }
         }))
         .await;
         let failed = answers.iter().filter(|a| a.is_error).count();
         let text = format!(
             "{} call(s), {failed} failed\n{}",
             answers.len(),
-            answers.iter().enumerate().map(|(i, a)| format!("[{i}] {}{}: {}", a.tool, if a.is_error { " (error)" } else { "" }, a.text)).collect::<Vec<_>>().join("\n")
+            answers
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!(
+                    "[{i}] {}{}: {}",
+                    a.tool,
+                    if a.is_error { " (error)" } else { "" },
+                    a.text
+                ))
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         ToolOutput::typed(&Batch { results: answers }, text)
     })

@@ -2,10 +2,10 @@
 //! tools this session may use, and the limits and guarantees it keeps.
 
 use super::envelope::{self, Delivery};
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::typed::data_schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::limits;
 use crate::observe::HookCheck;
-use super::typed::data_schema_of;
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -22,7 +22,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     output_schema,
     run,
 };
-
 
 fn input_schema() -> Value {
     json!({ "type": "object", "additionalProperties": false, "properties": {} })
@@ -144,7 +143,8 @@ pub async fn call(session: &Session) -> ToolOutput {
     };
     let id = &broker.identity;
     let backend = &broker.registry.backend;
-    let tracking_ok = backend.unavailable.is_none() && crate::tmux::version_at_least(&snap.server.version, 3, 3);
+    let tracking_ok =
+        backend.unavailable.is_none() && crate::tmux::version_at_least(&snap.server.version, 3, 3);
     let check = HookCheck::for_version(&snap.server.version);
     let mut requirements = vec![
         "tmux >= 3.3",
@@ -156,10 +156,13 @@ pub async fn call(session: &Session) -> ToolOutput {
         requirements.push("stable capture-hook configuration on tmux < 3.5");
     }
     let limits = match limits::as_json(broker.request_timeout_seconds) {
-        Value::Object(m) => m.into_iter().filter_map(|(k, v)| match v {
-            Value::Number(n) => Some((k, n)),
-            _ => None,
-        }).collect(),
+        Value::Object(m) => m
+            .into_iter()
+            .filter_map(|(k, v)| match v {
+                Value::Number(n) => Some((k, n)),
+                _ => None,
+            })
+            .collect(),
         _ => BTreeMap::new(),
     };
     let data = Capabilities {

@@ -4,15 +4,15 @@
 //! row splice since that capture.
 
 use super::envelope::{self, Delivery};
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::capture::{self, CursorEntry, Rows, Scope};
+use crate::engine::Broker;
 use crate::limits;
 use crate::observe::{self, ObserveError};
-use crate::engine::Broker;
 use crate::retention::{Owner, View};
-use crate::wire::{CursorReply, Reply};
 use crate::session::Session;
 use crate::sys;
+use crate::wire::{CursorReply, Reply};
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 
@@ -27,28 +27,59 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-
-
 /// The contract files, published byte-for-byte in meaning (key order kept).
 fn input_schema() -> Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/tmux_capture.input.json")).expect("contract parses")).clone()
+    S.get_or_init(|| {
+        serde_json::from_str(include_str!("../../contracts/tmux_capture.input.json"))
+            .expect("contract parses")
+    })
+    .clone()
 }
 
 fn output_schema() -> Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/tmux_capture.output.json")).expect("contract parses")).clone()
+    S.get_or_init(|| {
+        serde_json::from_str(include_str!("../../contracts/tmux_capture.output.json"))
+            .expect("contract parses")
+    })
+    .clone()
 }
-
 
 /// The envelope for an observation failure; the fixed message is followed by
 /// the specific reason (never the input payload).
 pub fn observe_error(e: &ObserveError) -> ToolOutput {
     let (code, delivery) = match e {
-        ObserveError::StaleTarget { observed, .. } => ("stale_target", if *observed { Delivery::Observed } else { Delivery::NotSent }),
-        ObserveError::Unsupported { observed, .. } => ("unsupported", if *observed { Delivery::Observed } else { Delivery::NotSent }),
-        ObserveError::Transport { observed, .. } => ("transport_error", if *observed { Delivery::PossiblySent } else { Delivery::NotSent }),
-        ObserveError::OutOfScope => return envelope::policy_denied_because(&format!("Refused: {}. Nothing was sent to tmux.", e.why())),
+        ObserveError::StaleTarget { observed, .. } => (
+            "stale_target",
+            if *observed {
+                Delivery::Observed
+            } else {
+                Delivery::NotSent
+            },
+        ),
+        ObserveError::Unsupported { observed, .. } => (
+            "unsupported",
+            if *observed {
+                Delivery::Observed
+            } else {
+                Delivery::NotSent
+            },
+        ),
+        ObserveError::Transport { observed, .. } => (
+            "transport_error",
+            if *observed {
+                Delivery::PossiblySent
+            } else {
+                Delivery::NotSent
+            },
+        ),
+        ObserveError::OutOfScope => {
+            return envelope::policy_denied_because(&format!(
+                "Refused: {}. Nothing was sent to tmux.",
+                e.why()
+            ))
+        }
     };
     envelope::error(code, e.why(), delivery)
 }
@@ -59,8 +90,17 @@ fn stale_cursor(why: &str) -> ToolOutput {
 
 pub fn scope_of(args: &Value) -> Scope {
     let d = Scope::default();
-    let get = |k: &str, def: usize| args.get(k).and_then(Value::as_u64).map(|v| v as usize).unwrap_or(def);
-    Scope { max_lines: get("max_lines", d.max_lines), max_bytes: get("max_bytes", d.max_bytes), history_lines: get("history_lines", d.history_lines) }
+    let get = |k: &str, def: usize| {
+        args.get(k)
+            .and_then(Value::as_u64)
+            .map(|v| v as usize)
+            .unwrap_or(def)
+    };
+    Scope {
+        max_lines: get("max_lines", d.max_lines),
+        max_bytes: get("max_bytes", d.max_bytes),
+        history_lines: get("history_lines", d.history_lines),
+    }
 }
 
 fn scope_json(s: &Scope) -> Value {
@@ -76,7 +116,13 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let started = sys::monotonic_seconds();
     let _place = match broker.admission.capture().await {
         Ok(p) => p,
-        Err(refused) => return envelope::error("capacity", &format!("The broker is overloaded: {}.", refused.0), Delivery::NotSent),
+        Err(refused) => {
+            return envelope::error(
+                "capacity",
+                &format!("The broker is overloaded: {}.", refused.0),
+                Delivery::NotSent,
+            )
+        }
     };
     let target = args["target"].clone();
     let id = target["id"].as_str().unwrap_or_default();
@@ -99,14 +145,23 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             return observe_error(&ObserveError::OutOfScope);
         }
         if !entry.identity.matches(pane.pid) {
-            return stale_cursor("The pane's process changed (exited or respawned) since the cursor was made.");
+            return stale_cursor(
+                "The pane's process changed (exited or respawned) since the cursor was made.",
+            );
         }
-        let cur = match observe::capture(broker, pane, &entry.scope, Some(entry.identity.clone())).await {
+        let cur = match observe::capture(broker, pane, &entry.scope, Some(entry.identity.clone()))
+            .await
+        {
             Ok(c) => c,
             Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
             Err(e) => return stale_cursor(e.why()),
         };
-        let splice = capture::diff(&entry.rows.rows, entry.rows.encoding, &cur.rows.rows, cur.rows.encoding);
+        let splice = capture::diff(
+            &entry.rows.rows,
+            entry.rows.encoding,
+            &cur.rows.rows,
+            cur.rows.encoding,
+        );
         let key = sys::random_hex(16);
         let data = json!({
             "mode": "delta",
@@ -126,18 +181,36 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             "next_cursor": key,
         });
         let text = delta_text(id, &key, &splice, cur.rows.encoding);
-        let new_entry = CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows, scope: entry.scope, identity: entry.identity.clone(), handoff: entry.handoff };
+        let new_entry = CursorEntry {
+            pane_id: id.to_string(),
+            generation: generation.to_string(),
+            rows: cur.rows,
+            scope: entry.scope,
+            identity: entry.identity.clone(),
+            handoff: entry.handoff,
+        };
         // A hand-off chain stays readable by every agent, as its first cursor was.
-        let owner = Owner { agent: Some(session.id), view: if entry.handoff { View::Anyone } else { session.view() } };
+        let owner = Owner {
+            agent: Some(session.id),
+            view: if entry.handoff {
+                View::Anyone
+            } else {
+                session.view()
+            },
+        };
         return finish(broker, data, text, Some((key, new_entry, owner)));
     }
 
     let scope = scope_of(args);
     let track = args.get("track").and_then(Value::as_bool).unwrap_or(false);
     let resolved = if track {
-        observe::resolve_tracked(broker, generation, id, session.read_freshness()).await.map(|(p, i)| (p, Some(i)))
+        observe::resolve_tracked(broker, generation, id, session.read_freshness())
+            .await
+            .map(|(p, i)| (p, Some(i)))
     } else {
-        observe::resolve(broker, generation, id, session.read_freshness()).await.map(|p| (p, None))
+        observe::resolve(broker, generation, id, session.read_freshness())
+            .await
+            .map(|p| (p, None))
     };
     let (pane, identity) = match resolved {
         Ok(r) => r,
@@ -151,17 +224,42 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Err(e) => return observe_error(&e),
     };
     let key = sys::random_hex(16);
-    let mut data = snapshot_data(&target, &key, cur.identity.as_ref().map(|i| i.generation.as_str()), &cur.rows, &scope, started);
+    let mut data = snapshot_data(
+        &target,
+        &key,
+        cur.identity.as_ref().map(|i| i.generation.as_str()),
+        &cur.rows,
+        &scope,
+        started,
+    );
     let retain = cur.identity.map(|identity| {
         data["next_cursor"] = json!(key);
-        (key.clone(), CursorEntry { pane_id: id.to_string(), generation: generation.to_string(), rows: cur.rows.clone(), scope, identity, handoff: false }, session.owner())
+        (
+            key.clone(),
+            CursorEntry {
+                pane_id: id.to_string(),
+                generation: generation.to_string(),
+                rows: cur.rows.clone(),
+                scope,
+                identity,
+                handoff: false,
+            },
+            session.owner(),
+        )
     });
     let text = snapshot_text(id, retain.as_ref().map(|(k, _, _)| k.as_str()), &cur.rows);
     finish(broker, data, text, retain)
 }
 
 /// The snapshot-mode state object of the contract (without `next_cursor`).
-pub fn snapshot_data(target: &Value, capture_id: &str, process_generation: Option<&str>, rows: &Rows, scope: &Scope, started: f64) -> Value {
+pub fn snapshot_data(
+    target: &Value,
+    capture_id: &str,
+    process_generation: Option<&str>,
+    rows: &Rows,
+    scope: &Scope,
+    started: f64,
+) -> Value {
     json!({
         "mode": "snapshot",
         "target": target,
@@ -185,15 +283,40 @@ pub fn snapshot_data_schema() -> Value {
 
 /// Checks the response size, then retains the cursor entry (nothing is retained
 /// for a response that is too large).
-fn finish(broker: &Broker, data: Value, text: String, retain: Option<(String, CursorEntry, Owner)>) -> ToolOutput {
+fn finish(
+    broker: &Broker,
+    data: Value,
+    text: String,
+    retain: Option<(String, CursorEntry, Owner)>,
+) -> ToolOutput {
     let out = envelope::ok("tmux_capture", data);
-    let size = out.structured.as_ref().map(|v| v.to_string().len()).unwrap_or(0) + text.len();
+    let size = out
+        .structured
+        .as_ref()
+        .map(|v| v.to_string().len())
+        .unwrap_or(0)
+        + text.len();
     if size as u64 > limits::MAX_RESPONSE_BYTES {
-        return envelope::error("capacity", &format!("The response would exceed {} bytes; ask for fewer lines or bytes.", limits::MAX_RESPONSE_BYTES), Delivery::Observed);
+        return envelope::error(
+            "capacity",
+            &format!(
+                "The response would exceed {} bytes; ask for fewer lines or bytes.",
+                limits::MAX_RESPONSE_BYTES
+            ),
+            Delivery::Observed,
+        );
     }
     if let Some((key, entry, owner)) = retain {
-        if broker.retained.insert(key, crate::retention::Retained::Cursor(entry), owner).is_err() {
-            return envelope::error("capacity", "The capture is larger than the retention budget.", Delivery::Observed);
+        if broker
+            .retained
+            .insert(key, crate::retention::Retained::Cursor(entry), owner)
+            .is_err()
+        {
+            return envelope::error(
+                "capacity",
+                "The capture is larger than the retention budget.",
+                Delivery::Observed,
+            );
         }
     }
     ToolOutput { text, ..out }
@@ -201,7 +324,12 @@ fn finish(broker: &Broker, data: Value, text: String, retain: Option<(String, Cu
 
 /// Decision 7: what most clients show the model — a header line, then the rows.
 pub fn snapshot_text(pane: &str, cursor: Option<&str>, rows: &Rows) -> String {
-    let mut head = format!("tmux_capture {pane}: {} rows, {} bytes, {}", rows.rows.len(), rows.bytes, rows.encoding.as_str());
+    let mut head = format!(
+        "tmux_capture {pane}: {} rows, {} bytes, {}",
+        rows.rows.len(),
+        rows.bytes,
+        rows.encoding.as_str()
+    );
     if rows.truncated {
         head.push_str(", truncated (older rows dropped)");
     }
@@ -217,9 +345,18 @@ fn delta_text(pane: &str, cursor: &str, s: &capture::Splice, enc: capture::Encod
         s.start,
         s.delete,
         s.rows.len(),
-        if s.reset { " (reset: nothing in common)" } else { "" }
+        if s.reset {
+            " (reset: nothing in common)"
+        } else {
+            ""
+        }
     );
-    let inserted = Rows { rows: s.rows.clone(), encoding: enc, bytes: 0, truncated: false };
+    let inserted = Rows {
+        rows: s.rows.clone(),
+        encoding: enc,
+        bytes: 0,
+        truncated: false,
+    };
     format!("{head}\n{}", printable(&inserted))
 }
 
@@ -237,7 +374,11 @@ fn printable(rows: &Rows) -> String {
 pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
     let snap = match broker.registry.refresh().await {
         Ok(s) => s,
-        Err(e) => return Reply::Refused { reason: format!("cannot read the pane table: {e}") },
+        Err(e) => {
+            return Reply::Refused {
+                reason: format!("cannot read the pane table: {e}"),
+            }
+        }
     };
     // Which of the helper's own commands would run a hook of the person's: a
     // command without a target (set-buffer) takes hooks from a session tmux
@@ -245,22 +386,54 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
     let sessions = snap.session_ids();
     let mut hooked = Vec::new();
     for name in crate::wire::HANDOFF_HOOKS {
-        if !matches!(crate::hooks::is_set(&broker.registry, name, &sessions).await, Ok(false)) {
+        if !matches!(
+            crate::hooks::is_set(&broker.registry, name, &sessions).await,
+            Ok(false)
+        ) {
             hooked.push(name.to_string());
         }
     }
-    let refuse = |why: String, reference: String| Reply::Cursor(CursorReply { reference, cursor: None, note: None, refused: Some(why), hooked: hooked.clone() });
-    let Some(pane) = snap.pane(pane_id).cloned() else {
-        return refuse(format!("no pane {pane_id} in this tmux server"), String::new());
+    let refuse = |why: String, reference: String| {
+        Reply::Cursor(CursorReply {
+            reference,
+            cursor: None,
+            note: None,
+            refused: Some(why),
+            hooked: hooked.clone(),
+        })
     };
-    let reference = super::refs::reference(super::refs::Kind::Pane, &pane.id, &broker.identity.generation).to_string();
+    let Some(pane) = snap.pane(pane_id).cloned() else {
+        return refuse(
+            format!("no pane {pane_id} in this tmux server"),
+            String::new(),
+        );
+    };
+    let reference = super::refs::reference(
+        super::refs::Kind::Pane,
+        &pane.id,
+        &broker.identity.generation,
+    )
+    .to_string();
     let made = match crate::observe::identity_of(broker, &pane) {
         Err(e) => Err(e),
-        Ok(identity) => crate::observe::capture(broker, pane, &crate::capture::Scope::default(), Some(identity)).await,
+        Ok(identity) => {
+            crate::observe::capture(
+                broker,
+                pane,
+                &crate::capture::Scope::default(),
+                Some(identity),
+            )
+            .await
+        }
     };
     let (cursor, note) = match made {
         // Handing over a pane its agent could not read: refused, loudly.
-        Err(e) if e.is_hook_refusal() => return refuse(format!("pane {} is not handed over: {}", pane_id, e.why()), reference),
+        Err(e) if e.is_hook_refusal() => {
+            return refuse(
+                format!("pane {} is not handed over: {}", pane_id, e.why()),
+                reference,
+            )
+        }
         Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
         Ok(c) => {
             let key = sys::random_hex(16);
@@ -274,13 +447,28 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
             };
             // Pinned for its TTL and readable by every agent: handing the pane
             // over is the person's consent (for this one pane, read-only).
-            let owner = crate::retention::Owner { agent: None, view: crate::retention::View::Anyone };
-            match broker.retained.insert(key.clone(), crate::retention::Retained::Cursor(entry), owner) {
+            let owner = crate::retention::Owner {
+                agent: None,
+                view: crate::retention::View::Anyone,
+            };
+            match broker.retained.insert(
+                key.clone(),
+                crate::retention::Retained::Cursor(entry),
+                owner,
+            ) {
                 Ok(()) => (Some(key), None),
-                Err(_) => (None, Some("no tracking cursor: the capture exceeds the retention budget".into())),
+                Err(_) => (
+                    None,
+                    Some("no tracking cursor: the capture exceeds the retention budget".into()),
+                ),
             }
         }
     };
-    Reply::Cursor(CursorReply { reference, cursor, note, refused: None, hooked })
+    Reply::Cursor(CursorReply {
+        reference,
+        cursor,
+        note,
+        refused: None,
+        hooked,
+    })
 }
-

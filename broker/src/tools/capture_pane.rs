@@ -12,7 +12,7 @@
 //! generation model (the broker serves exactly one tmux server instance) and
 //! `observe`'s in-queue guard cover the same ground.
 
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::observe::{self, ObserveError};
 use crate::registry::{numeric_id, Pane, Snapshot};
 use crate::session::Session;
@@ -37,17 +37,23 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-
-
 /// The contract files, published as they are (key order kept).
 fn input_schema() -> Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/capture_pane.input.json")).expect("contract parses")).clone()
+    S.get_or_init(|| {
+        serde_json::from_str(include_str!("../../contracts/capture_pane.input.json"))
+            .expect("contract parses")
+    })
+    .clone()
 }
 
 fn output_schema() -> Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/capture_pane.output.json")).expect("contract parses")).clone()
+    S.get_or_init(|| {
+        serde_json::from_str(include_str!("../../contracts/capture_pane.output.json"))
+            .expect("contract parses")
+    })
+    .clone()
 }
 
 // ---------------------------------------------------------------------------
@@ -86,7 +92,12 @@ pub struct Range {
 
 /// `boundedRange`: keeps the last `limit` rows of `start..=end` (tmux's scale);
 /// a range that already fits is returned unchanged.
-pub fn bounded_range(height: Option<i64>, start: Option<i64>, end: Option<i64>, limit: i64) -> Range {
+pub fn bounded_range(
+    height: Option<i64>,
+    start: Option<i64>,
+    end: Option<i64>,
+    limit: i64,
+) -> Range {
     let known_height = height.filter(|h| *h > 0);
     let first = start.unwrap_or(0);
     let last = end.unwrap_or(match known_height {
@@ -95,11 +106,23 @@ pub fn bounded_range(height: Option<i64>, start: Option<i64>, end: Option<i64>, 
     });
     if last < first || last - first < limit {
         if end.is_none() && known_height.is_none() {
-            return Range { clamped: true, start: Some(first), end: Some(last) };
+            return Range {
+                clamped: true,
+                start: Some(first),
+                end: Some(last),
+            };
         }
-        return Range { clamped: false, start, end };
+        return Range {
+            clamped: false,
+            start,
+            end,
+        };
     }
-    Range { clamped: true, start: Some(last - limit + 1), end: Some(last) }
+    Range {
+        clamped: true,
+        start: Some(last - limit + 1),
+        end: Some(last),
+    }
 }
 
 /// What `captureGridBounded` plans before asking tmux.
@@ -113,11 +136,30 @@ pub struct GridPlan {
 }
 
 /// The planning half of `captureGridBounded`.
-pub fn plan_grid(width: i64, height: i64, start: Option<i64>, end: Option<i64>, line_limit: i64, byte_limit: i64) -> GridPlan {
+pub fn plan_grid(
+    width: i64,
+    height: i64,
+    start: Option<i64>,
+    end: Option<i64>,
+    line_limit: i64,
+    byte_limit: i64,
+) -> GridPlan {
     let requested = bounded_range(Some(height), start, end, line_limit);
     let rl = row_limit(width, line_limit, byte_limit);
-    let range = if rl == 0 { Range { clamped: true, start: None, end: None } } else { bounded_range(Some(height), start, end, rl) };
-    GridPlan { range, byte_clamped: rl == 0 || range != requested, row_limit: rl }
+    let range = if rl == 0 {
+        Range {
+            clamped: true,
+            start: None,
+            end: None,
+        }
+    } else {
+        bounded_range(Some(height), start, end, rl)
+    };
+    GridPlan {
+        range,
+        byte_clamped: rl == 0 || range != requested,
+        row_limit: rl,
+    }
 }
 
 /// `tailLines`: the last `n` lines and how many were dropped.
@@ -156,7 +198,12 @@ pub fn bound_text(lines: &[String], line_limit: i64, byte_limit: i64) -> Bounded
     let (kept, dropped_lines) = tail_lines(lines, line_limit);
     let joined = kept.join("\n");
     let (text, omitted_bytes) = tail_bytes(&joined, byte_limit);
-    BoundedText { text: text.to_string(), dropped_lines, omitted_bytes, returned_bytes: text.len() }
+    BoundedText {
+        text: text.to_string(),
+        dropped_lines,
+        omitted_bytes,
+        returned_bytes: text.len(),
+    }
 }
 
 /// B.0 output decoding: UTF-8 with each invalid byte as the text `\xNN`, split
@@ -191,7 +238,11 @@ pub fn decode_lines(out: &[u8]) -> Vec<String> {
 /// An integer argument (a JSON number with no fraction; `5.0` counts).
 pub fn int_arg(args: &Value, key: &str) -> Option<i64> {
     let v = args.get(key)?;
-    v.as_i64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.3e15).map(|f| f as i64))
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9.3e15)
+            .map(|f| f as i64)
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -208,7 +259,11 @@ pub fn fail(reason: &str, hint: Option<&str>) -> ToolOutput {
 
 /// How the first placement of a pane reads in a hint: `%N (session:window command)`.
 fn pane_label(p: &Pane) -> String {
-    let place = p.placements.first().map(|pl| format!("{}:{}", pl.session_name, pl.window_index)).unwrap_or_default();
+    let place = p
+        .placements
+        .first()
+        .map(|pl| format!("{}:{}", pl.session_name, pl.window_index))
+        .unwrap_or_default();
     format!("{} ({place} {})", p.id, p.command)
 }
 
@@ -216,7 +271,11 @@ fn pane_label(p: &Pane) -> String {
 /// its guard proves, so the cache does; snapshot_pane reports the cursor, which
 /// only a fresh read knows), if this session may see it; else the tool error
 /// (an unknown pane lists up to 12 panes the session can see).
-pub async fn resolve(session: &Session, id: &str, freshness: observe::Freshness) -> Result<Pane, ToolOutput> {
+pub async fn resolve(
+    session: &Session,
+    id: &str,
+    freshness: observe::Freshness,
+) -> Result<Pane, ToolOutput> {
     let broker = &session.broker;
     match observe::find_pane(broker, id, freshness).await {
         Ok(p) if session.can_see(&p) => Ok(p),
@@ -278,12 +337,22 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     };
     let start = int_arg(args, "start");
     let end = int_arg(args, "end");
-    let join = args.get("joinWrapped").and_then(Value::as_bool).unwrap_or(false);
+    let join = args
+        .get("joinWrapped")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let limit = effective_result_lines(int_arg(args, "maxLines"));
 
     // Planned from the cached size, which the capture's guard proves; if the
     // pane was resized since, the guard re-read the table: plan again once.
-    let mut plan = plan_grid(pane.width as i64, pane.height as i64, start, end, limit, MAX_RESULT_BYTES);
+    let mut plan = plan_grid(
+        pane.width as i64,
+        pane.height as i64,
+        start,
+        end,
+        limit,
+        MAX_RESULT_BYTES,
+    );
     let mut pane = pane;
     let mut captured = Vec::new();
     for _ in 0..2 {
@@ -291,13 +360,28 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             break;
         }
         let size = (pane.width, pane.height);
-        match observe::capture_range(&session.broker, pane, plan.range.start, plan.range.end, join).await {
+        match observe::capture_range(
+            &session.broker,
+            pane,
+            plan.range.start,
+            plan.range.end,
+            join,
+        )
+        .await
+        {
             Ok((seen, out)) => {
                 if (seen.width, seen.height) == size {
                     captured = decode_lines(&out);
                     break;
                 }
-                plan = plan_grid(seen.width as i64, seen.height as i64, start, end, limit, MAX_RESULT_BYTES);
+                plan = plan_grid(
+                    seen.width as i64,
+                    seen.height as i64,
+                    start,
+                    end,
+                    limit,
+                    MAX_RESULT_BYTES,
+                );
                 pane = seen;
             }
             Err(e) => return observe_failure(id, &e),
@@ -319,7 +403,11 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         "totalLines": captured.len(),
     });
     let rendered = render(&plan, dropped_lines, omitted_bytes, text);
-    ToolOutput { structured: Some(structured), text: rendered, is_error: false }
+    ToolOutput {
+        structured: Some(structured),
+        text: rendered,
+        is_error: false,
+    }
 }
 
 /// B.1 text rendering: notices first, then the text.
@@ -332,10 +420,14 @@ fn render(plan: &GridPlan, dropped_lines: usize, omitted_bytes: usize, text: &st
         }
     }
     if dropped_lines > 0 {
-        parts.push(format!("[{dropped_lines} earlier lines omitted; raise maxLines within the server limit]"));
+        parts.push(format!(
+            "[{dropped_lines} earlier lines omitted; raise maxLines within the server limit]"
+        ));
     }
     if omitted_bytes > 0 {
-        parts.push(format!("[{omitted_bytes} earlier bytes omitted; narrow the requested range]"));
+        parts.push(format!(
+            "[{omitted_bytes} earlier bytes omitted; narrow the requested range]"
+        ));
     }
     if !text.is_empty() {
         parts.push(text.to_string());
@@ -378,35 +470,132 @@ mod tests {
     #[test]
     fn bounded_range_keeps_the_last_rows() {
         // Default call on a short pane: unchanged, flags omitted.
-        assert_eq!(bounded_range(Some(50), None, None, 200), Range { clamped: false, start: None, end: None });
+        assert_eq!(
+            bounded_range(Some(50), None, None, 200),
+            Range {
+                clamped: false,
+                start: None,
+                end: None
+            }
+        );
         // The B.1 example: h=50, L=200, start -1000 -> -150..49.
-        assert_eq!(bounded_range(Some(50), Some(-1000), None, 200), Range { clamped: true, start: Some(-150), end: Some(49) });
+        assert_eq!(
+            bounded_range(Some(50), Some(-1000), None, 200),
+            Range {
+                clamped: true,
+                start: Some(-150),
+                end: Some(49)
+            }
+        );
         // A tall pane's default capture is narrowed too.
-        assert_eq!(bounded_range(Some(300), None, None, 200), Range { clamped: true, start: Some(100), end: Some(299) });
+        assert_eq!(
+            bounded_range(Some(300), None, None, 200),
+            Range {
+                clamped: true,
+                start: Some(100),
+                end: Some(299)
+            }
+        );
         // Fits exactly: last - first = limit - 1.
-        assert_eq!(bounded_range(Some(50), Some(-150), Some(49), 200), Range { clamped: false, start: Some(-150), end: Some(49) });
-        assert_eq!(bounded_range(Some(50), Some(-151), Some(49), 200), Range { clamped: true, start: Some(-150), end: Some(49) });
+        assert_eq!(
+            bounded_range(Some(50), Some(-150), Some(49), 200),
+            Range {
+                clamped: false,
+                start: Some(-150),
+                end: Some(49)
+            }
+        );
+        assert_eq!(
+            bounded_range(Some(50), Some(-151), Some(49), 200),
+            Range {
+                clamped: true,
+                start: Some(-150),
+                end: Some(49)
+            }
+        );
         // Inverted ranges are left for tmux to swap.
-        assert_eq!(bounded_range(Some(50), Some(10), Some(-5), 3), Range { clamped: false, start: Some(10), end: Some(-5) });
+        assert_eq!(
+            bounded_range(Some(50), Some(10), Some(-5), 3),
+            Range {
+                clamped: false,
+                start: Some(10),
+                end: Some(-5)
+            }
+        );
         // Unknown height and end: reported as clamped with the planned bounds.
-        assert_eq!(bounded_range(None, Some(-5), None, 200), Range { clamped: true, start: Some(-5), end: Some(0) });
-        assert_eq!(bounded_range(Some(0), None, None, 200), Range { clamped: true, start: Some(0), end: Some(0) });
+        assert_eq!(
+            bounded_range(None, Some(-5), None, 200),
+            Range {
+                clamped: true,
+                start: Some(-5),
+                end: Some(0)
+            }
+        );
+        assert_eq!(
+            bounded_range(Some(0), None, None, 200),
+            Range {
+                clamped: true,
+                start: Some(0),
+                end: Some(0)
+            }
+        );
         // Extreme values do not overflow.
-        let r = bounded_range(Some(50), Some(-9_007_199_254_740_991), Some(9_007_199_254_740_991), 200);
-        assert_eq!(r, Range { clamped: true, start: Some(9_007_199_254_740_991 - 199), end: Some(9_007_199_254_740_991) });
+        let r = bounded_range(
+            Some(50),
+            Some(-9_007_199_254_740_991),
+            Some(9_007_199_254_740_991),
+            200,
+        );
+        assert_eq!(
+            r,
+            Range {
+                clamped: true,
+                start: Some(9_007_199_254_740_991 - 199),
+                end: Some(9_007_199_254_740_991)
+            }
+        );
     }
 
     #[test]
     fn grid_plan_reports_byte_clamping() {
         let p = plan_grid(80, 24, None, None, 200, 1_000_000);
-        assert_eq!(p, GridPlan { range: Range { clamped: false, start: None, end: None }, byte_clamped: false, row_limit: 200 });
+        assert_eq!(
+            p,
+            GridPlan {
+                range: Range {
+                    clamped: false,
+                    start: None,
+                    end: None
+                },
+                byte_clamped: false,
+                row_limit: 200
+            }
+        );
         // 200 columns x 50 rows with start -1000: the byte ceiling allows 156 rows.
         let p = plan_grid(200, 50, Some(-1000), None, 200, 1_000_000);
-        assert_eq!(p.range, Range { clamped: true, start: Some(-106), end: Some(49) });
+        assert_eq!(
+            p.range,
+            Range {
+                clamped: true,
+                start: Some(-106),
+                end: Some(49)
+            }
+        );
         assert!(p.byte_clamped);
         // Too wide for a single row: nothing is captured.
         let p = plan_grid(40_000, 24, None, None, 200, 1_000_000);
-        assert_eq!(p, GridPlan { range: Range { clamped: true, start: None, end: None }, byte_clamped: true, row_limit: 0 });
+        assert_eq!(
+            p,
+            GridPlan {
+                range: Range {
+                    clamped: true,
+                    start: None,
+                    end: None
+                },
+                byte_clamped: true,
+                row_limit: 0
+            }
+        );
     }
 
     #[test]
@@ -429,9 +618,25 @@ mod tests {
     fn bound_text_applies_lines_then_bytes() {
         let lines = strings(&["one", "two", "three"]);
         let b = bound_text(&lines, 2, 1_000_000);
-        assert_eq!(b, BoundedText { text: "two\nthree".into(), dropped_lines: 1, omitted_bytes: 0, returned_bytes: 9 });
+        assert_eq!(
+            b,
+            BoundedText {
+                text: "two\nthree".into(),
+                dropped_lines: 1,
+                omitted_bytes: 0,
+                returned_bytes: 9
+            }
+        );
         let b = bound_text(&lines, 10, 7);
-        assert_eq!(b, BoundedText { text: "o\nthree".into(), dropped_lines: 0, omitted_bytes: 6, returned_bytes: 7 });
+        assert_eq!(
+            b,
+            BoundedText {
+                text: "o\nthree".into(),
+                dropped_lines: 0,
+                omitted_bytes: 6,
+                returned_bytes: 7
+            }
+        );
     }
 
     #[test]
@@ -450,11 +655,17 @@ mod tests {
     #[test]
     fn rendering_puts_notices_first() {
         let plan = plan_grid(80, 50, Some(-1000), None, 200, 1_000_000);
-        assert_eq!(render(&plan, 0, 0, "x"), "[capture range clamped: -150 through 49]\nx");
+        assert_eq!(
+            render(&plan, 0, 0, "x"),
+            "[capture range clamped: -150 through 49]\nx"
+        );
         let none = plan_grid(80, 10, None, None, 200, 1_000_000);
         assert_eq!(render(&none, 2, 5, "x"), "[2 earlier lines omitted; raise maxLines within the server limit]\n[5 earlier bytes omitted; narrow the requested range]\nx");
         let wide = plan_grid(40_000, 10, None, None, 200, 1_000_000);
-        assert_eq!(render(&wide, 0, 0, ""), "[capture omitted: no complete row fits the 1000000-byte result ceiling]");
+        assert_eq!(
+            render(&wide, 0, 0, ""),
+            "[capture omitted: no complete row fits the 1000000-byte result ceiling]"
+        );
         assert_eq!(render(&none, 0, 0, ""), "");
     }
 
@@ -464,6 +675,10 @@ mod tests {
         assert_eq!(output_schema()["additionalProperties"], json!(false));
         let schema = input_schema();
         let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["end", "joinWrapped", "maxLines", "paneId", "start"], "contract key order is kept");
+        assert_eq!(
+            keys,
+            ["end", "joinWrapped", "maxLines", "paneId", "start"],
+            "contract key order is kept"
+        );
     }
 }

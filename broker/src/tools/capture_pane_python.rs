@@ -42,7 +42,13 @@ const MAX_RESULT_BYTES: usize = 1_000_000;
 
 fn input_schema() -> Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/capture_pane.python.input.json")).expect("contract parses")).clone()
+    S.get_or_init(|| {
+        serde_json::from_str(include_str!(
+            "../../contracts/capture_pane.python.input.json"
+        ))
+        .expect("contract parses")
+    })
+    .clone()
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -68,7 +74,12 @@ fn not_found(what: &str, suggestion: &str) -> ToolOutput {
 
 /// A Python limit argument: absent → `default`, `null` → no limit (`None`),
 /// else a positive integer (≤ 0 is refused, unlike the reference's quirks).
-pub(super) fn limit_arg(tool: &str, args: &Value, key: &str, default: i64) -> Result<Option<i64>, ToolOutput> {
+pub(super) fn limit_arg(
+    tool: &str,
+    args: &Value,
+    key: &str,
+    default: i64,
+) -> Result<Option<i64>, ToolOutput> {
     match args.get(key) {
         None => Ok(Some(default)),
         Some(Value::Null) => Ok(None),
@@ -82,7 +93,13 @@ pub(super) fn limit_arg(tool: &str, args: &Value, key: &str, default: i64) -> Re
 /// `socket_name`, when given, must name the server this broker serves.
 pub(super) fn check_socket(session: &Session, args: &Value) -> Result<(), ToolOutput> {
     if let Some(name) = str_arg(args, "socket_name") {
-        let ours = session.broker.identity.socket_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let ours = session
+            .broker
+            .identity
+            .socket_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if name != ours {
             return Err(ToolOutput::libtmux_error(format!(
                 "socket_name {name:?} names another tmux server: this MCP server serves the one on socket {ours:?} (attach with -L NAME to reach another). Nothing was sent to tmux."
@@ -105,7 +122,15 @@ async fn call(session: &Session, args: &Value) -> ToolOutput {
         Err(e) => return e,
     };
     let id = pane.id.clone();
-    let out = match observe::capture_range(&session.broker, pane, int_arg(args, "start"), int_arg(args, "end"), false).await {
+    let out = match observe::capture_range(
+        &session.broker,
+        pane,
+        int_arg(args, "start"),
+        int_arg(args, "end"),
+        false,
+    )
+    .await
+    {
         Ok((_, out)) => out,
         Err(e) => return capture_pane::observe_failure(&id, &e),
     };
@@ -113,12 +138,21 @@ async fn call(session: &Session, args: &Value) -> ToolOutput {
     let text = match max_lines {
         Some(m) if lines.len() as i64 > m => {
             let keep = m as usize;
-            format!("[... truncated {} lines ...]\n{}", lines.len() - keep, lines[lines.len() - keep..].join("\n"))
+            format!(
+                "[... truncated {} lines ...]\n{}",
+                lines.len() - keep,
+                lines[lines.len() - keep..].join("\n")
+            )
         }
         _ => lines.join("\n"),
     };
     let text = limit_bytes(text);
-    ToolOutput::typed(&Captured { result: text.clone() }, text)
+    ToolOutput::typed(
+        &Captured {
+            result: text.clone(),
+        },
+        text,
+    )
 }
 
 /// The reference's result limiter: above [`MAX_RESULT_BYTES`], keep the tail
@@ -141,35 +175,98 @@ pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, Too
     if let Some(id) = str_arg(args, "pane_id") {
         return match capture_pane::resolve(session, id, session.read_freshness()).await {
             Ok(p) => Ok(p),
-            Err(_) if !id.starts_with('%') => Err(not_found(&format!("Pane not found: {id}"), "Pane ids look like %1. Call list_panes to discover valid pane ids.")),
+            Err(_) if !id.starts_with('%') => Err(not_found(
+                &format!("Pane not found: {id}"),
+                "Pane ids look like %1. Call list_panes to discover valid pane ids.",
+            )),
             Err(e) => Err(e),
         };
     }
-    let snap = session.broker.registry.refresh().await.map_err(|e| fail(&format!("Could not read the pane table from tmux: {e}."), Some("Nothing was sent to the pane.")))?;
+    let snap = session.broker.registry.refresh().await.map_err(|e| {
+        fail(
+            &format!("Could not read the pane table from tmux: {e}."),
+            Some("Nothing was sent to the pane."),
+        )
+    })?;
     let visible: Vec<Pane> = session.visible(&snap).map(|p| p.into_owned()).collect();
     let first_pane = |panes: Vec<&Pane>| panes.into_iter().min_by_key(|p| p.index).cloned();
     if let Some(w) = str_arg(args, "window_id") {
-        return first_pane(visible.iter().filter(|p| p.window_id == w).collect()).ok_or_else(|| not_found(&format!("Object not found: window {w}"), "Call list_windows to discover valid window ids."));
+        return first_pane(visible.iter().filter(|p| p.window_id == w).collect()).ok_or_else(
+            || {
+                not_found(
+                    &format!("Object not found: window {w}"),
+                    "Call list_windows to discover valid window ids.",
+                )
+            },
+        );
     }
     // Sessions as tmux lists them (by name), each with its placements.
-    let mut sessions: Vec<(&str, &str)> = visible.iter().flat_map(|p| p.placements.iter().map(|pl| (pl.session_name.as_str(), pl.session_id.as_str()))).collect();
+    let mut sessions: Vec<(&str, &str)> = visible
+        .iter()
+        .flat_map(|p| {
+            p.placements
+                .iter()
+                .map(|pl| (pl.session_name.as_str(), pl.session_id.as_str()))
+        })
+        .collect();
     sessions.sort();
     sessions.dedup();
     let chosen = if let Some(sid) = str_arg(args, "session_id") {
-        sessions.iter().find(|(_, id)| *id == sid).ok_or_else(|| not_found(&format!("Object not found: session {sid}"), "Call list_sessions to discover valid session ids."))?.1
+        sessions
+            .iter()
+            .find(|(_, id)| *id == sid)
+            .ok_or_else(|| {
+                not_found(
+                    &format!("Object not found: session {sid}"),
+                    "Call list_sessions to discover valid session ids.",
+                )
+            })?
+            .1
     } else if let Some(name) = str_arg(args, "session_name") {
-        sessions.iter().find(|(n, _)| *n == name).ok_or_else(|| not_found(&format!("Object not found: session {name:?}"), "Call list_sessions to discover valid session names."))?.1
+        sessions
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| {
+                not_found(
+                    &format!("Object not found: session {name:?}"),
+                    "Call list_sessions to discover valid session names.",
+                )
+            })?
+            .1
     } else {
-        sessions.first().ok_or_else(|| not_found("Object not found: no session", "This MCP session can see no tmux session."))?.1
+        sessions
+            .first()
+            .ok_or_else(|| {
+                not_found(
+                    "Object not found: no session",
+                    "This MCP session can see no tmux session.",
+                )
+            })?
+            .1
     };
     // The session's first window (lowest index), then its first pane.
     let window = visible
         .iter()
-        .flat_map(|p| p.placements.iter().filter(|pl| pl.session_id == chosen).map(move |pl| (pl.window_index, numeric_id(&p.window_id), &p.window_id)))
+        .flat_map(|p| {
+            p.placements
+                .iter()
+                .filter(|pl| pl.session_id == chosen)
+                .map(move |pl| (pl.window_index, numeric_id(&p.window_id), &p.window_id))
+        })
         .min()
         .map(|(_, _, w)| w.clone())
-        .ok_or_else(|| not_found(&format!("Object not found: session {chosen} has no window"), "Call list_windows."))?;
-    first_pane(visible.iter().filter(|p| p.window_id == window).collect()).ok_or_else(|| not_found(&format!("Object not found: window {window} has no pane"), "Call list_panes."))
+        .ok_or_else(|| {
+            not_found(
+                &format!("Object not found: session {chosen} has no window"),
+                "Call list_windows.",
+            )
+        })?;
+    first_pane(visible.iter().filter(|p| p.window_id == window).collect()).ok_or_else(|| {
+        not_found(
+            &format!("Object not found: window {window} has no pane"),
+            "Call list_panes.",
+        )
+    })
 }
 
 #[cfg(test)]
@@ -182,7 +279,10 @@ mod tests {
         let text = "é".repeat(MAX_RESULT_BYTES); // 2 bytes each
         let out = limit_bytes(text.clone());
         let (head, tail) = out.split_once('\n').unwrap();
-        assert_eq!(head, format!("[... truncated {} bytes ...]", MAX_RESULT_BYTES));
+        assert_eq!(
+            head,
+            format!("[... truncated {} bytes ...]", MAX_RESULT_BYTES)
+        );
         assert_eq!(tail.len(), MAX_RESULT_BYTES);
         assert!(text.ends_with(tail));
     }

@@ -22,12 +22,12 @@
 use super::capture_pane::{self, decode_lines, observe_failure};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::activity::ScreenEvents;
 use crate::capture::{CursorEntry, SinceEntry};
 use crate::observe::{self, ObserveError};
 use crate::registry::Pane;
 use crate::retention::{Owner, Retained, View};
 use crate::session::Session;
-use crate::activity::ScreenEvents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -180,9 +180,23 @@ struct State {
 }
 
 fn parse_state(s: &str) -> Option<State> {
-    let f: Vec<u64> = s.split_whitespace().map(str::parse).collect::<Result<_, _>>().ok()?;
-    let [history_size, history_limit, cursor_y, height, alternate, pid, dead] = f[..] else { return None };
-    Some(State { history_size, history_limit, cursor_y, height, alternate: alternate == 1, pid: pid as u32, dead: dead == 1 })
+    let f: Vec<u64> = s
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let [history_size, history_limit, cursor_y, height, alternate, pid, dead] = f[..] else {
+        return None;
+    };
+    Some(State {
+        history_size,
+        history_limit,
+        cursor_y,
+        height,
+        alternate: alternate == 1,
+        pid: pid as u32,
+        dead: dead == 1,
+    })
 }
 
 /// Rows of one guarded capture, numbered in the grid.
@@ -200,7 +214,9 @@ impl Grid {
 
     /// Index in `rows` of absolute row `abs`, if captured.
     fn index(&self, abs: u64) -> Option<usize> {
-        abs.checked_sub(self.first).map(|i| i as usize).filter(|i| *i <= self.rows.len())
+        abs.checked_sub(self.first)
+            .map(|i| i as usize)
+            .filter(|i| *i <= self.rows.len())
     }
 
     fn cursor_abs(&self) -> u64 {
@@ -213,18 +229,28 @@ impl Grid {
         if window.is_empty() || window.len() > hashes.len() {
             return Vec::new();
         }
-        (0..=hashes.len() - window.len()).filter(|&i| hashes[i..i + window.len()] == *window).collect()
+        (0..=hashes.len() - window.len())
+            .filter(|&i| hashes[i..i + window.len()] == *window)
+            .collect()
     }
 }
 
 /// One capture from tmux row `start` (relative: 0 is the screen's top,
 /// negative reaches into history) to the bottom, with the state.
 async fn read(session: &Session, pane: Pane, start: i64) -> Result<(Pane, Grid), ObserveError> {
-    let (pane, state, out) = observe::capture_range_with_state(&session.broker, pane, Some(start), None, false, STATE).await?;
-    let state = parse_state(&state).ok_or_else(|| ObserveError::Transport { observed: true, why: format!("tmux gave an unreadable pane state {state:?}") })?;
-    let mut rows: Vec<String> = out.split(|b| *b == b'\n').map(|r| decode_lines(r).pop().unwrap_or_default()).collect();
+    let (pane, state, out) =
+        observe::capture_range_with_state(&session.broker, pane, Some(start), None, false, STATE)
+            .await?;
+    let state = parse_state(&state).ok_or_else(|| ObserveError::Transport {
+        observed: true,
+        why: format!("tmux gave an unreadable pane state {state:?}"),
+    })?;
+    let mut rows: Vec<String> = out
+        .split(|b| *b == b'\n')
+        .map(|r| decode_lines(r).pop().unwrap_or_default())
+        .collect();
     rows.pop(); // after the last LF
-    // tmux clamps the start to the top of history.
+                // tmux clamps the start to the top of history.
     let first = (state.history_size as i64 + start).max(0) as u64;
     Ok((pane, Grid { state, first, rows }))
 }
@@ -240,17 +266,31 @@ struct Answer {
 
 /// Everything from absolute row `frontier` on, minus the already returned
 /// in-progress rows (`pending`) when unchanged; and the cursor entry after it.
-fn delta(g: &Grid, frontier: u64, pending: &[u64], base: &SinceEntry, missed: Option<Missed>) -> Answer {
+fn delta(
+    g: &Grid,
+    frontier: u64,
+    pending: &[u64],
+    base: &SinceEntry,
+    missed: Option<Missed>,
+) -> Answer {
     let at = g.index(frontier).unwrap_or(g.rows.len());
     let r = &g.rows[at..];
     let hashes: Vec<u64> = r.iter().map(|x| row_hash(x)).collect();
-    let drop = hashes.iter().zip(pending).take_while(|(a, b)| a == b).count();
+    let drop = hashes
+        .iter()
+        .zip(pending)
+        .take_while(|(a, b)| a == b)
+        .count();
     // Rows above the terminal cursor are complete lines (blank ones too); from
     // the cursor down only up to the last non-blank row.
     let cursor = (g.cursor_abs().saturating_sub(frontier) as usize).min(r.len());
     let last = r.iter().rposition(|x| !x.is_empty()).map_or(0, |i| i + 1);
     let end = last.max(cursor);
-    let lines = if drop < end { r[drop..end].to_vec() } else { Vec::new() };
+    let lines = if drop < end {
+        r[drop..end].to_vec()
+    } else {
+        Vec::new()
+    };
     let new_frontier = frontier + cursor as u64;
     let fi = at + cursor;
     let entry = SinceEntry {
@@ -261,11 +301,20 @@ fn delta(g: &Grid, frontier: u64, pending: &[u64], base: &SinceEntry, missed: Op
         alternate: None,
         ..base.clone()
     };
-    Answer { lines, missed, entry, alternate: false, dead: g.state.dead }
+    Answer {
+        lines,
+        missed,
+        entry,
+        alternate: false,
+        dead: g.state.dead,
+    }
 }
 
 fn missed(reason: Reason, detail: impl Into<String>) -> Option<Missed> {
-    Some(Missed { reason, detail: detail.into() })
+    Some(Missed {
+        reason,
+        detail: detail.into(),
+    })
 }
 
 /// Why the place of a cursor could not be found, from the two states.
@@ -283,7 +332,12 @@ fn lost_reason(g: &Grid, old_history: u64) -> (Reason, String) {
 
 /// The answer for a cursor: find its place (directly where it should be, else
 /// by searching the whole history), then the rows after it.
-async fn since(session: &Session, mut pane: Pane, e: &SinceEntry, searched: bool) -> Result<Answer, ObserveError> {
+async fn since(
+    session: &Session,
+    mut pane: Pane,
+    e: &SinceEntry,
+    searched: bool,
+) -> Result<Answer, ObserveError> {
     let w = e.window.len() as u64;
     let mut estimate = e.history_size;
     for _ in 0..3 {
@@ -304,7 +358,11 @@ async fn since(session: &Session, mut pane: Pane, e: &SinceEntry, searched: bool
                     estimate = s.history_size;
                     continue;
                 }
-                Some(i) if i + e.window.len() <= g.rows.len() && g.hashes(i, i + e.window.len()) == e.window && (w > 0 || expected >= g.first) => {
+                Some(i)
+                    if i + e.window.len() <= g.rows.len()
+                        && g.hashes(i, i + e.window.len()) == e.window
+                        && (w > 0 || expected >= g.first) =>
+                {
                     return Ok(delta(&g, e.frontier, &e.pending, e, None));
                 }
                 _ => {}
@@ -368,16 +426,32 @@ fn respawned_or_alternate(g: &Grid, e: &SinceEntry) -> Option<Answer> {
         let i = g.index(screen_top).unwrap_or(g.rows.len());
         let screen = &g.rows[i..];
         let hash = row_hash(&screen.join("\n"));
-        let lines = if e.alternate == Some(hash) { Vec::new() } else { trim_blank_tail(screen) };
+        let lines = if e.alternate == Some(hash) {
+            Vec::new()
+        } else {
+            trim_blank_tail(screen)
+        };
         // Line tracking of the normal screen resumes when the program leaves.
-        let entry = SinceEntry { alternate: Some(hash), ..e.clone() };
-        return Some(Answer { lines, missed: None, entry, alternate: true, dead: s.dead });
+        let entry = SinceEntry {
+            alternate: Some(hash),
+            ..e.clone()
+        };
+        return Some(Answer {
+            lines,
+            missed: None,
+            entry,
+            alternate: true,
+            dead: s.dead,
+        });
     }
     None
 }
 
 fn trim_blank_tail(rows: &[String]) -> Vec<String> {
-    let last = rows.iter().rposition(|x| !x.is_empty()).map_or(0, |i| i + 1);
+    let last = rows
+        .iter()
+        .rposition(|x| !x.is_empty())
+        .map_or(0, |i| i + 1);
     rows[..last].to_vec()
 }
 
@@ -393,12 +467,21 @@ fn seed_answer(g: &Grid, base: &SinceEntry, screen_top: u64) -> Answer {
 /// cursor that must find its place by searching.
 fn from_handoff(h: &CursorEntry, pane: &Pane) -> SinceEntry {
     let raw = h.rows.raw();
-    let rows: Vec<String> = raw.split(|b| *b == b'\n').map(|r| decode_lines(r).pop().unwrap_or_default()).collect();
+    let rows: Vec<String> = raw
+        .split(|b| *b == b'\n')
+        .map(|r| decode_lines(r).pop().unwrap_or_default())
+        .collect();
     let rows = trim_blank_tail(&rows);
     // The last non-blank row may be the line in progress (a prompt): it is
     // the baseline's pending row, the rows above locate it.
     let (window, pending) = match rows.split_last() {
-        Some((last, above)) => (above[above.len().saturating_sub(WINDOW)..].iter().map(|r| row_hash(r)).collect(), vec![row_hash(last)]),
+        Some((last, above)) => (
+            above[above.len().saturating_sub(WINDOW)..]
+                .iter()
+                .map(|r| row_hash(r))
+                .collect(),
+            vec![row_hash(last)],
+        ),
         None => (Vec::new(), Vec::new()),
     };
     SinceEntry {
@@ -432,7 +515,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 fn bad_cursor(why: &str) -> ToolOutput {
-    capture_pane::fail(&format!("Invalid argument cursor: {why}. Nothing was sent to tmux."), Some("Omit cursor to start again (the result then holds a new cursor)."))
+    capture_pane::fail(
+        &format!("Invalid argument cursor: {why}. Nothing was sent to tmux."),
+        Some("Omit cursor to start again (the result then holds a new cursor)."),
+    )
 }
 
 pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
@@ -507,10 +593,15 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
     // place, and watches the terminal before the first read, so output between
     // that read and the wait is not missed. Without either, no wait happens
     // and the result says so (waitMs 0).
-    let asked = args.wait_ms.map(|ms| ms.min((broker.request_timeout_seconds * 1000.0) as u64));
+    let asked = args
+        .wait_ms
+        .map(|ms| ms.min((broker.request_timeout_seconds * 1000.0) as u64));
     let waiting = match asked {
         Some(ms) if ms > 0 => match broker.admission.wait() {
-            Ok(place) => ScreenEvents::new(broker, &pane).await.ok().map(|w| (place, w)),
+            Ok(place) => ScreenEvents::new(broker, &pane)
+                .await
+                .ok()
+                .map(|w| (place, w)),
             Err(_) => None,
         },
         _ => None,
@@ -560,13 +651,25 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
 
 /// A capture place (captures queue briefly, then are refused as overload).
 async fn admitted(session: &Session) -> Result<tokio::sync::SemaphorePermit<'_>, ToolOutput> {
-    session.broker.admission.capture().await.map_err(|refused| capture_pane::fail(&format!("The broker is overloaded: {}.", refused.0), Some("Nothing was sent to tmux; retry shortly.")))
+    session.broker.admission.capture().await.map_err(|refused| {
+        capture_pane::fail(
+            &format!("The broker is overloaded: {}.", refused.0),
+            Some("Nothing was sent to tmux; retry shortly."),
+        )
+    })
 }
 
 /// [`since`] holding a capture place for its reads only.
-async fn since_admitted(session: &Session, pane: &Pane, entry: &SinceEntry, searched: bool) -> Result<Answer, ToolOutput> {
+async fn since_admitted(
+    session: &Session,
+    pane: &Pane,
+    entry: &SinceEntry,
+    searched: bool,
+) -> Result<Answer, ToolOutput> {
     let _place = admitted(session).await?;
-    since(session, pane.clone(), entry, searched).await.map_err(|e| observe_failure(&pane.id, &e))
+    since(session, pane.clone(), entry, searched)
+        .await
+        .map_err(|e| observe_failure(&pane.id, &e))
 }
 
 /// The process generation the table holds for pane `id`, if tracked and the
@@ -587,12 +690,19 @@ fn process_generation(broker: &crate::engine::Broker, id: &str, pid: u32) -> Opt
 fn new_key() -> String {
     let mut buf = [0u8; 16];
     getrandom::fill(&mut buf).expect("OS random source unavailable");
-    crate::capture::base64_encode(&buf).trim_end_matches('=').replace('+', "-").replace('/', "_")
+    crate::capture::base64_encode(&buf)
+        .trim_end_matches('=')
+        .replace('+', "-")
+        .replace('/', "_")
 }
 
 /// Tail-preserving caps: lines first, then bytes (whole lines from the start;
 /// a single remaining line keeps its last bytes on a character boundary).
-fn cap(mut lines: Vec<String>, max_lines: usize, max_bytes: usize) -> (Vec<String>, Option<Truncated>) {
+fn cap(
+    mut lines: Vec<String>,
+    max_lines: usize,
+    max_bytes: usize,
+) -> (Vec<String>, Option<Truncated>) {
     let mut t = Truncated { lines: 0, bytes: 0 };
     if lines.len() > max_lines {
         let cut = lines.len() - max_lines;
@@ -600,7 +710,8 @@ fn cap(mut lines: Vec<String>, max_lines: usize, max_bytes: usize) -> (Vec<Strin
         t.bytes = lines[..cut].iter().map(|l| l.len() + 1).sum();
         lines.drain(..cut);
     }
-    let mut size: usize = lines.iter().map(|l| l.len()).sum::<usize>() + lines.len().saturating_sub(1);
+    let mut size: usize =
+        lines.iter().map(|l| l.len()).sum::<usize>() + lines.len().saturating_sub(1);
     while size > max_bytes && lines.len() > 1 {
         let l = lines.remove(0);
         size -= l.len() + 1;
@@ -615,12 +726,32 @@ fn cap(mut lines: Vec<String>, max_lines: usize, max_bytes: usize) -> (Vec<Strin
     (lines, (t.lines > 0 || t.bytes > 0).then_some(t))
 }
 
-fn finish(session: &Session, id: &str, a: Answer, seeded: bool, max_lines: usize, max_bytes: usize, wait: Option<u64>) -> ToolOutput {
+fn finish(
+    session: &Session,
+    id: &str,
+    a: Answer,
+    seeded: bool,
+    max_lines: usize,
+    max_bytes: usize,
+    wait: Option<u64>,
+) -> ToolOutput {
     let key = new_key();
     let handoff = a.entry.handoff;
     // A hand-off chain stays readable by every agent, as its first cursor was.
-    let owner = Owner { agent: Some(session.id), view: if handoff { View::Anyone } else { session.view() } };
-    if session.broker.retained.insert(key.clone(), Retained::Since(a.entry), owner).is_err() {
+    let owner = Owner {
+        agent: Some(session.id),
+        view: if handoff {
+            View::Anyone
+        } else {
+            session.view()
+        },
+    };
+    if session
+        .broker
+        .retained
+        .insert(key.clone(), Retained::Since(a.entry), owner)
+        .is_err()
+    {
         return capture_pane::fail("The cursor could not be kept (retention budget).", None);
     }
     let (lines, truncated) = cap(a.lines, max_lines, max_bytes);
@@ -629,7 +760,10 @@ fn finish(session: &Session, id: &str, a: Answer, seeded: bool, max_lines: usize
         text.push_str(&format!("[lines missed on {id}: {}]\n", m.detail));
     }
     if let Some(t) = truncated {
-        text.push_str(&format!("[{} earlier lines ({} bytes) dropped by maxLines/maxBytes]\n", t.lines, t.bytes));
+        text.push_str(&format!(
+            "[{} earlier lines ({} bytes) dropped by maxLines/maxBytes]\n",
+            t.lines, t.bytes
+        ));
     }
     if a.alternate && !lines.is_empty() {
         text.push_str("[full-screen program: the whole screen]\n");
@@ -643,7 +777,18 @@ fn finish(session: &Session, id: &str, a: Answer, seeded: bool, max_lines: usize
         (false, true) => format!("[nothing new on {id}; cursor {key}]"),
         (false, false) => format!("[cursor {key}]"),
     });
-    let out = Out { pane_id: id.to_string(), cursor: key, lines, lines_missed: a.missed.is_some(), missed: a.missed, seeded, truncated, wait_ms: wait, alternate_screen: a.alternate, pane_dead: a.dead };
+    let out = Out {
+        pane_id: id.to_string(),
+        cursor: key,
+        lines,
+        lines_missed: a.missed.is_some(),
+        missed: a.missed,
+        seeded,
+        truncated,
+        wait_ms: wait,
+        alternate_screen: a.alternate,
+        pane_dead: a.dead,
+    };
     ToolOutput::typed(&out, text)
 }
 
@@ -652,12 +797,34 @@ mod tests {
     use super::*;
 
     fn grid(history_size: u64, cursor_y: u64, first: u64, rows: &[&str]) -> Grid {
-        let state = State { history_size, history_limit: 2000, cursor_y, height: 10, alternate: false, pid: 1, dead: false };
-        Grid { state, first, rows: rows.iter().map(|r| r.to_string()).collect() }
+        let state = State {
+            history_size,
+            history_limit: 2000,
+            cursor_y,
+            height: 10,
+            alternate: false,
+            pid: 1,
+            dead: false,
+        };
+        Grid {
+            state,
+            first,
+            rows: rows.iter().map(|r| r.to_string()).collect(),
+        }
     }
 
     fn entry() -> SinceEntry {
-        SinceEntry { pane_id: "%1".into(), pid: 1, process_generation: None, frontier: 0, window: vec![], pending: vec![], history_size: 0, alternate: None, handoff: false }
+        SinceEntry {
+            pane_id: "%1".into(),
+            pid: 1,
+            process_generation: None,
+            frontier: 0,
+            window: vec![],
+            pending: vec![],
+            history_size: 0,
+            alternate: None,
+            handoff: false,
+        }
     }
 
     #[test]
@@ -695,15 +862,35 @@ mod tests {
     #[test]
     fn caps_keep_the_tail_and_count_what_they_drop() {
         let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(cap(v(&["a", "b", "c"]), 2, 100), (v(&["b", "c"]), Some(Truncated { lines: 1, bytes: 2 })));
-        assert_eq!(cap(v(&["aaaa", "bb", "cc"]), 10, 5), (v(&["bb", "cc"]), Some(Truncated { lines: 1, bytes: 5 })));
-        assert_eq!(cap(v(&["abcdef"]), 10, 3), (v(&["def"]), Some(Truncated { lines: 0, bytes: 3 })));
+        assert_eq!(
+            cap(v(&["a", "b", "c"]), 2, 100),
+            (v(&["b", "c"]), Some(Truncated { lines: 1, bytes: 2 }))
+        );
+        assert_eq!(
+            cap(v(&["aaaa", "bb", "cc"]), 10, 5),
+            (v(&["bb", "cc"]), Some(Truncated { lines: 1, bytes: 5 }))
+        );
+        assert_eq!(
+            cap(v(&["abcdef"]), 10, 3),
+            (v(&["def"]), Some(Truncated { lines: 0, bytes: 3 }))
+        );
         assert_eq!(cap(v(&["a"]), 10, 3), (v(&["a"]), None));
     }
 
     #[test]
     fn state_parses_or_refuses() {
-        assert_eq!(parse_state("12 2000 3 24 0 4242 0"), Some(State { history_size: 12, history_limit: 2000, cursor_y: 3, height: 24, alternate: false, pid: 4242, dead: false }));
+        assert_eq!(
+            parse_state("12 2000 3 24 0 4242 0"),
+            Some(State {
+                history_size: 12,
+                history_limit: 2000,
+                cursor_y: 3,
+                height: 24,
+                alternate: false,
+                pid: 4242,
+                dead: false
+            })
+        );
         assert_eq!(parse_state(""), None);
         assert_eq!(parse_state("1 2 x 4 0 5 0"), None);
     }

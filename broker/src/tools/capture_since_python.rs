@@ -32,9 +32,15 @@ const DEFAULT_MAX_BYTES: i64 = 128_000;
 
 fn input_schema() -> Value {
     let opt = |t: &str, d: &str| json!({ "anyOf": [{ "type": t }, { "type": "null" }], "default": null, "description": d });
-    let mut max_lines = opt("integer", "Most lines to return (the newest); null: the broker's largest.");
+    let mut max_lines = opt(
+        "integer",
+        "Most lines to return (the newest); null: the broker's largest.",
+    );
     max_lines["default"] = json!(DEFAULT_MAX_LINES);
-    let mut max_bytes = opt("integer", "Most bytes to return (the newest lines); null: the broker's largest.");
+    let mut max_bytes = opt(
+        "integer",
+        "Most bytes to return (the newest lines); null: the broker's largest.",
+    );
     max_bytes["default"] = json!(DEFAULT_MAX_BYTES);
     json!({
         "type": "object",
@@ -77,7 +83,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, args: &Value) -> ToolOutput {
     let started = std::time::Instant::now();
-    let (max_lines, max_bytes) = match (limit_arg("capture_since", args, "max_lines", DEFAULT_MAX_LINES), limit_arg("capture_since", args, "max_bytes", DEFAULT_MAX_BYTES)) {
+    let (max_lines, max_bytes) = match (
+        limit_arg("capture_since", args, "max_lines", DEFAULT_MAX_LINES),
+        limit_arg("capture_since", args, "max_bytes", DEFAULT_MAX_BYTES),
+    ) {
         (Ok(l), Ok(b)) => (l, b),
         (Err(e), _) | (_, Err(e)) => return e,
     };
@@ -85,7 +94,9 @@ async fn call(session: &Session, args: &Value) -> ToolOutput {
         return e;
     }
     let cursor = str_arg(args, "cursor").map(str::to_string);
-    let targeted = ["pane_id", "window_id", "session_id", "session_name"].iter().any(|k| str_arg(args, k).is_some());
+    let targeted = ["pane_id", "window_id", "session_id", "session_name"]
+        .iter()
+        .any(|k| str_arg(args, k).is_some());
     let pane_id = match (&cursor, targeted) {
         (Some(c), false) => match pane_of_cursor(session, c) {
             Some(p) => p,
@@ -97,12 +108,29 @@ async fn call(session: &Session, args: &Value) -> ToolOutput {
         },
     };
     let unlimited = |v: Option<i64>| v.map_or(u64::MAX, |n| n as u64);
-    let out = capture_since::call(session, capture_since::Args { pane_id, cursor, max_lines: Some(unlimited(max_lines)), max_bytes: Some(unlimited(max_bytes)), wait_ms: None }).await;
-    let Some(s) = out.structured.as_ref().filter(|_| !out.is_error) else { return out };
+    let out = capture_since::call(
+        session,
+        capture_since::Args {
+            pane_id,
+            cursor,
+            max_lines: Some(unlimited(max_lines)),
+            max_bytes: Some(unlimited(max_bytes)),
+            wait_ms: None,
+        },
+    )
+    .await;
+    let Some(s) = out.structured.as_ref().filter(|_| !out.is_error) else {
+        return out;
+    };
     let since = Since {
         pane_id: s["paneId"].as_str().unwrap_or_default().to_string(),
         cursor: s["cursor"].as_str().unwrap_or_default().to_string(),
-        lines: s["lines"].as_array().into_iter().flatten().filter_map(|l| l.as_str().map(str::to_string)).collect(),
+        lines: s["lines"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect(),
         elapsed_seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
         lines_missed: s["linesMissed"] == json!(true),
         missed_reason: s["missed"]["reason"].as_str().map(str::to_string),

@@ -5,11 +5,11 @@
 //! refused, as is closing the agent's own pane, or the window or a session that
 //! holds it, without `--allow-self`.
 
+use super::entity_refs::AnyRef;
 use super::envelope;
 use super::refs::{self, Kind};
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
-use super::entity_refs::AnyRef;
 use super::typed::{data_schema_of, ExitZero, Observed};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -25,7 +25,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     output_schema,
     run,
 };
-
 
 /// One root variant per reference kind, so a validation error names the field.
 fn input_schema() -> Value {
@@ -89,5 +88,12 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         return e;
     }
     refs::refresh_after(broker).await;
-    envelope::ok_typed("tmux_close", &Closed { target: AnyRef::new(target.kind, &target.id, &broker.identity.generation), delivery: Observed, client_exit_status: ExitZero })
+    envelope::ok_typed(
+        "tmux_close",
+        &Closed {
+            target: AnyRef::new(target.kind, &target.id, &broker.identity.generation),
+            delivery: Observed,
+            client_exit_status: ExitZero,
+        },
+    )
 }

@@ -13,15 +13,15 @@
 //!   see, so it is refused (`policy_denied`); windows and panes are created only
 //!   in visible parents.
 
+use super::entity_refs::AnyRef;
 use super::envelope::{self, Delivery};
 use super::refs::{self, Kind, INT_MAX, NO_NUL};
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
-use super::entity_refs::AnyRef;
 use super::typed::{data_schema_of, Observed, Unobserved};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::wire::Scope;
 use schemars::JsonSchema;
 use serde::Serialize;
-use crate::wire::Scope;
 use serde_json::{json, Map, Value};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     output_schema,
     run,
 };
-
 
 fn common() -> Map<String, Value> {
     let props = json!({
@@ -126,14 +125,17 @@ pub(super) fn resolve_cwd(session: &Session, cwd: &str) -> Result<PathBuf, &'sta
     let path = if path.is_absolute() {
         path.to_path_buf()
     } else {
-        let base = std::fs::read_link(format!("/proc/{}/cwd", session.peer_pid)).map_err(|_| "is relative and the agent's working directory cannot be read; give an absolute path")?;
+        let base = std::fs::read_link(format!("/proc/{}/cwd", session.peer_pid)).map_err(|_| {
+            "is relative and the agent's working directory cannot be read; give an absolute path"
+        })?;
         base.join(path)
     };
     let path = std::fs::canonicalize(&path).map_err(|_| MISSING)?;
     if !path.is_dir() {
         return Err(MISSING);
     }
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "must not contain NUL")?;
+    let c =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "must not contain NUL")?;
     // SAFETY: access(2) on a valid NUL-terminated path.
     if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
         return Err(MISSING);
@@ -145,7 +147,8 @@ pub(super) fn resolve_cwd(session: &Session, cwd: &str) -> Result<PathBuf, &'sta
 }
 
 fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
-    resolve_cwd(session, cwd).map_err(|why| refs::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
+    resolve_cwd(session, cwd)
+        .map_err(|why| refs::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
 }
 
 /// What a new pane runs.
@@ -162,10 +165,17 @@ pub(super) enum Program<'a> {
 /// `respawn-pane`: `-c cwd`, `-e K=V` per variable, then the program after
 /// `--`. A one-element argv runs as `/usr/bin/env -- argv0`, since tmux hands
 /// a single argument to `$SHELL -c`; a shell line is that single argument.
-pub(super) fn program_tail<'a>(cwd: Option<&Path>, env: impl IntoIterator<Item = (&'a str, &'a str)>, program: Program<'_>) -> Vec<String> {
+pub(super) fn program_tail<'a>(
+    cwd: Option<&Path>,
+    env: impl IntoIterator<Item = (&'a str, &'a str)>,
+    program: Program<'_>,
+) -> Vec<String> {
     let mut cmd: Vec<String> = Vec::new();
     if let Some(p) = cwd {
-        cmd.extend(["-c".into(), refs::format_arg(p.to_str().unwrap_or_default())]);
+        cmd.extend([
+            "-c".into(),
+            refs::format_arg(p.to_str().unwrap_or_default()),
+        ]);
     }
     for (k, v) in env {
         cmd.extend(["-e".into(), refs::literal_arg(&format!("{k}={v}"))]);
@@ -193,9 +203,16 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     if let Err(e) = refs::check_mutation_bytes(args) {
         return e;
     }
-    let argv_in: Vec<&str> = args["argv"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let argv_in: Vec<&str> = args["argv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
     if argv_in.first().is_none_or(|a| a.is_empty()) {
-        return refs::invalid_input("argument /argv/0: the program must be a non-empty string. Nothing was sent.");
+        return refs::invalid_input(
+            "argument /argv/0: the program must be a non-empty string. Nothing was sent.",
+        );
     }
     let cwd = match args.get("cwd").and_then(Value::as_str) {
         Some(c) => match check_cwd(session, c) {
@@ -214,7 +231,12 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             if session.scope != Scope::Server {
                 return refs::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent.");
             }
-            cmd.extend(["new-session".into(), "-d".into(), "-s".into(), refs::format_arg(args["name"].as_str().unwrap_or_default())]);
+            cmd.extend([
+                "new-session".into(),
+                "-d".into(),
+                "-s".into(),
+                refs::format_arg(args["name"].as_str().unwrap_or_default()),
+            ]);
             if let Some(w) = args.get("window_name").and_then(Value::as_str) {
                 cmd.extend(["-n".into(), refs::format_arg(w)]);
             }
@@ -238,7 +260,12 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
                 Some(i) => format!("{}:{i}", parent.id),
                 None => format!("{}:", parent.id),
             };
-            cmd.extend(["-t".into(), at, "-n".into(), refs::format_arg(args["name"].as_str().unwrap_or_default())]);
+            cmd.extend([
+                "-t".into(),
+                at,
+                "-n".into(),
+                refs::format_arg(args["name"].as_str().unwrap_or_default()),
+            ]);
         }
         _ => {
             let parent = match refs::resolve(session, &args["parent"]).await {
@@ -249,7 +276,11 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             if !focus {
                 cmd.push("-d".into());
             }
-            cmd.push(if args["direction"] == "horizontal" { "-h".into() } else { "-v".into() });
+            cmd.push(if args["direction"] == "horizontal" {
+                "-h".into()
+            } else {
+                "-v".into()
+            });
             cmd.extend(["-t".into(), parent.id.clone()]);
             match args.get("size") {
                 Some(Value::Number(n)) => cmd.extend(["-l".into(), n.to_string()]),
@@ -263,8 +294,17 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         "window" => &[Kind::Window, Kind::Pane],
         _ => &[Kind::Pane],
     };
-    cmd.extend(["-P".into(), "-F".into(), super::arrange::print_format(expected)]);
-    let env = args.get("environment").and_then(Value::as_object).into_iter().flatten().map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()));
+    cmd.extend([
+        "-P".into(),
+        "-F".into(),
+        super::arrange::print_format(expected),
+    ]);
+    let env = args
+        .get("environment")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()));
     cmd.extend(program_tail(cwd.as_deref(), env, Program::Argv(&argv_in)));
 
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
@@ -273,9 +313,22 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         Err(e) => return e,
     };
     let generation = &broker.identity.generation;
-    let ids: Vec<&str> = printed.lines().next().unwrap_or_default().split_whitespace().collect();
-    let parsed: Option<Vec<AnyRef>> =
-        (ids.len() == expected.len()).then(|| ids.iter().zip(expected).map(|(id, k)| (Kind::of_id(id) == Some(*k)).then(|| AnyRef::new(*k, id, generation))).collect()).flatten();
+    let ids: Vec<&str> = printed
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let parsed: Option<Vec<AnyRef>> = (ids.len() == expected.len())
+        .then(|| {
+            ids.iter()
+                .zip(expected)
+                .map(|(id, k)| {
+                    (Kind::of_id(id) == Some(*k)).then(|| AnyRef::new(*k, id, generation))
+                })
+                .collect()
+        })
+        .flatten();
     refs::refresh_after(broker).await;
     let Some(created) = parsed else {
         return envelope::mutation_error(
@@ -285,8 +338,28 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             Vec::new(),
         );
     };
-    if let Some(why) = super::arrange::started_elsewhere(cwd.as_deref(), &printed, ids.last().copied().unwrap_or_default()) {
-        return envelope::mutation_error("transport_error", &format!("{why}; close it or use it as it is."), Delivery::Observed, created.iter().map(|r| serde_json::to_value(r).expect("a reference serializes")).collect());
+    if let Some(why) = super::arrange::started_elsewhere(
+        cwd.as_deref(),
+        &printed,
+        ids.last().copied().unwrap_or_default(),
+    ) {
+        return envelope::mutation_error(
+            "transport_error",
+            &format!("{why}; close it or use it as it is."),
+            Delivery::Observed,
+            created
+                .iter()
+                .map(|r| serde_json::to_value(r).expect("a reference serializes"))
+                .collect(),
+        );
     }
-    envelope::ok_typed("tmux_create", &Created { entity: created[0].clone(), created, delivery: Observed, program_completion: Unobserved })
+    envelope::ok_typed(
+        "tmux_create",
+        &Created {
+            entity: created[0].clone(),
+            created,
+            delivery: Observed,
+            program_completion: Unobserved,
+        },
+    )
 }

@@ -14,7 +14,19 @@ use crate::registry::{numeric_id, Pane};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Entity {
     Session,
@@ -24,7 +36,13 @@ pub enum Entity {
     Client,
 }
 
-pub const ENTITIES: [Entity; 5] = [Entity::Session, Entity::Window, Entity::Pane, Entity::WindowLink, Entity::Client];
+pub const ENTITIES: [Entity; 5] = [
+    Entity::Session,
+    Entity::Window,
+    Entity::Pane,
+    Entity::WindowLink,
+    Entity::Client,
+];
 
 impl Entity {
     pub fn parse(s: &str) -> Option<Entity> {
@@ -61,7 +79,12 @@ pub struct Field {
 }
 
 const fn f(entity: Entity, name: &'static str, ty: Ty, nullable: bool) -> Field {
-    Field { entity, name, ty, nullable }
+    Field {
+        entity,
+        name,
+        ty,
+        nullable,
+    }
 }
 
 use Entity as E;
@@ -118,7 +141,13 @@ pub struct Relation {
 }
 
 const fn r(from: Entity, name: &'static str, to: Entity, many: bool, nullable: bool) -> Relation {
-    Relation { from, name, to, many, nullable }
+    Relation {
+        from,
+        name,
+        to,
+        many,
+        nullable,
+    }
 }
 
 /// A.2.3 "Relations".
@@ -145,7 +174,10 @@ fn field(entity: Entity, name: &str) -> Option<&'static Field> {
 }
 
 fn relation(entity: Entity, name: &str) -> Option<(usize, &'static Relation)> {
-    RELATIONS.iter().enumerate().find(|(_, r)| r.from == entity && r.name == name)
+    RELATIONS
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.from == entity && r.name == name)
 }
 
 pub const MAX_DEPTH: usize = 32;
@@ -177,7 +209,11 @@ pub struct Graph {
 impl Graph {
     /// The graph of `panes` (each already cut to the session's scope) and the
     /// attached `clients` the session may see.
-    pub fn build<'a>(panes: impl IntoIterator<Item = &'a Pane>, clients: &[crate::clients::Client], generation: &str) -> Graph {
+    pub fn build<'a>(
+        panes: impl IntoIterator<Item = &'a Pane>,
+        clients: &[crate::clients::Client],
+        generation: &str,
+    ) -> Graph {
         let reference = |kind: Kind, id: &str| super::refs::reference(kind, id, generation);
         let mut sessions: BTreeMap<u64, Record> = BTreeMap::new();
         let mut windows: BTreeMap<u64, Record> = BTreeMap::new();
@@ -189,7 +225,13 @@ impl Graph {
                 "currentPath": if p.cwd.is_empty() { Value::Null } else { json!(p.cwd) }, "title": p.title,
                 "active": p.active, "dead": p.dead, "deadStatus": p.dead_status, "width": p.width, "height": p.height,
             });
-            pane_recs.insert(numeric_id(&p.id), Record { fields, reference: reference(Kind::Pane, &p.id) });
+            pane_recs.insert(
+                numeric_id(&p.id),
+                Record {
+                    fields,
+                    reference: reference(Kind::Pane, &p.id),
+                },
+            );
             windows.entry(numeric_id(&p.window_id)).or_insert_with(|| Record {
                 fields: json!({ "id": p.window_id, "name": p.window_name, "width": p.window_width, "height": p.window_height, "paneCount": p.window_panes, "layout": p.window_layout }),
                 reference: reference(Kind::Window, &p.window_id),
@@ -209,10 +251,14 @@ impl Graph {
             }
         }
         let mut g = Graph::default();
-        g.records.insert(Entity::Session, sessions.into_values().collect());
-        g.records.insert(Entity::Window, windows.into_values().collect());
-        g.records.insert(Entity::Pane, pane_recs.into_values().collect());
-        g.records.insert(Entity::WindowLink, wlinks.into_values().collect());
+        g.records
+            .insert(Entity::Session, sessions.into_values().collect());
+        g.records
+            .insert(Entity::Window, windows.into_values().collect());
+        g.records
+            .insert(Entity::Pane, pane_recs.into_values().collect());
+        g.records
+            .insert(Entity::WindowLink, wlinks.into_values().collect());
         // Already in the reference order (pid, created, name); clients have no
         // entity reference.
         let client_recs = clients.iter().map(|c| Record {
@@ -235,7 +281,11 @@ impl Graph {
     }
 
     fn index_by(&self, e: Entity, key: &str) -> HashMap<String, usize> {
-        self.records(e).iter().enumerate().map(|(i, r)| (r.fields[key].as_str().unwrap_or_default().to_string(), i)).collect()
+        self.records(e)
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.fields[key].as_str().unwrap_or_default().to_string(), i))
+            .collect()
     }
 
     /// For each record of `rel.from`, its related records of `rel.to`.
@@ -254,21 +304,31 @@ impl Graph {
             }
         };
         match (rel.from, rel.name) {
-            (Entity::Session, "windowLinks") => links.iter().enumerate().for_each(|(i, l)| push(sessions.get(&s(&l.fields["sessionId"])), i)),
+            (Entity::Session, "windowLinks") => links
+                .iter()
+                .enumerate()
+                .for_each(|(i, l)| push(sessions.get(&s(&l.fields["sessionId"])), i)),
             (Entity::Session, "windows") => links.iter().for_each(|l| {
                 if let Some(&w) = windows.get(&s(&l.fields["windowId"])) {
                     push(sessions.get(&s(&l.fields["sessionId"])), w)
                 }
             }),
-            (Entity::Session, "currentWindow") => links.iter().filter(|l| l.fields["active"] == true).for_each(|l| {
-                if let Some(&w) = windows.get(&s(&l.fields["windowId"])) {
-                    push(sessions.get(&s(&l.fields["sessionId"])), w)
-                }
-            }),
+            (Entity::Session, "currentWindow") => links
+                .iter()
+                .filter(|l| l.fields["active"] == true)
+                .for_each(|l| {
+                    if let Some(&w) = windows.get(&s(&l.fields["windowId"])) {
+                        push(sessions.get(&s(&l.fields["sessionId"])), w)
+                    }
+                }),
             (Entity::Session, "panes") => {
                 let panes_of_window = self.panes_by_window();
                 for l in links {
-                    for &p in panes_of_window.get(&s(&l.fields["windowId"])).into_iter().flatten() {
+                    for &p in panes_of_window
+                        .get(&s(&l.fields["windowId"]))
+                        .into_iter()
+                        .flatten()
+                    {
                         push(sessions.get(&s(&l.fields["sessionId"])), p);
                     }
                 }
@@ -279,11 +339,19 @@ impl Graph {
                 }
             }
             (Entity::Window, "activePane") => {
-                for (i, p) in self.records(Entity::Pane).iter().enumerate().filter(|(_, p)| p.fields["active"] == true) {
+                for (i, p) in self
+                    .records(Entity::Pane)
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.fields["active"] == true)
+                {
                     push(windows.get(&s(&p.fields["windowId"])), i);
                 }
             }
-            (Entity::Window, "windowLinks") => links.iter().enumerate().for_each(|(i, l)| push(windows.get(&s(&l.fields["windowId"])), i)),
+            (Entity::Window, "windowLinks") => links
+                .iter()
+                .enumerate()
+                .for_each(|(i, l)| push(windows.get(&s(&l.fields["windowId"])), i)),
             (Entity::Pane, "window") => {
                 for (i, p) in self.records(Entity::Pane).iter().enumerate() {
                     if let Some(&w) = windows.get(&s(&p.fields["windowId"])) {
@@ -314,14 +382,26 @@ impl Graph {
     fn panes_by_window(&self) -> HashMap<String, Vec<usize>> {
         let mut m: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, p) in self.records(Entity::Pane).iter().enumerate() {
-            m.entry(p.fields["windowId"].as_str().unwrap_or_default().to_string()).or_default().push(i);
+            m.entry(
+                p.fields["windowId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+            .or_default()
+            .push(i);
         }
         m
     }
 
     /// The records of `entity` that `filter` selects, in order.
     pub fn select(&self, entity: Entity, filter: &Filter) -> Vec<&Record> {
-        self.records(entity).iter().enumerate().filter(|(i, _)| filter.matches(self, entity, *i)).map(|(_, r)| r).collect()
+        self.records(entity)
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| filter.matches(self, entity, *i))
+            .map(|(_, r)| r)
+            .collect()
     }
 }
 
@@ -341,11 +421,22 @@ pub enum Filter {
     All(Vec<Filter>),
     Any(Vec<Filter>),
     Not(Box<Filter>),
-    Field { name: &'static str, ops: Vec<(&'static str, Value)> },
-    Many { relation: usize, quantifier: Quantifier, filter: Box<Filter> },
+    Field {
+        name: &'static str,
+        ops: Vec<(&'static str, Value)>,
+    },
+    Many {
+        relation: usize,
+        quantifier: Quantifier,
+        filter: Box<Filter>,
+    },
     /// `is` (or `isNot` when `negate`): the related record matches `filter`;
     /// `filter: None` means `null` (no related record).
-    One { relation: usize, negate: bool, filter: Option<Box<Filter>> },
+    One {
+        relation: usize,
+        negate: bool,
+        filter: Option<Box<Filter>>,
+    },
 }
 
 impl Filter {
@@ -362,16 +453,26 @@ impl Filter {
                 let v = &g.records(e)[i].fields[*name];
                 ops.iter().all(|(op, arg)| apply(op, v, arg))
             }
-            Filter::Many { relation, quantifier, filter } => {
+            Filter::Many {
+                relation,
+                quantifier,
+                filter,
+            } => {
                 let to = RELATIONS[*relation].to;
-                let mut related = g.links[*relation][i].iter().map(|&j| filter.matches(g, to, j));
+                let mut related = g.links[*relation][i]
+                    .iter()
+                    .map(|&j| filter.matches(g, to, j));
                 match quantifier {
                     Quantifier::Some => related.any(|m| m),
                     Quantifier::Every => related.all(|m| m),
                     Quantifier::None => !related.any(|m| m),
                 }
             }
-            Filter::One { relation, negate, filter } => {
+            Filter::One {
+                relation,
+                negate,
+                filter,
+            } => {
                 let to = RELATIONS[*relation].to;
                 let related = g.links[*relation][i].first().copied();
                 let holds = match (related, filter) {
@@ -395,9 +496,18 @@ fn apply(op: &str, v: &Value, arg: &Value) -> bool {
         "lte" => v.as_i64().zip(arg.as_i64()).is_some_and(|(a, b)| a <= b),
         "gt" => v.as_i64().zip(arg.as_i64()).is_some_and(|(a, b)| a > b),
         "gte" => v.as_i64().zip(arg.as_i64()).is_some_and(|(a, b)| a >= b),
-        "contains" => v.as_str().zip(arg.as_str()).is_some_and(|(a, b)| a.contains(b)),
-        "startsWith" => v.as_str().zip(arg.as_str()).is_some_and(|(a, b)| a.starts_with(b)),
-        "endsWith" => v.as_str().zip(arg.as_str()).is_some_and(|(a, b)| a.ends_with(b)),
+        "contains" => v
+            .as_str()
+            .zip(arg.as_str())
+            .is_some_and(|(a, b)| a.contains(b)),
+        "startsWith" => v
+            .as_str()
+            .zip(arg.as_str())
+            .is_some_and(|(a, b)| a.starts_with(b)),
+        "endsWith" => v
+            .as_str()
+            .zip(arg.as_str())
+            .is_some_and(|(a, b)| a.ends_with(b)),
         _ => false,
     }
 }
@@ -430,19 +540,32 @@ fn is_ty(v: &Value, ty: Ty) -> bool {
 /// inactive ones too; the error names the path within `criteria` and what was
 /// expected there, never the value sent.
 pub fn compile(entity: Entity, criteria: Option<&Value>) -> Result<Filter, String> {
-    let Some(c) = criteria else { return Ok(Filter::everything()) };
+    let Some(c) = criteria else {
+        return Ok(Filter::everything());
+    };
     if c["entity"] != entity.as_str() {
-        return Err(format!("criteria.entity must be {:?}, the entity of the query", entity.as_str()));
+        return Err(format!(
+            "criteria.entity must be {:?}, the entity of the query",
+            entity.as_str()
+        ));
     }
     let total = c.to_string().len();
     if total > MAX_TOTAL_BYTES {
-        return Err(format!("criteria hold {total} bytes of JSON; at most {MAX_TOTAL_BYTES} are accepted"));
+        return Err(format!(
+            "criteria hold {total} bytes of JSON; at most {MAX_TOTAL_BYTES} are accepted"
+        ));
     }
     let mut nodes = 0;
     compile_where(entity, &c["where"], "criteria.where", 0, &mut nodes)
 }
 
-fn compile_where(entity: Entity, w: &Value, path: &str, depth: usize, nodes: &mut usize) -> Result<Filter, String> {
+fn compile_where(
+    entity: Entity,
+    w: &Value,
+    path: &str,
+    depth: usize,
+    nodes: &mut usize,
+) -> Result<Filter, String> {
     *nodes += 1;
     if depth > MAX_DEPTH {
         return Err(format!("{path}: criteria nest deeper than {MAX_DEPTH}"));
@@ -450,25 +573,59 @@ fn compile_where(entity: Entity, w: &Value, path: &str, depth: usize, nodes: &mu
     if *nodes > MAX_NODES {
         return Err(format!("{path}: criteria have more than {MAX_NODES} nodes"));
     }
-    let obj = w.as_object().ok_or(format!("{path}: a where clause must be an object"))?;
+    let obj = w
+        .as_object()
+        .ok_or(format!("{path}: a where clause must be an object"))?;
     let mut all = Vec::new();
     for (k, v) in obj {
         let here = format!("{path}.{k}");
         match k.as_str() {
             "and" | "or" => {
-                let items = v.as_array().ok_or(format!("{here}: expected an array of where clauses"))?;
-                let compiled = items.iter().enumerate().map(|(i, item)| compile_where(entity, item, &format!("{here}[{i}]"), depth + 1, nodes)).collect::<Result<Vec<_>, _>>()?;
-                all.push(if k == "and" { Filter::All(compiled) } else { Filter::Any(compiled) });
+                let items = v
+                    .as_array()
+                    .ok_or(format!("{here}: expected an array of where clauses"))?;
+                let compiled = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| {
+                        compile_where(entity, item, &format!("{here}[{i}]"), depth + 1, nodes)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                all.push(if k == "and" {
+                    Filter::All(compiled)
+                } else {
+                    Filter::Any(compiled)
+                });
             }
-            "not" => all.push(Filter::Not(Box::new(compile_where(entity, v, &here, depth + 1, nodes)?))),
+            "not" => all.push(Filter::Not(Box::new(compile_where(
+                entity,
+                v,
+                &here,
+                depth + 1,
+                nodes,
+            )?))),
             name => {
                 if let Some(fld) = field(entity, name) {
                     all.push(compile_field(fld, v, &here)?);
                 } else if let Some((ri, rel)) = relation(entity, name) {
                     all.push(compile_relation(ri, rel, v, &here, depth, nodes)?);
                 } else {
-                    let known: Vec<&str> = FIELDS.iter().filter(|f| f.entity == entity).map(|f| f.name).chain(RELATIONS.iter().filter(|r| r.from == entity).map(|r| r.name)).collect();
-                    return Err(format!("{here}: {} has no field or relation {name:?} (known: {}, and, or, not)", entity.as_str(), known.join(", ")));
+                    let known: Vec<&str> = FIELDS
+                        .iter()
+                        .filter(|f| f.entity == entity)
+                        .map(|f| f.name)
+                        .chain(
+                            RELATIONS
+                                .iter()
+                                .filter(|r| r.from == entity)
+                                .map(|r| r.name),
+                        )
+                        .collect();
+                    return Err(format!(
+                        "{here}: {} has no field or relation {name:?} (known: {}, and, or, not)",
+                        entity.as_str(),
+                        known.join(", ")
+                    ));
                 }
             }
         }
@@ -478,14 +635,30 @@ fn compile_where(entity: Entity, w: &Value, path: &str, depth: usize, nodes: &mu
 
 fn check_literal(fld: &Field, v: &Value, path: &str) -> Result<(), String> {
     if v.is_null() {
-        return if fld.nullable { Ok(()) } else { Err(format!("{path}: {} is never null; expected {}", fld.name, ty_name(fld.ty))) };
+        return if fld.nullable {
+            Ok(())
+        } else {
+            Err(format!(
+                "{path}: {} is never null; expected {}",
+                fld.name,
+                ty_name(fld.ty)
+            ))
+        };
     }
     if !is_ty(v, fld.ty) {
-        return Err(format!("{path}: {} is {}; expected {}{}", fld.name, ty_name(fld.ty), ty_name(fld.ty), if fld.nullable { " or null" } else { "" }));
+        return Err(format!(
+            "{path}: {} is {}; expected {}{}",
+            fld.name,
+            ty_name(fld.ty),
+            ty_name(fld.ty),
+            if fld.nullable { " or null" } else { "" }
+        ));
     }
     if let Some(s) = v.as_str() {
         if s.len() > MAX_STRING_BYTES {
-            return Err(format!("{path}: strings are at most {MAX_STRING_BYTES} bytes"));
+            return Err(format!(
+                "{path}: strings are at most {MAX_STRING_BYTES} bytes"
+            ));
         }
     }
     Ok(())
@@ -495,13 +668,21 @@ fn compile_field(fld: &'static Field, v: &Value, path: &str) -> Result<Filter, S
     let ops: Vec<(&'static str, Value)> = match v {
         Value::Object(m) => {
             if m.is_empty() {
-                return Err(format!("{path}: an operator object needs at least one of {}", operators(fld.ty).join(", ")));
+                return Err(format!(
+                    "{path}: an operator object needs at least one of {}",
+                    operators(fld.ty).join(", ")
+                ));
             }
             let mut ops = Vec::new();
             for (op, arg) in m {
                 let here = format!("{path}.{op}");
                 let Some(&known) = operators(fld.ty).iter().find(|o| **o == op) else {
-                    return Err(format!("{here}: operator {op:?} does not apply to {} ({}); use one of {}", fld.name, ty_name(fld.ty), operators(fld.ty).join(", ")));
+                    return Err(format!(
+                        "{here}: operator {op:?} does not apply to {} ({}); use one of {}",
+                        fld.name,
+                        ty_name(fld.ty),
+                        operators(fld.ty).join(", ")
+                    ));
                 };
                 match known {
                     "in" => {
@@ -531,17 +712,35 @@ fn compile_field(fld: &'static Field, v: &Value, path: &str) -> Result<Filter, S
             vec![("equals", lit.clone())]
         }
     };
-    Ok(Filter::Field { name: fld.name, ops })
+    Ok(Filter::Field {
+        name: fld.name,
+        ops,
+    })
 }
 
-fn compile_relation(ri: usize, rel: &Relation, v: &Value, path: &str, depth: usize, nodes: &mut usize) -> Result<Filter, String> {
+fn compile_relation(
+    ri: usize,
+    rel: &Relation,
+    v: &Value,
+    path: &str,
+    depth: usize,
+    nodes: &mut usize,
+) -> Result<Filter, String> {
     let allowed = if rel.many { MANY_OPS } else { ONE_OPS };
-    let m = v.as_object().filter(|m| !m.is_empty()).ok_or(format!("{path}: a relation takes an object with one or more of {}", allowed.join(", ")))?;
+    let m = v.as_object().filter(|m| !m.is_empty()).ok_or(format!(
+        "{path}: a relation takes an object with one or more of {}",
+        allowed.join(", ")
+    ))?;
     let mut all = Vec::new();
     for (op, arg) in m {
         let here = format!("{path}.{op}");
         if !allowed.contains(&op.as_str()) {
-            return Err(format!("{here}: {} is a to-{} relation; use {}", rel.name, if rel.many { "many" } else { "one" }, allowed.join(", ")));
+            return Err(format!(
+                "{here}: {} is a to-{} relation; use {}",
+                rel.name,
+                if rel.many { "many" } else { "one" },
+                allowed.join(", ")
+            ));
         }
         if rel.many {
             let quantifier = match op.as_str() {
@@ -549,17 +748,34 @@ fn compile_relation(ri: usize, rel: &Relation, v: &Value, path: &str, depth: usi
                 "every" => Quantifier::Every,
                 _ => Quantifier::None,
             };
-            all.push(Filter::Many { relation: ri, quantifier, filter: Box::new(compile_where(rel.to, arg, &here, depth + 1, nodes)?) });
+            all.push(Filter::Many {
+                relation: ri,
+                quantifier,
+                filter: Box::new(compile_where(rel.to, arg, &here, depth + 1, nodes)?),
+            });
         } else {
             let filter = if arg.is_null() {
                 if !rel.nullable {
-                    return Err(format!("{here}: {} always exists, so null is not allowed", rel.name));
+                    return Err(format!(
+                        "{here}: {} always exists, so null is not allowed",
+                        rel.name
+                    ));
                 }
                 None
             } else {
-                Some(Box::new(compile_where(rel.to, arg, &here, depth + 1, nodes)?))
+                Some(Box::new(compile_where(
+                    rel.to,
+                    arg,
+                    &here,
+                    depth + 1,
+                    nodes,
+                )?))
             };
-            all.push(Filter::One { relation: ri, negate: op == "isNot", filter });
+            all.push(Filter::One {
+                relation: ri,
+                negate: op == "isNot",
+                filter,
+            });
         }
     }
     Ok(Filter::All(all))
@@ -579,7 +795,11 @@ fn scalar(ty: Ty, nullable: bool) -> Value {
         Ty::Text => "string",
         Ty::Bool => "boolean",
     };
-    let mut s = if nullable { json!({ "type": [base, "null"] }) } else { json!({ "type": base }) };
+    let mut s = if nullable {
+        json!({ "type": [base, "null"] })
+    } else {
+        json!({ "type": base })
+    };
     if ty == Ty::Text {
         s["maxLength"] = json!(MAX_STRING_BYTES);
     }
@@ -611,13 +831,21 @@ fn where_schema(e: Entity) -> Value {
         let target = json!({ "$ref": format!("#/$defs/{}", def_name(rel.to)) });
         let mut ops = Map::new();
         for op in if rel.many { MANY_OPS } else { ONE_OPS } {
-            let s = if !rel.many && rel.nullable { json!({ "oneOf": [target, { "type": "null" }] }) } else { target.clone() };
+            let s = if !rel.many && rel.nullable {
+                json!({ "oneOf": [target, { "type": "null" }] })
+            } else {
+                target.clone()
+            };
             ops.insert(op.to_string(), s);
         }
         props.insert(rel.name.to_string(), json!({ "type": "object", "additionalProperties": false, "minProperties": 1, "properties": ops }));
     }
     for c in COMBINATORS {
-        let s = if *c == "not" { me.clone() } else { json!({ "type": "array", "items": me }) };
+        let s = if *c == "not" {
+            me.clone()
+        } else {
+            json!({ "type": "array", "items": me })
+        };
         props.insert(c.to_string(), s);
     }
     json!({ "type": "object", "additionalProperties": false, "properties": props })
@@ -674,7 +902,13 @@ mod tests {
         json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": entity, "where": w })
     }
 
-    fn pane(id: &str, window: &str, active: bool, command: &str, places: &[(&str, i64, bool)]) -> Pane {
+    fn pane(
+        id: &str,
+        window: &str,
+        active: bool,
+        command: &str,
+        places: &[(&str, i64, bool)],
+    ) -> Pane {
         Pane {
             window_name: format!("w{window}"),
             active,
@@ -682,7 +916,15 @@ mod tests {
             command: command.into(),
             placements: places
                 .iter()
-                .map(|(s, idx, act)| Placement { session_id: s.to_string(), session_name: format!("n{s}"), window_index: *idx, window_active: *act, session_created: 0, session_attached: 0, session_windows: 1 })
+                .map(|(s, idx, act)| Placement {
+                    session_id: s.to_string(),
+                    session_name: format!("n{s}"),
+                    window_index: *idx,
+                    window_active: *act,
+                    session_created: 0,
+                    session_attached: 0,
+                    session_windows: 1,
+                })
                 .collect(),
             ..Pane::sample(id, window)
         }
@@ -692,55 +934,220 @@ mod tests {
         let panes = [
             pane("%0", "@0", true, "zsh", &[("$0", 0, true)]),
             pane("%1", "@0", false, "vim", &[("$0", 0, true)]),
-            pane("%2", "@1", true, "top", &[("$0", 1, false), ("$1", 0, true)]),
+            pane(
+                "%2",
+                "@1",
+                true,
+                "top",
+                &[("$0", 1, false), ("$1", 0, true)],
+            ),
         ];
         Graph::build(panes.iter(), &[], "g")
     }
 
     fn ids(g: &Graph, e: Entity, c: Value) -> Vec<String> {
         let f = compile(e, Some(&c)).unwrap();
-        g.select(e, &f).iter().map(|r| r.reference["id"].as_str().unwrap().to_string()).collect()
+        g.select(e, &f)
+            .iter()
+            .map(|r| r.reference["id"].as_str().unwrap().to_string())
+            .collect()
     }
 
     #[test]
     fn field_predicates_and_combinators() {
         let g = graph();
-        assert_eq!(ids(&g, E::Pane, crit("pane", json!({ "currentCommand": { "startsWith": "v" } }))), ["%1"]);
-        assert_eq!(ids(&g, E::Pane, crit("pane", json!({ "or": [{ "id": "%0" }, { "id": "%2" }] }))), ["%0", "%2"]);
-        assert_eq!(ids(&g, E::Pane, crit("pane", json!({ "not": { "active": true } }))), ["%1"]);
+        assert_eq!(
+            ids(
+                &g,
+                E::Pane,
+                crit("pane", json!({ "currentCommand": { "startsWith": "v" } }))
+            ),
+            ["%1"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Pane,
+                crit("pane", json!({ "or": [{ "id": "%0" }, { "id": "%2" }] }))
+            ),
+            ["%0", "%2"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Pane,
+                crit("pane", json!({ "not": { "active": true } }))
+            ),
+            ["%1"]
+        );
         // Null equals only null; comparisons with null are false.
-        assert_eq!(ids(&g, E::Pane, crit("pane", json!({ "deadStatus": null }))).len(), 3);
-        assert!(ids(&g, E::Pane, crit("pane", json!({ "deadStatus": { "lt": 5 } }))).is_empty());
+        assert_eq!(
+            ids(&g, E::Pane, crit("pane", json!({ "deadStatus": null }))).len(),
+            3
+        );
+        assert!(ids(
+            &g,
+            E::Pane,
+            crit("pane", json!({ "deadStatus": { "lt": 5 } }))
+        )
+        .is_empty());
     }
 
     #[test]
     fn relations_follow_the_graph() {
         let g = graph();
-        assert_eq!(ids(&g, E::Pane, crit("pane", json!({ "window": { "is": { "id": "@1" } } }))), ["%2"]);
-        assert_eq!(ids(&g, E::Pane, crit("pane", json!({ "window": { "isNot": { "id": "@1" } } }))), ["%0", "%1"]);
-        assert_eq!(ids(&g, E::Window, crit("window", json!({ "panes": { "some": { "currentCommand": "vim" } } }))), ["@0"]);
-        assert_eq!(ids(&g, E::Window, crit("window", json!({ "panes": { "every": { "active": true } } }))), ["@1"]);
-        assert_eq!(ids(&g, E::Window, crit("window", json!({ "panes": { "none": { "currentCommand": "top" } } }))), ["@0"]);
-        assert_eq!(ids(&g, E::Window, crit("window", json!({ "activePane": { "is": { "currentCommand": "zsh" } } }))), ["@0"]);
-        assert_eq!(ids(&g, E::Session, crit("session", json!({ "windows": { "some": { "id": "@0" } } }))), ["$0"]);
-        assert_eq!(ids(&g, E::Session, crit("session", json!({ "currentWindow": { "is": { "id": "@1" } } }))), ["$1"]);
-        assert_eq!(ids(&g, E::Session, crit("session", json!({ "panes": { "some": { "currentCommand": "top" } } }))), ["$0", "$1"]);
-        assert_eq!(ids(&g, E::WindowLink, crit("window_link", json!({ "session": { "is": { "id": "$1" } } }))), ["@1"]);
-        assert_eq!(ids(&g, E::Window, crit("window", json!({ "windowLinks": { "some": { "sessionId": "$1" } } }))), ["@1"]);
+        assert_eq!(
+            ids(
+                &g,
+                E::Pane,
+                crit("pane", json!({ "window": { "is": { "id": "@1" } } }))
+            ),
+            ["%2"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Pane,
+                crit("pane", json!({ "window": { "isNot": { "id": "@1" } } }))
+            ),
+            ["%0", "%1"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Window,
+                crit(
+                    "window",
+                    json!({ "panes": { "some": { "currentCommand": "vim" } } })
+                )
+            ),
+            ["@0"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Window,
+                crit(
+                    "window",
+                    json!({ "panes": { "every": { "active": true } } })
+                )
+            ),
+            ["@1"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Window,
+                crit(
+                    "window",
+                    json!({ "panes": { "none": { "currentCommand": "top" } } })
+                )
+            ),
+            ["@0"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Window,
+                crit(
+                    "window",
+                    json!({ "activePane": { "is": { "currentCommand": "zsh" } } })
+                )
+            ),
+            ["@0"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Session,
+                crit("session", json!({ "windows": { "some": { "id": "@0" } } }))
+            ),
+            ["$0"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Session,
+                crit(
+                    "session",
+                    json!({ "currentWindow": { "is": { "id": "@1" } } })
+                )
+            ),
+            ["$1"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Session,
+                crit(
+                    "session",
+                    json!({ "panes": { "some": { "currentCommand": "top" } } })
+                )
+            ),
+            ["$0", "$1"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::WindowLink,
+                crit(
+                    "window_link",
+                    json!({ "session": { "is": { "id": "$1" } } })
+                )
+            ),
+            ["@1"]
+        );
+        assert_eq!(
+            ids(
+                &g,
+                E::Window,
+                crit(
+                    "window",
+                    json!({ "windowLinks": { "some": { "sessionId": "$1" } } })
+                )
+            ),
+            ["@1"]
+        );
     }
 
     #[test]
     fn wrong_types_and_unknown_names_are_invalid_filters_naming_the_path() {
         let bad = |e: Entity, c: Value| compile(e, Some(&c)).unwrap_err();
-        assert!(bad(E::Window, crit("window", json!({ "width": "wide" }))).starts_with("criteria.where.width:"));
-        assert!(bad(E::Pane, crit("pane", json!({ "dead": { "in": [true, "no"] } }))).contains("criteria.where.dead.in[1]"));
-        assert!(bad(E::Pane, crit("pane", json!({ "width": { "contains": "8" } }))).contains("does not apply"));
+        assert!(bad(E::Window, crit("window", json!({ "width": "wide" })))
+            .starts_with("criteria.where.width:"));
+        assert!(bad(
+            E::Pane,
+            crit("pane", json!({ "dead": { "in": [true, "no"] } }))
+        )
+        .contains("criteria.where.dead.in[1]"));
+        assert!(bad(
+            E::Pane,
+            crit("pane", json!({ "width": { "contains": "8" } }))
+        )
+        .contains("does not apply"));
         assert!(bad(E::Pane, crit("pane", json!({ "title": null }))).contains("never null"));
         assert!(bad(E::Pane, crit("pane", json!({ "window": { "some": {} } }))).contains("to-one"));
-        assert!(bad(E::Pane, crit("pane", json!({ "window": { "is": null } }))).contains("null is not allowed"));
-        assert!(bad(E::Pane, crit("pane", json!({ "or": [{ "id": "%0" }, { "nope": 1 }] }))).contains("criteria.where.or[1].nope"), "inactive branches are checked too");
+        assert!(
+            bad(E::Pane, crit("pane", json!({ "window": { "is": null } })))
+                .contains("null is not allowed")
+        );
+        assert!(
+            bad(
+                E::Pane,
+                crit("pane", json!({ "or": [{ "id": "%0" }, { "nope": 1 }] }))
+            )
+            .contains("criteria.where.or[1].nope"),
+            "inactive branches are checked too"
+        );
         assert!(bad(E::Window, crit("pane", json!({}))).contains("criteria.entity"));
-        assert!(compile(E::Client, Some(&crit("client", json!({ "session": { "is": null } })))).is_ok(), "client.session is nullable");
+        assert!(
+            compile(
+                E::Client,
+                Some(&crit("client", json!({ "session": { "is": null } })))
+            )
+            .is_ok(),
+            "client.session is nullable"
+        );
         let mut deep = json!({ "id": "%0" });
         for _ in 0..40 {
             deep = json!({ "not": deep });
@@ -753,21 +1160,58 @@ mod tests {
         let schema = schema();
         let v = jsonschema::validator_for(&schema).expect("criteria schema compiles");
         let samples = [
-            (E::Pane, crit("pane", json!({ "width": { "gte": 80 }, "or": [{ "currentCommand": { "startsWith": "vi" } }, { "title": { "contains": "log" } }] }))),
-            (E::Pane, crit("pane", json!({ "window": { "is": { "panes": { "every": { "dead": false } } } } }))),
-            (E::Session, crit("session", json!({ "currentWindow": { "isNot": { "name": "x" } }, "not": { "attached": 0 } }))),
-            (E::Client, crit("client", json!({ "session": { "is": null }, "tty": null }))),
+            (
+                E::Pane,
+                crit(
+                    "pane",
+                    json!({ "width": { "gte": 80 }, "or": [{ "currentCommand": { "startsWith": "vi" } }, { "title": { "contains": "log" } }] }),
+                ),
+            ),
+            (
+                E::Pane,
+                crit(
+                    "pane",
+                    json!({ "window": { "is": { "panes": { "every": { "dead": false } } } } }),
+                ),
+            ),
+            (
+                E::Session,
+                crit(
+                    "session",
+                    json!({ "currentWindow": { "isNot": { "name": "x" } }, "not": { "attached": 0 } }),
+                ),
+            ),
+            (
+                E::Client,
+                crit("client", json!({ "session": { "is": null }, "tty": null })),
+            ),
             (E::Window, crit("window", json!({ "width": "wide" }))),
             (E::Pane, crit("pane", json!({ "window": { "is": null } }))),
-            (E::Pane, crit("pane", json!({ "width": { "contains": "8" } }))),
+            (
+                E::Pane,
+                crit("pane", json!({ "width": { "contains": "8" } })),
+            ),
             (E::Pane, crit("pane", json!({ "nope": 1 }))),
-            (E::Pane, crit("pane", json!({ "dead": { "in": [true, 1] } }))),
-            (E::Session, crit("session", json!({ "windows": { "is": {} } }))),
-            (E::Pane, crit("pane", json!({ "deadStatus": { "gt": null } }))),
+            (
+                E::Pane,
+                crit("pane", json!({ "dead": { "in": [true, 1] } })),
+            ),
+            (
+                E::Session,
+                crit("session", json!({ "windows": { "is": {} } })),
+            ),
+            (
+                E::Pane,
+                crit("pane", json!({ "deadStatus": { "gt": null } })),
+            ),
             (E::Window, crit("window", json!({ "panes": {} }))),
         ];
         for (e, c) in samples {
-            assert_eq!(v.is_valid(&c), compile(e, Some(&c)).is_ok(), "schema and compiler disagree on {c}");
+            assert_eq!(
+                v.is_valid(&c),
+                compile(e, Some(&c)).is_ok(),
+                "schema and compiler disagree on {c}"
+            );
         }
     }
 }

@@ -39,13 +39,21 @@ pub enum WindowKind {
 
 impl SessionRef {
     pub fn new(id: &str, generation: &str) -> SessionRef {
-        SessionRef { kind: SessionKind::Session, id: id.to_string(), generation: generation.to_string() }
+        SessionRef {
+            kind: SessionKind::Session,
+            id: id.to_string(),
+            generation: generation.to_string(),
+        }
     }
 }
 
 impl WindowRef {
     pub fn new(id: &str, generation: &str) -> WindowRef {
-        WindowRef { kind: WindowKind::Window, id: id.to_string(), generation: generation.to_string() }
+        WindowRef {
+            kind: WindowKind::Window,
+            id: id.to_string(),
+            generation: generation.to_string(),
+        }
     }
 }
 
@@ -78,20 +86,44 @@ mod tests {
 
     #[test]
     fn typed_refs_have_the_published_schemas() {
-        for (kind, derived, other) in [(Kind::Session, schema_of::<SessionRef>(), "window"), (Kind::Window, schema_of::<WindowRef>(), "session")] {
+        for (kind, derived, other) in [
+            (Kind::Session, schema_of::<SessionRef>(), "window"),
+            (Kind::Window, schema_of::<WindowRef>(), "session"),
+        ] {
             let v = jsonschema::validator_for(&derived).unwrap();
             let hand = jsonschema::validator_for(&ref_schema(kind)).unwrap();
             let k = kind.as_str();
             let id = if kind == Kind::Session { "$3" } else { "@3" };
-            for r in [json!({ "kind": k, "id": id, "generation": "g" }), json!({ "kind": k, "id": "3", "generation": "g" }), json!({ "kind": other, "id": id, "generation": "g" }), json!({ "kind": k, "id": "%3", "generation": "g" }), json!({ "kind": k, "id": id, "generation": "" }), json!({ "kind": k, "id": id, "generation": "g", "x": 1 }), json!({ "kind": k, "id": id })] {
+            for r in [
+                json!({ "kind": k, "id": id, "generation": "g" }),
+                json!({ "kind": k, "id": "3", "generation": "g" }),
+                json!({ "kind": other, "id": id, "generation": "g" }),
+                json!({ "kind": k, "id": "%3", "generation": "g" }),
+                json!({ "kind": k, "id": id, "generation": "" }),
+                json!({ "kind": k, "id": id, "generation": "g", "x": 1 }),
+                json!({ "kind": k, "id": id }),
+            ] {
                 assert_eq!(v.is_valid(&r), hand.is_valid(&r), "{k}: {r}");
             }
         }
-        assert_eq!(serde_json::to_value(SessionRef::new("$3", "g")).unwrap(), reference(Kind::Session, "$3", "g"));
-        assert_eq!(serde_json::to_value(WindowRef::new("@3", "g")).unwrap(), reference(Kind::Window, "@3", "g"));
+        assert_eq!(
+            serde_json::to_value(SessionRef::new("$3", "g")).unwrap(),
+            reference(Kind::Session, "$3", "g")
+        );
+        assert_eq!(
+            serde_json::to_value(WindowRef::new("@3", "g")).unwrap(),
+            reference(Kind::Window, "@3", "g")
+        );
         for kind in [Kind::Session, Kind::Window, Kind::Pane] {
-            let id = match kind { Kind::Session => "$1", Kind::Window => "@1", Kind::Pane => "%1" };
-            assert_eq!(serde_json::to_value(AnyRef::new(kind, id, "g")).unwrap(), reference(kind, id, "g"));
+            let id = match kind {
+                Kind::Session => "$1",
+                Kind::Window => "@1",
+                Kind::Pane => "%1",
+            };
+            assert_eq!(
+                serde_json::to_value(AnyRef::new(kind, id, "g")).unwrap(),
+                reference(kind, id, "g")
+            );
         }
     }
 }

@@ -22,12 +22,19 @@ impl Delivery {
 }
 
 pub fn ok(tool: &str, data: Value) -> ToolOutput {
-    ToolOutput { structured: Some(json!({ "ok": true, "data": data })), text: format!("{tool} completed; structuredContent contains the result."), is_error: false }
+    ToolOutput {
+        structured: Some(json!({ "ok": true, "data": data })),
+        text: format!("{tool} completed; structuredContent contains the result."),
+        is_error: false,
+    }
 }
 
 /// `ok` with `data` serialized from the type the output schema is derived from.
 pub fn ok_typed<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {
-    ok(tool, serde_json::to_value(data).expect("tool results serialize"))
+    ok(
+        tool,
+        serde_json::to_value(data).expect("tool results serialize"),
+    )
 }
 
 /// The fixed `error.message` of each code (the seed's result envelope): a
@@ -49,9 +56,15 @@ pub fn fixed_message(code: &str) -> &'static str {
 /// it in the text content only, where a model reads it.
 pub fn error(code: &str, detail: &str, delivery: Delivery) -> ToolOutput {
     let message = fixed_message(code);
-    let text = if detail.is_empty() { message.to_string() } else { format!("{message} {detail}") };
+    let text = if detail.is_empty() {
+        message.to_string()
+    } else {
+        format!("{message} {detail}")
+    };
     ToolOutput {
-        structured: Some(json!({ "ok": false, "error": { "code": code, "message": message, "delivery": delivery.as_str() } })),
+        structured: Some(
+            json!({ "ok": false, "error": { "code": code, "message": message, "delivery": delivery.as_str() } }),
+        ),
         text,
         is_error: true,
     }
@@ -74,7 +87,12 @@ pub fn invalid_input(problem: &str) -> ToolOutput {
 /// `effects`: `known` with the `created` references when a creation result
 /// exists (delivery then forced to `observed`), else `none` when nothing was
 /// sent and `unknown` otherwise.
-pub fn mutation_error(code: &str, detail: &str, delivery: Delivery, created: Vec<Value>) -> ToolOutput {
+pub fn mutation_error(
+    code: &str,
+    detail: &str,
+    delivery: Delivery,
+    created: Vec<Value>,
+) -> ToolOutput {
     let (state, delivery) = if !created.is_empty() {
         ("known", Delivery::Observed)
     } else if delivery == Delivery::NotSent {
@@ -97,8 +115,17 @@ pub fn for_tool(tool: &super::ToolSpec, mut out: ToolOutput) -> ToolOutput {
     if !(tool.family == super::Family::Seed && tool.annotations.destructive) {
         return out;
     }
-    if let Some(err) = out.structured.as_mut().map(|s| &mut s["error"]).filter(|e| e.is_object() && e.get("effects").is_none()) {
-        let state = if err["delivery"] == "not_sent" { "none" } else { "unknown" };
+    if let Some(err) = out
+        .structured
+        .as_mut()
+        .map(|s| &mut s["error"])
+        .filter(|e| e.is_object() && e.get("effects").is_none())
+    {
+        let state = if err["delivery"] == "not_sent" {
+            "none"
+        } else {
+            "unknown"
+        };
         err["effects"] = json!({ "state": state, "created": [] });
     }
     out

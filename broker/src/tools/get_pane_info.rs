@@ -59,39 +59,74 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let session = c.session;
         // A fresh read; the errors (unknown pane with a hint, out of scope) are
         // the family's (capture_pane::resolve).
-        let pane = match capture_pane::resolve(session, &args.pane_id, crate::observe::Freshness::Fresh).await {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
+        let pane =
+            match capture_pane::resolve(session, &args.pane_id, crate::observe::Freshness::Fresh)
+                .await
+            {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
         let Some(pane) = session.scoped(&pane) else {
-            return ToolOutput::libtmux_error(format!("Pane {} is outside this session's scope.", args.pane_id));
+            return ToolOutput::libtmux_error(format!(
+                "Pane {} is outside this session's scope.",
+                args.pane_id
+            ));
         };
         // The graph of everything this agent sees (the table `resolve` just
         // read), so the window's active pane is known whichever pane this is.
         let Some(snap) = session.broker.registry.cached() else {
-            return ToolOutput::libtmux_error("The pane table is not available; retry.".to_string());
+            return ToolOutput::libtmux_error(
+                "The pane table is not available; retry.".to_string(),
+            );
         };
         let visible: Vec<_> = session.visible(&snap).collect();
-        let g = Graph::build(visible.iter().map(|p| p.as_ref()), &[], session.generation());
+        let g = Graph::build(
+            visible.iter().map(|p| p.as_ref()),
+            &[],
+            session.generation(),
+        );
         let record = list_panes::record(session, &pane);
-        let Some(window) = list_windows::records(session, &g, None).into_iter().find(|w| w.id() == pane.window_id) else {
-            return ToolOutput::libtmux_error(format!("Pane {} is in no window any more; call list_panes.", args.pane_id));
+        let Some(window) = list_windows::records(session, &g, None)
+            .into_iter()
+            .find(|w| w.id() == pane.window_id)
+        else {
+            return ToolOutput::libtmux_error(format!(
+                "Pane {} is in no window any more; call list_panes.",
+                args.pane_id
+            ));
         };
-        let sessions: Vec<SessionRecord> = list_sessions::records(session, &g).into_iter().filter(|s| pane.in_session(s.id())).collect();
+        let sessions: Vec<SessionRecord> = list_sessions::records(session, &g)
+            .into_iter()
+            .filter(|s| pane.in_session(s.id()))
+            .collect();
         let text = format!(
             "pane {} in window {} ({}), session(s) {}; pid {} {} {}x{}{}{}",
             pane.id,
             window.id(),
             pane.window_name,
-            sessions.iter().map(|s| s.id()).collect::<Vec<_>>().join(","),
+            sessions
+                .iter()
+                .map(|s| s.id())
+                .collect::<Vec<_>>()
+                .join(","),
             pane.pid,
             pane.command,
             pane.width,
             pane.height,
             if pane.dead { " [dead]" } else { "" },
-            if session.is_caller(&pane.id) { " [caller]" } else { "" },
+            if session.is_caller(&pane.id) {
+                " [caller]"
+            } else {
+                ""
+            },
         );
-        let info = Info { generation: session.generation().to_string(), scope: session.scope, pane: record, window, sessions };
+        let info = Info {
+            generation: session.generation().to_string(),
+            scope: session.scope,
+            pane: record,
+            window,
+            sessions,
+        };
         ToolOutput::typed(&info, text)
     })
 }

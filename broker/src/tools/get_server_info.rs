@@ -100,10 +100,22 @@ impl From<crate::clients::Client> for ClientRecord {
 async fn clients(session: &Session, version: &str) -> Clients {
     match crate::clients::read(&session.broker.registry, version).await {
         Ok(all) => {
-            let attached = all.into_iter().filter(|c| session.sees_session(&c.session_id)).map(ClientRecord::from).collect();
-            Clients { available: true, unavailable_reason: None, attached }
+            let attached = all
+                .into_iter()
+                .filter(|c| session.sees_session(&c.session_id))
+                .map(ClientRecord::from)
+                .collect();
+            Clients {
+                available: true,
+                unavailable_reason: None,
+                attached,
+            }
         }
-        Err(crate::clients::Unavailable(why)) => Clients { available: false, unavailable_reason: Some(why), attached: Vec::new() },
+        Err(crate::clients::Unavailable(why)) => Clients {
+            available: false,
+            unavailable_reason: Some(why),
+            attached: Vec::new(),
+        },
     }
 }
 
@@ -113,7 +125,11 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let broker = &session.broker;
         let snap = match broker.registry.refresh().await {
             Ok(s) => s,
-            Err(e) => return ToolOutput::libtmux_error(format!("Could not read the server from tmux: {e}. Nothing was changed.")),
+            Err(e) => {
+                return ToolOutput::libtmux_error(format!(
+                    "Could not read the server from tmux: {e}. Nothing was changed."
+                ))
+            }
         };
         let id = &broker.identity;
         let clients = clients(session, &snap.server.version).await;
@@ -126,7 +142,11 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             scope: session.scope,
             caller_pane_id: session.caller_pane.clone(),
             caller_session_ids: session.caller_sessions.clone(),
-            broker: BrokerInfo { pid: std::process::id(), access: broker.registry.access(), sessions_open: broker.sessions_open() },
+            broker: BrokerInfo {
+                pid: std::process::id(),
+                access: broker.registry.access(),
+                sessions_open: broker.sessions_open(),
+            },
             clients,
         };
         let text = format!(

@@ -6,7 +6,7 @@
 //! and its session are never killed, whatever the flags (`SelfRule::Never`).
 
 use super::act::{self, SelfRule};
-use super::arrange::{KilledRef, Killed};
+use super::arrange::{Killed, KilledRef};
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
 use super::refs::{Kind, PaneRef};
@@ -62,15 +62,27 @@ fn schema(id_field: &str, kind: Kind, description: &str) -> Value {
 }
 
 fn kill_pane_schema() -> Value {
-    schema("paneId", Kind::Pane, "The pane to kill, e.g. %3 (see list_panes).")
+    schema(
+        "paneId",
+        Kind::Pane,
+        "The pane to kill, e.g. %3 (see list_panes).",
+    )
 }
 
 fn kill_window_schema() -> Value {
-    schema("windowId", Kind::Window, "The window to kill, e.g. @2 (see list_windows).")
+    schema(
+        "windowId",
+        Kind::Window,
+        "The window to kill, e.g. @2 (see list_windows).",
+    )
 }
 
 fn kill_session_schema() -> Value {
-    schema("sessionId", Kind::Session, "The session to kill, e.g. $1 (see list_sessions).")
+    schema(
+        "sessionId",
+        Kind::Session,
+        "The session to kill, e.g. $1 (see list_sessions).",
+    )
 }
 
 #[derive(Deserialize)]
@@ -112,25 +124,55 @@ async fn call<R: KilledRef>(session: &Session, a: Args) -> Result<ToolOutput, To
     }
     let (command, name) = match t.kind {
         Kind::Pane => ("kill-pane", None),
-        Kind::Window => ("kill-window", t.panes.first().map(|p| p.window_name.clone())),
-        Kind::Session => ("kill-session", t.panes.iter().flat_map(|p| &p.placements).find(|pl| pl.session_id == t.id).map(|pl| pl.session_name.clone())),
+        Kind::Window => (
+            "kill-window",
+            t.panes.first().map(|p| p.window_name.clone()),
+        ),
+        Kind::Session => (
+            "kill-session",
+            t.panes
+                .iter()
+                .flat_map(|p| &p.placements)
+                .find(|pl| pl.session_id == t.id)
+                .map(|pl| pl.session_name.clone()),
+        ),
     };
     act::run(session, &[command, "-t", &t.id]).await?;
     let generation = session.generation();
     // A session's windows that are linked into another session as well stay;
     // when the table cannot be read back, every pane it held is reported.
     let closed: Vec<PaneRef> = match session.broker.registry.refresh().await {
-        Ok(snap) => t.panes.iter().filter(|p| !snap.panes.iter().any(|q| q.id == p.id)).map(|p| PaneRef::new(&p.id, generation)).collect(),
-        Err(_) => t.panes.iter().map(|p| PaneRef::new(&p.id, generation)).collect(),
+        Ok(snap) => t
+            .panes
+            .iter()
+            .filter(|p| !snap.panes.iter().any(|q| q.id == p.id))
+            .map(|p| PaneRef::new(&p.id, generation))
+            .collect(),
+        Err(_) => t
+            .panes
+            .iter()
+            .map(|p| PaneRef::new(&p.id, generation))
+            .collect(),
     };
     let text = format!(
         "Killed {} {}{}; {} pane(s) closed: {}.",
         t.kind.as_str(),
         t.id,
-        name.as_deref().map(|n| format!(" ({n:?})")).unwrap_or_default(),
+        name.as_deref()
+            .map(|n| format!(" ({n:?})"))
+            .unwrap_or_default(),
         closed.len(),
-        closed.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+        closed
+            .iter()
+            .map(|p| p.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
-    let out = Killed { generation: generation.to_string(), killed: R::new(&t.id, generation), name, panes_closed: closed };
+    let out = Killed {
+        generation: generation.to_string(),
+        killed: R::new(&t.id, generation),
+        name,
+        panes_closed: closed,
+    };
     Ok(ToolOutput::typed(&out, text))
 }

@@ -109,23 +109,41 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 async fn call(session: &Session, args: Args) -> ToolOutput {
     let snap = match session.broker.registry.refresh().await {
         Ok(s) => s,
-        Err(e) => return ToolOutput::libtmux_error(format!("Could not read the pane table from tmux: {e}. Nothing was changed.")),
+        Err(e) => {
+            return ToolOutput::libtmux_error(format!(
+                "Could not read the pane table from tmux: {e}. Nothing was changed."
+            ))
+        }
     };
     let wanted = args.session.as_deref();
     let visible: Vec<_> = session.visible(&snap).collect();
     if let Some(w) = wanted {
-        let known = visible.iter().flat_map(|p| &p.placements).any(|pl| pl.session_id == w || pl.session_name == w);
+        let known = visible
+            .iter()
+            .flat_map(|p| &p.placements)
+            .any(|pl| pl.session_id == w || pl.session_name == w);
         if !known {
             return ToolOutput::libtmux_error(format!("Argument session: no session with id or name {w:?} is visible. Call list_panes without it to see the sessions."));
         }
     }
     let panes: Vec<PaneRecord> = visible
         .iter()
-        .filter(|p| wanted.is_none_or(|w| p.placements.iter().any(|pl| pl.session_id == w || pl.session_name == w)))
+        .filter(|p| {
+            wanted.is_none_or(|w| {
+                p.placements
+                    .iter()
+                    .any(|pl| pl.session_id == w || pl.session_name == w)
+            })
+        })
         .map(|p| record(session, p))
         .collect();
     let text = summary(session, &panes);
-    let listing = Listing { generation: session.generation().to_string(), scope: session.scope, caller_pane_id: session.caller_pane.clone(), panes };
+    let listing = Listing {
+        generation: session.generation().to_string(),
+        scope: session.scope,
+        caller_pane_id: session.caller_pane.clone(),
+        panes,
+    };
     ToolOutput::typed(&listing, text)
 }
 
@@ -156,18 +174,35 @@ pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
         history_size: p.history_size,
         command: p.command.clone(),
         cwd: p.cwd.clone(),
-        placements: p.placements.iter().map(|pl| PlacementRecord { session_id: pl.session_id.clone(), session_name: pl.session_name.clone(), index: pl.window_index, window_active: pl.window_active }).collect(),
+        placements: p
+            .placements
+            .iter()
+            .map(|pl| PlacementRecord {
+                session_id: pl.session_id.clone(),
+                session_name: pl.session_name.clone(),
+                index: pl.window_index,
+                window_active: pl.window_active,
+            })
+            .collect(),
         is_caller_pane: session.is_caller(&p.id),
     }
 }
 
 /// One line per pane for clients that show only text.
 fn summary(session: &Session, panes: &[PaneRecord]) -> String {
-    let mut lines = vec![format!("{} pane(s), generation {}", panes.len(), session.generation())];
+    let mut lines = vec![format!(
+        "{} pane(s), generation {}",
+        panes.len(),
+        session.generation()
+    )];
     let mut sorted: Vec<&PaneRecord> = panes.iter().collect();
     sorted.sort_by_key(|p| numeric_id(&p.id));
     for p in sorted {
-        let places: Vec<String> = p.placements.iter().map(|pl| format!("{}:{}", pl.session_name, pl.index)).collect();
+        let places: Vec<String> = p
+            .placements
+            .iter()
+            .map(|pl| format!("{}:{}", pl.session_name, pl.index))
+            .collect();
         lines.push(format!(
             "{} {} {}x{} pid {} {}{}{}",
             p.id,

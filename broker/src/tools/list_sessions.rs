@@ -93,14 +93,17 @@ pub(super) fn fields<T: serde::de::DeserializeOwned>(r: &Record) -> T {
 
 /// A fresh snapshot and the record graph of what `session` may see.
 pub(super) async fn graph(session: &Session) -> Result<(Arc<Snapshot>, Graph), ToolOutput> {
-    let snap = session
-        .broker
-        .registry
-        .refresh()
-        .await
-        .map_err(|e| ToolOutput::libtmux_error(format!("Could not read the session table from tmux: {e}. Nothing was changed.")))?;
+    let snap = session.broker.registry.refresh().await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the session table from tmux: {e}. Nothing was changed."
+        ))
+    })?;
     let visible: Vec<_> = session.visible(&snap).collect();
-    let g = Graph::build(visible.iter().map(|p| p.as_ref()), &[], session.generation());
+    let g = Graph::build(
+        visible.iter().map(|p| p.as_ref()),
+        &[],
+        session.generation(),
+    );
     Ok((snap, g))
 }
 
@@ -108,10 +111,17 @@ pub(super) async fn graph(session: &Session) -> Result<(Arc<Snapshot>, Graph), T
 /// (SPEC B.4). The error names `field` and lists the visible sessions.
 pub(super) fn resolve_session(g: &Graph, field: &str, wanted: &str) -> Result<String, ToolOutput> {
     let sessions: Vec<SessionFields> = g.records(Entity::Session).iter().map(fields).collect();
-    if let Some(s) = sessions.iter().find(|s| s.id == wanted).or_else(|| sessions.iter().find(|s| s.name == wanted)) {
+    if let Some(s) = sessions
+        .iter()
+        .find(|s| s.id == wanted)
+        .or_else(|| sessions.iter().find(|s| s.name == wanted))
+    {
         return Ok(s.id.clone());
     }
-    let known: Vec<String> = sessions.iter().map(|s| format!("{} ({})", s.id, s.name)).collect();
+    let known: Vec<String> = sessions
+        .iter()
+        .map(|s| format!("{} ({})", s.id, s.name))
+        .collect();
     Err(ToolOutput::libtmux_error(format!(
         "Argument {field}: no session with id or name {wanted:?} is visible to this agent. Visible sessions: {}. Nothing was sent to tmux.",
         if known.is_empty() { "none".to_string() } else { known.join(", ") }
@@ -125,7 +135,15 @@ pub(super) fn records(session: &Session, g: &Graph) -> Vec<SessionRecord> {
         .iter()
         .map(|r| {
             let f: SessionFields = fields(r);
-            let windows = links.iter().filter(|l| l.session_id == f.id).map(|l| SessionWindow { window_id: l.window_id.clone(), index: l.index, active: l.active }).collect();
+            let windows = links
+                .iter()
+                .filter(|l| l.session_id == f.id)
+                .map(|l| SessionWindow {
+                    window_id: l.window_id.clone(),
+                    index: l.index,
+                    active: l.active,
+                })
+                .collect();
             SessionRecord {
                 reference: SessionRef::new(&f.id, session.generation()),
                 holds_caller_pane: session.caller_sessions.contains(&f.id),
@@ -153,11 +171,27 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let sessions = records(c.session, &g);
-        let mut lines = vec![format!("{} session(s), generation {}", sessions.len(), c.session.generation())];
+        let mut lines = vec![format!(
+            "{} session(s), generation {}",
+            sessions.len(),
+            c.session.generation()
+        )];
         for s in &sessions {
-            lines.push(format!("{} {} {} window(s), {} attached{}", s.id, s.name, s.window_count, s.attached, if s.holds_caller_pane { " [caller]" } else { "" }));
+            lines.push(format!(
+                "{} {} {} window(s), {} attached{}",
+                s.id,
+                s.name,
+                s.window_count,
+                s.attached,
+                if s.holds_caller_pane { " [caller]" } else { "" }
+            ));
         }
-        let listing = Listing { generation: c.session.generation().to_string(), scope: c.session.scope, caller_pane_id: c.session.caller_pane.clone(), sessions };
+        let listing = Listing {
+            generation: c.session.generation().to_string(),
+            scope: c.session.scope,
+            caller_pane_id: c.session.caller_pane.clone(),
+            sessions,
+        };
         ToolOutput::typed(&listing, lines.join("\n"))
     })
 }

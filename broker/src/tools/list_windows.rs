@@ -110,16 +110,29 @@ pub(super) fn records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<W
     g.records(Entity::Window)
         .iter()
         .map(fields::<WindowFields>)
-        .filter(|w| only.is_none_or(|s| links.iter().any(|l| l.window_id == w.id && l.session_id == s)))
+        .filter(|w| {
+            only.is_none_or(|s| {
+                links
+                    .iter()
+                    .any(|l| l.window_id == w.id && l.session_id == s)
+            })
+        })
         .map(|w| WindowRecord {
             reference: WindowRef::new(&w.id, session.generation()),
-            active_pane_id: panes.iter().find(|p| p.window_id == w.id && p.active).map(|p| p.id.clone()),
+            active_pane_id: panes
+                .iter()
+                .find(|p| p.window_id == w.id && p.active)
+                .map(|p| p.id.clone()),
             links: links
                 .iter()
                 .filter(|l| l.window_id == w.id)
                 .map(|l| WindowLink {
                     session_id: l.session_id.clone(),
-                    session_name: names.iter().find(|n| n.id == l.session_id).map(|n| n.name.clone()).unwrap_or_default(),
+                    session_name: names
+                        .iter()
+                        .find(|n| n.id == l.session_id)
+                        .map(|n| n.name.clone())
+                        .unwrap_or_default(),
                     index: l.index,
                     active: l.active,
                 })
@@ -144,17 +157,49 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(x) => x,
             Err(e) => return e,
         };
-        let only = match args.session.as_deref().map(|s| list_sessions::resolve_session(&g, "session", s)).transpose() {
+        let only = match args
+            .session
+            .as_deref()
+            .map(|s| list_sessions::resolve_session(&g, "session", s))
+            .transpose()
+        {
             Ok(o) => o,
             Err(e) => return e,
         };
         let windows = records(c.session, &g, only.as_deref());
-        let mut lines = vec![format!("{} window(s), generation {}", windows.len(), c.session.generation())];
+        let mut lines = vec![format!(
+            "{} window(s), generation {}",
+            windows.len(),
+            c.session.generation()
+        )];
         for w in &windows {
-            let places: Vec<String> = w.links.iter().map(|l| format!("{}:{}{}", l.session_name, l.index, if l.active { "*" } else { "" })).collect();
-            lines.push(format!("{} {} {} {}x{} {} pane(s)", w.id, places.join(","), w.name, w.width, w.height, w.pane_count));
+            let places: Vec<String> = w
+                .links
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{}:{}{}",
+                        l.session_name,
+                        l.index,
+                        if l.active { "*" } else { "" }
+                    )
+                })
+                .collect();
+            lines.push(format!(
+                "{} {} {} {}x{} {} pane(s)",
+                w.id,
+                places.join(","),
+                w.name,
+                w.width,
+                w.height,
+                w.pane_count
+            ));
         }
-        let listing = Listing { generation: c.session.generation().to_string(), scope: c.session.scope, windows };
+        let listing = Listing {
+            generation: c.session.generation().to_string(),
+            scope: c.session.scope,
+            windows,
+        };
         ToolOutput::typed(&listing, lines.join("\n"))
     })
 }

@@ -8,46 +8,45 @@
 pub mod act;
 mod arrange;
 mod batch;
-mod kill;
-mod rename;
-mod resize_pane;
-mod respawn_pane;
-mod select;
-mod spawn;
 mod capabilities;
 pub mod capture;
+pub mod capture_pane;
+mod capture_pane_python;
+mod capture_since;
+mod capture_since_python;
 mod close;
 mod create;
 pub mod criteria;
+pub mod entity_refs;
 pub mod envelope;
+mod get_job;
+mod get_pane_info;
+mod get_server_info;
+mod kill;
 mod list_panes;
 mod list_sessions;
 mod list_windows;
-mod get_pane_info;
-mod get_server_info;
-pub mod entity_refs;
-mod show_options;
-mod show_environment;
-mod show_hooks;
-mod search_panes;
-pub mod capture_pane;
-mod capture_since;
-mod capture_pane_python;
-mod capture_since_python;
-mod search_panes_python;
-mod snapshot_pane;
-mod snapshot;
-pub mod typed;
-mod wait;
+mod paste_text;
 mod refs;
+mod rename;
+mod resize_pane;
+mod respawn_pane;
+mod run_command;
+mod search_panes;
+mod search_panes_python;
+mod select;
 pub mod send;
 mod send_keys;
-mod paste_text;
-mod run_command;
-mod get_job;
-mod wait_for_text;
+mod show_environment;
+mod show_hooks;
+mod show_options;
+mod snapshot;
+mod snapshot_pane;
+mod spawn;
+pub mod typed;
+mod wait;
 mod wait_for_idle;
-
+mod wait_for_text;
 
 use crate::session::Session;
 use serde_json::{json, Value};
@@ -82,16 +81,34 @@ impl Annotations {
     /// clients act on them (Codex CLI refuses a tool hinted destructive when
     /// it runs unattended), so MCP's defaults are never left in place.
     pub const fn read_only(title: &'static str) -> Annotations {
-        Annotations { title: Some(title), read_only: true, destructive: false, idempotent: true, open_world: false }
+        Annotations {
+            title: Some(title),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        }
     }
 
     /// Changes state but loses nothing (the mutating tier): typing, arranging.
     pub const fn mutating(title: &'static str, idempotent: bool) -> Annotations {
-        Annotations { title: Some(title), read_only: false, destructive: false, idempotent, open_world: false }
+        Annotations {
+            title: Some(title),
+            read_only: false,
+            destructive: false,
+            idempotent,
+            open_world: false,
+        }
     }
 
     pub const fn destructive(title: &'static str) -> Annotations {
-        Annotations { title: Some(title), read_only: false, destructive: true, idempotent: false, open_world: false }
+        Annotations {
+            title: Some(title),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            open_world: false,
+        }
     }
 
     /// The safety tier, from the hints alone: read-only, else destructive or
@@ -127,7 +144,8 @@ pub struct Call<'a> {
     pub progress: Option<Progress>,
 }
 
-pub type CallFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
+pub type CallFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
 
 /// A tool, whole: everything about it is here, registered once in [`CATALOG`].
 pub struct ToolSpec {
@@ -177,16 +195,62 @@ impl ToolSpec {
 }
 
 /// Catalog order is the order of `tools/list` and of `enabled_tools`.
-pub const CATALOG: &[ToolSpec] = &[capabilities::SPEC, snapshot::SPEC, send::SPEC, create::SPEC, close::SPEC, capture::SPEC, wait::SPEC, list_panes::SPEC, capture_pane::SPEC, snapshot_pane::SPEC, list_sessions::SPEC, list_windows::SPEC, get_pane_info::SPEC, get_server_info::SPEC, show_options::SPEC, show_environment::SPEC, show_hooks::SPEC, search_panes::SPEC, capture_since::SPEC, send_keys::SPEC, paste_text::SPEC, run_command::SPEC, get_job::SPEC, wait_for_text::SPEC, wait_for_idle::SPEC, spawn::CREATE_SESSION, spawn::CREATE_WINDOW, spawn::SPLIT_WINDOW, select::SELECT_PANE, select::SELECT_WINDOW, resize_pane::SPEC, rename::RENAME_SESSION, rename::RENAME_WINDOW, respawn_pane::SPEC, kill::KILL_PANE, kill::KILL_WINDOW, kill::KILL_SESSION, batch::SPEC];
+pub const CATALOG: &[ToolSpec] = &[
+    capabilities::SPEC,
+    snapshot::SPEC,
+    send::SPEC,
+    create::SPEC,
+    close::SPEC,
+    capture::SPEC,
+    wait::SPEC,
+    list_panes::SPEC,
+    capture_pane::SPEC,
+    snapshot_pane::SPEC,
+    list_sessions::SPEC,
+    list_windows::SPEC,
+    get_pane_info::SPEC,
+    get_server_info::SPEC,
+    show_options::SPEC,
+    show_environment::SPEC,
+    show_hooks::SPEC,
+    search_panes::SPEC,
+    capture_since::SPEC,
+    send_keys::SPEC,
+    paste_text::SPEC,
+    run_command::SPEC,
+    get_job::SPEC,
+    wait_for_text::SPEC,
+    wait_for_idle::SPEC,
+    spawn::CREATE_SESSION,
+    spawn::CREATE_WINDOW,
+    spawn::SPLIT_WINDOW,
+    select::SELECT_PANE,
+    select::SELECT_WINDOW,
+    resize_pane::SPEC,
+    rename::RENAME_SESSION,
+    rename::RENAME_WINDOW,
+    respawn_pane::SPEC,
+    kill::KILL_PANE,
+    kill::KILL_WINDOW,
+    kill::KILL_SESSION,
+    batch::SPEC,
+];
 
 /// The Python toolset (`--toolset python`): tools that replace the [`CATALOG`]
 /// entry of the same name with tmux-python/libtmux-mcp's spelling of it.
-pub const PYTHON_TOOLSET: &[ToolSpec] = &[capture_pane_python::SPEC, capture_since_python::SPEC, search_panes_python::SPEC];
+pub const PYTHON_TOOLSET: &[ToolSpec] = &[
+    capture_pane_python::SPEC,
+    capture_since_python::SPEC,
+    search_panes_python::SPEC,
+];
 
 /// The tools of `toolset`, in catalog order.
 pub fn catalog(toolset: Toolset) -> impl Iterator<Item = &'static ToolSpec> {
     CATALOG.iter().map(move |t| match toolset {
-        Toolset::Python => PYTHON_TOOLSET.iter().find(|p| p.name == t.name).unwrap_or(t),
+        Toolset::Python => PYTHON_TOOLSET
+            .iter()
+            .find(|p| p.name == t.name)
+            .unwrap_or(t),
         Toolset::Default => t,
     })
 }
@@ -204,20 +268,32 @@ pub fn spec(name: &str) -> Option<&'static ToolSpec> {
 
 /// Names in `requested` that are not tools (for a clear startup error).
 pub fn unknown_tools<'a>(requested: impl IntoIterator<Item = &'a String>) -> Vec<String> {
-    requested.into_iter().filter(|n| spec(n).is_none()).cloned().collect()
+    requested
+        .into_iter()
+        .filter(|n| spec(n).is_none())
+        .cloned()
+        .collect()
 }
 
 /// The tools a session at tier `safety` may use: every tool of that tier or
 /// below that is not opt-in, plus the tools named by `--enable-tool` /
 /// `@mcp-enable-tools` (naming a tool enables it whatever its tier).
 pub fn enabled_set(safety: Tier, extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
-    let mut set: BTreeSet<String> = CATALOG.iter().filter(|t| t.on_at(safety)).map(|t| t.name.to_string()).collect();
+    let mut set: BTreeSet<String> = CATALOG
+        .iter()
+        .filter(|t| t.on_at(safety))
+        .map(|t| t.name.to_string())
+        .collect();
     set.extend(extra.into_iter().filter(|n| spec(n).is_some()));
     set
 }
 
 pub fn enabled_in_catalog_order(enabled: &BTreeSet<String>) -> Vec<&'static str> {
-    CATALOG.iter().filter(|t| enabled.contains(t.name)).map(|t| t.name).collect()
+    CATALOG
+        .iter()
+        .filter(|t| enabled.contains(t.name))
+        .map(|t| t.name)
+        .collect()
 }
 
 /// The `_meta` key of a tool's safety tier in `tools/list`.
@@ -262,7 +338,8 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn to_call_result(&self) -> Value {
-        let mut v = json!({ "content": [{ "type": "text", "text": self.text }], "isError": self.is_error });
+        let mut v =
+            json!({ "content": [{ "type": "text", "text": self.text }], "isError": self.is_error });
         if let Some(s) = &self.structured {
             v["structuredContent"] = s.clone();
         }
@@ -271,7 +348,11 @@ impl ToolOutput {
 
     /// A libtmux-family tool error: text only, nothing reached tmux unless said.
     pub fn libtmux_error(message: impl Into<String>) -> Self {
-        ToolOutput { structured: None, text: message.into(), is_error: true }
+        ToolOutput {
+            structured: None,
+            text: message.into(),
+            is_error: true,
+        }
     }
 }
 
@@ -289,7 +370,8 @@ fn validators() -> &'static HashMap<(Toolset, &'static str), Validator> {
             .flat_map(|set| catalog(set).map(move |t| (set, t)))
             .map(|(set, t)| {
                 let schema = t.published_input_schema();
-                let compiled = jsonschema::validator_for(&schema).expect("published input schema compiles");
+                let compiled =
+                    jsonschema::validator_for(&schema).expect("published input schema compiles");
                 ((set, t.name), Validator { schema, compiled })
             })
             .collect()
@@ -303,10 +385,26 @@ fn leaves<'a>(schema: &Value, args: &Value, e: &'a jsonschema::ValidationError<'
     use jsonschema::error::ValidationErrorKind as K;
     match e.kind() {
         K::OneOfNotValid { context } | K::AnyOf { context } if !context.is_empty() => {
-            let variants = schema.pointer(e.schema_path().as_str()).and_then(Value::as_array);
-            let instance = args.pointer(e.instance_path().as_str()).unwrap_or(&Value::Null);
-            let best = (0..context.len()).max_by_key(|&i| (variants.and_then(|v| v.get(i)).map_or(0, |v| intent(v, instance)), std::cmp::Reverse(context[i].len()))).unwrap_or(0);
-            let out: Vec<String> = context[best].iter().flat_map(|sub| leaves(schema, args, sub)).collect();
+            let variants = schema
+                .pointer(e.schema_path().as_str())
+                .and_then(Value::as_array);
+            let instance = args
+                .pointer(e.instance_path().as_str())
+                .unwrap_or(&Value::Null);
+            let best = (0..context.len())
+                .max_by_key(|&i| {
+                    (
+                        variants
+                            .and_then(|v| v.get(i))
+                            .map_or(0, |v| intent(v, instance)),
+                        std::cmp::Reverse(context[i].len()),
+                    )
+                })
+                .unwrap_or(0);
+            let out: Vec<String> = context[best]
+                .iter()
+                .flat_map(|sub| leaves(schema, args, sub))
+                .collect();
             if out.is_empty() {
                 vec![problem(e)]
             } else {
@@ -324,7 +422,9 @@ fn intent(variant: &Value, instance: &Value) -> i64 {
     if let Some(alts) = variant["oneOf"].as_array().or(variant["anyOf"].as_array()) {
         return alts.iter().map(|a| intent(a, instance)).max().unwrap_or(0);
     }
-    let Some(obj) = instance.as_object() else { return 0 };
+    let Some(obj) = instance.as_object() else {
+        return 0;
+    };
     let mut score = 0;
     for (k, sub) in variant["properties"].as_object().into_iter().flatten() {
         let Some(v) = obj.get(k) else { continue };
@@ -334,13 +434,21 @@ fn intent(variant: &Value, instance: &Value) -> i64 {
             None => score += intent(sub, v),
         }
     }
-    let required = variant["required"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    let required = variant["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
     score + 10 * required.filter(|k| obj.contains_key(*k)).count() as i64
 }
 
 fn problem(e: &jsonschema::ValidationError) -> String {
     let path = e.instance_path().to_string();
-    let field = if path.is_empty() { "arguments".to_string() } else { format!("argument {path}") };
+    let field = if path.is_empty() {
+        "arguments".to_string()
+    } else {
+        format!("argument {path}")
+    };
     format!("{field}: {}", describe_kind(e))
 }
 
@@ -352,7 +460,9 @@ pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
 
 /// [`validate_input`] against `toolset`'s spelling of the tool.
 pub fn validate_in(toolset: Toolset, name: &str, args: &Value) -> Result<(), String> {
-    let Some(v) = validators().get(&(toolset, name)) else { return Ok(()) };
+    let Some(v) = validators().get(&(toolset, name)) else {
+        return Ok(());
+    };
     if v.compiled.is_valid(args) {
         return Ok(());
     }
@@ -368,7 +478,11 @@ pub fn validate_in(toolset: Toolset, name: &str, args: &Value) -> Result<(), Str
         }
     }
     found.truncate(3);
-    Err(if found.is_empty() { "arguments do not match the published input schema".to_string() } else { found.join("; ") })
+    Err(if found.is_empty() {
+        "arguments do not match the published input schema".to_string()
+    } else {
+        found.join("; ")
+    })
 }
 
 /// What was expected (the rule that failed), without echoing the offending value.
@@ -387,16 +501,36 @@ fn describe_kind(e: &jsonschema::ValidationError) -> String {
         K::FalseSchema => "no value is allowed here".to_string(),
         K::Not { .. } => "matches a form the published schema excludes".to_string(),
         K::Format { format } => format!("must be a valid {format}"),
-        K::OneOfMultipleValid { .. } => "matches more than one of the alternatives; give the fields of exactly one".to_string(),
-        K::OneOfNotValid { .. } | K::AnyOf { .. } => "matches none of the alternatives of the published schema".to_string(),
-        K::AdditionalItems { limit } => format!("must hold at most {limit} item{}", plural(*limit as u64)),
-        K::UnevaluatedProperties { unexpected } => format!("unexpected field(s) {}", unexpected.join(", ")),
+        K::OneOfMultipleValid { .. } => {
+            "matches more than one of the alternatives; give the fields of exactly one".to_string()
+        }
+        K::OneOfNotValid { .. } | K::AnyOf { .. } => {
+            "matches none of the alternatives of the published schema".to_string()
+        }
+        K::AdditionalItems { limit } => {
+            format!("must hold at most {limit} item{}", plural(*limit as u64))
+        }
+        K::UnevaluatedProperties { unexpected } => {
+            format!("unexpected field(s) {}", unexpected.join(", "))
+        }
         // A key of a map (an environment variable's name): the key's own rule.
         K::PropertyNames { error } => format!("a field name {}", describe_kind(error)),
-        K::AdditionalProperties { unexpected } => format!("unexpected field(s) {}", unexpected.join(", ")),
-        K::Required { property } => format!("missing required field {}", property.as_str().map_or_else(|| property.to_string(), str::to_string)),
-        K::Type { kind } => format!("expected type {kind:?}").replace("Single(", "").replace(')', "").to_lowercase(),
-        K::Pattern { pattern } if pattern == refs::NO_CONTROL => "must not contain control characters".to_string(),
+        K::AdditionalProperties { unexpected } => {
+            format!("unexpected field(s) {}", unexpected.join(", "))
+        }
+        K::Required { property } => format!(
+            "missing required field {}",
+            property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_string)
+        ),
+        K::Type { kind } => format!("expected type {kind:?}")
+            .replace("Single(", "")
+            .replace(')', "")
+            .to_lowercase(),
+        K::Pattern { pattern } if pattern == refs::NO_CONTROL => {
+            "must not contain control characters".to_string()
+        }
         K::Pattern { pattern } => format!("must match the pattern {pattern}"),
         K::Minimum { limit } => format!("must be >= {limit}"),
         K::Maximum { limit } => format!("must be <= {limit}"),
@@ -409,7 +543,11 @@ fn describe_kind(e: &jsonschema::ValidationError) -> String {
 }
 
 fn plural(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 /// Where a long-running call reports progress (`notifications/progress`), when
@@ -422,7 +560,12 @@ pub struct Progress {
 
 /// Delivers progress reports to the client (implemented by the MCP layer).
 pub trait ProgressSink: Send + Sync {
-    fn report(&self, progress: f64, total: Option<f64>, message: String) -> futures::future::BoxFuture<'static, ()>;
+    fn report(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: String,
+    ) -> futures::future::BoxFuture<'static, ()>;
 }
 
 impl Progress {
@@ -445,31 +588,58 @@ pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOut
         _ => return ToolOutput::libtmux_error(format!("{name} is not a read-only tool")),
     };
     if let Err(problem) = validate_input(name, &args) {
-        return ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux."));
+        return ToolOutput::libtmux_error(format!(
+            "Invalid arguments for {name}: {problem}. Nothing was sent to tmux."
+        ));
     }
-    (t.run)(Call { session, args, progress: None }).await
+    (t.run)(Call {
+        session,
+        args,
+        progress: None,
+    })
+    .await
 }
 
 /// Runs tool `name` for `session`. Never panics on client input.
-pub async fn call(session: &Session, name: &str, args: Value, progress: Option<Progress>) -> ToolOutput {
-    session.broker.tool_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+pub async fn call(
+    session: &Session,
+    name: &str,
+    args: Value,
+    progress: Option<Progress>,
+) -> ToolOutput {
+    session
+        .broker
+        .tool_calls
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let Some(t) = spec_in(session.toolset, name) else {
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => envelope::for_tool(t, envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux."))),
-            Family::Libtmux => ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux.")),
+            Family::Seed => envelope::for_tool(
+                t,
+                envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux.")),
+            ),
+            Family::Libtmux => {
+                ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux."))
+            }
         };
     }
     if let Err(problem) = validate_in(session.toolset, name, &args) {
         return match t.family {
             Family::Seed => envelope::for_tool(t, envelope::invalid_input(&problem)),
-            Family::Libtmux => ToolOutput::libtmux_error(format!("Invalid arguments for {name}: {problem}. Nothing was sent to tmux.")),
+            Family::Libtmux => ToolOutput::libtmux_error(format!(
+                "Invalid arguments for {name}: {problem}. Nothing was sent to tmux."
+            )),
         };
     }
-    (t.run)(Call { session, args, progress }).await
+    (t.run)(Call {
+        session,
+        args,
+        progress,
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -482,19 +652,51 @@ mod tests {
     #[test]
     fn errors_name_the_leaf_field_under_one_of() {
         let g = "0123456789abcdef0123456789abcdef";
-        let e = validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "0", "generation": g } })).unwrap_err();
-        assert!(e.starts_with("argument /target/id: must match the pattern"), "{e}");
-        let e = validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "%0", "generation": "" } })).unwrap_err();
-        assert!(e.starts_with("argument /target/generation: must be at least 1"), "{e}");
-        let e = validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "cursor": "xyz" })).unwrap_err();
-        assert!(e.starts_with("argument /cursor: must match"), "the continuation variant was meant: {e}");
+        let e = validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "0", "generation": g } }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /target/id: must match the pattern"),
+            "{e}"
+        );
+        let e = validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "%0", "generation": "" } }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /target/generation: must be at least 1"),
+            "{e}"
+        );
+        let e = validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "cursor": "xyz" }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /cursor: must match"),
+            "the continuation variant was meant: {e}"
+        );
         let e = validate_input("tmux_wait", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "condition": { "type": "screen_contains" } })).unwrap_err();
         assert_eq!(e, "argument /condition: missing required field text");
         let e = validate_input("tmux_send", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "input": { "type": "keys", "keys": [] } })).unwrap_err();
         assert!(e.starts_with("argument /input/keys:"), "{e}");
-        let e = validate_input("tmux_close", &json!({ "target": { "kind": "window", "id": "%3", "generation": g } })).unwrap_err();
-        assert!(e.starts_with("argument /target/id: must match the pattern ^@"), "the window variant was meant (kind): {e}");
-        assert!(validate_input("tmux_capture", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g } })).is_ok());
+        let e = validate_input(
+            "tmux_close",
+            &json!({ "target": { "kind": "window", "id": "%3", "generation": g } }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /target/id: must match the pattern ^@"),
+            "the window variant was meant (kind): {e}"
+        );
+        assert!(validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "%0", "generation": g } })
+        )
+        .is_ok());
     }
 
     /// Every refusal names the field and the rule it broke (never "does not
@@ -503,20 +705,53 @@ mod tests {
     fn errors_name_the_rule() {
         let huge: serde_json::Value = serde_json::from_str("18446744073709551616").unwrap(); // 2^64
         for big in [huge, json!(1e30), json!(1e308)] {
-            let e = validate_input("capture_since", &json!({ "paneId": "%0", "maxBytes": big })).unwrap_err();
-            assert_eq!(e, "argument /maxBytes: must be <= 18446744073709551615", "{big}");
+            let e = validate_input("capture_since", &json!({ "paneId": "%0", "maxBytes": big }))
+                .unwrap_err();
+            assert_eq!(
+                e, "argument /maxBytes: must be <= 18446744073709551615",
+                "{big}"
+            );
         }
-        assert!(validate_input("capture_since", &json!({ "paneId": "%0", "maxBytes": 18446744073709551615u64 })).is_ok(), "u64::MAX is within the schema");
+        assert!(
+            validate_input(
+                "capture_since",
+                &json!({ "paneId": "%0", "maxBytes": 18446744073709551615u64 })
+            )
+            .is_ok(),
+            "u64::MAX is within the schema"
+        );
         let cases = [
-            ("batch", json!({ "calls": [] }), "argument /calls: must hold at least 1 item"),
-            ("capture_pane", json!({ "paneId": "%0", "maxLines": 0 }), "argument /maxLines: must be > 0"),
-            ("tmux_create", json!({ "kind": "session", "name": "s", "argv": [] }), "argument /argv: must hold at least 1 item"),
-            ("tmux_create", json!({ "kind": "session", "name": "s", "argv": ["true"], "environment": { "1BAD": "x" } }), "argument /environment: a field name must match the pattern"),
+            (
+                "batch",
+                json!({ "calls": [] }),
+                "argument /calls: must hold at least 1 item",
+            ),
+            (
+                "capture_pane",
+                json!({ "paneId": "%0", "maxLines": 0 }),
+                "argument /maxLines: must be > 0",
+            ),
+            (
+                "tmux_create",
+                json!({ "kind": "session", "name": "s", "argv": [] }),
+                "argument /argv: must hold at least 1 item",
+            ),
+            (
+                "tmux_create",
+                json!({ "kind": "session", "name": "s", "argv": ["true"], "environment": { "1BAD": "x" } }),
+                "argument /environment: a field name must match the pattern",
+            ),
         ];
         for (tool, args, want) in cases {
             let e = validate_input(tool, &args).unwrap_err();
-            assert!(e.starts_with(want), "{tool} {args}: {e:?} should start with {want:?}");
-            assert!(!e.contains("does not match the published input schema"), "{tool}: {e}");
+            assert!(
+                e.starts_with(want),
+                "{tool} {args}: {e:?} should start with {want:?}"
+            );
+            assert!(
+                !e.contains("does not match the published input schema"),
+                "{tool}: {e}"
+            );
         }
     }
 
@@ -533,9 +768,16 @@ mod tests {
                         }
                     }
                     for key in ["properties", "patternProperties", "$defs"] {
-                        for (name, sub) in m.get(key).and_then(serde_json::Value::as_object).into_iter().flatten() {
+                        for (name, sub) in m
+                            .get(key)
+                            .and_then(serde_json::Value::as_object)
+                            .into_iter()
+                            .flatten()
+                        {
                             if sub.is_boolean() {
-                                bad.push(format!("{tool} {path}/{key}/{name} is the boolean schema {sub}"));
+                                bad.push(format!(
+                                    "{tool} {path}/{key}/{name} is the boolean schema {sub}"
+                                ));
                             }
                         }
                     }
@@ -543,7 +785,10 @@ mod tests {
                         walk(tool, &format!("{path}/{k}"), sub, bad);
                     }
                 }
-                serde_json::Value::Array(a) => a.iter().enumerate().for_each(|(i, sub)| walk(tool, &format!("{path}/{i}"), sub, bad)),
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, sub)| walk(tool, &format!("{path}/{i}"), sub, bad)),
                 _ => {}
             }
         }

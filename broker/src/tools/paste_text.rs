@@ -101,11 +101,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let session = c.session;
-        let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
-            Ok(t) => t,
-            Err(e) => return e,
-        };
-        let bracketed = match act::pane_flags(session, &target.id, &["#{bracket_paste_flag}"]).await {
+        let target =
+            match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
+                Ok(t) => t,
+                Err(e) => return e,
+            };
+        let bracketed = match act::pane_flags(session, &target.id, &["#{bracket_paste_flag}"]).await
+        {
             Ok(f) => match f[0] {
                 Some(true) => Bracketed::On,
                 Some(false) => Bracketed::Off,
@@ -120,8 +122,15 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             if let Err(f) = act::run(session, &argv).await {
                 // Nothing was pasted; the buffer may exist (a later piece, or
                 // the first may have landed before the failure): delete it.
-                let cleanup = if i > 0 || f.text.contains("may have") { delete(session, &name).await } else { String::new() };
-                return ToolOutput::libtmux_error(format!("Filling the paste buffer failed; nothing was pasted.{cleanup} {}", f.text));
+                let cleanup = if i > 0 || f.text.contains("may have") {
+                    delete(session, &name).await
+                } else {
+                    String::new()
+                };
+                return ToolOutput::libtmux_error(format!(
+                    "Filling the paste buffer failed; nothing was pasted.{cleanup} {}",
+                    f.text
+                ));
             }
         }
         let mut paste = vec!["paste-buffer", "-b", &name, "-t", &target.id, "-d", "-p"];
@@ -132,7 +141,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             let cleanup = delete(session, &name).await;
             return ToolOutput::libtmux_error(format!("Pasting failed.{cleanup} {}", e.text));
         }
-        let out = Pasted { pane: PaneRef::new(&target.id, session.generation()), bytes: args.text.len(), bracketed_paste: bracketed, line_ending: args.line_ending, buffer_pieces: pieces.len(), buffer_deleted: true };
+        let out = Pasted {
+            pane: PaneRef::new(&target.id, session.generation()),
+            bytes: args.text.len(),
+            bracketed_paste: bracketed,
+            line_ending: args.line_ending,
+            buffer_pieces: pieces.len(),
+            buffer_deleted: true,
+        };
         let text = format!("pasted {} byte(s) into {}", args.text.len(), target.id);
         ToolOutput::typed(&out, text)
     })
@@ -148,7 +164,11 @@ fn fill_commands(name: &str, text: &str) -> Vec<Vec<String>> {
         .enumerate()
         .map(|(i, piece)| {
             // The first piece makes the buffer; the others append (`-a`).
-            let head = head.iter().enumerate().filter(|&(j, _)| i > 0 || j != 1).map(|(_, a)| a.to_string());
+            let head = head
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| i > 0 || j != 1)
+                .map(|(_, a)| a.to_string());
             head.chain([refs::literal_arg(piece)]).collect()
         })
         .collect()
@@ -159,8 +179,13 @@ async fn delete(session: &Session, name: &str) -> String {
     match refs::run_command(&session.broker, &["delete-buffer", "-b", name]).await {
         Ok(_) => " The private paste buffer was deleted.".into(),
         // A buffer that was never made cannot be deleted: nothing is left.
-        Err(f) if f.message.contains("no buffer") || f.message.contains("unknown buffer") => String::new(),
-        Err(f) => format!(" Deleting the private paste buffer {name} failed too: {}.", f.message),
+        Err(f) if f.message.contains("no buffer") || f.message.contains("unknown buffer") => {
+            String::new()
+        }
+        Err(f) => format!(
+            " Deleting the private paste buffer {name} failed too: {}.",
+            f.message
+        ),
     }
 }
 
@@ -174,9 +199,19 @@ mod tests {
         let cmds = fill_commands("b", &text);
         assert!(cmds.len() > 1);
         assert!(!cmds[0].contains(&"-a".to_string()) && cmds[1..].iter().all(|c| c[1] == "-a"));
-        assert!(cmds.iter().all(|c| c.iter().map(|a| a.len() + 1).sum::<usize>() <= COMMAND_ARG_BYTES));
+        assert!(cmds
+            .iter()
+            .all(|c| c.iter().map(|a| a.len() + 1).sum::<usize>() <= COMMAND_ARG_BYTES));
         // literal_arg only ever adds the backslash before a final `;`.
-        let joined: String = cmds.iter().map(|c| c.last().unwrap().strip_suffix("\\;").map_or_else(|| c.last().unwrap().clone(), |h| format!("{h};"))).collect();
+        let joined: String = cmds
+            .iter()
+            .map(|c| {
+                c.last()
+                    .unwrap()
+                    .strip_suffix("\\;")
+                    .map_or_else(|| c.last().unwrap().clone(), |h| format!("{h};"))
+            })
+            .collect();
         assert_eq!(joined, text);
     }
 }

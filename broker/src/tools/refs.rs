@@ -17,7 +17,6 @@ use crate::tmux::TmuxError;
 use crate::wire::Scope;
 use serde_json::{json, Value};
 
-
 /// Largest tmux integer argument the schemas accept (2³¹−1).
 pub const INT_MAX: i64 = 2_147_483_647;
 
@@ -71,7 +70,8 @@ impl Kind {
             _ => return None,
         };
         let digits = &id[1..];
-        (!digits.is_empty() && id.len() <= 32 && digits.bytes().all(|b| b.is_ascii_digit())).then_some(kind)
+        (!digits.is_empty() && id.len() <= 32 && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then_some(kind)
     }
 }
 
@@ -114,7 +114,11 @@ pub enum PaneKind {
 
 impl PaneRef {
     pub fn new(id: &str, generation: &str) -> PaneRef {
-        PaneRef { kind: PaneKind::Pane, id: id.to_string(), generation: generation.to_string() }
+        PaneRef {
+            kind: PaneKind::Pane,
+            id: id.to_string(),
+            generation: generation.to_string(),
+        }
     }
 }
 
@@ -184,7 +188,10 @@ impl Target {
 
     /// Whether the caller's own pane is (in) this entity.
     pub fn holds_caller(&self, session: &Session) -> bool {
-        session.caller_pane.as_deref().is_some_and(|c| self.panes.iter().any(|p| p.id == c))
+        session
+            .caller_pane
+            .as_deref()
+            .is_some_and(|c| self.panes.iter().any(|p| p.id == c))
     }
 }
 
@@ -226,7 +233,9 @@ impl Refusal {
     pub fn envelope(&self) -> ToolOutput {
         let why = format!("{} Nothing was sent.", self.message());
         match self {
-            Refusal::Generation | Refusal::Gone { .. } => fail("stale_target", &why, Delivery::NotSent),
+            Refusal::Generation | Refusal::Gone { .. } => {
+                fail("stale_target", &why, Delivery::NotSent)
+            }
             Refusal::OutOfScope { .. } => policy_denied(&why),
             Refusal::Unreadable(_) => fail("transport_error", &why, Delivery::NotSent),
         }
@@ -235,12 +244,21 @@ impl Refusal {
 
 /// Resolves the entity `id` of `kind` with a fresh metadata read: generation
 /// first (when the caller gave one), then existence, then this session's scope.
-pub async fn find(session: &Session, kind: Kind, id: &str, generation: Option<&str>) -> Result<Target, Refusal> {
+pub async fn find(
+    session: &Session,
+    kind: Kind,
+    id: &str,
+    generation: Option<&str>,
+) -> Result<Target, Refusal> {
     let broker = &session.broker;
     if generation.is_some_and(|g| g != broker.identity.generation) {
         return Err(Refusal::Generation);
     }
-    let snap = broker.registry.refresh().await.map_err(|e| Refusal::Unreadable(e.to_string()))?;
+    let snap = broker
+        .registry
+        .refresh()
+        .await
+        .map_err(|e| Refusal::Unreadable(e.to_string()))?;
     let panes: Vec<Pane> = snap
         .panes
         .iter()
@@ -252,25 +270,43 @@ pub async fn find(session: &Session, kind: Kind, id: &str, generation: Option<&s
         .cloned()
         .collect();
     if panes.is_empty() {
-        return Err(Refusal::Gone { kind, id: id.to_string() });
+        return Err(Refusal::Gone {
+            kind,
+            id: id.to_string(),
+        });
     }
     let visible = match kind {
-        Kind::Session => session.scope == Scope::Server || session.caller_sessions.iter().any(|s| s == id),
+        Kind::Session => {
+            session.scope == Scope::Server || session.caller_sessions.iter().any(|s| s == id)
+        }
         Kind::Window | Kind::Pane => panes.iter().any(|p| session.can_see(p)),
     };
     if !visible {
-        return Err(Refusal::OutOfScope { kind, id: id.to_string() });
+        return Err(Refusal::OutOfScope {
+            kind,
+            id: id.to_string(),
+        });
     }
-    Ok(Target { kind, id: id.to_string(), panes, all_panes: snap.panes.len() })
+    Ok(Target {
+        kind,
+        id: id.to_string(),
+        panes,
+        all_panes: snap.panes.len(),
+    })
 }
 
 /// Resolves the seed family's reference `r` (`{kind, id, generation}`, the
 /// generation required); failures are the family's envelopes, all `not_sent`.
 pub async fn resolve(session: &Session, r: &Value) -> Result<Target, ToolOutput> {
-    let kind = r["kind"].as_str().and_then(Kind::parse).ok_or_else(|| invalid_input("argument reference: unknown kind"))?;
+    let kind = r["kind"]
+        .as_str()
+        .and_then(Kind::parse)
+        .ok_or_else(|| invalid_input("argument reference: unknown kind"))?;
     let id = r["id"].as_str().unwrap_or_default();
     let generation = r["generation"].as_str().unwrap_or_default();
-    find(session, kind, id, Some(generation)).await.map_err(|e| e.envelope())
+    find(session, kind, id, Some(generation))
+        .await
+        .map_err(|e| e.envelope())
 }
 
 /// A tmux command that did not do what was asked, and whether it reached tmux.
@@ -294,7 +330,11 @@ pub async fn run_command(broker: &Broker, args: &[&str]) -> Result<String, Failu
         Ok(out) => {
             let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
             let err: String = err.chars().take(300).collect();
-            Err(Failure { code: "command_failed", message: format!("tmux {} exited with status {}: {err}", args[0], out.status), delivery: Delivery::Observed })
+            Err(Failure {
+                code: "command_failed",
+                message: format!("tmux {} exited with status {}: {err}", args[0], out.status),
+                delivery: Delivery::Observed,
+            })
         }
         Err(e) => Err(transport(args[0], &e)),
     }
@@ -308,11 +348,29 @@ pub async fn run_mutation(broker: &Broker, args: &[&str]) -> Result<String, Tool
 
 fn transport(command: &str, e: &TmuxError) -> Failure {
     let (code, message, delivery) = match e {
-        TmuxError::Timeout { timeout, .. } => ("deadline", format!("tmux {command} did not finish within {timeout:?}; it may have taken effect."), Delivery::PossiblySent),
-        e if e.possibly_sent() => ("transport_error", format!("The connection to tmux failed during {command}; it may have taken effect: {e}"), Delivery::PossiblySent),
-        e => ("transport_error", format!("tmux could not be reached for {command}: {e}. Nothing was sent."), Delivery::NotSent),
+        TmuxError::Timeout { timeout, .. } => (
+            "deadline",
+            format!("tmux {command} did not finish within {timeout:?}; it may have taken effect."),
+            Delivery::PossiblySent,
+        ),
+        e if e.possibly_sent() => (
+            "transport_error",
+            format!(
+                "The connection to tmux failed during {command}; it may have taken effect: {e}"
+            ),
+            Delivery::PossiblySent,
+        ),
+        e => (
+            "transport_error",
+            format!("tmux could not be reached for {command}: {e}. Nothing was sent."),
+            Delivery::NotSent,
+        ),
     };
-    Failure { code, message, delivery }
+    Failure {
+        code,
+        message,
+        delivery,
+    }
 }
 
 /// Re-reads the registry after a mutation so later calls see the change. A
@@ -332,10 +390,20 @@ mod tests {
         let derived = super::super::typed::schema_of::<PaneRef>();
         let v = jsonschema::validator_for(&derived).unwrap();
         let hand = jsonschema::validator_for(&ref_schema(Kind::Pane)).unwrap();
-        for r in [json!({ "kind": "pane", "id": "%3", "generation": "g" }), json!({ "kind": "pane", "id": "3", "generation": "g" }), json!({ "kind": "window", "id": "%3", "generation": "g" }), json!({ "kind": "pane", "id": "%3", "generation": "" }), json!({ "kind": "pane", "id": "%3", "generation": "g", "x": 1 }), json!({ "kind": "pane", "id": "%3" })] {
+        for r in [
+            json!({ "kind": "pane", "id": "%3", "generation": "g" }),
+            json!({ "kind": "pane", "id": "3", "generation": "g" }),
+            json!({ "kind": "window", "id": "%3", "generation": "g" }),
+            json!({ "kind": "pane", "id": "%3", "generation": "" }),
+            json!({ "kind": "pane", "id": "%3", "generation": "g", "x": 1 }),
+            json!({ "kind": "pane", "id": "%3" }),
+        ] {
             assert_eq!(v.is_valid(&r), hand.is_valid(&r), "{r}");
         }
-        assert_eq!(serde_json::to_value(PaneRef::new("%3", "g")).unwrap(), reference(Kind::Pane, "%3", "g"));
+        assert_eq!(
+            serde_json::to_value(PaneRef::new("%3", "g")).unwrap(),
+            reference(Kind::Pane, "%3", "g")
+        );
     }
 
     #[test]
@@ -347,17 +415,43 @@ mod tests {
         assert_eq!(Kind::of_id("%3x"), None);
         let effects = |o: ToolOutput| o.structured.unwrap()["error"].clone();
         let e = effects(fail("deadline", "x", Delivery::PossiblySent));
-        assert_eq!((e["delivery"].as_str(), e["effects"]["state"].as_str()), (Some("possibly_sent"), Some("unknown")));
+        assert_eq!(
+            (e["delivery"].as_str(), e["effects"]["state"].as_str()),
+            (Some("possibly_sent"), Some("unknown"))
+        );
         let e = effects(fail("stale_target", "x", Delivery::NotSent));
         assert_eq!(e["effects"], json!({ "state": "none", "created": [] }));
         let created = vec![reference(Kind::Pane, "%1", "g")];
-        let e = effects(envelope::mutation_error("capacity", "x", Delivery::NotSent, created.clone()));
-        assert_eq!((e["delivery"].as_str(), e["effects"]["state"].as_str()), (Some("observed"), Some("known")));
+        let e = effects(envelope::mutation_error(
+            "capacity",
+            "x",
+            Delivery::NotSent,
+            created.clone(),
+        ));
+        assert_eq!(
+            (e["delivery"].as_str(), e["effects"]["state"].as_str()),
+            (Some("observed"), Some("known"))
+        );
         assert_eq!(e["effects"]["created"], json!(created));
         let schema = output_schema(json!({ "type": "object" }));
         let v = jsonschema::validator_for(&schema).unwrap();
-        assert!(v.is_valid(&envelope::mutation_error("capacity", "x", Delivery::NotSent, created).structured.unwrap()));
-        assert!(!v.is_valid(&envelope::error("capacity", "x", Delivery::NotSent).structured.unwrap()), "effects must be required");
-        assert!(v.is_valid(&envelope::for_tool(&crate::tools::send::SPEC, envelope::policy_denied()).structured.unwrap()));
+        assert!(v.is_valid(
+            &envelope::mutation_error("capacity", "x", Delivery::NotSent, created)
+                .structured
+                .unwrap()
+        ));
+        assert!(
+            !v.is_valid(
+                &envelope::error("capacity", "x", Delivery::NotSent)
+                    .structured
+                    .unwrap()
+            ),
+            "effects must be required"
+        );
+        assert!(v.is_valid(
+            &envelope::for_tool(&crate::tools::send::SPEC, envelope::policy_denied())
+                .structured
+                .unwrap()
+        ));
     }
 }

@@ -51,11 +51,19 @@ fn schema(id_field: &str, kind: Kind, id_description: &str) -> Value {
 }
 
 fn rename_session_schema() -> Value {
-    schema("sessionId", Kind::Session, "The session to rename, e.g. $1 (see list_sessions).")
+    schema(
+        "sessionId",
+        Kind::Session,
+        "The session to rename, e.g. $1 (see list_sessions).",
+    )
 }
 
 fn rename_window_schema() -> Value {
-    schema("windowId", Kind::Window, "The window to rename, e.g. @2 (see list_windows).")
+    schema(
+        "windowId",
+        Kind::Window,
+        "The window to rename, e.g. @2 (see list_windows).",
+    )
 }
 
 #[derive(Deserialize)]
@@ -71,7 +79,9 @@ struct Args {
 fn run_rename_session(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
         match c.parse::<Args>() {
-            Ok(a) => rename(c.session, a, "rename-session").await.unwrap_or_else(|e| e),
+            Ok(a) => rename(c.session, a, "rename-session")
+                .await
+                .unwrap_or_else(|e| e),
             Err(e) => e,
         }
     })
@@ -80,7 +90,9 @@ fn run_rename_session(c: Call<'_>) -> CallFuture<'_> {
 fn run_rename_window(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
         match c.parse::<Args>() {
-            Ok(a) => rename(c.session, a, "rename-window").await.unwrap_or_else(|e| e),
+            Ok(a) => rename(c.session, a, "rename-window")
+                .await
+                .unwrap_or_else(|e| e),
             Err(e) => e,
         }
     })
@@ -95,12 +107,24 @@ async fn rename(session: &Session, a: Args, command: &str) -> Result<ToolOutput,
     let generation = session.generation().to_string();
     if t.kind == Kind::Session {
         let given = after.session_name(&t.id);
-        let out = SessionAction { generation, session: after.session_record(session, &t.id)? };
-        Ok(ToolOutput::typed(&out, renamed_text("Session", &t.id, &a.name, &given)))
+        let out = SessionAction {
+            generation,
+            session: after.session_record(session, &t.id)?,
+        };
+        Ok(ToolOutput::typed(
+            &out,
+            renamed_text("Session", &t.id, &a.name, &given),
+        ))
     } else {
         let given = after.window_name(&t.id);
-        let out = WindowAction { generation, window: after.window_record(session, &t.id)? };
-        Ok(ToolOutput::typed(&out, renamed_text("Window", &t.id, &a.name, &given)))
+        let out = WindowAction {
+            generation,
+            window: after.window_record(session, &t.id)?,
+        };
+        Ok(ToolOutput::typed(
+            &out,
+            renamed_text("Window", &t.id, &a.name, &given),
+        ))
     }
 }
 

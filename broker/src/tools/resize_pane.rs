@@ -28,7 +28,8 @@ pub const SPEC: ToolSpec = ToolSpec {
 };
 
 fn input_schema() -> Value {
-    let cells = |d: &str| json!({ "type": "integer", "minimum": 1, "maximum": INT_MAX, "description": d });
+    let cells =
+        |d: &str| json!({ "type": "integer", "minimum": 1, "maximum": INT_MAX, "description": d });
     json!({
         "type": "object",
         "additionalProperties": false,
@@ -79,9 +80,15 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 /// The tmux commands of one resize (argv each), and a phrase for the text.
-fn commands(a: &Args, pane: &str, window_zoomed: bool, pane_active: bool) -> Result<(Vec<Vec<String>>, String), ToolOutput> {
+fn commands(
+    a: &Args,
+    pane: &str,
+    window_zoomed: bool,
+    pane_active: bool,
+) -> Result<(Vec<Vec<String>>, String), ToolOutput> {
     let sized = a.width.is_some() || a.height.is_some();
-    let modes = usize::from(sized) + usize::from(a.adjust.is_some()) + usize::from(a.zoom.is_some());
+    let modes =
+        usize::from(sized) + usize::from(a.adjust.is_some()) + usize::from(a.zoom.is_some());
     if modes != 1 {
         return Err(act::error("Arguments width/height, adjust, zoom: give exactly one of them (width and height may go together).", Delivery::NotSent));
     }
@@ -105,7 +112,10 @@ fn commands(a: &Args, pane: &str, window_zoomed: bool, pane_active: bool) -> Res
         };
         let mut cmd = base();
         cmd.extend([flag.into(), adj.cells.to_string()]);
-        return Ok((vec![cmd], format!("border moved {} by {}", adj.direction, adj.cells)));
+        return Ok((
+            vec![cmd],
+            format!("border moved {} by {}", adj.direction, adj.cells),
+        ));
     }
     let want = a.zoom.unwrap_or(false);
     let toggle = || {
@@ -117,7 +127,10 @@ fn commands(a: &Args, pane: &str, window_zoomed: bool, pane_active: bool) -> Res
     // unzooming first, then zooming that pane.
     Ok(match (want, window_zoomed, pane_active) {
         (true, true, true) => (Vec::new(), "already zoomed; nothing sent".into()),
-        (true, true, false) => (vec![toggle(), toggle()], "zoomed (the window was zoomed on another pane)".into()),
+        (true, true, false) => (
+            vec![toggle(), toggle()],
+            "zoomed (the window was zoomed on another pane)".into(),
+        ),
         (true, false, _) => (vec![toggle()], "zoomed".into()),
         (false, true, _) => (vec![toggle()], "unzoomed".into()),
         (false, false, _) => (Vec::new(), "window not zoomed; nothing sent".into()),
@@ -127,8 +140,18 @@ fn commands(a: &Args, pane: &str, window_zoomed: bool, pane_active: bool) -> Res
 async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     // Argument conflicts are refused before the target is even read.
     commands(&a, &a.pane_id, false, true)?;
-    let t = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Allowed).await?;
-    let pane = t.panes.iter().find(|p| p.id == t.id).expect("a pane target holds its pane");
+    let t = act::target(
+        session,
+        &a.pane_id,
+        a.generation.as_deref(),
+        SelfRule::Allowed,
+    )
+    .await?;
+    let pane = t
+        .panes
+        .iter()
+        .find(|p| p.id == t.id)
+        .expect("a pane target holds its pane");
     let (cmds, what) = commands(&a, &t.id, pane.window_zoomed, pane.active)?;
     for cmd in &cmds {
         let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
@@ -136,7 +159,17 @@ async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     }
     let after = arrange::read_back(session, "resized the pane").await?;
     let now = after.pane(session, &t.id)?;
-    let text = format!("Pane {}: {what}; now {}x{}{}.", t.id, now.width, now.height, if now.window_zoomed { ", window zoomed" } else { "" });
+    let text = format!(
+        "Pane {}: {what}; now {}x{}{}.",
+        t.id,
+        now.width,
+        now.height,
+        if now.window_zoomed {
+            ", window zoomed"
+        } else {
+            ""
+        }
+    );
     after.pane_action(session, &t.id, text)
 }
 
@@ -150,16 +183,54 @@ mod tests {
 
     #[test]
     fn exactly_one_mode_and_zoom_is_stated_not_toggled() {
-        for bad in [json!({ "paneId": "%1" }), json!({ "paneId": "%1", "width": 3, "zoom": true }), json!({ "paneId": "%1", "adjust": { "direction": "up", "cells": 1 }, "height": 2 })] {
+        for bad in [
+            json!({ "paneId": "%1" }),
+            json!({ "paneId": "%1", "width": 3, "zoom": true }),
+            json!({ "paneId": "%1", "adjust": { "direction": "up", "cells": 1 }, "height": 2 }),
+        ] {
             let e = commands(&args(bad), "%1", false, true).unwrap_err();
-            assert!(e.text.contains("give exactly one of them") && e.text.ends_with("Nothing was sent to tmux."), "{}", e.text);
+            assert!(
+                e.text.contains("give exactly one of them")
+                    && e.text.ends_with("Nothing was sent to tmux."),
+                "{}",
+                e.text
+            );
         }
-        let (c, _) = commands(&args(json!({ "paneId": "%1", "width": 30, "height": 5 })), "%1", false, true).unwrap();
+        let (c, _) = commands(
+            &args(json!({ "paneId": "%1", "width": 30, "height": 5 })),
+            "%1",
+            false,
+            true,
+        )
+        .unwrap();
         assert_eq!(c, [["resize-pane", "-t", "%1", "-x", "30", "-y", "5"]]);
-        let (c, _) = commands(&args(json!({ "paneId": "%1", "adjust": { "direction": "left", "cells": 4 } })), "%1", false, true).unwrap();
+        let (c, _) = commands(
+            &args(json!({ "paneId": "%1", "adjust": { "direction": "left", "cells": 4 } })),
+            "%1",
+            false,
+            true,
+        )
+        .unwrap();
         assert_eq!(c, [["resize-pane", "-t", "%1", "-L", "4"]]);
-        let zoom = |want: bool, zoomed: bool, active: bool| commands(&args(json!({ "paneId": "%1", "zoom": want })), "%1", zoomed, active).unwrap().0.len();
-        assert_eq!((zoom(true, false, false), zoom(true, true, true), zoom(true, true, false)), (1, 0, 2));
+        let zoom = |want: bool, zoomed: bool, active: bool| {
+            commands(
+                &args(json!({ "paneId": "%1", "zoom": want })),
+                "%1",
+                zoomed,
+                active,
+            )
+            .unwrap()
+            .0
+            .len()
+        };
+        assert_eq!(
+            (
+                zoom(true, false, false),
+                zoom(true, true, true),
+                zoom(true, true, false)
+            ),
+            (1, 0, 2)
+        );
         assert_eq!((zoom(false, true, true), zoom(false, false, true)), (1, 0));
     }
 }

@@ -36,7 +36,9 @@ fn input_schema() -> Value {
         Value::Object(m) => m,
         _ => unreachable!("a JSON object literal"),
     };
-    props.extend(arrange::program_properties("the command the pane was started with"));
+    props.extend(arrange::program_properties(
+        "the command the pane was started with",
+    ));
     json!({ "type": "object", "additionalProperties": false, "required": ["paneId"], "properties": props })
 }
 
@@ -62,8 +64,18 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, raw: &Value, a: Args) -> Result<ToolOutput, ToolOutput> {
     let (tail, _) = arrange::program_tail(session, raw, &a.program)?;
-    let t = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Never).await?;
-    let pane = t.panes.iter().find(|p| p.id == t.id).expect("a pane target holds its pane");
+    let t = act::target(
+        session,
+        &a.pane_id,
+        a.generation.as_deref(),
+        SelfRule::Never,
+    )
+    .await?;
+    let pane = t
+        .panes
+        .iter()
+        .find(|p| p.id == t.id)
+        .expect("a pane target holds its pane");
     if !pane.dead && !a.kill {
         return Err(act::error(
             &format!("Pane {} still runs {} (pid {}); respawning it would kill that process. Pass kill: true to kill it and respawn.", t.id, pane.command, pane.pid),
@@ -81,6 +93,9 @@ async fn call(session: &Session, raw: &Value, a: Args) -> Result<ToolOutput, Too
     act::run(session, &argv).await?;
     let after = arrange::read_back(session, "respawned the pane").await?;
     let now = after.pane(session, &t.id)?;
-    let text = format!("Pane {} respawned: pid {} (was {old_pid}), running {}.", t.id, now.pid, now.command);
+    let text = format!(
+        "Pane {} respawned: pid {} (was {old_pid}), running {}.",
+        t.id, now.pid, now.command
+    );
     after.pane_action(session, &t.id, text)
 }

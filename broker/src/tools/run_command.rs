@@ -92,7 +92,9 @@ const DEFAULT_LINES: usize = 1000;
 
 /// Programs `pane_current_command` may name for a shell this tool can type
 /// into (POSIX syntax: `{ …; }`, `$?`, redirections).
-const POSIX_SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "ash", "busybox"];
+const POSIX_SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "ash", "busybox",
+];
 /// Shells with other syntax, refused by name.
 const OTHER_SHELLS: &[&str] = &["fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh"];
 
@@ -180,8 +182,15 @@ pub struct JobView {
 /// What a finished job left.
 #[derive(Debug, Clone)]
 enum Finish {
-    Done { status: i32, output: Output, elapsed: Duration },
-    Lost { why: String, elapsed: Duration },
+    Done {
+        status: i32,
+        output: Output,
+        elapsed: Duration,
+    },
+    Lost {
+        why: String,
+        elapsed: Duration,
+    },
 }
 
 pub struct Job {
@@ -223,10 +232,25 @@ impl Job {
         let finish = self.finish.borrow().clone();
         let (state, exit_status, output, lost_reason, elapsed) = match finish {
             None => (JobState::Running, None, None, None, self.started.elapsed()),
-            Some(Finish::Done { status, output, elapsed }) => (JobState::Done, Some(status), Some(output), None, elapsed),
+            Some(Finish::Done {
+                status,
+                output,
+                elapsed,
+            }) => (JobState::Done, Some(status), Some(output), None, elapsed),
             Some(Finish::Lost { why, elapsed }) => (JobState::Lost, None, None, Some(why), elapsed),
         };
-        JobView { job_id: id.to_string(), pane: PaneRef::new(&self.pane, &self.generation), command: self.command.clone(), state, exit_status, output, lost_reason, elapsed_ms: elapsed.as_millis() as u64, timeout_ms: None, timeout_clamped: None }
+        JobView {
+            job_id: id.to_string(),
+            pane: PaneRef::new(&self.pane, &self.generation),
+            command: self.command.clone(),
+            state,
+            exit_status,
+            output,
+            lost_reason,
+            elapsed_ms: elapsed.as_millis() as u64,
+            timeout_ms: None,
+            timeout_clamped: None,
+        }
     }
 }
 
@@ -235,7 +259,9 @@ impl Job {
 pub fn lookup(session: &Session, id: &str) -> Option<JobView> {
     let mut table = jobs().lock().unwrap();
     prune(&mut table);
-    let job = table.get_mut(id).filter(|j| j.generation == session.generation() && session.view().covers(&j.owner.view))?;
+    let job = table
+        .get_mut(id)
+        .filter(|j| j.generation == session.generation() && session.view().covers(&j.owner.view))?;
     let v = job.view(id);
     if v.state != JobState::Running {
         job.collected = true;
@@ -248,12 +274,19 @@ pub fn lookup(session: &Session, id: &str) -> Option<JobView> {
 /// [`MAX_JOBS`] in all, collected jobs go first, oldest first.
 fn admit(table: &mut HashMap<String, Job>, agent: Option<u64>) -> Result<(), String> {
     prune(table);
-    let mine = table.values().filter(|j| j.owner.agent == agent && !j.collected).count();
+    let mine = table
+        .values()
+        .filter(|j| j.owner.agent == agent && !j.collected)
+        .count();
     if mine >= MAX_JOBS_PER_AGENT {
         return Err(format!("Too many jobs: this agent holds {mine} running or uncollected jobs (at most {MAX_JOBS_PER_AGENT}); collect finished ones with get_job, or wait for running ones to end."));
     }
     while table.len() >= MAX_JOBS {
-        let oldest = table.iter().filter(|(_, j)| j.collected).min_by_key(|(_, j)| j.finished_at).map(|(k, _)| k.clone());
+        let oldest = table
+            .iter()
+            .filter(|(_, j)| j.collected)
+            .min_by_key(|(_, j)| j.finished_at)
+            .map(|(k, _)| k.clone());
         match oldest {
             Some(k) => {
                 table.remove(&k);
@@ -267,12 +300,32 @@ fn admit(table: &mut HashMap<String, Job>, agent: Option<u64>) -> Result<(), Str
 /// A finished job's text for the model.
 pub fn summary(v: &JobView) -> String {
     match v.state {
-        JobState::Running => format!("job {} on {} is still running after {} ms; collect it with get_job", v.job_id, v.pane.id, v.elapsed_ms),
-        JobState::Lost => format!("job {} on {} was lost: {}", v.job_id, v.pane.id, v.lost_reason.as_deref().unwrap_or_default()),
+        JobState::Running => format!(
+            "job {} on {} is still running after {} ms; collect it with get_job",
+            v.job_id, v.pane.id, v.elapsed_ms
+        ),
+        JobState::Lost => format!(
+            "job {} on {} was lost: {}",
+            v.job_id,
+            v.pane.id,
+            v.lost_reason.as_deref().unwrap_or_default()
+        ),
         JobState::Done => {
             let o = v.output.as_ref();
-            let dropped = o.filter(|o| o.dropped_bytes > 0).map(|o| format!(" [{} earlier line(s), {} byte(s) dropped]", o.dropped_lines, o.dropped_bytes)).unwrap_or_default();
-            format!("exit status {}{dropped}\n{}", v.exit_status.unwrap_or_default(), o.map_or("", |o| o.text.as_str()))
+            let dropped = o
+                .filter(|o| o.dropped_bytes > 0)
+                .map(|o| {
+                    format!(
+                        " [{} earlier line(s), {} byte(s) dropped]",
+                        o.dropped_lines, o.dropped_bytes
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "exit status {}{dropped}\n{}",
+                v.exit_status.unwrap_or_default(),
+                o.map_or("", |o| o.text.as_str())
+            )
         }
     }
 }
@@ -298,16 +351,25 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         };
         let session = c.session;
         let broker = &session.broker;
-        let asked_ms = args.timeout_ms.unwrap_or((broker.request_timeout_seconds * 1000.0) as u64);
+        let asked_ms = args
+            .timeout_ms
+            .unwrap_or((broker.request_timeout_seconds * 1000.0) as u64);
         let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
         let timeout_ms = asked_ms.min(cap_ms);
-        let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
-            Ok(t) => t,
-            Err(e) => return e,
-        };
+        let target =
+            match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
+                Ok(t) => t,
+                Err(e) => return e,
+            };
         let pane = target.panes[0].clone();
         if let Err(why) = shell_of(&pane.command) {
-            return act::error(&format!("Pane {} is not at a shell prompt run_command can type into: {why}", pane.id), Delivery::NotSent);
+            return act::error(
+                &format!(
+                    "Pane {} is not at a shell prompt run_command can type into: {why}",
+                    pane.id
+                ),
+                Delivery::NotSent,
+            );
         }
         if pane.in_mode != 0 {
             return act::error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent);
@@ -324,20 +386,36 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         }
         let dir = job_dir(broker, &id);
         if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            return act::error(&format!("Could not make the job directory in the broker's runtime directory: {e}."), Delivery::NotSent);
+            return act::error(
+                &format!(
+                    "Could not make the job directory in the broker's runtime directory: {e}."
+                ),
+                Delivery::NotSent,
+            );
         }
         // The watch exists before the line is typed, so the status cannot be
         // written unseen.
-        let watch = match TtyWatch::with_mask(&dir.to_string_lossy(), libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO) {
+        let watch = match TtyWatch::with_mask(
+            &dir.to_string_lossy(),
+            libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO,
+        ) {
             Ok(w) => w,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
-                return act::error(&format!("Could not watch the job directory: {e}."), Delivery::NotSent);
+                return act::error(
+                    &format!("Could not watch the job directory: {e}."),
+                    Delivery::NotSent,
+                );
             }
         };
         let line = typed_line(&args.command, &dir);
         let mut commands = send::commands(&pane.id, Input::Text(&line));
-        commands.push(vec!["send-keys".into(), "-t".into(), pane.id.clone(), "Enter".into()]);
+        commands.push(vec![
+            "send-keys".into(),
+            "-t".into(),
+            pane.id.clone(),
+            "Enter".into(),
+        ]);
         let started = Instant::now();
         if let Err((landed, f)) = send::deliver(session, &commands).await {
             let _ = std::fs::remove_dir_all(&dir);
@@ -347,24 +425,60 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             return act::error(&format!("Typing the command line failed part way (the pane's shell received part of it): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
         }
         let (tx, rx) = watch::channel(None);
-        let limits = Limits { lines: args.max_lines.unwrap_or(DEFAULT_LINES), bytes: args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES).min(MAX_OUTPUT_BYTES) };
+        let limits = Limits {
+            lines: args.max_lines.unwrap_or(DEFAULT_LINES),
+            bytes: args
+                .max_output_bytes
+                .unwrap_or(DEFAULT_OUTPUT_BYTES)
+                .min(MAX_OUTPUT_BYTES),
+        };
         let identity = pane.process.as_ref().ok().cloned();
-        tokio::spawn(collect(broker.clone(), dir, watch, identity, limits, started, tx));
-        jobs().lock().unwrap().insert(id.clone(), Job { owner, generation: session.generation().to_string(), pane: pane.id.clone(), command: args.command.clone(), started, finish: rx.clone(), finished_at: None, orphaned: false, collected: false });
+        tokio::spawn(collect(
+            broker.clone(),
+            dir,
+            watch,
+            identity,
+            limits,
+            started,
+            tx,
+        ));
+        jobs().lock().unwrap().insert(
+            id.clone(),
+            Job {
+                owner,
+                generation: session.generation().to_string(),
+                pane: pane.id.clone(),
+                command: args.command.clone(),
+                started,
+                finish: rx.clone(),
+                finished_at: None,
+                orphaned: false,
+                collected: false,
+            },
+        );
 
         if args.detach {
             return match lookup(session, &id) {
                 Some(v) => ToolOutput::typed(&v, summary(&v)),
-                None => act::error(&format!("Job {id} vanished right after it was started."), Delivery::Observed),
+                None => act::error(
+                    &format!("Job {id} vanished right after it was started."),
+                    Delivery::Observed,
+                ),
             };
         }
         let mut guard = CancelGuard(Some(id.clone()));
         let mut rx = rx;
-        let _ = tokio::time::timeout(Duration::from_millis(timeout_ms), rx.wait_for(Option::is_some)).await;
+        let _ = tokio::time::timeout(
+            Duration::from_millis(timeout_ms),
+            rx.wait_for(Option::is_some),
+        )
+        .await;
         guard.0 = None;
         let mut v = {
             let mut table = jobs().lock().unwrap();
-            let Some(job) = table.get(&id) else { return act::error("The job vanished.", Delivery::Observed) };
+            let Some(job) = table.get(&id) else {
+                return act::error("The job vanished.", Delivery::Observed);
+            };
             let v = job.view(&id);
             // A blocking call that got the result has collected the job.
             if v.state != JobState::Running {
@@ -388,7 +502,12 @@ use std::os::unix::fs::DirBuilderExt;
 /// the runtime directory (which brokers of other servers share), so whose it
 /// is can be told from its name.
 fn job_dir(broker: &Broker, id: &str) -> PathBuf {
-    let stem = broker.paths.socket.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = broker
+        .paths
+        .socket
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     broker.paths.dir.join(format!("{stem}.run-{id}"))
 }
 
@@ -410,7 +529,11 @@ fn shell_of(command: &str) -> Result<(), String> {
 /// The line typed into the shell (see the module doc).
 fn typed_line(command: &str, dir: &Path) -> String {
     let q = |f: &str| crate::tmux::quote::shell_quote(&dir.join(f).to_string_lossy());
-    format!(" {{ {command}\n}} >{} 2>&1; echo $? >{}", q("out"), q("status"))
+    format!(
+        " {{ {command}\n}} >{} 2>&1; echo $? >{}",
+        q("out"),
+        q("status")
+    )
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -422,7 +545,15 @@ struct Limits {
 /// The job's one task: waits (events only) for the status file, the pane's
 /// shell to exit, the server to go, or [`RUNNING_TTL`]; records the result and
 /// removes the job directory.
-async fn collect(broker: Arc<Broker>, dir: PathBuf, watch: TtyWatch, identity: Option<Arc<crate::process::ProcessIdentity>>, limits: Limits, started: Instant, tx: watch::Sender<Option<Finish>>) {
+async fn collect(
+    broker: Arc<Broker>,
+    dir: PathBuf,
+    watch: TtyWatch,
+    identity: Option<Arc<crate::process::ProcessIdentity>>,
+    limits: Limits,
+    started: Instant,
+    tx: watch::Sender<Option<Finish>>,
+) {
     let status_path = dir.join("status");
     let deadline = tokio::time::Instant::now() + RUNNING_TTL;
     let finish = loop {
@@ -430,9 +561,21 @@ async fn collect(broker: Arc<Broker>, dir: PathBuf, watch: TtyWatch, identity: O
             let elapsed = started.elapsed();
             // The file may be large: counting its lines must not hold a runtime thread.
             let out = dir.join("out");
-            let read = tokio::task::spawn_blocking(move || read_tail(&out, limits)).await.unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
-            let output = read.unwrap_or_else(|e| Output { text: format!("(the output file could not be read: {e})"), total_bytes: 0, total_lines: 0, dropped_bytes: 0, dropped_lines: 0 });
-            break Finish::Done { status, output, elapsed };
+            let read = tokio::task::spawn_blocking(move || read_tail(&out, limits))
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
+            let output = read.unwrap_or_else(|e| Output {
+                text: format!("(the output file could not be read: {e})"),
+                total_bytes: 0,
+                total_lines: 0,
+                dropped_bytes: 0,
+                dropped_lines: 0,
+            });
+            break Finish::Done {
+                status,
+                output,
+                elapsed,
+            };
         }
         tokio::select! {
             r = watch.changed() => if let Err(e) = r {
@@ -486,7 +629,13 @@ fn read_tail(path: &Path, limits: Limits) -> std::io::Result<Output> {
 
 /// Keeps whole lines of `tail` (its first, partial line dropped when the cut
 /// fell inside it) and at most `max_lines` of them.
-fn cut_tail(tail: Vec<u8>, cut_mid_file: bool, total: u64, total_lines: u64, max_lines: usize) -> Output {
+fn cut_tail(
+    tail: Vec<u8>,
+    cut_mid_file: bool,
+    total: u64,
+    total_lines: u64,
+    max_lines: usize,
+) -> Output {
     let mut from = 0;
     if cut_mid_file {
         if let Some(nl) = tail.iter().position(|&b| b == b'\n') {
@@ -508,8 +657,15 @@ fn cut_tail(tail: Vec<u8>, cut_mid_file: bool, total: u64, total_lines: u64, max
         }
     }
     let kept = &body[keep_from..];
-    let kept_lines = kept.iter().filter(|&&b| b == b'\n').count() as u64 + u64::from(!kept.is_empty() && !ends_nl);
-    Output { text: String::from_utf8_lossy(kept).into_owned(), total_bytes: total, total_lines, dropped_bytes: total - kept.len() as u64, dropped_lines: total_lines - kept_lines }
+    let kept_lines = kept.iter().filter(|&&b| b == b'\n').count() as u64
+        + u64::from(!kept.is_empty() && !ends_nl);
+    Output {
+        text: String::from_utf8_lossy(kept).into_owned(),
+        total_bytes: total,
+        total_lines,
+        dropped_bytes: total - kept.len() as u64,
+        dropped_lines: total_lines - kept_lines,
+    }
 }
 
 #[cfg(test)]
@@ -521,33 +677,67 @@ mod tests {
         let text: String = (1..=10).map(|i| format!("line{i}\n")).collect();
         let all = cut_tail(text.clone().into_bytes(), false, text.len() as u64, 10, 3);
         assert_eq!(all.text, "line8\nline9\nline10\n");
-        assert_eq!((all.dropped_lines, all.dropped_bytes), (7, (text.len() - all.text.len()) as u64));
+        assert_eq!(
+            (all.dropped_lines, all.dropped_bytes),
+            (7, (text.len() - all.text.len()) as u64)
+        );
         // A byte cut inside a line drops that partial line too.
         let tail = text.as_bytes()[text.len() - 10..].to_vec();
         let o = cut_tail(tail, true, text.len() as u64, 10, 100);
         assert_eq!(o.text, "line10\n");
         assert_eq!(o.dropped_lines, 9);
         let o = cut_tail(b"no newline".to_vec(), false, 10, 1, 5);
-        assert_eq!((o.text.as_str(), o.dropped_lines, o.dropped_bytes), ("no newline", 0, 0));
+        assert_eq!(
+            (o.text.as_str(), o.dropped_lines, o.dropped_bytes),
+            ("no newline", 0, 0)
+        );
     }
 
     fn job(agent: u64, finished: bool, collected: bool) -> Job {
-        let finish = finished.then(|| Finish::Lost { why: String::new(), elapsed: Duration::ZERO });
+        let finish = finished.then(|| Finish::Lost {
+            why: String::new(),
+            elapsed: Duration::ZERO,
+        });
         let (_tx, rx) = watch::channel(finish);
-        Job { owner: Owner { agent: Some(agent), view: crate::retention::View::Server }, generation: "g".into(), pane: "%1".into(), command: "true".into(), started: Instant::now(), finish: rx, finished_at: None, orphaned: false, collected }
+        Job {
+            owner: Owner {
+                agent: Some(agent),
+                view: crate::retention::View::Server,
+            },
+            generation: "g".into(),
+            pane: "%1".into(),
+            command: "true".into(),
+            started: Instant::now(),
+            finish: rx,
+            finished_at: None,
+            orphaned: false,
+            collected,
+        }
     }
 
     #[test]
     fn jobs_are_capped_per_agent_until_collected_and_collected_ones_make_room() {
-        let mut t: HashMap<String, Job> = (0..MAX_JOBS_PER_AGENT).map(|i| (format!("a{i}"), job(1, true, false))).collect();
+        let mut t: HashMap<String, Job> = (0..MAX_JOBS_PER_AGENT)
+            .map(|i| (format!("a{i}"), job(1, true, false)))
+            .collect();
         assert!(admit(&mut t, Some(1)).unwrap_err().contains("at most 16"));
-        assert!(admit(&mut t, Some(2)).is_ok(), "another agent's jobs do not count");
+        assert!(
+            admit(&mut t, Some(2)).is_ok(),
+            "another agent's jobs do not count"
+        );
         t.get_mut("a0").unwrap().collected = true;
-        assert!(admit(&mut t, Some(1)).is_ok(), "a collected job no longer counts");
+        assert!(
+            admit(&mut t, Some(1)).is_ok(),
+            "a collected job no longer counts"
+        );
         // A full table: collected jobs are dropped to make room, never others.
         t.extend((0..MAX_JOBS).map(|i| (format!("b{i}"), job(3 + i as u64, false, false))));
-        assert!(admit(&mut t, Some(999)).unwrap_err().contains("broker holds"));
-        let mut t: HashMap<String, Job> = (0..MAX_JOBS).map(|i| (format!("c{i}"), job(i as u64, true, i < 3))).collect();
+        assert!(admit(&mut t, Some(999))
+            .unwrap_err()
+            .contains("broker holds"));
+        let mut t: HashMap<String, Job> = (0..MAX_JOBS)
+            .map(|i| (format!("c{i}"), job(i as u64, true, i < 3)))
+            .collect();
         assert!(admit(&mut t, Some(999)).is_ok());
         assert_eq!(t.len(), MAX_JOBS - 1);
         assert_eq!(t.values().filter(|j| j.collected).count(), 2);
@@ -555,7 +745,9 @@ mod tests {
 
     #[test]
     fn shells_are_recognised_and_others_refused_by_name() {
-        assert!(shell_of("bash").is_ok() && shell_of("-zsh").is_ok() && shell_of("/bin/sh").is_ok());
+        assert!(
+            shell_of("bash").is_ok() && shell_of("-zsh").is_ok() && shell_of("/bin/sh").is_ok()
+        );
         assert!(shell_of("fish").unwrap_err().contains("fish"));
         assert!(shell_of("python3").unwrap_err().contains("not a shell"));
     }
@@ -563,6 +755,9 @@ mod tests {
     #[test]
     fn the_typed_line_quotes_the_paths() {
         let l = typed_line("echo hi # c", Path::new("/r/it's"));
-        assert_eq!(l, " { echo hi # c\n} >'/r/it'\\''s/out' 2>&1; echo $? >'/r/it'\\''s/status'");
+        assert_eq!(
+            l,
+            " { echo hi # c\n} >'/r/it'\\''s/out' 2>&1; echo $? >'/r/it'\\''s/status'"
+        );
     }
 }

@@ -171,15 +171,32 @@ pub(super) struct PaneProblem {
 }
 
 fn matcher(args: &Args) -> Result<regex::Regex, ToolOutput> {
-    build_regex(&args.pattern, args.regex, !args.match_case, false).map_err(|e| ToolOutput::libtmux_error(format!("Argument pattern: not a valid regular expression: {e}. Nothing was sent to tmux.")))
+    build_regex(&args.pattern, args.regex, !args.match_case, false).map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Argument pattern: not a valid regular expression: {e}. Nothing was sent to tmux."
+        ))
+    })
 }
 
 /// A pattern as the family matches it (also wait_for_text's): literal unless
 /// `regex`, linear-time, its program bounded by [`REGEX_SIZE`]; `multi_line`
 /// makes `^`/`$` match at line ends of a multi-line text.
-pub(super) fn build_regex(pattern: &str, regex: bool, case_insensitive: bool, multi_line: bool) -> Result<regex::Regex, regex::Error> {
-    let source = if regex { pattern.to_string() } else { regex::escape(pattern) };
-    regex::RegexBuilder::new(&source).case_insensitive(case_insensitive).multi_line(multi_line).size_limit(REGEX_SIZE).build()
+pub(super) fn build_regex(
+    pattern: &str,
+    regex: bool,
+    case_insensitive: bool,
+    multi_line: bool,
+) -> Result<regex::Regex, regex::Error> {
+    let source = if regex {
+        pattern.to_string()
+    } else {
+        regex::escape(pattern)
+    };
+    regex::RegexBuilder::new(&source)
+        .case_insensitive(case_insensitive)
+        .multi_line(multi_line)
+        .size_limit(REGEX_SIZE)
+        .build()
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -197,17 +214,37 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let re = matcher(&args)?;
     let (snap, g) = list_sessions::graph(session).await?;
-    let only = args.session.as_deref().map(|s| list_sessions::resolve_session(&g, "session", s)).transpose()?;
+    let only = args
+        .session
+        .as_deref()
+        .map(|s| list_sessions::resolve_session(&g, "session", s))
+        .transpose()?;
     // Candidates as this agent sees them (scope-cut placements), by (session, window index, pane index).
-    let mut candidates: Vec<Pane> = session.visible(&snap).filter(|p| only.as_deref().is_none_or(|s| p.in_session(s))).map(|p| p.into_owned()).collect();
-    let key = |p: &Pane| p.placements.first().map_or((u64::MAX, i64::MAX), |pl| (numeric_id(&pl.session_id), pl.window_index));
+    let mut candidates: Vec<Pane> = session
+        .visible(&snap)
+        .filter(|p| only.as_deref().is_none_or(|s| p.in_session(s)))
+        .map(|p| p.into_owned())
+        .collect();
+    let key = |p: &Pane| {
+        p.placements.first().map_or((u64::MAX, i64::MAX), |pl| {
+            (numeric_id(&pl.session_id), pl.window_index)
+        })
+    };
     candidates.sort_by_key(|p| (key(p), p.index, numeric_id(&p.id)));
     let pane_limit_clamped = candidates.len() > MAX_PANES;
     candidates.truncate(MAX_PANES);
 
     let ceiling = effective_result_lines(None);
     let scrollback = args.scrollback_lines.min(ceiling);
-    let plan = Plan { re: &re, start: (scrollback > 0).then_some(-scrollback), end: None, join: false, max_rows: None, per_pane: args.max_matches_per_pane, keep_last: false };
+    let plan = Plan {
+        re: &re,
+        start: (scrollback > 0).then_some(-scrollback),
+        end: None,
+        join: false,
+        max_rows: None,
+        per_pane: args.max_matches_per_pane,
+        keep_last: false,
+    };
     let searched = search_panes(session, &snap, &candidates, &plan).await;
 
     let mut all: Vec<Match> = Vec::new();
@@ -225,13 +262,23 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
                 text: text.clone(),
                 window_id: pane.window_id.clone(),
                 window_name: pane.window_name.clone(),
-                placements: pane.placements.iter().map(|pl| Placement { session_id: pl.session_id.clone(), session_name: pl.session_name.clone(), index: pl.window_index }).collect(),
+                placements: pane
+                    .placements
+                    .iter()
+                    .map(|pl| Placement {
+                        session_id: pl.session_id.clone(),
+                        session_name: pl.session_name.clone(),
+                        index: pl.window_index,
+                    })
+                    .collect(),
             });
         }
     }
     let total_matches = all.len();
-    let (matches, page_byte_clamped) = page(all, args.offset, args.limit, PAGE_BYTES, |m| m.text.len());
-    let next_offset = (args.offset + matches.len() < total_matches).then_some(args.offset + matches.len());
+    let (matches, page_byte_clamped) =
+        page(all, args.offset, args.limit, PAGE_BYTES, |m| m.text.len());
+    let next_offset =
+        (args.offset + matches.len() < total_matches).then_some(args.offset + matches.len());
     let out = Found {
         matches,
         total_matches,
@@ -256,7 +303,13 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
 /// Items `offset..offset+limit`, fewer when they would pass `bound` bytes
 /// (each costs its JSON, `text_len` for its line in the result text, and 64);
 /// at least one always fits. Also whether the page was cut short.
-pub(super) fn page<T: Serialize>(all: Vec<T>, offset: usize, limit: usize, bound: usize, text_len: impl Fn(&T) -> usize) -> (Vec<T>, bool) {
+pub(super) fn page<T: Serialize>(
+    all: Vec<T>,
+    offset: usize,
+    limit: usize,
+    bound: usize,
+    text_len: impl Fn(&T) -> usize,
+) -> (Vec<T>, bool) {
     let mut out = Vec::new();
     let mut bytes = 0;
     for m in all.into_iter().skip(offset).take(limit) {
@@ -296,10 +349,15 @@ pub(super) struct Plan<'a> {
 impl Plan<'_> {
     /// The `-S`/`-E` of `pane`, cut to its last `max_rows` rows; whether it was cut.
     fn range_of(&self, pane: &Pane) -> (Option<i64>, Option<i64>, bool) {
-        let Some(max) = self.max_rows else { return (self.start, self.end, false) };
+        let Some(max) = self.max_rows else {
+            return (self.start, self.end, false);
+        };
         // What tmux makes of the range (clamped to the history and the screen,
         // swapped when reversed), to tell whether it holds more than `max` rows.
-        let (h, hs) = (i64::from(pane.height), i64::try_from(pane.history_size).unwrap_or(i64::MAX));
+        let (h, hs) = (
+            i64::from(pane.height),
+            i64::try_from(pane.history_size).unwrap_or(i64::MAX),
+        );
         let clamp = |v: i64| v.clamp(-hs, (h - 1).max(0));
         let (mut s, mut e) = (self.start.map(clamp), self.end.map(clamp));
         if let (Some(a), Some(b)) = (s, e) {
@@ -349,10 +407,31 @@ pub(super) struct Searched {
 /// `snap`, so the hook preflight covers every session linking its window; a
 /// pane the batch could not take goes the single-pane way (guarded,
 /// hook-refusing `observe::capture_range`), CONCURRENCY at a time.
-pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates: &[Pane], plan: &Plan<'_>) -> Searched {
-    let mut out = Searched { hits: Vec::new(), panes_searched: 0, panes_skipped: Vec::new(), panes_failed: Vec::new(), ranges_clamped: Vec::new(), matching_clamped: false };
-    let mut budget = Budget { bytes: 0, lines: 0, deadline: std::time::Instant::now() + MATCH_TIME };
-    let full_of = |chunk: &[Pane]| -> Vec<Pane> { chunk.iter().map(|p| snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone())).collect() };
+pub(super) async fn search_panes(
+    session: &Session,
+    snap: &Snapshot,
+    candidates: &[Pane],
+    plan: &Plan<'_>,
+) -> Searched {
+    let mut out = Searched {
+        hits: Vec::new(),
+        panes_searched: 0,
+        panes_skipped: Vec::new(),
+        panes_failed: Vec::new(),
+        ranges_clamped: Vec::new(),
+        matching_clamped: false,
+    };
+    let mut budget = Budget {
+        bytes: 0,
+        lines: 0,
+        deadline: std::time::Instant::now() + MATCH_TIME,
+    };
+    let full_of = |chunk: &[Pane]| -> Vec<Pane> {
+        chunk
+            .iter()
+            .map(|p| snap.pane(&p.id).cloned().unwrap_or_else(|| p.clone()))
+            .collect()
+    };
     // One hook preflight for every batch of the call.
     let clear = capture_batch::preflight(&session.broker, &full_of(candidates)).await;
     'chunks: for chunk in candidates.chunks(BATCH) {
@@ -361,9 +440,24 @@ pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates:
             break;
         }
         let full = full_of(chunk);
-        let ranges: Vec<(Option<i64>, Option<i64>, bool)> = full.iter().map(|p| plan.range_of(p)).collect();
-        out.ranges_clamped.extend(full.iter().zip(&ranges).filter(|(_, r)| r.2).map(|(p, _)| p.id.clone()));
-        let requests: Vec<capture_batch::Request> = full.iter().zip(&ranges).map(|(pane, &(start, end, _))| capture_batch::Request { pane, start, end, join: plan.join }).collect();
+        let ranges: Vec<(Option<i64>, Option<i64>, bool)> =
+            full.iter().map(|p| plan.range_of(p)).collect();
+        out.ranges_clamped.extend(
+            full.iter()
+                .zip(&ranges)
+                .filter(|(_, r)| r.2)
+                .map(|(p, _)| p.id.clone()),
+        );
+        let requests: Vec<capture_batch::Request> = full
+            .iter()
+            .zip(&ranges)
+            .map(|(pane, &(start, end, _))| capture_batch::Request {
+                pane,
+                start,
+                end,
+                join: plan.join,
+            })
+            .collect();
         let batched = match &clear {
             Some(clear) => match session.broker.admission.capture().await {
                 Ok(_place) => capture_batch::capture(&session.broker, clear, &requests).await,
@@ -378,7 +472,9 @@ pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates:
                 Batched::Alone => None,
             })
             .collect();
-        let alone: Vec<usize> = (0..results.len()).filter(|&i| results[i].is_none()).collect();
+        let alone: Vec<usize> = (0..results.len())
+            .filter(|&i| results[i].is_none())
+            .collect();
         for group in alone.chunks(CONCURRENCY) {
             let mut set = tokio::task::JoinSet::new();
             for &i in group {
@@ -388,8 +484,13 @@ pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates:
                 let join = plan.join;
                 set.spawn(async move {
                     let r = match broker.admission.capture().await {
-                        Err(refused) => Err(ObserveError::Transport { observed: false, why: format!("the broker is overloaded: {}", refused.0) }),
-                        Ok(_place) => observe::capture_range(&broker, pane, start, end, join).await.map(|(_, out)| decode_lines(&out)),
+                        Err(refused) => Err(ObserveError::Transport {
+                            observed: false,
+                            why: format!("the broker is overloaded: {}", refused.0),
+                        }),
+                        Ok(_place) => observe::capture_range(&broker, pane, start, end, join)
+                            .await
+                            .map(|(_, out)| decode_lines(&out)),
                     };
                     (i, r)
                 });
@@ -399,7 +500,12 @@ pub(super) async fn search_panes(session: &Session, snap: &Snapshot, candidates:
             }
         }
         for (i, result) in results.into_iter().enumerate() {
-            let result = result.unwrap_or_else(|| Err(ObserveError::Transport { observed: false, why: "not captured".into() }));
+            let result = result.unwrap_or_else(|| {
+                Err(ObserveError::Transport {
+                    observed: false,
+                    why: "not captured".into(),
+                })
+            });
             if !scan(plan, &chunk[i], result, &mut budget, &mut out) {
                 out.matching_clamped = true;
                 break 'chunks;
@@ -424,15 +530,27 @@ impl Budget {
 
 /// Matches one pane's capture into `out` (or records why it has none);
 /// `false` when the budget ran out in it (or before it).
-fn scan(plan: &Plan<'_>, pane: &Pane, result: Result<Vec<String>, ObserveError>, budget: &mut Budget, out: &mut Searched) -> bool {
+fn scan(
+    plan: &Plan<'_>,
+    pane: &Pane,
+    result: Result<Vec<String>, ObserveError>,
+    budget: &mut Budget,
+    out: &mut Searched,
+) -> bool {
     let lines = match result {
         Ok(l) => l,
         Err(ObserveError::Unsupported { why, .. }) => {
-            out.panes_skipped.push(PaneProblem { pane_id: pane.id.clone(), reason: why });
+            out.panes_skipped.push(PaneProblem {
+                pane_id: pane.id.clone(),
+                reason: why,
+            });
             return true;
         }
         Err(e) => {
-            out.panes_failed.push(PaneProblem { pane_id: pane.id.clone(), reason: e.why().to_string() });
+            out.panes_failed.push(PaneProblem {
+                pane_id: pane.id.clone(),
+                reason: e.why().to_string(),
+            });
             return true;
         }
     };
@@ -445,7 +563,11 @@ fn scan(plan: &Plan<'_>, pane: &Pane, result: Result<Vec<String>, ObserveError>,
     let mut within = true;
     // From the bottom when the last matches are kept, so a pane cut short by
     // the budget still yields its last ones.
-    let order: Box<dyn Iterator<Item = (usize, &String)>> = if plan.keep_last { Box::new(lines.iter().enumerate().rev()) } else { Box::new(lines.iter().enumerate()) };
+    let order: Box<dyn Iterator<Item = (usize, &String)>> = if plan.keep_last {
+        Box::new(lines.iter().enumerate().rev())
+    } else {
+        Box::new(lines.iter().enumerate())
+    };
     for (n, line) in order {
         budget.bytes += line.len() + 1;
         budget.lines += 1;
@@ -466,7 +588,11 @@ fn scan(plan: &Plan<'_>, pane: &Pane, result: Result<Vec<String>, ObserveError>,
         found.reverse();
     }
     if !found.is_empty() {
-        out.hits.push(PaneHits { pane: pane.clone(), lines: found, more });
+        out.hits.push(PaneHits {
+            pane: pane.clone(),
+            lines: found,
+            more,
+        });
     }
     within
 }
@@ -477,21 +603,71 @@ fn summary(f: &Found) -> String {
         .matches
         .iter()
         .map(|m| {
-            let places: Vec<String> = m.placements.iter().map(|p| format!("{}:{}", p.session_name, p.index)).collect();
-            format!("{} {} {}:{}  {}", m.pane_id, places.join(","), m.window_name, m.line_number, m.text)
+            let places: Vec<String> = m
+                .placements
+                .iter()
+                .map(|p| format!("{}:{}", p.session_name, p.index))
+                .collect();
+            format!(
+                "{} {} {}:{}  {}",
+                m.pane_id,
+                places.join(","),
+                m.window_name,
+                m.line_number,
+                m.text
+            )
         })
         .collect();
-    lines.insert(0, format!("{} match(es) in {} of {} searched pane(s); showing {} from offset {}", f.total_matches, f.panes_matched, f.panes_searched, f.matches.len(), f.offset));
+    lines.insert(
+        0,
+        format!(
+            "{} match(es) in {} of {} searched pane(s); showing {} from offset {}",
+            f.total_matches,
+            f.panes_matched,
+            f.panes_searched,
+            f.matches.len(),
+            f.offset
+        ),
+    );
     if let Some(n) = f.next_offset {
         lines.push(format!("[more: call again with offset {n}]"));
     }
     if !f.panes_skipped.is_empty() {
-        lines.push(format!("[skipped, an after-capture-pane hook is set: {}]", f.panes_skipped.iter().map(|p| p.pane_id.as_str()).collect::<Vec<_>>().join(", ")));
+        lines.push(format!(
+            "[skipped, an after-capture-pane hook is set: {}]",
+            f.panes_skipped
+                .iter()
+                .map(|p| p.pane_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if !f.panes_failed.is_empty() {
-        lines.push(format!("[failed: {}]", f.panes_failed.iter().map(|p| format!("{} ({})", p.pane_id, p.reason)).collect::<Vec<_>>().join(", ")));
+        lines.push(format!(
+            "[failed: {}]",
+            f.panes_failed
+                .iter()
+                .map(|p| format!("{} ({})", p.pane_id, p.reason))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
-    for (flag, note) in [(!f.panes_truncated.is_empty(), "some panes had more matches than maxMatchesPerPane"), (f.pane_limit_clamped, "only the first 200 panes were searched"), (f.scrollback_clamped, "scrollbackLines was clamped"), (f.matching_clamped, "the matching budget ran out"), (f.page_byte_clamped, "this page was cut short to stay within its byte bound")] {
+    for (flag, note) in [
+        (
+            !f.panes_truncated.is_empty(),
+            "some panes had more matches than maxMatchesPerPane",
+        ),
+        (
+            f.pane_limit_clamped,
+            "only the first 200 panes were searched",
+        ),
+        (f.scrollback_clamped, "scrollbackLines was clamped"),
+        (f.matching_clamped, "the matching budget ran out"),
+        (
+            f.page_byte_clamped,
+            "this page was cut short to stay within its byte bound",
+        ),
+    ] {
         if flag {
             lines.push(format!("[{note}]"));
         }
@@ -504,55 +680,148 @@ mod tests {
     use super::*;
 
     fn args(pattern: &str, regex: bool, match_case: bool) -> Args {
-        serde_json::from_value(json!({ "pattern": pattern, "regex": regex, "matchCase": match_case })).unwrap()
+        serde_json::from_value(
+            json!({ "pattern": pattern, "regex": regex, "matchCase": match_case }),
+        )
+        .unwrap()
     }
 
     #[test]
     fn pages_stop_at_their_byte_bound() {
-        let m = |n: usize| Match { pane_id: "%1".into(), reference: PaneRef::new("%1", "g"), line_number: n, text: "x".repeat(100), window_id: "@1".into(), window_name: "w".into(), placements: Vec::new() };
+        let m = |n: usize| Match {
+            pane_id: "%1".into(),
+            reference: PaneRef::new("%1", "g"),
+            line_number: n,
+            text: "x".repeat(100),
+            window_id: "@1".into(),
+            window_name: "w".into(),
+            placements: Vec::new(),
+        };
         let all = || (1..=10).map(m).collect::<Vec<_>>();
         let one = serde_json::to_string(&m(1)).unwrap().len() + 100 + 64;
         let (p, cut) = page(all(), 2, 5, 3 * one + 10, |m| m.text.len());
-        assert_eq!((p.iter().map(|m| m.line_number).collect::<Vec<_>>(), cut), (vec![3, 4, 5], true));
+        assert_eq!(
+            (p.iter().map(|m| m.line_number).collect::<Vec<_>>(), cut),
+            (vec![3, 4, 5], true)
+        );
         let (p, cut) = page(all(), 0, 4, 1_000_000, |m| m.text.len());
         assert_eq!((p.len(), cut), (4, false));
         let (p, cut) = page(all(), 9, 5, 1, |m| m.text.len());
-        assert_eq!((p.len(), cut), (1, false), "one match always fits; the last page is not cut");
+        assert_eq!(
+            (p.len(), cut),
+            (1, false),
+            "one match always fits; the last page is not cut"
+        );
     }
 
     fn pane(height: u32, history: u64) -> Pane {
-        Pane { window_height: height, height, history_size: history, ..Pane::sample("%1", "@1") }
+        Pane {
+            window_height: height,
+            height,
+            history_size: history,
+            ..Pane::sample("%1", "@1")
+        }
     }
 
     fn plan(re: &regex::Regex, per_pane: usize, keep_last: bool) -> Plan<'_> {
-        Plan { re, start: None, end: None, join: false, max_rows: None, per_pane, keep_last }
+        Plan {
+            re,
+            start: None,
+            end: None,
+            join: false,
+            max_rows: None,
+            per_pane,
+            keep_last,
+        }
     }
 
     fn empty() -> Searched {
-        Searched { hits: Vec::new(), panes_searched: 0, panes_skipped: Vec::new(), panes_failed: Vec::new(), ranges_clamped: Vec::new(), matching_clamped: false }
+        Searched {
+            hits: Vec::new(),
+            panes_searched: 0,
+            panes_skipped: Vec::new(),
+            panes_failed: Vec::new(),
+            ranges_clamped: Vec::new(),
+            matching_clamped: false,
+        }
     }
 
     fn budget(secs: u64) -> Budget {
-        Budget { bytes: 0, lines: 0, deadline: std::time::Instant::now() + std::time::Duration::from_secs(secs) }
+        Budget {
+            bytes: 0,
+            lines: 0,
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(secs),
+        }
     }
 
     #[test]
     fn a_pane_keeps_its_first_or_its_last_matches() {
         let re = build_regex("hit", false, true, false).unwrap();
-        let lines = || Ok(["hit 1", "miss", "hit 2", "hit 3", "hit 4", "miss"].map(String::from).to_vec());
+        let lines = || {
+            Ok(["hit 1", "miss", "hit 2", "hit 3", "hit 4", "miss"]
+                .map(String::from)
+                .to_vec())
+        };
         let (mut out, mut b) = (empty(), budget(60));
-        assert!(scan(&plan(&re, 2, false), &pane(10, 0), lines(), &mut b, &mut out));
-        assert_eq!((out.hits[0].lines.clone(), out.hits[0].more), (vec![(1, "hit 1".to_string()), (3, "hit 2".to_string())], true));
-        assert_eq!(b.lines, 4, "the first spelling stops at the match over its cap");
+        assert!(scan(
+            &plan(&re, 2, false),
+            &pane(10, 0),
+            lines(),
+            &mut b,
+            &mut out
+        ));
+        assert_eq!(
+            (out.hits[0].lines.clone(), out.hits[0].more),
+            (
+                vec![(1, "hit 1".to_string()), (3, "hit 2".to_string())],
+                true
+            )
+        );
+        assert_eq!(
+            b.lines, 4,
+            "the first spelling stops at the match over its cap"
+        );
         let (mut out, mut b) = (empty(), budget(60));
-        assert!(scan(&plan(&re, 2, true), &pane(10, 0), lines(), &mut b, &mut out));
-        assert_eq!((out.hits[0].lines.clone(), out.hits[0].more), (vec![(4, "hit 3".to_string()), (5, "hit 4".to_string())], true), "the last two, top to bottom");
+        assert!(scan(
+            &plan(&re, 2, true),
+            &pane(10, 0),
+            lines(),
+            &mut b,
+            &mut out
+        ));
+        assert_eq!(
+            (out.hits[0].lines.clone(), out.hits[0].more),
+            (
+                vec![(4, "hit 3".to_string()), (5, "hit 4".to_string())],
+                true
+            ),
+            "the last two, top to bottom"
+        );
         let (mut out, mut b) = (empty(), budget(60));
-        assert!(scan(&plan(&re, 4, true), &pane(10, 0), lines(), &mut b, &mut out));
-        assert_eq!((out.hits[0].lines.len(), out.hits[0].more, out.panes_searched), (4, false, 1));
+        assert!(scan(
+            &plan(&re, 4, true),
+            &pane(10, 0),
+            lines(),
+            &mut b,
+            &mut out
+        ));
+        assert_eq!(
+            (
+                out.hits[0].lines.len(),
+                out.hits[0].more,
+                out.panes_searched
+            ),
+            (4, false, 1)
+        );
         let (mut out, mut b) = (empty(), budget(60));
         let none = build_regex("zzz", false, true, false).unwrap();
-        assert!(scan(&plan(&none, 4, true), &pane(10, 0), lines(), &mut b, &mut out));
+        assert!(scan(
+            &plan(&none, 4, true),
+            &pane(10, 0),
+            lines(),
+            &mut b,
+            &mut out
+        ));
         assert!(out.hits.is_empty() && out.panes_searched == 1);
     }
 
@@ -562,10 +831,26 @@ mod tests {
         let (mut out, mut b) = (empty(), budget(60));
         b.lines = MATCH_LINES - 2;
         let lines = Ok(["a", "b", "x", "x"].map(String::from).to_vec());
-        assert!(!scan(&plan(&re, 10, true), &pane(10, 0), lines, &mut b, &mut out), "the budget ran out in this pane");
-        assert_eq!(out.hits[0].lines, vec![(3, "x".to_string()), (4, "x".to_string())], "scanned from the bottom: its last lines");
+        assert!(
+            !scan(&plan(&re, 10, true), &pane(10, 0), lines, &mut b, &mut out),
+            "the budget ran out in this pane"
+        );
+        assert_eq!(
+            out.hits[0].lines,
+            vec![(3, "x".to_string()), (4, "x".to_string())],
+            "scanned from the bottom: its last lines"
+        );
         let (mut out, mut b) = (empty(), budget(0));
-        assert!(!scan(&plan(&re, 10, true), &pane(10, 0), Ok(vec!["x".into()]), &mut b, &mut out), "out of time before the pane");
+        assert!(
+            !scan(
+                &plan(&re, 10, true),
+                &pane(10, 0),
+                Ok(vec!["x".into()]),
+                &mut b,
+                &mut out
+            ),
+            "out of time before the pane"
+        );
         assert_eq!((out.panes_searched, out.hits.len()), (0, 0));
     }
 
@@ -577,7 +862,11 @@ mod tests {
         // The visible screen (20 rows) and a deep start that tmux clamps to the history (50 lines): both fit.
         assert_eq!(p.range_of(&pane(20, 50)), (None, None, false));
         p.start = Some(-1_000_000);
-        assert_eq!(p.range_of(&pane(20, 50)), (Some(-1_000_000), None, false), "sent as asked; tmux clamps it");
+        assert_eq!(
+            p.range_of(&pane(20, 50)),
+            (Some(-1_000_000), None, false),
+            "sent as asked; tmux clamps it"
+        );
         // 500 lines of history: the last 100 rows of -500..19.
         assert_eq!(p.range_of(&pane(20, 500)), (Some(-80), Some(19), true));
         // An end past the screen or a reversed range is read as tmux reads it.
@@ -589,14 +878,37 @@ mod tests {
 
     #[test]
     fn literal_regex_and_case() {
-        assert!(matcher(&args("a.c", false, true)).unwrap().is_match("xa.cx"));
-        assert!(!matcher(&args("a.c", false, true)).unwrap().is_match("abc"), "a literal dot is not a wildcard");
+        assert!(matcher(&args("a.c", false, true))
+            .unwrap()
+            .is_match("xa.cx"));
+        assert!(
+            !matcher(&args("a.c", false, true)).unwrap().is_match("abc"),
+            "a literal dot is not a wildcard"
+        );
         assert!(matcher(&args("a.c", true, true)).unwrap().is_match("abc"));
         assert!(!matcher(&args("ABC", false, true)).unwrap().is_match("abc"));
-        assert!(matcher(&args("ABC", false, false)).unwrap().is_match("xabcx"));
+        assert!(matcher(&args("ABC", false, false))
+            .unwrap()
+            .is_match("xabcx"));
         let e = matcher(&args("(", true, true)).unwrap_err();
-        assert!(e.is_error && e.text.starts_with("Argument pattern: not a valid regular expression"), "{}", e.text);
+        assert!(
+            e.is_error
+                && e.text
+                    .starts_with("Argument pattern: not a valid regular expression"),
+            "{}",
+            e.text
+        );
         let d: Args = serde_json::from_value(json!({ "pattern": "x" })).unwrap();
-        assert_eq!((d.regex, d.match_case, d.max_matches_per_pane, d.offset, d.limit, d.scrollback_lines), (false, true, 5, 0, 100, 0));
+        assert_eq!(
+            (
+                d.regex,
+                d.match_case,
+                d.max_matches_per_pane,
+                d.offset,
+                d.limit,
+                d.scrollback_lines
+            ),
+            (false, true, 5, 0, 100, 0)
+        );
     }
 }

@@ -22,7 +22,9 @@
 use super::capture_pane::int_arg;
 use super::capture_pane_python::{check_socket, str_arg};
 use super::list_sessions;
-use super::search_panes::{self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES};
+use super::search_panes::{
+    self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
+};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::registry::{numeric_id, Pane};
@@ -50,7 +52,10 @@ fn input_schema() -> Value {
     let opt = |t: Value, d: &str| json!({ "anyOf": [t, { "type": "null" }], "default": null, "description": d });
     // tmux reads -S/-E as INT_MIN..SHRT_MAX (a value outside is silently the top of the screen).
     let line = json!({ "type": "integer", "minimum": -2_147_483_648_i64, "maximum": 32767 });
-    let mut limit = opt(json!({ "type": "integer", "minimum": 1 }), "Matched panes per page; null: no cap.");
+    let mut limit = opt(
+        json!({ "type": "integer", "minimum": 1 }),
+        "Matched panes per page; null: no cap.",
+    );
     limit["default"] = json!(DEFAULT_LIMIT);
     json!({
         "type": "object",
@@ -127,7 +132,16 @@ struct PaneContentMatch {
 /// `pane_left … pane_at_bottom` of one pane.
 type Geometry = ([i64; 4], [bool; 4]);
 
-const GEOMETRY: [&str; 8] = ["pane_left", "pane_top", "pane_right", "pane_bottom", "pane_at_left", "pane_at_right", "pane_at_top", "pane_at_bottom"];
+const GEOMETRY: [&str; 8] = [
+    "pane_left",
+    "pane_top",
+    "pane_right",
+    "pane_bottom",
+    "pane_at_left",
+    "pane_at_right",
+    "pane_at_top",
+    "pane_at_bottom",
+];
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
@@ -154,7 +168,9 @@ struct Args<'a> {
 impl<'a> Args<'a> {
     fn from(args: &'a Value) -> Args<'a> {
         let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let count = |k: &str, default: i64| usize::try_from(int_arg(args, k).unwrap_or(default)).unwrap_or(0);
+        let count = |k: &str, default: i64| {
+            usize::try_from(int_arg(args, k).unwrap_or(default)).unwrap_or(0)
+        };
         Args {
             pattern: str_arg(args, "pattern").unwrap_or_default(),
             regex: flag("regex"),
@@ -176,7 +192,11 @@ impl<'a> Args<'a> {
 async fn call(session: &Session, raw: &Value) -> Result<ToolOutput, ToolOutput> {
     let args = Args::from(raw);
     // Checked before anything reaches tmux.
-    let re = build_regex(args.pattern, args.regex, !args.match_case, false).map_err(|e| ToolOutput::libtmux_error(format!("Invalid regex pattern: {e}. Nothing was sent to tmux.")))?;
+    let re = build_regex(args.pattern, args.regex, !args.match_case, false).map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Invalid regex pattern: {e}. Nothing was sent to tmux."
+        ))
+    })?;
     check_socket(session, raw)?;
     let (snap, g) = list_sessions::graph(session).await?;
     let only = match (args.session_id, args.session_name) {
@@ -185,39 +205,107 @@ async fn call(session: &Session, raw: &Value) -> Result<ToolOutput, ToolOutput> 
         (None, None) => None,
     };
     // Candidates as this agent sees them (scope-cut placements), by pane id.
-    let mut candidates: Vec<Pane> = session.visible(&snap).filter(|p| only.as_deref().is_none_or(|s| p.in_session(s))).map(|p| p.into_owned()).collect();
+    let mut candidates: Vec<Pane> = session
+        .visible(&snap)
+        .filter(|p| only.as_deref().is_none_or(|s| p.in_session(s)))
+        .map(|p| p.into_owned())
+        .collect();
     candidates.sort_by_key(|p| numeric_id(&p.id));
     let pane_limit_clamped = candidates.len() > MAX_PANES;
     candidates.truncate(MAX_PANES);
 
-    let plan = Plan { re: &re, start: args.content_start, end: args.content_end, join: true, max_rows: Some(MATCH_LINES as i64), per_pane: args.per_pane, keep_last: true };
+    let plan = Plan {
+        re: &re,
+        start: args.content_start,
+        end: args.content_end,
+        join: true,
+        max_rows: Some(MATCH_LINES as i64),
+        per_pane: args.per_pane,
+        keep_last: true,
+    };
     let searched = search_panes::search_panes(session, &snap, &candidates, &plan).await;
     if searched.panes_searched == 0 && !candidates.is_empty() {
-        let why: Vec<String> = searched.panes_skipped.iter().chain(&searched.panes_failed).map(|p| format!("{} ({})", p.pane_id, p.reason)).collect();
-        return Err(ToolOutput::libtmux_error(format!("No pane could be searched: {}.", if why.is_empty() { "the search's time budget ran out".to_string() } else { why.join("; ") })));
+        let why: Vec<String> = searched
+            .panes_skipped
+            .iter()
+            .chain(&searched.panes_failed)
+            .map(|p| format!("{} ({})", p.pane_id, p.reason))
+            .collect();
+        return Err(ToolOutput::libtmux_error(format!(
+            "No pane could be searched: {}.",
+            if why.is_empty() {
+                "the search's time budget ran out".to_string()
+            } else {
+                why.join("; ")
+            }
+        )));
     }
 
     let total = searched.hits.len();
-    let per_pane_cut: Vec<String> = searched.hits.iter().filter(|h| h.more).map(|h| h.pane.id.clone()).collect();
-    let records: Vec<PaneContentMatch> = searched.hits.iter().map(|h| record(session, only.as_deref(), h)).collect();
-    let (mut matches, page_byte_clamped) = page(records, args.offset, args.limit.unwrap_or(usize::MAX), PAGE_BYTES, |m| m.matched_lines.iter().map(|l| l.len() + 3).sum::<usize>() + 100);
+    let per_pane_cut: Vec<String> = searched
+        .hits
+        .iter()
+        .filter(|h| h.more)
+        .map(|h| h.pane.id.clone())
+        .collect();
+    let records: Vec<PaneContentMatch> = searched
+        .hits
+        .iter()
+        .map(|h| record(session, only.as_deref(), h))
+        .collect();
+    let (mut matches, page_byte_clamped) = page(
+        records,
+        args.offset,
+        args.limit.unwrap_or(usize::MAX),
+        PAGE_BYTES,
+        |m| m.matched_lines.iter().map(|l| l.len() + 3).sum::<usize>() + 100,
+    );
     let shown_to = args.offset.saturating_add(matches.len());
-    let truncated_panes: Vec<String> = searched.hits.iter().skip(shown_to).map(|h| h.pane.id.clone()).collect();
+    let truncated_panes: Vec<String> = searched
+        .hits
+        .iter()
+        .skip(shown_to)
+        .map(|h| h.pane.id.clone())
+        .collect();
     let geometry_failed = match geometry(session, &matches).await {
         Ok(found) => {
             for m in &mut matches {
                 if let Some(([l, t, r, b], [al, ar, at, ab])) = found.get(&m.pane_id).copied() {
-                    (m.pane_left, m.pane_top, m.pane_right, m.pane_bottom) = (Some(l), Some(t), Some(r), Some(b));
-                    (m.pane_at_left, m.pane_at_right, m.pane_at_top, m.pane_at_bottom) = (Some(al), Some(ar), Some(at), Some(ab));
+                    (m.pane_left, m.pane_top, m.pane_right, m.pane_bottom) =
+                        (Some(l), Some(t), Some(r), Some(b));
+                    (
+                        m.pane_at_left,
+                        m.pane_at_right,
+                        m.pane_at_top,
+                        m.pane_at_bottom,
+                    ) = (Some(al), Some(ar), Some(at), Some(ab));
                 }
             }
             None
         }
         Err(e) => Some(e),
     };
-    let bounded = pane_limit_clamped || searched.matching_clamped || !searched.ranges_clamped.is_empty() || !searched.panes_skipped.is_empty() || !searched.panes_failed.is_empty();
-    let found = Found { truncated: !per_pane_cut.is_empty() || !truncated_panes.is_empty() || bounded, matches, truncated_panes, total_panes_matched: total, offset: args.offset, limit: args.limit };
-    let notes = Notes { args: &args, searched: &searched, per_pane_cut, pane_limit_clamped, page_byte_clamped, geometry_failed };
+    let bounded = pane_limit_clamped
+        || searched.matching_clamped
+        || !searched.ranges_clamped.is_empty()
+        || !searched.panes_skipped.is_empty()
+        || !searched.panes_failed.is_empty();
+    let found = Found {
+        truncated: !per_pane_cut.is_empty() || !truncated_panes.is_empty() || bounded,
+        matches,
+        truncated_panes,
+        total_panes_matched: total,
+        offset: args.offset,
+        limit: args.limit,
+    };
+    let notes = Notes {
+        args: &args,
+        searched: &searched,
+        per_pane_cut,
+        pane_limit_clamped,
+        page_byte_clamped,
+        geometry_failed,
+    };
     let text = summary(&found, &notes);
     Ok(ToolOutput::typed(&found, text))
 }
@@ -225,7 +313,11 @@ async fn call(session: &Session, raw: &Value) -> Result<ToolOutput, ToolOutput> 
 /// The PaneContentMatch of one pane (geometry filled in later, for the page only).
 fn record(session: &Session, only: Option<&str>, h: &PaneHits) -> PaneContentMatch {
     let p = &h.pane;
-    let place = p.placements.iter().find(|pl| only.is_none_or(|s| pl.session_id == s)).or(p.placements.first());
+    let place = p
+        .placements
+        .iter()
+        .find(|pl| only.is_none_or(|s| pl.session_id == s))
+        .or(p.placements.first());
     PaneContentMatch {
         pane_id: p.id.clone(),
         pane_left: None,
@@ -252,13 +344,24 @@ fn record(session: &Session, only: Option<&str>, h: &PaneHits) -> PaneContentMat
 /// `#{S:#{W:#{P:…}}}` loop of numbers and flags only (no free text, so tmux
 /// 3.4–3.5's escaping of command output cannot touch it). A pane gone since
 /// its capture is absent (its fields stay `null`).
-async fn geometry(session: &Session, matches: &[PaneContentMatch]) -> Result<HashMap<String, Geometry>, String> {
+async fn geometry(
+    session: &Session,
+    matches: &[PaneContentMatch],
+) -> Result<HashMap<String, Geometry>, String> {
     if matches.is_empty() {
         return Ok(HashMap::new());
     }
-    let fields: Vec<String> = std::iter::once("pane_id").chain(GEOMETRY).map(|f| format!("#{{{f}}}")).collect();
+    let fields: Vec<String> = std::iter::once("pane_id")
+        .chain(GEOMETRY)
+        .map(|f| format!("#{{{f}}}"))
+        .collect();
     let format = format!("#{{S:#{{W:#{{P:{}/}}}}}}", fields.join(" "));
-    let text = session.broker.registry.expand_format(&format).await.map_err(|e| e.to_string())?;
+    let text = session
+        .broker
+        .registry
+        .expand_format(&format)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(parse_geometry(&text))
 }
 
@@ -266,11 +369,27 @@ fn parse_geometry(text: &str) -> HashMap<String, Geometry> {
     let mut out = HashMap::new();
     for record in text.trim_end().split('/') {
         let f: Vec<&str> = record.split_whitespace().collect();
-        let [id, rest @ ..] = f.as_slice() else { continue };
-        let nums: Option<Vec<i64>> = rest.get(..4).map(|n| n.iter().map(|v| v.parse().ok()).collect()).unwrap_or(None);
-        let flags: Option<Vec<bool>> = rest.get(4..8).filter(|_| rest.len() == 8).map(|n| n.iter().map(|v| matches!(*v, "1" | "0").then_some(*v == "1")).collect()).unwrap_or(None);
+        let [id, rest @ ..] = f.as_slice() else {
+            continue;
+        };
+        let nums: Option<Vec<i64>> = rest
+            .get(..4)
+            .map(|n| n.iter().map(|v| v.parse().ok()).collect())
+            .unwrap_or(None);
+        let flags: Option<Vec<bool>> = rest
+            .get(4..8)
+            .filter(|_| rest.len() == 8)
+            .map(|n| {
+                n.iter()
+                    .map(|v| matches!(*v, "1" | "0").then_some(*v == "1"))
+                    .collect()
+            })
+            .unwrap_or(None);
         if let (Some(n), Some(b)) = (nums, flags) {
-            out.insert(id.to_string(), ([n[0], n[1], n[2], n[3]], [b[0], b[1], b[2], b[3]]));
+            out.insert(
+                id.to_string(),
+                ([n[0], n[1], n[2], n[3]], [b[0], b[1], b[2], b[3]]),
+            );
         }
     }
     out
@@ -290,29 +409,69 @@ struct Notes<'a> {
 /// everything that was left out or bounded.
 fn summary(f: &Found, n: &Notes<'_>) -> String {
     let s = n.searched;
-    let mut lines = vec![format!("{} pane(s) matched of {} searched; showing {} from offset {}", f.total_panes_matched, s.panes_searched, f.matches.len(), f.offset)];
+    let mut lines = vec![format!(
+        "{} pane(s) matched of {} searched; showing {} from offset {}",
+        f.total_panes_matched,
+        s.panes_searched,
+        f.matches.len(),
+        f.offset
+    )];
     for m in &f.matches {
-        lines.push(format!("{} {}:{} ({}) — {} line(s)", m.pane_id, m.session_name, m.window_id, m.window_name, m.matched_lines.len()));
+        lines.push(format!(
+            "{} {}:{} ({}) — {} line(s)",
+            m.pane_id,
+            m.session_name,
+            m.window_id,
+            m.window_name,
+            m.matched_lines.len()
+        ));
         lines.extend(m.matched_lines.iter().map(|l| format!("  {l}")));
     }
     let list = |v: &[String]| v.join(", ");
     if let Some(first) = f.truncated_panes.first() {
-        lines.push(format!("[{} more matched pane(s) from {first}: call again with offset {}]", f.truncated_panes.len(), f.offset + f.matches.len()));
+        lines.push(format!(
+            "[{} more matched pane(s) from {first}: call again with offset {}]",
+            f.truncated_panes.len(),
+            f.offset + f.matches.len()
+        ));
     }
     if !n.per_pane_cut.is_empty() {
-        lines.push(format!("[more than {} matching lines, the last ones kept: {}]", n.args.per_pane, list(&n.per_pane_cut)));
+        lines.push(format!(
+            "[more than {} matching lines, the last ones kept: {}]",
+            n.args.per_pane,
+            list(&n.per_pane_cut)
+        ));
     }
     if !s.panes_skipped.is_empty() {
-        lines.push(format!("[skipped, an after-capture-pane hook is set: {}]", s.panes_skipped.iter().map(|p| p.pane_id.as_str()).collect::<Vec<_>>().join(", ")));
+        lines.push(format!(
+            "[skipped, an after-capture-pane hook is set: {}]",
+            s.panes_skipped
+                .iter()
+                .map(|p| p.pane_id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if !s.panes_failed.is_empty() {
-        lines.push(format!("[failed: {}]", s.panes_failed.iter().map(|p| format!("{} ({})", p.pane_id, p.reason)).collect::<Vec<_>>().join(", ")));
+        lines.push(format!(
+            "[failed: {}]",
+            s.panes_failed
+                .iter()
+                .map(|p| format!("{} ({})", p.pane_id, p.reason))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if !s.ranges_clamped.is_empty() {
-        lines.push(format!("[range cut to its last {MATCH_LINES} rows: {}]", list(&s.ranges_clamped)));
+        lines.push(format!(
+            "[range cut to its last {MATCH_LINES} rows: {}]",
+            list(&s.ranges_clamped)
+        ));
     }
     if n.pane_limit_clamped {
-        lines.push(format!("[only the first {MAX_PANES} panes (by id) were searched]"));
+        lines.push(format!(
+            "[only the first {MAX_PANES} panes (by id) were searched]"
+        ));
     }
     if s.matching_clamped {
         lines.push("[the search's budget (256 KiB or 20,000 lines scanned, or 5 s) ran out: later panes, or earlier lines of the last pane, were not searched]".to_string());
@@ -332,18 +491,43 @@ mod tests {
 
     #[test]
     fn geometry_is_parsed_per_pane_and_partial_records_are_dropped() {
-        let g = parse_geometry("%0 0 0 39 23 1 0 1 1/%3 40 0 79 23 0 1 1 1/%0 0 0 39 23 1 0 1 1/%5 1 2 3/\n");
-        assert_eq!(g.get("%0"), Some(&([0, 0, 39, 23], [true, false, true, true])));
-        assert_eq!(g.get("%3"), Some(&([40, 0, 79, 23], [false, true, true, true])));
-        assert!(!g.contains_key("%5"), "a record without every field is not trusted");
+        let g = parse_geometry(
+            "%0 0 0 39 23 1 0 1 1/%3 40 0 79 23 0 1 1 1/%0 0 0 39 23 1 0 1 1/%5 1 2 3/\n",
+        );
+        assert_eq!(
+            g.get("%0"),
+            Some(&([0, 0, 39, 23], [true, false, true, true]))
+        );
+        assert_eq!(
+            g.get("%3"),
+            Some(&([40, 0, 79, 23], [false, true, true, true]))
+        );
+        assert!(
+            !g.contains_key("%5"),
+            "a record without every field is not trusted"
+        );
         assert!(parse_geometry("%1 a 0 0 0 1 1 1 1/%2 0 0 0 0 1 1 1 x/").is_empty());
     }
 
     #[test]
     fn defaults_and_null_limit() {
-        let (a, b) = (json!({ "pattern": "x" }), json!({ "pattern": "x", "limit": null, "content_start": -10, "max_matched_lines_per_pane": 2.0 }));
+        let (a, b) = (
+            json!({ "pattern": "x" }),
+            json!({ "pattern": "x", "limit": null, "content_start": -10, "max_matched_lines_per_pane": 2.0 }),
+        );
         let d = Args::from(&a);
-        assert_eq!((d.regex, d.match_case, d.per_pane, d.limit, d.offset, d.content_start, d.content_end), (false, false, 50, Some(500), 0, None, None));
+        assert_eq!(
+            (
+                d.regex,
+                d.match_case,
+                d.per_pane,
+                d.limit,
+                d.offset,
+                d.content_start,
+                d.content_end
+            ),
+            (false, false, 50, Some(500), 0, None, None)
+        );
         let n = Args::from(&b);
         assert_eq!((n.limit, n.content_start, n.per_pane), (None, Some(-10), 2));
     }

@@ -91,7 +91,13 @@ fn run_select_window(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    let t = act::target(
+        session,
+        &a.pane_id,
+        a.generation.as_deref(),
+        SelfRule::Allowed,
+    )
+    .await?;
     act::run(session, &["select-pane", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the pane").await?;
     let text = format!("Pane {} is the active pane of its window.", t.id);
@@ -99,9 +105,25 @@ async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolO
 }
 
 async fn select_window(session: &Session, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = act::target(session, &a.window_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    let t = act::target(
+        session,
+        &a.window_id,
+        a.generation.as_deref(),
+        SelfRule::Allowed,
+    )
+    .await?;
     act::run(session, &["select-window", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the window").await?;
-    let out = WindowAction { generation: session.generation().to_string(), window: after.window_record(session, &t.id)? };
-    Ok(ToolOutput::typed(&out, format!("Window {} ({:?}) is the current window of its session.", t.id, after.window_name(&t.id))))
+    let out = WindowAction {
+        generation: session.generation().to_string(),
+        window: after.window_record(session, &t.id)?,
+    };
+    Ok(ToolOutput::typed(
+        &out,
+        format!(
+            "Window {} ({:?}) is the current window of its session.",
+            t.id,
+            after.window_name(&t.id)
+        ),
+    ))
 }

@@ -19,8 +19,8 @@
 
 use super::envelope;
 use super::refs::{self, Kind, NO_NUL};
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
 use super::typed::{data_schema_of, ExitZero, Observed};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -36,7 +36,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     output_schema,
     run,
 };
-
 
 fn text_input() -> Value {
     json!({
@@ -153,23 +152,45 @@ pub enum Input<'a> {
 pub fn commands(id: &str, input: Input<'_>) -> Vec<Vec<String>> {
     match input {
         Input::Text(text) => {
-            let head = vec!["send-keys".to_string(), "-l".into(), "-t".into(), id.to_string(), "--".into()];
+            let head = vec![
+                "send-keys".to_string(),
+                "-l".into(),
+                "-t".into(),
+                id.to_string(),
+                "--".into(),
+            ];
             let room = COMMAND_ARG_BYTES - arg_bytes(&head) - 2; // NUL, and a `\` literal_arg may add
-            split_text(text, room).into_iter().map(|t| head.iter().cloned().chain([refs::literal_arg(t)]).collect()).collect()
+            split_text(text, room)
+                .into_iter()
+                .map(|t| head.iter().cloned().chain([refs::literal_arg(t)]).collect())
+                .collect()
         }
         Input::Keys(keys) => {
-            let head = vec!["send-keys".to_string(), "-t".into(), id.to_string(), "--".into()];
+            let head = vec![
+                "send-keys".to_string(),
+                "-t".into(),
+                id.to_string(),
+                "--".into(),
+            ];
             let room = COMMAND_ARG_BYTES - arg_bytes(&head);
-            group_args(keys.iter().map(|k| refs::literal_arg(k)).collect(), room).into_iter().map(|g| head.iter().cloned().chain(g).collect()).collect()
+            group_args(keys.iter().map(|k| refs::literal_arg(k)).collect(), room)
+                .into_iter()
+                .map(|g| head.iter().cloned().chain(g).collect())
+                .collect()
         }
     }
 }
 
 /// Runs `commands` in order. On a failure: how many landed before it, and why.
-pub async fn deliver(session: &Session, commands: &[Vec<String>]) -> Result<(), (usize, refs::Failure)> {
+pub async fn deliver(
+    session: &Session,
+    commands: &[Vec<String>],
+) -> Result<(), (usize, refs::Failure)> {
     for (i, argv) in commands.iter().enumerate() {
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        refs::run_command(&session.broker, &argv).await.map_err(|f| (i, f))?;
+        refs::run_command(&session.broker, &argv)
+            .await
+            .map_err(|f| (i, f))?;
     }
     Ok(())
 }
@@ -198,7 +219,13 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let what = match input["type"].as_str() {
         Some("text") => Input::Text(input["text"].as_str().unwrap_or_default()),
         _ => {
-            keys = input["keys"].as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect();
+            keys = input["keys"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
             Input::Keys(&keys)
         }
     };
@@ -211,7 +238,15 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         return refs::fail(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed);
     }
     let target = refs::PaneRef::new(&target.id, &session.broker.identity.generation);
-    envelope::ok_typed("tmux_send", &Sent { target, delivery: Observed, client_exit_status: ExitZero, completion: DispatchOnly })
+    envelope::ok_typed(
+        "tmux_send",
+        &Sent {
+            target,
+            delivery: Observed,
+            client_exit_status: ExitZero,
+            completion: DispatchOnly,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -229,7 +264,9 @@ mod tests {
 
     #[test]
     fn key_groups_fit_one_command() {
-        let keys: Vec<String> = (0..256).map(|i| format!("{}{i}", "x".repeat(250))).collect();
+        let keys: Vec<String> = (0..256)
+            .map(|i| format!("{}{i}", "x".repeat(250)))
+            .collect();
         let groups = group_args(keys.clone(), 4000);
         assert!(groups.iter().all(|g| arg_bytes(g) <= 4000));
         assert_eq!(groups.concat(), keys);

@@ -91,8 +91,12 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         };
         let keys_as_text;
         let (input, keys, characters) = match (&args.keys, &args.text) {
-            (Some(_), Some(_)) => return act::error("Give keys or text, not both.", Delivery::NotSent),
-            (None, None) if !args.enter => return act::error("Give keys, text, or enter: true.", Delivery::NotSent),
+            (Some(_), Some(_)) => {
+                return act::error("Give keys or text, not both.", Delivery::NotSent)
+            }
+            (None, None) if !args.enter => {
+                return act::error("Give keys, text, or enter: true.", Delivery::NotSent)
+            }
             (Some(k), None) => (Some(Input::Keys(k)), k.len(), 0),
             (None, Some(t)) if args.literal == Some(false) => {
                 keys_as_text = vec![t.clone()];
@@ -102,16 +106,27 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             (None, None) => (None, 0, 0),
         };
         if args.literal.is_some() && args.text.is_none() {
-            return act::error("literal applies to text only (keys are always key names).", Delivery::NotSent);
+            return act::error(
+                "literal applies to text only (keys are always key names).",
+                Delivery::NotSent,
+            );
         }
         let session = c.session;
-        let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
-            Ok(t) => t,
-            Err(e) => return e,
-        };
-        let mut commands = input.map(|i| send::commands(&target.id, i)).unwrap_or_default();
+        let target =
+            match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
+                Ok(t) => t,
+                Err(e) => return e,
+            };
+        let mut commands = input
+            .map(|i| send::commands(&target.id, i))
+            .unwrap_or_default();
         if args.enter {
-            commands.push(vec!["send-keys".into(), "-t".into(), target.id.clone(), "Enter".into()]);
+            commands.push(vec![
+                "send-keys".into(),
+                "-t".into(),
+                target.id.clone(),
+                "Enter".into(),
+            ]);
         }
         if let Err((landed, f)) = send::deliver(session, &commands).await {
             if landed == 0 {
@@ -119,9 +134,26 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             }
             return act::error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
         }
-        let sent = Sent { pane: PaneRef::new(&target.id, session.generation()), keys, characters, enter: args.enter, commands: commands.len(), delivery: DeliveryObserved::Observed };
-        let what = if characters > 0 { format!("{characters} character(s)") } else if keys > 0 { format!("{keys} key(s)") } else { "nothing".into() };
-        let text = format!("sent {what}{} to {}", if args.enter { " and Enter" } else { "" }, target.id);
+        let sent = Sent {
+            pane: PaneRef::new(&target.id, session.generation()),
+            keys,
+            characters,
+            enter: args.enter,
+            commands: commands.len(),
+            delivery: DeliveryObserved::Observed,
+        };
+        let what = if characters > 0 {
+            format!("{characters} character(s)")
+        } else if keys > 0 {
+            format!("{keys} key(s)")
+        } else {
+            "nothing".into()
+        };
+        let text = format!(
+            "sent {what}{} to {}",
+            if args.enter { " and Enter" } else { "" },
+            target.id
+        );
         ToolOutput::typed(&sent, text)
     })
 }

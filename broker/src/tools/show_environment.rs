@@ -8,7 +8,9 @@
 //! unreadable rather than read as something else. Formats cannot list the
 //! environment, or tell an unset variable from an empty one.
 
-use super::show_options::{context, context_schema, escaped_note, expand_keys, ContextRecord, NamedValue};
+use super::show_options::{
+    context, context_schema, escaped_note, expand_keys, ContextRecord, NamedValue,
+};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
@@ -66,7 +68,12 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(x) => x,
             Err(e) => return e,
         };
-        let keys: Vec<&str> = args.names.iter().map(String::as_str).filter(|n| readable(n)).collect();
+        let keys: Vec<&str> = args
+            .names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| readable(n))
+            .collect();
         let mut values = if keys.is_empty() {
             Vec::new()
         } else {
@@ -88,8 +95,24 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 NamedValue { name: n.clone(), readable: true, note: escaped_note(&version, &v), value: Some(v) }
             })
             .collect();
-        let text = variables.iter().map(|v| format!("{}={}", v.name, v.value.as_deref().unwrap_or("(unreadable)"))).collect::<Vec<_>>().join("\n");
-        ToolOutput::typed(&Shown { context: ctx.record(), variables }, text)
+        let text = variables
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}={}",
+                    v.name,
+                    v.value.as_deref().unwrap_or("(unreadable)")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        ToolOutput::typed(
+            &Shown {
+                context: ctx.record(),
+                variables,
+            },
+            text,
+        )
     })
 }
 
@@ -98,6 +121,11 @@ mod tests {
     #[test]
     fn only_names_with_an_upper_case_letter_are_read() {
         assert!(super::readable("PATH") && super::readable("Foo_bar") && super::readable("_X1"));
-        assert!(!super::readable("host") && !super::readable("pane_id") && !super::readable("_") && !super::readable("x1"));
+        assert!(
+            !super::readable("host")
+                && !super::readable("pane_id")
+                && !super::readable("_")
+                && !super::readable("x1")
+        );
     }
 }

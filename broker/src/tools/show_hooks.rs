@@ -67,7 +67,12 @@ fn parse(text: &str, version: &str) -> Vec<HookEntry> {
             let (head, command) = l.split_once(' ').unwrap_or((l, ""));
             let (name, rest) = head.split_once('[')?;
             let index = rest.strip_suffix(']')?.parse().ok()?;
-            Some(HookEntry { name: name.to_string(), index, command: command.to_string(), note: escaped_note(version, command) })
+            Some(HookEntry {
+                name: name.to_string(),
+                index,
+                command: command.to_string(),
+                note: escaped_note(version, command),
+            })
         })
         .collect()
 }
@@ -78,7 +83,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let ctx = match context(c.session, args.session.as_deref(), args.window.as_deref(), args.pane.as_deref()).await {
+        let ctx = match context(
+            c.session,
+            args.session.as_deref(),
+            args.window.as_deref(),
+            args.pane.as_deref(),
+        )
+        .await
+        {
             Ok(x) => x,
             Err(e) => return e,
         };
@@ -92,20 +104,46 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             ContextKind::Pane => " -p",
         };
         let cmd: Vec<String> = match ctx.kind {
-            ContextKind::Global => ["show-hooks", "-g", ";", "show-hooks", "-gw"].map(String::from).to_vec(),
-            _ => crate::hooks::while_exists(&id, &format!("show-hooks{flag} -t '{id}'"), Some(&crate::hooks::print_gone())),
+            ContextKind::Global => ["show-hooks", "-g", ";", "show-hooks", "-gw"]
+                .map(String::from)
+                .to_vec(),
+            _ => crate::hooks::while_exists(
+                &id,
+                &format!("show-hooks{flag} -t '{id}'"),
+                Some(&crate::hooks::print_gone()),
+            ),
         };
         let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
         let text = match c.session.broker.registry.run_tmux(&cmd).await {
             Ok(t) => t,
-            Err(e) => return ToolOutput::libtmux_error(format!("Could not read the hooks from tmux: {e}. Nothing was changed.")),
+            Err(e) => {
+                return ToolOutput::libtmux_error(format!(
+                    "Could not read the hooks from tmux: {e}. Nothing was changed."
+                ))
+            }
         };
         if text.lines().any(|l| l == crate::hooks::gone_marker()) {
-            return ToolOutput::libtmux_error(format!("{id} no longer exists; nothing was read. Nothing was changed."));
+            return ToolOutput::libtmux_error(format!(
+                "{id} no longer exists; nothing was read. Nothing was changed."
+            ));
         }
         let hooks = parse(&text, &c.session.broker.tmux_version());
-        let summary = if hooks.is_empty() { "no hook entries".to_string() } else { hooks.iter().map(|h| format!("{}[{}] {}", h.name, h.index, h.command)).collect::<Vec<_>>().join("\n") };
-        ToolOutput::typed(&Shown { context: ctx.record(), hooks }, summary)
+        let summary = if hooks.is_empty() {
+            "no hook entries".to_string()
+        } else {
+            hooks
+                .iter()
+                .map(|h| format!("{}[{}] {}", h.name, h.index, h.command))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        ToolOutput::typed(
+            &Shown {
+                context: ctx.record(),
+                hooks,
+            },
+            summary,
+        )
     })
 }
 
@@ -117,8 +155,18 @@ mod tests {
     fn entries_are_parsed_and_unset_names_skipped() {
         let h = parse("after-bind-key\nafter-new-window[0] run-shell \"echo a;b\"\nafter-new-window[3] display-message x\npane-exited[12]\n", "3.3a");
         assert_eq!(h.len(), 3);
-        assert_eq!((h[0].name.as_str(), h[0].index, h[0].command.as_str()), ("after-new-window", 0, "run-shell \"echo a;b\""));
+        assert_eq!(
+            (h[0].name.as_str(), h[0].index, h[0].command.as_str()),
+            ("after-new-window", 0, "run-shell \"echo a;b\"")
+        );
         assert_eq!((h[2].index, h[2].command.as_str()), (12, ""));
-        assert!(parse("after-x[0] run-shell \\033", "3.5a")[0].note.is_some() && parse("after-x[0] run-shell \\033", "3.7c")[0].note.is_none());
+        assert!(
+            parse("after-x[0] run-shell \\033", "3.5a")[0]
+                .note
+                .is_some()
+                && parse("after-x[0] run-shell \\033", "3.7c")[0]
+                    .note
+                    .is_none()
+        );
     }
 }

@@ -19,10 +19,10 @@
 //! pane), filtered to the id asked for; no context means the global values.
 
 use super::criteria::Entity;
-use crate::feed::unvis_separators;
 use super::list_sessions::{self, fields, LinkFields};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::feed::unvis_separators;
 use crate::feed::{field, RS, US};
 use crate::session::Session;
 use schemars::JsonSchema;
@@ -42,12 +42,22 @@ pub const SPEC: ToolSpec = ToolSpec {
 
 /// The one-word options (no `-`) of tmux 3.3a–3.7c; every other table option
 /// has a `-`, which no format variable has.
-const ONE_WORD: &[&str] = &["backspace", "editor", "mouse", "prefix", "prefix2", "status"];
+const ONE_WORD: &[&str] = &[
+    "backspace",
+    "editor",
+    "mouse",
+    "prefix",
+    "prefix2",
+    "status",
+];
 
 /// A user option, a name with a `-` or a [`ONE_WORD`] option; either of the
 /// latter two optionally with an array index.
 fn name_pattern() -> String {
-    format!(r"^(@[A-Za-z0-9_-]{{1,128}}|([a-z0-9]+(-[a-z0-9]+)+|{})(\[[0-9]{{1,5}}\])?)$", ONE_WORD.join("|"))
+    format!(
+        r"^(@[A-Za-z0-9_-]{{1,128}}|([a-z0-9]+(-[a-z0-9]+)+|{})(\[[0-9]{{1,5}}\])?)$",
+        ONE_WORD.join("|")
+    )
 }
 
 fn input_schema() -> Value {
@@ -127,18 +137,36 @@ pub(super) struct Context {
 
 impl Context {
     fn global() -> Context {
-        Context { kind: ContextKind::Global, id: None, session_id: String::new(), window_id: String::new() }
+        Context {
+            kind: ContextKind::Global,
+            id: None,
+            session_id: String::new(),
+            window_id: String::new(),
+        }
     }
 
     pub fn record(&self) -> ContextRecord {
-        ContextRecord { kind: self.kind, id: self.id.clone() }
+        ContextRecord {
+            kind: self.kind,
+            id: self.id.clone(),
+        }
     }
 
     /// The format that expands `row` (then RS) once for the context.
     fn wrap(&self, row: &str) -> String {
-        let when = |key: &str, id: &str, then: String| format!("#{{?#{{==:#{{{key}}},{}}},{then},}}", crate::tmux::quote::format_operand(id));
+        let when = |key: &str, id: &str, then: String| {
+            format!(
+                "#{{?#{{==:#{{{key}}},{}}},{then},}}",
+                crate::tmux::quote::format_operand(id)
+            )
+        };
         let row = format!("{row}{RS}");
-        let pane = |r: String| format!("#{{P:{}}}", when("pane_id", self.id.as_deref().unwrap_or_default(), r));
+        let pane = |r: String| {
+            format!(
+                "#{{P:{}}}",
+                when("pane_id", self.id.as_deref().unwrap_or_default(), r)
+            )
+        };
         let window = |r: String| format!("#{{W:{}}}", when("window_id", &self.window_id, r));
         let session = |r: String| format!("#{{S:{}}}", when("session_id", &self.session_id, r));
         match self.kind {
@@ -159,10 +187,22 @@ struct PaneWindow {
 
 /// The context `session`/`window`/`pane` name (at most one), resolved in what
 /// this agent may see. Two given are refused before anything is read.
-pub(super) async fn context(session: &Session, s: Option<&str>, w: Option<&str>, p: Option<&str>) -> Result<Context, ToolOutput> {
-    let given: Vec<&str> = [("session", s), ("window", w), ("pane", p)].iter().filter(|(_, v)| v.is_some()).map(|(k, _)| *k).collect();
+pub(super) async fn context(
+    session: &Session,
+    s: Option<&str>,
+    w: Option<&str>,
+    p: Option<&str>,
+) -> Result<Context, ToolOutput> {
+    let given: Vec<&str> = [("session", s), ("window", w), ("pane", p)]
+        .iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| *k)
+        .collect();
     if given.len() > 1 {
-        return Err(ToolOutput::libtmux_error(format!("Arguments {}: give at most one context. Nothing was sent to tmux.", given.join(" and "))));
+        return Err(ToolOutput::libtmux_error(format!(
+            "Arguments {}: give at most one context. Nothing was sent to tmux.",
+            given.join(" and ")
+        )));
     }
     if given.is_empty() {
         return Ok(Context::global());
@@ -170,32 +210,69 @@ pub(super) async fn context(session: &Session, s: Option<&str>, w: Option<&str>,
     let (_, g) = list_sessions::graph(session).await?;
     if let Some(s) = s {
         let id = list_sessions::resolve_session(&g, "session", s)?;
-        return Ok(Context { kind: ContextKind::Session, id: Some(id.clone()), session_id: id, window_id: String::new() });
+        return Ok(Context {
+            kind: ContextKind::Session,
+            id: Some(id.clone()),
+            session_id: id,
+            window_id: String::new(),
+        });
     }
     let links: Vec<LinkFields> = g.records(Entity::WindowLink).iter().map(fields).collect();
-    let via = |window: &str| links.iter().find(|l| l.window_id == window).map(|l| l.session_id.clone());
-    let missing = |field: &str, id: &str| ToolOutput::libtmux_error(format!("Argument {field}: no {field} {id} is visible to this agent. Call list_{field}s for the ones it may see."));
+    let via = |window: &str| {
+        links
+            .iter()
+            .find(|l| l.window_id == window)
+            .map(|l| l.session_id.clone())
+    };
+    let missing = |field: &str, id: &str| {
+        ToolOutput::libtmux_error(format!("Argument {field}: no {field} {id} is visible to this agent. Call list_{field}s for the ones it may see."))
+    };
     if let Some(w) = w {
         let sid = via(w).ok_or_else(|| missing("window", w))?;
-        return Ok(Context { kind: ContextKind::Window, id: Some(w.to_string()), session_id: sid, window_id: w.to_string() });
+        return Ok(Context {
+            kind: ContextKind::Window,
+            id: Some(w.to_string()),
+            session_id: sid,
+            window_id: w.to_string(),
+        });
     }
     let p = p.unwrap_or_default();
-    let pane = g.records(Entity::Pane).iter().map(fields::<PaneWindow>).find(|r| r.id == p).ok_or_else(|| missing("pane", p))?;
+    let pane = g
+        .records(Entity::Pane)
+        .iter()
+        .map(fields::<PaneWindow>)
+        .find(|r| r.id == p)
+        .ok_or_else(|| missing("pane", p))?;
     let sid = via(&pane.window_id).ok_or_else(|| missing("pane", p))?;
-    Ok(Context { kind: ContextKind::Pane, id: Some(p.to_string()), session_id: sid, window_id: pane.window_id })
+    Ok(Context {
+        kind: ContextKind::Pane,
+        id: Some(p.to_string()),
+        session_id: sid,
+        window_id: pane.window_id,
+    })
 }
 
 /// The values of format keys `keys` in `ctx`, in order: one hook-free
 /// expansion. Free-text sanitising replaces US, RS and LF in a value with `?`.
-pub(super) async fn expand_keys(session: &Session, ctx: &Context, keys: &[&str]) -> Result<Vec<String>, ToolOutput> {
+pub(super) async fn expand_keys(
+    session: &Session,
+    ctx: &Context,
+    keys: &[&str],
+) -> Result<Vec<String>, ToolOutput> {
     let row: Vec<String> = keys.iter().map(|k| field(k, true)).collect();
     let format = ctx.wrap(&row.join(&US.to_string()));
     let broker = &session.broker;
-    let text = broker.registry.expand_format(&format).await.map_err(|e| ToolOutput::libtmux_error(format!("Could not read from tmux: {e}. Nothing was changed.")))?;
+    let text = broker.registry.expand_format(&format).await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read from tmux: {e}. Nothing was changed."
+        ))
+    })?;
     let text = unvis_separators(&broker.tmux_version(), &text);
     let Some(first) = text.split(RS).next().filter(|_| text.contains(RS)) else {
         let what = ctx.id.as_deref().unwrap_or("the server");
-        return Err(ToolOutput::libtmux_error(format!("{what} no longer exists; nothing was read.")));
+        return Err(ToolOutput::libtmux_error(format!(
+            "{what} no longer exists; nothing was read."
+        )));
     };
     let values: Vec<String> = first.split(US).map(str::to_string).collect();
     if values.len() != keys.len() {
@@ -207,7 +284,8 @@ pub(super) async fn expand_keys(session: &Session, ctx: &Context, keys: &[&str])
 /// On tmux 3.4–3.5 control bytes in a value arrive as strvis `\NNN` escapes
 /// and a backslash as itself, so a value holding a backslash is ambiguous.
 pub(super) fn escaped_note(version: &str, value: &str) -> Option<String> {
-    let escaped = crate::tmux::version_at_least(version, 3, 4) && !crate::tmux::version_at_least(version, 3, 6);
+    let escaped = crate::tmux::version_at_least(version, 3, 4)
+        && !crate::tmux::version_at_least(version, 3, 6);
     (escaped && value.contains('\\')).then(|| format!("tmux {version} prints control characters as \\NNN escapes; this value holds a backslash, which may be one"))
 }
 
@@ -217,7 +295,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let ctx = match context(c.session, args.session.as_deref(), args.window.as_deref(), args.pane.as_deref()).await {
+        let ctx = match context(
+            c.session,
+            args.session.as_deref(),
+            args.window.as_deref(),
+            args.pane.as_deref(),
+        )
+        .await
+        {
             Ok(x) => x,
             Err(e) => return e,
         };
@@ -227,9 +312,29 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let version = c.session.broker.tmux_version();
-        let options: Vec<NamedValue> = args.names.iter().zip(values).map(|(n, v)| NamedValue { name: n.clone(), readable: true, note: escaped_note(&version, &v), value: Some(v) }).collect();
-        let text = options.iter().map(|o| format!("{} {}", o.name, o.value.as_deref().unwrap_or_default())).collect::<Vec<_>>().join("\n");
-        ToolOutput::typed(&Shown { context: ctx.record(), options }, text)
+        let options: Vec<NamedValue> = args
+            .names
+            .iter()
+            .zip(values)
+            .map(|(n, v)| NamedValue {
+                name: n.clone(),
+                readable: true,
+                note: escaped_note(&version, &v),
+                value: Some(v),
+            })
+            .collect();
+        let text = options
+            .iter()
+            .map(|o| format!("{} {}", o.name, o.value.as_deref().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        ToolOutput::typed(
+            &Shown {
+                context: ctx.record(),
+                options,
+            },
+            text,
+        )
     })
 }
 
@@ -240,13 +345,37 @@ mod tests {
     #[test]
     fn names_are_only_what_cannot_be_a_format_variable() {
         let re = regex_lite(&name_pattern());
-        for ok in ["@x", "@my-opt_2", "history-limit", "status-format[0]", "mouse", "status", "prefix2", "status[1]"] {
+        for ok in [
+            "@x",
+            "@my-opt_2",
+            "history-limit",
+            "status-format[0]",
+            "mouse",
+            "status",
+            "prefix2",
+            "status[1]",
+        ] {
             assert!(re.is_valid(&json!(ok)), "{ok}");
         }
-        for bad in ["host", "pane_id", "pid", "version", "history_limit", "@", "x-", "#{host}", "a-b}", "status-left,", "History-limit", "editorx"] {
+        for bad in [
+            "host",
+            "pane_id",
+            "pid",
+            "version",
+            "history_limit",
+            "@",
+            "x-",
+            "#{host}",
+            "a-b}",
+            "status-left,",
+            "History-limit",
+            "editorx",
+        ] {
             assert!(!re.is_valid(&json!(bad)), "{bad}");
         }
-        assert!(ONE_WORD.iter().all(|w| !w.contains('-') && re.is_valid(&json!(w))));
+        assert!(ONE_WORD
+            .iter()
+            .all(|w| !w.contains('-') && re.is_valid(&json!(w))));
     }
 
     fn regex_lite(p: &str) -> jsonschema::Validator {
@@ -255,7 +384,12 @@ mod tests {
 
     #[test]
     fn contexts_wrap_rows_in_tmux_loops() {
-        let c = Context { kind: ContextKind::Pane, id: Some("%3".into()), session_id: "$1".into(), window_id: "@2".into() };
+        let c = Context {
+            kind: ContextKind::Pane,
+            id: Some("%3".into()),
+            session_id: "$1".into(),
+            window_id: "@2".into(),
+        };
         assert_eq!(c.wrap("R"), format!("#{{S:#{{?#{{==:#{{session_id}},$1}},#{{W:#{{?#{{==:#{{window_id}},@2}},#{{P:#{{?#{{==:#{{pane_id}},%3}},R{RS},}}}},}}}},}}}}"));
         assert_eq!(Context::global().wrap("R"), format!("R{RS}"));
     }

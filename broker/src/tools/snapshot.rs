@@ -12,11 +12,11 @@
 
 use super::criteria::{self, Entity, Graph};
 use super::envelope::{self, Delivery};
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::typed::data_schema_of;
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::retention::Retained;
 use crate::session::Session;
 use crate::sys;
-use super::typed::data_schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -31,8 +31,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     output_schema,
     run,
 };
-
-
 
 fn input_schema() -> Value {
     json!({
@@ -144,11 +142,38 @@ fn output_schema() -> Value {
 
 /// One page; `reads` is the number of tmux reads made for it (none for a
 /// page of a retained result).
-fn page(header: Header, items: Vec<Item>, total: usize, key: &str, offset: usize, started: f64, reads: u32) -> Page {
+fn page(
+    header: Header,
+    items: Vec<Item>,
+    total: usize,
+    key: &str,
+    offset: usize,
+    started: f64,
+    reads: u32,
+) -> Page {
     let end = offset + items.len();
-    let Header { capture_id, server_identity, entity, coverage } = header;
-    let interval = Interval { clock: MonotonicSeconds, started, finished: sys::monotonic_seconds(), reads };
-    Page { capture_id, server_identity, entity, items, coverage, interval, truncated: end < total, next_cursor: (end < total).then(|| format!("{key}:{end}")) }
+    let Header {
+        capture_id,
+        server_identity,
+        entity,
+        coverage,
+    } = header;
+    let interval = Interval {
+        clock: MonotonicSeconds,
+        started,
+        finished: sys::monotonic_seconds(),
+        reads,
+    };
+    Page {
+        capture_id,
+        server_identity,
+        entity,
+        items,
+        coverage,
+        interval,
+        truncated: end < total,
+        next_cursor: (end < total).then(|| format!("{key}:{end}")),
+    }
 }
 
 fn stale_cursor() -> ToolOutput {
@@ -167,66 +192,142 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         let offset: usize = offset.parse().unwrap_or(0);
         // A page made under a view this session does not cover reads as unknown.
         let retained = broker.retained.get(key, &session.view());
-        let Some(Retained::Pages(p)) = retained.as_deref() else { return stale_cursor() };
+        let Some(Retained::Pages(p)) = retained.as_deref() else {
+            return stale_cursor();
+        };
         if offset == 0 || offset >= p.records.len() {
             return stale_cursor();
         }
         let end = (offset + p.limit).min(p.records.len());
         // Both were written by this module from these types.
-        let (Ok(header), Ok(items)) = (serde_json::from_value::<Header>(p.header.clone()), p.slice(offset, end).into_iter().map(serde_json::from_value).collect::<Result<Vec<Item>, _>>()) else {
+        let (Ok(header), Ok(items)) = (
+            serde_json::from_value::<Header>(p.header.clone()),
+            p.slice(offset, end)
+                .into_iter()
+                .map(serde_json::from_value)
+                .collect::<Result<Vec<Item>, _>>(),
+        ) else {
             return stale_cursor();
         };
-        return envelope::ok_typed("tmux_snapshot", &page(header, items, p.records.len(), key, offset, started, 0));
+        return envelope::ok_typed(
+            "tmux_snapshot",
+            &page(header, items, p.records.len(), key, offset, started, 0),
+        );
     }
-    let entity = args["entity"].as_str().and_then(Entity::parse).unwrap_or(Entity::Pane);
+    let entity = args["entity"]
+        .as_str()
+        .and_then(Entity::parse)
+        .unwrap_or(Entity::Pane);
     let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
     let filter = match criteria::compile(entity, args.get("criteria")) {
         Ok(f) => f,
-        Err(why) => return envelope::error("invalid_filter", &format!("Invalid criteria: {why}."), Delivery::NotSent),
+        Err(why) => {
+            return envelope::error(
+                "invalid_filter",
+                &format!("Invalid criteria: {why}."),
+                Delivery::NotSent,
+            )
+        }
     };
     let snap = match broker.registry.refresh().await {
         Ok(s) => s,
-        Err(e) => return envelope::error("transport_error", &e.to_string(), Delivery::PossiblySent),
+        Err(e) => {
+            return envelope::error("transport_error", &e.to_string(), Delivery::PossiblySent)
+        }
     };
     // Asked for clients where they cannot be read hook-free: an empty page
     // would read as "no clients attached", so the answer is an error (only
     // the hook-free table read ran, nothing with an effect).
     if let (Entity::Client, Err(why)) = (entity, crate::clients::readable(&snap.server.version)) {
-        return envelope::error("unsupported", &format!("Client records cannot be read on this tmux: {}.", why.0), Delivery::NotSent);
+        return envelope::error(
+            "unsupported",
+            &format!("Client records cannot be read on this tmux: {}.", why.0),
+            Delivery::NotSent,
+        );
     }
     // The clients in a second read just after the table: a client attached to
     // a session that closed in between relates to no session record.
     let clients = crate::clients::read(&broker.registry, &snap.server.version).await;
     let reads = if clients.is_ok() { 2 } else { 1 };
     let clients_unavailable = clients.as_ref().err().map(|u| u.0.clone());
-    let clients: Vec<_> = clients.as_deref().unwrap_or_default().iter().filter(|c| session.sees_session(&c.session_id)).cloned().collect();
+    let clients: Vec<_> = clients
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| session.sees_session(&c.session_id))
+        .cloned()
+        .collect();
     let visible: Vec<_> = session.visible(&snap).collect();
     let graph = Graph::build(visible.iter().map(|p| &**p), &clients, session.generation());
     let object = |v: &Value| v.as_object().cloned();
-    let mut items: Vec<Item> = graph.select(entity, &filter).into_iter().map(|r| Item { kind: entity, fields: object(&r.fields).unwrap_or_default(), reference: object(&r.reference) }).collect();
-    let status = |complete: bool| if complete { CoverageStatus::Complete } else { CoverageStatus::Unavailable };
+    let mut items: Vec<Item> = graph
+        .select(entity, &filter)
+        .into_iter()
+        .map(|r| Item {
+            kind: entity,
+            fields: object(&r.fields).unwrap_or_default(),
+            reference: object(&r.reference),
+        })
+        .collect();
+    let status = |complete: bool| {
+        if complete {
+            CoverageStatus::Complete
+        } else {
+            CoverageStatus::Unavailable
+        }
+    };
     let header = Header {
         capture_id: sys::random_hex(16),
-        server_identity: ServerIdentity { generation: session.generation().to_string(), pid: broker.identity.pid, start_time: broker.identity.start_time, tmux_version: snap.server.version.clone() },
+        server_identity: ServerIdentity {
+            generation: session.generation().to_string(),
+            pid: broker.identity.pid,
+            start_time: broker.identity.start_time,
+            tmux_version: snap.server.version.clone(),
+        },
         entity,
-        coverage: Coverage { session: status(true), window: status(true), pane: status(true), window_link: status(true), client: status(reads == 2) },
+        coverage: Coverage {
+            session: status(true),
+            window: status(true),
+            pane: status(true),
+            window_link: status(true),
+            client: status(reads == 2),
+        },
     };
     let key = sys::random_hex(16);
     let total = items.len();
     if total > limit {
-        let records: Vec<Value> = items.iter().map(|i| serde_json::to_value(i).expect("a record serializes")).collect();
+        let records: Vec<Value> = items
+            .iter()
+            .map(|i| serde_json::to_value(i).expect("a record serializes"))
+            .collect();
         let retained_header = serde_json::to_value(&header).expect("the header serializes");
-        if broker.retained.insert(key.clone(), Retained::Pages(broker.retained.pages(&records, retained_header, limit)), session.owner()).is_err() {
-            return envelope::error("capacity", "The result exceeds the retention budget; narrow the criteria.", Delivery::Observed);
+        if broker
+            .retained
+            .insert(
+                key.clone(),
+                Retained::Pages(broker.retained.pages(&records, retained_header, limit)),
+                session.owner(),
+            )
+            .is_err()
+        {
+            return envelope::error(
+                "capacity",
+                "The result exceeds the retention budget; narrow the criteria.",
+                Delivery::Observed,
+            );
         }
     }
     items.truncate(limit);
     let first = page(header, items, total, &key, 0, started, reads);
     let shown = first.items.len();
     let mut out = envelope::ok_typed("tmux_snapshot", &first);
-    out.text = format!("tmux_snapshot {}: {shown} record(s); structuredContent contains the result.", entity.as_str());
+    out.text = format!(
+        "tmux_snapshot {}: {shown} record(s); structuredContent contains the result.",
+        entity.as_str()
+    );
     if let (Entity::Client, Some(why)) = (entity, clients_unavailable) {
-        out.text.push_str(&format!(" Client coverage is unavailable: {why}."));
+        out.text
+            .push_str(&format!(" Client coverage is unavailable: {why}."));
     }
     out
 }
@@ -239,27 +340,81 @@ mod tests {
     fn the_page_schema_is_the_published_shape() {
         let s = data_schema_of::<Page>();
         assert_eq!(s["additionalProperties"], json!(false), "{s:#}");
-        let mut required: Vec<&str> = s["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let mut required: Vec<&str> = s["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
         required.sort();
-        assert_eq!(required, ["capture_id", "coverage", "entity", "interval", "items", "server_identity", "truncated"], "{s:#}");
+        assert_eq!(
+            required,
+            [
+                "capture_id",
+                "coverage",
+                "entity",
+                "interval",
+                "items",
+                "server_identity",
+                "truncated"
+            ],
+            "{s:#}"
+        );
         assert_eq!(s["properties"]["items"]["maxItems"], json!(200));
-        assert_eq!(s["properties"]["entity"]["enum"], json!(Entity::names()), "{s:#}");
-        assert_eq!(s["properties"]["interval"]["properties"]["clock"], json!({ "const": "monotonic_seconds" }));
-        assert_eq!(s["properties"]["coverage"]["required"].as_array().map(Vec::len), Some(5));
+        assert_eq!(
+            s["properties"]["entity"]["enum"],
+            json!(Entity::names()),
+            "{s:#}"
+        );
+        assert_eq!(
+            s["properties"]["interval"]["properties"]["clock"],
+            json!({ "const": "monotonic_seconds" })
+        );
+        assert_eq!(
+            s["properties"]["coverage"]["required"]
+                .as_array()
+                .map(Vec::len),
+            Some(5)
+        );
         let v = jsonschema::validator_for(&s).unwrap();
         let status = CoverageStatus::Complete;
         let header = Header {
             capture_id: "a".repeat(32),
-            server_identity: ServerIdentity { generation: "g".into(), pid: 1, start_time: 2, tmux_version: "3.5a".into() },
+            server_identity: ServerIdentity {
+                generation: "g".into(),
+                pid: 1,
+                start_time: 2,
+                tmux_version: "3.5a".into(),
+            },
             entity: Entity::WindowLink,
-            coverage: Coverage { session: status, window: status, pane: status, window_link: status, client: CoverageStatus::Unavailable },
+            coverage: Coverage {
+                session: status,
+                window: status,
+                pane: status,
+                window_link: status,
+                client: CoverageStatus::Unavailable,
+            },
         };
-        let item = Item { kind: Entity::WindowLink, fields: Map::new(), reference: None };
+        let item = Item {
+            kind: Entity::WindowLink,
+            fields: Map::new(),
+            reference: None,
+        };
         let p = serde_json::to_value(page(header.clone(), vec![item], 2, "k", 0, 0.0, 1)).unwrap();
         assert!(v.is_valid(&p), "{p:#}");
-        assert_eq!((p["entity"].as_str(), p["next_cursor"].as_str(), &p["items"][0]["ref"]), (Some("window_link"), Some("k:1"), &Value::Null));
+        assert_eq!(
+            (
+                p["entity"].as_str(),
+                p["next_cursor"].as_str(),
+                &p["items"][0]["ref"]
+            ),
+            (Some("window_link"), Some("k:1"), &Value::Null)
+        );
         let last = serde_json::to_value(page(header, Vec::new(), 0, "k", 0, 0.0, 0)).unwrap();
-        assert!(v.is_valid(&last) && last.get("next_cursor").is_none(), "{last:#}");
+        assert!(
+            v.is_valid(&last) && last.get("next_cursor").is_none(),
+            "{last:#}"
+        );
         let mut wrong = p.clone();
         wrong["extra"] = json!(1);
         assert!(!v.is_valid(&wrong));

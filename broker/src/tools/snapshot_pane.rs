@@ -3,8 +3,11 @@
 //! hook-free table read and the content from a separate guarded capture: they
 //! are not an atomic snapshot.
 
-use super::capture_pane::{self, bound_text, decode_lines, effective_result_lines, tail_bytes, BoundedText, MAX_RESULT_BYTES};
-use super::{Family, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::capture_pane::{
+    self, bound_text, decode_lines, effective_result_lines, tail_bytes, BoundedText,
+    MAX_RESULT_BYTES,
+};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::observe;
 use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
@@ -25,12 +28,20 @@ pub const SPEC: ToolSpec = ToolSpec {
 
 fn input_schema() -> Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/snapshot_pane.input.json")).expect("contract parses")).clone()
+    S.get_or_init(|| {
+        serde_json::from_str(include_str!("../../contracts/snapshot_pane.input.json"))
+            .expect("contract parses")
+    })
+    .clone()
 }
 
 fn output_schema() -> Value {
     static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| serde_json::from_str(include_str!("../../contracts/snapshot_pane.output.json")).expect("contract parses")).clone()
+    S.get_or_init(|| {
+        serde_json::from_str(include_str!("../../contracts/snapshot_pane.output.json"))
+            .expect("contract parses")
+    })
+    .clone()
 }
 
 /// Room kept for everything around the pane view in one result.
@@ -52,7 +63,9 @@ pub fn bounded_strings(values: &[&str], budget: i64) -> (Vec<String>, usize) {
     let mut omitted = 0;
     while !pending.is_empty() {
         let share = budget / pending.len() as i64;
-        let (fits, rest): (Vec<usize>, Vec<usize>) = pending.iter().partition(|&&i| values[i].len() as i64 <= share);
+        let (fits, rest): (Vec<usize>, Vec<usize>) = pending
+            .iter()
+            .partition(|&&i| values[i].len() as i64 <= share);
         if fits.is_empty() {
             for i in rest {
                 let (kept, dropped) = tail_bytes(values[i], share);
@@ -67,7 +80,10 @@ pub fn bounded_strings(values: &[&str], budget: i64) -> (Vec<String>, usize) {
         }
         pending = rest;
     }
-    (out.into_iter().map(Option::unwrap_or_default).collect(), omitted)
+    (
+        out.into_iter().map(Option::unwrap_or_default).collect(),
+        omitted,
+    )
 }
 
 /// Compares ids like `$10` and `$9` by their number, then as text.
@@ -102,14 +118,30 @@ pub fn largest_prefix(n: usize, fits: impl Fn(usize) -> bool) -> usize {
 /// session counts as attended (the reference skips control-mode clients). From
 /// tmux 3.5 the clients themselves are asked (`clients::watchers_format`).
 pub fn is_attended(pane: &Pane) -> bool {
-    let shown = pane.placements.iter().any(|pl| pl.window_active && pl.session_attached > 0);
+    let shown = pane
+        .placements
+        .iter()
+        .any(|pl| pl.window_active && pl.session_attached > 0);
     shown && (!pane.window_zoomed || pane.active)
 }
 
 /// The `pane` object (B.2.1) and its one-line rendering.
 pub fn pane_view(pane: &Pane, is_caller: bool, attended: bool) -> (Value, String) {
-    let (strings, omitted_bytes) = bounded_strings(&[&pane.command, &pane.cwd, &pane.title, &pane.window_name], STRING_BUDGET);
-    let mut placements: Vec<(i64, String, String)> = pane.placements.iter().map(|pl| (pl.window_index, pl.session_id.clone(), pl.session_name.clone())).collect();
+    let (strings, omitted_bytes) = bounded_strings(
+        &[&pane.command, &pane.cwd, &pane.title, &pane.window_name],
+        STRING_BUDGET,
+    );
+    let mut placements: Vec<(i64, String, String)> = pane
+        .placements
+        .iter()
+        .map(|pl| {
+            (
+                pl.window_index,
+                pl.session_id.clone(),
+                pl.session_name.clone(),
+            )
+        })
+        .collect();
     placements.sort_by(|a, b| numeric_aware(&a.1, &b.1).then(a.0.cmp(&b.0)));
     placements.dedup();
     let build = |k: usize| -> (Value, String) {
@@ -135,13 +167,32 @@ pub fn pane_view(pane: &Pane, is_caller: bool, attended: bool) -> (Value, String
             "windowId": pane.window_id,
             "windowName": strings[3],
         });
-        let places: Vec<String> = kept.iter().map(|(index, _, name)| format!("{name}:{index}")).collect();
-        let mut line = format!("{} in {}", pane.id, if places.is_empty() { "-".to_string() } else { places.join(",") });
+        let places: Vec<String> = kept
+            .iter()
+            .map(|(index, _, name)| format!("{name}:{index}"))
+            .collect();
+        let mut line = format!(
+            "{} in {}",
+            pane.id,
+            if places.is_empty() {
+                "-".to_string()
+            } else {
+                places.join(",")
+            }
+        );
         if omitted > 0 {
             line.push_str(&format!(" (+{omitted} more placements)"));
         }
-        line.push_str(&format!(" {} {:?} {}x{} {} {}", pane.window_id, strings[3], pane.width, pane.height, strings[0], strings[1]));
-        for (flag, label) in [(pane.active, "active"), (pane.dead, "dead"), (is_caller, "caller"), (attended, "attended")] {
+        line.push_str(&format!(
+            " {} {:?} {}x{} {} {}",
+            pane.window_id, strings[3], pane.width, pane.height, strings[0], strings[1]
+        ));
+        for (flag, label) in [
+            (pane.active, "active"),
+            (pane.dead, "dead"),
+            (is_caller, "caller"),
+            (attended, "attended"),
+        ] {
             if flag {
                 line.push_str(&format!(" [{label}]"));
             }
@@ -160,10 +211,16 @@ pub fn pane_view(pane: &Pane, is_caller: bool, attended: bool) -> (Value, String
 fn render_bounded(b: &BoundedText, recovery: &str) -> String {
     let mut parts = Vec::new();
     if b.dropped_lines > 0 {
-        parts.push(format!("[{} earlier lines omitted; {recovery}]", b.dropped_lines));
+        parts.push(format!(
+            "[{} earlier lines omitted; {recovery}]",
+            b.dropped_lines
+        ));
     }
     if b.omitted_bytes > 0 {
-        parts.push(format!("[{} earlier bytes omitted; {recovery}]", b.omitted_bytes));
+        parts.push(format!(
+            "[{} earlier bytes omitted; {recovery}]",
+            b.omitted_bytes
+        ));
     }
     if !b.text.is_empty() {
         parts.push(b.text.clone());
@@ -187,16 +244,36 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     };
     let limit = effective_result_lines(capture_pane::int_arg(args, "maxLines"));
     // What the agent sees of the pane's placements is cut to its scope.
-    let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else { return capture_pane::observe_failure(id, &crate::observe::ObserveError::OutOfScope) };
-    let (cursor_x, cursor_y, in_mode, scroll) = (pane.cursor_x, pane.cursor_y, pane.in_mode, pane.scroll_position);
+    let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else {
+        return capture_pane::observe_failure(id, &crate::observe::ObserveError::OutOfScope);
+    };
+    let (cursor_x, cursor_y, in_mode, scroll) = (
+        pane.cursor_x,
+        pane.cursor_y,
+        pane.in_mode,
+        pane.scroll_position,
+    );
     // The whole visible screen, wrapped lines joined; no range bounding. From
     // tmux 3.5 the clients that show the pane are read in the same queue.
     let exact = crate::clients::readable(&session.broker.tmux_version()).is_ok();
     let (attended, lines) = if exact {
         let watchers = crate::clients::watchers_format(&pane.id, &pane.window_id);
-        match observe::capture_range_after_format(&session.broker, pane, None, None, true, &watchers).await {
+        match observe::capture_range_after_format(
+            &session.broker,
+            pane,
+            None,
+            None,
+            true,
+            &watchers,
+        )
+        .await
+        {
             // Only clients of sessions this agent may see count.
-            Ok((_, ids, out)) => (ids.split_whitespace().any(|s| s.starts_with('$') && session.sees_session(s)), decode_lines(&out)),
+            Ok((_, ids, out)) => (
+                ids.split_whitespace()
+                    .any(|s| s.starts_with('$') && session.sees_session(s)),
+                decode_lines(&out),
+            ),
             Err(e) => return capture_pane::observe_failure(id, &e),
         }
     } else {
@@ -208,7 +285,11 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     };
     let (view, line) = pane_view(&seen, session.is_caller(&seen.id), attended);
     let bounded = bound_text(&lines, limit, MAX_RESULT_BYTES);
-    let text = format!("{line} cursor {cursor_x},{cursor_y}{}\n{}", if in_mode != 0 { " [in mode]" } else { "" }, render_bounded(&bounded, "use capture_pane with a narrower range"));
+    let text = format!(
+        "{line} cursor {cursor_x},{cursor_y}{}\n{}",
+        if in_mode != 0 { " [in mode]" } else { "" },
+        render_bounded(&bounded, "use capture_pane with a narrower range")
+    );
     let structured = json!({
         "content": bounded.text,
         "cursorX": cursor_x,
@@ -218,7 +299,11 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         "pane": view,
         "scrollPosition": scroll,
     });
-    ToolOutput { structured: Some(structured), text, is_error: false }
+    ToolOutput {
+        structured: Some(structured),
+        text,
+        is_error: false,
+    }
 }
 
 #[cfg(test)]
@@ -233,11 +318,22 @@ mod tests {
     #[test]
     fn bounded_strings_share_the_budget() {
         // Everything fits.
-        assert_eq!(bounded_strings(&["ab", "cde", "", "f"], 100), (vec!["ab".into(), "cde".into(), "".into(), "f".into()], 0));
+        assert_eq!(
+            bounded_strings(&["ab", "cde", "", "f"], 100),
+            (vec!["ab".into(), "cde".into(), "".into(), "f".into()], 0)
+        );
         // Short ones are paid first; the long one gets what is left.
         let long = "x".repeat(50);
         let (s, omitted) = bounded_strings(&[&long, "abc", "de", ""], 20);
-        assert_eq!(s, vec!["x".repeat(15), "abc".to_string(), "de".to_string(), String::new()]);
+        assert_eq!(
+            s,
+            vec![
+                "x".repeat(15),
+                "abc".to_string(),
+                "de".to_string(),
+                String::new()
+            ]
+        );
         assert_eq!(omitted, 35);
         // None fits: each cut to the tail of an equal share.
         let (s, omitted) = bounded_strings(&["abcdefgh", "12345678"], 8);
@@ -286,8 +382,14 @@ mod tests {
     #[test]
     fn attended_needs_an_attached_session_showing_the_window() {
         assert!(!is_attended(&pane(&[("$1", "a", 0, true, 0)])), "no client");
-        assert!(!is_attended(&pane(&[("$1", "a", 0, false, 1)])), "another window is current");
-        assert!(is_attended(&pane(&[("$1", "a", 0, false, 1), ("$2", "b", 3, true, 2)])));
+        assert!(
+            !is_attended(&pane(&[("$1", "a", 0, false, 1)])),
+            "another window is current"
+        );
+        assert!(is_attended(&pane(&[
+            ("$1", "a", 0, false, 1),
+            ("$2", "b", 3, true, 2)
+        ])));
         let mut zoomed = pane(&[("$1", "a", 0, true, 1)]);
         zoomed.window_zoomed = true;
         assert!(!is_attended(&zoomed), "hidden behind the zoomed pane");
@@ -297,14 +399,28 @@ mod tests {
 
     #[test]
     fn pane_view_sorts_placements_and_bounds_strings() {
-        let mut p = pane(&[("$10", "ten", 1, false, 0), ("$2", "two", 5, false, 0), ("$2", "two", 4, false, 0)]);
+        let mut p = pane(&[
+            ("$10", "ten", 1, false, 0),
+            ("$2", "two", 5, false, 0),
+            ("$2", "two", 4, false, 0),
+        ]);
         let (v, line) = pane_view(&p, true, false);
         assert_eq!(
             v["placements"],
             json!([{"index": 4, "sessionId": "$2", "sessionName": "two"}, {"index": 5, "sessionId": "$2", "sessionName": "two"}, {"index": 1, "sessionId": "$10", "sessionName": "ten"}])
         );
-        assert_eq!((v["isCallerPane"].clone(), v["metadataComplete"].clone(), v["placementsComplete"].clone()), (json!(true), json!(true), json!(true)));
-        assert_eq!(line, "%3 in two:4,two:5,ten:1 @2 \"win\" 40x24 zsh /tmp [caller]");
+        assert_eq!(
+            (
+                v["isCallerPane"].clone(),
+                v["metadataComplete"].clone(),
+                v["placementsComplete"].clone()
+            ),
+            (json!(true), json!(true), json!(true))
+        );
+        assert_eq!(
+            line,
+            "%3 in two:4,two:5,ten:1 @2 \"win\" 40x24 zsh /tmp [caller]"
+        );
         // A huge cwd is cut to the tail of what the budget leaves it.
         p.cwd = "/".repeat(800_000);
         let (v, _) = pane_view(&p, false, false);

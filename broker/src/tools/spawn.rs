@@ -144,7 +144,9 @@ struct SplitArgs {
 fn run_create_session(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
         match c.parse::<SessionArgs>() {
-            Ok(a) => create_session(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Ok(a) => create_session(c.session, &c.args, a)
+                .await
+                .unwrap_or_else(|e| e),
             Err(e) => e,
         }
     })
@@ -153,7 +155,9 @@ fn run_create_session(c: Call<'_>) -> CallFuture<'_> {
 fn run_create_window(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
         match c.parse::<WindowArgs>() {
-            Ok(a) => create_window(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Ok(a) => create_window(c.session, &c.args, a)
+                .await
+                .unwrap_or_else(|e| e),
             Err(e) => e,
         }
     })
@@ -162,13 +166,19 @@ fn run_create_window(c: Call<'_>) -> CallFuture<'_> {
 fn run_split_window(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
         match c.parse::<SplitArgs>() {
-            Ok(a) => split_window(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Ok(a) => split_window(c.session, &c.args, a)
+                .await
+                .unwrap_or_else(|e| e),
             Err(e) => e,
         }
     })
 }
 
-async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Result<ToolOutput, ToolOutput> {
+async fn create_session(
+    session: &Session,
+    raw: &Value,
+    a: SessionArgs,
+) -> Result<ToolOutput, ToolOutput> {
     if session.scope != Scope::Server {
         return Err(act::error("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions.", Delivery::NotSent));
     }
@@ -191,13 +201,29 @@ async fn create_session(session: &Session, raw: &Value, a: SessionArgs) -> Resul
     cmd.extend(tail);
     let (ids, pid) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
     let after = read_back_spawned(session, "created the session", pid).await?;
-    let text = format!("Created session {} ({:?}) with window {} and pane {}.", ids[0], after.session_name(&ids[0]), ids[1], ids[2]);
+    let text = format!(
+        "Created session {} ({:?}) with window {} and pane {}.",
+        ids[0],
+        after.session_name(&ids[0]),
+        ids[1],
+        ids[2]
+    );
     result(session, &after, Some(&ids[0]), &ids[1], &ids[2], text)
 }
 
-async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
+async fn create_window(
+    session: &Session,
+    raw: &Value,
+    a: WindowArgs,
+) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = act::target(session, &a.session_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    let parent = act::target(
+        session,
+        &a.session_id,
+        a.generation.as_deref(),
+        SelfRule::Allowed,
+    )
+    .await?;
     let mut cmd: Vec<String> = vec!["new-window".into()];
     if !a.select {
         cmd.push("-d".into());
@@ -210,17 +236,37 @@ async fn create_window(session: &Session, raw: &Value, a: WindowArgs) -> Result<
     if let Some(n) = &a.name {
         cmd.extend(["-n".into(), super::refs::format_arg(n)]);
     }
-    cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&[Kind::Window, Kind::Pane])]);
+    cmd.extend([
+        "-P".into(),
+        "-F".into(),
+        arrange::print_format(&[Kind::Window, Kind::Pane]),
+    ]);
     cmd.extend(tail);
     let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
     let after = read_back_spawned(session, "created the window", pid).await?;
-    let text = format!("Created window {} ({:?}) in session {} with pane {}.", ids[0], after.window_name(&ids[0]), parent.id, ids[1]);
+    let text = format!(
+        "Created window {} ({:?}) in session {} with pane {}.",
+        ids[0],
+        after.window_name(&ids[0]),
+        parent.id,
+        ids[1]
+    );
     result(session, &after, Some(&parent.id), &ids[0], &ids[1], text)
 }
 
-async fn split_window(session: &Session, raw: &Value, a: SplitArgs) -> Result<ToolOutput, ToolOutput> {
+async fn split_window(
+    session: &Session,
+    raw: &Value,
+    a: SplitArgs,
+) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = act::target(session, &a.pane_id, a.generation.as_deref(), SelfRule::Allowed).await?;
+    let parent = act::target(
+        session,
+        &a.pane_id,
+        a.generation.as_deref(),
+        SelfRule::Allowed,
+    )
+    .await?;
     let mut cmd: Vec<String> = vec!["split-window".into()];
     if !a.select {
         cmd.push("-d".into());
@@ -243,11 +289,18 @@ async fn split_window(session: &Session, raw: &Value, a: SplitArgs) -> Result<To
         Some(Value::String(s)) => cmd.extend(["-l".into(), s.clone()]),
         _ => {}
     }
-    cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&[Kind::Window, Kind::Pane])]);
+    cmd.extend([
+        "-P".into(),
+        "-F".into(),
+        arrange::print_format(&[Kind::Window, Kind::Pane]),
+    ]);
     cmd.extend(tail);
     let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
     let after = read_back_spawned(session, "split the pane", pid).await?;
-    let text = format!("Split pane {}: new pane {} ({}) in window {}.", parent.id, ids[1], a.direction, ids[0]);
+    let text = format!(
+        "Split pane {}: new pane {} ({}) in window {}.",
+        parent.id, ids[1], a.direction, ids[0]
+    );
     result(session, &after, None, &ids[0], &ids[1], text)
 }
 
@@ -261,7 +314,11 @@ const EXEC_WAIT: Duration = Duration::from_millis(500);
 /// the process no longer runs the server's executable, checked before the
 /// read (a check after it could pass on a read that came before the exec), for
 /// at most [`EXEC_WAIT`] (a program that is tmux itself waits that long).
-async fn read_back_spawned(session: &Session, what: &str, pid: Option<u32>) -> Result<arrange::After, ToolOutput> {
+async fn read_back_spawned(
+    session: &Session,
+    what: &str,
+    pid: Option<u32>,
+) -> Result<arrange::After, ToolOutput> {
     let server = session.broker.identity.pid;
     let deadline = Instant::now() + EXEC_WAIT;
     while let Some(pid) = pid {
@@ -277,21 +334,40 @@ async fn read_back_spawned(session: &Session, what: &str, pid: Option<u32>) -> R
 /// Runs a creation whose `-F` is [`arrange::print_format`]`(expected)`; the
 /// new ids and the new pane's pid. A pane tmux started elsewhere than `cwd`
 /// is an error (it exists).
-async fn spawn(session: &Session, cmd: &[String], expected: &[Kind], cwd: Option<&std::path::Path>) -> Result<(Vec<String>, Option<u32>), ToolOutput> {
+async fn spawn(
+    session: &Session,
+    cmd: &[String],
+    expected: &[Kind],
+    cwd: Option<&std::path::Path>,
+) -> Result<(Vec<String>, Option<u32>), ToolOutput> {
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let printed = act::run(session, &argv).await?;
     let ids = arrange::printed_ids(&printed, expected)?;
-    if let Some(why) = arrange::started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str)) {
+    if let Some(why) =
+        arrange::started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str))
+    {
         super::refs::refresh_after(&session.broker).await;
-        return Err(act::error(&format!("{why}; close it or use it as it is."), Delivery::Observed));
+        return Err(act::error(
+            &format!("{why}; close it or use it as it is."),
+            Delivery::Observed,
+        ));
     }
     Ok((ids, arrange::printed_pid(&printed)))
 }
 
-fn result(session: &Session, after: &arrange::After, session_id: Option<&str>, window_id: &str, pane_id: &str, text: String) -> Result<ToolOutput, ToolOutput> {
+fn result(
+    session: &Session,
+    after: &arrange::After,
+    session_id: Option<&str>,
+    window_id: &str,
+    pane_id: &str,
+    text: String,
+) -> Result<ToolOutput, ToolOutput> {
     let out = Spawned {
         generation: session.generation().to_string(),
-        session: session_id.map(|s| after.session_record(session, s)).transpose()?,
+        session: session_id
+            .map(|s| after.session_record(session, s))
+            .transpose()?,
         window: after.window_record(session, window_id)?,
         pane: after.pane_record(session, pane_id)?,
     };

@@ -17,9 +17,14 @@ use serde_json::Value;
 /// checking the record (a 1,001-pane `list_panes` took half the time to
 /// validate inlined; `tests/bench/listing.rs`).
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
-    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).expect("a derived schema is JSON");
-    debug_assert_eq!(schema["type"], "object", "a tool's schema root must be an object");
+    let settings =
+        schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>())
+        .expect("a derived schema is JSON");
+    debug_assert_eq!(
+        schema["type"], "object",
+        "a tool's schema root must be an object"
+    );
     standard_formats(&mut schema);
     schema
 }
@@ -28,8 +33,25 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 /// own (`uint64`, `int32`, `double` …), which strict clients flag (Gemini CLI
 /// and the TypeScript SDK warn about each, MCP Inspector `--strict` too).
 pub(crate) const STANDARD_FORMATS: &[&str] = &[
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
-    "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
 ];
 
 /// Removes every non-standard `format` from `schema`, at any depth. What an
@@ -39,7 +61,10 @@ pub(crate) const STANDARD_FORMATS: &[&str] = &[
 pub fn standard_formats(schema: &mut Value) {
     match schema {
         Value::Object(m) => {
-            if m.get("format").and_then(Value::as_str).is_some_and(|f| !STANDARD_FORMATS.contains(&f)) {
+            if m.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
                 m.remove("format");
             }
             m.values_mut().for_each(standard_formats);
@@ -61,10 +86,22 @@ pub fn bound_integers(schema: &mut Value) {
                 _ => false,
             };
             if integer {
-                let unsigned = m.get("minimum").and_then(Value::as_f64).is_some_and(|min| min >= 0.0)
-                    || m.get("exclusiveMinimum").and_then(Value::as_f64).is_some_and(|min| min >= -1.0);
+                let unsigned = m
+                    .get("minimum")
+                    .and_then(Value::as_f64)
+                    .is_some_and(|min| min >= 0.0)
+                    || m.get("exclusiveMinimum")
+                        .and_then(Value::as_f64)
+                        .is_some_and(|min| min >= -1.0);
                 if !m.contains_key("maximum") && !m.contains_key("exclusiveMaximum") {
-                    m.insert("maximum".into(), if unsigned { Value::from(u64::MAX) } else { Value::from(i64::MAX) });
+                    m.insert(
+                        "maximum".into(),
+                        if unsigned {
+                            Value::from(u64::MAX)
+                        } else {
+                            Value::from(i64::MAX)
+                        },
+                    );
                 }
                 if !m.contains_key("minimum") && !m.contains_key("exclusiveMinimum") {
                     m.insert("minimum".into(), Value::from(i64::MIN));
@@ -84,7 +121,9 @@ impl Call<'_> {
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
         let mut args = self.args.clone();
         integral_floats(&mut args);
-        serde_json::from_value(args).map_err(|e| ToolOutput::libtmux_error(format!("Invalid arguments: {e}. Nothing was sent to tmux.")))
+        serde_json::from_value(args).map_err(|e| {
+            ToolOutput::libtmux_error(format!("Invalid arguments: {e}. Nothing was sent to tmux."))
+        })
     }
 }
 
@@ -110,7 +149,11 @@ fn integral_floats(v: &mut Value) {
 impl ToolOutput {
     /// A libtmux-family success: `value` as structuredContent, `text` for the model.
     pub fn typed<T: Serialize>(value: &T, text: String) -> ToolOutput {
-        ToolOutput { structured: Some(serde_json::to_value(value).expect("tool results serialize")), text, is_error: false }
+        ToolOutput {
+            structured: Some(serde_json::to_value(value).expect("tool results serialize")),
+            text,
+            is_error: false,
+        }
     }
 }
 
@@ -118,8 +161,10 @@ impl ToolOutput {
 /// envelope `data`): subschemas inlined, no `$schema`/`title` of its own.
 pub fn data_schema_of<T: JsonSchema>() -> Value {
     // Not `schema_of`: a data schema may be a `anyOf` of variants (tmux_wait).
-    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
-    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>()).expect("a derived schema is JSON");
+    let settings =
+        schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>())
+        .expect("a derived schema is JSON");
     if let Some(m) = schema.as_object_mut() {
         m.remove("$schema");
         m.remove("title");
@@ -178,11 +223,25 @@ mod tests {
     #[test]
     fn data_schemas_are_inline_and_constants_are_consts() {
         let s = data_schema_of::<Sample>();
-        assert!(s.get("$schema").is_none() && s.get("$defs").is_none(), "{s}");
-        assert_eq!(s["properties"]["delivery"], serde_json::json!({ "const": "observed" }));
+        assert!(
+            s.get("$schema").is_none() && s.get("$defs").is_none(),
+            "{s}"
+        );
+        assert_eq!(
+            s["properties"]["delivery"],
+            serde_json::json!({ "const": "observed" })
+        );
         assert_eq!(s["properties"]["status"], serde_json::json!({ "const": 0 }));
-        assert!(s["properties"]["target"]["properties"]["id"].is_object(), "nested types are inlined: {s}");
-        let v = serde_json::to_value(Sample { delivery: Observed, status: ExitZero, target: super::super::refs::PaneRef::new("%1", "g") }).unwrap();
+        assert!(
+            s["properties"]["target"]["properties"]["id"].is_object(),
+            "nested types are inlined: {s}"
+        );
+        let v = serde_json::to_value(Sample {
+            delivery: Observed,
+            status: ExitZero,
+            target: super::super::refs::PaneRef::new("%1", "g"),
+        })
+        .unwrap();
         assert!(jsonschema::validator_for(&s).unwrap().is_valid(&v), "{v}");
         assert_eq!(v["delivery"], "observed");
         assert_eq!(v["status"], 0);
@@ -207,10 +266,19 @@ mod tests {
             one: Inner,
         }
         let inlined = schema_of::<Outer>();
-        assert!(!inlined.to_string().contains("$ref") && inlined.get("$defs").is_none(), "{inlined}");
+        assert!(
+            !inlined.to_string().contains("$ref") && inlined.get("$defs").is_none(),
+            "{inlined}"
+        );
         let referenced = serde_json::to_value(schemars::schema_for!(Outer)).unwrap();
-        assert!(referenced.to_string().contains("$ref"), "premise: the default form uses $ref");
-        let (a, b) = (jsonschema::validator_for(&inlined).unwrap(), jsonschema::validator_for(&referenced).unwrap());
+        assert!(
+            referenced.to_string().contains("$ref"),
+            "premise: the default form uses $ref"
+        );
+        let (a, b) = (
+            jsonschema::validator_for(&inlined).unwrap(),
+            jsonschema::validator_for(&referenced).unwrap(),
+        );
         for v in [
             serde_json::json!({ "items": [{ "id": "%1" }], "one": { "id": "%2" } }),
             serde_json::json!({ "items": [{ "id": "1" }], "one": { "id": "%2" } }),

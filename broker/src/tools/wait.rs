@@ -15,15 +15,15 @@ use super::capture::{observe_error, scope_of, snapshot_data, snapshot_data_schem
 use super::envelope::{self, Delivery};
 use super::refs::{ref_schema, Kind, PaneRef};
 use super::typed::{data_schema_of, Unobserved};
-use schemars::JsonSchema;
-use serde::Serialize;
-use super::{Family, Progress, ToolOutput, Annotations, Call, CallFuture, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
+use crate::activity::ScreenEvents;
 use crate::capture::Rows;
 use crate::limits;
 use crate::observe::{self, ObserveError};
 use crate::session::Session;
 use crate::sys;
-use crate::activity::ScreenEvents;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -39,7 +39,6 @@ pub const SPEC: ToolSpec = ToolSpec {
 };
 
 const MAX_WAIT_SECONDS: f64 = 60.0;
-
 
 fn input_schema() -> Value {
     json!({
@@ -106,7 +105,8 @@ struct Exited {
 
 /// The `data` of tmux_capture's snapshot branch, from its published contract.
 fn capture_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::Schema::try_from(snapshot_data_schema()).expect("the contract's snapshot data is a schema object")
+    schemars::Schema::try_from(snapshot_data_schema())
+        .expect("the contract's snapshot data is a schema object")
 }
 
 fn output_schema() -> Value {
@@ -129,22 +129,31 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     let begun = std::time::Instant::now();
     let place = match broker.admission.wait() {
         Ok(p) => p,
-        Err(refused) => return envelope::error("capacity", &format!("{}.", refused.0), Delivery::NotSent),
+        Err(refused) => {
+            return envelope::error("capacity", &format!("{}.", refused.0), Delivery::NotSent)
+        }
     };
     let target = args["target"].clone();
     let id = target["id"].as_str().unwrap_or_default();
     let generation = target["generation"].as_str().unwrap_or_default();
     let pane_ref = PaneRef::new(id, generation);
     // A.4: the deadline is min(request_timeout_seconds, timeout).
-    let asked = args.get("timeout").and_then(Value::as_f64).unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
+    let asked = args
+        .get("timeout")
+        .and_then(Value::as_f64)
+        .unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
     let timeout = asked.min(broker.request_timeout_seconds);
     let scope = scope_of(args);
-    let text = args.pointer("/condition/text").and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
+    let text = args
+        .pointer("/condition/text")
+        .and_then(Value::as_str)
+        .map(|t| t.as_bytes().to_vec());
 
-    let (pane, identity) = match observe::resolve_tracked(broker, generation, id, session.read_freshness()).await {
-        Ok(r) => r,
-        Err(e) => return observe_error(&e),
-    };
+    let (pane, identity) =
+        match observe::resolve_tracked(broker, generation, id, session.read_freshness()).await {
+            Ok(r) => r,
+            Err(e) => return observe_error(&e),
+        };
     if !session.can_see(&pane) {
         return observe_error(&ObserveError::OutOfScope);
     }
@@ -154,7 +163,12 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     let watch = match &text {
         Some(_) => match ScreenEvents::new(broker, &pane).await {
             Ok(w) => Some(w),
-            Err(e) => return observe_error(&ObserveError::Unsupported { observed: true, why: format!("cannot watch the pane's terminal {tty}: {e}") }),
+            Err(e) => {
+                return observe_error(&ObserveError::Unsupported {
+                    observed: true,
+                    why: format!("cannot watch the pane's terminal {tty}: {e}"),
+                })
+            }
         },
         None => None,
     };
@@ -167,16 +181,41 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
         let needle = text.as_ref()?;
         contains(rows, needle).then(|| {
             let key = sys::random_hex(16);
-            let capture = snapshot_data(&target, &key, Some(&identity.generation), rows, &scope, started);
-            let mut out = envelope::ok_typed("tmux_wait", &Waited::Text(TextSeen { target: pane_ref.clone(), condition: ScreenContains, capture }));
-            out.text = format!("tmux_wait {id}: the screen contains the text\n{}", String::from_utf8_lossy(&rows.raw()));
+            let capture = snapshot_data(
+                &target,
+                &key,
+                Some(&identity.generation),
+                rows,
+                &scope,
+                started,
+            );
+            let mut out = envelope::ok_typed(
+                "tmux_wait",
+                &Waited::Text(TextSeen {
+                    target: pane_ref.clone(),
+                    condition: ScreenContains,
+                    capture,
+                }),
+            );
+            out.text = format!(
+                "tmux_wait {id}: the screen contains the text\n{}",
+                String::from_utf8_lossy(&rows.raw())
+            );
             out
         })
     };
     if let Some(done) = matched(&first.rows) {
         return done;
     }
-    let mut ev = PaneEvents::new(broker, place, id, begun, Duration::from_secs_f64(timeout), progress).exit_of(identity.clone());
+    let mut ev = PaneEvents::new(
+        broker,
+        place,
+        id,
+        begun,
+        Duration::from_secs_f64(timeout),
+        progress,
+    )
+    .exit_of(identity.clone());
     if let Some(w) = watch {
         ev = ev.watching(w);
     }
@@ -184,26 +223,56 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
         match ev.next().await {
             Event::Exited => {
                 if text.is_some() {
-                    return failed(broker, id, ObserveError::StaleTarget { observed: true, why: format!("the process of pane {id} exited while waiting for text") }).await;
+                    return failed(
+                        broker,
+                        id,
+                        ObserveError::StaleTarget {
+                            observed: true,
+                            why: format!("the process of pane {id} exited while waiting for text"),
+                        },
+                    )
+                    .await;
                 }
-                let data = Waited::Exit(Exited { target: pane_ref.clone(), condition: ProcessExit, process_generation: identity.generation.clone(), observed_at: sys::monotonic_seconds(), exit_status: Unobserved });
+                let data = Waited::Exit(Exited {
+                    target: pane_ref.clone(),
+                    condition: ProcessExit,
+                    process_generation: identity.generation.clone(),
+                    observed_at: sys::monotonic_seconds(),
+                    exit_status: Unobserved,
+                });
                 let mut out = envelope::ok_typed("tmux_wait", &data);
-                out.text = format!("tmux_wait {id}: the pane's process exited (exit status not observed)");
+                out.text =
+                    format!("tmux_wait {id}: the pane's process exited (exit status not observed)");
                 return out;
             }
-            Event::WatchFailed(e) => return observe_error(&ObserveError::Transport { observed: true, why: format!("terminal watch failed: {e}") }),
-            Event::Output | Event::Settled => match read(broker, id, generation, &scope, &identity).await {
-                Ok(rows) => {
-                    if let Some(done) = matched(&rows) {
-                        return done;
+            Event::WatchFailed(e) => {
+                return observe_error(&ObserveError::Transport {
+                    observed: true,
+                    why: format!("terminal watch failed: {e}"),
+                })
+            }
+            Event::Output | Event::Settled => {
+                match read(broker, id, generation, &scope, &identity).await {
+                    Ok(rows) => {
+                        if let Some(done) = matched(&rows) {
+                            return done;
+                        }
                     }
+                    Err(e) => return failed(broker, id, e).await,
                 }
-                Err(e) => return failed(broker, id, e).await,
-            },
+            }
             Event::ServerGone => return observation_lost(id),
             Event::Idle | Event::Timeout => {
-                let clamp = if timeout < asked { format!(" (the broker's request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities)") } else { String::new() };
-                return envelope::error("deadline", &format!("The condition did not hold within {timeout} s{clamp}."), Delivery::Observed);
+                let clamp = if timeout < asked {
+                    format!(" (the broker's request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities)")
+                } else {
+                    String::new()
+                };
+                return envelope::error(
+                    "deadline",
+                    &format!("The condition did not hold within {timeout} s{clamp}."),
+                    Delivery::Observed,
+                );
             }
         }
     }
@@ -258,11 +327,33 @@ pub struct PaneEvents<'a> {
 
 impl<'a> PaneEvents<'a> {
     /// A wait on pane `id` that began at `started` and ends `timeout` later.
-    pub fn new(broker: &'a crate::engine::Broker, place: tokio::sync::SemaphorePermit<'a>, id: &str, started: std::time::Instant, timeout: Duration, progress: Option<Progress>) -> PaneEvents<'a> {
+    pub fn new(
+        broker: &'a crate::engine::Broker,
+        place: tokio::sync::SemaphorePermit<'a>,
+        id: &str,
+        started: std::time::Instant,
+        timeout: Duration,
+        progress: Option<Progress>,
+    ) -> PaneEvents<'a> {
         let now = tokio::time::Instant::now();
         let deadline = tokio::time::Instant::from_std(started) + timeout;
         let second = Duration::from_secs(1);
-        PaneEvents { broker, _place: place, id: id.to_string(), watch: None, exit: None, started, timeout, deadline, idle: None, last_output: now, settle: None, tick: tokio::time::interval_at(now + second, second), progress, events: 0 }
+        PaneEvents {
+            broker,
+            _place: place,
+            id: id.to_string(),
+            watch: None,
+            exit: None,
+            started,
+            timeout,
+            deadline,
+            idle: None,
+            last_output: now,
+            settle: None,
+            tick: tokio::time::interval_at(now + second, second),
+            progress,
+            events: 0,
+        }
     }
 
     /// Also wake on output to the pane's terminal.
@@ -338,26 +429,44 @@ impl<'a> PaneEvents<'a> {
 /// and makes reads fail, a moment before the broker sees the server go: tell
 /// the two apart before answering.
 async fn failed(broker: &crate::engine::Broker, id: &str, e: ObserveError) -> ToolOutput {
-    if tokio::time::timeout(Duration::from_millis(150), broker.server_gone()).await.is_ok() {
+    if tokio::time::timeout(Duration::from_millis(150), broker.server_gone())
+        .await
+        .is_ok()
+    {
         return observation_lost(id);
     }
     // The wait had started (its first read succeeded): the pane or its process
     // going away since is something the broker observed (A.4), even when the
     // read that noticed it sent nothing that could have an effect.
     let e = match e {
-        ObserveError::StaleTarget { why, .. } => ObserveError::StaleTarget { observed: true, why },
+        ObserveError::StaleTarget { why, .. } => ObserveError::StaleTarget {
+            observed: true,
+            why,
+        },
         other => other,
     };
     observe_error(&e)
 }
 
 fn observation_lost(id: &str) -> ToolOutput {
-    envelope::error("observation_lost", &format!("The tmux server exited (or the broker was stopped) while waiting on {id}."), Delivery::Observed)
+    envelope::error(
+        "observation_lost",
+        &format!("The tmux server exited (or the broker was stopped) while waiting on {id}."),
+        Delivery::Observed,
+    )
 }
 
 /// A fresh guarded read of the pane (the cache entry may be stale; `capture`
 /// retries with a fresh table when its guard fails).
-async fn read(broker: &crate::engine::Broker, id: &str, generation: &str, scope: &crate::capture::Scope, identity: &std::sync::Arc<crate::process::ProcessIdentity>) -> Result<Rows, ObserveError> {
+async fn read(
+    broker: &crate::engine::Broker,
+    id: &str,
+    generation: &str,
+    scope: &crate::capture::Scope,
+    identity: &std::sync::Arc<crate::process::ProcessIdentity>,
+) -> Result<Rows, ObserveError> {
     let pane = observe::resolve(broker, generation, id, observe::Freshness::Cached).await?;
-    observe::capture(broker, pane, scope, Some(identity.clone())).await.map(|c| c.rows)
+    observe::capture(broker, pane, scope, Some(identity.clone()))
+        .await
+        .map(|c| c.rows)
 }

@@ -78,7 +78,16 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let idle = args.idle_seconds.unwrap_or(1.0);
-        let mut ev = match Watched::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, Some(idle), c.progress.clone()).await {
+        let mut ev = match Watched::start(
+            c.session,
+            &args.pane_id,
+            args.generation.as_deref(),
+            args.timeout_ms,
+            Some(idle),
+            c.progress.clone(),
+        )
+        .await
+        {
             Ok(e) => e,
             Err(e) => return e,
         };
@@ -90,10 +99,28 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Err(e) => return e,
             }
         };
-        let out = Idle { pane: PaneRef::new(&ev.pane.id, c.session.generation()), outcome, idle_seconds: idle, quiet_ms: ev.ev.quiet().as_millis() as u64, clock: ev.report() };
+        let out = Idle {
+            pane: PaneRef::new(&ev.pane.id, c.session.generation()),
+            outcome,
+            idle_seconds: idle,
+            quiet_ms: ev.ev.quiet().as_millis() as u64,
+            clock: ev.report(),
+        };
         let text = match outcome {
-            Outcome::Idle => format!("{} was quiet for {idle} s (waited {} ms)", ev.pane.id, out.clock.waited_ms),
-            Outcome::Timeout => format!("{} did not stay quiet for {idle} s within {} ms{}", ev.pane.id, out.clock.timeout_ms, if out.clock.timeout_clamped { " (timeoutMs clamped to the broker's request timeout)" } else { "" }),
+            Outcome::Idle => format!(
+                "{} was quiet for {idle} s (waited {} ms)",
+                ev.pane.id, out.clock.waited_ms
+            ),
+            Outcome::Timeout => format!(
+                "{} did not stay quiet for {idle} s within {} ms{}",
+                ev.pane.id,
+                out.clock.timeout_ms,
+                if out.clock.timeout_clamped {
+                    " (timeoutMs clamped to the broker's request timeout)"
+                } else {
+                    ""
+                }
+            ),
         };
         ToolOutput::typed(&out, text)
     })

@@ -18,16 +18,16 @@
 
 use super::act::{self, SelfRule};
 use super::capture_pane;
-use super::search_panes::build_regex;
 use super::refs::{Kind, PaneRef};
+use super::search_panes::build_regex;
 use super::typed::schema_of;
 use super::wait::{Event, PaneEvents};
 use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
+use crate::activity::ScreenEvents;
 use crate::admission::Refused;
 use crate::observe;
 use crate::registry::Pane;
 use crate::session::Session;
-use crate::activity::ScreenEvents;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -141,7 +141,14 @@ impl<'a> Watched<'a> {
     /// Resolves pane `id` (fresh read: existence, generation, scope), takes a
     /// wait place and starts watching its terminal; `asked_ms` is clamped to
     /// the request timeout.
-    pub async fn start(session: &'a Session, id: &str, generation: Option<&str>, asked_ms: Option<u64>, idle: Option<f64>, progress: Option<Progress>) -> Result<Watched<'a>, ToolOutput> {
+    pub async fn start(
+        session: &'a Session,
+        id: &str,
+        generation: Option<&str>,
+        asked_ms: Option<u64>,
+        idle: Option<f64>,
+        progress: Option<Progress>,
+    ) -> Result<Watched<'a>, ToolOutput> {
         let started = Instant::now();
         let broker: &'a crate::engine::Broker = &session.broker;
         let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
@@ -150,30 +157,66 @@ impl<'a> Watched<'a> {
         let target = act::target(session, id, generation, SelfRule::Allowed).await?;
         let pane = target.panes[0].clone();
         if pane.dead {
-            return Err(act::error(&format!("Pane {id} is dead (its program exited); nothing will write to it."), super::envelope::Delivery::NotSent));
+            return Err(act::error(
+                &format!("Pane {id} is dead (its program exited); nothing will write to it."),
+                super::envelope::Delivery::NotSent,
+            ));
         }
         // A wait holds its place for its whole timeout, so the number running
         // at once is capped (admission), like tmux_wait's.
-        let place = broker.admission.wait().map_err(|r: Refused| ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0)))?;
-        let watch = ScreenEvents::new(&session.broker, &pane).await.map_err(|e| ToolOutput::libtmux_error(format!("Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.", pane.tty)))?;
-        let mut ev = PaneEvents::new(broker, place, id, started, Duration::from_millis(timeout_ms), progress).watching(watch);
+        let place = broker.admission.wait().map_err(|r: Refused| {
+            ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0))
+        })?;
+        let watch = ScreenEvents::new(&session.broker, &pane)
+            .await
+            .map_err(|e| {
+                ToolOutput::libtmux_error(format!(
+                    "Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.",
+                    pane.tty
+                ))
+            })?;
+        let mut ev = PaneEvents::new(
+            broker,
+            place,
+            id,
+            started,
+            Duration::from_millis(timeout_ms),
+            progress,
+        )
+        .watching(watch);
         if let Some(quiet) = idle {
             ev = ev.idle(Duration::from_secs_f64(quiet));
         }
-        Ok(Watched { ev, pane, timeout_ms, clamped: timeout_ms < asked })
+        Ok(Watched {
+            ev,
+            pane,
+            timeout_ms,
+            clamped: timeout_ms < asked,
+        })
     }
 
     /// The next event; the ones that end the wait with an error come as `Err`.
     pub async fn next(&mut self) -> Result<Event, ToolOutput> {
         match self.ev.next().await {
-            Event::WatchFailed(e) => Err(ToolOutput::libtmux_error(format!("Watching pane {}'s terminal failed: {e}.", self.pane.id))),
-            Event::ServerGone => Err(ToolOutput::libtmux_error(format!("The tmux server exited (or the broker stopped) while waiting on {}.", self.pane.id))),
+            Event::WatchFailed(e) => Err(ToolOutput::libtmux_error(format!(
+                "Watching pane {}'s terminal failed: {e}.",
+                self.pane.id
+            ))),
+            Event::ServerGone => Err(ToolOutput::libtmux_error(format!(
+                "The tmux server exited (or the broker stopped) while waiting on {}.",
+                self.pane.id
+            ))),
             e => Ok(e),
         }
     }
 
     pub fn report(&self) -> ClockReport {
-        ClockReport { waited_ms: self.ev.waited().as_millis() as u64, timeout_ms: self.timeout_ms, timeout_clamped: self.clamped, output_events: self.ev.events() }
+        ClockReport {
+            waited_ms: self.ev.waited().as_millis() as u64,
+            timeout_ms: self.timeout_ms,
+            timeout_clamped: self.clamped,
+            output_events: self.ev.events(),
+        }
     }
 
     /// One guarded, hook-refusing capture of the visible screen, as lines.
@@ -201,7 +244,11 @@ fn first_match(res: &[regex::Regex], screen: &str) -> Option<(usize, String, usi
     res.iter().enumerate().find_map(|(i, re)| {
         let m = re.find(screen)?;
         let row = screen[..m.start()].matches('\n').count();
-        Some((i, screen.lines().nth(row).unwrap_or_default().to_string(), row))
+        Some((
+            i,
+            screen.lines().nth(row).unwrap_or_default().to_string(),
+            row,
+        ))
     })
 }
 
@@ -211,11 +258,23 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let (patterns, stops) = match (compile(&args.patterns, "patterns", &args), compile(&args.stop_patterns, "stopPatterns", &args)) {
+        let (patterns, stops) = match (
+            compile(&args.patterns, "patterns", &args),
+            compile(&args.stop_patterns, "stopPatterns", &args),
+        ) {
             (Ok(p), Ok(s)) => (p, s),
             (Err(e), _) | (_, Err(e)) => return e,
         };
-        let mut ev = match Watched::start(c.session, &args.pane_id, args.generation.as_deref(), args.timeout_ms, args.idle_seconds, c.progress.clone()).await {
+        let mut ev = match Watched::start(
+            c.session,
+            &args.pane_id,
+            args.generation.as_deref(),
+            args.timeout_ms,
+            args.idle_seconds,
+            c.progress.clone(),
+        )
+        .await
+        {
             Ok(e) => e,
             Err(e) => return e,
         };
@@ -228,11 +287,31 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                     Err(e) => return e,
                 };
                 let screen = lines.join("\n");
-                let hit = first_match(&patterns, &screen).map(|m| (Outcome::Matched, &args.patterns, m)).or_else(|| first_match(&stops, &screen).map(|m| (Outcome::Stopped, &args.stop_patterns, m)));
+                let hit = first_match(&patterns, &screen)
+                    .map(|m| (Outcome::Matched, &args.patterns, m))
+                    .or_else(|| {
+                        first_match(&stops, &screen)
+                            .map(|m| (Outcome::Stopped, &args.stop_patterns, m))
+                    });
                 if let Some((outcome, list, (i, line, row))) = hit {
-                    let w = Waited { pane: PaneRef::new(&ev.pane.id, session.generation()), outcome, pattern: Some(list[i].clone()), pattern_index: Some(i), line: Some(line.clone()), row: Some(row), clock: ev.report() };
-                    let what = if outcome == Outcome::Matched { "matched" } else { "stop pattern matched" };
-                    let text = format!("{} {what} {:?} after {} ms on row {row}: {line}", ev.pane.id, list[i], w.clock.waited_ms);
+                    let w = Waited {
+                        pane: PaneRef::new(&ev.pane.id, session.generation()),
+                        outcome,
+                        pattern: Some(list[i].clone()),
+                        pattern_index: Some(i),
+                        line: Some(line.clone()),
+                        row: Some(row),
+                        clock: ev.report(),
+                    };
+                    let what = if outcome == Outcome::Matched {
+                        "matched"
+                    } else {
+                        "stop pattern matched"
+                    };
+                    let text = format!(
+                        "{} {what} {:?} after {} ms on row {row}: {line}",
+                        ev.pane.id, list[i], w.clock.waited_ms
+                    );
                     return ToolOutput::typed(&w, text);
                 }
             }
@@ -246,10 +325,31 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Ok(_) => Outcome::Timeout,
                 Err(e) => return e,
             };
-            let w = Waited { pane: PaneRef::new(&ev.pane.id, session.generation()), outcome, pattern: None, pattern_index: None, line: None, row: None, clock: ev.report() };
+            let w = Waited {
+                pane: PaneRef::new(&ev.pane.id, session.generation()),
+                outcome,
+                pattern: None,
+                pattern_index: None,
+                line: None,
+                row: None,
+                clock: ev.report(),
+            };
             let text = match outcome {
-                Outcome::Idle => format!("{} wrote nothing for {} s; no pattern matched", ev.pane.id, args.idle_seconds.unwrap_or_default()),
-                _ => format!("no pattern matched {} within {} ms{}", ev.pane.id, w.clock.timeout_ms, if w.clock.timeout_clamped { " (timeoutMs clamped to the broker's request timeout)" } else { "" }),
+                Outcome::Idle => format!(
+                    "{} wrote nothing for {} s; no pattern matched",
+                    ev.pane.id,
+                    args.idle_seconds.unwrap_or_default()
+                ),
+                _ => format!(
+                    "no pattern matched {} within {} ms{}",
+                    ev.pane.id,
+                    w.clock.timeout_ms,
+                    if w.clock.timeout_clamped {
+                        " (timeoutMs clamped to the broker's request timeout)"
+                    } else {
+                        ""
+                    }
+                ),
             };
             return ToolOutput::typed(&w, text);
         }
@@ -262,10 +362,29 @@ mod tests {
 
     #[test]
     fn literal_patterns_are_escaped_and_rows_reported() {
-        let args = Args { pane_id: "%1".into(), generation: None, patterns: vec!["a.c".into()], stop_patterns: vec![], regex: false, ignore_case: true, idle_seconds: None, timeout_ms: None };
+        let args = Args {
+            pane_id: "%1".into(),
+            generation: None,
+            patterns: vec!["a.c".into()],
+            stop_patterns: vec![],
+            regex: false,
+            ignore_case: true,
+            idle_seconds: None,
+            timeout_ms: None,
+        };
         let res = compile(&args.patterns, "patterns", &args).unwrap();
-        assert_eq!(first_match(&res, "abc\nxx A.C yy"), Some((0, "xx A.C yy".into(), 1)));
-        let args = Args { regex: true, patterns: vec!["^ok$".into(), "(".into()], ..args };
-        assert!(compile(&args.patterns, "patterns", &args).unwrap_err().text.contains("/patterns/1"));
+        assert_eq!(
+            first_match(&res, "abc\nxx A.C yy"),
+            Some((0, "xx A.C yy".into(), 1))
+        );
+        let args = Args {
+            regex: true,
+            patterns: vec!["^ok$".into(), "(".into()],
+            ..args
+        };
+        assert!(compile(&args.patterns, "patterns", &args)
+            .unwrap_err()
+            .text
+            .contains("/patterns/1"));
     }
 }
