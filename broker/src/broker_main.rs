@@ -30,7 +30,7 @@ struct Args {
     /// The highest tool tier sessions get when neither `@mcp-safety` nor the
     /// attach's `--safety` names one: readonly, mutating or destructive.
     #[arg(long, value_name = "TIER", default_value = "readonly", value_parser = parse_tier)]
-    safety: crate::wire::Tier,
+    safety: tmux_mcp_core::wire::Tier,
     /// The tmux-mcp helper binary (default: next to this binary, then PATH).
     #[arg(long, value_name = "PATH")]
     helper: Option<PathBuf>,
@@ -42,7 +42,7 @@ struct Args {
     exec_only: bool,
     /// The deadline of one request in seconds; `tmux_wait` never waits longer
     /// (reported as `limits.request_timeout_seconds`).
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::limits::REQUEST_TIMEOUT_SECONDS as f64, value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", default_value_t = tmux_mcp_core::limits::REQUEST_TIMEOUT_SECONDS as f64, value_parser = parse_timeout)]
     request_timeout: f64,
     /// Log to standard error instead of the log file (for debugging by hand).
     #[arg(long)]
@@ -62,8 +62,9 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_tier(s: &str) -> Result<crate::wire::Tier, String> {
-    crate::wire::Tier::parse(s).ok_or_else(|| "expected readonly, mutating or destructive".into())
+fn parse_tier(s: &str) -> Result<tmux_mcp_core::wire::Tier, String> {
+    tmux_mcp_core::wire::Tier::parse(s)
+        .ok_or_else(|| "expected readonly, mutating or destructive".into())
 }
 
 /// The broker's `main`: parses its command line, runs the daemon, and says why
@@ -91,8 +92,8 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     rt.block_on(async {
         init_logging(&args)?;
         let feed = args.feed.map(|f| match f {
-            FeedArg::ListCommands => crate::registry::FeedMode::ListCommands,
-            FeedArg::RunShell => crate::registry::FeedMode::RunShell,
+            FeedArg::ListCommands => tmux_mcp_engine::registry::FeedMode::ListCommands,
+            FeedArg::RunShell => tmux_mcp_engine::registry::FeedMode::RunShell,
         });
         let cfg = daemon::Config {
             tmux_socket: args.socket,
@@ -155,15 +156,15 @@ fn init_logging(args: &Args) -> anyhow::Result<()> {
 }
 
 fn log_path(args: &Args) -> Option<PathBuf> {
-    let probe = crate::server::probe(&args.socket).ok()?;
+    let probe = tmux_mcp_core::server::probe(&args.socket).ok()?;
     // The same choice the daemon makes (deterministic), so the log is where
     // `status` and error messages say it is.
     let dir = match &args.runtime_dir {
         Some(d) => {
-            crate::paths::ensure_private_dir(d).ok()?;
+            tmux_mcp_core::paths::ensure_private_dir(d).ok()?;
             d.clone()
         }
-        None => crate::paths::choose_runtime_dir().ok()?.0,
+        None => tmux_mcp_core::paths::choose_runtime_dir().ok()?.0,
     };
-    Some(crate::paths::BrokerPaths::new(&dir, &probe.identity.generation).log)
+    Some(tmux_mcp_core::paths::BrokerPaths::new(&dir, &probe.identity.generation).log)
 }

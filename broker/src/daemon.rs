@@ -21,15 +21,8 @@
 //! wider); each accepted connection's peer credentials come from it, then the
 //! stream is used as the tokio `UnixStream` it wraps.
 
-use crate::engine::Broker;
-use crate::paths::{self, BrokerPaths};
-use crate::process::Backend;
-use crate::registry::{self, FeedMode, FeedSource, Registry};
-use crate::server::{self, ServerIdentity};
 use crate::session::Session;
-use crate::tmux::{Tmux, DEFAULT_TIMEOUT};
-use crate::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier, Toolset};
-use crate::{hooks, mcp, sys, tools};
+use crate::{mcp, tools};
 use futures::StreamExt;
 use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};
 use interprocess::local_socket::traits::tokio::Listener as _;
@@ -44,6 +37,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+use tmux_mcp_core::paths::{self, BrokerPaths};
+use tmux_mcp_core::process::Backend;
+use tmux_mcp_core::server::{self, ServerIdentity};
+use tmux_mcp_core::sys;
+use tmux_mcp_core::tmux::{Tmux, DEFAULT_TIMEOUT};
+use tmux_mcp_core::wire::is_live;
+use tmux_mcp_core::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier, Toolset};
+use tmux_mcp_engine::registry::{self, FeedMode, FeedSource, Registry};
+use tmux_mcp_engine::Broker;
 use tokio::net::UnixStream;
 
 pub struct Config {
@@ -124,15 +126,6 @@ fn take_lock(path: &Path) -> io::Result<Option<Lock>> {
     }
 }
 
-/// Whether a broker answers on `socket` (a live socket, not a stale file).
-pub fn is_live(socket: &Path) -> bool {
-    use interprocess::local_socket::traits::Stream as _;
-    socket
-        .to_fs_name::<GenericFilePath>()
-        .and_then(interprocess::local_socket::Stream::connect)
-        .is_ok()
-}
-
 /// A 0600 socket at `path` (the mode is set before `bind`). The file is not
 /// removed when the listener is dropped: shutdown unlinks it explicitly, while
 /// the lock is still held.
@@ -152,7 +145,7 @@ pub fn helper_path(explicit: Option<PathBuf>) -> PathBuf {
                 .and_then(|e| e.parent().map(|d| d.join("tmux-mcp")))
                 .filter(|p| p.is_file())
         })
-        .or_else(|| crate::tmux::find_in_path("tmux-mcp"))
+        .or_else(|| tmux_mcp_core::tmux::find_in_path("tmux-mcp"))
         .unwrap_or_else(|| PathBuf::from("tmux-mcp"))
 }
 
@@ -223,13 +216,13 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
                     &[
                         "list-commands",
                         "-F",
-                        &crate::feed::table_format(),
+                        &tmux_mcp_core::feed::table_format(),
                         "list-commands",
                     ],
                     DEFAULT_TIMEOUT,
                 )
                 .await;
-            match probe.as_deref().map(crate::feed::parse) {
+            match probe.as_deref().map(tmux_mcp_core::feed::parse) {
                 Ok(Ok(_)) => FeedMode::ListCommands,
                 other => {
                     tracing::warn!("list-commands cannot read the table here ({other:?}); using the run-shell feed");
@@ -340,7 +333,7 @@ const SERVER_EXITED: &str = "the tmux server exited";
 /// while tmux is exiting).
 async fn server_gone_soon(id: &ServerIdentity) -> bool {
     for _ in 0..20 {
-        if crate::procfs::stat(id.pid).map_or(true, |st| {
+        if tmux_mcp_core::procfs::stat(id.pid).map_or(true, |st| {
             st.start_ticks != id.start_ticks || st.state == 'Z'
         }) {
             return true;
@@ -374,7 +367,7 @@ impl Stop {
                 // No pidfd at all (old kernel): fall back to checking the pid.
                 None => loop {
                     tokio::time::sleep(Duration::from_millis(250)).await;
-                    if crate::procfs::stat(server_pid).is_err() {
+                    if tmux_mcp_core::procfs::stat(server_pid).is_err() {
                         break;
                     }
                 },
@@ -641,7 +634,7 @@ async fn publish_option(broker: Arc<Broker>) {
                 "published (already set)".to_string()
             } else {
                 let sessions = snap.session_ids();
-                match hooks::is_set(&broker.registry, "after-set-option", &sessions).await {
+                match broker.registry.hook_is_set("after-set-option", &sessions).await {
                     Ok(true) => "not published: an after-set-option hook is set and setting the option would run it".to_string(),
                     Err(e) => format!("not published: cannot read hooks: {e}"),
                     Ok(false) => match broker.registry.run_tmux(&["set-option", "-s", "@mcp-broker-socket", &want]).await {

@@ -16,11 +16,11 @@
 //! are accepted too, and a subscription is answered with the URI as the client
 //! wrote it.
 
-use crate::observe::{self, Freshness};
-use crate::retention::Retained;
 use crate::session::Session;
 use crate::tools;
 use serde_json::{json, Value};
+use tmux_mcp_engine::observe::{self, Freshness};
+use tmux_mcp_engine::retention::Retained;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resource {

@@ -1,13 +1,13 @@
 //! One agent's session: who is calling (the caller's pane, found from process
 //! ancestry), what it may see (scope) and what it may use (enabled tools).
 
-use crate::engine::Broker;
-use crate::registry::{Pane, Snapshot};
-use crate::retention::{Owner, View};
-use crate::wire::Scope;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use tmux_mcp_core::wire::Scope;
+use tmux_mcp_engine::registry::{Pane, Snapshot};
+use tmux_mcp_engine::retention::{Owner, View};
+use tmux_mcp_engine::Broker;
 
 pub struct Session {
     pub id: u64,
@@ -22,9 +22,9 @@ pub struct Session {
     pub scope: Scope,
     pub enabled: BTreeSet<String>,
     /// The highest tier of tools this session may use (`--safety`).
-    pub safety: crate::wire::Tier,
+    pub safety: tmux_mcp_core::wire::Tier,
     /// Whose spellings of the libtmux family this session uses (`--toolset`).
-    pub toolset: crate::wire::Toolset,
+    pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
     /// Notices for this agent (`notifications/message`) at the level it chose.
     pub log: AgentLog,
@@ -80,10 +80,10 @@ impl Session {
     /// not which sessions it is placed in (only how many): a session-scoped
     /// agent's scope check therefore runs on a fresh table, so a pane moved out
     /// of its sessions since the last read is never captured for it.
-    pub fn read_freshness(&self) -> crate::observe::Freshness {
+    pub fn read_freshness(&self) -> tmux_mcp_engine::observe::Freshness {
         match self.scope {
-            Scope::Server => crate::observe::Freshness::Cached,
-            Scope::Session => crate::observe::Freshness::Fresh,
+            Scope::Server => tmux_mcp_engine::observe::Freshness::Cached,
+            Scope::Session => tmux_mcp_engine::observe::Freshness::Fresh,
         }
     }
 

@@ -232,14 +232,14 @@ async fn main() {
     // One round trip of the broker's in-process tmux client (what a capture does twice).
     let mut direct = Vec::new();
     let mut direct_cap = Vec::new();
-    let probe = tmux_mcp::tmux::Tmux::new(server.socket());
+    let probe = tmux_mcp_core::tmux::Tmux::new(server.socket());
     assert!(
         probe.try_enable_direct().await,
         "the in-process tmux client works on this tmux"
     );
     for _ in 0..N {
         let t = Instant::now();
-        tmux_mcp::tmux::direct::run_async(
+        tmux_mcp_core::tmux::direct::run_async(
             server.socket(),
             &["show-hooks", "-g", "after-capture-pane"],
             Duration::from_secs(5),
@@ -248,7 +248,7 @@ async fn main() {
         .unwrap();
         direct.push(ms(t.elapsed()));
         let t = Instant::now();
-        tmux_mcp::tmux::direct::run_async(
+        tmux_mcp_core::tmux::direct::run_async(
             server.socket(),
             &["capture-pane", "-p", "-t", &pane],
             Duration::from_secs(5),

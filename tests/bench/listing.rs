@@ -19,8 +19,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use tmux_mcp::feed;
-use tmux_mcp::tmux::Tmux;
+use tmux_mcp_core::feed;
+use tmux_mcp_core::tmux::Tmux;
 use tmux_mcp_e2e::{big_server, bin, repo_root, McpClient, TmuxServer};
 
 const ROUNDS: usize = 40;

@@ -1,7 +1,7 @@
 //! What one tmux client connection costs against the command it carries
 //! (issue 8, item 5), on a 1-pane server and on the 1,001-pane server of the
 //! scale benchmarks, side by side: through the broker's own in-process
-//! protocol client (`tmux_mcp::tmux::Tmux`, as the start-up probe enables it)
+//! protocol client (`tmux_mcp_core::tmux::Tmux`, as the start-up probe enables it)
 //! N connections each running one hook-free `list-commands -F x list-commands`,
 //! N connections each running K of them joined with `;` (so per command =
 //! (batch - single) / (K - 1), per connection = single - per command), the same
@@ -13,7 +13,7 @@
 
 use serde_json::json;
 use std::time::{Duration, Instant};
-use tmux_mcp::tmux::Tmux;
+use tmux_mcp_core::tmux::Tmux;
 use tmux_mcp_e2e::{big_server, generation, pane_ref, tmux_version, McpClient, TmuxServer};
 
 const K: usize = 50;

@@ -32,12 +32,12 @@ fn main() {
     ];
     const N: u32 = 20_000;
     for (name, args) in &calls {
-        let valid = tmux_mcp::tools::validate_input(name, args).is_ok();
+        let valid = tmux_mcp_broker::tools::validate_input(name, args).is_ok();
         // The validators are compiled once, on first use.
         let t = Instant::now();
         for _ in 0..N {
             std::hint::black_box(
-                tmux_mcp::tools::validate_input(name, std::hint::black_box(args)).is_ok(),
+                tmux_mcp_broker::tools::validate_input(name, std::hint::black_box(args)).is_ok(),
             );
         }
         let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(N);
@@ -46,12 +46,13 @@ fn main() {
             if valid { "valid" } else { "invalid" }
         );
     }
-    let tools: Vec<_> = tmux_mcp::tools::catalog(tmux_mcp::tools::Toolset::Default).collect();
+    let tools: Vec<_> =
+        tmux_mcp_broker::tools::catalog(tmux_mcp_broker::tools::Toolset::Default).collect();
     let t = Instant::now();
     const M: u32 = 200;
     for _ in 0..M {
         for spec in &tools {
-            std::hint::black_box(tmux_mcp::tools::describe(spec));
+            std::hint::black_box(tmux_mcp_broker::tools::describe(spec));
         }
     }
     println!(

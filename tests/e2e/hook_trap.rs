@@ -162,7 +162,7 @@ async fn no_read_tool_or_resource_fires_any_hook() {
 /// The bare read, run the same way, fires the hook: the trap works.
 #[test]
 fn a_read_of_a_vanished_entity_runs_no_command_error_hook() {
-    use tmux_mcp::hooks::{gone_marker, print_gone, while_exists};
+    use tmux_mcp_core::hooks::{gone_marker, print_gone, while_exists};
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
     let armed = srv

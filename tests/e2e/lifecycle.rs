@@ -338,7 +338,7 @@ fn the_plugin_script_leaves_no_files_behind() {
     std::fs::create_dir(&tmpdir).unwrap();
     let marker = srv.dir().join("blocked");
     let wrapper = srv.dir().join("tmux-wrapper");
-    let real = tmux_mcp::tmux::find_in_path("tmux").expect("tmux on PATH");
+    let real = tmux_mcp_core::tmux::find_in_path("tmux").expect("tmux on PATH");
     std::fs::write(
         &wrapper,
         format!(

@@ -463,7 +463,7 @@ fn plugin_jobs(srv: &TmuxServer) -> Vec<u32> {
         let argv = cmdline(pid);
         if argv.iter().any(|a| a.ends_with("tmux-mcp.tmux"))
             && pid_alive(pid)
-            && tmux_mcp::procfs::ancestry(pid, 64).contains(&srv.pid())
+            && tmux_mcp_core::procfs::ancestry(pid, 64).contains(&srv.pid())
         {
             out.push(pid);
         }

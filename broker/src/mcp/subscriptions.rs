@@ -12,7 +12,6 @@
 //! on the session; a 2026-07-28 `subscriptions/listen` request gets them on its
 //! own stream ([`Notifier::Listen`]), and everything it started ends with it.
 
-use crate::activity::ScreenEvents;
 use crate::resources::Resource;
 use crate::session::Session;
 use rmcp::model::{ResourceUpdatedNotificationParam, ServerNotification};
@@ -166,7 +165,10 @@ impl Throttle {
 }
 
 /// The pane ids this session may see now, with their pids (a respawn changes the pid).
-fn visible_panes(session: &Session, snap: &crate::registry::Snapshot) -> Vec<(String, u32)> {
+fn visible_panes(
+    session: &Session,
+    snap: &tmux_mcp_engine::registry::Snapshot,
+) -> Vec<(String, u32)> {
     session
         .visible(snap)
         .map(|p| (p.id.clone(), p.pid))
@@ -182,7 +184,7 @@ async fn watch_pane(
     handed: bool,
 ) {
     let broker = session.broker.clone();
-    let mut pane_set = broker.changes.pane_set(&broker);
+    let mut pane_set = broker.pane_set();
     let mut throttle = Throttle { last: None };
     'pane: loop {
         let Some(pane) = broker
@@ -196,7 +198,7 @@ async fn watch_pane(
             return;
         };
         let tty = if screen {
-            ScreenEvents::new(&broker, &pane).await.ok()
+            broker.screen_events(&pane).await.ok()
         } else {
             None
         };
@@ -261,7 +263,7 @@ async fn watch_pane_set(
     list_changed: bool,
 ) {
     let broker = session.broker.clone();
-    let mut rx = broker.changes.pane_set(&broker);
+    let mut rx = broker.pane_set();
     let mut seen = match broker.registry.cached() {
         Some(s) => visible_panes(&session, &s),
         None => Vec::new(),

@@ -24,7 +24,6 @@
 //! End of input is the client going away: `gone` fires, and the handler stops
 //! running tool calls at once.
 
-use crate::limits::MAX_FRAME_BYTES;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, NumberOrString, ServerJsonRpcMessage,
 };
@@ -34,6 +33,7 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use tmux_mcp_core::limits::MAX_FRAME_BYTES;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;

@@ -7,22 +7,22 @@
 //! characters), never the one asked for.
 
 use super::act;
-use super::create::{self, Program};
 use super::criteria::Graph;
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
+use super::launch::{self, Program};
 use super::list_panes::{self, PaneRecord};
 use super::list_sessions::{self, SessionRecord};
 use super::list_windows::{self, WindowRecord};
 use super::refs::{self, PaneRef, NO_NUL};
 use super::ToolOutput;
-use crate::registry::{Pane, Snapshot};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tmux_mcp_engine::registry::{Pane, Snapshot};
 
 /// Input-schema property of a session or window name: no control characters
 /// (tmux 3.7c refuses them, 3.3a keeps them in window names and escapes them
@@ -77,10 +77,10 @@ pub fn program_tail(
 ) -> Result<(Vec<String>, Option<std::path::PathBuf>), ToolOutput> {
     let bad = |msg: String| act::error(&msg, Delivery::NotSent);
     let n = refs::string_bytes(args) as u64;
-    if n > crate::limits::MAX_MUTATION_BYTES {
+    if n > tmux_mcp_core::limits::MAX_MUTATION_BYTES {
         return Err(bad(format!(
             "The arguments hold {n} bytes of strings; at most {} are accepted.",
-            crate::limits::MAX_MUTATION_BYTES
+            tmux_mcp_core::limits::MAX_MUTATION_BYTES
         )));
     }
     let argv: Option<Vec<&str>> = program
@@ -96,53 +96,12 @@ pub fn program_tail(
     };
     let cwd = match &program.cwd {
         Some(c) => Some(
-            create::resolve_cwd(session, c).map_err(|why| bad(format!("Argument cwd: {why}.")))?,
+            launch::resolve_cwd(session, c).map_err(|why| bad(format!("Argument cwd: {why}.")))?,
         ),
         None => None,
     };
     let env = program.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-    Ok((create::program_tail(cwd.as_deref(), env, which), cwd))
-}
-
-/// The `-F` of a creation's `-P`: the new ids of `expected`, space separated;
-/// then, on a line of its own, the new pane's pid and the directory tmux
-/// started it in (`pane_start_path`: the `-c` as tmux expanded it, also when
-/// that directory could not be entered and the pane started elsewhere).
-pub fn print_format(expected: &[refs::Kind]) -> String {
-    let ids: Vec<&str> = expected
-        .iter()
-        .map(|k| match k {
-            refs::Kind::Session => "#{session_id}",
-            refs::Kind::Window => "#{window_id}",
-            _ => "#{pane_id}",
-        })
-        .collect();
-    format!("{}\n#{{pane_pid}} #{{pane_start_path}}", ids.join(" "))
-}
-
-/// The new pane's pid and start directory from what [`print_format`] printed.
-fn printed_pane(printed: &str) -> (Option<u32>, &str) {
-    let second = printed
-        .split_once('\n')
-        .map_or("", |(_, rest)| rest.trim_end_matches('\n'));
-    let (pid, path) = second.split_once(' ').unwrap_or((second, ""));
-    (pid.parse().ok(), path)
-}
-
-/// The new pane's pid, from what [`print_format`] printed.
-pub fn printed_pid(printed: &str) -> Option<u32> {
-    printed_pane(printed).0
-}
-
-/// Why the pane tmux started is not in the directory asked for, if it is not.
-pub fn started_elsewhere(
-    asked: Option<&std::path::Path>,
-    printed: &str,
-    pane: &str,
-) -> Option<String> {
-    let asked = asked?.to_str()?;
-    let (_, started) = printed_pane(printed);
-    (started != asked).then(|| format!("tmux created pane {pane} but started it in {started:?}, not in the directory asked for ({asked:?})"))
+    Ok((launch::program_tail(cwd.as_deref(), env, which), cwd))
 }
 
 /// The ids tmux printed for `-P -F` (space separated), each of the expected
@@ -342,6 +301,7 @@ impl KilledRef for SessionRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::launch::{print_format, printed_pid, started_elsewhere};
 
     /// What a creation printed (`print_format`): ids, then the start directory.
     #[test]
@@ -466,7 +426,7 @@ mod tests {
 
     #[test]
     fn every_arrange_tool_is_registered_with_an_honest_tier_and_object_schemas() {
-        use crate::wire::Tier;
+        use tmux_mcp_core::wire::Tier;
         for name in TOOLS {
             let t =
                 super::super::spec(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));

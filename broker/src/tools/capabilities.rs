@@ -4,13 +4,13 @@
 use super::envelope::{self, Delivery};
 use super::typed::data_schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::limits;
-use crate::observe::HookCheck;
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use tmux_mcp_core::limits;
+use tmux_mcp_engine::observe::HookCheck;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capabilities",
@@ -40,7 +40,7 @@ struct Capabilities {
     server_identity: ServerIdentity,
     enabled_tools: Vec<String>,
     /// The highest tool tier this session may use (attach --safety, @mcp-safety); tools named by --enable-tool are enabled whatever their tier.
-    safety: crate::wire::Tier,
+    safety: tmux_mcp_core::wire::Tier,
     /// The JSON Schema of `tmux_snapshot`'s `where` criteria.
     #[schemars(schema_with = "any_object")]
     criteria_schema: Value,
@@ -107,7 +107,7 @@ enum HookCheckMode {
 #[serde(deny_unknown_fields)]
 struct BrokerInfo {
     pid: u32,
-    scope: crate::wire::Scope,
+    scope: tmux_mcp_core::wire::Scope,
     caller_pane: Option<String>,
     sessions_open: u64,
 }
@@ -143,8 +143,8 @@ pub async fn call(session: &Session) -> ToolOutput {
     };
     let id = &broker.identity;
     let backend = &broker.registry.backend;
-    let tracking_ok =
-        backend.unavailable.is_none() && crate::tmux::version_at_least(&snap.server.version, 3, 3);
+    let tracking_ok = backend.unavailable.is_none()
+        && tmux_mcp_core::tmux::version_at_least(&snap.server.version, 3, 3);
     let check = HookCheck::for_version(&snap.server.version);
     let mut requirements = vec![
         "tmux >= 3.3",
@@ -195,7 +195,7 @@ pub async fn call(session: &Session) -> ToolOutput {
                 HookCheck::InQueue => HookCheckMode::InQueue,
                 HookCheck::Preflight => HookCheckMode::Preflight,
             },
-            clients: if crate::clients::readable(&snap.server.version).is_ok() { ClientsMode::FormatLoop } else { ClientsMode::Unavailable },
+            clients: if tmux_mcp_engine::clients::readable(&snap.server.version).is_ok() { ClientsMode::FormatLoop } else { ClientsMode::Unavailable },
         },
         broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: broker.sessions_open() },
         process_identity: ProcessIdentityInfo { backend: LinuxPidfd, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },

@@ -5,16 +5,16 @@
 
 use super::envelope::{self, Delivery};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::capture::{self, CursorEntry, Rows, Scope};
-use crate::engine::Broker;
-use crate::limits;
-use crate::observe::{self, ObserveError};
-use crate::retention::{Owner, View};
 use crate::session::Session;
-use crate::sys;
-use crate::wire::{CursorReply, Reply};
 use serde_json::{json, Value};
 use std::sync::OnceLock;
+use tmux_mcp_core::limits;
+use tmux_mcp_core::sys;
+use tmux_mcp_core::wire::{CursorReply, Reply};
+use tmux_mcp_engine::capture::{self, CursorEntry, Rows, Scope};
+use tmux_mcp_engine::observe::{self, ObserveError};
+use tmux_mcp_engine::retention::{Owner, View};
+use tmux_mcp_engine::Broker;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capture",
@@ -130,7 +130,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
 
     if let Some(cursor) = args.get("cursor").and_then(Value::as_str) {
         let retained = broker.retained.get(cursor, &session.view());
-        let Some(crate::retention::Retained::Cursor(entry)) = retained.as_deref() else {
+        let Some(tmux_mcp_engine::retention::Retained::Cursor(entry)) = retained.as_deref() else {
             return stale_cursor("No retained capture has this cursor.");
         };
         if entry.pane_id != id || entry.generation != generation {
@@ -309,7 +309,11 @@ fn finish(
     if let Some((key, entry, owner)) = retain {
         if broker
             .retained
-            .insert(key, crate::retention::Retained::Cursor(entry), owner)
+            .insert(
+                key,
+                tmux_mcp_engine::retention::Retained::Cursor(entry),
+                owner,
+            )
             .is_err()
         {
             return envelope::error(
@@ -385,9 +389,9 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
     // picks, so every session is asked. A check that fails counts as set.
     let sessions = snap.session_ids();
     let mut hooked = Vec::new();
-    for name in crate::wire::HANDOFF_HOOKS {
+    for name in tmux_mcp_core::wire::HANDOFF_HOOKS {
         if !matches!(
-            crate::hooks::is_set(&broker.registry, name, &sessions).await,
+            broker.registry.hook_is_set(name, &sessions).await,
             Ok(false)
         ) {
             hooked.push(name.to_string());
@@ -414,13 +418,13 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
         &broker.identity.generation,
     )
     .to_string();
-    let made = match crate::observe::identity_of(broker, &pane) {
+    let made = match tmux_mcp_engine::observe::identity_of(broker, &pane) {
         Err(e) => Err(e),
         Ok(identity) => {
-            crate::observe::capture(
+            tmux_mcp_engine::observe::capture(
                 broker,
                 pane,
-                &crate::capture::Scope::default(),
+                &tmux_mcp_engine::capture::Scope::default(),
                 Some(identity),
             )
             .await
@@ -437,23 +441,23 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
         Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
         Ok(c) => {
             let key = sys::random_hex(16);
-            let entry = crate::capture::CursorEntry {
+            let entry = tmux_mcp_engine::capture::CursorEntry {
                 pane_id: c.pane.id.clone(),
                 generation: broker.identity.generation.clone(),
                 rows: c.rows,
-                scope: crate::capture::Scope::default(),
+                scope: tmux_mcp_engine::capture::Scope::default(),
                 identity: c.identity.expect("tracked capture has an identity"),
                 handoff: true,
             };
             // Pinned for its TTL and readable by every agent: handing the pane
             // over is the person's consent (for this one pane, read-only).
-            let owner = crate::retention::Owner {
+            let owner = tmux_mcp_engine::retention::Owner {
                 agent: None,
-                view: crate::retention::View::Anyone,
+                view: tmux_mcp_engine::retention::View::Anyone,
             };
             match broker.retained.insert(
                 key.clone(),
-                crate::retention::Retained::Cursor(entry),
+                tmux_mcp_engine::retention::Retained::Cursor(entry),
                 owner,
             ) {
                 Ok(()) => (Some(key), None),

@@ -13,11 +13,11 @@
 //! `observe`'s in-queue guard cover the same ground.
 
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::observe::{self, ObserveError};
-use crate::registry::{numeric_id, Pane, Snapshot};
 use crate::session::Session;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
+use tmux_mcp_engine::observe::{self, ObserveError};
+use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
 
 /// Result ceiling in bytes for one tool result (SPEC-TOOLS decision 9).
 pub const MAX_RESULT_BYTES: i64 = 1_000_000;

@@ -15,13 +15,13 @@
 use super::capture_pane::{self, decode_lines, fail, int_arg};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::observe;
-use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::OnceLock;
+use tmux_mcp_engine::observe;
+use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "capture_pane",

@@ -22,17 +22,16 @@
 use super::capture_pane::{self, decode_lines, observe_failure};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::activity::ScreenEvents;
-use crate::capture::{CursorEntry, SinceEntry};
-use crate::observe::{self, ObserveError};
-use crate::registry::Pane;
-use crate::retention::{Owner, Retained, View};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
+use tmux_mcp_engine::capture::{CursorEntry, SinceEntry};
+use tmux_mcp_engine::observe::{self, ObserveError};
+use tmux_mcp_engine::registry::Pane;
+use tmux_mcp_engine::retention::{Owner, Retained, View};
 
 const DEFAULT_LINES: u64 = 500;
 const MAX_LINES: u64 = 10_000;
@@ -598,10 +597,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
         .map(|ms| ms.min((broker.request_timeout_seconds * 1000.0) as u64));
     let waiting = match asked {
         Some(ms) if ms > 0 => match broker.admission.wait() {
-            Ok(place) => ScreenEvents::new(broker, &pane)
-                .await
-                .ok()
-                .map(|w| (place, w)),
+            Ok(place) => broker.screen_events(&pane).await.ok().map(|w| (place, w)),
             Err(_) => None,
         },
         _ => None,
@@ -675,7 +671,7 @@ async fn since_admitted(
 /// The process generation the table holds for pane `id`, if tracked and the
 /// table shows the process `pid` that the read saw (an older table would pair
 /// the new pid with the old process).
-fn process_generation(broker: &crate::engine::Broker, id: &str, pid: u32) -> Option<String> {
+fn process_generation(broker: &tmux_mcp_engine::Broker, id: &str, pid: u32) -> Option<String> {
     let snap = broker.registry.cached()?;
     let pane = snap.pane(id).filter(|p| p.pid == pid)?;
     match &pane.process {
@@ -690,7 +686,7 @@ fn process_generation(broker: &crate::engine::Broker, id: &str, pid: u32) -> Opt
 fn new_key() -> String {
     let mut buf = [0u8; 16];
     getrandom::fill(&mut buf).expect("OS random source unavailable");
-    crate::capture::base64_encode(&buf)
+    tmux_mcp_engine::capture::base64_encode(&buf)
         .trim_end_matches('=')
         .replace('+', "-")
         .replace('/', "_")

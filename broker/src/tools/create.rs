@@ -15,16 +15,16 @@
 
 use super::entity_refs::AnyRef;
 use super::envelope::{self, Delivery};
+use super::launch::{self, Program};
 use super::refs::{self, Kind, INT_MAX, NO_NUL};
 use super::typed::{data_schema_of, Observed, Unobserved};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
-use crate::wire::Scope;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use tmux_mcp_core::wire::Scope;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_create",
@@ -116,82 +116,9 @@ fn output_schema() -> Value {
     refs::output_schema(data_schema_of::<Created>())
 }
 
-/// `cwd` made absolute (relative to the relay's working directory) and checked:
-/// an existing directory this host can enter. The error is the reason, for
-/// each family to word (shared with the libtmux family's arrange tools).
-pub(super) fn resolve_cwd(session: &Session, cwd: &str) -> Result<PathBuf, &'static str> {
-    const MISSING: &str = "must be an existing, accessible directory";
-    let path = Path::new(cwd);
-    let path = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        let base = std::fs::read_link(format!("/proc/{}/cwd", session.peer_pid)).map_err(|_| {
-            "is relative and the agent's working directory cannot be read; give an absolute path"
-        })?;
-        base.join(path)
-    };
-    let path = std::fs::canonicalize(&path).map_err(|_| MISSING)?;
-    if !path.is_dir() {
-        return Err(MISSING);
-    }
-    let c =
-        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "must not contain NUL")?;
-    // SAFETY: access(2) on a valid NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
-        return Err(MISSING);
-    }
-    if path.to_str().is_none() {
-        return Err("must be valid UTF-8");
-    }
-    Ok(path)
-}
-
 fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
-    resolve_cwd(session, cwd)
+    launch::resolve_cwd(session, cwd)
         .map_err(|why| refs::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
-}
-
-/// What a new pane runs.
-pub(super) enum Program<'a> {
-    /// Executed directly, never through a shell.
-    Argv(&'a [&'a str]),
-    /// A command line the caller explicitly asked tmux to give to its shell.
-    Shell(&'a str),
-    /// tmux's `default-command` (the user's shell).
-    Default,
-}
-
-/// The tail shared by `new-session`, `new-window`, `split-window` and
-/// `respawn-pane`: `-c cwd`, `-e K=V` per variable, then the program after
-/// `--`. A one-element argv runs as `/usr/bin/env -- argv0`, since tmux hands
-/// a single argument to `$SHELL -c`; a shell line is that single argument.
-pub(super) fn program_tail<'a>(
-    cwd: Option<&Path>,
-    env: impl IntoIterator<Item = (&'a str, &'a str)>,
-    program: Program<'_>,
-) -> Vec<String> {
-    let mut cmd: Vec<String> = Vec::new();
-    if let Some(p) = cwd {
-        cmd.extend([
-            "-c".into(),
-            refs::format_arg(p.to_str().unwrap_or_default()),
-        ]);
-    }
-    for (k, v) in env {
-        cmd.extend(["-e".into(), refs::literal_arg(&format!("{k}={v}"))]);
-    }
-    match program {
-        Program::Argv(argv) => {
-            cmd.push("--".into());
-            if argv.len() == 1 {
-                cmd.extend(["/usr/bin/env".into(), "--".into()]);
-            }
-            cmd.extend(argv.iter().map(|a| refs::literal_arg(a)));
-        }
-        Program::Shell(line) => cmd.extend(["--".into(), refs::literal_arg(line)]),
-        Program::Default => {}
-    }
-    cmd
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -294,18 +221,18 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
         "window" => &[Kind::Window, Kind::Pane],
         _ => &[Kind::Pane],
     };
-    cmd.extend([
-        "-P".into(),
-        "-F".into(),
-        super::arrange::print_format(expected),
-    ]);
+    cmd.extend(["-P".into(), "-F".into(), launch::print_format(expected)]);
     let env = args
         .get("environment")
         .and_then(Value::as_object)
         .into_iter()
         .flatten()
         .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()));
-    cmd.extend(program_tail(cwd.as_deref(), env, Program::Argv(&argv_in)));
+    cmd.extend(launch::program_tail(
+        cwd.as_deref(),
+        env,
+        Program::Argv(&argv_in),
+    ));
 
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let printed = match refs::run_mutation(broker, &argv).await {
@@ -338,7 +265,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             Vec::new(),
         );
     };
-    if let Some(why) = super::arrange::started_elsewhere(
+    if let Some(why) = launch::started_elsewhere(
         cwd.as_deref(),
         &printed,
         ids.last().copied().unwrap_or_default(),

@@ -10,9 +10,9 @@
 //! scope, so relations never reach outside it either.
 
 use super::refs::Kind;
-use crate::registry::{numeric_id, Pane};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
+use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 #[derive(
     Debug,
@@ -211,7 +211,7 @@ impl Graph {
     /// attached `clients` the session may see.
     pub fn build<'a>(
         panes: impl IntoIterator<Item = &'a Pane>,
-        clients: &[crate::clients::Client],
+        clients: &[tmux_mcp_engine::clients::Client],
         generation: &str,
     ) -> Graph {
         let reference = |kind: Kind, id: &str| super::refs::reference(kind, id, generation);
@@ -896,7 +896,7 @@ pub fn envelope_schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Placement;
+    use tmux_mcp_engine::registry::Placement;
 
     fn crit(entity: &str, w: Value) -> Value {
         json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": entity, "where": w })

@@ -44,7 +44,7 @@ struct Args {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Info {
     generation: String,
-    scope: crate::wire::Scope,
+    scope: tmux_mcp_core::wire::Scope,
     pane: PaneRecord,
     window: WindowRecord,
     sessions: Vec<SessionRecord>,
@@ -59,13 +59,16 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let session = c.session;
         // A fresh read; the errors (unknown pane with a hint, out of scope) are
         // the family's (capture_pane::resolve).
-        let pane =
-            match capture_pane::resolve(session, &args.pane_id, crate::observe::Freshness::Fresh)
-                .await
-            {
-                Ok(p) => p,
-                Err(e) => return e,
-            };
+        let pane = match capture_pane::resolve(
+            session,
+            &args.pane_id,
+            tmux_mcp_engine::observe::Freshness::Fresh,
+        )
+        .await
+        {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
         let Some(pane) = session.scoped(&pane) else {
             return ToolOutput::libtmux_error(format!(
                 "Pane {} is outside this session's scope.",

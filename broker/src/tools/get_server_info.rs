@@ -35,7 +35,7 @@ struct Info {
     server_pid: u32,
     /// Seconds since the epoch, as tmux reports it (`#{start_time}`).
     server_start_time: u64,
-    scope: crate::wire::Scope,
+    scope: tmux_mcp_core::wire::Scope,
     #[schemars(regex(pattern = r"^%[0-9]+$"))]
     caller_pane_id: Option<String>,
     caller_session_ids: Vec<String>,
@@ -80,8 +80,8 @@ struct ClientRecord {
     control_mode: bool,
 }
 
-impl From<crate::clients::Client> for ClientRecord {
-    fn from(c: crate::clients::Client) -> Self {
+impl From<tmux_mcp_engine::clients::Client> for ClientRecord {
+    fn from(c: tmux_mcp_engine::clients::Client) -> Self {
         ClientRecord {
             name: c.name,
             tty: c.tty,
@@ -98,7 +98,7 @@ impl From<crate::clients::Client> for ClientRecord {
 }
 
 async fn clients(session: &Session, version: &str) -> Clients {
-    match crate::clients::read(&session.broker.registry, version).await {
+    match tmux_mcp_engine::clients::read(&session.broker.registry, version).await {
         Ok(all) => {
             let attached = all
                 .into_iter()
@@ -111,7 +111,7 @@ async fn clients(session: &Session, version: &str) -> Clients {
                 attached,
             }
         }
-        Err(crate::clients::Unavailable(why)) => Clients {
+        Err(tmux_mcp_engine::clients::Unavailable(why)) => Clients {
             available: false,
             unavailable_reason: Some(why),
             attached: Vec::new(),

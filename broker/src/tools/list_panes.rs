@@ -7,11 +7,11 @@
 use super::refs;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_panes",
@@ -43,7 +43,7 @@ struct Args {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
-    scope: crate::wire::Scope,
+    scope: tmux_mcp_core::wire::Scope,
     caller_pane_id: Option<String>,
     panes: Vec<PaneRecord>,
 }

@@ -8,12 +8,12 @@ use super::criteria::{Entity, Graph, Record};
 use super::entity_refs::SessionRef;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::registry::Snapshot;
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
+use tmux_mcp_engine::registry::Snapshot;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_sessions",
@@ -34,7 +34,7 @@ fn input_schema() -> Value {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
-    scope: crate::wire::Scope,
+    scope: tmux_mcp_core::wire::Scope,
     caller_pane_id: Option<String>,
     sessions: Vec<SessionRecord>,
 }

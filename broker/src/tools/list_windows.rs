@@ -43,7 +43,7 @@ struct Args {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
-    scope: crate::wire::Scope,
+    scope: tmux_mcp_core::wire::Scope,
     windows: Vec<WindowRecord>,
 }
 

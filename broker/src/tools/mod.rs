@@ -23,6 +23,7 @@ mod get_job;
 mod get_pane_info;
 mod get_server_info;
 mod kill;
+mod launch;
 mod list_panes;
 mod list_sessions;
 mod list_windows;
@@ -72,7 +73,7 @@ pub struct Annotations {
 }
 
 /// A tool's tier (`readonly` / `mutating` / `destructive`), from its annotations.
-pub use crate::wire::Tier;
+pub use tmux_mcp_core::wire::Tier;
 
 impl Annotations {
     /// A read: changes nothing in tmux, so repeating it has no further effect
@@ -255,7 +256,7 @@ pub fn catalog(toolset: Toolset) -> impl Iterator<Item = &'static ToolSpec> {
     })
 }
 
-pub use crate::wire::Toolset;
+pub use tmux_mcp_core::wire::Toolset;
 
 /// Tool `name` as `toolset` spells it.
 pub fn spec_in(toolset: Toolset, name: &str) -> Option<&'static ToolSpec> {

@@ -115,7 +115,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             },
             Err(e) => return e,
         };
-        let name = format!("mcp-paste-{}", crate::sys::random_hex(8));
+        let name = format!("mcp-paste-{}", tmux_mcp_core::sys::random_hex(8));
         let pieces = fill_commands(&name, &args.text);
         for (i, argv) in pieces.iter().enumerate() {
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();

@@ -10,12 +10,12 @@
 
 use super::envelope::{self, Delivery};
 use super::ToolOutput;
-use crate::engine::Broker;
-use crate::registry::Pane;
 use crate::session::Session;
-use crate::tmux::TmuxError;
-use crate::wire::Scope;
 use serde_json::{json, Value};
+use tmux_mcp_core::tmux::TmuxError;
+use tmux_mcp_core::wire::Scope;
+use tmux_mcp_engine::registry::Pane;
+use tmux_mcp_engine::Broker;
 
 /// Largest tmux integer argument the schemas accept (2³¹−1).
 pub const INT_MAX: i64 = 2_147_483_647;
@@ -163,13 +163,13 @@ pub fn string_bytes(v: &Value) -> usize {
 /// `capacity` (not sent) when the arguments' strings exceed `max_mutation_bytes`.
 pub fn check_mutation_bytes(args: &Value) -> Result<(), ToolOutput> {
     let n = string_bytes(args) as u64;
-    if n > crate::limits::MAX_MUTATION_BYTES {
-        return Err(fail("capacity", &format!("The arguments hold {n} bytes of strings; at most {} are accepted. Nothing was sent.", crate::limits::MAX_MUTATION_BYTES), Delivery::NotSent));
+    if n > tmux_mcp_core::limits::MAX_MUTATION_BYTES {
+        return Err(fail("capacity", &format!("The arguments hold {n} bytes of strings; at most {} are accepted. Nothing was sent.", tmux_mcp_core::limits::MAX_MUTATION_BYTES), Delivery::NotSent));
     }
     Ok(())
 }
 
-pub use crate::tmux::quote::{format_arg, literal_arg};
+pub use tmux_mcp_core::tmux::quote::{format_arg, literal_arg};
 
 /// What a reference resolved to: the entity and the panes it contains.
 #[derive(Debug, Clone)]

@@ -53,10 +53,7 @@ use super::refs::{Kind, PaneRef};
 use super::send::{self, Input};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::engine::Broker;
-use crate::retention::Owner;
 use crate::session::Session;
-use crate::tty_watch::TtyWatch;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -65,6 +62,9 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+use tmux_mcp_engine::retention::Owner;
+use tmux_mcp_engine::tty_watch::TtyWatch;
+use tmux_mcp_engine::Broker;
 use tokio::sync::watch;
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -83,7 +83,7 @@ pub const MAX_JOBS_PER_AGENT: usize = 16;
 /// Jobs the broker holds in all.
 pub const MAX_JOBS: usize = 128;
 /// How long a finished job is kept for `get_job`.
-pub const DONE_TTL: Duration = Duration::from_secs(crate::limits::CAPTURE_TTL_SECONDS);
+pub const DONE_TTL: Duration = Duration::from_secs(tmux_mcp_core::limits::CAPTURE_TTL_SECONDS);
 /// How long a job's status is awaited before the job is dropped.
 pub const RUNNING_TTL: Duration = Duration::from_secs(3600);
 const MAX_OUTPUT_BYTES: usize = 262_144;
@@ -380,7 +380,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         }
         let owner = session.owner();
-        let id = crate::sys::random_hex(16);
+        let id = tmux_mcp_core::sys::random_hex(16);
         if let Err(why) = admit(&mut jobs().lock().unwrap(), owner.agent) {
             return act::error(&why, Delivery::NotSent);
         }
@@ -528,7 +528,7 @@ fn shell_of(command: &str) -> Result<(), String> {
 
 /// The line typed into the shell (see the module doc).
 fn typed_line(command: &str, dir: &Path) -> String {
-    let q = |f: &str| crate::tmux::quote::shell_quote(&dir.join(f).to_string_lossy());
+    let q = |f: &str| tmux_mcp_core::tmux::quote::shell_quote(&dir.join(f).to_string_lossy());
     format!(
         " {{ {command}\n}} >{} 2>&1; echo $? >{}",
         q("out"),
@@ -549,7 +549,7 @@ async fn collect(
     broker: Arc<Broker>,
     dir: PathBuf,
     watch: TtyWatch,
-    identity: Option<Arc<crate::process::ProcessIdentity>>,
+    identity: Option<Arc<tmux_mcp_core::process::ProcessIdentity>>,
     limits: Limits,
     started: Instant,
     tx: watch::Sender<Option<Finish>>,
@@ -702,7 +702,7 @@ mod tests {
         Job {
             owner: Owner {
                 agent: Some(agent),
-                view: crate::retention::View::Server,
+                view: tmux_mcp_engine::retention::View::Server,
             },
             generation: "g".into(),
             pane: "%1".into(),

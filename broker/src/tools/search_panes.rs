@@ -20,13 +20,13 @@ use super::list_sessions;
 use super::refs::PaneRef;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::capture_batch::{self, Batched};
-use crate::observe::{self, ObserveError};
-use crate::registry::{numeric_id, Pane, Snapshot};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use tmux_mcp_engine::capture_batch::{self, Batched};
+use tmux_mcp_engine::observe::{self, ObserveError};
+use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "search_panes",

@@ -27,12 +27,12 @@ use super::search_panes::{
 };
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "search_panes",

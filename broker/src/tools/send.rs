@@ -98,7 +98,7 @@ fn output_schema() -> Value {
     refs::output_schema(data_schema_of::<Sent>())
 }
 
-pub use crate::tmux::COMMAND_ARG_BYTES;
+pub use tmux_mcp_core::tmux::COMMAND_ARG_BYTES;
 
 fn arg_bytes(args: &[String]) -> usize {
     args.iter().map(|a| a.len() + 1).sum()

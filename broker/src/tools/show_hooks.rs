@@ -1,7 +1,7 @@
 //! `show_hooks` (libtmux family): the hook entries set globally or on one
 //! session, window or pane, read with `show-hooks`. tmux marks `show-hooks`
 //! as a command with an after-hook, but no `after-show-hooks` hook exists in
-//! its table (3.3a–3.7c), so it can never fire one; see `crate::hooks`. The
+//! its table (3.3a–3.7c), so it can never fire one; see `tmux_mcp_core::hooks`. The
 //! broker never sets or changes a hook.
 
 use super::show_options::{context, context_schema, escaped_note, ContextKind, ContextRecord};
@@ -60,7 +60,7 @@ struct HookEntry {
 }
 
 /// `show-hooks` prints `NAME[I] COMMAND` per entry and a bare `NAME` for a hook
-/// with none (see `crate::hooks::has_entry`).
+/// with none (see `tmux_mcp_core::hooks::has_entry`).
 fn parse(text: &str, version: &str) -> Vec<HookEntry> {
     text.lines()
         .filter_map(|l| {
@@ -107,10 +107,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             ContextKind::Global => ["show-hooks", "-g", ";", "show-hooks", "-gw"]
                 .map(String::from)
                 .to_vec(),
-            _ => crate::hooks::while_exists(
+            _ => tmux_mcp_core::hooks::while_exists(
                 &id,
                 &format!("show-hooks{flag} -t '{id}'"),
-                Some(&crate::hooks::print_gone()),
+                Some(&tmux_mcp_core::hooks::print_gone()),
             ),
         };
         let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
@@ -122,7 +122,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 ))
             }
         };
-        if text.lines().any(|l| l == crate::hooks::gone_marker()) {
+        if text
+            .lines()
+            .any(|l| l == tmux_mcp_core::hooks::gone_marker())
+        {
             return ToolOutput::libtmux_error(format!(
                 "{id} no longer exists; nothing was read. Nothing was changed."
             ));

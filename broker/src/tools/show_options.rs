@@ -22,12 +22,12 @@ use super::criteria::Entity;
 use super::list_sessions::{self, fields, LinkFields};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::feed::unvis_separators;
-use crate::feed::{field, RS, US};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use tmux_mcp_core::feed::unvis_separators;
+use tmux_mcp_core::feed::{field, RS, US};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_options",
@@ -157,7 +157,7 @@ impl Context {
         let when = |key: &str, id: &str, then: String| {
             format!(
                 "#{{?#{{==:#{{{key}}},{}}},{then},}}",
-                crate::tmux::quote::format_operand(id)
+                tmux_mcp_core::tmux::quote::format_operand(id)
             )
         };
         let row = format!("{row}{RS}");
@@ -284,8 +284,8 @@ pub(super) async fn expand_keys(
 /// On tmux 3.4–3.5 control bytes in a value arrive as strvis `\NNN` escapes
 /// and a backslash as itself, so a value holding a backslash is ambiguous.
 pub(super) fn escaped_note(version: &str, value: &str) -> Option<String> {
-    let escaped = crate::tmux::version_at_least(version, 3, 4)
-        && !crate::tmux::version_at_least(version, 3, 6);
+    let escaped = tmux_mcp_core::tmux::version_at_least(version, 3, 4)
+        && !tmux_mcp_core::tmux::version_at_least(version, 3, 6);
     (escaped && value.contains('\\')).then(|| format!("tmux {version} prints control characters as \\NNN escapes; this value holds a backslash, which may be one"))
 }
 

@@ -14,12 +14,12 @@ use super::criteria::{self, Entity, Graph};
 use super::envelope::{self, Delivery};
 use super::typed::data_schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::retention::Retained;
 use crate::session::Session;
-use crate::sys;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use tmux_mcp_core::sys;
+use tmux_mcp_engine::retention::Retained;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_snapshot",
@@ -238,7 +238,10 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     // Asked for clients where they cannot be read hook-free: an empty page
     // would read as "no clients attached", so the answer is an error (only
     // the hook-free table read ran, nothing with an effect).
-    if let (Entity::Client, Err(why)) = (entity, crate::clients::readable(&snap.server.version)) {
+    if let (Entity::Client, Err(why)) = (
+        entity,
+        tmux_mcp_engine::clients::readable(&snap.server.version),
+    ) {
         return envelope::error(
             "unsupported",
             &format!("Client records cannot be read on this tmux: {}.", why.0),
@@ -247,7 +250,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     }
     // The clients in a second read just after the table: a client attached to
     // a session that closed in between relates to no session record.
-    let clients = crate::clients::read(&broker.registry, &snap.server.version).await;
+    let clients = tmux_mcp_engine::clients::read(&broker.registry, &snap.server.version).await;
     let reads = if clients.is_ok() { 2 } else { 1 };
     let clients_unavailable = clients.as_ref().err().map(|u| u.0.clone());
     let clients: Vec<_> = clients

@@ -8,12 +8,12 @@ use super::capture_pane::{
     MAX_RESULT_BYTES,
 };
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::observe;
-use crate::registry::{numeric_id, Pane};
 use crate::session::Session;
 use serde_json::{json, Value};
 use std::cmp::Ordering;
 use std::sync::OnceLock;
+use tmux_mcp_engine::observe;
+use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "snapshot_pane",
@@ -245,7 +245,10 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let limit = effective_result_lines(capture_pane::int_arg(args, "maxLines"));
     // What the agent sees of the pane's placements is cut to its scope.
     let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else {
-        return capture_pane::observe_failure(id, &crate::observe::ObserveError::OutOfScope);
+        return capture_pane::observe_failure(
+            id,
+            &tmux_mcp_engine::observe::ObserveError::OutOfScope,
+        );
     };
     let (cursor_x, cursor_y, in_mode, scroll) = (
         pane.cursor_x,
@@ -255,9 +258,9 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     );
     // The whole visible screen, wrapped lines joined; no range bounding. From
     // tmux 3.5 the clients that show the pane are read in the same queue.
-    let exact = crate::clients::readable(&session.broker.tmux_version()).is_ok();
+    let exact = tmux_mcp_engine::clients::readable(&session.broker.tmux_version()).is_ok();
     let (attended, lines) = if exact {
-        let watchers = crate::clients::watchers_format(&pane.id, &pane.window_id);
+        let watchers = tmux_mcp_engine::clients::watchers_format(&pane.id, &pane.window_id);
         match observe::capture_range_after_format(
             &session.broker,
             pane,
@@ -352,7 +355,7 @@ mod tests {
     }
 
     fn pane(placements: &[(&str, &str, i64, bool, u64)]) -> Pane {
-        use crate::registry::Placement;
+        use tmux_mcp_engine::registry::Placement;
         Pane {
             index: 1,
             window_name: "win".into(),

@@ -8,14 +8,15 @@
 use super::act::{self, SelfRule};
 use super::arrange::{self, ProgramArgs, Spawned};
 use super::envelope::Delivery;
+use super::launch;
 use super::refs::{Kind, INT_MAX};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
-use crate::wire::Scope;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
+use tmux_mcp_core::wire::Scope;
 
 pub const CREATE_SESSION: ToolSpec = ToolSpec {
     name: "create_session",
@@ -197,7 +198,7 @@ async fn create_session(
     }
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
     let kinds = [Kind::Session, Kind::Window, Kind::Pane];
-    cmd.extend(["-P".into(), "-F".into(), arrange::print_format(&kinds)]);
+    cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
     cmd.extend(tail);
     let (ids, pid) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
     let after = read_back_spawned(session, "created the session", pid).await?;
@@ -239,7 +240,7 @@ async fn create_window(
     cmd.extend([
         "-P".into(),
         "-F".into(),
-        arrange::print_format(&[Kind::Window, Kind::Pane]),
+        launch::print_format(&[Kind::Window, Kind::Pane]),
     ]);
     cmd.extend(tail);
     let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
@@ -292,7 +293,7 @@ async fn split_window(
     cmd.extend([
         "-P".into(),
         "-F".into(),
-        arrange::print_format(&[Kind::Window, Kind::Pane]),
+        launch::print_format(&[Kind::Window, Kind::Pane]),
     ]);
     cmd.extend(tail);
     let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
@@ -322,7 +323,9 @@ async fn read_back_spawned(
     let server = session.broker.identity.pid;
     let deadline = Instant::now() + EXEC_WAIT;
     while let Some(pid) = pid {
-        if crate::procfs::same_executable(pid, server) != Some(true) || Instant::now() >= deadline {
+        if tmux_mcp_core::procfs::same_executable(pid, server) != Some(true)
+            || Instant::now() >= deadline
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
@@ -331,7 +334,7 @@ async fn read_back_spawned(
 }
 
 /// Runs the creating command; the ids it printed, of the expected kinds.
-/// Runs a creation whose `-F` is [`arrange::print_format`]`(expected)`; the
+/// Runs a creation whose `-F` is [`launch::print_format`]`(expected)`; the
 /// new ids and the new pane's pid. A pane tmux started elsewhere than `cwd`
 /// is an error (it exists).
 async fn spawn(
@@ -344,7 +347,7 @@ async fn spawn(
     let printed = act::run(session, &argv).await?;
     let ids = arrange::printed_ids(&printed, expected)?;
     if let Some(why) =
-        arrange::started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str))
+        launch::started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str))
     {
         super::refs::refresh_after(&session.broker).await;
         return Err(act::error(
@@ -352,7 +355,7 @@ async fn spawn(
             Delivery::Observed,
         ));
     }
-    Ok((ids, arrange::printed_pid(&printed)))
+    Ok((ids, launch::printed_pid(&printed)))
 }
 
 fn result(

@@ -16,16 +16,16 @@ use super::envelope::{self, Delivery};
 use super::refs::{ref_schema, Kind, PaneRef};
 use super::typed::{data_schema_of, Unobserved};
 use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
-use crate::activity::ScreenEvents;
-use crate::capture::Rows;
-use crate::limits;
-use crate::observe::{self, ObserveError};
 use crate::session::Session;
-use crate::sys;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::time::Duration;
+use tmux_mcp_core::limits;
+use tmux_mcp_core::sys;
+use tmux_mcp_engine::activity::ScreenEvents;
+use tmux_mcp_engine::capture::Rows;
+use tmux_mcp_engine::observe::{self, ObserveError};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_wait",
@@ -161,7 +161,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
     // that read and the watch cannot go unnoticed.
     let tty = pane.tty.clone();
     let watch = match &text {
-        Some(_) => match ScreenEvents::new(broker, &pane).await {
+        Some(_) => match broker.screen_events(&pane).await {
             Ok(w) => Some(w),
             Err(e) => {
                 return observe_error(&ObserveError::Unsupported {
@@ -309,11 +309,11 @@ pub enum Event {
 /// the client asked. Shared by `tmux_wait`, `wait_for_text` and `wait_for_idle`,
 /// which decide what each event means. Holds the wait's admission place.
 pub struct PaneEvents<'a> {
-    broker: &'a crate::engine::Broker,
+    broker: &'a tmux_mcp_engine::Broker,
     _place: tokio::sync::SemaphorePermit<'a>,
     id: String,
     watch: Option<ScreenEvents>,
-    exit: Option<std::sync::Arc<crate::process::ProcessIdentity>>,
+    exit: Option<std::sync::Arc<tmux_mcp_core::process::ProcessIdentity>>,
     started: std::time::Instant,
     timeout: Duration,
     deadline: tokio::time::Instant,
@@ -328,7 +328,7 @@ pub struct PaneEvents<'a> {
 impl<'a> PaneEvents<'a> {
     /// A wait on pane `id` that began at `started` and ends `timeout` later.
     pub fn new(
-        broker: &'a crate::engine::Broker,
+        broker: &'a tmux_mcp_engine::Broker,
         place: tokio::sync::SemaphorePermit<'a>,
         id: &str,
         started: std::time::Instant,
@@ -363,7 +363,10 @@ impl<'a> PaneEvents<'a> {
     }
 
     /// Also wake when this process exits.
-    pub fn exit_of(mut self, identity: std::sync::Arc<crate::process::ProcessIdentity>) -> Self {
+    pub fn exit_of(
+        mut self,
+        identity: std::sync::Arc<tmux_mcp_core::process::ProcessIdentity>,
+    ) -> Self {
         self.exit = Some(identity);
         self
     }
@@ -428,7 +431,7 @@ impl<'a> PaneEvents<'a> {
 /// A failure during the wait. Killing the server also ends its pane processes
 /// and makes reads fail, a moment before the broker sees the server go: tell
 /// the two apart before answering.
-async fn failed(broker: &crate::engine::Broker, id: &str, e: ObserveError) -> ToolOutput {
+async fn failed(broker: &tmux_mcp_engine::Broker, id: &str, e: ObserveError) -> ToolOutput {
     if tokio::time::timeout(Duration::from_millis(150), broker.server_gone())
         .await
         .is_ok()
@@ -459,11 +462,11 @@ fn observation_lost(id: &str) -> ToolOutput {
 /// A fresh guarded read of the pane (the cache entry may be stale; `capture`
 /// retries with a fresh table when its guard fails).
 async fn read(
-    broker: &crate::engine::Broker,
+    broker: &tmux_mcp_engine::Broker,
     id: &str,
     generation: &str,
-    scope: &crate::capture::Scope,
-    identity: &std::sync::Arc<crate::process::ProcessIdentity>,
+    scope: &tmux_mcp_engine::capture::Scope,
+    identity: &std::sync::Arc<tmux_mcp_core::process::ProcessIdentity>,
 ) -> Result<Rows, ObserveError> {
     let pane = observe::resolve(broker, generation, id, observe::Freshness::Cached).await?;
     observe::capture(broker, pane, scope, Some(identity.clone()))

@@ -23,15 +23,14 @@ use super::search_panes::build_regex;
 use super::typed::schema_of;
 use super::wait::{Event, PaneEvents};
 use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
-use crate::activity::ScreenEvents;
-use crate::admission::Refused;
-use crate::observe;
-use crate::registry::Pane;
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
+use tmux_mcp_engine::admission::Refused;
+use tmux_mcp_engine::observe;
+use tmux_mcp_engine::registry::Pane;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_text",
@@ -150,7 +149,7 @@ impl<'a> Watched<'a> {
         progress: Option<Progress>,
     ) -> Result<Watched<'a>, ToolOutput> {
         let started = Instant::now();
-        let broker: &'a crate::engine::Broker = &session.broker;
+        let broker: &'a tmux_mcp_engine::Broker = &session.broker;
         let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
         let asked = asked_ms.unwrap_or(cap_ms);
         let timeout_ms = asked.min(cap_ms);
@@ -167,14 +166,12 @@ impl<'a> Watched<'a> {
         let place = broker.admission.wait().map_err(|r: Refused| {
             ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0))
         })?;
-        let watch = ScreenEvents::new(&session.broker, &pane)
-            .await
-            .map_err(|e| {
-                ToolOutput::libtmux_error(format!(
-                    "Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.",
-                    pane.tty
-                ))
-            })?;
+        let watch = session.broker.screen_events(&pane).await.map_err(|e| {
+            ToolOutput::libtmux_error(format!(
+                "Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.",
+                pane.tty
+            ))
+        })?;
         let mut ev = PaneEvents::new(
             broker,
             place,

@@ -13,9 +13,9 @@
 //! Command clients (the broker's own connections among them) are therefore
 //! never listed: they have no session and nobody looks at them.
 
-use crate::feed::{field, unvis_separators, RS, US};
 use crate::registry::Registry;
-use crate::tmux::quote::format_operand;
+use tmux_mcp_core::feed::{field, unvis_separators, RS, US};
+use tmux_mcp_core::tmux::quote::format_operand;
 
 /// One attached client.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +58,7 @@ const FIELDS: &[(&str, bool)] = &[
 
 /// Whether `version` can read clients hook-free (the `L:` loop).
 pub fn readable(version: &str) -> Result<(), Unavailable> {
-    if crate::tmux::version_at_least(version, 3, 5) {
+    if tmux_mcp_core::tmux::version_at_least(version, 3, 5) {
         Ok(())
     } else {
         Err(Unavailable(format!(

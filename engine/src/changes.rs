@@ -8,8 +8,7 @@
 //! Other programs open terminals too (ssh, other tmux servers): an event is only
 //! a hint, the table read decides whether this server's pane set changed.
 
-use crate::engine::Broker;
-use crate::registry::Snapshot;
+use crate::registry::{Registry, Snapshot};
 use crate::tty_watch::TtyWatch;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
@@ -48,13 +47,14 @@ pub struct Changes {
 
 impl Changes {
     /// A receiver that changes whenever the pane set does. Starts the watch on
-    /// first use; it ends with the broker (it holds only a weak reference).
-    pub fn pane_set(&self, broker: &Arc<Broker>) -> watch::Receiver<Option<PaneSet>> {
+    /// first use; it ends with the registry (it holds only a weak reference).
+    /// Usually through `Broker::pane_set`.
+    pub fn pane_set(&self, registry: &Arc<Registry>) -> watch::Receiver<Option<PaneSet>> {
         self.pane_set
             .get_or_init(|| {
-                let first = broker.registry.cached().map(PaneSet::of);
+                let first = registry.cached().map(PaneSet::of);
                 let (tx, rx) = watch::channel(first);
-                let weak = Arc::downgrade(broker);
+                let weak = Arc::downgrade(registry);
                 tokio::spawn(watch_pane_set(weak, tx));
                 rx
             })
@@ -62,7 +62,7 @@ impl Changes {
     }
 }
 
-async fn watch_pane_set(broker: Weak<Broker>, tx: watch::Sender<Option<PaneSet>>) {
+async fn watch_pane_set(registry: Weak<Registry>, tx: watch::Sender<Option<PaneSet>>) {
     let dir = match TtyWatch::terminals_in("/dev/pts") {
         Ok(w) => w,
         Err(e) => {
@@ -77,8 +77,10 @@ async fn watch_pane_set(broker: Weak<Broker>, tx: watch::Sender<Option<PaneSet>>
             return;
         }
         tokio::time::sleep(SETTLE).await;
-        let Some(b) = broker.upgrade() else { return };
-        match b.registry.refresh().await {
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        match registry.refresh().await {
             Ok(snap) => {
                 let now = PaneSet::of(snap);
                 tx.send_if_modified(|old| {

@@ -5,8 +5,8 @@
 //! Everything here is pure except the store's clock; the tmux side of a capture
 //! (hook preflight, guarded `capture-pane`) lives in `tools/capture.rs`.
 
-use crate::process::ProcessIdentity;
 use std::sync::Arc;
+use tmux_mcp_core::process::ProcessIdentity;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scope {

@@ -1,15 +1,16 @@
 //! `tmux-mcp status` and `tmux-mcp doctor`: what the broker says about itself,
 //! and every precondition checked from the outside with a plain verdict.
 
-use crate::{locate, ServerArgs};
+use crate::locate;
+use crate::locate::ServerArgs;
 use anyhow::bail;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::ExitCode;
-use tmux_mcp::process::Backend;
-use tmux_mcp::tmux::Tmux;
-use tmux_mcp::wire::connect;
-use tmux_mcp::wire::{Hello, Reply, StatusReply};
-use tmux_mcp::{feed, hooks, paths, procfs, server, sys};
+use tmux_mcp_core::process::Backend;
+use tmux_mcp_core::tmux::Tmux;
+use tmux_mcp_core::wire::connect;
+use tmux_mcp_core::wire::{Hello, Reply, StatusReply};
+use tmux_mcp_core::{feed, hooks, paths, procfs, server, sys};
 
 pub fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
     match connect(sock, &Hello::Status)?.1 {
@@ -138,7 +139,7 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
 /// (`list-commands -F`: tmux expands the table format and runs no hook).
 /// `None` when this tmux's answer does not parse (the broker then feeds
 /// through `run-shell`, which needs the broker; its table is shown instead).
-fn fresh_table(socket: &std::path::Path) -> Option<tmux_mcp::wire::PaneTable> {
+fn fresh_table(socket: &std::path::Path) -> Option<tmux_mcp_core::wire::PaneTable> {
     let out = Tmux::new(socket)
         .run_blocking(&[
             "list-commands",

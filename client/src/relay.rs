@@ -24,7 +24,8 @@
 //! same tmux server (it exited, or another one took its socket), the relay
 //! answers what is pending and exits non-zero.
 
-use crate::{locate, ServerArgs};
+use crate::locate;
+use crate::locate::ServerArgs;
 use anyhow::{bail, Context};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -38,9 +39,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use tmux_mcp::limits::MAX_FRAME_BYTES;
-use tmux_mcp::wire::connect;
-use tmux_mcp::wire::{Hello, McpHello, Reply, Scope};
+use tmux_mcp_core::limits::MAX_FRAME_BYTES;
+use tmux_mcp_core::wire::connect;
+use tmux_mcp_core::wire::{Hello, McpHello, Reply, Scope};
 
 /// JSON-RPC "server error" code of the answer to a request the lost broker had.
 pub const BROKER_LOST_CODE: i64 = -32000;
@@ -55,8 +56,8 @@ pub struct Grant {
     pub enable_tools: Vec<String>,
     pub scope: Option<Scope>,
     pub allow_self: bool,
-    pub safety: Option<tmux_mcp::wire::Tier>,
-    pub toolset: Option<tmux_mcp::wire::Toolset>,
+    pub safety: Option<tmux_mcp_core::wire::Tier>,
+    pub toolset: Option<tmux_mcp_core::wire::Toolset>,
 }
 
 pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
@@ -592,7 +593,7 @@ impl Relay {
 /// The MCP client's process name, for the broker's log.
 fn parent_name() -> String {
     let ppid = std::os::unix::process::parent_id();
-    tmux_mcp::procfs::stat(ppid)
+    tmux_mcp_core::procfs::stat(ppid)
         .map(|s| s.comm)
         .unwrap_or_else(|_| "unknown".into())
 }

@@ -1,15 +1,16 @@
 //! The helpers tmux runs: `feed` (run-shell, hook-free pane table) and `cursor`
 //! (the key binding). Neither prints into a pane.
 
-use crate::{locate, ServerArgs};
+use crate::locate;
+use crate::locate::ServerArgs;
 use anyhow::bail;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use tmux_mcp::feed;
-use tmux_mcp::tmux::Tmux;
-use tmux_mcp::wire::connect;
-use tmux_mcp::wire::{CursorRequest, FeedMsg, Hello, Reply};
+use tmux_mcp_core::feed;
+use tmux_mcp_core::tmux::Tmux;
+use tmux_mcp_core::wire::connect;
+use tmux_mcp_core::wire::{CursorRequest, FeedMsg, Hello, Reply};
 
 /// Reads the expanded table from stdin and hands it to the broker. Prints
 /// nothing (run-shell would show it in a pane); problems go to the broker's log.

@@ -1,14 +1,29 @@
 //! Finding the broker of a tmux server, and starting it through tmux when there
 //! is none (`run-shell -b`, so the broker is a tmux job and dies with the server).
 
-use crate::ServerArgs;
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tmux_mcp::daemon::is_live;
-use tmux_mcp::paths::{self, BrokerPaths};
-use tmux_mcp::server::{self, ServerIdentity};
-use tmux_mcp::tmux::{format_literal, shell_quote, Tmux};
+use tmux_mcp_core::paths::{self, BrokerPaths};
+use tmux_mcp_core::server::{self, ServerIdentity};
+use tmux_mcp_core::tmux::{format_literal, shell_quote, Tmux};
+use tmux_mcp_core::wire::is_live;
+
+/// Which tmux server: `-S PATH`, `-L NAME`, else `$TMUX`, else tmux's default.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// tmux server socket path (as `tmux -S`).
+    #[arg(
+        short = 'S',
+        long = "socket",
+        value_name = "PATH",
+        conflicts_with = "socket_name"
+    )]
+    pub socket: Option<PathBuf>,
+    /// tmux server socket name (as `tmux -L`).
+    #[arg(short = 'L', long = "socket-name", value_name = "NAME")]
+    pub socket_name: Option<String>,
+}
 
 /// The tmux socket a command means: `-S`, `-L`, `$TMUX`; else the server in
 /// one of whose panes this process runs (an MCP client such as Codex CLI
@@ -61,7 +76,7 @@ pub fn find(id: &ServerIdentity) -> Option<PathBuf> {
 fn is_our_socket(path: &std::path::Path) -> bool {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     std::fs::symlink_metadata(path)
-        .is_ok_and(|m| m.file_type().is_socket() && m.uid() == tmux_mcp::sys::current_uid())
+        .is_ok_and(|m| m.file_type().is_socket() && m.uid() == tmux_mcp_core::sys::current_uid())
 }
 
 /// A binary that ships beside this one (the build puts both in one directory),
@@ -71,7 +86,7 @@ pub fn sibling(name: &str) -> PathBuf {
         .ok()
         .and_then(|e| e.parent().map(|d| d.join(name)))
         .filter(|p| p.is_file())
-        .or_else(|| tmux_mcp::tmux::find_in_path(name))
+        .or_else(|| tmux_mcp_core::tmux::find_in_path(name))
         .unwrap_or_else(|| PathBuf::from(name))
 }
 

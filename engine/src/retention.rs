@@ -28,11 +28,11 @@
 //! its own, so the budgets stay an upper bound of what is held.
 
 use crate::capture::{CursorEntry, SinceEntry};
-use crate::limits;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tmux_mcp_core::limits;
 
 /// What a reader may see: the whole server, or the panes placed in some sessions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -370,7 +370,7 @@ impl Store {
             before.saturating_sub(slots.total.bytes - cost)
         };
         if freed >= 1 << 20 {
-            crate::sys::release_free_memory();
+            tmux_mcp_core::sys::release_free_memory();
         }
         Ok(())
     }

@@ -8,15 +8,15 @@
 //! snapshot to the next while the pane's pid is unchanged, so `process_generation`
 //! is stable for a process and new for a respawned one.
 
-use crate::feed;
-use crate::process::{Backend, IdentityError, ProcessIdentity};
-use crate::tmux::{Tmux, TmuxError};
-use crate::wire::{PaneRow, PaneTable, ProcessStatus, ServerRow};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tmux_mcp_core::process::{Backend, IdentityError, ProcessIdentity};
+use tmux_mcp_core::tmux::{Tmux, TmuxError};
+use tmux_mcp_core::wire::{PaneRow, PaneTable, ProcessStatus, ServerRow};
+use tmux_mcp_core::{feed, hooks};
 use tokio::sync::oneshot;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub struct Pane {
     pub process: Result<Arc<ProcessIdentity>, IdentityError>,
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 impl Pane {
     /// A live-looking 80×24 pane `id` of window `window_id` running `sh`, in no
     /// session, with no process identity: unit tests change what they need.
@@ -188,7 +188,7 @@ pub struct FeedSource {
     pub timeout: Duration,
 }
 
-/// At debug level (`TMUX_MCP_LOG=tmux_mcp::registry=debug`): each tmux
+/// At debug level (`TMUX_MCP_LOG=tmux_mcp_core::registry=debug`): each tmux
 /// invocation's first command and how long it took, for finding where a call's
 /// time goes.
 fn log_command(args: &[&str], started: Instant) {
@@ -256,8 +256,10 @@ impl Registry {
 
     fn count(&self, args: &[&str]) {
         self.tmux_connections.fetch_add(1, Ordering::Relaxed);
-        self.tmux_commands
-            .fetch_add(crate::tmux::command_count(args) as u64, Ordering::Relaxed);
+        self.tmux_commands.fetch_add(
+            tmux_mcp_core::tmux::command_count(args) as u64,
+            Ordering::Relaxed,
+        );
     }
 
     /// Runs a tmux command and counts it.
@@ -269,8 +271,20 @@ impl Registry {
         r
     }
 
+    /// Whether hook `name` (e.g. `after-set-option`) has any entry, globally or in
+    /// one of `sessions`; sparse array entries (`name[17]`) count. One counted,
+    /// hook-free tmux connection (`hooks::is_set_argv`).
+    pub async fn hook_is_set(&self, name: &str, sessions: &[String]) -> Result<bool, TmuxError> {
+        let args = hooks::is_set_argv(name, sessions);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Ok(hooks::has_entry(&self.run_tmux(&args).await?, name))
+    }
+
     /// Runs a tmux command and returns status and both streams; counted.
-    pub async fn tmux_output(&self, args: &[&str]) -> Result<crate::tmux::Output, TmuxError> {
+    pub async fn tmux_output(
+        &self,
+        args: &[&str],
+    ) -> Result<tmux_mcp_core::tmux::Output, TmuxError> {
         self.count(args);
         let t = Instant::now();
         let r = self.source.tmux.output(args, self.source.timeout).await;
@@ -468,7 +482,7 @@ pub fn numeric_id(id: &str) -> u64 {
 /// This is how the broker knows the caller's pane: from the relay's peer pid, not
 /// from environment variables a client may not pass on.
 pub fn pane_of_process(snapshot: &Snapshot, pid: u32) -> Option<String> {
-    let chain = crate::procfs::ancestry(pid, 128);
+    let chain = tmux_mcp_core::procfs::ancestry(pid, 128);
     chain.iter().find_map(|p| {
         snapshot
             .panes

@@ -25,11 +25,10 @@
 //! hook set in the gap between the preflight and the captures cannot be
 //! excluded there.
 
-use crate::engine::Broker;
-use crate::hooks;
 use crate::observe::{self, HookCheck};
 use crate::registry::Pane;
-use crate::tmux::COMMAND_ARG_BYTES;
+use crate::Broker;
+use tmux_mcp_core::tmux::COMMAND_ARG_BYTES;
 
 const HOOK: &str = "after-capture-pane";
 
@@ -86,7 +85,7 @@ pub async fn preflight<'a>(
     sessions.sort();
     sessions.dedup();
     matches!(
-        hooks::is_set(&broker.registry, HOOK, &sessions).await,
+        broker.registry.hook_is_set(HOOK, &sessions).await,
         Ok(false)
     )
     .then_some(HooksClear { check, sessions })
@@ -107,7 +106,7 @@ pub async fn capture(
                 .iter()
                 .all(|pl| clear.sessions.binary_search(&pl.session_id).is_ok())
     };
-    let nonce = crate::sys::random_hex(8);
+    let nonce = tmux_mcp_core::sys::random_hex(8);
     let plans: Vec<(usize, Vec<String>)> = requests
         .iter()
         .enumerate()

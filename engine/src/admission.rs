@@ -7,9 +7,9 @@
 //! retry after. Waits hold their place for up to their timeout, so they are
 //! capped instead of queued: a wait beyond `MAX_OBSERVERS` is refused at once.
 
-use crate::limits;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use tmux_mcp_core::limits;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 pub struct Admission {

@@ -392,6 +392,12 @@ where
     Ok(())
 }
 
+/// Whether a broker answers on `socket` (a live socket, not a stale file): a
+/// connect probe, dropped at once, which the broker's accept loop takes as one.
+pub fn is_live(socket: &std::path::Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket).is_ok()
+}
+
 /// Connects to a broker and exchanges the hello; used by the helpers.
 pub fn connect(
     socket: &std::path::Path,

@@ -11,8 +11,7 @@
 //! one interval; program output is still seen at once through inotify. The
 //! task runs only while something is watched, and stops with the last watcher.
 
-use crate::engine::Broker;
-use crate::registry::Pane;
+use crate::registry::{Pane, Registry};
 use crate::tty_watch::TtyWatch;
 use std::collections::HashMap;
 use std::io;
@@ -24,9 +23,15 @@ use tokio::sync::watch;
 /// is seen within this (plus one read).
 pub const NET_INTERVAL: Duration = Duration::from_millis(250);
 
-/// The watched panes of one broker.
+/// The watched panes of one broker (a handle: the reading task and each
+/// [`NetWatch`] hold weak references to what it shares).
 #[derive(Default)]
 pub struct Net {
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
     state: Mutex<State>,
 }
 
@@ -49,11 +54,16 @@ impl Net {
     /// Watches `pane` until the returned handle is dropped. A pane not yet
     /// watched gets its first reading now, before the caller reads its
     /// screen, so a change after that read is a change from this baseline.
-    pub async fn watch(&self, broker: &Arc<Broker>, pane: &Pane) -> NetWatch {
-        let new = !self.state.lock().unwrap().panes.contains_key(&pane.id);
+    pub async fn watch(&self, registry: &Arc<Registry>, pane: &Pane) -> NetWatch {
+        let new = !self
+            .shared
+            .state
+            .lock()
+            .unwrap()
+            .panes
+            .contains_key(&pane.id);
         let baseline = match new {
-            true => broker
-                .registry
+            true => registry
                 .expand_format(&fingerprints([(
                     pane.window_id.as_str(),
                     vec![pane.id.as_str()],
@@ -62,7 +72,7 @@ impl Net {
                 .ok(),
             false => None,
         };
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.shared.state.lock().unwrap();
         let w = st.panes.entry(pane.id.clone()).or_insert_with(|| Watched {
             window_id: pane.window_id.clone(),
             watchers: 0,
@@ -82,15 +92,20 @@ impl Net {
         let rx = w.tx.subscribe();
         if !st.running {
             st.running = true;
-            tokio::spawn(read_loop(Arc::downgrade(broker)));
+            tokio::spawn(read_loop(
+                Arc::downgrade(&self.shared),
+                Arc::downgrade(registry),
+            ));
         }
         NetWatch {
-            broker: Arc::downgrade(broker),
+            shared: Arc::downgrade(&self.shared),
             pane_id: pane.id.clone(),
             rx: tokio::sync::Mutex::new(rx),
         }
     }
+}
 
+impl Shared {
     /// The format that reads every watched pane (see [`fingerprints`]).
     fn format(&self) -> Option<String> {
         let st = self.state.lock().unwrap();
@@ -104,7 +119,7 @@ impl Net {
         Some(fingerprints(by_window))
     }
 
-    /// Takes one expansion of [`Net::format`]; tells the panes whose
+    /// Takes one expansion of [`Shared::format`]; tells the panes whose
     /// fingerprint changed. A pane without a baseline (its first reading
     /// failed) tells on its first reading: its watcher may have read the
     /// screen before it (a spurious wake costs a re-read). A pane missing from
@@ -147,7 +162,7 @@ impl Net {
 /// The format that expands to `%N=x.y.h.d|` for each of the panes, given by
 /// window. Sessions and windows are walked, panes only in those windows.
 fn fingerprints<'a>(by_window: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>) -> String {
-    let op = crate::tmux::quote::format_operand;
+    let op = tmux_mcp_core::tmux::quote::format_operand;
     let windows: String = by_window
         .into_iter()
         .map(|(window, panes)| {
@@ -158,26 +173,29 @@ fn fingerprints<'a>(by_window: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>
     format!("#{{S:#{{W:{windows}}}}}")
 }
 
-async fn read_loop(broker: Weak<Broker>) {
+/// Ends with the broker (its `Net` or registry dropped) or with the last watcher.
+async fn read_loop(shared: Weak<Shared>, registry: Weak<Registry>) {
     loop {
         tokio::time::sleep(NET_INTERVAL).await;
-        let Some(b) = broker.upgrade() else { return };
-        if !b.activity.keep_running() {
+        let (Some(net), Some(registry)) = (shared.upgrade(), registry.upgrade()) else {
+            return;
+        };
+        if !net.keep_running() {
             return;
         }
-        let Some(format) = b.activity.format() else {
+        let Some(format) = net.format() else {
             continue;
         };
         // A failed read (tmux busy or gone) tells nothing; the next one may.
-        if let Ok(expanded) = b.registry.expand_format(&format).await {
-            b.activity.take(&expanded);
+        if let Ok(expanded) = registry.expand_format(&format).await {
+            net.take(&expanded);
         }
     }
 }
 
 /// One watcher's view of the net for one pane.
 pub struct NetWatch {
-    broker: Weak<Broker>,
+    shared: Weak<Shared>,
     pane_id: String,
     rx: tokio::sync::Mutex<watch::Receiver<u64>>,
 }
@@ -193,8 +211,8 @@ impl NetWatch {
 
 impl Drop for NetWatch {
     fn drop(&mut self) {
-        if let Some(b) = self.broker.upgrade() {
-            b.activity.unwatch(&self.pane_id);
+        if let Some(net) = self.shared.upgrade() {
+            net.unwatch(&self.pane_id);
         }
     }
 }
@@ -207,11 +225,12 @@ pub struct ScreenEvents {
 }
 
 impl ScreenEvents {
-    pub async fn new(broker: &Arc<Broker>, pane: &Pane) -> io::Result<ScreenEvents> {
+    /// Usually through `Broker::screen_events`.
+    pub async fn new(net: &Net, registry: &Arc<Registry>, pane: &Pane) -> io::Result<ScreenEvents> {
         let tty = TtyWatch::new(&pane.tty)?;
         Ok(ScreenEvents {
             tty,
-            net: broker.activity.watch(broker, pane).await,
+            net: net.watch(registry, pane).await,
         })
     }
 
@@ -230,7 +249,7 @@ mod tests {
 
     #[test]
     fn fingerprints_tell_changes_only() {
-        let net = Net::default();
+        let net = Shared::default();
         let (tx, mut rx) = watch::channel(0);
         net.state.lock().unwrap().panes.insert(
             "%3".into(),

@@ -1,19 +1,12 @@
 //! Reading the user's hooks without firing any: `show-hooks` is one of the few
 //! commands tmux runs no `after-*` hook for. The broker never sets or edits a hook.
 
-use crate::registry::Registry;
-use crate::tmux::TmuxError;
-
-/// Whether hook `name` (e.g. `after-set-option`) has any entry, globally or in
-/// one of `sessions`. Sparse array entries (`name[17]`) count.
-/// One tmux command list does the whole check (`show-hooks … ; show-hooks …`);
-/// each session's read runs only while that session exists ([`while_exists`]):
-/// a session closed since the table was read holds no hook that could fire.
-pub async fn is_set(
-    registry: &Registry,
-    name: &str,
-    sessions: &[String],
-) -> Result<bool, TmuxError> {
+/// The command list that reads hook `name` globally and in each of
+/// `sessions` (`show-hooks … ; show-hooks …`, one tmux connection); its output
+/// goes to [`has_entry`]. Each session's read runs only while that session
+/// exists ([`while_exists`]): a session closed since the table was read holds
+/// no hook that could fire.
+pub fn is_set_argv(name: &str, sessions: &[String]) -> Vec<String> {
     let mut args: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
     for s in sessions {
         args.push(";".into());
@@ -23,8 +16,7 @@ pub async fn is_set(
             None,
         ));
     }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    Ok(has_entry(&registry.run_tmux(&args).await?, name))
+    args
 }
 
 /// `cmd` (a tmux command string; ids in it single-quoted, since tmux's parser

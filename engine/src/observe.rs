@@ -32,12 +32,11 @@
 //! pane id takes its hook from whichever session tmux finds best.
 
 use crate::capture::{self, Rows, Scope};
-use crate::engine::Broker;
-use crate::hooks;
-use crate::process::{IdentityError, ProcessIdentity};
 use crate::registry::Pane;
-use crate::tmux::TmuxError;
+use crate::Broker;
 use std::sync::Arc;
+use tmux_mcp_core::process::{IdentityError, ProcessIdentity};
+use tmux_mcp_core::tmux::TmuxError;
 
 /// Why a capture could not be made, with whether anything reached tmux.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +155,7 @@ pub async fn resolve_tracked(
 
 /// The process identity a tracked capture binds to.
 pub fn identity_of(broker: &Broker, pane: &Pane) -> Result<Arc<ProcessIdentity>, ObserveError> {
-    if !crate::tmux::version_at_least(&broker.tmux_version(), 3, 3) {
+    if !tmux_mcp_core::tmux::version_at_least(&broker.tmux_version(), 3, 3) {
         return Err(ObserveError::Unsupported {
             observed: false,
             why: "tracked cursors need tmux >= 3.3".into(),
@@ -258,7 +257,7 @@ pub async fn capture_range_with_state(
 ) -> Result<(Pane, String, Vec<u8>), ObserveError> {
     let only = format!(
         "#{{S:#{{W:#{{P:#{{?#{{==:#{{pane_id}},{}}},{state}|,}}}}}}}}",
-        crate::tmux::quote::format_operand(&pane.id)
+        tmux_mcp_core::tmux::quote::format_operand(&pane.id)
     );
     let (pane, line, out) =
         capture_range_after_format(broker, pane, start, end, join_wrapped, &only).await?;
@@ -372,7 +371,7 @@ pub enum HookCheck {
 
 impl HookCheck {
     pub fn for_version(version: &str) -> HookCheck {
-        if crate::tmux::version_at_least(version, 3, 5) {
+        if tmux_mcp_core::tmux::version_at_least(version, 3, 5) {
             HookCheck::InQueue
         } else {
             HookCheck::Preflight
@@ -406,7 +405,7 @@ fn hook_refusal(observed: bool) -> ObserveError {
 /// word no pane can forge (random per broker, never shown anywhere).
 pub(crate) fn hook_marker() -> &'static str {
     static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    MARKER.get_or_init(|| format!("tmux-mcp-hook-set-{}", crate::sys::random_hex(16)))
+    MARKER.get_or_init(|| format!("tmux-mcp-hook-set-{}", tmux_mcp_core::sys::random_hex(16)))
 }
 
 /// The argv of one in-queue capture: for each session in `sessions` (distinct,
@@ -503,7 +502,7 @@ pub(crate) fn pane_guard(pane: &Pane, check: HookCheck) -> (Vec<&str>, String) {
             distinct.push(&p.session_id);
         }
     }
-    let operand = crate::tmux::quote::format_operand;
+    let operand = tmux_mcp_core::tmux::quote::format_operand;
     let id = format!(
         "#{{&&:#{{==:#{{pane_id}},{}}},#{{==:#{{window_id}},{}}}}}",
         operand(&pane.id),
@@ -551,7 +550,11 @@ async fn capture_once(
     }
     let check = HookCheck::for_version(&broker.tmux_version());
     if check == HookCheck::Preflight {
-        match hooks::is_set(&broker.registry, "after-capture-pane", &sessions).await {
+        match broker
+            .registry
+            .hook_is_set("after-capture-pane", &sessions)
+            .await
+        {
             Ok(false) => {}
             Ok(true) => return Attempt::Failed(hook_refusal(false)),
             // A session that vanished since the table was read makes show-hooks fail.

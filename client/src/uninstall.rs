@@ -5,10 +5,11 @@
 //! globally or in a session; checked with `show-hooks`, which fires none) is
 //! left out and named. Reads go through `list-commands -F` formats.
 
-use crate::{locate, ServerArgs};
+use crate::locate;
+use crate::locate::ServerArgs;
 use anyhow::Context;
 use std::process::ExitCode;
-use tmux_mcp::tmux::Tmux;
+use tmux_mcp_core::tmux::Tmux;
 
 /// Every option the plugin or the broker reads or writes.
 const OPTIONS: &[&str] = &[
@@ -40,14 +41,17 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         let mut argv: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
         for s in &sessions {
             argv.push(";".into());
-            argv.extend(tmux_mcp::hooks::while_exists(
+            argv.extend(tmux_mcp_core::hooks::while_exists(
                 s,
                 &format!("show-hooks -t '{s}' {name}"),
                 None,
             ));
         }
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        Ok(tmux_mcp::hooks::has_entry(&tmux.run_blocking(&argv)?, name))
+        Ok(tmux_mcp_core::hooks::has_entry(
+            &tmux.run_blocking(&argv)?,
+            name,
+        ))
     };
     let mut left = Vec::new();
 

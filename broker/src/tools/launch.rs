@@ -1,0 +1,120 @@
+//! How every creation starts its pane's program, in both families
+//! (`tmux_create`; `create_session`, `create_window`, `split_window`,
+//! `respawn_pane`): the directory asked for, checked before anything is sent;
+//! the `-c`/`-e`/`--` tail; the `-P -F` that makes tmux print the new ids with
+//! the pane's pid and start directory, and what that tells.
+
+use super::refs;
+use crate::session::Session;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// `cwd` made absolute (relative to the relay's working directory) and checked:
+/// an existing directory this host can enter. The error is the reason, for
+/// each family to word.
+pub fn resolve_cwd(session: &Session, cwd: &str) -> Result<PathBuf, &'static str> {
+    const MISSING: &str = "must be an existing, accessible directory";
+    let path = Path::new(cwd);
+    let path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        let base = std::fs::read_link(format!("/proc/{}/cwd", session.peer_pid)).map_err(|_| {
+            "is relative and the agent's working directory cannot be read; give an absolute path"
+        })?;
+        base.join(path)
+    };
+    let path = std::fs::canonicalize(&path).map_err(|_| MISSING)?;
+    if !path.is_dir() {
+        return Err(MISSING);
+    }
+    let c =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "must not contain NUL")?;
+    // SAFETY: access(2) on a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(MISSING);
+    }
+    if path.to_str().is_none() {
+        return Err("must be valid UTF-8");
+    }
+    Ok(path)
+}
+
+/// What a new pane runs.
+pub enum Program<'a> {
+    /// Executed directly, never through a shell.
+    Argv(&'a [&'a str]),
+    /// A command line the caller explicitly asked tmux to give to its shell.
+    Shell(&'a str),
+    /// tmux's `default-command` (the user's shell).
+    Default,
+}
+
+/// The tail shared by `new-session`, `new-window`, `split-window` and
+/// `respawn-pane`: `-c cwd`, `-e K=V` per variable, then the program after
+/// `--`. A one-element argv runs as `/usr/bin/env -- argv0`, since tmux hands
+/// a single argument to `$SHELL -c`; a shell line is that single argument.
+pub fn program_tail<'a>(
+    cwd: Option<&Path>,
+    env: impl IntoIterator<Item = (&'a str, &'a str)>,
+    program: Program<'_>,
+) -> Vec<String> {
+    let mut cmd: Vec<String> = Vec::new();
+    if let Some(p) = cwd {
+        cmd.extend([
+            "-c".into(),
+            refs::format_arg(p.to_str().unwrap_or_default()),
+        ]);
+    }
+    for (k, v) in env {
+        cmd.extend(["-e".into(), refs::literal_arg(&format!("{k}={v}"))]);
+    }
+    match program {
+        Program::Argv(argv) => {
+            cmd.push("--".into());
+            if argv.len() == 1 {
+                cmd.extend(["/usr/bin/env".into(), "--".into()]);
+            }
+            cmd.extend(argv.iter().map(|a| refs::literal_arg(a)));
+        }
+        Program::Shell(line) => cmd.extend(["--".into(), refs::literal_arg(line)]),
+        Program::Default => {}
+    }
+    cmd
+}
+
+/// The `-F` of a creation's `-P`: the new ids of `expected`, space separated;
+/// then, on a line of its own, the new pane's pid and the directory tmux
+/// started it in (`pane_start_path`: the `-c` as tmux expanded it, also when
+/// that directory could not be entered and the pane started elsewhere).
+pub fn print_format(expected: &[refs::Kind]) -> String {
+    let ids: Vec<&str> = expected
+        .iter()
+        .map(|k| match k {
+            refs::Kind::Session => "#{session_id}",
+            refs::Kind::Window => "#{window_id}",
+            _ => "#{pane_id}",
+        })
+        .collect();
+    format!("{}\n#{{pane_pid}} #{{pane_start_path}}", ids.join(" "))
+}
+
+/// The new pane's pid and start directory from what [`print_format`] printed.
+fn printed_pane(printed: &str) -> (Option<u32>, &str) {
+    let second = printed
+        .split_once('\n')
+        .map_or("", |(_, rest)| rest.trim_end_matches('\n'));
+    let (pid, path) = second.split_once(' ').unwrap_or((second, ""));
+    (pid.parse().ok(), path)
+}
+
+/// The new pane's pid, from what [`print_format`] printed.
+pub fn printed_pid(printed: &str) -> Option<u32> {
+    printed_pane(printed).0
+}
+
+/// Why the pane tmux started is not in the directory asked for, if it is not.
+pub fn started_elsewhere(asked: Option<&Path>, printed: &str, pane: &str) -> Option<String> {
+    let asked = asked?.to_str()?;
+    let (_, started) = printed_pane(printed);
+    (started != asked).then(|| format!("tmux created pane {pane} but started it in {started:?}, not in the directory asked for ({asked:?})"))
+}

@@ -1,0 +1,115 @@
+//! The engine's shared state: one per broker, shared by every agent session.
+//! It knows the bound tmux server (identity, registry), what is retained
+//! between calls, and how many observations run. Everything below the MCP
+//! layer and the tools reaches tmux through it.
+//!
+//! Its parts never name it: the tasks they start (the safety net, pane-set
+//! changes) hold weak references to the registry and to their own state, not
+//! to the broker, so the modules this one holds do not import it back (the
+//! readers above them, `observe` and `capture_batch`, take a `&Broker`).
+
+use crate::activity::{Net, ScreenEvents};
+use crate::changes::{Changes, PaneSet};
+use crate::registry::{Pane, Registry};
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Instant;
+use tmux_mcp_core::paths::BrokerPaths;
+use tmux_mcp_core::server::ServerIdentity;
+
+pub struct Broker {
+    pub identity: ServerIdentity,
+    pub paths: BrokerPaths,
+    pub registry: Arc<Registry>,
+    pub enable_tools: Vec<String>,
+    /// The tier of sessions that name none (`--safety`; `@mcp-safety` and the
+    /// attach's `--safety` come first).
+    pub safety: tmux_mcp_core::wire::Tier,
+    pub started: Instant,
+    pub sessions_served: AtomicU64,
+    /// `tools/call` requests answered (whatever their outcome), for the
+    /// per-call figures of `status`.
+    pub tool_calls: AtomicU64,
+    pub sessions_open: AtomicU64,
+    pub option_state: Mutex<String>,
+    /// Retained cursors and snapshot pages, shared by every session.
+    pub retained: crate::retention::Store,
+    /// Admission of concurrent captures and waits.
+    pub admission: crate::admission::Admission,
+    /// The deadline of one request, in seconds (`--request-timeout`); a
+    /// `tmux_wait` never waits longer.
+    pub request_timeout_seconds: f64,
+    /// Turns true when the broker stops, normally because the tmux server
+    /// exited (observations end with `observation_lost` before it does).
+    server_gone: tokio::sync::watch::Sender<bool>,
+    /// Events about the server as a whole (the pane set), for subscriptions.
+    pub changes: Changes,
+    /// The safety net for screen changes no process wrote (typed echo).
+    pub activity: Net,
+}
+
+impl Broker {
+    pub fn new(
+        identity: ServerIdentity,
+        paths: BrokerPaths,
+        registry: Registry,
+        enable_tools: Vec<String>,
+        safety: tmux_mcp_core::wire::Tier,
+        request_timeout_seconds: f64,
+    ) -> Broker {
+        Broker {
+            identity,
+            paths,
+            registry: Arc::new(registry),
+            enable_tools,
+            safety,
+            started: Instant::now(),
+            sessions_served: AtomicU64::new(0),
+            tool_calls: AtomicU64::new(0),
+            sessions_open: AtomicU64::new(0),
+            option_state: Mutex::new("not yet".into()),
+            retained: crate::retention::Store::default(),
+            admission: crate::admission::Admission::default(),
+            request_timeout_seconds,
+            server_gone: tokio::sync::watch::channel(false).0,
+            changes: Default::default(),
+            activity: Default::default(),
+        }
+    }
+
+    /// Observations end (`observation_lost`): the server is gone or the broker stops.
+    pub fn mark_server_gone(&self) {
+        self.server_gone.send_replace(true);
+    }
+
+    /// Resolves once the tmux server has exited.
+    pub async fn server_gone(&self) {
+        let mut rx = self.server_gone.subscribe();
+        let _ = rx.wait_for(|gone| *gone).await;
+    }
+
+    /// tmux's version string as last read ("" before the first read).
+    pub fn tmux_version(&self) -> String {
+        self.registry
+            .cached()
+            .map(|s| s.server.version.clone())
+            .unwrap_or_default()
+    }
+
+    /// Everything that changes `pane`'s screen (its writes, and through the
+    /// safety net what nobody wrote), for a wait or a subscription.
+    pub async fn screen_events(&self, pane: &Pane) -> io::Result<ScreenEvents> {
+        ScreenEvents::new(&self.activity, &self.registry, pane).await
+    }
+
+    /// The pane set as it changes (started by the first caller).
+    pub fn pane_set(&self) -> tokio::sync::watch::Receiver<Option<PaneSet>> {
+        self.changes.pane_set(&self.registry)
+    }
+
+    pub fn sessions_open(&self) -> u64 {
+        self.sessions_open.load(Ordering::Relaxed)
+    }
+}

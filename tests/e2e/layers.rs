@@ -1,0 +1,281 @@
+//! The layers hold: which crate may depend on which (the compiler then keeps
+//! them), and inside each crate no module imports one that imports it back.
+//!
+//! Architecture invariant: crates form core <- engine <- broker, core <-
+//! client, plugin = client + broker; within a crate the module import graph
+//! (every `use` tree and every `crate::`/`super::`/`self::` path, tests
+//! excluded) has no cycle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use syn::visit::Visit;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The `tmux-mcp-*` crates a manifest's `[dependencies]` name.
+fn project_deps(dir: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join(dir).join("Cargo.toml")).unwrap();
+    let mut section = String::new();
+    let mut deps = BTreeSet::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line.to_string();
+        } else if section == "[dependencies]" && line.starts_with("tmux-mcp-") {
+            deps.insert(line.split([' ', '=', '.']).next().unwrap().to_string());
+        }
+    }
+    deps
+}
+
+#[test]
+fn crates_depend_only_downward() {
+    let expected: &[(&str, &[&str])] = &[
+        ("core", &[]),
+        ("engine", &["tmux-mcp-core"]),
+        ("broker", &["tmux-mcp-core", "tmux-mcp-engine"]),
+        ("client", &["tmux-mcp-core"]),
+        ("plugin", &["tmux-mcp-broker", "tmux-mcp-client"]),
+    ];
+    for (dir, want) in expected {
+        let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+        assert_eq!(project_deps(dir), want, "{dir}/Cargo.toml [dependencies]");
+    }
+}
+
+/// A module path inside one crate (`[]` is the crate root).
+type Module = Vec<String>;
+
+fn module_of(src: &Path, file: &Path) -> Module {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut m: Module = rel
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    if matches!(m.last().map(String::as_str), Some("lib" | "mod" | "main")) {
+        m.pop();
+    }
+    m
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every path a file names that starts at `crate`, `super` or `self`, as
+/// segments; `#[cfg(test)]` items are skipped (a test may reach anywhere).
+#[derive(Default)]
+struct Paths(Vec<Vec<String>>);
+
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+fn use_paths(prefix: &mut Vec<String>, tree: &syn::UseTree, out: &mut Vec<Vec<String>>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_paths(prefix, &p.tree, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => {
+            let mut v = prefix.clone();
+            if n.ident != "self" {
+                v.push(n.ident.to_string());
+            }
+            out.push(v);
+        }
+        syn::UseTree::Rename(r) => {
+            let mut v = prefix.clone();
+            v.push(r.ident.to_string());
+            out.push(v);
+        }
+        syn::UseTree::Glob(_) => out.push(prefix.clone()),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                use_paths(prefix, t, out);
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Paths {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if !is_cfg_test(attrs) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        use_paths(&mut Vec::new(), &u.tree, &mut self.0);
+    }
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        self.0
+            .push(p.segments.iter().map(|s| s.ident.to_string()).collect());
+        syn::visit::visit_path(self, p);
+    }
+}
+
+/// The crate's file-level import graph: module -> the modules it names.
+fn graph(dir: &str) -> BTreeMap<Module, BTreeSet<Module>> {
+    let src = root().join(dir).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeMap<Module, PathBuf> = files
+        .iter()
+        .map(|f| (module_of(&src, f), f.clone()))
+        .collect();
+    let mut edges = BTreeMap::new();
+    for (m, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut paths = Paths::default();
+        paths.visit_file(&ast);
+        let mut to = BTreeSet::new();
+        for p in paths.0 {
+            let (mut base, rest): (Module, &[String]) = match p.first().map(String::as_str) {
+                Some("crate") => (vec![], &p[1..]),
+                Some("self") => (m.clone(), &p[1..]),
+                Some("super") => {
+                    let mut b = m.clone();
+                    let mut i = 0;
+                    while p.get(i).map(String::as_str) == Some("super") {
+                        b.pop();
+                        i += 1;
+                    }
+                    (b, &p[i..])
+                }
+                _ => continue,
+            };
+            // The longest module prefix the path names.
+            let mut best = modules.contains_key(&base).then(|| base.clone());
+            for seg in rest {
+                base.push(seg.clone());
+                if modules.contains_key(&base) {
+                    best = Some(base.clone());
+                } else {
+                    break;
+                }
+            }
+            if let Some(b) = best.filter(|b| b != m) {
+                to.insert(b);
+            }
+        }
+        edges.insert(m.clone(), to);
+    }
+    edges
+}
+
+/// The strongly connected components with more than one module (Tarjan).
+fn cycles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct T<'a> {
+        edges: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, usize>,
+        low: BTreeMap<&'a Module, usize>,
+        stack: Vec<&'a Module>,
+        on: BTreeSet<&'a Module>,
+        out: Vec<Vec<Module>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a Module) {
+        let n = t.index.len();
+        t.index.insert(v, n);
+        t.low.insert(v, n);
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.edges.get(v).into_iter().flatten() {
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let lw = t.low[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if t.on.contains(w) {
+                let iw = t.index[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = Vec::new();
+            loop {
+                let w = t.stack.pop().unwrap();
+                t.on.remove(w);
+                comp.push(w.clone());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                t.out.push(comp);
+            }
+        }
+    }
+    let mut t = T {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !t.index.contains_key(v) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    for dir in ["core", "engine", "broker", "client"] {
+        let g = graph(dir);
+        assert!(g.len() > 1, "{dir}: no modules found");
+        let c = cycles(&g);
+        let shown: Vec<String> = c
+            .iter()
+            .map(|comp| {
+                comp.iter()
+                    .map(|m| m.join("::"))
+                    .collect::<Vec<_>>()
+                    .join(" <-> ")
+            })
+            .collect();
+        assert!(c.is_empty(), "{dir}: import circles: {shown:#?}");
+    }
+}
+
+/// The cycle finder finds a circle (so the test above can fail).
+#[test]
+fn the_cycle_finder_sees_a_circle() {
+    let m = |s: &str| vec![s.to_string()];
+    let mut g = BTreeMap::new();
+    g.insert(m("a"), BTreeSet::from([m("b")]));
+    g.insert(m("b"), BTreeSet::from([m("c")]));
+    g.insert(m("c"), BTreeSet::from([m("a")]));
+    g.insert(m("d"), BTreeSet::from([m("a")]));
+    let c = cycles(&g);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].len(), 3);
+}
