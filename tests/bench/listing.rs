@@ -212,8 +212,11 @@ fn python_sdk(sock: &Path, tmux_mcp: &Path, rounds: usize) -> Result<Value, Stri
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
 
+/// A tool and the arguments it is called with.
+type ToolCall = (&'static str, fn() -> Value);
+
 async fn calls(builds: &[Build]) {
-    const TOOLS: [(&str, fn() -> Value); 2] = [
+    const TOOLS: [ToolCall; 2] = [
         ("list_panes", || json!({})),
         (
             "tmux_snapshot",

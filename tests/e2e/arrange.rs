@@ -471,7 +471,7 @@ async fn kill_and_respawn_exactly_the_target_never_the_last() {
     let after = all_panes(&srv);
     assert_eq!(
         before.difference(&after).cloned().collect::<Vec<_>>(),
-        [split.clone()],
+        std::slice::from_ref(&split),
         "exactly the pane"
     );
 
