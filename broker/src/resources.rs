@@ -19,6 +19,7 @@
 use crate::session::Session;
 use crate::tools;
 use serde_json::{json, Value};
+use tmux_mcp_engine::lines;
 use tmux_mcp_engine::observe::{self, Freshness};
 use tmux_mcp_engine::retention::Retained;
 
@@ -238,7 +239,7 @@ async fn read_handed(session: &Session, pane: &str, cursor: &str) -> Result<Stri
     let (_, out) = observe::capture_range(broker, p, None, None, false)
         .await
         .map_err(|e| ReadError::from_tool_text(format!("pane {pane}: {}", e.why())))?;
-    Ok(tools::capture_pane::decode_lines(&out).join("\n"))
+    Ok(lines::decode_lines(&out).join("\n"))
 }
 
 #[cfg(test)]

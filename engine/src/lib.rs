@@ -14,6 +14,7 @@ pub mod capture;
 pub mod capture_batch;
 pub mod changes;
 pub mod clients;
+pub mod lines;
 pub mod observe;
 pub mod registry;
 pub mod retention;

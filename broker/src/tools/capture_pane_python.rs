@@ -12,7 +12,8 @@
 //! this session may see. Where the reference has quirks, we do not copy them:
 //! `max_lines` <= 0 is an input error (C.1 quirks).
 
-use super::capture_pane::{self, decode_lines, fail, int_arg};
+use super::read;
+use super::read::{fail, int_arg};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
@@ -20,6 +21,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::OnceLock;
+use tmux_mcp_engine::lines::decode_lines;
 use tmux_mcp_engine::observe;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
@@ -132,7 +134,7 @@ async fn call(session: &Session, args: &Value) -> ToolOutput {
     .await
     {
         Ok((_, out)) => out,
-        Err(e) => return capture_pane::observe_failure(&id, &e),
+        Err(e) => return read::observe_failure(&id, &e),
     };
     let lines = decode_lines(&out);
     let text = match max_lines {
@@ -173,7 +175,7 @@ fn limit_bytes(text: String) -> String {
 /// session named by `session_id`, then `session_name`, else of the first session.
 pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, ToolOutput> {
     if let Some(id) = str_arg(args, "pane_id") {
-        return match capture_pane::resolve(session, id, session.read_freshness()).await {
+        return match read::resolve(session, id, session.read_freshness()).await {
             Ok(p) => Ok(p),
             Err(_) if !id.starts_with('%') => Err(not_found(
                 &format!("Pane not found: {id}"),

@@ -19,7 +19,8 @@
 //! The key binding's hand-off cursor (a `tmux_capture` tracking cursor) is
 //! accepted too: its rows, the screen at the key press, are the baseline.
 
-use super::capture_pane::{self, decode_lines, observe_failure};
+use super::read;
+use super::read::observe_failure;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
@@ -29,6 +30,8 @@ use serde_json::{json, Value};
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 use tmux_mcp_engine::capture::{CursorEntry, SinceEntry};
+use tmux_mcp_engine::lines;
+use tmux_mcp_engine::lines::decode_lines;
 use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::registry::Pane;
 use tmux_mcp_engine::retention::{Owner, Retained, View};
@@ -36,7 +39,7 @@ use tmux_mcp_engine::retention::{Owner, Retained, View};
 const DEFAULT_LINES: u64 = 500;
 const MAX_LINES: u64 = 10_000;
 const DEFAULT_BYTES: u64 = 128_000;
-const MAX_BYTES: u64 = capture_pane::MAX_RESULT_BYTES as u64;
+const MAX_BYTES: u64 = lines::MAX_RESULT_BYTES as u64;
 /// Rows above the cursor's place kept (as hashes) to find it again.
 const WINDOW: usize = 8;
 /// Extra rows captured above the expected place: output that arrived since the
@@ -514,7 +517,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 fn bad_cursor(why: &str) -> ToolOutput {
-    capture_pane::fail(
+    read::fail(
         &format!("Invalid argument cursor: {why}. Nothing was sent to tmux."),
         Some("Omit cursor to start again (the result then holds a new cursor)."),
     )
@@ -550,7 +553,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
             Err(e) => return observe_failure(id, &e),
         }
     } else {
-        match capture_pane::resolve(session, id, session.read_freshness()).await {
+        match read::resolve(session, id, session.read_freshness()).await {
             Ok(p) => p,
             Err(e) => return e,
         }
@@ -648,7 +651,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
 /// A capture place (captures queue briefly, then are refused as overload).
 async fn admitted(session: &Session) -> Result<tokio::sync::SemaphorePermit<'_>, ToolOutput> {
     session.broker.admission.capture().await.map_err(|refused| {
-        capture_pane::fail(
+        read::fail(
             &format!("The broker is overloaded: {}.", refused.0),
             Some("Nothing was sent to tmux; retry shortly."),
         )
@@ -715,7 +718,7 @@ fn cap(
         t.bytes += l.len() + 1;
     }
     if size > max_bytes {
-        let (kept, omitted) = capture_pane::tail_bytes(&lines[0], max_bytes as i64);
+        let (kept, omitted) = lines::tail_bytes(&lines[0], max_bytes as i64);
         t.bytes += omitted;
         lines[0] = kept.to_string();
     }
@@ -748,7 +751,7 @@ fn finish(
         .insert(key.clone(), Retained::Since(a.entry), owner)
         .is_err()
     {
-        return capture_pane::fail("The cursor could not be kept (retention budget).", None);
+        return read::fail("The cursor could not be kept (retention budget).", None);
     }
     let (lines, truncated) = cap(a.lines, max_lines, max_bytes);
     let mut text = String::new();

@@ -6,8 +6,9 @@ use super::criteria::Graph;
 use super::list_panes::{self, PaneRecord};
 use super::list_sessions::{self, SessionRecord};
 use super::list_windows::{self, WindowRecord};
+use super::read;
 use super::typed::schema_of;
-use super::{capture_pane, Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -58,8 +59,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         };
         let session = c.session;
         // A fresh read; the errors (unknown pane with a hint, out of scope) are
-        // the family's (capture_pane::resolve).
-        let pane = match capture_pane::resolve(
+        // the family's (read::resolve).
+        let pane = match read::resolve(
             session,
             &args.pane_id,
             tmux_mcp_engine::observe::Freshness::Fresh,

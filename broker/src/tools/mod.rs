@@ -28,6 +28,7 @@ mod list_panes;
 mod list_sessions;
 mod list_windows;
 mod paste_text;
+mod read;
 mod refs;
 mod rename;
 mod resize_pane;

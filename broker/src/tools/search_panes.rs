@@ -15,7 +15,6 @@
 //! spelling (`search_panes_python`), which reads a `-S`/`-E` range with `-J`
 //! and keeps each pane's last matches; the batch takes any range and `-J`.
 
-use super::capture_pane::{self, decode_lines, effective_result_lines};
 use super::list_sessions;
 use super::refs::PaneRef;
 use super::typed::schema_of;
@@ -25,6 +24,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tmux_mcp_engine::capture_batch::{self, Batched};
+use tmux_mcp_engine::lines;
+use tmux_mcp_engine::lines::{decode_lines, effective_result_lines};
 use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
 
@@ -365,7 +366,7 @@ impl Plan<'_> {
                 (s, e) = (Some(b), Some(a));
             }
         }
-        let r = capture_pane::bounded_range(Some(h), s, e, max);
+        let r = lines::bounded_range(Some(h), s, e, max);
         if r.clamped {
             (r.start, r.end, true)
         } else {

@@ -19,9 +19,9 @@
 //! table does not carry, is read for the page's panes with one hook-free
 //! format expansion (`Registry::expand_format`).
 
-use super::capture_pane::int_arg;
 use super::capture_pane_python::{check_socket, str_arg};
 use super::list_sessions;
+use super::read::int_arg;
 use super::search_panes::{
     self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
 };

@@ -3,15 +3,15 @@
 //! hook-free table read and the content from a separate guarded capture: they
 //! are not an atomic snapshot.
 
-use super::capture_pane::{
-    self, bound_text, decode_lines, effective_result_lines, tail_bytes, BoundedText,
-    MAX_RESULT_BYTES,
-};
+use super::read;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use serde_json::{json, Value};
 use std::cmp::Ordering;
 use std::sync::OnceLock;
+use tmux_mcp_engine::lines::{
+    bound_text, decode_lines, effective_result_lines, tail_bytes, BoundedText, MAX_RESULT_BYTES,
+};
 use tmux_mcp_engine::observe;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
@@ -238,17 +238,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     let id = args["paneId"].as_str().unwrap_or_default();
-    let pane = match capture_pane::resolve(session, id, observe::Freshness::Fresh).await {
+    let pane = match read::resolve(session, id, observe::Freshness::Fresh).await {
         Ok(r) => r,
         Err(e) => return e,
     };
-    let limit = effective_result_lines(capture_pane::int_arg(args, "maxLines"));
+    let limit = effective_result_lines(read::int_arg(args, "maxLines"));
     // What the agent sees of the pane's placements is cut to its scope.
     let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else {
-        return capture_pane::observe_failure(
-            id,
-            &tmux_mcp_engine::observe::ObserveError::OutOfScope,
-        );
+        return read::observe_failure(id, &tmux_mcp_engine::observe::ObserveError::OutOfScope);
     };
     let (cursor_x, cursor_y, in_mode, scroll) = (
         pane.cursor_x,
@@ -277,13 +274,13 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
                     .any(|s| s.starts_with('$') && session.sees_session(s)),
                 decode_lines(&out),
             ),
-            Err(e) => return capture_pane::observe_failure(id, &e),
+            Err(e) => return read::observe_failure(id, &e),
         }
     } else {
         let attended = is_attended(&seen);
         match observe::capture_range(&session.broker, pane, None, None, true).await {
             Ok((_, out)) => (attended, decode_lines(&out)),
-            Err(e) => return capture_pane::observe_failure(id, &e),
+            Err(e) => return read::observe_failure(id, &e),
         }
     };
     let (view, line) = pane_view(&seen, session.is_caller(&seen.id), attended);

@@ -17,7 +17,7 @@
 //! counts: text already shown matches at once.
 
 use super::act::{self, SelfRule};
-use super::capture_pane;
+use super::read;
 use super::refs::{Kind, PaneRef};
 use super::search_panes::build_regex;
 use super::typed::schema_of;
@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::admission::Refused;
+use tmux_mcp_engine::lines;
 use tmux_mcp_engine::observe;
 use tmux_mcp_engine::registry::Pane;
 
@@ -221,9 +222,9 @@ impl<'a> Watched<'a> {
         match observe::capture_range(&session.broker, self.pane.clone(), None, None, false).await {
             Ok((pane, out)) => {
                 self.pane = pane;
-                Ok(capture_pane::decode_lines(&out))
+                Ok(lines::decode_lines(&out))
             }
-            Err(e) => Err(capture_pane::observe_failure(&self.pane.id, &e)),
+            Err(e) => Err(read::observe_failure(&self.pane.id, &e)),
         }
     }
 }
