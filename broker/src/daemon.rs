@@ -22,6 +22,7 @@
 //! stream is used as the tokio `UnixStream` it wraps.
 
 use crate::session::Session;
+use crate::tools::run_command::Jobs;
 use crate::{mcp, tools};
 use futures::StreamExt;
 use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};
@@ -249,8 +250,10 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         cfg.safety,
         cfg.request_timeout_seconds,
     ));
+    // The broker's own state beside the engine's: run_command's jobs.
+    let jobs = Arc::new(Jobs::default());
 
-    let accept = tokio::spawn(accept_loop(listener, broker.clone()));
+    let accept = tokio::spawn(accept_loop(listener, broker.clone(), jobs.clone()));
     tokio::spawn(publish_option(broker.clone()));
     let mut stop = Stop::new(probe.pidfd, broker.identity.pid);
     let mut reason = stop.next().await;
@@ -271,7 +274,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         match listen(&private) {
             Ok(l) => {
                 broker.registry.set_feed_socket(private.clone());
-                tokio::spawn(accept_loop(l, broker.clone()));
+                tokio::spawn(accept_loop(l, broker.clone(), jobs.clone()));
                 retired = Some(private);
             }
             Err(e) => tracing::warn!(
@@ -395,7 +398,7 @@ impl Stop {
     }
 }
 
-async fn accept_loop(listener: Listener, broker: Arc<Broker>) {
+async fn accept_loop(listener: Listener, broker: Arc<Broker>, jobs: Arc<Jobs>) {
     let own_uid = sys::current_uid();
     loop {
         let stream = match listener.accept().await {
@@ -406,9 +409,9 @@ async fn accept_loop(listener: Listener, broker: Arc<Broker>) {
                 continue;
             }
         };
-        let broker = broker.clone();
+        let (broker, jobs) = (broker.clone(), jobs.clone());
         tokio::spawn(async move {
-            if let Err(e) = handle_connection(stream, broker, own_uid).await {
+            if let Err(e) = handle_connection(stream, broker, jobs, own_uid).await {
                 tracing::debug!("connection ended: {e}");
             }
         });
@@ -418,6 +421,7 @@ async fn accept_loop(listener: Listener, broker: Arc<Broker>) {
 async fn handle_connection(
     stream: LocalStream,
     broker: Arc<Broker>,
+    jobs: Arc<Jobs>,
     own_uid: u32,
 ) -> Result<(), wire::WireError> {
     let creds = stream.peer_creds()?;
@@ -461,13 +465,14 @@ async fn handle_connection(
             let reply = tools::capture::handoff(&broker, &req.pane_id).await;
             wire::write_frame_async(&mut stream, &reply).await
         }
-        Hello::Mcp(h) => serve_mcp(stream, broker, cred.pid, h).await,
+        Hello::Mcp(h) => serve_mcp(stream, broker, jobs, cred.pid, h).await,
     }
 }
 
 async fn serve_mcp(
     mut stream: UnixStream,
     broker: Arc<Broker>,
+    jobs: Arc<Jobs>,
     peer_pid: u32,
     hello: McpHello,
 ) -> Result<(), wire::WireError> {
@@ -565,6 +570,7 @@ async fn serve_mcp(
         safety,
         toolset,
         allow_self: hello.allow_self,
+        jobs,
         log: Default::default(),
     });
     broker.sessions_open.fetch_add(1, Ordering::Relaxed);

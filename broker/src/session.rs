@@ -26,6 +26,8 @@ pub struct Session {
     /// Whose spellings of the libtmux family this session uses (`--toolset`).
     pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
+    /// `run_command`'s jobs: the broker's one table, shared by its sessions.
+    pub jobs: Arc<crate::tools::run_command::Jobs>,
     /// Notices for this agent (`notifications/message`) at the level it chose.
     pub log: AgentLog,
 }

@@ -33,7 +33,7 @@ mod refs;
 mod rename;
 mod resize_pane;
 mod respawn_pane;
-mod run_command;
+pub mod run_command;
 mod search_panes;
 mod search_panes_python;
 mod select;

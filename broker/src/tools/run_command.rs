@@ -60,7 +60,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::retention::Owner;
 use tmux_mcp_engine::tty_watch::TtyWatch;
@@ -208,9 +208,18 @@ pub struct Job {
     collected: bool,
 }
 
-fn jobs() -> &'static Mutex<HashMap<String, Job>> {
-    static JOBS: OnceLock<Mutex<HashMap<String, Job>>> = OnceLock::new();
-    JOBS.get_or_init(Default::default)
+/// The broker's jobs, by id: one table shared by every session of the broker
+/// (a job is visible to any session whose view covers its owner's), owned by
+/// the daemon and reached through [`Session::jobs`], like every other store.
+#[derive(Default)]
+pub struct Jobs(Mutex<HashMap<String, Job>>);
+
+impl Jobs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Job>> {
+        // A panic while the table is held leaves it consistent (every update
+        // is one insert, remove or field write), so a poisoned lock is usable.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Drops finished jobs past [`DONE_TTL`] (and orphans as soon as they finish).
@@ -257,7 +266,7 @@ impl Job {
 /// The job `id` as `session` may see it (`get_job`): unknown, expired and
 /// other views' jobs are all "no such job".
 pub fn lookup(session: &Session, id: &str) -> Option<JobView> {
-    let mut table = jobs().lock().unwrap();
+    let mut table = session.jobs.lock();
     prune(&mut table);
     let job = table
         .get_mut(id)
@@ -331,12 +340,12 @@ pub fn summary(v: &JobView) -> String {
 }
 
 /// Marks the job orphaned when the blocking call is dropped before answering.
-struct CancelGuard(Option<String>);
+struct CancelGuard<'a>(&'a Jobs, Option<String>);
 
-impl Drop for CancelGuard {
+impl Drop for CancelGuard<'_> {
     fn drop(&mut self) {
-        if let Some(id) = self.0.take() {
-            if let Some(j) = jobs().lock().unwrap().get_mut(&id) {
+        if let Some(id) = self.1.take() {
+            if let Some(j) = self.0.lock().get_mut(&id) {
                 j.orphaned = true;
             }
         }
@@ -381,7 +390,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         }
         let owner = session.owner();
         let id = tmux_mcp_core::sys::random_hex(16);
-        if let Err(why) = admit(&mut jobs().lock().unwrap(), owner.agent) {
+        if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
             return act::error(&why, Delivery::NotSent);
         }
         let dir = job_dir(broker, &id);
@@ -435,6 +444,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let identity = pane.process.as_ref().ok().cloned();
         tokio::spawn(collect(
             broker.clone(),
+            session.jobs.clone(),
             dir,
             watch,
             identity,
@@ -442,7 +452,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             started,
             tx,
         ));
-        jobs().lock().unwrap().insert(
+        session.jobs.lock().insert(
             id.clone(),
             Job {
                 owner,
@@ -466,16 +476,16 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 ),
             };
         }
-        let mut guard = CancelGuard(Some(id.clone()));
+        let mut guard = CancelGuard(&session.jobs, Some(id.clone()));
         let mut rx = rx;
         let _ = tokio::time::timeout(
             Duration::from_millis(timeout_ms),
             rx.wait_for(Option::is_some),
         )
         .await;
-        guard.0 = None;
+        guard.1 = None;
         let mut v = {
-            let mut table = jobs().lock().unwrap();
+            let mut table = session.jobs.lock();
             let Some(job) = table.get(&id) else {
                 return act::error("The job vanished.", Delivery::Observed);
             };
@@ -547,6 +557,7 @@ struct Limits {
 /// removes the job directory.
 async fn collect(
     broker: Arc<Broker>,
+    jobs: Arc<Jobs>,
     dir: PathBuf,
     watch: TtyWatch,
     identity: Option<Arc<tmux_mcp_core::process::ProcessIdentity>>,
@@ -593,8 +604,7 @@ async fn collect(
     };
     let _ = std::fs::remove_dir_all(&dir);
     tx.send_replace(Some(finish));
-    let mut table = jobs().lock().unwrap();
-    prune(&mut table);
+    prune(&mut jobs.lock());
 }
 
 /// `$?` as the shell wrote it (`N\n`), once the file is complete.
