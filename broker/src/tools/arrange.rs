@@ -19,50 +19,68 @@ use super::ToolOutput;
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tmux_mcp_engine::registry::{Pane, Snapshot};
 
-/// Input-schema property of a session or window name: no control characters
-/// (tmux 3.7c refuses them, 3.3a keeps them in window names and escapes them
-/// in session names, so what tmux would do depends on its version).
-pub fn name_schema(description: &str) -> Value {
-    json!({ "type": "string", "minLength": 1, "maxLength": 256, "pattern": refs::NO_CONTROL, "description": description })
+/// A session or window name: no control characters (tmux 3.7c refuses them,
+/// 3.3a keeps them in window names and escapes them in session names, so what
+/// tmux would do depends on its version).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Name(pub String);
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl JsonSchema for Name {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Name".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "minLength": 1, "maxLength": 256, "pattern": refs::NO_CONTROL })
+    }
 }
 
 /// The program fields of `create_session`, `create_window`, `split_window`
-/// and `respawn_pane`.
-#[derive(Deserialize, Default)]
+/// and `respawn_pane` (flattened into each one's arguments; what runs without
+/// argv or shell is in each tool's description).
+#[derive(Deserialize, JsonSchema, Default)]
 pub struct ProgramArgs {
+    /// The program and its arguments, executed directly (never through a
+    /// shell).
+    #[schemars(length(min = 1, max = 256), inner(regex(pattern = NO_NUL)))]
     argv: Option<Vec<String>>,
+    /// A command line for the shell (tmux runs it with `default-shell -c`);
+    /// only when asked for explicitly. Not with argv.
+    #[schemars(length(min = 1), regex(pattern = NO_NUL))]
     shell: Option<String>,
+    /// Working directory: an existing directory; relative to the agent's
+    /// working directory.
+    #[schemars(length(min = 1), regex(pattern = NO_NUL))]
     cwd: Option<String>,
+    /// Environment variables for the program (tmux -e NAME=value).
     #[serde(default)]
+    #[schemars(schema_with = "env_schema")]
     env: BTreeMap<String, String>,
 }
 
-/// Their input-schema properties; `default` says what runs without argv or shell.
-pub fn program_properties(default: &str) -> Map<String, Value> {
-    let props = json!({
-        "argv": {
-            "type": "array", "minItems": 1, "maxItems": 256,
-            "items": { "type": "string", "pattern": NO_NUL },
-            "description": format!("The program and its arguments, executed directly (never through a shell). Without argv or shell: {default}.")
-        },
-        "shell": { "type": "string", "minLength": 1, "pattern": NO_NUL, "description": "A command line for the shell (tmux runs it with `default-shell -c`); only when asked for explicitly. Not with argv." },
-        "cwd": { "type": "string", "minLength": 1, "pattern": NO_NUL, "description": "Working directory: an existing directory; relative to the agent's working directory." },
-        "env": {
-            "type": "object", "maxProperties": 128,
-            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 256 },
-            "additionalProperties": { "type": "string", "pattern": NO_NUL },
-            "description": "Environment variables for the program (tmux -e NAME=value)."
-        }
-    });
-    match props {
-        Value::Object(m) => m,
-        _ => unreachable!("a JSON object literal"),
-    }
+fn env_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object", "maxProperties": 128,
+        "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 256 },
+        "additionalProperties": { "type": "string", "pattern": NO_NUL }
+    })
 }
 
 /// The `-c`/`-e`/`--` tail for `program`, checked: argv and shell are
@@ -302,6 +320,7 @@ impl KilledRef for SessionRef {
 mod tests {
     use super::*;
     use crate::tools::launch::{print_format, printed_pid, started_elsewhere};
+    use serde_json::json;
 
     /// What a creation printed (`print_format`): ids, then the start directory.
     #[test]

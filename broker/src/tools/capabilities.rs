@@ -7,7 +7,7 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use tmux_mcp_core::limits;
 use tmux_mcp_engine::observe::HookCheck;
@@ -18,14 +18,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
     annotations: Annotations::read_only("tmux capabilities"),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<super::typed::NoArgs>,
     output_schema,
     run,
 };
-
-fn input_schema() -> Value {
-    json!({ "type": "object", "additionalProperties": false, "properties": {} })
-}
 
 crate::constant!(Local, "local");
 crate::constant!(BoundedRows, "bounded_rows");

@@ -5,10 +5,10 @@
 //! job stays readable for `run_command::DONE_TTL`.
 
 use super::run_command::{self, JobView};
-use super::typed::schema_of;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_job",
@@ -16,25 +16,16 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.",
     annotations: Annotations::read_only("Get a run_command job"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<JobView>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["jobId"],
-        "properties": {
-            "jobId": { "type": "string", "pattern": "^[0-9a-f]{32}$", "description": "The jobId run_command returned." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
+    /// The jobId run_command returned.
+    #[schemars(regex(pattern = r"^[0-9a-f]{32}$"))]
     job_id: String,
 }
 

@@ -3,15 +3,15 @@
 //! `list_sessions` records), all cut to the agent's scope. One table read.
 
 use super::criteria::Graph;
+use super::ids::PaneId;
 use super::list_panes::{self, PaneRecord};
 use super::list_sessions::{self, SessionRecord};
 use super::list_windows::{self, WindowRecord};
 use super::read;
-use super::typed::schema_of;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pane_info",
@@ -19,26 +19,16 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Get pane info"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<Info>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId"],
-        "properties": {
-            "paneId": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32, "description": "The pane's id, e.g. %3 (see list_panes)." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    pane_id: String,
+    /// The pane's id, e.g. %3 (see list_panes).
+    pane_id: PaneId,
 }
 
 #[derive(Serialize, JsonSchema)]

@@ -9,7 +9,6 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_server_info",
@@ -17,14 +16,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Get server info"),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<super::typed::NoArgs>,
     output_schema: schema_of::<Info>,
     run,
 };
-
-fn input_schema() -> Value {
-    json!({ "type": "object", "additionalProperties": false, "properties": {} })
-}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -9,12 +9,15 @@ use super::act::{self, SelfRule};
 use super::arrange::{Killed, KilledRef};
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
+use super::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
 use super::refs::{Kind, PaneRef};
-use super::typed::schema_of;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::guarded;
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 pub const KILL_PANE: ToolSpec = ToolSpec {
     name: "kill_pane",
@@ -22,7 +25,7 @@ pub const KILL_PANE: ToolSpec = ToolSpec {
     description: "Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.",
     annotations: Annotations::destructive("Kill pane"),
     opt_in: false,
-    input_schema: kill_pane_schema,
+    input_schema: input_of::<KillPaneArgs>,
     output_schema: schema_of::<Killed<PaneRef>>,
     run: run_kill_pane,
 };
@@ -33,7 +36,7 @@ pub const KILL_WINDOW: ToolSpec = ToolSpec {
     description: "Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.",
     annotations: Annotations::destructive("Kill window"),
     opt_in: false,
-    input_schema: kill_window_schema,
+    input_schema: input_of::<KillWindowArgs>,
     output_schema: schema_of::<Killed<WindowRef>>,
     run: run_kill_window,
 };
@@ -44,76 +47,59 @@ pub const KILL_SESSION: ToolSpec = ToolSpec {
     description: "Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.",
     annotations: Annotations::destructive("Kill session"),
     opt_in: false,
-    input_schema: kill_session_schema,
+    input_schema: input_of::<KillSessionArgs>,
     output_schema: schema_of::<Killed<SessionRef>>,
     run: run_kill_session,
 };
 
-fn schema(id_field: &str, kind: Kind, description: &str) -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": [id_field],
-        "properties": {
-            id_field: act::id_schema(kind, description),
-            "generation": act::generation_schema()
-        }
-    })
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct KillPaneArgs {
+    /// The pane to kill, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
 }
+guarded!(KillPaneArgs, pane_id);
 
-fn kill_pane_schema() -> Value {
-    schema(
-        "paneId",
-        Kind::Pane,
-        "The pane to kill, e.g. %3 (see list_panes).",
-    )
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct KillWindowArgs {
+    /// The window to kill, e.g. @2 (see list_windows).
+    window_id: WindowId,
+    generation: Option<Generation>,
 }
+guarded!(KillWindowArgs, window_id);
 
-fn kill_window_schema() -> Value {
-    schema(
-        "windowId",
-        Kind::Window,
-        "The window to kill, e.g. @2 (see list_windows).",
-    )
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct KillSessionArgs {
+    /// The session to kill, e.g. $1 (see list_sessions).
+    session_id: SessionId,
+    generation: Option<Generation>,
 }
-
-fn kill_session_schema() -> Value {
-    schema(
-        "sessionId",
-        Kind::Session,
-        "The session to kill, e.g. $1 (see list_sessions).",
-    )
-}
-
-#[derive(Deserialize)]
-struct Args {
-    /// `paneId`, `windowId` or `sessionId` (each tool's schema has one).
-    #[serde(alias = "paneId", alias = "windowId", alias = "sessionId")]
-    id: String,
-    generation: Option<String>,
-}
+guarded!(KillSessionArgs, session_id);
 
 fn run_kill_pane(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { kill::<PaneRef>(c).await })
+    Box::pin(async move { kill::<PaneRef, KillPaneArgs>(c).await })
 }
 
 fn run_kill_window(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { kill::<WindowRef>(c).await })
+    Box::pin(async move { kill::<WindowRef, KillWindowArgs>(c).await })
 }
 
 fn run_kill_session(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { kill::<SessionRef>(c).await })
+    Box::pin(async move { kill::<SessionRef, KillSessionArgs>(c).await })
 }
 
-async fn kill<R: KilledRef>(c: Call<'_>) -> ToolOutput {
-    match c.parse::<Args>() {
-        Ok(a) => call::<R>(c.session, a).await.unwrap_or_else(|e| e),
+async fn kill<R: KilledRef, A: DeserializeOwned + Guarded>(c: Call<'_>) -> ToolOutput {
+    match c.parse::<A>() {
+        Ok(a) => call::<R>(c.session, &a).await.unwrap_or_else(|e| e),
         Err(e) => e,
     }
 }
 
-async fn call<R: KilledRef>(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
-    let t = act::target(session, &a.id, a.generation.as_deref(), SelfRule::Never).await?;
+async fn call<R: KilledRef>(session: &Session, a: &dyn Guarded) -> Result<ToolOutput, ToolOutput> {
+    let t = act::target(session, a.id(), a.generation(), SelfRule::Never).await?;
     // The same rule as tmux_close: the server's last panes are never killed,
     // since tmux exits with them.
     if t.panes.len() >= t.all_panes {

@@ -4,13 +4,13 @@
 //! The model of a typed tool: `Args` is decoded from the arguments, `Listing`
 //! is what is serialized, and the output schema is derived from it.
 
+use super::ids::SessionFilter;
 use super::refs;
-use super::typed::schema_of;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -19,24 +19,16 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Read-only.",
     annotations: Annotations::read_only("List panes"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<Listing>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "session": { "type": "string", "minLength": 1, "maxLength": 256, "description": "Only panes placed in this session: its id ($1) or its name." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
-    session: Option<String>,
+    /// Only panes placed in this session: its id ($1) or its name.
+    session: Option<SessionFilter>,
 }
 
 #[derive(Serialize, JsonSchema)]

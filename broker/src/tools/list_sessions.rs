@@ -11,7 +11,6 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::sync::Arc;
 use tmux_mcp_engine::registry::Snapshot;
 
@@ -21,14 +20,10 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active) and whether the caller's own pane is in it. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List sessions"),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<super::typed::NoArgs>,
     output_schema: schema_of::<Listing>,
     run,
 };
-
-fn input_schema() -> Value {
-    json!({ "type": "object", "additionalProperties": false, "properties": {} })
-}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

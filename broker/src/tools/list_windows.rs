@@ -5,13 +5,13 @@
 
 use super::criteria::{Entity, Graph};
 use super::entity_refs::WindowRef;
+use super::ids::SessionFilter;
 use super::list_sessions::{self, fields, LinkFields};
-use super::typed::schema_of;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_windows",
@@ -19,24 +19,17 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List windows"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<Listing>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "session": { "type": "string", "minLength": 1, "maxLength": 256, "description": "Only windows linked into this session: its id ($1) or, when no session has that id, its name." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
-    session: Option<String>,
+    /// Only windows linked into this session: its id ($1) or, when no session
+    /// has that id, its name.
+    session: Option<SessionFilter>,
 }
 
 #[derive(Serialize, JsonSchema)]

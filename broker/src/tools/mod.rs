@@ -22,6 +22,7 @@ pub mod envelope;
 mod get_job;
 mod get_pane_info;
 mod get_server_info;
+pub mod ids;
 mod kill;
 mod launch;
 mod list_panes;

@@ -46,9 +46,9 @@ impl Kind {
 
     fn id_pattern(self) -> &'static str {
         match self {
-            Kind::Session => "^\\$[0-9]+$",
-            Kind::Window => "^@[0-9]+$",
-            Kind::Pane => "^%[0-9]+$",
+            Kind::Session => super::ids::SESSION_ID,
+            Kind::Window => super::ids::WINDOW_ID,
+            Kind::Pane => super::ids::PANE_ID,
         }
     }
 

@@ -7,13 +7,16 @@
 //! tmux itself turns `automatic-rename` off for a window renamed this way.
 
 use super::act::{self, SelfRule};
+use super::arrange::Name;
 use super::arrange::{self, SessionAction, WindowAction};
+use super::ids::{Generation, Guarded, SessionId, WindowId};
 use super::refs::{self, Kind};
-use super::typed::schema_of;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::guarded;
 use crate::session::Session;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 pub const RENAME_SESSION: ToolSpec = ToolSpec {
     name: "rename_session",
@@ -21,7 +24,7 @@ pub const RENAME_SESSION: ToolSpec = ToolSpec {
     description: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
     annotations: Annotations::mutating("Rename session", true),
     opt_in: false,
-    input_schema: rename_session_schema,
+    input_schema: input_of::<SessionArgs>,
     output_schema: schema_of::<SessionAction>,
     run: run_rename_session,
 };
@@ -32,54 +35,35 @@ pub const RENAME_WINDOW: ToolSpec = ToolSpec {
     description: "Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.",
     annotations: Annotations::mutating("Rename window", true),
     opt_in: false,
-    input_schema: rename_window_schema,
+    input_schema: input_of::<WindowArgs>,
     output_schema: schema_of::<WindowAction>,
     run: run_rename_window,
 };
 
-fn schema(id_field: &str, kind: Kind, id_description: &str) -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": [id_field, "name"],
-        "properties": {
-            id_field: act::id_schema(kind, id_description),
-            "generation": act::generation_schema(),
-            "name": arrange::name_schema("The new name.")
-        }
-    })
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SessionArgs {
+    /// The session to rename, e.g. $1 (see list_sessions).
+    session_id: SessionId,
+    generation: Option<Generation>,
+    /// The new name.
+    name: Name,
 }
 
-fn rename_session_schema() -> Value {
-    schema(
-        "sessionId",
-        Kind::Session,
-        "The session to rename, e.g. $1 (see list_sessions).",
-    )
-}
-
-fn rename_window_schema() -> Value {
-    schema(
-        "windowId",
-        Kind::Window,
-        "The window to rename, e.g. @2 (see list_windows).",
-    )
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Args {
-    /// `sessionId` or `windowId` (each tool's schema has one of them).
-    #[serde(alias = "sessionId", alias = "windowId")]
-    id: String,
-    generation: Option<String>,
-    name: String,
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WindowArgs {
+    /// The window to rename, e.g. @2 (see list_windows).
+    window_id: WindowId,
+    generation: Option<Generation>,
+    /// The new name.
+    name: Name,
 }
 
 fn run_rename_session(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(a) => rename(c.session, a, "rename-session")
+        match c.parse::<SessionArgs>() {
+            Ok(a) => rename(c.session, &a, &a.name, "rename-session")
                 .await
                 .unwrap_or_else(|e| e),
             Err(e) => e,
@@ -89,8 +73,8 @@ fn run_rename_session(c: Call<'_>) -> CallFuture<'_> {
 
 fn run_rename_window(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(a) => rename(c.session, a, "rename-window")
+        match c.parse::<WindowArgs>() {
+            Ok(a) => rename(c.session, &a, &a.name, "rename-window")
                 .await
                 .unwrap_or_else(|e| e),
             Err(e) => e,
@@ -98,10 +82,17 @@ fn run_rename_window(c: Call<'_>) -> CallFuture<'_> {
     })
 }
 
-async fn rename(session: &Session, a: Args, command: &str) -> Result<ToolOutput, ToolOutput> {
-    let id = &a.id;
-    let t = act::target(session, id, a.generation.as_deref(), SelfRule::Allowed).await?;
-    let name = refs::format_arg(&a.name);
+guarded!(SessionArgs, session_id);
+guarded!(WindowArgs, window_id);
+
+async fn rename(
+    session: &Session,
+    a: &dyn Guarded,
+    asked: &str,
+    command: &str,
+) -> Result<ToolOutput, ToolOutput> {
+    let t = act::target(session, a.id(), a.generation(), SelfRule::Allowed).await?;
+    let name = refs::format_arg(asked);
     act::run(session, &[command, "-t", &t.id, "--", &name]).await?;
     let after = arrange::read_back(session, &format!("ran {command}")).await?;
     let generation = session.generation().to_string();
@@ -113,7 +104,7 @@ async fn rename(session: &Session, a: Args, command: &str) -> Result<ToolOutput,
         };
         Ok(ToolOutput::typed(
             &out,
-            renamed_text("Session", &t.id, &a.name, &given),
+            renamed_text("Session", &t.id, asked, &given),
         ))
     } else {
         let given = after.window_name(&t.id);
@@ -123,7 +114,7 @@ async fn rename(session: &Session, a: Args, command: &str) -> Result<ToolOutput,
         };
         Ok(ToolOutput::typed(
             &out,
-            renamed_text("Window", &t.id, &a.name, &given),
+            renamed_text("Window", &t.id, asked, &given),
         ))
     }
 }

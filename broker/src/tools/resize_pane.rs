@@ -9,12 +9,13 @@
 use super::act::{self, SelfRule};
 use super::arrange::{self, PaneAction};
 use super::envelope::Delivery;
-use super::refs::{Kind, INT_MAX};
-use super::typed::schema_of;
+use super::ids::{Generation, PaneId};
+use super::refs::INT_MAX;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "resize_pane",
@@ -22,52 +23,55 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
     annotations: Annotations::mutating("Resize pane", false),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<PaneAction>,
     run,
 };
 
-fn input_schema() -> Value {
-    let cells =
-        |d: &str| json!({ "type": "integer", "minimum": 1, "maximum": INT_MAX, "description": d });
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId"],
-        "properties": {
-            "paneId": act::id_schema(Kind::Pane, "The pane to resize, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema(),
-            "width": cells("The pane's width in cells."),
-            "height": cells("The pane's height in cells."),
-            "adjust": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["direction", "cells"],
-                "properties": {
-                    "direction": { "enum": ["up", "down", "left", "right"] },
-                    "cells": cells("How far to move the border.")
-                }
-            },
-            "zoom": { "type": "boolean", "description": "true: zoom the pane (it fills its window); false: unzoom the window." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane to resize, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// The pane's width in cells.
+    #[schemars(range(min = 1, max = INT_MAX))]
     width: Option<i64>,
+    /// The pane's height in cells.
+    #[schemars(range(min = 1, max = INT_MAX))]
     height: Option<i64>,
     adjust: Option<Adjust>,
+    /// true: zoom the pane (it fills its window); false: unzoom the window.
     zoom: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Adjust {
-    direction: String,
+    direction: Border,
+    /// How far to move the border.
+    #[schemars(range(min = 1, max = INT_MAX))]
     cells: i64,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Border {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+impl Border {
+    fn as_str(self) -> &'static str {
+        match self {
+            Border::Up => "up",
+            Border::Down => "down",
+            Border::Left => "left",
+            Border::Right => "right",
+        }
+    }
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -104,17 +108,17 @@ fn commands(
         return Ok((vec![cmd], "resized".into()));
     }
     if let Some(adj) = &a.adjust {
-        let flag = match adj.direction.as_str() {
-            "up" => "-U",
-            "down" => "-D",
-            "left" => "-L",
-            _ => "-R",
+        let flag = match adj.direction {
+            Border::Up => "-U",
+            Border::Down => "-D",
+            Border::Left => "-L",
+            Border::Right => "-R",
         };
         let mut cmd = base();
         cmd.extend([flag.into(), adj.cells.to_string()]);
         return Ok((
             vec![cmd],
-            format!("border moved {} by {}", adj.direction, adj.cells),
+            format!("border moved {} by {}", adj.direction.as_str(), adj.cells),
         ));
     }
     let want = a.zoom.unwrap_or(false);
@@ -176,6 +180,7 @@ async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     fn args(v: Value) -> Args {
         serde_json::from_value(v).unwrap()

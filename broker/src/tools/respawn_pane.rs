@@ -9,12 +9,13 @@
 use super::act::{self, SelfRule};
 use super::arrange::{self, PaneAction, ProgramArgs};
 use super::envelope::Delivery;
-use super::refs::Kind;
-use super::typed::schema_of;
+use super::ids::{Generation, PaneId};
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "respawn_pane",
@@ -22,31 +23,20 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.",
     annotations: Annotations::destructive("Respawn pane"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<PaneAction>,
     run,
 };
 
-fn input_schema() -> Value {
-    let mut props: Map<String, Value> = match json!({
-        "paneId": act::id_schema(Kind::Pane, "The pane to respawn, e.g. %3 (see list_panes)."),
-        "generation": act::generation_schema(),
-        "kill": { "type": "boolean", "description": "Kill the pane's running process first (default false: a running pane is refused)." }
-    }) {
-        Value::Object(m) => m,
-        _ => unreachable!("a JSON object literal"),
-    };
-    props.extend(arrange::program_properties(
-        "the command the pane was started with",
-    ));
-    json!({ "type": "object", "additionalProperties": false, "required": ["paneId"], "properties": props })
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 struct Args {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane to respawn, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// Kill the pane's running process first (default false: a running pane
+    /// is refused).
     #[serde(default)]
     kill: bool,
     #[serde(flatten)]

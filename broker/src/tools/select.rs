@@ -5,12 +5,12 @@
 
 use super::act::{self, SelfRule};
 use super::arrange::{self, PaneAction, WindowAction};
-use super::refs::Kind;
-use super::typed::schema_of;
+use super::ids::{Generation, PaneId, WindowId};
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 pub const SELECT_PANE: ToolSpec = ToolSpec {
     name: "select_pane",
@@ -18,7 +18,7 @@ pub const SELECT_PANE: ToolSpec = ToolSpec {
     description: "Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.",
     annotations: Annotations::mutating("Select pane", true),
     opt_in: false,
-    input_schema: select_pane_schema,
+    input_schema: input_of::<PaneArgs>,
     output_schema: schema_of::<PaneAction>,
     run: run_select_pane,
 };
@@ -29,47 +29,25 @@ pub const SELECT_WINDOW: ToolSpec = ToolSpec {
     description: "Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).",
     annotations: Annotations::mutating("Select window", true),
     opt_in: false,
-    input_schema: select_window_schema,
+    input_schema: input_of::<WindowArgs>,
     output_schema: schema_of::<WindowAction>,
     run: run_select_window,
 };
 
-fn select_pane_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId"],
-        "properties": {
-            "paneId": act::id_schema(Kind::Pane, "The pane to make active, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema()
-        }
-    })
-}
-
-fn select_window_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["windowId"],
-        "properties": {
-            "windowId": act::id_schema(Kind::Window, "The window to make current, e.g. @2 (see list_windows)."),
-            "generation": act::generation_schema()
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PaneArgs {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane to make active, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WindowArgs {
-    window_id: String,
-    generation: Option<String>,
+    /// The window to make current, e.g. @2 (see list_windows).
+    window_id: WindowId,
+    generation: Option<Generation>,
 }
 
 fn run_select_pane(c: Call<'_>) -> CallFuture<'_> {

@@ -8,14 +8,13 @@
 //! unreadable rather than read as something else. Formats cannot list the
 //! environment, or tell an unset variable from an empty one.
 
-use super::show_options::{
-    context, context_schema, escaped_note, expand_keys, ContextRecord, NamedValue,
-};
+use super::ids::SessionFilter;
+use super::show_options::{context, escaped_note, expand_keys, ContextRecord, NamedValue};
+use super::typed::input_of;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_environment",
@@ -23,27 +22,23 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.",
     annotations: Annotations::read_only("Show environment"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["names"],
-        "properties": {
-            "names": { "type": "array", "minItems": 1, "maxItems": 64, "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]{0,255}$" }, "description": "Variable names, e.g. PATH." },
-            "session": context_schema("As this session sees them (its environment, then the global one): its id ($1) or name.")
-        }
-    })
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// Variable names, e.g. PATH.
+    #[schemars(
+        length(min = 1, max = 64),
+        inner(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]{0,255}$"))
+    )]
     names: Vec<String>,
-    session: Option<String>,
+    /// As this session sees them (its environment, then the global one): its
+    /// id ($1) or name.
+    session: Option<SessionFilter>,
 }
 
 #[derive(Serialize, JsonSchema)]

@@ -4,12 +4,13 @@
 //! its table (3.3a–3.7c), so it can never fire one; see `tmux_mcp_core::hooks`. The
 //! broker never sets or changes a hook.
 
-use super::show_options::{context, context_schema, escaped_note, ContextKind, ContextRecord};
+use super::ids::{PaneId, SessionFilter, WindowId};
+use super::show_options::{context, escaped_note, ContextKind, ContextRecord};
+use super::typed::input_of;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_hooks",
@@ -17,28 +18,20 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
     annotations: Annotations::read_only("Show hooks"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "session": context_schema("Hooks set on this session: its id ($1) or name."),
-            "window": { "type": "string", "pattern": "^@[0-9]+$", "maxLength": 32, "description": "Hooks set on this window." },
-            "pane": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32, "description": "Hooks set on this pane." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
-    session: Option<String>,
-    window: Option<String>,
-    pane: Option<String>,
+    /// Hooks set on this session: its id ($1) or name.
+    session: Option<SessionFilter>,
+    /// Hooks set on this window.
+    window: Option<WindowId>,
+    /// Hooks set on this pane.
+    pane: Option<PaneId>,
 }
 
 #[derive(Serialize, JsonSchema)]

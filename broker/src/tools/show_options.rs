@@ -19,13 +19,14 @@
 //! pane), filtered to the id asked for; no context means the global values.
 
 use super::criteria::Entity;
+use super::ids::{PaneId, SessionFilter, WindowId};
 use super::list_sessions::{self, fields, LinkFields};
+use super::typed::input_of;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use tmux_mcp_core::feed::unvis_separators;
 use tmux_mcp_core::feed::{field, RS, US};
 
@@ -35,7 +36,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.",
     annotations: Annotations::read_only("Show options"),
     opt_in: false,
-    input_schema,
+    input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,
 };
@@ -60,30 +61,19 @@ fn name_pattern() -> String {
     )
 }
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["names"],
-        "properties": {
-            "names": { "type": "array", "minItems": 1, "maxItems": 64, "items": { "type": "string", "pattern": name_pattern(), "maxLength": 160 }, "description": "Option names: @user options, tmux options (history-limit, status-format[0], mouse …)." },
-            "session": context_schema("Values as this session sees them: its id ($1) or name."),
-            "window": { "type": "string", "pattern": "^@[0-9]+$", "maxLength": 32, "description": "Values as this window (its active pane) sees them." },
-            "pane": { "type": "string", "pattern": "^%[0-9]+$", "maxLength": 32, "description": "Values as this pane sees them." }
-        }
-    })
-}
-
-pub(super) fn context_schema(description: &str) -> Value {
-    json!({ "type": "string", "minLength": 1, "maxLength": 256, "description": description })
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// Option names: @user options, tmux options (history-limit,
+    /// status-format[0], mouse …).
+    #[schemars(length(min = 1, max = 64), inner(regex(pattern = name_pattern()), length(max = 160)))]
     names: Vec<String>,
-    session: Option<String>,
-    window: Option<String>,
-    pane: Option<String>,
+    /// Values as this session sees them: its id ($1) or name.
+    session: Option<SessionFilter>,
+    /// Values as this window (its active pane) sees them.
+    window: Option<WindowId>,
+    /// Values as this pane sees them.
+    pane: Option<PaneId>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -341,6 +331,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn names_are_only_what_cannot_be_a_format_variable() {

@@ -6,15 +6,18 @@
 //! session-scoped agent's view, so only a server-scoped one may create one.
 
 use super::act::{self, SelfRule};
+use super::arrange::Name;
 use super::arrange::{self, ProgramArgs, Spawned};
 use super::envelope::Delivery;
+use super::ids::{Generation, PaneId, SessionId};
 use super::launch;
 use super::refs::{Kind, INT_MAX};
-use super::typed::schema_of;
+use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::time::{Duration, Instant};
 use tmux_mcp_core::wire::Scope;
 
@@ -24,7 +27,7 @@ pub const CREATE_SESSION: ToolSpec = ToolSpec {
     description: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
     annotations: Annotations::mutating("Create session", false),
     opt_in: false,
-    input_schema: create_session_schema,
+    input_schema: input_of::<SessionArgs>,
     output_schema: schema_of::<Spawned>,
     run: run_create_session,
 };
@@ -35,7 +38,7 @@ pub const CREATE_WINDOW: ToolSpec = ToolSpec {
     description: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
     annotations: Annotations::mutating("Create window", false),
     opt_in: false,
-    input_schema: create_window_schema,
+    input_schema: input_of::<WindowArgs>,
     output_schema: schema_of::<Spawned>,
     run: run_create_window,
 };
@@ -46,100 +49,97 @@ pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
     description: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
     annotations: Annotations::mutating("Split window", false),
     opt_in: false,
-    input_schema: split_window_schema,
+    input_schema: input_of::<SplitArgs>,
     output_schema: schema_of::<Spawned>,
     run: run_split_window,
 };
 
-const DEFAULT_PROGRAM: &str = "tmux's default-command (the user's shell)";
-
-/// A tool's input schema: its own properties, then the program's.
-fn schema(required: &[&str], own: Value) -> Value {
-    let mut props: Map<String, Value> = match own {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
-    props.extend(arrange::program_properties(DEFAULT_PROGRAM));
-    json!({ "type": "object", "additionalProperties": false, "required": required, "properties": props })
-}
-
-fn int(min: i64, description: &str) -> Value {
-    json!({ "type": "integer", "minimum": min, "maximum": INT_MAX, "description": description })
-}
-
-fn create_session_schema() -> Value {
-    schema(
-        &[],
-        json!({
-            "name": arrange::name_schema("The session name (tmux up to 3.5 turns `.` and `:` into `_`; the result has the real one). Default: tmux's (a number)."),
-            "windowName": arrange::name_schema("The first window's name."),
-            "width": int(1, "Width of the session's window, in cells."),
-            "height": int(1, "Height of the session's window, in cells.")
-        }),
-    )
-}
-
-fn create_window_schema() -> Value {
-    schema(
-        &["sessionId"],
-        json!({
-            "sessionId": act::id_schema(Kind::Session, "The session to create the window in, e.g. $1 (see list_sessions)."),
-            "generation": act::generation_schema(),
-            "name": arrange::name_schema("The window name."),
-            "index": int(0, "The window index in the session; it must be free. Default: the next free one."),
-            "select": { "type": "boolean", "description": "Make the new window the session's current window (default false)." }
-        }),
-    )
-}
-
-fn split_window_schema() -> Value {
-    schema(
-        &["paneId", "direction"],
-        json!({
-            "paneId": act::id_schema(Kind::Pane, "The pane to split, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema(),
-            "direction": { "enum": ["right", "left", "below", "above"], "description": "Where the new pane goes relative to paneId." },
-            "size": { "oneOf": [int(1, "Cells."), { "type": "string", "pattern": "^(?:[1-9][0-9]?|100)%$", "description": "A percentage of the split pane, e.g. \"30%\"." }] },
-            "select": { "type": "boolean", "description": "Make the new pane the window's active pane (default false)." }
-        }),
-    )
-}
-
-#[derive(Deserialize)]
+// `schemars(deny_unknown_fields)`, not serde's: serde refuses unknown
+// fields only without `flatten`, and the published schema has refused them
+// before the arguments are decoded.
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 struct SessionArgs {
-    name: Option<String>,
-    window_name: Option<String>,
+    /// The session name (tmux up to 3.5 turns `.` and `:` into `_`; the
+    /// result has the real one). Default: tmux's (a number).
+    name: Option<Name>,
+    /// The first window's name.
+    window_name: Option<Name>,
+    /// Width of the session's window, in cells.
+    #[schemars(range(min = 1, max = INT_MAX))]
     width: Option<i64>,
+    /// Height of the session's window, in cells.
+    #[schemars(range(min = 1, max = INT_MAX))]
     height: Option<i64>,
     #[serde(flatten)]
     program: ProgramArgs,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 struct WindowArgs {
-    session_id: String,
-    generation: Option<String>,
-    name: Option<String>,
+    /// The session to create the window in, e.g. $1 (see list_sessions).
+    session_id: SessionId,
+    generation: Option<Generation>,
+    /// The window name.
+    name: Option<Name>,
+    /// The window index in the session; it must be free. Default: the next
+    /// free one.
+    #[schemars(range(min = 0, max = INT_MAX))]
     index: Option<i64>,
+    /// Make the new window the session's current window (default false).
     #[serde(default)]
     select: bool,
     #[serde(flatten)]
     program: ProgramArgs,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 struct SplitArgs {
-    pane_id: String,
-    generation: Option<String>,
-    direction: String,
-    size: Option<Value>,
+    /// The pane to split, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// Where the new pane goes relative to paneId.
+    direction: Direction,
+    size: Option<Size>,
+    /// Make the new pane the window's active pane (default false).
     #[serde(default)]
     select: bool,
     #[serde(flatten)]
     program: ProgramArgs,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Direction {
+    Right,
+    Left,
+    Below,
+    Above,
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Direction::Right => "right",
+            Direction::Left => "left",
+            Direction::Below => "below",
+            Direction::Above => "above",
+        })
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Size {
+    /// Cells.
+    Cells(#[schemars(range(min = 1, max = INT_MAX))] i64),
+    /// A percentage of the split pane, e.g. "30%".
+    Percent(#[schemars(regex(pattern = r"^(?:[1-9][0-9]?|100)%$"))] String),
 }
 
 fn run_create_session(c: Call<'_>) -> CallFuture<'_> {
@@ -274,11 +274,11 @@ async fn split_window(
     }
     // tmux's -h splits side by side, -v one above the other; -b puts the new
     // pane before (left of or above) the split one.
-    let (axis, before) = match a.direction.as_str() {
-        "right" => ("-h", false),
-        "left" => ("-h", true),
-        "below" => ("-v", false),
-        _ => ("-v", true),
+    let (axis, before) = match a.direction {
+        Direction::Right => ("-h", false),
+        Direction::Left => ("-h", true),
+        Direction::Below => ("-v", false),
+        Direction::Above => ("-v", true),
     };
     cmd.push(axis.into());
     if before {
@@ -286,9 +286,9 @@ async fn split_window(
     }
     cmd.extend(["-t".into(), parent.id.clone()]);
     match &a.size {
-        Some(Value::Number(n)) => cmd.extend(["-l".into(), n.to_string()]),
-        Some(Value::String(s)) => cmd.extend(["-l".into(), s.clone()]),
-        _ => {}
+        Some(Size::Cells(n)) => cmd.extend(["-l".into(), n.to_string()]),
+        Some(Size::Percent(p)) => cmd.extend(["-l".into(), p.clone()]),
+        None => {}
     }
     cmd.extend([
         "-P".into(),

@@ -29,6 +29,99 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The input schema of a tool's `Args` (draft 2020-12), as published in
+/// `tools/list` and enforced before the tool runs: the one description of a
+/// tool's arguments, so the schema and the decoding cannot disagree.
+///
+/// Field descriptions are the fields' doc comments, with the source's line
+/// wrapping undone (a blank line stays a paragraph break). An `Option` field is
+/// optional, not nullable: `null` is refused by the schema as before (schemars
+/// would publish `["string", "null"]`). The root carries no `title` or
+/// `description` (the struct's name and doc comment are for its readers; the
+/// tool's description is the tool's) and no `$schema` (MCP's default dialect
+/// is 2020-12).
+pub fn input_of<T: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>())
+        .expect("a derived schema is JSON");
+    debug_assert_eq!(
+        schema["type"], "object",
+        "a tool's input root must be an object"
+    );
+    if let Some(m) = schema.as_object_mut() {
+        m.remove("title");
+        m.remove("description");
+        // Some clients (OpenAI's function calling among them) want
+        // `properties` on every object schema, even an empty one.
+        m.entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    input_shape(&mut schema);
+    standard_formats(&mut schema);
+    schema
+}
+
+/// What [`input_of`] changes in schemars' output, at any depth: `null` out of
+/// every type list, and descriptions unwrapped.
+fn input_shape(schema: &mut Value) {
+    match schema {
+        Value::Object(m) => {
+            if let Some(Value::Array(types)) = m.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    m.insert("type".into(), only);
+                }
+            }
+            // `Option<Enum>` is `anyOf: [enum, {const: null}]` or a `null` in
+            // the enum's values.
+            if let Some(Value::Array(vs)) = m.get_mut("enum") {
+                vs.retain(|v| !v.is_null());
+            }
+            if let Some(Value::Array(any)) = m.get("anyOf") {
+                let rest: Vec<&Value> = any
+                    .iter()
+                    .filter(|v| {
+                        v.get("type") != Some(&Value::from("null"))
+                            && v.get("const") != Some(&Value::Null)
+                    })
+                    .collect();
+                if rest.len() == 1 && any.len() == 2 {
+                    let inner = rest[0].clone();
+                    m.remove("anyOf");
+                    if let Value::Object(inner) = inner {
+                        for (k, v) in inner {
+                            m.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+            if let Some(Value::String(d)) = m.get_mut("description") {
+                *d = unwrap_doc(d);
+            }
+            m.values_mut().for_each(input_shape);
+        }
+        Value::Array(a) => a.iter_mut().for_each(input_shape),
+        _ => {}
+    }
+}
+
+/// A doc comment as one paragraph per blank-line-separated block.
+fn unwrap_doc(doc: &str) -> String {
+    doc.split("\n\n")
+        .map(|p| p.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The arguments of a tool that takes none: `{}` and nothing else.
+#[derive(serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
 /// The `format` values JSON Schema 2020-12 defines; schemars also writes its
 /// own (`uint64`, `int32`, `double` …), which strict clients flag (Gemini CLI
 /// and the TypeScript SDK warn about each, MCP Inspector `--strict` too).
