@@ -9,7 +9,6 @@ use super::envelope::Delivery;
 use super::refs::{self, Failure, Kind, Refusal, Target};
 use super::ToolOutput;
 use crate::session::Session;
-use serde_json::{json, Value};
 
 /// What a tool may do to the agent's own pane (the pane the relay runs in),
 /// its window and its session.
@@ -168,23 +167,6 @@ pub async fn run(session: &Session, argv: &[&str]) -> Result<String, ToolOutput>
     refs::run_command(&session.broker, argv)
         .await
         .map_err(|f| failed(&f))
-}
-
-/// Input-schema property of an entity id (`paneId`, `windowId`, `sessionId`).
-pub fn id_schema(kind: Kind, description: &str) -> Value {
-    let pattern = match kind {
-        Kind::Session => "^\\$[0-9]+$",
-        Kind::Window => "^@[0-9]+$",
-        Kind::Pane => "^%[0-9]+$",
-    };
-    json!({ "type": "string", "pattern": pattern, "maxLength": 32, "description": description })
-}
-
-/// Input-schema property of the optional `generation` that guards an id: when
-/// given and not this server's, nothing is sent (`stale` references from a
-/// restarted server never reach a reused id).
-pub fn generation_schema() -> Value {
-    json!({ "type": "string", "minLength": 1, "maxLength": 128, "description": "The generation the id was read under (from list_panes and the other reads); when given and not this tmux server's, nothing is sent." })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, Tier, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "batch",
@@ -17,7 +17,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Batch of reads"),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Batch>,
     run,
 };
@@ -25,40 +25,23 @@ pub const SPEC: ToolSpec = ToolSpec {
 /// Most calls one batch may carry.
 const MAX_CALLS: usize = 32;
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["calls"],
-        "properties": {
-            "calls": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": MAX_CALLS,
-                "description": "The calls, run concurrently, answered in this order.",
-                "items": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["tool"],
-                    "properties": {
-                        "tool": { "type": "string", "minLength": 1, "maxLength": 64, "description": "A read-only tool of tools/list, e.g. list_panes." },
-                        "arguments": { "type": "object", "description": "Its arguments (default {})." }
-                    }
-                }
-            }
-        }
-    })
-}
-
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Args {
+    /// The calls, run concurrently, answered in this order.
+    #[schemars(length(min = 1, max = MAX_CALLS))]
     calls: Vec<OneCall>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct OneCall {
+    /// A read-only tool of tools/list, e.g. list_panes.
+    #[schemars(length(min = 1, max = 64))]
     tool: String,
+    /// Its arguments (default {}).
     #[serde(default)]
+    #[schemars(schema_with = "any_object")]
     arguments: Option<serde_json::Map<String, Value>>,
 }
 

@@ -9,9 +9,11 @@
 //! generation model (the broker serves exactly one tmux server instance) and
 //! `observe`'s in-queue guard cover the same ground.
 
-use super::read::{int_arg, observe_failure, resolve};
+use super::read::{observe_failure, resolve};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 use tmux_mcp_engine::lines::{
@@ -30,6 +32,33 @@ pub const SPEC: ToolSpec = ToolSpec {
     output_schema,
     run,
 };
+
+/// The arguments. The published schema is the seed contract, byte for byte
+/// (key order and draft included); `Args` derives the same schema, which a
+/// test checks, so the decoding below and the contract cannot drift apart.
+/// Unknown fields are ignored, as the contract allows them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// Stable pane id, e.g. %1.
+    #[schemars(regex(pattern = r"^%\d+$"))]
+    pane_id: String,
+    /// First line; negative reaches into scrollback.
+    #[schemars(range(min = -9_007_199_254_740_991_i64, max = 9_007_199_254_740_991_i64))]
+    start: Option<i64>,
+    /// Last line, on the same scale as start: 0 is the top of the visible
+    /// screen and negative reaches back into history. It does not count back
+    /// from the bottom, so end:-1 is one line above the screen top, not the
+    /// last line of output.
+    #[schemars(range(min = -9_007_199_254_740_991_i64, max = 9_007_199_254_740_991_i64))]
+    end: Option<i64>,
+    /// Rejoin lines tmux wrapped.
+    join_wrapped: Option<bool>,
+    /// Keep at most this many lines, from the end. Defaults to the server
+    /// limit.
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 9_007_199_254_740_991_i64))]
+    max_lines: Option<i64>,
+}
 
 /// The contract files, published as they are (key order kept).
 fn input_schema() -> Value {
@@ -55,22 +84,23 @@ fn output_schema() -> Value {
 // ---------------------------------------------------------------------------
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+    Box::pin(async move {
+        match c.parse::<Args>() {
+            Ok(a) => call(c.session, a).await,
+            Err(e) => e,
+        }
+    })
 }
 
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
-    let id = args["paneId"].as_str().unwrap_or_default();
+pub async fn call(session: &Session, args: Args) -> ToolOutput {
+    let id = args.pane_id.as_str();
     let pane = match resolve(session, id, session.read_freshness()).await {
         Ok(r) => r,
         Err(e) => return e,
     };
-    let start = int_arg(args, "start");
-    let end = int_arg(args, "end");
-    let join = args
-        .get("joinWrapped")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let limit = effective_result_lines(int_arg(args, "maxLines"));
+    let (start, end) = (args.start, args.end);
+    let join = args.join_wrapped.unwrap_or(false);
+    let limit = effective_result_lines(args.max_lines);
 
     // Planned from the cached size, which the capture's guard proves; if the
     // pane was resized since, the guard re-read the table: plan again once.
@@ -195,5 +225,12 @@ mod tests {
             ["end", "joinWrapped", "maxLines", "paneId", "start"],
             "contract key order is kept"
         );
+    }
+
+    #[test]
+    fn args_derive_the_contract() {
+        let mut derived = super::super::typed::input_of::<Args>();
+        derived["$schema"] = json!("http://json-schema.org/draft-07/schema#");
+        assert_eq!(derived, input_schema());
     }
 }

@@ -111,7 +111,7 @@ async fn call(session: &Session, args: &Value) -> ToolOutput {
     let out = capture_since::call(
         session,
         capture_since::Args {
-            pane_id,
+            pane_id: super::ids::PaneId(pane_id),
             cursor,
             max_lines: Some(unlimited(max_lines)),
             max_bytes: Some(unlimited(max_bytes)),

@@ -9,7 +9,7 @@ use serde::Serialize;
 #[serde(deny_unknown_fields)]
 pub struct SessionRef {
     pub kind: SessionKind,
-    #[schemars(regex(pattern = r"^\$[0-9]+$"), length(max = 32))]
+    #[schemars(regex(pattern = super::ids::SESSION_ID), length(max = 32))]
     pub id: String,
     #[schemars(length(min = 1, max = 128))]
     pub generation: String,
@@ -25,7 +25,7 @@ pub enum SessionKind {
 #[serde(deny_unknown_fields)]
 pub struct WindowRef {
     pub kind: WindowKind,
-    #[schemars(regex(pattern = r"^@[0-9]+$"), length(max = 32))]
+    #[schemars(regex(pattern = super::ids::WINDOW_ID), length(max = 32))]
     pub id: String,
     #[schemars(length(min = 1, max = 128))]
     pub generation: String,

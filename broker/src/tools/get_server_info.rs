@@ -31,7 +31,7 @@ struct Info {
     /// Seconds since the epoch, as tmux reports it (`#{start_time}`).
     server_start_time: u64,
     scope: tmux_mcp_core::wire::Scope,
-    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
     caller_pane_id: Option<String>,
     caller_session_ids: Vec<String>,
     broker: BrokerInfo,
@@ -68,7 +68,7 @@ struct ClientRecord {
     /// `null` when tmux reports no size (a control client that set none).
     width: Option<u32>,
     height: Option<u32>,
-    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     readonly: bool,

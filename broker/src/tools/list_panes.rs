@@ -45,10 +45,10 @@ struct Listing {
 pub(super) struct PaneRecord {
     #[serde(rename = "ref")]
     reference: refs::PaneRef,
-    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
     id: String,
     index: i64,
-    #[schemars(regex(pattern = r"^@[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
     window_id: String,
     window_name: String,
     active: bool,
@@ -82,7 +82,7 @@ enum ProcessState {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PlacementRecord {
-    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     index: i64,

@@ -39,7 +39,7 @@ struct Listing {
 pub(super) struct SessionRecord {
     #[serde(rename = "ref")]
     reference: SessionRef,
-    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
     id: String,
     name: String,
     /// Seconds since the epoch.
@@ -55,7 +55,7 @@ pub(super) struct SessionRecord {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SessionWindow {
-    #[schemars(regex(pattern = r"^@[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
     window_id: String,
     index: i64,
     active: bool,

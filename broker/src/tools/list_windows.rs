@@ -45,14 +45,14 @@ struct Listing {
 pub(super) struct WindowRecord {
     #[serde(rename = "ref")]
     reference: WindowRef,
-    #[schemars(regex(pattern = r"^@[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
     id: String,
     name: String,
     width: u32,
     height: u32,
     pane_count: u64,
     layout: String,
-    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
     active_pane_id: Option<String>,
     links: Vec<WindowLink>,
 }
@@ -61,7 +61,7 @@ pub(super) struct WindowRecord {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WindowLink {
-    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     index: i64,

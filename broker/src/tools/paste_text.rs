@@ -19,14 +19,14 @@
 //! still brackets correctly: `-p` decides inside tmux).
 
 use super::act;
-use super::refs::{self, Kind, PaneRef, NO_NUL};
+use super::ids::{Generation, PaneId};
+use super::refs::{self, PaneRef, NO_NUL};
 use super::send::{split_text, COMMAND_ARG_BYTES};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "paste_text",
@@ -34,31 +34,22 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Paste text into a pane", false),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Pasted>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId", "text"],
-        "properties": {
-            "paneId": act::id_schema(Kind::Pane, "The pane to paste into, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema(),
-            "text": { "type": "string", "minLength": 1, "maxLength": 65536, "pattern": NO_NUL, "description": "The text to paste." },
-            "lineEnding": { "enum": ["cr", "lf"], "description": "What a line feed in text arrives as: \"cr\" (default, like a terminal paste) or \"lf\" (unchanged)." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane to paste into, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// The text to paste.
+    #[schemars(length(min = 1, max = 65536), regex(pattern = NO_NUL))]
     text: String,
+    /// What a line feed in text arrives as: "cr" (default, like a terminal
+    /// paste) or "lf" (unchanged).
     #[serde(default)]
     line_ending: LineEnding,
 }

@@ -100,7 +100,7 @@ pub fn any_ref_schema() -> Value {
 #[serde(deny_unknown_fields)]
 pub struct PaneRef {
     pub kind: PaneKind,
-    #[schemars(regex(pattern = r"^%[0-9]+$"), length(max = 32))]
+    #[schemars(regex(pattern = super::ids::PANE_ID), length(max = 32))]
     pub id: String,
     #[schemars(length(min = 1, max = 128))]
     pub generation: String,

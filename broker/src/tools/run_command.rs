@@ -49,14 +49,14 @@
 
 use super::act;
 use super::envelope::Delivery;
-use super::refs::{Kind, PaneRef};
+use super::ids::{Generation, PaneId};
+use super::refs::PaneRef;
 use super::send::{self, Input};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -73,7 +73,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Run a command in a pane's shell", false),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<JobView>,
     run,
 };
@@ -98,33 +98,32 @@ const POSIX_SHELLS: &[&str] = &[
 /// Shells with other syntax, refused by name.
 const OTHER_SHELLS: &[&str] = &["fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh"];
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId", "command"],
-        "properties": {
-            "paneId": act::id_schema(Kind::Pane, "The pane whose shell runs the command, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema(),
-            "command": { "type": "string", "minLength": 1, "maxLength": 16384, "pattern": "^[^\\x00-\\x09\\x0b-\\x1f\\x7f]*$", "description": "A shell command line; it may hold newlines but no other control character (the shell's line editor would act on it: Tab completes, CR submits); write \\t as $'\\t' or printf '\\t'." },
-            "timeoutMs": { "type": "integer", "minimum": 1, "maximum": 3_600_000, "description": "How long to wait for the status; clamped to the broker's request timeout (reported). Default: that timeout." },
-            "detach": { "type": "boolean", "description": "Return at once with a job id to collect with get_job (default false)." },
-            "maxLines": { "type": "integer", "minimum": 1, "maximum": 100_000, "description": "Output lines kept, from the end (default 1000)." },
-            "maxOutputBytes": { "type": "integer", "minimum": 1, "maximum": MAX_OUTPUT_BYTES, "description": "Output bytes kept, from the end (default 65536)." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane whose shell runs the command, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// A shell command line; it may hold newlines but no other control
+    /// character (the shell's line editor would act on it: Tab completes, CR
+    /// submits); write \t as $'\t' or printf '\t'.
+    #[schemars(
+        length(min = 1, max = 16384),
+        regex(pattern = r"^[^\x00-\x09\x0b-\x1f\x7f]*$")
+    )]
     command: String,
+    /// How long to wait for the status; clamped to the broker's request
+    /// timeout (reported). Default: that timeout.
+    #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
+    /// Return at once with a job id to collect with get_job (default false).
     #[serde(default)]
     detach: bool,
+    /// Output lines kept, from the end (default 1000).
+    #[schemars(range(min = 1, max = 100_000))]
     max_lines: Option<usize>,
+    /// Output bytes kept, from the end (default 65536).
+    #[schemars(range(min = 1, max = MAX_OUTPUT_BYTES))]
     max_output_bytes: Option<usize>,
 }
 
@@ -442,16 +441,11 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 .min(MAX_OUTPUT_BYTES),
         };
         let identity = pane.process.as_ref().ok().cloned();
-        tokio::spawn(collect(
-            broker.clone(),
-            session.jobs.clone(),
-            dir,
-            watch,
-            identity,
-            limits,
-            started,
-            tx,
-        ));
+        let (broker, jobs) = (broker.clone(), session.jobs.clone());
+        tokio::spawn(async move {
+            collect(broker, dir, watch, identity, limits, started, tx).await;
+            prune(&mut jobs.lock());
+        });
         session.jobs.lock().insert(
             id.clone(),
             Job {
@@ -557,7 +551,6 @@ struct Limits {
 /// removes the job directory.
 async fn collect(
     broker: Arc<Broker>,
-    jobs: Arc<Jobs>,
     dir: PathBuf,
     watch: TtyWatch,
     identity: Option<Arc<tmux_mcp_core::process::ProcessIdentity>>,
@@ -604,7 +597,6 @@ async fn collect(
     };
     let _ = std::fs::remove_dir_all(&dir);
     tx.send_replace(Some(finish));
-    prune(&mut jobs.lock());
 }
 
 /// `$?` as the shell wrote it (`N\n`), once the file is complete.

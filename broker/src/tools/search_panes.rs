@@ -22,7 +22,6 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use tmux_mcp_engine::capture_batch::{self, Batched};
 use tmux_mcp_engine::lines;
 use tmux_mcp_engine::lines::{decode_lines, effective_result_lines};
@@ -35,7 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.",
     annotations: Annotations::read_only("Search panes"),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Found>,
     run,
 };
@@ -59,40 +58,35 @@ pub(super) const PAGE_BYTES: usize = 900_000;
 /// Compiled-regex size bound.
 const REGEX_SIZE: usize = 1 << 20;
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["pattern"],
-        "properties": {
-            "pattern": { "type": "string", "minLength": 1, "maxLength": 65536, "description": "Text to find (literal unless regex is true)." },
-            "regex": { "type": "boolean", "default": false, "description": "Treat pattern as a regular expression (Rust regex syntax, linear time)." },
-            "matchCase": { "type": "boolean", "default": true, "description": "false: case-insensitive." },
-            "session": { "type": "string", "minLength": 1, "maxLength": 256, "description": "Only panes of this session: its id ($1) or name." },
-            "scrollbackLines": { "type": "integer", "minimum": 0, "maximum": 100000, "default": 0, "description": "History lines above the visible screen to search too (clamped to the result-line ceiling)." },
-            "maxMatchesPerPane": { "type": "integer", "minimum": 1, "maximum": 10000, "default": 5 },
-            "offset": { "type": "integer", "minimum": 0, "maximum": 2147483647, "default": 0, "description": "Matches to skip (paging; see nextOffset)." },
-            "limit": { "type": "integer", "minimum": 1, "maximum": 1000, "default": 100, "description": "Matches per page." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
+    /// Text to find (literal unless regex is true).
+    #[schemars(length(min = 1, max = 65536))]
     pattern: String,
+    /// Treat pattern as a regular expression (Rust regex syntax, linear time).
     #[serde(default)]
     regex: bool,
+    /// false: case-insensitive.
     #[serde(default = "yes")]
     match_case: bool,
-    session: Option<String>,
+    /// Only panes of this session: its id ($1) or name.
+    session: Option<super::ids::SessionFilter>,
+    /// History lines above the visible screen to search too (clamped to the
+    /// result-line ceiling).
     #[serde(default)]
+    #[schemars(range(min = 0, max = 100_000))]
     scrollback_lines: i64,
     #[serde(default = "five")]
+    #[schemars(range(min = 1, max = 10_000))]
     max_matches_per_pane: usize,
+    /// Matches to skip (paging; see nextOffset).
     #[serde(default)]
+    #[schemars(range(max = 2_147_483_647))]
     offset: usize,
+    /// Matches per page.
     #[serde(default = "hundred")]
+    #[schemars(range(min = 1, max = 1000))]
     limit: usize,
 }
 
@@ -123,7 +117,7 @@ struct Found {
     panes_searched: usize,
     panes_matched: usize,
     /// Panes with more matching lines than maxMatchesPerPane (the rest dropped).
-    #[schemars(inner(regex(pattern = r"^%[0-9]+$")))]
+    #[schemars(inner(regex(pattern = super::ids::PANE_ID)))]
     panes_truncated: Vec<String>,
     /// Panes not captured because an after-capture-pane hook is set.
     panes_skipped: Vec<PaneProblem>,
@@ -141,14 +135,14 @@ struct Found {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Match {
-    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
     pane_id: String,
     #[serde(rename = "ref")]
     reference: PaneRef,
     /// 1-based, within the pane's captured range (1 = its top line).
     line_number: usize,
     text: String,
-    #[schemars(regex(pattern = r"^@[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
     window_id: String,
     window_name: String,
     placements: Vec<Placement>,
@@ -157,7 +151,7 @@ struct Match {
 #[derive(Serialize, JsonSchema, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Placement {
-    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     index: i64,
@@ -166,7 +160,7 @@ struct Placement {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct PaneProblem {
-    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
     pub pane_id: String,
     pub reason: String,
 }
@@ -679,6 +673,7 @@ fn summary(f: &Found) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn args(pattern: &str, regex: bool, match_case: bool) -> Args {
         serde_json::from_value(

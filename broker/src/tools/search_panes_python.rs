@@ -65,7 +65,7 @@ fn input_schema() -> Value {
             "pattern": { "type": "string", "minLength": 1, "maxLength": 65536, "description": "Text to search for in pane content (literal unless regex is true)." },
             "regex": { "type": "boolean", "default": false, "description": "Treat pattern as a regular expression (Rust regex syntax, linear time)." },
             "session_name": opt(json!({ "type": "string" }), "Only the panes of this session (by name)."),
-            "session_id": opt(json!({ "type": "string", "pattern": "^\\$[0-9]+$" }), "Only the panes of this session (e.g. '$1'); wins over session_name."),
+            "session_id": opt(json!({ "type": "string", "pattern": super::ids::SESSION_ID }), "Only the panes of this session (e.g. '$1'); wins over session_name."),
             "match_case": { "type": "boolean", "default": false, "description": "true: case-sensitive." },
             "content_start": opt(line.clone(), "First line of the range searched (capture-pane -S); negative reaches into history. null: the top of the visible screen."),
             "content_end": opt(line, "Last line of the range searched (capture-pane -E). null: the bottom of the visible screen."),
@@ -86,7 +86,7 @@ struct Found {
     /// or a bound of the search (see the text).
     truncated: bool,
     /// The matched panes after this page (call again with a larger offset).
-    #[schemars(inner(regex(pattern = r"^%[0-9]+$")))]
+    #[schemars(inner(regex(pattern = super::ids::PANE_ID)))]
     truncated_panes: Vec<String>,
     /// Matched panes in all (before paging).
     total_panes_matched: usize,
@@ -99,7 +99,7 @@ struct Found {
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PaneContentMatch {
-    #[schemars(regex(pattern = r"^%[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
     pane_id: String,
     /// Left edge column, 0-based and window-relative (`null`: the pane was gone when its geometry was read).
     pane_left: Option<i64>,
@@ -115,11 +115,11 @@ struct PaneContentMatch {
     pane_tty: String,
     pane_current_command: String,
     pane_current_path: String,
-    #[schemars(regex(pattern = r"^@[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
     window_id: String,
     window_name: String,
     /// The session searched, else the pane's first session this agent sees.
-    #[schemars(regex(pattern = r"^\$[0-9]+$"))]
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     /// The last matching lines, top to bottom.

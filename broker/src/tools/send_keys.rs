@@ -9,13 +9,13 @@
 
 use super::act;
 use super::envelope::Delivery;
+use super::ids::{Generation, PaneId};
 use super::refs::{PaneRef, NO_NUL};
 use super::send::{self, Input};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "send_keys",
@@ -23,39 +23,27 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Send keys to a pane", false),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Sent>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId"],
-        "properties": {
-            "paneId": act::id_schema(super::refs::Kind::Pane, "The pane to type into, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema(),
-            "keys": {
-                "type": "array", "minItems": 1, "maxItems": 256,
-                "items": { "type": "string", "minLength": 1, "maxLength": 256, "pattern": NO_NUL },
-                "description": "tmux key names, sent in order, e.g. [\"C-c\"] or [\"Up\", \"Enter\"]."
-            },
-            "text": { "type": "string", "maxLength": 65536, "pattern": NO_NUL, "description": "Text to type; literal unless literal:false." },
-            "literal": { "type": "boolean", "description": "With text: type it character by character (default true); false lets tmux interpret it as a key name." },
-            "enter": { "type": "boolean", "description": "Press Enter after the keys or text (default false)." }
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane to type into, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// tmux key names, sent in order, e.g. ["C-c"] or ["Up", "Enter"].
+    #[schemars(length(min = 1, max = 256), inner(length(min = 1, max = 256), regex(pattern = NO_NUL)))]
     keys: Option<Vec<String>>,
+    /// Text to type; literal unless literal:false.
+    #[schemars(length(max = 65536), regex(pattern = NO_NUL))]
     text: Option<String>,
+    /// With text: type it character by character (default true); false lets
+    /// tmux interpret it as a key name.
     literal: Option<bool>,
+    /// Press Enter after the keys or text (default false).
     #[serde(default)]
     enter: bool,
 }

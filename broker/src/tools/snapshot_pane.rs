@@ -232,17 +232,37 @@ fn render_bounded(b: &BoundedText, recovery: &str) -> String {
 // The tool
 // ---------------------------------------------------------------------------
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+/// The arguments. The published schema is the seed contract, byte for byte;
+/// `Args` derives the same schema (a test checks), and unknown fields are
+/// ignored as the contract allows them.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// Stable pane id, e.g. %1.
+    #[schemars(regex(pattern = r"^%\d+$"))]
+    pane_id: String,
+    /// Keep at most this many lines, from the end. Defaults to the server
+    /// limit.
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 9_007_199_254_740_991_i64))]
+    max_lines: Option<i64>,
 }
 
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
-    let id = args["paneId"].as_str().unwrap_or_default();
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<Args>() {
+            Ok(a) => call(c.session, a).await,
+            Err(e) => e,
+        }
+    })
+}
+
+pub async fn call(session: &Session, args: Args) -> ToolOutput {
+    let id = args.pane_id.as_str();
     let pane = match read::resolve(session, id, observe::Freshness::Fresh).await {
         Ok(r) => r,
         Err(e) => return e,
     };
-    let limit = effective_result_lines(read::int_arg(args, "maxLines"));
+    let limit = effective_result_lines(args.max_lines);
     // What the agent sees of the pane's placements is cut to its scope.
     let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else {
         return read::observe_failure(id, &tmux_mcp_engine::observe::ObserveError::OutOfScope);
@@ -309,6 +329,13 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn args_derive_the_contract() {
+        let mut derived = super::super::typed::input_of::<Args>();
+        derived["$schema"] = serde_json::json!("http://json-schema.org/draft-07/schema#");
+        assert_eq!(derived, input_schema());
+    }
 
     #[test]
     fn string_budget_matches_the_spec() {

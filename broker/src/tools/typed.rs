@@ -65,7 +65,7 @@ pub fn input_of<T: JsonSchema>() -> Value {
 }
 
 /// What [`input_of`] changes in schemars' output, at any depth: `null` out of
-/// every type list, and descriptions unwrapped.
+/// every type list and default, and descriptions unwrapped.
 fn input_shape(schema: &mut Value) {
     match schema {
         Value::Object(m) => {
@@ -98,6 +98,11 @@ fn input_shape(schema: &mut Value) {
                         }
                     }
                 }
+            }
+            // An `Option` field's default is `None`, which the schema (no
+            // `null`) does not allow: not a default to publish.
+            if m.get("default") == Some(&Value::Null) {
+                m.remove("default");
             }
             if let Some(Value::String(d)) = m.get_mut("description") {
                 *d = unwrap_doc(d);

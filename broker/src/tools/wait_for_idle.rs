@@ -8,15 +8,14 @@
 //! pane. Echo by the kernel of typed input (a program reading in cooked mode)
 //! is not a write by the program and does not count as output.
 
-use super::act;
-use super::refs::{Kind, PaneRef};
+use super::ids::{Generation, PaneId};
+use super::refs::PaneRef;
 use super::typed::schema_of;
 use super::wait::Event;
-use super::wait_for_text::{timeout_schema, ClockReport, Watched};
+use super::wait_for_text::{ClockReport, Watched};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_idle",
@@ -24,31 +23,23 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
     annotations: Annotations::read_only("Wait for a pane to go quiet"),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Idle>,
     run,
 };
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId"],
-        "properties": {
-            "paneId": act::id_schema(Kind::Pane, "The pane to watch, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema(),
-            "idleSeconds": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "How long the pane must stay quiet (default 1)." },
-            "timeoutMs": timeout_schema()
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane to watch, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// How long the pane must stay quiet (default 1).
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
+    /// How long to wait; clamped to the broker's request timeout (reported).
+    /// Default: that timeout.
+    #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
 }
 

@@ -17,8 +17,9 @@
 //! counts: text already shown matches at once.
 
 use super::act::{self, SelfRule};
+use super::ids::{Generation, PaneId};
 use super::read;
-use super::refs::{Kind, PaneRef};
+use super::refs::PaneRef;
 use super::search_panes::build_regex;
 use super::typed::schema_of;
 use super::wait::{Event, PaneEvents};
@@ -26,7 +27,6 @@ use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpe
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::admission::Refused;
 use tmux_mcp_engine::lines;
@@ -39,51 +39,38 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
     annotations: Annotations::read_only("Wait for text in a pane"),
     opt_in: false,
-    input_schema,
+    input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Waited>,
     run,
 };
 
-fn patterns_schema(description: &str, min: usize) -> Value {
-    json!({ "type": "array", "minItems": min, "maxItems": 16, "items": { "type": "string", "minLength": 1, "maxLength": 1024 }, "description": description })
-}
-
-/// `timeoutMs`, shared with wait_for_idle.
-pub fn timeout_schema() -> Value {
-    json!({ "type": "integer", "minimum": 1, "maximum": 3_600_000, "description": "How long to wait; clamped to the broker's request timeout (reported). Default: that timeout." })
-}
-
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["paneId", "patterns"],
-        "properties": {
-            "paneId": act::id_schema(Kind::Pane, "The pane to watch, e.g. %3 (see list_panes)."),
-            "generation": act::generation_schema(),
-            "patterns": patterns_schema("Text to wait for; the first that matches is reported.", 1),
-            "stopPatterns": patterns_schema("Markers that end the wait early (e.g. an error prompt), reported as outcome stopped.", 0),
-            "regex": { "type": "boolean", "description": "Patterns are regular expressions (Rust regex syntax) rather than literal text (default false)." },
-            "ignoreCase": { "type": "boolean", "description": "Match case-insensitively (default false)." },
-            "idleSeconds": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "Also return (outcome idle) when the pane wrote nothing for this long." },
-            "timeoutMs": timeout_schema()
-        }
-    })
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    pane_id: String,
-    generation: Option<String>,
+    /// The pane to watch, e.g. %3 (see list_panes).
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    /// Text to wait for; the first that matches is reported.
+    #[schemars(length(min = 1, max = 16), inner(length(min = 1, max = 1024)))]
     patterns: Vec<String>,
+    /// Markers that end the wait early (e.g. an error prompt), reported as
+    /// outcome stopped.
     #[serde(default)]
+    #[schemars(length(min = 0, max = 16), inner(length(min = 1, max = 1024)))]
     stop_patterns: Vec<String>,
+    /// Patterns are regular expressions (Rust regex syntax) rather than
+    /// literal text (default false).
     #[serde(default)]
     regex: bool,
+    /// Match case-insensitively (default false).
     #[serde(default)]
     ignore_case: bool,
+    /// Also return (outcome idle) when the pane wrote nothing for this long.
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
+    /// How long to wait; clamped to the broker's request timeout (reported).
+    /// Default: that timeout.
+    #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
 }
 
@@ -361,7 +348,7 @@ mod tests {
     #[test]
     fn literal_patterns_are_escaped_and_rows_reported() {
         let args = Args {
-            pane_id: "%1".into(),
+            pane_id: PaneId("%1".into()),
             generation: None,
             patterns: vec!["a.c".into()],
             stop_patterns: vec![],
