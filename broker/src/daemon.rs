@@ -21,8 +21,8 @@
 //! wider); each accepted connection's peer credentials come from it, then the
 //! stream is used as the tokio `UnixStream` it wraps.
 
+use crate::jobs::Jobs;
 use crate::session::Session;
-use crate::tools::run_command::Jobs;
 use crate::{mcp, tools};
 use futures::StreamExt;
 use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};

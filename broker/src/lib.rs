@@ -9,6 +9,7 @@
 
 pub mod broker_main;
 pub mod daemon;
+pub mod jobs;
 pub mod mcp;
 pub mod resources;
 pub mod session;

@@ -27,7 +27,7 @@ pub struct Session {
     pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
     /// `run_command`'s jobs: the broker's one table, shared by its sessions.
-    pub jobs: Arc<crate::tools::run_command::Jobs>,
+    pub jobs: Arc<crate::jobs::Jobs>,
     /// Notices for this agent (`notifications/message`) at the level it chose.
     pub log: AgentLog,
 }

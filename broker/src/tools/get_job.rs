@@ -2,7 +2,7 @@
 //! still running, done (exit status and output tail), or lost. It only reads
 //! the broker's memory: nothing reaches tmux. A job is visible to sessions
 //! whose view covers the one that started it (like retained cursors); a finished
-//! job stays readable for `run_command::DONE_TTL`.
+//! job stays readable for `crate::jobs::DONE_TTL`.
 
 use super::run_command::{self, JobView};
 use super::typed::{input_of, schema_of};
@@ -40,7 +40,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 let text = run_command::summary(&v);
                 ToolOutput::typed(&v, text)
             }
-            None => ToolOutput::libtmux_error(format!("No job {} for this session: unknown, expired (finished jobs are kept {} s), collected by the run_command call that waited for it, or started by an agent whose scope this session does not cover. Nothing was sent to tmux.", args.job_id, run_command::DONE_TTL.as_secs())),
+            None => ToolOutput::libtmux_error(format!("No job {} for this session: unknown, expired (finished jobs are kept {} s), collected by the run_command call that waited for it, or started by an agent whose scope this session does not cover. Nothing was sent to tmux.", args.job_id, crate::jobs::DONE_TTL.as_secs())),
         }
     })
 }

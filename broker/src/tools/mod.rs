@@ -34,7 +34,7 @@ mod refs;
 mod rename;
 mod resize_pane;
 mod respawn_pane;
-pub mod run_command;
+mod run_command;
 mod search_panes;
 mod search_panes_python;
 mod select;

@@ -33,7 +33,7 @@
 //! cancels leaves the job to finish, after which it is dropped with its files
 //! (nobody holds its id). Jobs live in broker memory, owned like retained
 //! cursors (readable by sessions whose view covers the maker's), at most
-//! [`MAX_JOBS_PER_AGENT`] running or uncollected per agent and [`MAX_JOBS`] in
+//! [`crate::jobs::MAX_JOBS_PER_AGENT`] running or uncollected per agent and [`crate::jobs::MAX_JOBS`] in
 //! all (collected ones make room first), each keeping at most
 //! `maxOutputBytes` (≤ 256 KiB) of output tail and its command (≤ 16 KiB), so
 //! at most about 35 MiB; a finished job stays readable [`DONE_TTL`]. The cap
@@ -54,15 +54,14 @@ use super::refs::PaneRef;
 use super::send::{self, Input};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::jobs::{admit, prune, Finish, Job, JobState, Jobs, Output};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tmux_mcp_engine::retention::Owner;
 use tmux_mcp_engine::tty_watch::TtyWatch;
 use tmux_mcp_engine::Broker;
 use tokio::sync::watch;
@@ -78,12 +77,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-/// Jobs one agent may hold (running or finished and not yet expired).
-pub const MAX_JOBS_PER_AGENT: usize = 16;
-/// Jobs the broker holds in all.
-pub const MAX_JOBS: usize = 128;
-/// How long a finished job is kept for `get_job`.
-pub const DONE_TTL: Duration = Duration::from_secs(tmux_mcp_core::limits::CAPTURE_TTL_SECONDS);
 /// How long a job's status is awaited before the job is dropped.
 pub const RUNNING_TTL: Duration = Duration::from_secs(3600);
 const MAX_OUTPUT_BYTES: usize = 262_144;
@@ -127,31 +120,6 @@ struct Args {
     max_output_bytes: Option<usize>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum JobState {
-    /// The status has not come yet (collect later with get_job).
-    Running,
-    /// The command finished: exitStatus and output are set.
-    Done,
-    /// The pane's shell or the tmux server went away before the status came.
-    Lost,
-}
-
-/// The output tail kept, and what was dropped before it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Output {
-    /// The kept tail (UTF-8; invalid bytes replaced).
-    pub text: String,
-    /// Bytes and lines the command wrote in all.
-    pub total_bytes: u64,
-    pub total_lines: u64,
-    /// Bytes and whole lines dropped from the start to keep the tail bounded.
-    pub dropped_bytes: u64,
-    pub dropped_lines: u64,
-}
-
 /// A job as `run_command` and `get_job` report it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -178,87 +146,29 @@ pub struct JobView {
     pub timeout_clamped: Option<bool>,
 }
 
-/// What a finished job left.
-#[derive(Debug, Clone)]
-enum Finish {
-    Done {
-        status: i32,
-        output: Output,
-        elapsed: Duration,
-    },
-    Lost {
-        why: String,
-        elapsed: Duration,
-    },
-}
-
-pub struct Job {
-    owner: Owner,
-    generation: String,
-    pane: String,
-    command: String,
-    started: Instant,
-    finish: watch::Receiver<Option<Finish>>,
-    finished_at: Option<Instant>,
-    /// The call that started it was cancelled: nobody holds the id.
-    orphaned: bool,
-    /// `get_job` has returned its result: it no longer counts against its
-    /// agent's jobs, and it is the first to go when the table is full.
-    collected: bool,
-}
-
-/// The broker's jobs, by id: one table shared by every session of the broker
-/// (a job is visible to any session whose view covers its owner's), owned by
-/// the daemon and reached through [`Session::jobs`], like every other store.
-#[derive(Default)]
-pub struct Jobs(Mutex<HashMap<String, Job>>);
-
-impl Jobs {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Job>> {
-        // A panic while the table is held leaves it consistent (every update
-        // is one insert, remove or field write), so a poisoned lock is usable.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// Drops finished jobs past [`DONE_TTL`] (and orphans as soon as they finish).
-fn prune(table: &mut HashMap<String, Job>) {
-    let now = Instant::now();
-    for job in table.values_mut() {
-        if job.finished_at.is_none() && job.finish.borrow().is_some() {
-            job.finished_at = Some(now);
-        }
-    }
-    table.retain(|_, j| match j.finished_at {
-        Some(at) => !j.orphaned && now.duration_since(at) < DONE_TTL,
-        None => true,
-    });
-}
-
-impl Job {
-    fn view(&self, id: &str) -> JobView {
-        let finish = self.finish.borrow().clone();
-        let (state, exit_status, output, lost_reason, elapsed) = match finish {
-            None => (JobState::Running, None, None, None, self.started.elapsed()),
-            Some(Finish::Done {
-                status,
-                output,
-                elapsed,
-            }) => (JobState::Done, Some(status), Some(output), None, elapsed),
-            Some(Finish::Lost { why, elapsed }) => (JobState::Lost, None, None, Some(why), elapsed),
-        };
-        JobView {
-            job_id: id.to_string(),
-            pane: PaneRef::new(&self.pane, &self.generation),
-            command: self.command.clone(),
-            state,
-            exit_status,
+/// `job` as `run_command` and `get_job` report it.
+fn view(job: &Job, id: &str) -> JobView {
+    let finish = job.finish.borrow().clone();
+    let (state, exit_status, output, lost_reason, elapsed) = match finish {
+        None => (JobState::Running, None, None, None, job.started.elapsed()),
+        Some(Finish::Done {
+            status,
             output,
-            lost_reason,
-            elapsed_ms: elapsed.as_millis() as u64,
-            timeout_ms: None,
-            timeout_clamped: None,
-        }
+            elapsed,
+        }) => (JobState::Done, Some(status), Some(output), None, elapsed),
+        Some(Finish::Lost { why, elapsed }) => (JobState::Lost, None, None, Some(why), elapsed),
+    };
+    JobView {
+        job_id: id.to_string(),
+        pane: PaneRef::new(&job.pane, &job.generation),
+        command: job.command.clone(),
+        state,
+        exit_status,
+        output,
+        lost_reason,
+        elapsed_ms: elapsed.as_millis() as u64,
+        timeout_ms: None,
+        timeout_clamped: None,
     }
 }
 
@@ -270,39 +180,11 @@ pub fn lookup(session: &Session, id: &str) -> Option<JobView> {
     let job = table
         .get_mut(id)
         .filter(|j| j.generation == session.generation() && session.view().covers(&j.owner.view))?;
-    let v = job.view(id);
+    let v = view(job, id);
     if v.state != JobState::Running {
         job.collected = true;
     }
     Some(v)
-}
-
-/// Makes room for one more job of `agent`, or says why there is none: the
-/// agent holds at most [`MAX_JOBS_PER_AGENT`] uncollected jobs; at
-/// [`MAX_JOBS`] in all, collected jobs go first, oldest first.
-fn admit(table: &mut HashMap<String, Job>, agent: Option<u64>) -> Result<(), String> {
-    prune(table);
-    let mine = table
-        .values()
-        .filter(|j| j.owner.agent == agent && !j.collected)
-        .count();
-    if mine >= MAX_JOBS_PER_AGENT {
-        return Err(format!("Too many jobs: this agent holds {mine} running or uncollected jobs (at most {MAX_JOBS_PER_AGENT}); collect finished ones with get_job, or wait for running ones to end."));
-    }
-    while table.len() >= MAX_JOBS {
-        let oldest = table
-            .iter()
-            .filter(|(_, j)| j.collected)
-            .min_by_key(|(_, j)| j.finished_at)
-            .map(|(k, _)| k.clone());
-        match oldest {
-            Some(k) => {
-                table.remove(&k);
-            }
-            None => return Err(format!("Too many jobs: the broker holds {MAX_JOBS} running or uncollected jobs; retry when some have been collected.")),
-        }
-    }
-    Ok(())
 }
 
 /// A finished job's text for the model.
@@ -483,7 +365,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             let Some(job) = table.get(&id) else {
                 return act::error("The job vanished.", Delivery::Observed);
             };
-            let v = job.view(&id);
+            let v = view(job, &id);
             // A blocking call that got the result has collected the job.
             if v.state != JobState::Running {
                 table.remove(&id);
@@ -693,56 +575,6 @@ mod tests {
             (o.text.as_str(), o.dropped_lines, o.dropped_bytes),
             ("no newline", 0, 0)
         );
-    }
-
-    fn job(agent: u64, finished: bool, collected: bool) -> Job {
-        let finish = finished.then(|| Finish::Lost {
-            why: String::new(),
-            elapsed: Duration::ZERO,
-        });
-        let (_tx, rx) = watch::channel(finish);
-        Job {
-            owner: Owner {
-                agent: Some(agent),
-                view: tmux_mcp_engine::retention::View::Server,
-            },
-            generation: "g".into(),
-            pane: "%1".into(),
-            command: "true".into(),
-            started: Instant::now(),
-            finish: rx,
-            finished_at: None,
-            orphaned: false,
-            collected,
-        }
-    }
-
-    #[test]
-    fn jobs_are_capped_per_agent_until_collected_and_collected_ones_make_room() {
-        let mut t: HashMap<String, Job> = (0..MAX_JOBS_PER_AGENT)
-            .map(|i| (format!("a{i}"), job(1, true, false)))
-            .collect();
-        assert!(admit(&mut t, Some(1)).unwrap_err().contains("at most 16"));
-        assert!(
-            admit(&mut t, Some(2)).is_ok(),
-            "another agent's jobs do not count"
-        );
-        t.get_mut("a0").unwrap().collected = true;
-        assert!(
-            admit(&mut t, Some(1)).is_ok(),
-            "a collected job no longer counts"
-        );
-        // A full table: collected jobs are dropped to make room, never others.
-        t.extend((0..MAX_JOBS).map(|i| (format!("b{i}"), job(3 + i as u64, false, false))));
-        assert!(admit(&mut t, Some(999))
-            .unwrap_err()
-            .contains("broker holds"));
-        let mut t: HashMap<String, Job> = (0..MAX_JOBS)
-            .map(|i| (format!("c{i}"), job(i as u64, true, i < 3)))
-            .collect();
-        assert!(admit(&mut t, Some(999)).is_ok());
-        assert_eq!(t.len(), MAX_JOBS - 1);
-        assert_eq!(t.values().filter(|j| j.collected).count(), 2);
     }
 
     #[test]

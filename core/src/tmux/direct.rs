@@ -31,8 +31,7 @@
 //! A server that speaks another protocol answers `MSG_VERSION`; the caller then
 //! falls back to the exec client.
 
-use std::io::{self, Write};
-use std::os::unix::net::UnixStream;
+use std::io;
 use std::path::Path;
 use std::time::Duration;
 
@@ -256,8 +255,11 @@ fn handle(kind: u32, data: &[u8], out: &mut Output) -> Step {
 }
 
 /// Runs one tmux command on the server at `socket`, without blocking a thread:
-/// the identify messages and the command (a few hundred bytes, they fit the
-/// socket buffer) are sent before the socket is handed to tokio.
+/// connecting, the identify messages and the command, the replies — every
+/// step is a tokio operation under one deadline, so a tmux server that is
+/// stopped or stuck (its accept queue full, its socket unread) delays only the
+/// calls that wait for it, never the runtime thread the rest of the broker
+/// shares.
 pub async fn run_async(
     socket: &Path,
     args: &[&str],
@@ -265,15 +267,21 @@ pub async fn run_async(
 ) -> Result<Output, DirectError> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let hello = handshake(args)?;
-    let mut std_sock = UnixStream::connect(socket).map_err(|source| DirectError::Connect {
-        path: socket.display().to_string(),
-        source,
-    })?;
-    std_sock.set_write_timeout(Some(timeout))?;
-    std_sock.write_all(&hello)?;
-    std_sock.set_nonblocking(true)?;
-    let mut sock = tokio::net::UnixStream::from_std(std_sock)?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut sock = tokio::time::timeout_at(deadline, connect(socket))
+        .await
+        .unwrap_or_else(|_| {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("tmux accepted no connection within {timeout:?} (the server is stopped or overloaded)"),
+            ))
+        })
+        .map_err(|source| DirectError::Connect {
+            path: socket.display().to_string(),
+            source,
+        })?;
     let work = async {
+        sock.write_all(&hello).await?;
         let mut out = Output {
             status: -1,
             stdout: Vec::new(),
@@ -296,9 +304,26 @@ pub async fn run_async(
             }
         }
     };
-    tokio::time::timeout(timeout, work)
+    tokio::time::timeout_at(deadline, work)
         .await
         .map_err(|_| DirectError::Timeout(timeout))?
+}
+
+/// A connection to tmux's socket. A non-blocking connect to a Unix socket
+/// whose accept queue is full fails with `EAGAIN` (it never waits), so it is
+/// retried, backing off to 50 ms, until the caller's deadline; nothing has
+/// reached tmux until it succeeds.
+async fn connect(socket: &Path) -> io::Result<tokio::net::UnixStream> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match tokio::net::UnixStream::connect(socket).await {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            r => return r,
+        }
+    }
 }
 
 #[cfg(test)]
