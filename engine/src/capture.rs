@@ -154,53 +154,15 @@ pub fn apply(prev: &[String], splice: &Splice) -> Vec<String> {
     out
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
+/// Padded standard base64 (RFC 4648), as the `base64` encoding publishes it.
 pub fn base64_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16
-            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
-            | *chunk.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    data_encoding::BASE64.encode(bytes)
 }
 
+/// The bytes of padded standard base64; `None` for anything else (wrong
+/// length, stray characters, padding where it cannot be).
 pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let bytes = s.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
-        return None;
-    }
-    for chunk in bytes.chunks(4) {
-        let mut n = 0u32;
-        let mut pad = 0;
-        for &c in chunk {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'a'..=b'z' => c - b'a' + 26,
-                b'0'..=b'9' => c - b'0' + 52,
-                b'+' => 62,
-                b'/' => 63,
-                b'=' => {
-                    pad += 1;
-                    0
-                }
-                _ => return None,
-            };
-            n = n << 6 | v as u32;
-        }
-        let full = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&full[..3 - pad]);
-    }
-    Some(out)
+    data_encoding::BASE64.decode(s.as_bytes()).ok()
 }
 
 /// A retained tracked capture: what a cursor continues from.
@@ -354,5 +316,10 @@ mod tests {
             assert_eq!(base64_decode(&base64_encode(&data)).unwrap(), data);
         }
         assert_eq!(base64_encode(b"\xa9\xc3\xa9\n"), "qcOpCg==");
+        // Malformed input is refused, never decoded into garbage (the
+        // hand-written decoder underflowed on all-padding groups).
+        for bad in ["====", "A===", "qcOpCg=", "qc=pCg==", "qcOp Cg==", "é"] {
+            assert_eq!(base64_decode(bad), None, "{bad:?}");
+        }
     }
 }

@@ -29,7 +29,7 @@
 
 use crate::capture::{CursorEntry, SinceEntry};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tmux_mcp_core::limits;
@@ -152,6 +152,8 @@ struct Slot {
     owner: Owner,
     last_used: Instant,
     cost: usize,
+    /// Its place in the recency orders: larger is more recent.
+    tick: u64,
 }
 
 /// How much one agent (or the hand-off pool) holds.
@@ -189,16 +191,52 @@ impl Default for Budget {
     }
 }
 
+/// The entries with their recency orders. Every operation costs O(log n) in
+/// the entries held, whatever their number: the TTL sweep pops the oldest
+/// entries from the front of one order, eviction takes the front of the
+/// agent's own, and a use moves one key in both; nothing scans the store.
 #[derive(Default)]
 struct Slots {
     map: HashMap<String, Slot>,
+    /// Every key by its last use, oldest first. Ticks are handed out under
+    /// the store's lock from a monotonic clock, so this is also `last_used`
+    /// order.
+    recency: BTreeMap<u64, String>,
+    /// Each agent's keys (`None`: the hand-off pool) by last use, oldest first.
+    by_agent: HashMap<Option<u64>, BTreeMap<u64, String>>,
     usage: HashMap<Option<u64>, Usage>,
     total: Usage,
+    next_tick: u64,
 }
 
 impl Slots {
+    fn tick(&mut self) -> u64 {
+        self.next_tick += 1;
+        self.next_tick
+    }
+
+    /// Takes `tick` of `agent`'s key out of both orders.
+    fn unorder(&mut self, agent: Option<u64>, tick: u64) {
+        self.recency.remove(&tick);
+        if let Some(order) = self.by_agent.get_mut(&agent) {
+            order.remove(&tick);
+            if order.is_empty() {
+                self.by_agent.remove(&agent);
+            }
+        }
+    }
+
+    fn order(&mut self, agent: Option<u64>, tick: u64, key: &str) {
+        self.recency.insert(tick, key.to_string());
+        self.by_agent
+            .entry(agent)
+            .or_default()
+            .insert(tick, key.to_string());
+    }
+
     fn remove(&mut self, key: &str) -> Option<Slot> {
         let slot = self.map.remove(key)?;
+        self.unorder(slot.owner.agent, slot.tick);
         let u = self.usage.entry(slot.owner.agent).or_default();
         u.entries -= 1;
         u.bytes -= slot.cost;
@@ -210,40 +248,58 @@ impl Slots {
         Some(slot)
     }
 
-    fn add(&mut self, key: String, slot: Slot) {
+    fn add(&mut self, key: String, mut slot: Slot) {
+        // Keys are random 128-bit values; a collision replaces the entry.
+        self.remove(&key);
+        slot.tick = self.tick();
+        self.order(slot.owner.agent, slot.tick, &key);
         let u = self.usage.entry(slot.owner.agent).or_default();
         u.entries += 1;
         u.bytes += slot.cost;
         self.total.entries += 1;
         self.total.bytes += slot.cost;
-        if let Some(old) = self.map.insert(key, slot) {
-            // Keys are random 128-bit values; a collision replaces the entry.
-            let u = self.usage.entry(old.owner.agent).or_default();
-            u.entries -= 1;
-            u.bytes -= old.cost;
-            self.total.entries -= 1;
-            self.total.bytes -= old.cost;
-        }
+        self.map.insert(key, slot);
+    }
+
+    /// Marks `key` used at `now`: the most recent entry, in both orders.
+    fn touch(&mut self, key: &str, now: Instant) {
+        let tick = self.tick();
+        let Some(slot) = self.map.get_mut(key) else {
+            return;
+        };
+        let (agent, old) = (slot.owner.agent, slot.tick);
+        slot.last_used = now;
+        slot.tick = tick;
+        self.unorder(agent, old);
+        self.order(agent, tick, key);
     }
 
     /// The least recently used entry of `agent`.
     fn oldest_of(&self, agent: Option<u64>) -> Option<String> {
-        self.map
-            .iter()
-            .filter(|(_, s)| s.owner.agent == agent)
-            .min_by_key(|(_, s)| s.last_used)
-            .map(|(k, _)| k.clone())
+        self.by_agent
+            .get(&agent)?
+            .first_key_value()
+            .map(|(_, k)| k.clone())
     }
 
+    /// Drops the entries unused for `ttl`: the oldest first, stopping at the
+    /// first one still live.
     fn expire(&mut self, now: Instant, ttl: Duration) {
-        let old: Vec<String> = self
-            .map
-            .iter()
-            .filter(|(_, s)| now.duration_since(s.last_used) >= ttl)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in old {
-            self.remove(&k);
+        while let Some((_, key)) = self.recency.first_key_value() {
+            let expired = self
+                .map
+                .get(key)
+                .is_none_or(|s| now.duration_since(s.last_used) >= ttl);
+            if !expired {
+                break;
+            }
+            let key = key.clone();
+            if self.remove(&key).is_none() {
+                // Not in the map: an order out of step; drop the stray key.
+                if let Some((&tick, _)) = self.recency.first_key_value() {
+                    self.recency.remove(&tick);
+                }
+            }
         }
     }
 }
@@ -303,12 +359,13 @@ impl Store {
         let mut slots = self.slots.lock().unwrap();
         let now = Instant::now();
         slots.expire(now, self.budget.ttl);
-        let slot = slots.map.get_mut(key)?;
+        let slot = slots.map.get(key)?;
         if !reader.covers(&slot.owner.view) {
             return None;
         }
-        slot.last_used = now;
-        Some(slot.entry.clone())
+        let entry = slot.entry.clone();
+        slots.touch(key, now);
+        Some(entry)
     }
 
     pub fn insert(&self, key: String, entry: Retained, owner: Owner) -> Result<(), TooLarge> {
@@ -365,6 +422,7 @@ impl Store {
                     owner,
                     last_used: now,
                     cost,
+                    tick: 0,
                 },
             );
             before.saturating_sub(slots.total.bytes - cost)
@@ -443,6 +501,53 @@ mod tests {
             "b was least recently used"
         );
         assert!(s.get("a", &View::Server).is_some() && s.get("c", &View::Server).is_some());
+    }
+
+    /// The recency orders against a plain model: 2,000 inserts and lookups by
+    /// three agents (budget four entries each) keep exactly the entries the
+    /// model's least-recently-used rule keeps, and the orders stay in step.
+    #[test]
+    fn recency_orders_match_a_plain_lru_model() {
+        let s = Store::new(budget(4, 1 << 30));
+        let mut model: Vec<Vec<String>> = vec![Vec::new(); 3]; // oldest first
+        let mut seed = 0x2545_f491_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for i in 0..2000 {
+            let a = (next() % 3) as usize;
+            if next() % 2 == 0 || model[a].is_empty() {
+                let key = format!("k{i}");
+                s.insert(key.clone(), pages(1), agent(a as u64)).unwrap();
+                if model[a].len() == 4 {
+                    model[a].remove(0);
+                }
+                model[a].push(key);
+            } else {
+                let at = (next() as usize) % model[a].len();
+                let key = model[a].remove(at);
+                assert!(s.get(&key, &View::Server).is_some(), "{key} is held");
+                model[a].push(key);
+            }
+            if i % 100 == 0 {
+                let slots = s.slots.lock().unwrap();
+                assert_eq!(slots.recency.len(), slots.map.len());
+                let by_agent: usize = slots.by_agent.values().map(BTreeMap::len).sum();
+                assert_eq!(by_agent, slots.map.len());
+            }
+        }
+        for (a, keys) in model.iter().enumerate() {
+            let slots = s.slots.lock().unwrap();
+            let held: Vec<&String> = slots.by_agent[&Some(a as u64)].values().collect();
+            assert_eq!(
+                held,
+                keys.iter().collect::<Vec<_>>(),
+                "agent {a}, oldest first"
+            );
+        }
     }
 
     #[test]
