@@ -256,34 +256,26 @@ where
 // Temporary directories
 // ---------------------------------------------------------------------------
 
-/// A private directory (mkdtemp, mode 0700) removed on drop. Short, under /tmp
-/// (or `$TMUX_MCP_TEST_TMPDIR`), because Unix socket paths are limited to ~107 bytes.
-pub struct TempDir(PathBuf);
+/// A private directory (mode 0700) removed on drop. Short, under /tmp (or
+/// `$TMUX_MCP_TEST_TMPDIR`), because Unix socket paths are limited to ~107
+/// bytes.
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     pub fn new(prefix: &str) -> TempDir {
         let base = std::env::var_os("TMUX_MCP_TEST_TMPDIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/tmp"));
-        let template =
-            CString::new(base.join(format!("{prefix}XXXXXX")).as_os_str().as_bytes()).unwrap();
-        let raw = template.into_raw();
-        // SAFETY: `raw` is a NUL-terminated, writable buffer ending in XXXXXX.
-        let ok = unsafe { !libc::mkdtemp(raw).is_null() };
-        // SAFETY: `raw` came from CString::into_raw and mkdtemp kept its length.
-        let path = unsafe { CString::from_raw(raw) };
-        assert!(ok, "mkdtemp failed: {}", std::io::Error::last_os_error());
-        TempDir(PathBuf::from(std::ffi::OsStr::from_bytes(path.as_bytes())))
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .rand_bytes(6)
+            .tempdir_in(&base)
+            .unwrap_or_else(|e| panic!("making a private directory in {}: {e}", base.display()));
+        TempDir(dir)
     }
 
     pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 
