@@ -34,28 +34,7 @@ async fn main() {
     let client = McpClient::attach(&server, &["--safety", "mutating"]).await;
 
     // run_command overhead.
-    let bash = server
-        .tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "env",
-            "PS1=$ ",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ])
-        .trim()
-        .to_string();
-    poll(Duration::from_secs(10), || {
-        server
-            .tmux(&["capture-pane", "-p", "-t", &bash])
-            .contains('$')
-            .then_some(())
-    })
-    .expect("bash prompt");
+    let bash = server.bash_pane();
     let mut tool = Vec::with_capacity(N);
     for i in 0..N + 3 {
         let t = Instant::now();

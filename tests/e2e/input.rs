@@ -37,33 +37,6 @@ async fn call_err(c: &McpClient, name: &str, args: Value) -> String {
         .join("\n")
 }
 
-/// A bash without rc files in a new window (argv form: bash itself is the pane
-/// process), its prompt shown.
-fn bash_pane(srv: &TmuxServer) -> String {
-    let id = srv
-        .tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "env",
-            "PS1=$ ",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ])
-        .trim()
-        .to_string();
-    poll(Duration::from_secs(10), || {
-        srv.tmux(&["capture-pane", "-p", "-t", &id])
-            .contains('$')
-            .then_some(())
-    })
-    .expect("bash prompt");
-    id
-}
-
 /// A POSIX sh (dash where /bin/sh is dash) in a new window, its prompt shown
 /// (until then tmux may still name the pane's program `tmux`, the forked child).
 fn sh_pane(srv: &TmuxServer) -> String {
@@ -298,7 +271,7 @@ async fn paste_text_is_exact_brackets_only_when_asked_and_leaves_no_buffer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_command_returns_the_real_status_and_output_not_the_echo() {
     let srv = TmuxServer::start();
-    let pane = bash_pane(&srv);
+    let pane = srv.bash_pane();
     let c = McpClient::attach(&srv, MUTATING).await;
     let r = c
         .call(
@@ -468,7 +441,7 @@ async fn run_command_refuses_panes_not_at_a_shell_prompt_and_sends_nothing() {
             && e.ends_with("Nothing was sent to tmux."),
         "{e}"
     );
-    let pane = bash_pane(&srv);
+    let pane = srv.bash_pane();
     srv.tmux(&["copy-mode", "-t", &pane]);
     let e = call_err(
         &c,
@@ -571,7 +544,7 @@ async fn own_pane_is_not_typed_into_without_allow_self() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_for_text_returns_on_later_text_stop_markers_idle_and_timeout() {
     let srv = TmuxServer::start();
-    let pane = bash_pane(&srv);
+    let pane = srv.bash_pane();
     let c = McpClient::attach(&srv, MUTATING).await;
     // Started before the call; the typed line shows READY-$((1+1)), which
     // does not match: only the printed text does.
@@ -672,7 +645,7 @@ async fn wait_for_text_returns_on_later_text_stop_markers_idle_and_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_for_idle_sees_quiet_after_output_and_times_out_while_busy() {
     let srv = TmuxServer::start();
-    let pane = bash_pane(&srv);
+    let pane = srv.bash_pane();
     let c = McpClient::attach(&srv, MUTATING).await;
     c.call("send_keys", json!({ "paneId": pane, "text": "for i in 1 2 3 4 5 6; do echo $i; sleep 0.1; done", "enter": true })).await;
     let r = c
@@ -747,7 +720,7 @@ async fn run_command_in_sh_alternate_screen_refused_lost_shell_and_no_files_left
     );
 
     // A full-screen program's alternate screen: refused, nothing typed.
-    let pane = bash_pane(&srv);
+    let pane = srv.bash_pane();
     c.call(
         "send_keys",
         json!({ "paneId": pane, "text": "printf '\\033[?1049h'; clear; read -r x", "enter": true }),
@@ -788,7 +761,7 @@ async fn run_command_in_sh_alternate_screen_refused_lost_shell_and_no_files_left
     );
 
     // A command that ends the shell: the job is lost (pidfd), not hung.
-    let doomed = bash_pane(&srv);
+    let doomed = srv.bash_pane();
     let r = c
         .call(
             "run_command",

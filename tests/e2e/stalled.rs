@@ -13,32 +13,6 @@ use serde_json::json;
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
-/// A bash without rc files in a new window, its prompt shown.
-fn bash_pane(srv: &TmuxServer) -> String {
-    let id = srv
-        .tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "env",
-            "PS1=$ ",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ])
-        .trim()
-        .to_string();
-    poll(Duration::from_secs(10), || {
-        srv.tmux(&["capture-pane", "-p", "-t", &id])
-            .contains('$')
-            .then_some(())
-    })
-    .expect("bash prompt");
-    id
-}
-
 /// The tmux server stopped for as long as this lives (continued on drop, so a
 /// failing test still leaves a server that `TmuxServer`'s drop can kill).
 struct Stopped(u32);
@@ -59,7 +33,7 @@ impl Drop for Stopped {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_tmux_server_with_a_full_accept_queue_does_not_stall_the_broker() {
     let srv = TmuxServer::start();
-    let pane = bash_pane(&srv);
+    let pane = srv.bash_pane();
     let c = McpClient::attach(&srv, &["--safety", "mutating"]).await;
     let job = c
         .call(

@@ -397,6 +397,33 @@ impl TmuxServer {
     }
 
     /// A fresh file name in the server's directory (for stderr logs and such).
+    /// A bash without rc files in a new window (argv form: bash itself is
+    /// the pane's process), once its `$ ` prompt shows; its pane id.
+    pub fn bash_pane(&self) -> String {
+        let id = self
+            .tmux(&[
+                "new-window",
+                "-d",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "env",
+                "PS1=$ ",
+                "bash",
+                "--norc",
+                "--noprofile",
+            ])
+            .trim()
+            .to_string();
+        poll(Duration::from_secs(10), || {
+            self.tmux(&["capture-pane", "-p", "-t", &id])
+                .contains('$')
+                .then_some(())
+        })
+        .expect("bash prompt");
+        id
+    }
+
     pub fn scratch(&self, label: &str) -> PathBuf {
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
         self.dir().join(format!("{label}-{n}"))

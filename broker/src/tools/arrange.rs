@@ -24,33 +24,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tmux_mcp_engine::registry::{Pane, Snapshot};
 
-/// A session or window name: no control characters (tmux 3.7c refuses them,
-/// 3.3a keeps them in window names and escapes them in session names, so what
-/// tmux would do depends on its version).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(transparent)]
-pub struct Name(pub String);
-
-impl std::ops::Deref for Name {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl JsonSchema for Name {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Name".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({ "type": "string", "minLength": 1, "maxLength": 256, "pattern": refs::NO_CONTROL })
-    }
-}
+super::ids::text_type!(
+    /// A session or window name: no control characters (tmux 3.7c refuses
+    /// them, 3.3a keeps them in window names and escapes them in session
+    /// names, so what tmux would do depends on its version).
+    Name,
+    { "type": "string", "minLength": 1, "maxLength": 256, "pattern": refs::NO_CONTROL }
+);
 
 /// The program fields of `create_session`, `create_window`, `split_window`
 /// and `respawn_pane` (flattened into each one's arguments; what runs without

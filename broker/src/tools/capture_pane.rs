@@ -84,12 +84,7 @@ fn output_schema() -> Value {
 // ---------------------------------------------------------------------------
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(a) => call(c.session, a).await,
-            Err(e) => e,
-        }
-    })
+    c.run_typed(call)
 }
 
 pub async fn call(session: &Session, args: Args) -> ToolOutput {

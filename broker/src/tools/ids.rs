@@ -7,10 +7,6 @@
 //! [`super::typed::input_of`]) is checked before a tool runs, so a value that
 //! reaches a tool already has the shape.
 
-use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::Deserialize;
-use std::borrow::Cow;
-
 /// A pane id as tmux prints `#{pane_id}`.
 pub const PANE_ID: &str = "^%[0-9]+$";
 /// A window id as tmux prints `#{window_id}`.
@@ -20,10 +16,12 @@ pub const SESSION_ID: &str = "^\\$[0-9]+$";
 /// Longest id accepted (tmux's ids are a sigil and a `u32`).
 const ID_MAX: usize = 32;
 
-macro_rules! id_type {
-    ($(#[$doc:meta])* $name:ident, $pattern:expr) => {
+/// `text_type!(Name, { schema })`: a string argument that publishes `schema`
+/// (inlined wherever it is used) and reads as a `&str`.
+macro_rules! text_type {
+    ($(#[$doc:meta])* $name:ident, $schema:tt) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -40,8 +38,8 @@ macro_rules! id_type {
             }
         }
 
-        impl JsonSchema for $name {
-            fn schema_name() -> Cow<'static, str> {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
             }
 
@@ -49,82 +47,41 @@ macro_rules! id_type {
                 true
             }
 
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({ "type": "string", "pattern": $pattern, "maxLength": ID_MAX })
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!($schema)
             }
         }
     };
 }
+pub(crate) use text_type;
 
-id_type!(
+text_type!(
     /// `%N`: a pane, by the id tmux gave it.
     PaneId,
-    PANE_ID
+    { "type": "string", "pattern": PANE_ID, "maxLength": ID_MAX }
 );
-id_type!(
+text_type!(
     /// `@N`: a window, by the id tmux gave it.
     WindowId,
-    WINDOW_ID
+    { "type": "string", "pattern": WINDOW_ID, "maxLength": ID_MAX }
 );
-id_type!(
+text_type!(
     /// `$N`: a session, by the id tmux gave it.
     SessionId,
-    SESSION_ID
+    { "type": "string", "pattern": SESSION_ID, "maxLength": ID_MAX }
 );
-
-/// The generation an id was read under (every read returns it). When given
-/// and not this tmux server's, nothing is sent: an id from a server that has
-/// since restarted never reaches whatever reuses it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct Generation(pub String);
-
-impl std::ops::Deref for Generation {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl JsonSchema for Generation {
-    fn schema_name() -> Cow<'static, str> {
-        "Generation".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "minLength": 1, "maxLength": 128, "description": "The generation the id was read under (from list_panes and the other reads); when given and not this tmux server's, nothing is sent." })
-    }
-}
-
-/// A session filter: its id (`$1`) or its name.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct SessionFilter(pub String);
-
-impl std::ops::Deref for SessionFilter {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl JsonSchema for SessionFilter {
-    fn schema_name() -> Cow<'static, str> {
-        "SessionFilter".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({ "type": "string", "minLength": 1, "maxLength": 256 })
-    }
-}
+text_type!(
+    /// The generation an id was read under (every read returns it). When
+    /// given and not this tmux server's, nothing is sent: an id from a server
+    /// that has since restarted never reaches whatever reuses it.
+    Generation,
+    { "type": "string", "minLength": 1, "maxLength": 128, "description": "The generation the id was read under (from list_panes and the other reads); when given and not this tmux server's, nothing is sent." }
+);
+text_type!(
+    /// A session filter: its id (`$1`) or its name.
+    SessionFilter,
+    { "type": "string", "minLength": 1, "maxLength": 256 }
+);
 
 /// Arguments that name one entity by id, optionally guarded by a generation
 /// (`kill_pane`'s `paneId`, `rename_window`'s `windowId` …).
@@ -153,6 +110,8 @@ macro_rules! guarded {
 mod tests {
     use super::super::typed::input_of;
     use super::*;
+    use schemars::JsonSchema;
+    use serde::Deserialize;
     use serde_json::json;
 
     #[derive(Deserialize, JsonSchema)]

@@ -90,12 +90,7 @@ struct PlacementRecord {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(args) => call(c.session, args).await,
-            Err(e) => e,
-        }
-    })
+    c.run_typed(call)
 }
 
 async fn call(session: &Session, args: Args) -> ToolOutput {

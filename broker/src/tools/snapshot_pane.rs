@@ -248,12 +248,7 @@ pub struct Args {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(a) => call(c.session, a).await,
-            Err(e) => e,
-        }
-    })
+    c.run_typed(call)
 }
 
 pub async fn call(session: &Session, args: Args) -> ToolOutput {

@@ -212,7 +212,23 @@ pub fn bound_integers(schema: &mut Value) {
     }
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
+    /// A tool's `run` when it is "decode the arguments, then `call`": a
+    /// decoding failure is the tool's answer (nothing was sent).
+    pub fn run_typed<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    where
+        A: DeserializeOwned + Send + 'a,
+        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
+        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
+    {
+        Box::pin(async move {
+            match self.parse::<A>() {
+                Ok(a) => call(self.session, a).await,
+                Err(e) => e,
+            }
+        })
+    }
+
     /// The arguments as the tool's typed struct. They already passed the
     /// published input schema, so a failure here means the struct and the schema
     /// disagree: reported as invalid arguments, nothing sent.
