@@ -53,10 +53,20 @@ fn sh_pane(srv: &TmuxServer) -> String {
         ])
         .trim()
         .to_string();
+    // The prompt, and tmux naming the shell as the pane's program (not yet
+    // `env` or `tmux`, see `TmuxServer::bash_pane`).
     poll(Duration::from_secs(10), || {
-        screen(srv, &id).contains('%').then_some(())
+        let named = srv.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &id,
+            "#{pane_current_command}",
+        ]);
+        let named = named.trim();
+        (screen(srv, &id).contains('%') && named != "env" && named != "tmux").then_some(())
     })
-    .expect("sh prompt");
+    .expect("sh prompt, and tmux naming the shell");
     id
 }
 

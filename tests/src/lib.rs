@@ -398,7 +398,8 @@ impl TmuxServer {
 
     /// A fresh file name in the server's directory (for stderr logs and such).
     /// A bash without rc files in a new window (argv form: bash itself is
-    /// the pane's process), once its `$ ` prompt shows; its pane id.
+    /// the pane's process), once its `$ ` prompt shows and tmux names it;
+    /// its pane id.
     pub fn bash_pane(&self) -> String {
         let id = self
             .tmux(&[
@@ -415,12 +416,24 @@ impl TmuxServer {
             ])
             .trim()
             .to_string();
+        // The prompt, and tmux naming bash as the pane's program: tmux can
+        // report the program it started (`env`) for a while after it exec'd
+        // bash (seen on 3.7c under load), and tools decide by that name.
         poll(Duration::from_secs(10), || {
-            self.tmux(&["capture-pane", "-p", "-t", &id])
-                .contains('$')
-                .then_some(())
+            let shown = self.tmux(&["capture-pane", "-p", "-t", &id]).contains('$');
+            let named = self
+                .tmux(&[
+                    "display-message",
+                    "-p",
+                    "-t",
+                    &id,
+                    "#{pane_current_command}",
+                ])
+                .trim()
+                == "bash";
+            (shown && named).then_some(())
         })
-        .expect("bash prompt");
+        .expect("bash prompt, and tmux naming bash as the pane's program");
         id
     }
 
