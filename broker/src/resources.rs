@@ -1,4 +1,4 @@
-//! MCP resources (SPEC-TOOLS A.0.9): what a client can read and subscribe to
+//! MCP resources (docs/spec.md A.0.9): what a client can read and subscribe to
 //! without a tool call.
 //!
 //! | URI | content |

@@ -1,5 +1,5 @@
 //! The capture core: turning `capture-pane` output into bounded, line-preserving
-//! rows (SPEC-TOOLS A.3.4) and the exact row splice between two captures (A.3.6).
+//! rows (docs/spec.md A.3.4) and the exact row splice between two captures (A.3.6).
 //! Tracked captures are kept in `retention` for later deltas.
 //!
 //! Everything here is pure except the store's clock; the tmux side of a capture

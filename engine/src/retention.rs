@@ -8,7 +8,7 @@
 //! binding (and the chain continued from it): a person handed that one pane
 //! over, and a cursor only ever reads that pane.
 //!
-//! Budgets are floors per agent (SPEC-TOOLS decision 6, issue "cursor loss
+//! Budgets are floors per agent (docs/spec.md Decision 6, issue "cursor loss
 //! under many agents"): each agent keeps its entries for at least
 //! `CAPTURE_TTL_SECONDS` since their last use, up to `MAX_CAPTURES` entries
 //! and `MAX_CAPTURE_BYTES`; inserting beyond that evicts the agent's *own*

@@ -1,4 +1,4 @@
-//! `capture_pane` and `snapshot_pane` (libtmux family, SPEC-TOOLS B.1/B.2)
+//! `capture_pane` and `snapshot_pane` (libtmux family, docs/spec.md B.1/B.2)
 //! against real tmux servers: the published contracts, text compared with
 //! tmux's own `capture-pane`, range bounding (incl. the B.1 clamping example),
 //! failures as `isError` text with a hint, pane views compared with tmux's

@@ -11,7 +11,7 @@ use tmux_mcp_e2e::*;
 
 /// (name, read-only, destructive) of every listed tool, from the tier the
 /// broker publishes in `_meta` — checked against the annotations, which say the
-/// same except where a seed fixes them verbatim (SPEC-TOOLS decision 8: the
+/// same except where a seed fixes them verbatim (docs/spec.md Decision 8: the
 /// TypeScript family's read tools are published as destructive).
 fn listed(c: &McpClient) -> Vec<(String, bool, bool)> {
     c.tools()

@@ -1,6 +1,6 @@
 //! Defects found when the broker was tried from outside (the issue "Exact and
 //! safe under scrutiny"): each test is named after its item and the
-//! SPEC-TOOLS section it follows, and drives the real binaries on a real tmux
+//! docs/spec.md section it follows, and drives the real binaries on a real tmux
 //! server through rmcp's client (or, for a session-scoped agent, a relay
 //! running inside a pane).
 
@@ -67,7 +67,7 @@ fn crit(entity: &str, w: Value) -> Value {
     json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": entity, "where": w })
 }
 
-/// Item 1 (SPEC-TOOLS A.2.3, A.0.4 scope): a window linked into the agent's
+/// Item 1 (docs/spec.md A.2.3, A.0.4 scope): a window linked into the agent's
 /// session and another one must not reveal the other session through any
 /// record kind or field.
 #[test]
@@ -170,7 +170,7 @@ fn item1_session_scope_does_not_leak_through_linked_windows() {
     );
 }
 
-/// Item 2 (SPEC-TOOLS A.2.2 page form, A.0.6): a page cursor made by a
+/// Item 2 (docs/spec.md A.2.2 page form, A.0.6): a page cursor made by a
 /// server-scoped agent is unknown to a session-scoped one; so is a capture
 /// cursor of a pane outside its scope.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -240,7 +240,7 @@ async fn item2_retained_pages_and_cursors_are_bound_to_the_scope_that_made_them(
     wide.close().await;
 }
 
-/// Item 3 (SPEC-TOOLS A.3.2 step 5, A.3.5, A.3.7 "Pane respawned"): after
+/// Item 3 (docs/spec.md A.3.2 step 5, A.3.5, A.3.7 "Pane respawned"): after
 /// `respawn-pane -k`, a new tracked capture and a `process_exit` wait bind the
 /// new process without any listing in between; the old cursor stays stale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -338,7 +338,7 @@ async fn item3_tracked_capture_and_wait_after_respawn_bind_the_new_process() {
     c.close().await;
 }
 
-/// Item 4 (SPEC-TOOLS A.3.7 "Pane killed"): an untracked capture of a pane
+/// Item 4 (docs/spec.md A.3.7 "Pane killed"): an untracked capture of a pane
 /// killed since the broker's last read is `stale_target`, nothing sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item4_killed_pane_untracked_capture_is_stale_target_not_sent() {
@@ -358,7 +358,7 @@ async fn item4_killed_pane_untracked_capture_is_stale_target_not_sent() {
     c.close().await;
 }
 
-/// Item 5 (SPEC-TOOLS A.5): text longer than one tmux message (16,341 bytes
+/// Item 5 (docs/spec.md A.5): text longer than one tmux message (16,341 bytes
 /// of argument) arrives whole and in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item5_send_text_longer_than_one_tmux_message_arrives_whole() {
@@ -409,7 +409,7 @@ async fn item5_send_text_longer_than_one_tmux_message_arrives_whole() {
     c.close().await;
 }
 
-/// Item 6 (SPEC-TOOLS A.4): the deadline is min(request_timeout_seconds,
+/// Item 6 (docs/spec.md A.4): the deadline is min(request_timeout_seconds,
 /// timeout).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item6_wait_deadline_is_the_smaller_of_request_timeout_and_timeout() {
@@ -432,7 +432,7 @@ async fn item6_wait_deadline_is_the_smaller_of_request_timeout_and_timeout() {
     );
 }
 
-/// Item 7 (SPEC-TOOLS A.2.3): a wrongly typed literal is `invalid_filter`;
+/// Item 7 (docs/spec.md A.2.3): a wrongly typed literal is `invalid_filter`;
 /// relation predicates select by related records.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item7_criteria_typed_literals_and_relations() {
@@ -496,7 +496,7 @@ async fn item7_criteria_typed_literals_and_relations() {
     c.close().await;
 }
 
-/// Item 8 (SPEC-TOOLS A.0.3 invalid_input): the error names the leaf field.
+/// Item 8 (docs/spec.md A.0.3 invalid_input): the error names the leaf field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item8_errors_name_the_leaf_field() {
     let srv = TmuxServer::start();
@@ -532,7 +532,7 @@ async fn item8_errors_name_the_leaf_field() {
     c.close().await;
 }
 
-/// Item 9 (SPEC-TOOLS A.1): `criteria_schema` is published, and a validator
+/// Item 9 (docs/spec.md A.1): `criteria_schema` is published, and a validator
 /// built from it agrees with the broker on what is a valid criteria document.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item9_capabilities_publish_the_criteria_schema() {
@@ -595,7 +595,7 @@ async fn item9_capabilities_publish_the_criteria_schema() {
     c.close().await;
 }
 
-/// Item 12 (SPEC-TOOLS A.0.5 max_observers): 32 agents capturing at once are
+/// Item 12 (docs/spec.md A.0.5 max_observers): 32 agents capturing at once are
 /// normal load: captures queue for a place instead of being refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item12_captures_of_32_agents_queue_instead_of_failing() {
@@ -634,7 +634,7 @@ async fn item12_captures_of_32_agents_queue_instead_of_failing() {
     );
 }
 
-/// Item 13 (SPEC-TOOLS decision 6, A.0.6): one busy agent's cursors never
+/// Item 13 (docs/spec.md Decision 6, A.0.6): one busy agent's cursors never
 /// evict another agent's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item13_a_busy_agent_does_not_evict_another_agents_cursor() {
@@ -673,7 +673,7 @@ async fn item13_a_busy_agent_does_not_evict_another_agents_cursor() {
     busy.close().await;
 }
 
-/// Item 1, over time (SPEC-TOOLS A.3.3 guard): a pane moved out of the
+/// Item 1, over time (docs/spec.md A.3.3 guard): a pane moved out of the
 /// agent's sessions since the broker last read the table is not captured for
 /// it — the scope check of a session-scoped agent never rests on a stale table.
 #[test]
@@ -742,7 +742,7 @@ fn item1_a_pane_moved_out_of_scope_is_not_captured_from_a_stale_table() {
     );
 }
 
-/// Item 14 (SPEC-TOOLS A.0.6): what retention holds is counted in heap bytes
+/// Item 14 (docs/spec.md A.0.6): what retention holds is counted in heap bytes
 /// and shown by `tmux-mcp status`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item14_status_reports_what_retention_holds() {

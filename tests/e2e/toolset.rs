@@ -1,5 +1,5 @@
 //! `--toolset python` (issue "The libtmux family", item 5): `capture_pane` as
-//! tmux-python/libtmux-mcp spells it (SPEC-TOOLS C.0/C.1, seed 004), against a
+//! tmux-python/libtmux-mcp spells it (docs/spec.md C.0/C.1, seed 004), against a
 //! real tmux server: the published input schema equals the contract exactly,
 //! the annotations and description equal the seed's, text compared with
 //! tmux's own `capture-pane -p`, the truncation header, pane resolution from
@@ -426,7 +426,7 @@ async fn error_of_tool(c: &McpClient, tool: &str, args: Value) -> String {
 }
 
 // ---------------------------------------------------------------------------
-// search_panes, the Python spelling (SPEC-TOOLS C.3)
+// search_panes, the Python spelling (docs/spec.md C.3)
 // ---------------------------------------------------------------------------
 
 /// (pane id, matched lines) of each match, in result order.

@@ -18,7 +18,7 @@ from harness import REPO, async_test, enable_all, list_tools, mcp_session, readm
 CONTRACTS = REPO / "broker" / "contracts"
 SEEDS = REPO / "tests" / "seeds"
 SHARED = REPO.parent / "shared"
-# The tools whose published schemas are fixed contracts (SPEC-TOOLS A.3, B.1, B.2).
+# The tools whose published schemas are fixed contracts (docs/spec.md A.3, B.1, B.2).
 CONTRACT_TOOLS = ("tmux_capture", "capture_pane", "snapshot_pane")
 KINDS = {"input": "input_schema", "output": "output_schema"}
 

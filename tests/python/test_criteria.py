@@ -1,5 +1,5 @@
 """tmux_snapshot criteria through the official SDK (issue "Exact and safe under
-scrutiny", items 7 and 9; SPEC-TOOLS A.1 criteria_schema, A.2.3 criteria).
+scrutiny", items 7 and 9; docs/spec.md A.1 criteria_schema, A.2.3 criteria).
 
 The published criteria_schema is checked by Python's jsonschema (a validator the
 project did not write) and must agree with the broker on every sample."""

@@ -1,5 +1,5 @@
 """`--toolset python` through the official MCP SDK: `search_panes` in the
-tmux-python/libtmux-mcp spelling (SPEC-TOOLS C.3). structuredContent is
+tmux-python/libtmux-mcp spelling (docs/spec.md C.3). structuredContent is
 validated against the published outputSchema (harness.call); matched lines
 are compared with tmux's own `capture-pane -p -J`; bad input names the field;
 no after-* hook fires."""

@@ -1,4 +1,4 @@
-//! `capture_pane` (libtmux family, SPEC-TOOLS B.1): the text a pane shows, or a
+//! `capture_pane` (libtmux family, docs/spec.md B.1): the text a pane shows, or a
 //! range of its scrollback, bounded by the server's line ceiling and the
 //! 1,000,000-byte result ceiling *before* tmux is asked (B.0 row bounding).
 //!

@@ -1,5 +1,5 @@
 //! `capture_pane` as tmux-python/libtmux-mcp spells it (`--toolset python`,
-//! SPEC-TOOLS C.1, seed 004): snake_case arguments, the pane found from
+//! docs/spec.md C.1, seed 004): snake_case arguments, the pane found from
 //! `pane_id`, else `window_id`, else `session_id` / `session_name` / the first
 //! session (its first window, that window's first pane); `capture-pane -p` with
 //! `-S`/`-E` only when given; trailing empty lines removed; more than

@@ -1,4 +1,4 @@
-//! `capture_since` (libtmux family, SPEC-TOOLS C.2's grid model): only the
+//! `capture_since` (libtmux family, docs/spec.md C.2's grid model): only the
 //! lines a pane shows that are new since the cursor. Grid-based, not a stream:
 //! the rows are the pane's history and screen as tmux renders them, so a
 //! program that redraws (progress bars, TUIs) reads as it looks.

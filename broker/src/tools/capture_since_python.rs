@@ -1,5 +1,5 @@
 //! `capture_since` as tmux-python/libtmux-mcp spells it (`--toolset python`,
-//! SPEC-TOOLS C.2): snake_case arguments, the pane found as the Python
+//! docs/spec.md C.2): snake_case arguments, the pane found as the Python
 //! `capture_pane` finds it (or from the cursor alone), `max_lines` (500) and
 //! `max_bytes` (128,000) with `null` for the largest the broker allows, and the
 //! reference's result fields (`lines`, `lines_missed`, `truncated`,

@@ -1,4 +1,4 @@
-//! `tmux_close` (seed family, SPEC-TOOLS A.7): kill exactly one referenced
+//! `tmux_close` (seed family, docs/spec.md A.7): kill exactly one referenced
 //! session, window or pane with `kill-session|kill-window|kill-pane -t <id>`.
 //! Targets are never selected by name and the tmux server is never killed:
 //! closing what holds every remaining pane (which would end the server) is

@@ -1,4 +1,4 @@
-//! `tmux_create` (seed family, SPEC-TOOLS A.6): a new session, window or pane
+//! `tmux_create` (seed family, docs/spec.md A.6): a new session, window or pane
 //! running `argv`, with the new ids printed by tmux itself (`-P -F`).
 //!
 //! * `argv` is passed after `--` as separate arguments, so tmux executes it

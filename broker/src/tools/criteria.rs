@@ -1,5 +1,5 @@
 //! The `libtmux-ruby.where` v1 criteria language of `tmux_snapshot`
-//! (SPEC-TOOLS A.2.3): the record graph it runs on, the compiler that checks a
+//! (docs/spec.md A.2.3): the record graph it runs on, the compiler that checks a
 //! criteria document completely before anything is read, its evaluation, and
 //! the JSON Schema published as `tmux_capabilities.criteria_schema`.
 //!

@@ -1,5 +1,5 @@
 //! The seed family's result envelope: `{ok:true,data}` or
-//! `{ok:false,error:{code,message,delivery[,effects]}}` (SPEC-TOOLS A.0.2).
+//! `{ok:false,error:{code,message,delivery[,effects]}}` (docs/spec.md A.0.2).
 
 use super::ToolOutput;
 use serde_json::{json, Value};

@@ -651,7 +651,7 @@ mod tests {
     use serde_json::json;
 
     /// Issue "Exact and safe under scrutiny" item 8: the error names the leaf
-    /// inside the variant the caller meant (SPEC-TOOLS A.0.3 invalid_input).
+    /// inside the variant the caller meant (docs/spec.md A.0.3 invalid_input).
     #[test]
     fn errors_name_the_leaf_field_under_one_of() {
         let g = "0123456789abcdef0123456789abcdef";

@@ -1,4 +1,4 @@
-//! `search_panes` (libtmux family, SPEC-TOOLS B.4 with C.3's case and paging):
+//! `search_panes` (libtmux family, docs/spec.md B.4 with C.3's case and paging):
 //! find a literal or regular expression in the panes this agent may see.
 //!
 //! Each pane is read with the guarded, hook-refusing capture

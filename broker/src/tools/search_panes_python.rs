@@ -1,5 +1,5 @@
 //! `search_panes` as tmux-python/libtmux-mcp spells it (`--toolset python`,
-//! SPEC-TOOLS C.3): snake_case arguments, a literal (or `regex`) pattern,
+//! docs/spec.md C.3): snake_case arguments, a literal (or `regex`) pattern,
 //! case-insensitive unless `match_case`, one session by `session_id` or
 //! `session_name`, the capture range `content_start`/`content_end` (tmux's
 //! `-S`/`-E`) read with `-J` (wrapped lines joined), the last

@@ -1,4 +1,4 @@
-//! `tmux_send` (seed family, SPEC-TOOLS A.5): literal text or tmux key names
+//! `tmux_send` (seed family, docs/spec.md A.5): literal text or tmux key names
 //! into exactly one pane, never both in one call, with no Enter appended.
 //!
 //! Text goes as `send-keys -l -t %N -- TEXT`: tmux sends each character as

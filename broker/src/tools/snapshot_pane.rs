@@ -1,4 +1,4 @@
-//! `snapshot_pane` (libtmux family, SPEC-TOOLS B.2): one pane's metadata view
+//! `snapshot_pane` (libtmux family, docs/spec.md B.2): one pane's metadata view
 //! and its bounded visible screen in one result. The metadata comes from the
 //! hook-free table read and the content from a separate guarded capture: they
 //! are not an atomic snapshot.
