@@ -1,6 +1,6 @@
 //! The broker's published limits (reported by `tmux_capabilities`). The broker is
 //! shared and a person may paste a hand-off cursor minutes later, so retention is
-//! longer and larger than the reference's (SPEC-TOOLS decision 6).
+//! longer and larger than the reference's (docs/spec.md Decision 6).
 
 use serde_json::{json, Value};
 
