@@ -72,6 +72,10 @@ async fn outcome(peer: &rmcp::service::Peer<RoleClient>, p: CallToolRequestParam
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
     let srv = TmuxServer::start();
+    // The waits below must still be in flight when the broker is killed, however
+    // slow this machine is between sending them and the kill; with the default
+    // 5 s request timeout a loaded CI machine answered them `deadline` first.
+    srv.start_broker_with(&["--request-timeout", "60"]);
     let c = McpClient::attach(
         &srv,
         &[
@@ -152,7 +156,12 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
                 .expect("queueing a wait"),
         );
     }
+    let queued = Instant::now();
     c.ping().await;
+    eprintln!(
+        "the ping behind the waits took {:.1} ms under the flood",
+        queued.elapsed().as_secs_f64() * 1e3
+    );
 
     let killed = Instant::now();
     kill_pid(old, libc::SIGKILL); // this test's broker, by the pid it reported
@@ -268,6 +277,7 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
 #[test]
 fn replayed_initialize_is_swallowed_and_ids_are_echoed() {
     let srv = TmuxServer::start();
+    srv.start_broker_with(&["--request-timeout", "60"]); // the wait outlives any delay before the kill
     let mut raw = RawClient::attach(&srv, &["--enable-tool", "tmux_wait"]);
     let _diag = StderrOnPanic(&srv);
     raw.initialize();

@@ -476,6 +476,20 @@ impl TmuxServer {
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     }
 
+    /// Starts the broker the way the plugin does (`run-shell -b`, so tmux is its
+    /// parent) with extra flags, e.g. a longer `--request-timeout`; returns once
+    /// `tmux-mcp status` answers, so a relay attached next finds this broker.
+    pub fn start_broker_with(&self, flags: &[&str]) {
+        let cmd = format!(
+            "exec '{}' --socket '#{{socket_path}}' {} </dev/null >/dev/null 2>&1",
+            bin("tmux-mcp-broker").display(),
+            flags.join(" ")
+        );
+        self.tmux(&["run-shell", "-b", &cmd]);
+        poll(Duration::from_secs(15), || self.try_status())
+            .unwrap_or_else(|| panic!("the broker started with {flags:?} never answered status"));
+    }
+
     /// `tmux-mcp status -S sock --json` (the broker's cached state; runs no tmux
     /// command). `None` when it fails.
     pub fn try_status(&self) -> Option<Value> {
