@@ -8,6 +8,7 @@
 //! | `tmux://panes` | JSON: `list_panes` |
 //! | `tmux://pane/{pane_id}` | text: the pane's visible screen (`capture_pane`: the same guarded read, refused while an `after-capture-pane` hook is set) |
 //! | `tmux://pane/{pane_id}/info` | JSON: the pane's `list_panes` record |
+//! | `tmux://tool/{name}` | Markdown: the tool's reference (its details and arguments, which `tools/list` keeps short) |
 //!
 //! Each is read through the read-only tool that reads the same thing, so a
 //! resource has that tool's scope (a session-scoped agent sees only its
@@ -38,6 +39,8 @@ pub enum Resource {
         pane: String,
         cursor: String,
     },
+    /// The reference of tool `name` as this session's toolset spells it.
+    Tool(String),
 }
 
 /// Why a resource could not be read.
@@ -84,6 +87,7 @@ impl ReadError {
 }
 
 const PANE_PREFIX: &str = "tmux://pane/";
+const TOOL_PREFIX: &str = "tmux://tool/";
 
 impl Resource {
     pub fn parse(uri: &str) -> Result<Resource, ReadError> {
@@ -94,8 +98,16 @@ impl Resource {
             _ => {}
         }
         let bad = || {
-            ReadError::NotFound(format!("unknown resource {uri:?}: expected tmux://server, tmux://sessions, tmux://panes, tmux://pane/{{pane_id}} or tmux://pane/{{pane_id}}/info (pane_id %N, written %25N)"))
+            ReadError::NotFound(format!("unknown resource {uri:?}: expected tmux://server, tmux://sessions, tmux://panes, tmux://pane/{{pane_id}}, tmux://pane/{{pane_id}}/info (pane_id %N, written %25N) or tmux://tool/{{name}}"))
         };
+        if let Some(name) = uri.strip_prefix(TOOL_PREFIX) {
+            return match tools::spec(name) {
+                Some(t) => Ok(Resource::Tool(t.name.to_string())),
+                None => Err(ReadError::NotFound(format!(
+                    "no tool {name:?}: tmux://tool/{{name}} takes a tool name of tools/list"
+                ))),
+            };
+        }
         let rest = uri.strip_prefix(PANE_PREFIX).ok_or_else(bad)?;
         let (rest, handoff) = match rest.split_once("?handoff=") {
             Some((r, c))
@@ -140,6 +152,7 @@ impl Resource {
             Resource::Handed { pane, cursor } => {
                 format!("{PANE_PREFIX}%25{}?handoff={cursor}", &pane[1..])
             }
+            Resource::Tool(name) => format!("{TOOL_PREFIX}{name}"),
         }
     }
 
@@ -153,6 +166,7 @@ impl Resource {
     fn mime(&self) -> &'static str {
         match self {
             Resource::Screen(_) | Resource::Handed { .. } => "text/plain",
+            Resource::Tool(_) => "text/markdown",
             _ => "application/json",
         }
     }
@@ -189,6 +203,7 @@ pub fn templates() -> Vec<Value> {
     vec![
         json!({ "uriTemplate": "tmux://pane/{pane_id}", "name": "pane screen", "title": "A pane's visible screen", "description": "The visible screen of pane {pane_id} (%N) as text, read like capture_pane: refused while an after-capture-pane hook is set.", "mimeType": "text/plain" }),
         json!({ "uriTemplate": "tmux://pane/{pane_id}/info", "name": "pane info", "title": "A pane's record", "description": "The list_panes record of pane {pane_id} (%N): reference, placements, process, size, command, cwd, title.", "mimeType": "application/json" }),
+        json!({ "uriTemplate": "tmux://tool/{name}", "name": "tool reference", "title": "A tool's reference", "description": "Everything about tool {name} that tools/list keeps short: its rules, each argument's meaning, bounds and default.", "mimeType": "text/markdown" }),
     ]
 }
 
@@ -205,13 +220,24 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
             .await
             .map(|text| (r.mime(), text));
     }
+    if let Resource::Tool(name) = r {
+        let t = tools::spec_in(session.toolset, name)
+            .ok_or_else(|| ReadError::NotFound(format!("no tool {name:?}")))?;
+        let note = (!session.enabled.contains(t.name)).then(|| {
+            format!(
+                "Not enabled in this session: {}",
+                t.why_disabled(session.safety)
+            )
+        });
+        return Ok((r.mime(), tools::reference::render(t, note.as_deref())));
+    }
     let (tool, args) = match r {
         Resource::Server => ("get_server_info", json!({})),
         Resource::Sessions => ("list_sessions", json!({})),
         Resource::Panes => ("list_panes", json!({})),
         Resource::Screen(p) => ("capture_pane", json!({ "paneId": p })),
         Resource::Info(p) => ("get_pane_info", json!({ "paneId": p })),
-        Resource::Handed { .. } => unreachable!("read above"),
+        Resource::Handed { .. } | Resource::Tool(_) => unreachable!("read above"),
     };
     let out = tools::read_through(session, tool, args).await;
     if out.is_error {

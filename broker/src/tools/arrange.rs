@@ -37,19 +37,18 @@ super::ids::text_type!(
 /// argv or shell is in each tool's description).
 #[derive(Deserialize, JsonSchema, Default)]
 pub struct ProgramArgs {
-    /// The program and its arguments, executed directly (never through a
-    /// shell).
+    /// Run directly, never through a shell.
     #[schemars(length(min = 1, max = 256), inner(regex(pattern = NO_NUL)))]
     argv: Option<Vec<String>>,
-    /// A command line for the shell (tmux runs it with `default-shell -c`);
-    /// only when asked for explicitly. Not with argv.
+    /// A shell command line, only when asked for; not with argv.
+    ///
+    /// tmux runs it with `default-shell -c`.
     #[schemars(length(min = 1), regex(pattern = NO_NUL))]
     shell: Option<String>,
-    /// Working directory: an existing directory; relative to the agent's
-    /// working directory.
+    /// An existing directory (relative: to the agent's).
     #[schemars(length(min = 1), regex(pattern = NO_NUL))]
     cwd: Option<String>,
-    /// Environment variables for the program (tmux -e NAME=value).
+    /// NAME: value (tmux -e).
     #[serde(default)]
     #[schemars(schema_with = "env_schema")]
     env: BTreeMap<String, String>,

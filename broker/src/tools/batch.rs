@@ -14,7 +14,8 @@ use serde_json::Value;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "batch",
     family: Family::Libtmux,
-    description: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
+    description: "Run up to 32 read-only tool calls in one request; results come back in order, each as the tool alone would answer.",
+    details: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Batch of reads"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -28,7 +29,7 @@ const MAX_CALLS: usize = 32;
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    /// The calls, run concurrently, answered in this order.
+    /// Run concurrently, answered in this order.
     #[schemars(length(min = 1, max = MAX_CALLS))]
     calls: Vec<OneCall>,
 }
@@ -36,10 +37,9 @@ struct Args {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct OneCall {
-    /// A read-only tool of tools/list, e.g. list_panes.
+    /// A read-only tool's name.
     #[schemars(length(min = 1, max = 64))]
     tool: String,
-    /// Its arguments (default {}).
     #[serde(default)]
     #[schemars(schema_with = "any_object")]
     arguments: Option<serde_json::Map<String, Value>>,

@@ -26,6 +26,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "capture_pane",
     family: Family::Libtmux,
     description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.",
+    details: "",
     annotations: Annotations::read_only("Capture a pane"),
     opt_in: false,
     input_schema,

@@ -13,7 +13,8 @@ use serde::Deserialize;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_job",
     family: Family::Libtmux,
-    description: "Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.",
+    description: "Collect a run_command job: running, done (exit status and output) or lost.",
+    details: "Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.",
     annotations: Annotations::read_only("Get a run_command job"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -24,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// The jobId run_command returned.
+    /// From run_command.
     #[schemars(regex(pattern = r"^[0-9a-f]{32}$"))]
     job_id: String,
 }

@@ -75,12 +75,12 @@ text_type!(
     /// given and not this tmux server's, nothing is sent: an id from a server
     /// that has since restarted never reaches whatever reuses it.
     Generation,
-    { "type": "string", "minLength": 1, "maxLength": 128, "description": "The generation the id was read under (from list_panes and the other reads); when given and not this tmux server's, nothing is sent." }
+    { "type": "string", "minLength": 1, "maxLength": 128, "description": "The id's generation; if not this tmux server's, nothing is sent." }
 );
 text_type!(
     /// A session filter: its id (`$1`) or its name.
     SessionFilter,
-    { "type": "string", "minLength": 1, "maxLength": 256 }
+    { "type": "string", "minLength": 1, "maxLength": 256, "description": "Its id ($1) or name." }
 );
 
 /// Arguments that name one entity by id, optionally guarded by a generation
@@ -134,7 +134,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "paneId": { "type": "string", "pattern": PANE_ID, "maxLength": 32, "description": "The pane, e.g. %3 (see list_panes)." },
-                    "generation": { "type": "string", "minLength": 1, "maxLength": 128, "description": "The generation the id was read under (from list_panes and the other reads); when given and not this tmux server's, nothing is sent." },
+                    "generation": { "type": "string", "minLength": 1, "maxLength": 128, "description": "The id's generation; if not this tmux server's, nothing is sent." },
                     "window": { "type": "string", "pattern": WINDOW_ID, "maxLength": 32 }
                 },
                 "additionalProperties": false,

@@ -22,7 +22,8 @@ use serde::Deserialize;
 pub const KILL_PANE: ToolSpec = ToolSpec {
     name: "kill_pane",
     family: Family::Libtmux,
-    description: "Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.",
+    description: "Kill a pane and its process, by id. Never the agent's own pane or the server's last pane.",
+    details: "Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.",
     annotations: Annotations::destructive("Kill pane"),
     opt_in: false,
     input_schema: input_of::<KillPaneArgs>,
@@ -33,7 +34,8 @@ pub const KILL_PANE: ToolSpec = ToolSpec {
 pub const KILL_WINDOW: ToolSpec = ToolSpec {
     name: "kill_window",
     family: Family::Libtmux,
-    description: "Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.",
+    description: "Kill a window with its panes and processes, by id. Never the agent's own window or the server's last.",
+    details: "Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.",
     annotations: Annotations::destructive("Kill window"),
     opt_in: false,
     input_schema: input_of::<KillWindowArgs>,
@@ -44,7 +46,8 @@ pub const KILL_WINDOW: ToolSpec = ToolSpec {
 pub const KILL_SESSION: ToolSpec = ToolSpec {
     name: "kill_session",
     family: Family::Libtmux,
-    description: "Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.",
+    description: "Kill a session, by id; windows only in it close with their panes. Never the agent's own session or the last one.",
+    details: "Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.",
     annotations: Annotations::destructive("Kill session"),
     opt_in: false,
     input_schema: input_of::<KillSessionArgs>,
@@ -55,7 +58,6 @@ pub const KILL_SESSION: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct KillPaneArgs {
-    /// The pane to kill, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
 }
@@ -64,7 +66,6 @@ guarded!(KillPaneArgs, pane_id);
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct KillWindowArgs {
-    /// The window to kill, e.g. @2 (see list_windows).
     window_id: WindowId,
     generation: Option<Generation>,
 }
@@ -73,7 +74,6 @@ guarded!(KillWindowArgs, window_id);
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct KillSessionArgs {
-    /// The session to kill, e.g. $1 (see list_sessions).
     session_id: SessionId,
     generation: Option<Generation>,
 }

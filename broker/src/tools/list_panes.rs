@@ -16,7 +16,8 @@ use tmux_mcp_engine::registry::{numeric_id, Pane};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_panes",
     family: Family::Libtmux,
-    description: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Read-only.",
+    description: "List the panes (id, placements, process, size, command, cwd), optionally of one session.",
+    details: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Read-only.",
     annotations: Annotations::read_only("List panes"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -27,7 +28,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    /// Only panes placed in this session: its id ($1) or its name.
+    /// Only panes of this session.
     session: Option<SessionFilter>,
 }
 

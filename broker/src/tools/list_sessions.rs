@@ -17,7 +17,8 @@ use tmux_mcp_engine::registry::Snapshot;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_sessions",
     family: Family::Libtmux,
-    description: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active) and whether the caller's own pane is in it. Read-only; fires no tmux hook.",
+    description: "List the sessions with their windows and attached-client counts.",
+    details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active) and whether the caller's own pane is in it. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List sessions"),
     opt_in: false,
     input_schema: super::typed::input_of::<super::typed::NoArgs>,

@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_windows",
     family: Family::Libtmux,
-    description: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Read-only; fires no tmux hook.",
+    description: "List the windows (name, size, layout, panes, sessions linked into), optionally of one session.",
+    details: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List windows"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -27,8 +28,9 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    /// Only windows linked into this session: its id ($1) or, when no session
-    /// has that id, its name.
+    /// Only windows of this session.
+    ///
+    /// Its id ($1) or, when no session has that id, its name.
     session: Option<SessionFilter>,
 }
 

@@ -30,6 +30,7 @@ mod list_sessions;
 mod list_windows;
 mod paste_text;
 mod read;
+pub mod reference;
 mod refs;
 mod rename;
 mod resize_pane;
@@ -154,7 +155,14 @@ pub type CallFuture<'a> =
 pub struct ToolSpec {
     pub name: &'static str,
     pub family: Family,
+    /// What `tools/list` says: what the tool is for and its one rule that is
+    /// not obvious. It is paid for in every agent's context, so the rest is in
+    /// `details`.
     pub description: &'static str,
+    /// The rest of the tool's documentation, served in its reference
+    /// (`tmux://tool/{name}`, [`reference`]) and not in `tools/list`; empty
+    /// when the description is all of it (a seed contract's).
+    pub details: &'static str,
     /// What the tool does; decides its tier and, in the seed family, whether
     /// its errors carry `effects` (destructive tools).
     pub annotations: Annotations,
@@ -306,12 +314,26 @@ pub const TIER_META: &str = "tmux-mcp/tier";
 const CONTRACT_INPUTS: &[&str] = &["tmux_capture", "capture_pane", "snapshot_pane"];
 
 impl ToolSpec {
-    /// The input schema as published and enforced: every integer bounded by
-    /// what the broker can hold (a contract is published as it is).
-    pub fn published_input_schema(&self) -> Value {
+    /// The input schema as enforced, with every argument's whole description:
+    /// every integer bounded by what the broker can hold (a contract as it is).
+    /// The tool's reference shows this one.
+    pub fn full_input_schema(&self) -> Value {
         let mut schema = (self.input_schema)();
         if !CONTRACT_INPUTS.contains(&self.name) {
             typed::bound_integers(&mut schema);
+        }
+        schema
+    }
+
+    /// The input schema as published in `tools/list`: the enforced one made
+    /// lean ([`typed::lean_input`]: first paragraphs of descriptions, none of
+    /// the bounds that only say how the broker stores a value). It accepts
+    /// everything the enforced one does, so it stays true; what it leaves out
+    /// is still refused by name. A contract is published as it is.
+    pub fn published_input_schema(&self) -> Value {
+        let mut schema = self.full_input_schema();
+        if !CONTRACT_INPUTS.contains(&self.name) {
+            typed::lean_input(&mut schema);
         }
         schema
     }
@@ -359,7 +381,7 @@ impl ToolOutput {
     }
 }
 
-/// Per tool: its published input schema and the compiled validator.
+/// Per tool: its enforced input schema and the compiled validator.
 struct Validator {
     schema: Value,
     compiled: jsonschema::Validator,
@@ -372,7 +394,7 @@ fn validators() -> &'static HashMap<(Toolset, &'static str), Validator> {
             .into_iter()
             .flat_map(|set| catalog(set).map(move |t| (set, t)))
             .map(|(set, t)| {
-                let schema = t.published_input_schema();
+                let schema = t.full_input_schema();
                 let compiled =
                     jsonschema::validator_for(&schema).expect("published input schema compiles");
                 ((set, t.name), Validator { schema, compiled })

@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "paste_text",
     family: Family::Libtmux,
-    description: "Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
+    description: "Paste text into a pane through a private buffer, bracketed when its program asked for that; no Enter is pressed.",
+    details: "Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Paste text into a pane", false),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -42,14 +43,11 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// The pane to paste into, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// The text to paste.
     #[schemars(length(min = 1, max = 65536), regex(pattern = NO_NUL))]
     text: String,
-    /// What a line feed in text arrives as: "cr" (default, like a terminal
-    /// paste) or "lf" (unchanged).
+    /// A line feed arrives as CR (like a terminal paste) or LF.
     #[serde(default)]
     line_ending: LineEnding,
 }

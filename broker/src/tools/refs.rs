@@ -28,6 +28,10 @@ pub const NO_NUL: &str = "^[^\\x00]*$";
 /// ESC would then reach every terminal that lists windows.
 pub const NO_CONTROL: &str = "^[^\\x00-\\x1f\\x7f-\\x9f]*$";
 
+/// A command line: no control character but line feed (a shell's line editor
+/// would act on it: Tab completes, CR submits).
+pub const NO_CONTROL_BUT_LF: &str = "^[^\\x00-\\x09\\x0b-\\x1f\\x7f]*$";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Session,

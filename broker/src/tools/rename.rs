@@ -21,7 +21,8 @@ use serde::Deserialize;
 pub const RENAME_SESSION: ToolSpec = ToolSpec {
     name: "rename_session",
     family: Family::Libtmux,
-    description: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
+    description: "Rename a session; returns the name tmux gave.",
+    details: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
     annotations: Annotations::mutating("Rename session", true),
     opt_in: false,
     input_schema: input_of::<SessionArgs>,
@@ -32,7 +33,8 @@ pub const RENAME_SESSION: ToolSpec = ToolSpec {
 pub const RENAME_WINDOW: ToolSpec = ToolSpec {
     name: "rename_window",
     family: Family::Libtmux,
-    description: "Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.",
+    description: "Rename a window (tmux then stops renaming it automatically).",
+    details: "Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.",
     annotations: Annotations::mutating("Rename window", true),
     opt_in: false,
     input_schema: input_of::<WindowArgs>,
@@ -43,20 +45,16 @@ pub const RENAME_WINDOW: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SessionArgs {
-    /// The session to rename, e.g. $1 (see list_sessions).
     session_id: SessionId,
     generation: Option<Generation>,
-    /// The new name.
     name: Name,
 }
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WindowArgs {
-    /// The window to rename, e.g. @2 (see list_windows).
     window_id: WindowId,
     generation: Option<Generation>,
-    /// The new name.
     name: Name,
 }
 

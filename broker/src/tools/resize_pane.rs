@@ -20,7 +20,8 @@ use serde::Deserialize;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "resize_pane",
     family: Family::Libtmux,
-    description: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
+    description: "Resize a pane with one of: width and/or height, adjust (move a border), zoom.",
+    details: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
     annotations: Annotations::mutating("Resize pane", false),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -31,17 +32,16 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// The pane to resize, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// The pane's width in cells.
+    /// Cells.
     #[schemars(range(min = 1, max = INT_MAX))]
     width: Option<i64>,
-    /// The pane's height in cells.
+    /// Cells.
     #[schemars(range(min = 1, max = INT_MAX))]
     height: Option<i64>,
     adjust: Option<Adjust>,
-    /// true: zoom the pane (it fills its window); false: unzoom the window.
+    /// true: the pane fills its window; false: unzoom.
     zoom: Option<bool>,
 }
 

@@ -20,7 +20,8 @@ use serde_json::Value;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "respawn_pane",
     family: Family::Libtmux,
-    description: "Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.",
+    description: "Restart a pane's program (argv, shell, or its original command); a running one only with kill: true.",
+    details: "Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.",
     annotations: Annotations::destructive("Respawn pane"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -32,11 +33,9 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 struct Args {
-    /// The pane to respawn, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// Kill the pane's running process first (default false: a running pane
-    /// is refused).
+    /// Kill a running process first (else a running pane is refused).
     #[serde(default)]
     kill: bool,
     #[serde(flatten)]

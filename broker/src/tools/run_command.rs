@@ -69,7 +69,8 @@ use tokio::sync::watch;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
     family: Family::Libtmux,
-    description: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
+    description: "Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.",
+    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Run a command in a pane's shell", false),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -94,28 +95,27 @@ const OTHER_SHELLS: &[&str] = &["fish", "csh", "tcsh", "nu", "xonsh", "elvish", 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// The pane whose shell runs the command, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// A shell command line; it may hold newlines but no other control
-    /// character (the shell's line editor would act on it: Tab completes, CR
-    /// submits); write \t as $'\t' or printf '\t'.
+    /// Newlines allowed, no other control character (write \t as $'\t').
+    ///
+    /// The shell's line editor would act on a control character: Tab
+    /// completes, CR submits.
     #[schemars(
         length(min = 1, max = 16384),
-        regex(pattern = r"^[^\x00-\x09\x0b-\x1f\x7f]*$")
+        regex(pattern = super::refs::NO_CONTROL_BUT_LF)
     )]
     command: String,
-    /// How long to wait for the status; clamped to the broker's request
-    /// timeout (reported). Default: that timeout.
+    /// Default and ceiling: the broker's request timeout.
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
-    /// Return at once with a job id to collect with get_job (default false).
+    /// Return at once with a jobId for get_job.
     #[serde(default)]
     detach: bool,
-    /// Output lines kept, from the end (default 1000).
+    /// Kept from the end (default 1000).
     #[schemars(range(min = 1, max = 100_000))]
     max_lines: Option<usize>,
-    /// Output bytes kept, from the end (default 65536).
+    /// Kept from the end (default 65536).
     #[schemars(range(min = 1, max = MAX_OUTPUT_BYTES))]
     max_output_bytes: Option<usize>,
 }

@@ -31,7 +31,8 @@ use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "search_panes",
     family: Family::Libtmux,
-    description: "Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.",
+    description: "Find text (literal or regex) on panes' screens and scrollback; returns the matching lines per pane, paged.",
+    details: "Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.",
     annotations: Annotations::read_only("Search panes"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -61,26 +62,26 @@ const REGEX_SIZE: usize = 1 << 20;
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// Text to find (literal unless regex is true).
+    /// Literal unless regex is true.
     #[schemars(length(min = 1, max = 65536))]
     pattern: String,
-    /// Treat pattern as a regular expression (Rust regex syntax, linear time).
+    /// Rust regex syntax (linear time).
     #[serde(default)]
     regex: bool,
     /// false: case-insensitive.
     #[serde(default = "yes")]
     match_case: bool,
-    /// Only panes of this session: its id ($1) or name.
     session: Option<super::ids::SessionFilter>,
-    /// History lines above the visible screen to search too (clamped to the
-    /// result-line ceiling).
+    /// History lines above the screen to search too.
+    ///
+    /// Clamped to the result-line ceiling.
     #[serde(default)]
     #[schemars(range(min = 0, max = 100_000))]
     scrollback_lines: i64,
     #[serde(default = "five")]
     #[schemars(range(min = 1, max = 10_000))]
     max_matches_per_pane: usize,
-    /// Matches to skip (paging; see nextOffset).
+    /// Matches to skip (see nextOffset).
     #[serde(default)]
     #[schemars(range(max = 2_147_483_647))]
     offset: usize,

@@ -15,7 +15,8 @@ use serde::Deserialize;
 pub const SELECT_PANE: ToolSpec = ToolSpec {
     name: "select_pane",
     family: Family::Libtmux,
-    description: "Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.",
+    description: "Make a pane its window's active pane.",
+    details: "Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.",
     annotations: Annotations::mutating("Select pane", true),
     opt_in: false,
     input_schema: input_of::<PaneArgs>,
@@ -26,7 +27,8 @@ pub const SELECT_PANE: ToolSpec = ToolSpec {
 pub const SELECT_WINDOW: ToolSpec = ToolSpec {
     name: "select_window",
     family: Family::Libtmux,
-    description: "Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).",
+    description: "Make a window its session's current window.",
+    details: "Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).",
     annotations: Annotations::mutating("Select window", true),
     opt_in: false,
     input_schema: input_of::<WindowArgs>,
@@ -37,7 +39,6 @@ pub const SELECT_WINDOW: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PaneArgs {
-    /// The pane to make active, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
 }
@@ -45,7 +46,6 @@ struct PaneArgs {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct WindowArgs {
-    /// The window to make current, e.g. @2 (see list_windows).
     window_id: WindowId,
     generation: Option<Generation>,
 }

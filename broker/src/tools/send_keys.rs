@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "send_keys",
     family: Family::Libtmux,
-    description: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
+    description: "Type into a pane: tmux key names (keys) or literal text; enter: true presses Enter afterwards.",
+    details: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Send keys to a pane", false),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -31,19 +32,16 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// The pane to type into, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// tmux key names, sent in order, e.g. ["C-c"] or ["Up", "Enter"].
+    /// e.g. ["C-c"] or ["Up", "Enter"].
     #[schemars(length(min = 1, max = 256), inner(length(min = 1, max = 256), regex(pattern = NO_NUL)))]
     keys: Option<Vec<String>>,
-    /// Text to type; literal unless literal:false.
+    /// Typed literally unless literal: false.
     #[schemars(length(max = 65536), regex(pattern = NO_NUL))]
     text: Option<String>,
-    /// With text: type it character by character (default true); false lets
-    /// tmux interpret it as a key name.
+    /// false: tmux reads text as a key name.
     literal: Option<bool>,
-    /// Press Enter after the keys or text (default false).
     #[serde(default)]
     enter: bool,
 }

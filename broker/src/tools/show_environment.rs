@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_environment",
     family: Family::Libtmux,
-    description: "Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.",
+    description: "Read tmux environment variables, globally or as a session sees them (names with an upper-case letter).",
+    details: "Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.",
     annotations: Annotations::read_only("Show environment"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -30,14 +31,15 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    /// Variable names, e.g. PATH.
+    /// e.g. PATH.
     #[schemars(
         length(min = 1, max = 64),
         inner(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]{0,255}$"))
     )]
     names: Vec<String>,
-    /// As this session sees them (its environment, then the global one): its
-    /// id ($1) or name.
+    /// As this session sees them.
+    ///
+    /// Its environment, then the global one.
     session: Option<SessionFilter>,
 }
 

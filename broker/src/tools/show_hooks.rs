@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_hooks",
     family: Family::Libtmux,
-    description: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
+    description: "List the tmux hooks set globally or on one session, window or pane.",
+    details: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
     annotations: Annotations::read_only("Show hooks"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -26,11 +27,8 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    /// Hooks set on this session: its id ($1) or name.
     session: Option<SessionFilter>,
-    /// Hooks set on this window.
     window: Option<WindowId>,
-    /// Hooks set on this pane.
     pane: Option<PaneId>,
 }
 

@@ -33,7 +33,8 @@ use tmux_mcp_core::feed::{field, RS, US};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_options",
     family: Family::Libtmux,
-    description: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.",
+    description: "Read tmux option values, globally or as a session, window or pane sees them; a flag reads 1 or 0.",
+    details: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.",
     annotations: Annotations::read_only("Show options"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -64,15 +65,16 @@ fn name_pattern() -> String {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    /// Option names: @user options, tmux options (history-limit,
-    /// status-format[0], mouse …).
+    /// e.g. @my-option, history-limit, status-format[0].
     #[schemars(length(min = 1, max = 64), inner(regex(pattern = name_pattern()), length(max = 160)))]
     names: Vec<String>,
-    /// Values as this session sees them: its id ($1) or name.
+    /// As this session sees them.
     session: Option<SessionFilter>,
-    /// Values as this window (its active pane) sees them.
+    /// As this window sees them.
+    ///
+    /// As its active pane sees them.
     window: Option<WindowId>,
-    /// Values as this pane sees them.
+    /// As this pane sees them.
     pane: Option<PaneId>,
 }
 

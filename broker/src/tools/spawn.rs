@@ -24,7 +24,8 @@ use tmux_mcp_core::wire::Scope;
 pub const CREATE_SESSION: ToolSpec = ToolSpec {
     name: "create_session",
     family: Family::Libtmux,
-    description: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
+    description: "Create a detached session running argv (or shell, or the default command); needs --scope server.",
+    details: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
     annotations: Annotations::mutating("Create session", false),
     opt_in: false,
     input_schema: input_of::<SessionArgs>,
@@ -35,7 +36,8 @@ pub const CREATE_SESSION: ToolSpec = ToolSpec {
 pub const CREATE_WINDOW: ToolSpec = ToolSpec {
     name: "create_window",
     family: Family::Libtmux,
-    description: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
+    description: "Create a window in a session running argv (or shell, or the default command).",
+    details: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
     annotations: Annotations::mutating("Create window", false),
     opt_in: false,
     input_schema: input_of::<WindowArgs>,
@@ -46,7 +48,8 @@ pub const CREATE_WINDOW: ToolSpec = ToolSpec {
 pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
     name: "split_window",
     family: Family::Libtmux,
-    description: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
+    description: "Split a pane; the new pane runs argv (or shell, or the default command).",
+    details: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
     annotations: Annotations::mutating("Split window", false),
     opt_in: false,
     input_schema: input_of::<SplitArgs>,
@@ -61,15 +64,15 @@ pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 struct SessionArgs {
-    /// The session name (tmux up to 3.5 turns `.` and `:` into `_`; the
-    /// result has the real one). Default: tmux's (a number).
+    /// Default: tmux's (a number).
+    ///
+    /// tmux up to 3.5 turns `.` and `:` into `_`; the result has the real one.
     name: Option<Name>,
-    /// The first window's name.
     window_name: Option<Name>,
-    /// Width of the session's window, in cells.
+    /// Cells.
     #[schemars(range(min = 1, max = INT_MAX))]
     width: Option<i64>,
-    /// Height of the session's window, in cells.
+    /// Cells.
     #[schemars(range(min = 1, max = INT_MAX))]
     height: Option<i64>,
     #[serde(flatten)]
@@ -80,16 +83,13 @@ struct SessionArgs {
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 struct WindowArgs {
-    /// The session to create the window in, e.g. $1 (see list_sessions).
     session_id: SessionId,
     generation: Option<Generation>,
-    /// The window name.
     name: Option<Name>,
-    /// The window index in the session; it must be free. Default: the next
-    /// free one.
+    /// Must be free. Default: the next free one.
     #[schemars(range(min = 0, max = INT_MAX))]
     index: Option<i64>,
-    /// Make the new window the session's current window (default false).
+    /// Make it the session's current window.
     #[serde(default)]
     select: bool,
     #[serde(flatten)]
@@ -100,13 +100,11 @@ struct WindowArgs {
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 struct SplitArgs {
-    /// The pane to split, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// Where the new pane goes relative to paneId.
     direction: Direction,
     size: Option<Size>,
-    /// Make the new pane the window's active pane (default false).
+    /// Make it the window's active pane.
     #[serde(default)]
     select: bool,
     #[serde(flatten)]

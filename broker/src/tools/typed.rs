@@ -2,7 +2,7 @@
 //! schemas derived from the Rust type that is serialized, so the published
 //! schema and the result cannot drift apart.
 
-use super::{Call, ToolOutput};
+use super::{refs, Call, ToolOutput};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -16,17 +16,33 @@ use serde_json::Value;
 /// `jsonschema`), and resolving a `$ref` per record costs them about as much as
 /// checking the record (a 1,001-pane `list_panes` took half the time to
 /// validate inlined; `tests/bench/listing.rs`).
+///
+/// Published lean ([`lean_output`]): no `$schema`, titles or descriptions.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let settings =
-        schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
-    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>())
-        .expect("a derived schema is JSON");
+    let schema = data_schema_of::<T>();
     debug_assert_eq!(
         schema["type"], "object",
         "a tool's schema root must be an object"
     );
-    standard_formats(&mut schema);
     schema
+}
+
+/// Drops what a derived output schema carries for the Rust reader and no
+/// client acts on: `title`s (the types' names) and `description`s (their doc
+/// comments), at every depth. An output schema is for validating a result;
+/// `tools/list` is paid for in every agent's context, so it carries only the
+/// shape (the meaning of each field is in the tool's reference,
+/// `tmux://tool/{name}`, and docs/spec.md). A property that is *named*
+/// `title` or `description` is a schema (an object), never a string, so it stays.
+pub fn lean_output(schema: &mut Value) {
+    match schema {
+        Value::Object(m) => {
+            m.retain(|k, v| !(matches!(k.as_str(), "title" | "description") && v.is_string()));
+            m.values_mut().for_each(lean_output);
+        }
+        Value::Array(a) => a.iter_mut().for_each(lean_output),
+        _ => {}
+    }
 }
 
 /// The input schema of a tool's `Args` (draft 2020-12), as published in
@@ -110,6 +126,73 @@ fn input_shape(schema: &mut Value) {
             m.values_mut().for_each(input_shape);
         }
         Value::Array(a) => a.iter_mut().for_each(input_shape),
+        _ => {}
+    }
+}
+
+/// Patterns that only keep control characters (or NUL) out of a string: the
+/// broker refuses those by name; they tell a model nothing it would send.
+const CONTROL_ONLY_PATTERNS: &[&str] = &[refs::NO_NUL, refs::NO_CONTROL, refs::NO_CONTROL_BUT_LF];
+
+/// The published form of an enforced input schema, at every depth: each
+/// `description` cut to its first paragraph (the rest of a field's doc comment
+/// is in the tool's reference), and none of the keywords that only say how the
+/// broker stores or screens a value: an integer `maximum` that is a machine
+/// type's limit, a string's `maxLength` beside a `pattern` that already gives
+/// its shape (ids) or on a generation, control-character-only `pattern`s, and
+/// `minItems: 0`. Only keywords are removed, never added, so every input the
+/// enforced schema accepts this one accepts too: it stays true, and what it
+/// leaves out is refused by the broker naming the field.
+pub fn lean_input(schema: &mut Value) {
+    match schema {
+        Value::Object(m) => {
+            if let Some(Value::String(d)) = m.get_mut("description") {
+                if let Some((first, _)) = d.split_once("\n\n") {
+                    *d = first.to_string();
+                }
+            }
+            let machine_limit = |v: &Value| {
+                v.as_u64().is_some_and(|n| {
+                    [i32::MAX as u64, u32::MAX as u64, i64::MAX as u64, u64::MAX].contains(&n)
+                })
+            };
+            if m.get("maximum").is_some_and(machine_limit) {
+                m.remove("maximum");
+            }
+            let string = m.get("type") == Some(&Value::from("string"));
+            let control_only = m
+                .get("pattern")
+                .and_then(Value::as_str)
+                .is_some_and(|p| CONTROL_ONLY_PATTERNS.contains(&p));
+            if control_only {
+                m.remove("pattern");
+            }
+            if string && m.contains_key("pattern") {
+                m.remove("maxLength");
+            }
+            if m.get("minItems") == Some(&Value::from(0)) {
+                m.remove("minItems");
+            }
+            for (k, v) in m.iter_mut() {
+                // A property named `pattern`/`maximum` is a schema (an object),
+                // so it is walked, never removed, like any other.
+                if k == "properties" {
+                    if let Value::Object(props) = v {
+                        for (name, p) in props.iter_mut() {
+                            if name == "generation" {
+                                if let Some(g) = p.as_object_mut() {
+                                    g.remove("maxLength");
+                                }
+                            }
+                            lean_input(p);
+                        }
+                    }
+                } else {
+                    lean_input(v);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(lean_input),
         _ => {}
     }
 }
@@ -281,8 +364,8 @@ pub fn data_schema_of<T: JsonSchema>() -> Value {
         .expect("a derived schema is JSON");
     if let Some(m) = schema.as_object_mut() {
         m.remove("$schema");
-        m.remove("title");
     }
+    lean_output(&mut schema);
     standard_formats(&mut schema);
     schema
 }

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_idle",
     family: Family::Libtmux,
-    description: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
+    description: "Wait until a pane has written nothing for idleSeconds (default 1).",
+    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
     annotations: Annotations::read_only("Wait for a pane to go quiet"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -31,14 +32,12 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// The pane to watch, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// How long the pane must stay quiet (default 1).
+    /// Quiet time needed (default 1).
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
-    /// How long to wait; clamped to the broker's request timeout (reported).
-    /// Default: that timeout.
+    /// Default and ceiling: the broker's request timeout.
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
 }

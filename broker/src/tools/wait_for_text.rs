@@ -36,7 +36,8 @@ use tmux_mcp_engine::registry::Pane;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_text",
     family: Family::Libtmux,
-    description: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
+    description: "Wait until a pane's screen shows one of patterns, a stopPattern, or goes idle; text already shown matches at once.",
+    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
     annotations: Annotations::read_only("Wait for text in a pane"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -47,29 +48,24 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
-    /// The pane to watch, e.g. %3 (see list_panes).
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// Text to wait for; the first that matches is reported.
+    /// The first to match is reported.
     #[schemars(length(min = 1, max = 16), inner(length(min = 1, max = 1024)))]
     patterns: Vec<String>,
-    /// Markers that end the wait early (e.g. an error prompt), reported as
-    /// outcome stopped.
+    /// End the wait early (outcome stopped), e.g. an error prompt.
     #[serde(default)]
     #[schemars(length(min = 0, max = 16), inner(length(min = 1, max = 1024)))]
     stop_patterns: Vec<String>,
-    /// Patterns are regular expressions (Rust regex syntax) rather than
-    /// literal text (default false).
+    /// Patterns are Rust regexes, not literal text.
     #[serde(default)]
     regex: bool,
-    /// Match case-insensitively (default false).
     #[serde(default)]
     ignore_case: bool,
-    /// Also return (outcome idle) when the pane wrote nothing for this long.
+    /// Also end (outcome idle) after this long without output.
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
-    /// How long to wait; clamped to the broker's request timeout (reported).
-    /// Default: that timeout.
+    /// Default and ceiling: the broker's request timeout.
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
 }
