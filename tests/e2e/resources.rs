@@ -198,7 +198,11 @@ async fn resources_read_like_the_tools_that_read_the_same_things() {
         .collect();
     assert_eq!(
         templates,
-        ["tmux://pane/{pane_id}", "tmux://pane/{pane_id}/info"]
+        [
+            "tmux://pane/{pane_id}",
+            "tmux://pane/{pane_id}/info",
+            "tmux://tool/{name}"
+        ]
     );
 
     // JSON resources equal the tools' results (and validate against their schemas).

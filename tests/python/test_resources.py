@@ -32,7 +32,7 @@ async def test_resources_list_read_and_subscribe(tmux_server):
         listed = [str(r.uri) for r in (await s.list_resources()).resources]
         assert {"tmux://server", "tmux://sessions", "tmux://panes", "tmux://pane/%250"} <= set(listed), listed
         templates = [t.uri_template for t in (await s.list_resource_templates()).resource_templates]
-        assert templates == ["tmux://pane/{pane_id}", "tmux://pane/{pane_id}/info"], templates
+        assert templates == ["tmux://pane/{pane_id}", "tmux://pane/{pane_id}/info", "tmux://tool/{name}"], templates
         panes = json.loads((await s.read_resource("tmux://panes")).contents[0].text)
         errors = list(validator_for_schema(tools["list_panes"].output_schema).iter_errors(panes))
         assert not errors, errors
