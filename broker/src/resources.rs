@@ -17,6 +17,7 @@
 //! are accepted too, and a subscription is answered with the URI as the client
 //! wrote it.
 
+use crate::completion::Kind;
 use crate::session::Session;
 use crate::tools;
 use serde_json::{json, Value};
@@ -199,12 +200,67 @@ fn entry(r: &Resource, name: &str, title: &str, description: &str) -> Value {
 }
 
 /// `resources/templates/list` entries.
+/// A resource template and the one argument in it.
+struct Template {
+    uri: &'static str,
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    mime: &'static str,
+    /// The `{argument}` in `uri` and what it names (for `completion/complete`).
+    argument: (&'static str, Kind),
+}
+
+const TEMPLATES: &[Template] = &[
+    Template {
+        uri: "tmux://pane/{pane_id}",
+        name: "pane screen",
+        title: "A pane's visible screen",
+        description: "The visible screen of pane {pane_id} (%N) as text, read like capture_pane: refused while an after-capture-pane hook is set.",
+        mime: "text/plain",
+        argument: ("pane_id", Kind::Pane),
+    },
+    Template {
+        uri: "tmux://pane/{pane_id}/info",
+        name: "pane info",
+        title: "A pane's record",
+        description: "The list_panes record of pane {pane_id} (%N): reference, placements, process, size, command, cwd, title.",
+        mime: "application/json",
+        argument: ("pane_id", Kind::Pane),
+    },
+    Template {
+        uri: "tmux://tool/{name}",
+        name: "tool reference",
+        title: "A tool's reference",
+        description: "Everything about tool {name} that tools/list keeps short: its rules, each argument's meaning, bounds and default.",
+        mime: "text/markdown",
+        argument: ("name", Kind::Tool),
+    },
+];
+
 pub fn templates() -> Vec<Value> {
-    vec![
-        json!({ "uriTemplate": "tmux://pane/{pane_id}", "name": "pane screen", "title": "A pane's visible screen", "description": "The visible screen of pane {pane_id} (%N) as text, read like capture_pane: refused while an after-capture-pane hook is set.", "mimeType": "text/plain" }),
-        json!({ "uriTemplate": "tmux://pane/{pane_id}/info", "name": "pane info", "title": "A pane's record", "description": "The list_panes record of pane {pane_id} (%N): reference, placements, process, size, command, cwd, title.", "mimeType": "application/json" }),
-        json!({ "uriTemplate": "tmux://tool/{name}", "name": "tool reference", "title": "A tool's reference", "description": "Everything about tool {name} that tools/list keeps short: its rules, each argument's meaning, bounds and default.", "mimeType": "text/markdown" }),
-    ]
+    TEMPLATES
+        .iter()
+        .map(|t| json!({ "uriTemplate": t.uri, "name": t.name, "title": t.title, "description": t.description, "mimeType": t.mime }))
+        .collect()
+}
+
+/// What argument `arg` of the template `uri` names, or why there is none.
+pub fn template_argument(uri: &str, arg: &str) -> Result<Kind, String> {
+    let Some(t) = TEMPLATES.iter().find(|t| t.uri == uri) else {
+        let known: Vec<&str> = TEMPLATES.iter().map(|t| t.uri).collect();
+        return Err(format!(
+            "no resource template {uri:?}; resources/templates/list names them: {}",
+            known.join(", ")
+        ));
+    };
+    if t.argument.0 != arg {
+        return Err(format!(
+            "resource template {uri:?} has no argument {arg:?} (it has {:?})",
+            t.argument.0
+        ));
+    }
+    Ok(t.argument.1)
 }
 
 /// Whether `cursor` is the key binding's hand-off cursor of `pane` (readable

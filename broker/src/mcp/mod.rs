@@ -5,12 +5,16 @@
 //! 2024-11-05 … 2025-11-25, `server/discover` and per-request `_meta` for
 //! 2026-07-28, answered by rmcp), `tools/list` with the published schemas as
 //! they are, `tools/call` through the tool facade with progress and
-//! cancellation, and `logging/setLevel` per session. The rules are in
+//! cancellation, `prompts/list`/`prompts/get` and `completion/complete` (for
+//! prompt arguments and resource templates), and `logging/setLevel` per
+//! session. The rules are in
 //! ARCHITECTURE.md, "MCP layer".
 
 mod subscriptions;
 mod transport;
 
+use crate::completion;
+use crate::prompts;
 use crate::resources::{self, ReadError, Resource};
 use crate::session::{LogLevel, LogSink, Session};
 use crate::tools::{self, ProgressSink};
@@ -143,6 +147,15 @@ fn resource_error(e: ReadError) -> McpError {
     }
 }
 
+/// The JSON-RPC error of a prompt that cannot be got: invalid params, naming
+/// the argument at fault (`data.argument`); nothing reached tmux.
+fn prompt_error(e: prompts::PromptError) -> McpError {
+    McpError::invalid_params(
+        e.message,
+        Some(json!({ "argument": e.argument, "delivery": "not_sent" })),
+    )
+}
+
 /// A read refused by the broker's policy (a server-defined JSON-RPC code:
 /// -32000 and -32001 are taken by SDKs for closed connections and timeouts).
 pub const READ_REFUSED: ErrorCode = ErrorCode(-32003);
@@ -190,6 +203,10 @@ impl ServerHandler for Handler {
         res.subscribe = Some(true);
         res.list_changed = Some(true);
         caps.resources = Some(res);
+        let mut prompts = PromptsCapability::default();
+        prompts.list_changed = Some(false);
+        caps.prompts = Some(prompts);
+        caps.completions = Some(JsonObject::new());
         let mut info = ServerConfig::new(caps)
             .with_server_info(server_info())
             .with_instructions(INSTRUCTIONS);
@@ -308,6 +325,84 @@ impl ServerHandler for Handler {
             .with_ttl_ms(0)
             .with_cache_scope(CacheScope::Private)
             .into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let items = prompts::visible(&self.session)
+            .map(|p| {
+                let args = p
+                    .arguments
+                    .iter()
+                    .map(|a| {
+                        PromptArgument::new(a.name)
+                            .with_description(a.description)
+                            .with_required(a.required)
+                    })
+                    .collect();
+                Prompt::new(p.name, Some(p.description), Some(args)).with_title(p.title)
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(items))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let p = prompts::find(&self.session, &request.name).map_err(prompt_error)?;
+        let mut given = std::collections::HashMap::new();
+        for (k, v) in request.arguments.unwrap_or_default() {
+            let Value::String(v) = v else {
+                return Err(prompt_error(prompts::PromptError {
+                    message: format!(
+                        "argument {k:?}: expected a string (prompt arguments are strings), got {v}"
+                    ),
+                    argument: Some(k),
+                }));
+            };
+            given.insert(k, v);
+        }
+        let text = p.get(&self.session, given).await.map_err(prompt_error)?;
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
+        result.description = Some(p.description.to_string());
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let arg = &request.argument.name;
+        let kind = match &request.r#ref {
+            Reference::Prompt(r) => {
+                let p = prompts::find(&self.session, &r.name).map_err(prompt_error)?;
+                p.argument(arg)
+                    .map(|a| a.kind)
+                    .ok_or_else(|| format!("prompt {:?} has no argument {arg:?}", p.name))
+            }
+            Reference::Resource(r) => resources::template_argument(&r.uri, arg),
+            #[allow(unreachable_patterns)] // rmcp's enum is non_exhaustive
+            _ => Err("unknown reference type: expected ref/prompt or ref/resource".to_string()),
+        }
+        .map_err(|m| McpError::invalid_params(m, Some(json!({ "delivery": "not_sent" }))))?;
+        let context = request
+            .context
+            .and_then(|c| c.arguments)
+            .unwrap_or_default();
+        let found = completion::complete(&self.session, kind, &request.argument.value, &context)
+            .await
+            .map_err(|m| McpError::internal_error(m, Some(json!({ "delivery": "not_sent" }))))?;
+        let has_more = found.has_more();
+        let info =
+            CompletionInfo::with_pagination(found.values, Some(found.total as u32), has_more)
+                .map_err(|m| McpError::internal_error(m, None))?;
+        Ok(CompleteResult::new(info))
     }
 
     #[allow(deprecated)] // the legacy eras' subscription; 2026-07-28 uses listen

@@ -344,7 +344,15 @@ fn params_problem(method: &str, params: Value) -> String {
         "initialize" => {
             serde_json::from_value::<rmcp::model::InitializeRequestParams>(params).err()
         }
-        "tools/list" => serde_json::from_value::<rmcp::model::PaginatedRequestParams>(params).err(),
+        "tools/list" | "prompts/list" => {
+            serde_json::from_value::<rmcp::model::PaginatedRequestParams>(params).err()
+        }
+        "prompts/get" => {
+            serde_json::from_value::<rmcp::model::GetPromptRequestParams>(params).err()
+        }
+        "completion/complete" => {
+            serde_json::from_value::<rmcp::model::CompleteRequestParams>(params).err()
+        }
         _ => None,
     };
     e.map_or_else(
