@@ -212,18 +212,33 @@ fn python_sdk(sock: &Path, tmux_mcp: &Path, rounds: usize) -> Result<Value, Stri
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
 
-/// A tool and the arguments it is called with.
-type ToolCall = (&'static str, fn() -> Value);
+/// A label, the tool and the arguments it is called with (the Python side,
+/// tests/bench/listing.py, calls the same under the same labels).
+type ToolCall = (&'static str, &'static str, fn() -> Value);
+
+/// `list_panes` pages at 100 panes unless asked; the whole table is one page
+/// of `limit` 10,000, full or brief.
+const TOOLS: [ToolCall; 4] = [
+    ("list_panes first page", "list_panes", || json!({})),
+    (
+        "list_panes whole",
+        "list_panes",
+        || json!({ "limit": 10_000 }),
+    ),
+    (
+        "list_panes whole brief",
+        "list_panes",
+        || json!({ "limit": 10_000, "detail": "brief" }),
+    ),
+    (
+        "tmux_snapshot",
+        "tmux_snapshot",
+        || json!({ "entity": "pane", "limit": 200 }),
+    ),
+];
 
 async fn calls(builds: &[Build]) {
-    const TOOLS: [ToolCall; 2] = [
-        ("list_panes", || json!({})),
-        (
-            "tmux_snapshot",
-            || json!({ "entity": "pane", "limit": 200 }),
-        ),
-    ];
-    for (name, args) in TOOLS {
+    for (label, name, args) in TOOLS {
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); builds.len()];
         let mut sizes = vec![0; builds.len()];
         let mut last: Vec<Value> = vec![Value::Null; builds.len()];
@@ -237,7 +252,7 @@ async fn calls(builds: &[Build]) {
                 sizes[i] = size;
             }
         }
-        println!("{name} ({}) through rmcp's client:", args());
+        println!("{label}: {name} {} through rmcp's client:", args());
         for (i, b) in builds.iter().enumerate() {
             line(&format!("{} ({} kB)", b.label, sizes[i] / 1000), &times[i]);
             last[i] = serde_json::to_value(b.client.call_raw(name, args()).await).unwrap();
@@ -284,13 +299,16 @@ async fn calls(builds: &[Build]) {
             }
         }
     }
-    for (name, _) in TOOLS {
-        println!("{name} through the official Python SDK (ClientSession.call_tool):");
+    for (label, name, args) in TOOLS {
+        println!(
+            "{label}: {name} {} through the official Python SDK (ClientSession.call_tool):",
+            args()
+        );
         for (i, b) in builds.iter().enumerate() {
             let v: Vec<f64> = py[i]
                 .iter()
                 .flat_map(|r| {
-                    r[name]["ms"]
+                    r[label]["ms"]
                         .as_array()
                         .unwrap()
                         .iter()
@@ -301,7 +319,7 @@ async fn calls(builds: &[Build]) {
                 &format!(
                     "{} (structured {} kB)",
                     b.label,
-                    py[i][0][name]["structured_bytes"].as_u64().unwrap() / 1000
+                    py[i][0][label]["structured_bytes"].as_u64().unwrap() / 1000
                 ),
                 &v,
             );

@@ -38,8 +38,8 @@ const SURFACES: &[Surface] = &[
         label: "default (readonly)",
         args: &[],
         tools: 18,
-        visible: (8_000, 10_600),
-        whole: (30_000, 40_600),
+        visible: (8_000, 10_560),
+        whole: (30_000, 39_200),
     },
     Surface {
         label: "all 38 (--safety destructive + both opt-ins)",
@@ -52,8 +52,8 @@ const SURFACES: &[Surface] = &[
             "tmux_wait",
         ],
         tools: 38,
-        visible: (16_000, 29_300),
-        whole: (70_000, 105_700),
+        visible: (16_000, 28_800),
+        whole: (70_000, 101_000),
     },
 ];
 

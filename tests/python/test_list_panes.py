@@ -50,3 +50,58 @@ async def test_list_panes_sees_split_window_on_next_call(tmux_server):
     after = {p["id"]: p for p in sc["panes"]}
     assert set(after) == before | {new}, (sorted(before), new, sorted(after))
     check_pane(tmux_server, after[new], generation)
+
+
+@async_test(60)
+async def test_list_panes_pages_by_id_and_gives_brief_records(tmux_server):
+    """Pages of `limit` panes in pane-id order: every pane exactly once across
+    the pages, also when panes come and go between them; `total` counts them
+    all and the last page has no nextCursor. `detail: brief` records say where
+    a pane is as tmux's target syntax and are a fraction of a full record."""
+    server = tmux_server
+    for _ in range(5):
+        server.tmux("new-window", "-d", "-t", "main")
+        server.tmux("split-window", "-d", "-t", "main")
+    server.tmux("new-session", "-d", "-s", "work")
+    ids = sorted(server.tmux("list-panes", "-a", "-F", "#{pane_id}").split(), key=lambda p: int(p[1:]))
+    assert len(ids) == 12, ids
+    async with mcp_session(server) as s:
+        whole = await call_ok(s, "list_panes")
+        assert [p["id"] for p in whole["panes"]] == ids and whole["total"] == 12, whole
+        assert "nextCursor" not in whole, whole
+
+        seen, cursor, pages = [], None, 0
+        gone = made = None
+        while True:
+            args = {"limit": 5, **({"cursor": cursor} if cursor else {})}
+            page = await call_ok(s, "list_panes", args)
+            pages += 1
+            assert len(page["panes"]) <= 5, page
+            seen += [p["id"] for p in page["panes"]]
+            if pages == 1:
+                # Between pages: the last pane of this page goes, a new one comes.
+                gone = page["panes"][-1]["id"]
+                server.tmux("kill-pane", "-t", gone)
+                made = server.tmux("split-window", "-d", "-t", "work", "-P", "-F", "#{pane_id}")
+                assert page["total"] == 12, page
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                break
+            assert cursor == page["panes"][-1]["id"], page
+        assert seen == ids + [made], (seen, ids, made)
+        assert pages == 3, pages
+
+        brief = await call_ok(s, "list_panes", {"detail": "brief", "session": "work"})
+        work = server.tmux("list-panes", "-s", "-t", "work", "-F", "#{pane_id} work:#{window_index}.#{pane_index} #{pane_current_command} #{pane_current_path}").splitlines()
+        assert [f"{p['id']} {p['at'][0]} {p['command']} {p['cwd']}" for p in brief["panes"]] == work, (brief, work)
+        for p in brief["panes"]:
+            assert set(p) == {"id", "at", "command", "cwd", "state"} and p["state"] == "running", p
+        full = await call_ok(s, "list_panes", {"session": "work"})
+        import json as _json
+        ratio = len(_json.dumps(brief["panes"])) / len(_json.dumps(full["panes"]))
+        print(f"brief records are {ratio:.2f} of full ones")
+        assert ratio < 0.5, ratio
+
+        for bad, field in [({"limit": 0}, "limit"), ({"cursor": "5"}, "cursor"), ({"detail": "short"}, "detail")]:
+            r = await s.call_tool("list_panes", bad)
+            assert r.is_error and field in r.content[0].text, (bad, r)

@@ -109,14 +109,29 @@ pub fn tmux_mcp(args: &[&str]) -> Command {
     c
 }
 
+/// Spawns `cmd`, retrying while its binary is "text file busy": a test that
+/// copies a binary and runs the copy races every other test thread's fork,
+/// whose child holds the copy's write descriptor until it execs.
+pub fn spawn_busy_safe(cmd: &mut Command) -> std::process::Child {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match cmd.spawn() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => return r.expect("spawn"),
+        }
+    }
+}
+
 /// Runs `cmd` to completion, failing the test after `timeout`.
 pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> (Output, Duration) {
     let started = Instant::now();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = spawn_busy_safe(&mut cmd);
     let (tx, rx) = mpsc::channel();
     let pid = child.id();
     let stdout = child.stdout.take().unwrap();

@@ -13,6 +13,10 @@ pub const PANE_ID: &str = "^%[0-9]+$";
 pub const WINDOW_ID: &str = "^@[0-9]+$";
 /// A session id as tmux prints `#{session_id}`.
 pub const SESSION_ID: &str = "^\\$[0-9]+$";
+/// Longest name accepted (a session's, a key's): a bound the broker stores
+/// values under, not one a real name reaches, so it is enforced but not
+/// published (`typed::lean_input`).
+pub const NAME_MAX: usize = 256;
 /// Longest id accepted (tmux's ids are a sigil and a `u32`).
 const ID_MAX: usize = 32;
 
@@ -75,12 +79,12 @@ text_type!(
     /// given and not this tmux server's, nothing is sent: an id from a server
     /// that has since restarted never reaches whatever reuses it.
     Generation,
-    { "type": "string", "minLength": 1, "maxLength": 128, "description": "The id's generation; if not this tmux server's, nothing is sent." }
+    { "type": "string", "minLength": 1, "maxLength": 128, "description": "Must be this server's, else nothing is sent." }
 );
 text_type!(
     /// A session filter: its id (`$1`) or its name.
     SessionFilter,
-    { "type": "string", "minLength": 1, "maxLength": 256, "description": "Its id ($1) or name." }
+    { "type": "string", "minLength": 1, "maxLength": NAME_MAX, "description": "Its id ($1) or name." }
 );
 
 /// Arguments that name one entity by id, optionally guarded by a generation
@@ -134,7 +138,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "paneId": { "type": "string", "pattern": PANE_ID, "maxLength": 32, "description": "The pane, e.g. %3 (see list_panes)." },
-                    "generation": { "type": "string", "minLength": 1, "maxLength": 128, "description": "The id's generation; if not this tmux server's, nothing is sent." },
+                    "generation": { "type": "string", "minLength": 1, "maxLength": 128, "description": "Must be this server's, else nothing is sent." },
                     "window": { "type": "string", "pattern": WINDOW_ID, "maxLength": 32 }
                 },
                 "additionalProperties": false,

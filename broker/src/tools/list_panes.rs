@@ -1,5 +1,7 @@
 //! `list_panes` (libtmux family): every pane this session may see, with its
-//! entity reference, placements, process and whether it is the caller's pane.
+//! entity reference, placements, process and whether it is the caller's pane;
+//! paged by pane id (a page stays within tens of kB on a server of 1,000
+//! panes), each record whole or brief.
 //!
 //! The model of a typed tool: `Args` is decoded from the arguments, `Listing`
 //! is what is serialized, and the output schema is derived from it.
@@ -16,8 +18,8 @@ use tmux_mcp_engine::registry::{numeric_id, Pane};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_panes",
     family: Family::Libtmux,
-    description: "List the panes (id, placements, process, size, command, cwd), optionally of one session.",
-    details: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Read-only.",
+    description: "List panes: id, placements, process, size, command, cwd; paged.",
+    details: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: brief` gives each pane as {id, at, command, cwd, state}: `at` is where it is placed, `session:window.pane`. Read-only.",
     annotations: Annotations::read_only("List panes"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -25,11 +27,37 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
+/// Panes per page unless `limit` says otherwise.
+const PAGE: usize = 100;
+/// The largest page (what the `tmux://panes` resource asks for).
+pub const PAGE_MAX: usize = 10_000;
+
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
     /// Only panes of this session.
     session: Option<SessionFilter>,
+    /// brief: id, at, command, cwd, state.
+    #[serde(default)]
+    detail: Detail,
+    /// Panes per page.
+    #[serde(default = "page")]
+    #[schemars(range(min = 1, max = PAGE_MAX))]
+    limit: usize,
+    /// A page's nextCursor.
+    cursor: Option<super::ids::PaneId>,
+}
+
+fn page() -> usize {
+    PAGE
+}
+
+#[derive(Deserialize, JsonSchema, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Detail {
+    #[default]
+    Full,
+    Brief,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -38,7 +66,32 @@ struct Listing {
     generation: String,
     scope: tmux_mcp_core::wire::Scope,
     caller_pane_id: Option<String>,
-    panes: Vec<PaneRecord>,
+    panes: Vec<Record>,
+    /// Panes that match, on every page.
+    total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    next_cursor: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum Record {
+    Full(PaneRecord),
+    Brief(BriefRecord),
+}
+
+/// A pane in a few words: enough to pick one and name it to a tool.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct BriefRecord {
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    id: String,
+    /// `session:window.pane`, one per session the pane is placed in.
+    at: Vec<String>,
+    command: String,
+    cwd: String,
+    state: ProcessState,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -114,7 +167,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             return ToolOutput::libtmux_error(format!("Argument session: no session with id or name {w:?} is visible. Call list_panes without it to see the sessions."));
         }
     }
-    let panes: Vec<PaneRecord> = visible
+    let matching: Vec<_> = visible
         .iter()
         .filter(|p| {
             wanted.is_none_or(|w| {
@@ -123,16 +176,59 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
                     .any(|pl| pl.session_id == w || pl.session_name == w)
             })
         })
+        .collect();
+    let total = matching.len();
+    // The table is in pane-id order: a page starts after its cursor's pane,
+    // whether or not that pane still exists.
+    let after = args.cursor.as_deref().map(numeric_id);
+    let limit = args.limit;
+    let mut rest = matching
+        .into_iter()
+        .filter(|p| after.is_none_or(|a| numeric_id(&p.id) > a))
+        .peekable();
+    let page: Vec<PaneRecord> = rest
+        .by_ref()
+        .take(limit)
         .map(|p| record(session, p))
         .collect();
-    let text = summary(session, &panes);
+    let next_cursor = rest.peek().and(page.last()).map(|p| p.id.clone());
+    let mut text = summary(session, &page);
+    if let Some(c) = &next_cursor {
+        text.push_str(&format!(
+            "\n{} of {total} pane(s) on this page; the next page: cursor {c}",
+            page.len()
+        ));
+    }
+    let panes = page
+        .into_iter()
+        .map(|r| match args.detail {
+            Detail::Full => Record::Full(r),
+            Detail::Brief => Record::Brief(brief(r)),
+        })
+        .collect();
     let listing = Listing {
         generation: session.generation().to_string(),
         scope: session.scope,
         caller_pane_id: session.caller_pane.clone(),
         panes,
+        total,
+        next_cursor,
     };
     ToolOutput::typed(&listing, text)
+}
+
+fn brief(r: PaneRecord) -> BriefRecord {
+    BriefRecord {
+        at: r
+            .placements
+            .iter()
+            .map(|pl| format!("{}:{}.{}", pl.session_name, pl.index, r.index))
+            .collect(),
+        id: r.id,
+        command: r.command,
+        cwd: r.cwd,
+        state: r.process_state,
+    }
 }
 
 pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {

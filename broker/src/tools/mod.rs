@@ -26,6 +26,7 @@ pub mod ids;
 mod kill;
 mod launch;
 mod list_panes;
+pub use list_panes::PAGE_MAX as LIST_PANES_PAGE_MAX;
 mod list_sessions;
 mod list_windows;
 mod paste_text;

@@ -106,7 +106,7 @@ struct Args {
         regex(pattern = super::refs::NO_CONTROL_BUT_LF)
     )]
     command: String,
-    /// Default and ceiling: the broker's request timeout.
+    /// Capped at the request timeout.
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
     /// Return at once with a jobId for get_job.

@@ -68,7 +68,6 @@ struct Args {
     /// Rust regex syntax (linear time).
     #[serde(default)]
     regex: bool,
-    /// false: case-insensitive.
     #[serde(default = "yes")]
     match_case: bool,
     session: Option<super::ids::SessionFilter>,

@@ -37,7 +37,6 @@ struct Args {
         inner(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]{0,255}$"))
     )]
     names: Vec<String>,
-    /// As this session sees them.
     ///
     /// Its environment, then the global one.
     session: Option<SessionFilter>,

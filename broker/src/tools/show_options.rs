@@ -34,7 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "show_options",
     family: Family::Libtmux,
     description: "Read tmux option values, globally or as a session, window or pane sees them; a flag reads 1 or 0.",
-    details: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.",
+    details: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window (its active pane) or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.",
     annotations: Annotations::read_only("Show options"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -68,13 +68,8 @@ struct Args {
     /// e.g. @my-option, history-limit, status-format[0].
     #[schemars(length(min = 1, max = 64), inner(regex(pattern = name_pattern()), length(max = 160)))]
     names: Vec<String>,
-    /// As this session sees them.
     session: Option<SessionFilter>,
-    /// As this window sees them.
-    ///
-    /// As its active pane sees them.
     window: Option<WindowId>,
-    /// As this pane sees them.
     pane: Option<PaneId>,
 }
 

@@ -343,7 +343,7 @@ mod tests {
     #[test]
     fn the_page_schema_is_the_published_shape() {
         let s = data_schema_of::<Page>();
-        assert_eq!(s["additionalProperties"], json!(false), "{s:#}");
+        assert!(s.get("additionalProperties").is_none(), "{s:#}");
         let mut required: Vec<&str> = s["required"]
             .as_array()
             .unwrap()
@@ -420,7 +420,7 @@ mod tests {
             "{last:#}"
         );
         let mut wrong = p.clone();
-        wrong["extra"] = json!(1);
+        wrong["items"] = json!("not a list");
         assert!(!v.is_valid(&wrong));
     }
 }

@@ -29,7 +29,9 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 
 /// Drops what a derived output schema carries for the Rust reader and no
 /// client acts on: `title`s (the types' names) and `description`s (their doc
-/// comments), at every depth. An output schema is for validating a result;
+/// comments), at every depth, and `additionalProperties: false` (the records
+/// are serialized from typed structs, so no other field can appear; a client
+/// validating a result loses nothing). An output schema is for validating a result;
 /// `tools/list` is paid for in every agent's context, so it carries only the
 /// shape (the meaning of each field is in the tool's reference,
 /// `tmux://tool/{name}`, and docs/spec.md). A property that is *named*
@@ -37,7 +39,10 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 pub fn lean_output(schema: &mut Value) {
     match schema {
         Value::Object(m) => {
-            m.retain(|k, v| !(matches!(k.as_str(), "title" | "description") && v.is_string()));
+            m.retain(|k, v| {
+                !(matches!(k.as_str(), "title" | "description") && v.is_string()
+                    || k == "additionalProperties" && v == &Value::Bool(false))
+            });
             m.values_mut().for_each(lean_output);
         }
         Value::Array(a) => a.iter_mut().for_each(lean_output),
@@ -139,7 +144,8 @@ const CONTROL_ONLY_PATTERNS: &[&str] = &[refs::NO_NUL, refs::NO_CONTROL, refs::N
 /// is in the tool's reference), and none of the keywords that only say how the
 /// broker stores or screens a value: an integer `maximum` that is a machine
 /// type's limit, a string's `maxLength` beside a `pattern` that already gives
-/// its shape (ids) or on a generation, control-character-only `pattern`s, and
+/// its shape (ids), on a generation or at [`super::ids::NAME_MAX`] (a name's
+/// storage bound), control-character-only `pattern`s, and
 /// `minItems: 0`. Only keywords are removed, never added, so every input the
 /// enforced schema accepts this one accepts too: it stays true, and what it
 /// leaves out is refused by the broker naming the field.
@@ -167,7 +173,10 @@ pub fn lean_input(schema: &mut Value) {
             if control_only {
                 m.remove("pattern");
             }
-            if string && m.contains_key("pattern") {
+            if string
+                && (m.contains_key("pattern")
+                    || m.get("maxLength") == Some(&Value::from(super::ids::NAME_MAX)))
+            {
                 m.remove("maxLength");
             }
             if m.get("minItems") == Some(&Value::from(0)) {
@@ -480,10 +489,13 @@ mod tests {
             serde_json::json!({ "items": [{ "id": "%1" }], "one": { "id": "%2" } }),
             serde_json::json!({ "items": [{ "id": "1" }], "one": { "id": "%2" } }),
             serde_json::json!({ "items": [], "one": { "id": "x" } }),
-            serde_json::json!({ "items": [], "one": { "id": "%2" }, "more": 1 }),
             serde_json::json!({ "items": [{}], "one": { "id": "%2" } }),
         ] {
             assert_eq!(a.is_valid(&v), b.is_valid(&v), "{v}");
         }
+        // The one difference: a published output schema does not forbid
+        // fields the type never serializes (`lean_output`).
+        let more = serde_json::json!({ "items": [], "one": { "id": "%2" }, "more": 1 });
+        assert!(a.is_valid(&more) && !b.is_valid(&more));
     }
 }

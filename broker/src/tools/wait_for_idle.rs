@@ -37,7 +37,7 @@ struct Args {
     /// Quiet time needed (default 1).
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
-    /// Default and ceiling: the broker's request timeout.
+    /// Capped at the request timeout.
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
 }
