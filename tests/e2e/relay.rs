@@ -97,6 +97,11 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
         vec![old],
         "tmux_capabilities names the broker that runs"
     );
+    assert_eq!(
+        caps["data"]["limits"]["request_timeout_seconds"].as_f64(),
+        Some(60.0),
+        "the session is served by the broker started with --request-timeout 60: {caps:#}"
+    );
     let target = pane_ref(&gen, "%0");
     let tracked = c
         .call_envelope("tmux_capture", json!({"target": target, "track": true}))
@@ -141,8 +146,9 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
     .expect("the flood got no answers");
 
     // Calls certain to be in flight: waits for text that never appears. A
-    // ping queued behind them is the sentinel: once it is answered, the broker
-    // has read the waits (it reads one connection in order).
+    // tmux_capabilities queued behind them is the sentinel: once it is
+    // answered, the broker it names has read the waits (it reads one
+    // connection in order).
     let mut waits = Vec::new();
     for i in 0..3 {
         let wait = params(
@@ -157,10 +163,24 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
         );
     }
     let queued = Instant::now();
-    c.ping().await;
+    let holder = broker_pid_of(&c.call("tmux_capabilities", json!({})).await);
     eprintln!(
-        "the ping behind the waits took {:.1} ms under the flood",
+        "the call behind the waits took {:.1} ms under the flood",
         queued.elapsed().as_secs_f64() * 1e3
+    );
+    // What the relay and the brokers said, for any failure from here on.
+    let story = || {
+        format!(
+            "brokers now {:?}; relay stderr:\n{}",
+            srv.brokers(),
+            std::fs::read_to_string(&c.stderr_path).unwrap_or_default()
+        )
+    };
+    assert_eq!(
+        holder,
+        old,
+        "the broker was lost during the flood, before the kill: {}",
+        story()
     );
 
     let killed = Instant::now();
@@ -171,7 +191,10 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
             .expect("an in-flight wait was never answered")
         {
             Err(ServiceError::McpError(e)) => assert_broker_lost(&e, &format!("wait {i}")),
-            other => panic!("in-flight wait {i}: expected the broker-lost error, got {other:?}"),
+            other => panic!(
+                "in-flight wait {i}: expected the broker-lost error, got {other:?}; {}",
+                story()
+            ),
         }
     }
     // Recovery: the first call after the kill that a broker answers.
