@@ -98,9 +98,18 @@ pub fn poll_readable_now(fd: &impl AsRawFd) -> io::Result<bool> {
 
 /// Registers a pidfd with tokio so its readability (process exit) can be awaited.
 pub fn async_pidfd(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+    async_fd(fd, tokio::io::Interest::READABLE)
+}
+
+/// Registers an owned descriptor with tokio (the one place that does).
+pub fn async_fd(
+    fd: OwnedFd,
+    interest: tokio::io::Interest,
+) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
     // SAFETY: `fd` is an owned, open descriptor; the AsyncFd takes ownership and
-    // keeps it open until it is dropped, which deregisters it first.
-    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+    // keeps it open until it is dropped, which deregisters it first, and an
+    // OwnedFd's raw descriptor never changes.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, interest) }
         .map_err(|e| io::Error::other(e.to_string()))
 }
 

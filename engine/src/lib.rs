@@ -15,6 +15,7 @@ pub mod capture_batch;
 pub mod changes;
 pub mod clients;
 pub mod lines;
+pub mod mirror;
 pub mod observe;
 pub mod registry;
 pub mod retention;

@@ -61,9 +61,7 @@ impl TtyWatch {
         if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), mask) } < 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: see sys::async_pidfd; the AsyncFd owns the descriptor.
-        let fd = unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        let fd = tmux_mcp_core::sys::async_fd(fd, tokio::io::Interest::READABLE)?;
         Ok(TtyWatch { fd: Some(fd) })
     }
 

@@ -105,7 +105,7 @@ async def test_run_command_status_output_and_a_timed_out_job(tmux_server):
     async with mcp_session(srv, *MUTATING) as s:
         r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo py-$((3*4)); (exit 7)"})
         assert (r["state"], r["exitStatus"], r["output"]["text"]) == ("done", 7, "py-12\n"), r
-        # The typed line (with the unexpanded marker) is on the screen, not in the result.
+        # The typed line is on the screen, not in the result.
         assert "echo py-$((3*4))" in srv.tmux("capture-pane", "-p", "-J", "-t", pane)
         r = await call_ok(s, "run_command", {"paneId": pane, "command": "seq 1 100", "maxLines": 2})
         assert r["output"]["text"] == "99\n100\n" and r["output"]["droppedLines"] == 98, r
@@ -123,6 +123,44 @@ async def test_run_command_status_output_and_a_timed_out_job(tmux_server):
         sleeper = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sleep", "100")
         r = await call(s, "run_command", {"paneId": sleeper, "command": "true"})
         assert r.is_error and "not a shell" in r.text, r
+
+
+@async_test(timeout=60)
+async def test_run_command_output_shows_in_the_pane_live_from_a_terminal(tmux_server):
+    """The person watching the pane sees what the command prints, while it
+    runs; the command writes to a terminal sized like the pane; the agent
+    gets the same bytes, exactly, and the real status."""
+    srv = tmux_server
+    pane = await bash_pane(srv)
+    rows, cols = srv.tmux("display-message", "-p", "-t", pane, "#{pane_height} #{pane_width}").split()
+    async with mcp_session(srv, *MUTATING) as s:
+        cmd = "cd /tmp && test -t 1 && echo on-a-tty; printf '\\033[31mred\\033[0m\\n'; stty size <&1; echo to-stderr >&2; (exit 3)"
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": cmd})
+        assert r["state"] == "done" and r["exitStatus"] == 3, r
+        assert r["output"]["text"] == f"on-a-tty\n\x1b[31mred\x1b[0m\n{rows} {cols}\nto-stderr\n", r
+        screen = srv.tmux("capture-pane", "-p", "-t", pane)
+        for shown in ("on-a-tty", "red", f"{rows} {cols}", "to-stderr"):
+            assert any(line.strip() == shown for line in screen.splitlines()), (shown, screen)
+        # The colour reached the pane as the program wrote it.
+        assert "\x1b[31mred" in srv.tmux("capture-pane", "-p", "-e", "-t", pane), "no colour in the pane"
+        # The command ran in the person's shell: cd persists.
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "pwd"})
+        assert r["output"]["text"] == "/tmp\n", r
+        # Live: the first line is on the screen while the job still runs.
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo first-of-two; sleep 1.5; echo second-of-two", "timeoutMs": 300})
+        assert r["state"] == "running", r
+        screen = srv.tmux("capture-pane", "-p", "-t", pane)
+        assert "first-of-two" in [line.strip() for line in screen.splitlines()], screen
+        assert "second-of-two" not in [line.strip() for line in screen.splitlines()], screen
+        deadline = time.monotonic() + 10
+        while (g := await call_ok(s, "get_job", {"jobId": r["jobId"]}))["state"] == "running":
+            assert time.monotonic() < deadline, g
+            await anyio.sleep(0.05)
+        assert (g["exitStatus"], g["output"]["text"]) == (0, "first-of-two\nsecond-of-two\n"), g
+        screen = srv.tmux("capture-pane", "-p", "-t", pane)
+        assert "second-of-two" in [line.strip() for line in screen.splitlines()], screen
+        # The end marker is never shown (its printf format is, in the typed line).
+        assert "\x1b_" not in srv.tmux("capture-pane", "-p", "-e", "-S", "-", "-t", pane)
 
 
 @async_test(timeout=40)

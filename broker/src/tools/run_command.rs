@@ -1,31 +1,36 @@
 //! `run_command` (libtmux family, mutating): a command line run by the shell
 //! at the prompt of a pane, with its real exit status and its output.
 //!
-//! Design: the broker types one line into the shell,
+//! Design: the broker opens a pty of its own ([`Mirror`], `/dev/pts/K`) and
+//! types one line into the shell,
 //!
 //! ```text
-//!  { CMD
-//! } >'DIR/out' 2>&1; echo $? >'DIR/status'
+//!  { { CMD
+//! } 2>&1; printf '\33_NONCE;%d\33\\' $?; } >/dev/pts/K; read -r _ </dev/pts/K
 //! ```
 //!
-//! where DIR is a fresh directory of this job in the broker's private runtime
-//! directory (`srv-<gen16>.run-<id>`, mode 0700). The status and the output
-//! come from those files, never from the screen, so the terminal's echo of the
-//! typed line cannot be taken for
-//! the result (echo-proof by construction), and output that scrolls away or
-//! redraws is still complete. `{ …; }` runs in the shell itself, so `cd` and
+//! The command writes to that pty, a terminal sized like the pane (`test -t 1`
+//! holds, colours and progress bars work); the broker copies every byte to the
+//! pane's own terminal as it comes, so the person watches the output live, and
+//! keeps the same bytes in the job's file (a fresh 0700 directory of this job
+//! in the broker's private runtime directory, `srv-<gen16>.run-<id>`, never
+//! named in the pane). The status comes in band after the output: an APC
+//! marker with a nonce of this job, which the broker takes out of both copies
+//! (the shell's echo of the typed line shows the printf format, never the
+//! marker, so the result is echo-proof). The shell's `read` holds its next
+//! prompt until the broker has put all output on the pane, so the prompt
+//! never lands amid it. `{ …; }` runs in the shell itself, so `cd` and
 //! `export` persist as if the person had typed them; the newline before `}`
 //! lets CMD end in `&` or a comment. The leading space keeps the line out of
 //! history where `HISTCONTROL=ignorespace` (bash) or `HIST_IGNORE_SPACE` (zsh)
-//! is set. The output goes to the file, not to the pane: the person sees the
-//! typed line, not what it printed.
+//! is set.
 //!
-//! Waiting is event-driven: inotify `IN_CLOSE_WRITE` on DIR (the shell closes
-//! the status file after writing it), the pidfd of the pane's process (a shell
-//! that exits never writes the status: `lost`), and the broker seeing the server
-//! go. Nothing polls tmux. One broker task per job does this and is the only
-//! thing the broker starts; it ends when the status arrives, when the pane's
-//! shell or the server goes, or after [`RUNNING_TTL`], and removes DIR.
+//! Waiting is event-driven: the pty's readability, the pidfd of the pane's
+//! process (a shell that exits never prints the marker: `lost`), and the
+//! broker seeing the server go. Nothing polls tmux. One broker task per job
+//! does this and is the only thing the broker starts; it ends when the marker
+//! arrives, when the pane's shell or the server goes, or after [`RUNNING_TTL`],
+//! and removes the directory.
 //!
 //! The typed command runs in the person's shell and keeps running whatever
 //! happens to the call: a blocking call that reaches its timeout returns the
@@ -58,11 +63,11 @@ use crate::jobs::{admit, prune, Finish, Job, JobState, Jobs, Output};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tmux_mcp_engine::tty_watch::TtyWatch;
+use tmux_mcp_engine::mirror::Mirror;
 use tmux_mcp_engine::Broker;
 use tokio::sync::watch;
 
@@ -70,7 +75,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
     family: Family::Libtmux,
     description: "Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.",
-    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). Status and output come from files in the broker's private directory, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist) and its output goes to the result, not the pane. timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
+    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Run a command in a pane's shell", false),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -283,22 +288,22 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Delivery::NotSent,
             );
         }
-        // The watch exists before the line is typed, so the status cannot be
-        // written unseen.
-        let watch = match TtyWatch::with_mask(
-            &dir.to_string_lossy(),
-            libc::IN_CLOSE_WRITE | libc::IN_MOVED_TO,
-        ) {
-            Ok(w) => w,
+        // The terminal the command writes to exists before the line is typed,
+        // so no output can be missed.
+        let opened = Mirror::open(&pane.tty, clamp_u16(pane.width), clamp_u16(pane.height))
+            .and_then(|m| Ok((m, std::fs::File::create(dir.join("out"))?)));
+        let (mirror, out) = match opened {
+            Ok(o) => o,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 return act::error(
-                    &format!("Could not watch the job directory: {e}."),
+                    &format!("Could not open the terminal the command's output is shown through ({e}); nothing was typed."),
                     Delivery::NotSent,
                 );
             }
         };
-        let line = typed_line(&args.command, &dir);
+        let nonce = tmux_mcp_core::sys::random_hex(4);
+        let line = typed_line(&args.command, mirror.path(), &nonce);
         let mut commands = send::commands(&pane.id, Input::Text(&line));
         commands.push(vec![
             "send-keys".into(),
@@ -325,7 +330,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let identity = pane.process.as_ref().ok().cloned();
         let (broker, jobs) = (broker.clone(), session.jobs.clone());
         tokio::spawn(async move {
-            collect(broker, dir, watch, identity, limits, started, tx).await;
+            let ended = Ended {
+                dir,
+                mirror,
+                out,
+                nonce,
+            };
+            collect(broker, ended, identity, limits, started, tx).await;
             prune(&mut jobs.lock());
         });
         session.jobs.lock().insert(
@@ -413,13 +424,25 @@ fn shell_of(command: &str) -> Result<(), String> {
 }
 
 /// The line typed into the shell (see the module doc).
-fn typed_line(command: &str, dir: &Path) -> String {
-    let q = |f: &str| tmux_mcp_core::tmux::quote::shell_quote(&dir.join(f).to_string_lossy());
+fn typed_line(command: &str, tty: &str, nonce: &str) -> String {
     format!(
-        " {{ {command}\n}} >{} 2>&1; echo $? >{}",
-        q("out"),
-        q("status")
+        " {{ {{ {command}\n}} 2>&1; printf '{}' $?; }} >{tty}; read -r _ <{tty}",
+        tmux_mcp_engine::mirror::marker_format(nonce)
     )
+}
+
+/// A pane size as a terminal size.
+fn clamp_u16(n: u32) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+/// What the job's task watches for the end: the terminal the command writes
+/// to, the file its output is kept in, and the marker's nonce.
+struct Ended {
+    dir: PathBuf,
+    mirror: Mirror,
+    out: std::fs::File,
+    nonce: String,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -428,26 +451,60 @@ struct Limits {
     bytes: usize,
 }
 
-/// The job's one task: waits (events only) for the status file, the pane's
-/// shell to exit, the server to go, or [`RUNNING_TTL`]; records the result and
-/// removes the job directory.
+/// The job's one task: copies the command's output to the pane and the job's
+/// file until the end marker comes, the pane's shell exits, the server goes,
+/// or [`RUNNING_TTL`] passes (events only: nothing polls tmux); records the
+/// result and removes the job directory.
 async fn collect(
     broker: Arc<Broker>,
-    dir: PathBuf,
-    watch: TtyWatch,
+    ended: Ended,
     identity: Option<Arc<tmux_mcp_core::process::ProcessIdentity>>,
     limits: Limits,
     started: Instant,
     tx: watch::Sender<Option<Finish>>,
 ) {
-    let status_path = dir.join("status");
+    let Ended {
+        dir,
+        mut mirror,
+        mut out,
+        nonce,
+    } = ended;
     let deadline = tokio::time::Instant::now() + RUNNING_TTL;
-    let finish = loop {
-        if let Some(status) = read_status(&status_path) {
+    let status = {
+        let run = mirror.run(&nonce, |b| {
+            let _ = out.write_all(b);
+        });
+        tokio::pin!(run);
+        let failed = |e: std::io::Error| format!("reading the command's terminal failed: {e}");
+        tokio::select! {
+            r = &mut run => r.map_err(failed),
+            _ = async { match &identity { Some(i) => i.wait_exit().await, None => std::future::pending().await } } => {
+                // The shell may have printed the marker just before exiting;
+                // a server that goes meanwhile still ends the job at once (the
+                // broker exits right after, and the directory must go first).
+                tokio::select! {
+                    r = tokio::time::timeout(Duration::from_millis(50), &mut run) => match r {
+                        Ok(r) => r.map_err(failed),
+                        Err(_) => Err("the pane's shell exited before the command's status came".into()),
+                    },
+                    _ = broker.server_gone() => Err("the tmux server exited (or the broker stopped)".into()),
+                }
+            }
+            _ = broker.server_gone() => Err("the tmux server exited (or the broker stopped)".into()),
+            _ = tokio::time::sleep_until(deadline) => Err(format!("no status within {} s; the job was dropped", RUNNING_TTL.as_secs())),
+        }
+    };
+    drop(out);
+    if status.is_ok() {
+        // In its own task: the result need not wait for the shell's read.
+        tokio::spawn(mirror.close());
+    }
+    let finish = match status {
+        Ok(status) => {
             let elapsed = started.elapsed();
             // The file may be large: counting its lines must not hold a runtime thread.
-            let out = dir.join("out");
-            let read = tokio::task::spawn_blocking(move || read_tail(&out, limits))
+            let path = dir.join("out");
+            let read = tokio::task::spawn_blocking(move || read_tail(&path, limits))
                 .await
                 .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())));
             let output = read.unwrap_or_else(|e| Output {
@@ -457,34 +514,19 @@ async fn collect(
                 dropped_bytes: 0,
                 dropped_lines: 0,
             });
-            break Finish::Done {
+            Finish::Done {
                 status,
                 output,
                 elapsed,
-            };
-        }
-        tokio::select! {
-            r = watch.changed() => if let Err(e) = r {
-                break Finish::Lost { why: format!("watching the job directory failed: {e}"), elapsed: started.elapsed() };
-            },
-            _ = async { match &identity { Some(i) => i.wait_exit().await, None => std::future::pending().await } } => {
-                // The shell may have written the status just before exiting.
-                if read_status(&status_path).is_none() {
-                    break Finish::Lost { why: "the pane's shell exited before the command's status was written".into(), elapsed: started.elapsed() };
-                }
             }
-            _ = broker.server_gone() => break Finish::Lost { why: "the tmux server exited (or the broker stopped)".into(), elapsed: started.elapsed() },
-            _ = tokio::time::sleep_until(deadline) => break Finish::Lost { why: format!("no status within {} s; the job was dropped", RUNNING_TTL.as_secs()), elapsed: started.elapsed() },
         }
+        Err(why) => Finish::Lost {
+            why,
+            elapsed: started.elapsed(),
+        },
     };
     let _ = std::fs::remove_dir_all(&dir);
     tx.send_replace(Some(finish));
-}
-
-/// `$?` as the shell wrote it (`N\n`), once the file is complete.
-fn read_status(path: &Path) -> Option<i32> {
-    let s = std::fs::read_to_string(path).ok()?;
-    s.strip_suffix('\n')?.trim().parse().ok()
 }
 
 /// The file's last lines within `limits`, and what was dropped before them.
@@ -587,11 +629,28 @@ mod tests {
     }
 
     #[test]
-    fn the_typed_line_quotes_the_paths() {
-        let l = typed_line("echo hi # c", Path::new("/r/it's"));
+    fn the_typed_line_is_one_group_to_the_terminal_and_parses_after_comments_and_ampersands() {
+        let l = typed_line("echo hi # c", "/dev/pts/9", "ab12");
         assert_eq!(
             l,
-            " { echo hi # c\n} >'/r/it'\\''s/out' 2>&1; echo $? >'/r/it'\\''s/status'"
+            " { { echo hi # c\n} 2>&1; printf '\\33_ab12;%d\\33\\\\' $?; } >/dev/pts/9; read -r _ </dev/pts/9"
         );
+        for cmd in [
+            "echo hi # c",
+            "sleep 1 &",
+            "cd /tmp; export X=1",
+            "if true; then echo y; fi",
+        ] {
+            for shell in ["sh", "bash"] {
+                let ok = std::process::Command::new(shell)
+                    .args(["-n", "-c", &typed_line(cmd, "/dev/null", "ab12")])
+                    .status()
+                    .map(|s| s.success());
+                assert!(
+                    !matches!(ok, Ok(false)),
+                    "{shell} rejects the line for {cmd:?}"
+                );
+            }
+        }
     }
 }

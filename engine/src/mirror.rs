@@ -1,0 +1,403 @@
+//! A terminal of the broker's own whose output is shown in a pane and kept.
+//!
+//! `run_command` points a command's stdout and stderr at the slave side of a
+//! pty the broker opens (its path, `/dev/pts/N`, is public and short). The
+//! broker copies everything written there to the pane's own terminal, so the
+//! person watches the output live as if they had run the command themselves,
+//! and keeps the same bytes for the agent. The command still writes to a
+//! terminal (`test -t 1` holds, colours and progress bars work), sized like
+//! the pane. The slave's output processing is off, so the kept bytes are
+//! exactly what the program wrote; the pane's terminal adds its own `\r`
+//! before `\n` on the way to tmux, as it does for anything written there.
+//!
+//! The command's end comes in band: after the command the shell prints a
+//! marker, `ESC _ <nonce> ; <status> ESC \`, an APC string with a nonce of
+//! this job, which [`Scan`] takes out of both copies, then reads a line from
+//! the slave, which the broker writes once the output is on the pane (see
+//! [`Mirror::run`]). The broker holds a slave descriptor itself, so the
+//! master never reads a hang-up between the shell's opens of the slave; when
+//! the broker goes, so does the master, and the shell's `read` ends.
+//!
+//! Architecture invariant: nothing here types into a pane or talks to tmux;
+//! it writes to the pane's terminal only what the command wrote to its own.
+
+use rustix::fs::{Mode, OFlags};
+use rustix::pty::OpenptFlags;
+use std::io;
+use std::os::fd::OwnedFd;
+use tmux_mcp_core::sys::async_fd;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+/// The longest marker body accepted after the prefix (`;` and `$?`'s digits).
+const MAX_STATUS_DIGITS: usize = 11;
+
+/// The pty, and the pane terminal its output is copied to.
+pub struct Mirror {
+    master: AsyncFd<OwnedFd>,
+    /// Kept open so the master never reads a hang-up while the shell
+    /// reopens the slave; dropped with the mirror.
+    slave: OwnedFd,
+    /// The pane's terminal; `None` once it failed (the pane went), after
+    /// which output is still kept.
+    pane: Option<AsyncFd<OwnedFd>>,
+    path: String,
+}
+
+impl Mirror {
+    /// Opens a pty sized `cols`×`rows` whose output goes to the terminal at
+    /// `pane_tty`. Fails (with nothing written anywhere) when either cannot
+    /// be opened.
+    pub fn open(pane_tty: &str, cols: u16, rows: u16) -> io::Result<Mirror> {
+        let master =
+            rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+        rustix::pty::grantpt(&master)?;
+        rustix::pty::unlockpt(&master)?;
+        let path = rustix::pty::ptsname(&master, Vec::new())?
+            .into_string()
+            .map_err(|_| io::Error::other("the pty's name is not UTF-8"))?;
+        let slave = rustix::pty::ioctl_tiocgptpeer(
+            &master,
+            OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC,
+        )?;
+        // Exact bytes: no `\n` -> `\r\n` (the pane's terminal does that);
+        // the release line (see `run`) is not echoed back as output.
+        let mut t = rustix::termios::tcgetattr(&slave)?;
+        t.output_modes.remove(rustix::termios::OutputModes::OPOST);
+        t.local_modes.remove(rustix::termios::LocalModes::ECHO);
+        rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &t)?;
+        rustix::termios::tcsetwinsize(
+            &master,
+            rustix::termios::Winsize {
+                ws_row: rows,
+                ws_col: cols,
+                ws_xpixel: 0,
+                ws_ypixel: 0,
+            },
+        )?;
+        rustix::io::ioctl_fionbio(&master, true)?;
+        let pane = rustix::fs::open(
+            pane_tty,
+            OFlags::WRONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Mirror {
+            master: async_fd(master, Interest::READABLE)?,
+            slave,
+            pane: Some(async_fd(pane, Interest::WRITABLE)?),
+            path,
+        })
+    }
+
+    /// The slave's path, for the shell's redirections.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Copies output to the pane and hands it to `keep` until the marker with
+    /// `nonce` comes; returns the status it carries. Then it releases the
+    /// shell, which waits (`read` from the slave) until everything before the
+    /// marker is on the pane's terminal, so its next prompt comes after the
+    /// output and never amid it.
+    pub async fn run(&mut self, nonce: &str, mut keep: impl FnMut(&[u8])) -> io::Result<i32> {
+        let mut scan = Scan::new(nonce);
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let n = self.read(&mut buf).await?;
+            let step = scan.feed(&buf[..n]);
+            if !step.pass.is_empty() {
+                keep(&step.pass);
+                self.show(&step.pass).await;
+            }
+            if let Some(status) = step.status {
+                // The input queue is empty (nothing else writes there): one
+                // byte never blocks.
+                let _ = rustix::io::write(self.master.get_ref(), b"\n");
+                return Ok(status);
+            }
+        }
+    }
+
+    /// Closes the pty once the shell has read its release line (closing it
+    /// earlier would fail the shell's `read` with an I/O error it prints);
+    /// gives up after two seconds. Looks only at the pty's own input queue.
+    pub async fn close(self) {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+        while rustix::io::ioctl_fionread(&self.slave).is_ok_and(|n| n > 0)
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let mut guard = self.master.readable().await?;
+            match guard
+                .try_io(|fd| rustix::io::read(fd.get_ref(), &mut *buf).map_err(io::Error::from))
+            {
+                Ok(r) => return r,
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    /// Writes to the pane's terminal, waiting while it is full (as the
+    /// command would on the pane's own terminal). A pane whose terminal
+    /// fails (it closed) is shown nothing more.
+    async fn show(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let Some(pane) = &self.pane else { return };
+            let r = match pane.writable().await {
+                Ok(mut guard) => match guard
+                    .try_io(|fd| rustix::io::write(fd.get_ref(), bytes).map_err(io::Error::from))
+                {
+                    Ok(r) => r,
+                    Err(_would_block) => continue,
+                },
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(n) if n > 0 => bytes = &bytes[n..],
+                Ok(_) => self.pane = None,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => self.pane = None,
+            }
+        }
+    }
+}
+
+/// What one chunk of output yields: the bytes that are output, and the
+/// status once the marker has come.
+#[derive(Debug, Default, PartialEq)]
+pub struct Step {
+    pub pass: Vec<u8>,
+    pub status: Option<i32>,
+}
+
+/// Finds the end marker in a byte stream split anywhere (sans-IO), holding
+/// back only what may be the start of it.
+pub struct Scan {
+    prefix: Vec<u8>,
+    held: Vec<u8>,
+}
+
+impl Scan {
+    pub fn new(nonce: &str) -> Scan {
+        Scan {
+            prefix: marker_prefix(nonce),
+            held: Vec::new(),
+        }
+    }
+
+    pub fn feed(&mut self, input: &[u8]) -> Step {
+        let mut data = std::mem::take(&mut self.held);
+        data.extend_from_slice(input);
+        let mut pass = Vec::with_capacity(data.len());
+        let mut at = 0;
+        while at < data.len() {
+            let rest = &data[at..];
+            match find(rest, &self.prefix) {
+                Some(i) => {
+                    pass.extend_from_slice(&rest[..i]);
+                    let body = &rest[i + self.prefix.len()..];
+                    match status_of(body) {
+                        Body::Status(status) => {
+                            return Step {
+                                pass,
+                                status: Some(status),
+                            }
+                        }
+                        Body::Incomplete => {
+                            self.held = rest[i..].to_vec();
+                            return Step { pass, status: None };
+                        }
+                        // Not our marker after all: it is output.
+                        Body::NotAMarker => {
+                            pass.extend_from_slice(&self.prefix);
+                            at += i + self.prefix.len();
+                        }
+                    }
+                }
+                None => {
+                    let keep = partial_prefix(rest, &self.prefix);
+                    pass.extend_from_slice(&rest[..rest.len() - keep]);
+                    self.held = rest[rest.len() - keep..].to_vec();
+                    return Step { pass, status: None };
+                }
+            }
+        }
+        Step { pass, status: None }
+    }
+}
+
+/// `ESC _ <nonce> ;`: what the shell prints before `$?`.
+fn marker_prefix(nonce: &str) -> Vec<u8> {
+    let mut p = b"\x1b_".to_vec();
+    p.extend_from_slice(nonce.as_bytes());
+    p.push(b';');
+    p
+}
+
+/// The `printf` format that prints the marker with `$?` (for the typed line).
+pub fn marker_format(nonce: &str) -> String {
+    format!("\\33_{nonce};%d\\33\\\\")
+}
+
+enum Body {
+    Status(i32),
+    Incomplete,
+    NotAMarker,
+}
+
+/// Reads `<digits> ESC \` from the start of `body`.
+fn status_of(body: &[u8]) -> Body {
+    let digits = body
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'-')
+        .count();
+    if digits > MAX_STATUS_DIGITS {
+        return Body::NotAMarker;
+    }
+    let tail = &body[digits..];
+    if tail.len() < 2 {
+        return if tail.is_empty() || tail[0] == 0x1b {
+            Body::Incomplete
+        } else {
+            Body::NotAMarker
+        };
+    }
+    if &tail[..2] != b"\x1b\\" {
+        return Body::NotAMarker;
+    }
+    std::str::from_utf8(&body[..digits])
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .map_or(Body::NotAMarker, Body::Status)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The length of the longest end of `data` that begins `prefix`.
+fn partial_prefix(data: &[u8], prefix: &[u8]) -> usize {
+    (1..prefix.len().min(data.len() + 1))
+        .rev()
+        .find(|&k| data[data.len() - k..] == prefix[..k])
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marker(nonce: &str, status: &str) -> Vec<u8> {
+        let mut m = marker_prefix(nonce);
+        m.extend_from_slice(status.as_bytes());
+        m.extend_from_slice(b"\x1b\\");
+        m
+    }
+
+    #[test]
+    fn the_marker_ends_the_output_and_carries_the_status() {
+        let mut s = Scan::new("ab12");
+        let mut input = b"hello\nworld\n".to_vec();
+        input.extend(marker("ab12", "3"));
+        assert_eq!(
+            s.feed(&input),
+            Step {
+                pass: b"hello\nworld\n".to_vec(),
+                status: Some(3)
+            }
+        );
+    }
+
+    #[test]
+    fn a_marker_split_at_every_byte_is_found_and_never_shown() {
+        let mut input = b"out\x1b[1mbold\x1b_notours;1\x1b\\".to_vec();
+        input.extend(marker("n0nce", "127"));
+        for cut in 0..input.len() {
+            let mut s = Scan::new("n0nce");
+            let a = s.feed(&input[..cut]);
+            assert_eq!(a.status, None, "cut {cut}");
+            let b = s.feed(&input[cut..]);
+            let mut pass = a.pass;
+            pass.extend(b.pass);
+            assert_eq!(pass, b"out\x1b[1mbold\x1b_notours;1\x1b\\", "cut {cut}");
+            assert_eq!(b.status, Some(127), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn the_typed_line_echo_and_lookalikes_are_output() {
+        // What the shell's echo of the typed line shows is the printf
+        // format, not the marker; a wrong nonce or body is output too.
+        let mut s = Scan::new("abc");
+        let echo = format!("printf '{}' $?\n", marker_format("abc"));
+        let mut input = echo.clone().into_bytes();
+        input.extend_from_slice(b"\x1b_abc;x\x1b\\\x1b_abd;0\x1b\\");
+        let step = s.feed(&input);
+        assert_eq!(step.status, None);
+        let mut want = echo.into_bytes();
+        want.extend_from_slice(b"\x1b_abc;x\x1b\\\x1b_abd;0\x1b\\");
+        assert_eq!(step.pass, want);
+    }
+
+    #[test]
+    fn printf_of_the_format_prints_the_marker() {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("false; printf '{}' $?", marker_format("f00d")))
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, marker("f00d", "1"));
+    }
+
+    #[tokio::test]
+    async fn output_is_copied_to_the_pane_terminal_and_kept_exactly() {
+        // A pty of our own stands in for the pane's terminal.
+        let pane = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+        rustix::pty::grantpt(&pane).unwrap();
+        rustix::pty::unlockpt(&pane).unwrap();
+        let pane_path = rustix::pty::ptsname(&pane, Vec::new()).unwrap();
+        let mut m = Mirror::open(pane_path.to_str().unwrap(), 80, 24).unwrap();
+        let script = format!(
+            "{{ test -t 1 && echo tty; printf 'a\\nb'; }} >{p} 2>&1; printf '{f}' 7 >{p}; read -r _ <{p}; echo released >{p}",
+            p = m.path(),
+            f = marker_format("beef")
+        );
+        let child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .spawn()
+            .unwrap();
+        let mut kept = Vec::new();
+        let status = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            m.run("beef", |b| kept.extend_from_slice(b)),
+        )
+        .await
+        .expect("the marker came")
+        .unwrap();
+        assert_eq!(status, 7);
+        assert_eq!(kept, b"tty\na\nb");
+        let mut seen = vec![0u8; 64];
+        let n = rustix::io::read(&pane, &mut seen).unwrap();
+        // The pane's terminal turned `\n` into `\r\n` as it does for anything.
+        assert_eq!(&seen[..n], b"tty\r\na\r\nb");
+        // The shell's read was released: what it prints next comes through.
+        let mut after = Scan::new("other");
+        let mut got = Vec::new();
+        while !got.ends_with(b"released\n") {
+            let mut buf = [0u8; 64];
+            let n = tokio::time::timeout(std::time::Duration::from_secs(10), m.read(&mut buf))
+                .await
+                .expect("the shell was released")
+                .unwrap();
+            got.extend(after.feed(&buf[..n]).pass);
+        }
+        let mut child = child;
+        assert!(child.wait().unwrap().success());
+    }
+}
