@@ -58,7 +58,8 @@ def read_bytes(path: str) -> bytes:
 
 
 async def bash_pane(srv) -> str:
-    pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "bash", "--norc", "--noprofile")
+    # HISTFILE=/dev/null: in-memory history only, none read or written.
+    pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "HISTFILE=/dev/null", "bash", "--norc", "--noprofile")
     await wait_until(lambda: "$" in srv.tmux("capture-pane", "-p", "-t", pane))
     return pane
 
@@ -161,6 +162,12 @@ async def test_run_command_output_shows_in_the_pane_live_from_a_terminal(tmux_se
         assert "second-of-two" in [line.strip() for line in screen.splitlines()], screen
         # The end marker is never shown (its printf format is, in the typed line).
         assert "\x1b_" not in srv.tmux("capture-pane", "-p", "-e", "-S", "-", "-t", pane)
+        # bash's history holds none of the earlier runs (only this call's own
+        # line, which deletes itself after the command).
+        r = await call_ok(s, "run_command", {"paneId": pane, "command": "history"})
+        entries = [line for line in r["output"]["text"].splitlines() if line.strip()]
+        assert not any("pwd" in e or "first-of-two" in e or "on-a-tty" in e for e in entries), entries
+        assert len(entries) <= 2, entries  # this call's line (two rows: it has a newline)
 
 
 @async_test(timeout=40)

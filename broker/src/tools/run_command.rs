@@ -21,9 +21,9 @@
 //! prompt until the broker has put all output on the pane, so the prompt
 //! never lands amid it. `{ …; }` runs in the shell itself, so `cd` and
 //! `export` persist as if the person had typed them; the newline before `}`
-//! lets CMD end in `&` or a comment. The leading space keeps the line out of
-//! history where `HISTCONTROL=ignorespace` (bash) or `HIST_IGNORE_SPACE` (zsh)
-//! is set.
+//! lets CMD end in `&` or a comment. In bash the line deletes itself from
+//! history (`history -d -1`); elsewhere the leading space keeps it out where
+//! `HIST_IGNORE_SPACE` (zsh) is set.
 //!
 //! Waiting is event-driven: the pty's readability, the pidfd of the pane's
 //! process (a shell that exits never prints the marker: `lost`), and the
@@ -257,15 +257,18 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Err(e) => return e,
             };
         let pane = target.panes[0].clone();
-        if let Err(why) = shell_of(&pane.command) {
-            return act::error(
-                &format!(
-                    "Pane {} is not at a shell prompt run_command can type into: {why}",
-                    pane.id
-                ),
-                Delivery::NotSent,
-            );
-        }
+        let shell = match shell_of(&pane.command) {
+            Ok(name) => name,
+            Err(why) => {
+                return act::error(
+                    &format!(
+                        "Pane {} is not at a shell prompt run_command can type into: {why}",
+                        pane.id
+                    ),
+                    Delivery::NotSent,
+                )
+            }
+        };
         if pane.in_mode != 0 {
             return act::error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent);
         }
@@ -303,7 +306,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             }
         };
         let nonce = tmux_mcp_core::sys::random_hex(4);
-        let line = typed_line(&args.command, mirror.path(), &nonce);
+        let line = typed_line(&args.command, mirror.path(), &nonce, shell);
         let mut commands = send::commands(&pane.id, Input::Text(&line));
         commands.push(vec![
             "send-keys".into(),
@@ -408,14 +411,14 @@ fn job_dir(broker: &Broker, id: &str) -> PathBuf {
     broker.paths.dir.join(format!("{stem}.run-{id}"))
 }
 
-/// Whether `command` (`pane_current_command`) is a shell this tool can type
-/// into; the error says why not.
-fn shell_of(command: &str) -> Result<(), String> {
+/// The shell `command` (`pane_current_command`) names, if this tool can type
+/// into it; the error says why not.
+fn shell_of(command: &str) -> Result<&str, String> {
     // A login shell shows as `-bash`; a path may show in full.
     let name = command.trim_start_matches('-');
     let name = name.rsplit('/').next().unwrap_or(name);
     if POSIX_SHELLS.contains(&name) {
-        Ok(())
+        Ok(name)
     } else if OTHER_SHELLS.contains(&name) {
         Err(format!("its shell is {name}, whose syntax differs from POSIX sh; run_command supports sh, bash, zsh, dash, ksh and ash (use send_keys there)."))
     } else {
@@ -423,10 +426,18 @@ fn shell_of(command: &str) -> Result<(), String> {
     }
 }
 
-/// The line typed into the shell (see the module doc).
-fn typed_line(command: &str, tty: &str, nonce: &str) -> String {
+/// The line typed into `shell` (see the module doc). In bash the line also
+/// takes itself out of history (`history -d -1`, bash 5.0+; silent where
+/// history is off or older), after the command, so it cannot take a line
+/// the command itself added only when that command is `history -s`.
+fn typed_line(command: &str, tty: &str, nonce: &str, shell: &str) -> String {
+    let forget = if shell == "bash" {
+        " history -d -1 2>/dev/null;"
+    } else {
+        ""
+    };
     format!(
-        " {{ {{ {command}\n}} 2>&1; printf '{}' $?; }} >{tty}; read -r _ <{tty}",
+        " {{ {{ {command}\n}} 2>&1; printf '{}' $?; }} >{tty};{forget} read -r _ <{tty}",
         tmux_mcp_engine::mirror::marker_format(nonce)
     )
 }
@@ -622,7 +633,9 @@ mod tests {
     #[test]
     fn shells_are_recognised_and_others_refused_by_name() {
         assert!(
-            shell_of("bash").is_ok() && shell_of("-zsh").is_ok() && shell_of("/bin/sh").is_ok()
+            shell_of("bash") == Ok("bash")
+                && shell_of("-zsh") == Ok("zsh")
+                && shell_of("/bin/sh") == Ok("sh")
         );
         assert!(shell_of("fish").unwrap_err().contains("fish"));
         assert!(shell_of("python3").unwrap_err().contains("not a shell"));
@@ -630,7 +643,7 @@ mod tests {
 
     #[test]
     fn the_typed_line_is_one_group_to_the_terminal_and_parses_after_comments_and_ampersands() {
-        let l = typed_line("echo hi # c", "/dev/pts/9", "ab12");
+        let l = typed_line("echo hi # c", "/dev/pts/9", "ab12", "dash");
         assert_eq!(
             l,
             " { { echo hi # c\n} 2>&1; printf '\\33_ab12;%d\\33\\\\' $?; } >/dev/pts/9; read -r _ </dev/pts/9"
@@ -643,7 +656,7 @@ mod tests {
         ] {
             for shell in ["sh", "bash"] {
                 let ok = std::process::Command::new(shell)
-                    .args(["-n", "-c", &typed_line(cmd, "/dev/null", "ab12")])
+                    .args(["-n", "-c", &typed_line(cmd, "/dev/null", "ab12", shell)])
                     .status()
                     .map(|s| s.success());
                 assert!(
