@@ -10,10 +10,13 @@
 //! exactly what the program wrote; the pane's terminal adds its own `\r`
 //! before `\n` on the way to tmux, as it does for anything written there.
 //!
-//! The command's end comes in band: after the command the shell prints a
-//! marker, `ESC _ <nonce> ; <status> ESC \`, an APC string with a nonce of
-//! this job, which [`Scan`] takes out of both copies, then reads a line from
-//! the slave, which the broker writes once the output is on the pane (see
+//! The command's end comes in band: after the command the shell sources the
+//! slave itself (`. /dev/pts/N`), reading a script the broker queued there
+//! ([`Mirror::preload`]), so what the pane shows of the wrapper is that short
+//! path. The script prints a marker, `ESC _ <nonce> ; <status> ESC \`, an
+//! APC string with a nonce of this job that is never on the screen, which
+//! [`Scan`] takes out of both copies; then it reads a line from the slave,
+//! which the broker writes once the output is on the pane (see
 //! [`Mirror::run`]). The broker holds a slave descriptor itself, so the
 //! master never reads a hang-up between the shell's opens of the slave; when
 //! the broker goes, so does the master, and the shell's `read` ends.
@@ -94,6 +97,27 @@ impl Mirror {
         &self.path
     }
 
+    /// Queues `script` (one line) and an end of file in the pty's input, for
+    /// the shell to read with `. PTY` once the command is done: so the end
+    /// marker, the release `read` and anything else the line needs stay off
+    /// the pane. Shells that read a sourced file whole before running it
+    /// (bash) stop at this end of file; shells that run it line by line
+    /// (dash, zsh) leave it for the script's first `read`, which is why the
+    /// script reads twice at most (see [`release_read`]).
+    pub fn preload(&self, script: &str) -> io::Result<()> {
+        if script.contains('\n') || script.len() > 1024 {
+            return Err(io::Error::other("the script must be one short line"));
+        }
+        let mut line = script.as_bytes().to_vec();
+        line.extend_from_slice(b"\n\x04");
+        // The input queue is empty and far larger than one short line.
+        match rustix::io::write(self.master.get_ref(), &line) {
+            Ok(n) if n == line.len() => Ok(()),
+            Ok(_) => Err(io::Error::other("the pty took part of the script")),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Copies output to the pane and hands it to `keep` until the marker with
     /// `nonce` comes; returns the status it carries. Then it releases the
     /// shell, which waits (`read` from the slave) until everything before the
@@ -110,9 +134,10 @@ impl Mirror {
                 self.show(&step.pass).await;
             }
             if let Some(status) = step.status {
-                // The input queue is empty (nothing else writes there): one
-                // byte never blocks.
-                let _ = rustix::io::write(self.master.get_ref(), b"\n");
+                // The line the shell's `read` waits for, and the end of file
+                // a line-by-line shell's `.` then reads. Two bytes in a queue
+                // nothing else writes to never block.
+                let _ = rustix::io::write(self.master.get_ref(), b"\n\x04");
                 return Ok(status);
             }
         }
@@ -239,9 +264,17 @@ fn marker_prefix(nonce: &str) -> Vec<u8> {
     p
 }
 
-/// The `printf` format that prints the marker with `$?` (for the typed line).
+/// The `printf` format that prints the marker with `$?`.
 pub fn marker_format(nonce: &str) -> String {
     format!("\\33_{nonce};%d\\33\\\\")
+}
+
+/// The script's wait for the release line on `tty`: a shell that runs a
+/// sourced file line by line reads the preloaded end of file first, so it
+/// reads once more; never more than twice, so a lost broker (whose pty then
+/// reads end of file at once) cannot make it loop.
+pub fn release_read(tty: &str) -> String {
+    format!("read -r _ <{tty} || read -r _ <{tty}")
 }
 
 enum Body {
@@ -354,22 +387,26 @@ mod tests {
         assert_eq!(out.stdout, marker("f00d", "1"));
     }
 
-    #[tokio::test]
-    async fn output_is_copied_to_the_pane_terminal_and_kept_exactly() {
+    /// `sh -c LINE` with the mirror's path for `{p}` and the marker's
+    /// format for `{f}`; returns the status the mirror read, what it kept,
+    /// what reached the pane, and what the shell wrote after the release.
+    async fn through_a_mirror(shell: &str, line: &str) -> (i32, Vec<u8>, Vec<u8>, Vec<u8>) {
         // A pty of our own stands in for the pane's terminal.
         let pane = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
         rustix::pty::grantpt(&pane).unwrap();
         rustix::pty::unlockpt(&pane).unwrap();
         let pane_path = rustix::pty::ptsname(&pane, Vec::new()).unwrap();
         let mut m = Mirror::open(pane_path.to_str().unwrap(), 80, 24).unwrap();
-        let script = format!(
-            "{{ test -t 1 && echo tty; printf 'a\\nb'; }} >{p} 2>&1; printf '{f}' 7 >{p}; read -r _ <{p}; echo released >{p}",
-            p = m.path(),
-            f = marker_format("beef")
-        );
-        let child = std::process::Command::new("sh")
+        let p = m.path().to_string();
+        m.preload(&format!(
+            "printf '{}' $? >{p}; {}",
+            marker_format("beef"),
+            release_read(&p)
+        ))
+        .unwrap();
+        let mut child = std::process::Command::new(shell)
             .arg("-c")
-            .arg(script)
+            .arg(line.replace("{p}", &p))
             .spawn()
             .unwrap();
         let mut kept = Vec::new();
@@ -378,26 +415,42 @@ mod tests {
             m.run("beef", |b| kept.extend_from_slice(b)),
         )
         .await
-        .expect("the marker came")
+        .unwrap_or_else(|_| panic!("{shell}: the marker never came"))
         .unwrap();
-        assert_eq!(status, 7);
-        assert_eq!(kept, b"tty\na\nb");
-        let mut seen = vec![0u8; 64];
+        let mut seen = vec![0u8; 256];
         let n = rustix::io::read(&pane, &mut seen).unwrap();
-        // The pane's terminal turned `\n` into `\r\n` as it does for anything.
-        assert_eq!(&seen[..n], b"tty\r\na\r\nb");
-        // The shell's read was released: what it prints next comes through.
+        seen.truncate(n);
+        // The shell was released: what it prints next comes through.
         let mut after = Scan::new("other");
         let mut got = Vec::new();
         while !got.ends_with(b"released\n") {
             let mut buf = [0u8; 64];
             let n = tokio::time::timeout(std::time::Duration::from_secs(10), m.read(&mut buf))
                 .await
-                .expect("the shell was released")
+                .unwrap_or_else(|_| panic!("{shell} was never released"))
                 .unwrap();
             got.extend(after.feed(&buf[..n]).pass);
         }
-        let mut child = child;
-        assert!(child.wait().unwrap().success());
+        assert!(child.wait().unwrap().success(), "{shell} failed");
+        (status, kept, seen, got)
+    }
+
+    #[tokio::test]
+    async fn output_is_copied_to_the_pane_terminal_and_kept_exactly_and_the_sourced_script_ends_it()
+    {
+        // bash reads a sourced file whole first, dash line by line: both
+        // must see the status, be released, and go on.
+        for shell in ["bash", "dash"] {
+            let (status, kept, seen, after) = through_a_mirror(
+                shell,
+                "{ test -t 1 && echo tty; printf 'a\\nb'; (exit 7); } >{p} 2>&1; . {p}; echo released >{p}",
+            )
+            .await;
+            assert_eq!(status, 7, "{shell}");
+            assert_eq!(kept, b"tty\na\nb", "{shell}");
+            // The pane's terminal turned `\n` into `\r\n` as it does for anything.
+            assert_eq!(seen, b"tty\r\na\r\nb", "{shell}");
+            assert_eq!(after, b"released\n", "{shell}");
+        }
     }
 }

@@ -142,6 +142,11 @@ async def test_run_command_output_shows_in_the_pane_live_from_a_terminal(tmux_se
         screen = srv.tmux("capture-pane", "-p", "-t", pane)
         for shown in ("on-a-tty", "red", f"{rows} {cols}", "to-stderr"):
             assert any(line.strip() == shown for line in screen.splitlines()), (shown, screen)
+        # Of the wrapper the pane shows one short line, the typed one: no
+        # marker, no private path, no release read.
+        typed = [line for line in screen.splitlines() if "/dev/pts/" in line]
+        assert len(typed) == 1 and typed[0].endswith("2>&1; . " + typed[0].rsplit(". ", 1)[1]), screen
+        assert "\\33_" not in screen and "read -r" not in screen and "tmux-mcp" not in screen, screen
         # The colour reached the pane as the program wrote it.
         assert "\x1b[31mred" in srv.tmux("capture-pane", "-p", "-e", "-t", pane), "no colour in the pane"
         # The command ran in the person's shell: cd persists.
@@ -168,6 +173,43 @@ async def test_run_command_output_shows_in_the_pane_live_from_a_terminal(tmux_se
         entries = [line for line in r["output"]["text"].splitlines() if line.strip()]
         assert not any("pwd" in e or "first-of-two" in e or "on-a-tty" in e for e in entries), entries
         assert len(entries) <= 2, entries  # this call's line (two rows: it has a newline)
+
+
+SHELLS = {
+    # bash reads a sourced file whole before running it; dash and zsh run it
+    # line by line: run_command's end script must work both ways.
+    "bash": ["bash", "--norc", "--noprofile"],
+    "dash": ["dash"],
+    "zsh": ["zsh", "-f"],
+}
+
+
+@async_test(timeout=60)
+async def test_run_command_in_bash_dash_and_zsh(tmux_server):
+    import shutil
+    srv = tmux_server
+    missing = [name for name in SHELLS if shutil.which(name) is None]
+    assert not missing, f"the run_command tests need {missing} installed (see the README)"
+    async with mcp_session(srv, *MUTATING) as s:
+        for name, argv in SHELLS.items():
+            pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "HISTFILE=/dev/null", *argv)
+            await wait_until(lambda: "$" in srv.tmux("capture-pane", "-p", "-t", pane))
+            assert srv.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}") == name
+            r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo $((6*7)); cd /tmp; (exit 4)"})
+            assert (r["state"], r["exitStatus"], r["output"]["text"]) == ("done", 4, "42\n"), (name, r)
+            # zsh takes `#` as a comment only with interactivecomments set, as
+            # when the person types it.
+            pwd = "pwd" if name == "zsh" else "pwd # a comment"
+            r = await call_ok(s, "run_command", {"paneId": pane, "command": pwd})
+            assert (r["exitStatus"], r["output"]["text"]) == (0, "/tmp\n"), (name, r)
+            r = await call_ok(s, "run_command", {"paneId": pane, "command": "sleep 0.1 &"})
+            assert r["state"] == "done", (name, r)
+            # The shell is back at its prompt, and the pane shows the output
+            # and the typed lines, never the end marker.
+            await wait_until(lambda: srv.tmux("capture-pane", "-p", "-t", pane).rstrip().endswith("$"))
+            screen = srv.tmux("capture-pane", "-p", "-e", "-t", pane)
+            assert "42" in [line.strip() for line in srv.tmux("capture-pane", "-p", "-t", pane).splitlines()], (name, screen)
+            assert "\x1b_" not in screen and "read -r" not in screen, (name, screen)
 
 
 @async_test(timeout=40)

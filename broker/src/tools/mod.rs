@@ -42,6 +42,7 @@ mod search_panes_python;
 mod select;
 pub mod send;
 mod send_keys;
+mod shells;
 mod show_environment;
 mod show_hooks;
 mod show_options;

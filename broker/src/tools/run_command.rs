@@ -1,13 +1,18 @@
 //! `run_command` (libtmux family, mutating): a command line run by the shell
 //! at the prompt of a pane, with its real exit status and its output.
 //!
-//! Design: the broker opens a pty of its own ([`Mirror`], `/dev/pts/K`) and
-//! types one line into the shell,
+//! Design: the broker opens a pty of its own ([`Mirror`], `/dev/pts/K`),
+//! queues a one-line script in its input (see [`script`]), and types one line
+//! into the shell,
 //!
 //! ```text
-//!  { { CMD
-//! } 2>&1; printf '\33_NONCE;%d\33\\' $?; } >/dev/pts/K; read -r _ </dev/pts/K
+//!  { CMD; } >/dev/pts/K 2>&1; . /dev/pts/K
 //! ```
+//!
+//! (the group closes on a line of its own when CMD could swallow `; }`).
+//! After the command the shell sources the pty: the script prints the end
+//! marker with `$?` and waits for the broker's release, and in bash takes
+//! the typed line out of history; none of it is shown in the pane.
 //!
 //! The command writes to that pty, a terminal sized like the pane (`test -t 1`
 //! holds, colours and progress bars work); the broker copies every byte to the
@@ -16,13 +21,13 @@
 //! in the broker's private runtime directory, `srv-<gen16>.run-<id>`, never
 //! named in the pane). The status comes in band after the output: an APC
 //! marker with a nonce of this job, which the broker takes out of both copies
-//! (the shell's echo of the typed line shows the printf format, never the
-//! marker, so the result is echo-proof). The shell's `read` holds its next
+//! (the nonce is never on the screen and the typed line holds no marker, so
+//! the result is echo-proof). The script's `read` holds the shell's next
 //! prompt until the broker has put all output on the pane, so the prompt
 //! never lands amid it. `{ …; }` runs in the shell itself, so `cd` and
-//! `export` persist as if the person had typed them; the newline before `}`
-//! lets CMD end in `&` or a comment. In bash the line deletes itself from
-//! history (`history -d -1`); elsewhere the leading space keeps it out where
+//! `export` persist as if the person had typed them; closing the group on a
+//! line of its own lets CMD end in `&` or a comment. In bash the line is taken out of
+//! history; elsewhere the leading space keeps it out where
 //! `HIST_IGNORE_SPACE` (zsh) is set.
 //!
 //! Waiting is event-driven: the pty's readability, the pidfd of the pane's
@@ -57,6 +62,7 @@ use super::envelope::Delivery;
 use super::ids::{Generation, PaneId};
 use super::refs::PaneRef;
 use super::send::{self, Input};
+use super::shells::{self, Syntax};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::jobs::{admit, prune, Finish, Job, JobState, Jobs, Output};
@@ -88,14 +94,6 @@ pub const RUNNING_TTL: Duration = Duration::from_secs(3600);
 const MAX_OUTPUT_BYTES: usize = 262_144;
 const DEFAULT_OUTPUT_BYTES: usize = 65_536;
 const DEFAULT_LINES: usize = 1000;
-
-/// Programs `pane_current_command` may name for a shell this tool can type
-/// into (POSIX syntax: `{ …; }`, `$?`, redirections).
-const POSIX_SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "ash", "busybox",
-];
-/// Shells with other syntax, refused by name.
-const OTHER_SHELLS: &[&str] = &["fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh"];
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -306,7 +304,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             }
         };
         let nonce = tmux_mcp_core::sys::random_hex(4);
-        let line = typed_line(&args.command, mirror.path(), &nonce, shell);
+        if let Err(e) = mirror.preload(&script(&nonce, mirror.path(), shell)) {
+            let _ = std::fs::remove_dir_all(&dir);
+            return act::error(
+                &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
+                Delivery::NotSent,
+            );
+        }
+        let line = typed_line(&args.command, mirror.path());
         let mut commands = send::commands(&pane.id, Input::Text(&line));
         commands.push(vec![
             "send-keys".into(),
@@ -414,31 +419,42 @@ fn job_dir(broker: &Broker, id: &str) -> PathBuf {
 /// The shell `command` (`pane_current_command`) names, if this tool can type
 /// into it; the error says why not.
 fn shell_of(command: &str) -> Result<&str, String> {
-    // A login shell shows as `-bash`; a path may show in full.
-    let name = command.trim_start_matches('-');
-    let name = name.rsplit('/').next().unwrap_or(name);
-    if POSIX_SHELLS.contains(&name) {
-        Ok(name)
-    } else if OTHER_SHELLS.contains(&name) {
-        Err(format!("its shell is {name}, whose syntax differs from POSIX sh; run_command supports sh, bash, zsh, dash, ksh and ash (use send_keys there)."))
-    } else {
-        Err(format!("its foreground program is {command:?}, not a shell (sh, bash, zsh, dash, ksh, ash); wait until it ends, or use send_keys."))
+    match shells::kind(command) {
+        (name, Some(Syntax::Posix)) => Ok(name),
+        (name, Some(Syntax::Other)) => Err(format!("its shell is {name}, whose syntax differs from POSIX sh; run_command supports sh, bash, zsh, dash, ksh and ash (use send_keys there).")),
+        (_, None) => Err(format!("its foreground program is {command:?}, not a shell (sh, bash, zsh, dash, ksh, ash); wait until it ends, or use send_keys.")),
     }
 }
 
-/// The line typed into `shell` (see the module doc). In bash the line also
-/// takes itself out of history (`history -d -1`, bash 5.0+; silent where
-/// history is off or older), after the command, so it cannot take a line
-/// the command itself added only when that command is `history -s`.
-fn typed_line(command: &str, tty: &str, nonce: &str, shell: &str) -> String {
+/// The line typed into the shell (see the module doc): the command in a
+/// group whose output goes to the broker's pty, then `. PTY`, which runs
+/// [`script`]. One line when nothing in CMD could swallow the `; }` (a
+/// comment, a trailing `&`, `;`, `|` or `\`, several lines); else the group
+/// closes on a line of its own.
+fn typed_line(command: &str, tty: &str) -> String {
+    let tail = command.trim_end();
+    let one_line = !command.contains(['\n', '#'])
+        && !tail.is_empty()
+        && !tail.ends_with(['&', ';', '|', '\\']);
+    let close = if one_line { "; " } else { "\n" };
+    format!(" {{ {command}{close}}} >{tty} 2>&1; . {tty}")
+}
+
+/// What the shell reads from the pty after the command (never shown in the
+/// pane): the end marker with `$?`, in bash the deletion of the typed line
+/// from history (`history -d -1`, bash 5.0+, silent where history is off or
+/// older; after the command, so only a command that adds history itself
+/// could lose its line), and the wait for the broker's release.
+fn script(nonce: &str, tty: &str, shell: &str) -> String {
     let forget = if shell == "bash" {
         " history -d -1 2>/dev/null;"
     } else {
         ""
     };
     format!(
-        " {{ {{ {command}\n}} 2>&1; printf '{}' $?; }} >{tty};{forget} read -r _ <{tty}",
-        tmux_mcp_engine::mirror::marker_format(nonce)
+        "printf '{}' $? >{tty};{forget} {}",
+        tmux_mcp_engine::mirror::marker_format(nonce),
+        tmux_mcp_engine::mirror::release_read(tty)
     )
 }
 
@@ -643,27 +659,38 @@ mod tests {
 
     #[test]
     fn the_typed_line_is_one_group_to_the_terminal_and_parses_after_comments_and_ampersands() {
-        let l = typed_line("echo hi # c", "/dev/pts/9", "ab12", "dash");
         assert_eq!(
-            l,
-            " { { echo hi # c\n} 2>&1; printf '\\33_ab12;%d\\33\\\\' $?; } >/dev/pts/9; read -r _ </dev/pts/9"
+            typed_line("ls | head -3", "/dev/pts/9"),
+            " { ls | head -3; } >/dev/pts/9 2>&1; . /dev/pts/9"
         );
-        for cmd in [
+        assert_eq!(
+            typed_line("echo hi # c", "/dev/pts/9"),
+            " { echo hi # c\n} >/dev/pts/9 2>&1; . /dev/pts/9"
+        );
+        let cmds = [
             "echo hi # c",
             "sleep 1 &",
             "cd /tmp; export X=1",
+            "cd /tmp;",
             "if true; then echo y; fi",
-        ] {
+            "echo a |\ncat",
+            "echo a \\\n b",
+        ];
+        for cmd in cmds {
             for shell in ["sh", "bash"] {
+                let line = typed_line(cmd, "/dev/null");
                 let ok = std::process::Command::new(shell)
-                    .args(["-n", "-c", &typed_line(cmd, "/dev/null", "ab12", shell)])
+                    .args(["-n", "-c", &line])
                     .status()
                     .map(|s| s.success());
-                assert!(
-                    !matches!(ok, Ok(false)),
-                    "{shell} rejects the line for {cmd:?}"
-                );
+                assert!(!matches!(ok, Ok(false)), "{shell} rejects {line:?}");
             }
         }
+        let s = script("ab12", "/dev/pts/9", "bash");
+        assert_eq!(
+            s,
+            "printf '\\33_ab12;%d\\33\\\\' $? >/dev/pts/9; history -d -1 2>/dev/null; read -r _ </dev/pts/9 || read -r _ </dev/pts/9"
+        );
+        assert!(!script("ab12", "/dev/pts/9", "dash").contains("history"));
     }
 }
