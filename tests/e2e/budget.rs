@@ -38,8 +38,8 @@ const SURFACES: &[Surface] = &[
         label: "default (readonly)",
         args: &[],
         tools: 18,
-        visible: (8_000, 10_560),
-        whole: (30_000, 39_200),
+        visible: (8_000, 10_550),
+        whole: (30_000, 38_850),
     },
     Surface {
         label: "all 38 (--safety destructive + both opt-ins)",
@@ -53,7 +53,7 @@ const SURFACES: &[Surface] = &[
         ],
         tools: 38,
         visible: (16_000, 28_800),
-        whole: (70_000, 101_000),
+        whole: (70_000, 99_800),
     },
 ];
 

@@ -59,6 +59,38 @@ async def test_sessions_and_windows_match_tmux(tmux_server):
 
 
 @async_test()
+async def test_list_sessions_summarises_busy_and_dead_panes_as_tmux_shows_them(tmux_server):
+    """The summary an agent reads first: per session and over the server,
+    how many panes, which run something other than a shell (busy), which
+    are dead; each equal to tmux's own pane_current_command/pane_dead."""
+    srv = tmux_server
+    two_sessions(srv)  # other: two `sleep` windows and main's window 0 linked in
+    srv.tmux("set-option", "-g", "remain-on-exit", "on")
+    dead = srv.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "other:0", "true")
+    deadline = time.monotonic() + 10
+    while srv.tmux("display-message", "-p", "-t", dead, "#{pane_dead}") != "1":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    async with mcp_session(srv) as s:
+        r = await call_ok(s, "list_sessions")
+    shells = {"sh", "bash", "dash", "zsh"}
+    rows = fields(srv, "list-panes", "-a", "-F", "#{session_id} #{pane_id} #{pane_dead} #{pane_current_command}")
+    def want(ids):
+        busy = sorted({p for sid, p, d, c in rows if sid in ids and d == "0" and c not in shells}, key=lambda x: int(x[1:]))
+        gone = sorted({p for sid, p, d, c in rows if sid in ids and d == "1"}, key=lambda x: int(x[1:]))
+        return len({p for sid, p, _, _ in rows if sid in ids}), busy, gone
+    def got(x):
+        return x["paneCount"], sorted(x["busyPanes"], key=lambda x: int(x[1:])), sorted(x["deadPanes"], key=lambda x: int(x[1:]))
+    for x in r["sessions"]:
+        assert got(x) == want({x["id"]}), (x, rows)
+    n, busy, gone = want({sid for sid, _, _, _ in rows})
+    assert (r["paneCount"], r["busyCount"], r["deadCount"]) == (n, len(busy), len(gone)), (r, rows)
+    assert any(dead in x["deadPanes"] for x in r["sessions"]) and r["busyCount"] >= 2, r  # the two sleeps
+    # A pane in a window linked into two sessions counts in both, once in all.
+    assert r["paneCount"] == len({p for _, p, _, _ in rows}) < sum(x["paneCount"] for x in r["sessions"]), r
+
+
+@async_test()
 async def test_pane_and_server_info(tmux_server):
     two_sessions(tmux_server)
     async with mcp_session(tmux_server) as s:

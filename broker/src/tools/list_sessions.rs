@@ -1,24 +1,29 @@
 //! `list_sessions` (libtmux family): every tmux session this agent may see,
 //! with its reference, attached-client count, window count and the windows
-//! linked into it. Derived from the registry snapshot through the record graph
-//! of `criteria` (one derivation of sessions and windows from placements), so
-//! a session-scoped agent sees only its own sessions.
+//! linked into it, and a summary an agent can read before anything else: how
+//! many panes each session has, which are busy (their foreground program is
+//! not a shell) and which are dead, with totals over the server. Derived from
+//! the registry snapshot through the record graph of `criteria` (one
+//! derivation of sessions and windows from placements), so a session-scoped
+//! agent sees only its own sessions.
 
 use super::criteria::{Entity, Graph, Record};
 use super::entity_refs::SessionRef;
+use super::shells;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::sync::Arc;
-use tmux_mcp_engine::registry::Snapshot;
+use tmux_mcp_engine::registry::{Pane, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_sessions",
     family: Family::Libtmux,
-    description: "List the sessions with their windows and attached-client counts.",
-    details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active) and whether the caller's own pane is in it. Read-only; fires no tmux hook.",
+    description: "List sessions: windows, clients, busy and dead panes.",
+    details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) and deadPanes. At the top, paneCount, busyCount and deadCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List sessions"),
     opt_in: false,
     input_schema: super::typed::input_of::<super::typed::NoArgs>,
@@ -32,7 +37,109 @@ struct Listing {
     generation: String,
     scope: tmux_mcp_core::wire::Scope,
     caller_pane_id: Option<String>,
-    sessions: Vec<SessionRecord>,
+    /// Over every visible pane, each counted once.
+    #[serde(flatten)]
+    totals: Totals,
+    sessions: Vec<ListedSession>,
+}
+
+/// A session with the summary of its panes.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ListedSession {
+    #[serde(flatten)]
+    session: SessionRecord,
+    #[serde(flatten)]
+    panes: SessionPanes,
+}
+
+/// A session's panes: how many, and which are busy or dead (every id: a
+/// few bytes per pane, against a listing's hundreds).
+#[derive(Serialize, JsonSchema, Default, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct SessionPanes {
+    pane_count: u64,
+    busy_panes: Vec<String>,
+    dead_panes: Vec<String>,
+}
+
+/// The server's panes, each counted once (a window linked into two
+/// sessions is in both sessions' lists).
+#[derive(Serialize, JsonSchema, Default, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct Totals {
+    pane_count: u64,
+    busy_count: u64,
+    dead_count: u64,
+}
+
+/// What a pane counts as.
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    Idle,
+    Busy,
+    Dead,
+}
+
+fn state(p: &Pane) -> State {
+    if p.dead {
+        State::Dead
+    } else if shells::is_shell(&p.command) {
+        State::Idle
+    } else {
+        State::Busy
+    }
+}
+
+/// The totals over `panes`, and the panes of each session they are in.
+fn count<'a>(panes: impl Iterator<Item = &'a Pane>) -> (Totals, HashMap<String, SessionPanes>) {
+    let mut totals = Totals::default();
+    let mut per: HashMap<String, SessionPanes> = HashMap::new();
+    for p in panes {
+        let st = state(p);
+        totals.pane_count += 1;
+        totals.busy_count += u64::from(st == State::Busy);
+        totals.dead_count += u64::from(st == State::Dead);
+        let mut seen: Vec<&str> = Vec::new();
+        for pl in &p.placements {
+            if seen.contains(&pl.session_id.as_str()) {
+                continue;
+            }
+            seen.push(&pl.session_id);
+            let s = per.entry(pl.session_id.clone()).or_default();
+            s.pane_count += 1;
+            match st {
+                State::Busy => s.busy_panes.push(p.id.clone()),
+                State::Dead => s.dead_panes.push(p.id.clone()),
+                State::Idle => {}
+            }
+        }
+    }
+    (totals, per)
+}
+
+impl Totals {
+    /// `12 pane(s), 2 busy, 1 dead`.
+    fn text(&self) -> String {
+        format!(
+            "{} pane(s), {} busy, {} dead",
+            self.pane_count, self.busy_count, self.dead_count
+        )
+    }
+}
+
+impl SessionPanes {
+    /// `12 pane(s), busy %3 %7, dead %9`.
+    fn text(&self) -> String {
+        let mut t = format!("{} pane(s)", self.pane_count);
+        if !self.busy_panes.is_empty() {
+            t.push_str(&format!(", busy {}", self.busy_panes.join(" ")));
+        }
+        if !self.dead_panes.is_empty() {
+            t.push_str(&format!(", dead {}", self.dead_panes.join(" ")));
+        }
+        t
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -162,32 +269,90 @@ impl SessionRecord {
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
-        let (_, g) = match graph(c.session).await {
+        let (snap, g) = match graph(c.session).await {
             Ok(x) => x,
             Err(e) => return e,
         };
-        let sessions = records(c.session, &g);
+        let visible: Vec<_> = c.session.visible(&snap).collect();
+        let (totals, mut per) = count(visible.iter().map(|p| p.as_ref()));
+        let sessions: Vec<ListedSession> = records(c.session, &g)
+            .into_iter()
+            .map(|s| ListedSession {
+                panes: per.remove(s.id()).unwrap_or_default(),
+                session: s,
+            })
+            .collect();
         let mut lines = vec![format!(
-            "{} session(s), generation {}",
+            "{} session(s), {}; generation {}",
             sessions.len(),
+            totals.text(),
             c.session.generation()
         )];
-        for s in &sessions {
+        for l in &sessions {
+            let s = &l.session;
             lines.push(format!(
-                "{} {} {} window(s), {} attached{}",
+                "{} {} {} window(s), {} attached{}: {}",
                 s.id,
                 s.name,
                 s.window_count,
                 s.attached,
-                if s.holds_caller_pane { " [caller]" } else { "" }
+                if s.holds_caller_pane { " [caller]" } else { "" },
+                l.panes.text()
             ));
         }
         let listing = Listing {
             generation: c.session.generation().to_string(),
             scope: c.session.scope,
             caller_pane_id: c.session.caller_pane.clone(),
+            totals,
             sessions,
         };
         ToolOutput::typed(&listing, lines.join("\n"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tmux_mcp_engine::registry::Placement;
+
+    fn pane(id: &str, command: &str, dead: bool, sessions: &[&str]) -> Pane {
+        let mut p = Pane::sample(id, "@0");
+        p.command = command.into();
+        p.dead = dead;
+        p.placements = sessions
+            .iter()
+            .map(|s| Placement {
+                session_id: (*s).into(),
+                session_name: (*s).into(),
+                window_index: 0,
+                window_active: true,
+                session_created: 0,
+                session_attached: 0,
+                session_windows: 1,
+            })
+            .collect();
+        p
+    }
+
+    #[test]
+    fn busy_is_a_live_non_shell_dead_is_dead_and_a_linked_pane_counts_once_in_the_totals() {
+        let panes = [
+            pane("%0", "bash", false, &["$0"]),
+            pane("%1", "vim", false, &["$0", "$1"]),
+            pane("%2", "-zsh", false, &["$1"]),
+            pane("%3", "make", true, &["$1"]),
+        ];
+        let (totals, per) = count(panes.iter());
+        assert_eq!(
+            totals,
+            Totals {
+                pane_count: 4,
+                busy_count: 1,
+                dead_count: 1
+            }
+        );
+        assert_eq!(per["$0"].text(), "2 pane(s), busy %1");
+        assert_eq!(per["$1"].text(), "3 pane(s), busy %1, dead %3");
+    }
 }

@@ -29,9 +29,10 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 
 /// Drops what a derived output schema carries for the Rust reader and no
 /// client acts on: `title`s (the types' names) and `description`s (their doc
-/// comments), at every depth, and `additionalProperties: false` (the records
+/// comments), at every depth, `additionalProperties: false` (the records
 /// are serialized from typed structs, so no other field can appear; a client
-/// validating a result loses nothing). An output schema is for validating a result;
+/// validating a result loses nothing), and `minimum: 0` of an integer (an
+/// unsigned Rust type's range, restated; what is published stays true). An output schema is for validating a result;
 /// `tools/list` is paid for in every agent's context, so it carries only the
 /// shape (the meaning of each field is in the tool's reference,
 /// `tmux://tool/{name}`, and docs/spec.md). A property that is *named*
@@ -39,9 +40,11 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 pub fn lean_output(schema: &mut Value) {
     match schema {
         Value::Object(m) => {
+            let integer = m.get("type") == Some(&Value::from("integer"));
             m.retain(|k, v| {
                 !(matches!(k.as_str(), "title" | "description") && v.is_string()
-                    || k == "additionalProperties" && v == &Value::Bool(false))
+                    || k == "additionalProperties" && v == &Value::Bool(false)
+                    || integer && k == "minimum" && v == &Value::from(0))
             });
             m.values_mut().for_each(lean_output);
         }

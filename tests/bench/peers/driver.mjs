@@ -113,7 +113,7 @@ async function sequential(agents, kind, server, n) {
       continue;
     }
     for (const c of calls) {
-      const row = new Row(s.name, c.tool);
+      const row = new Row(s.name, c.label ?? c.tool);
       const a = agentFor(agents, s, server);
       if (!a) row.error = `did not start on the ${server} server`;
       rows.push([a, c, row]);
@@ -154,7 +154,7 @@ async function delta(agents, n) {
     }
     for (const c of s.ops.delta) {
       const a = agentFor(agents, s, "one");
-      const row = new Row(s.name, c.tool);
+      const row = new Row(s.name, c.label ?? c.tool);
       row.missing = 0;
       const state = { cursor: null };
       if (!a) {

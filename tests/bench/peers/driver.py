@@ -121,7 +121,7 @@ async def sequential(plan: dict[str, Any], agents: dict[tuple[str, str], Agent],
             rows.append((None, None, Row(s["name"], None)))  # type: ignore[arg-type]
             continue
         for c in calls:
-            row = Row(s["name"], c["tool"])
+            row = Row(s["name"], c.get("label", c["tool"]))
             agent = agents.get((s["name"], "" if s.get("serverless") else server))
             if agent is None:
                 row.error = f"did not start on the {server} server"
@@ -157,7 +157,7 @@ async def delta(plan: dict[str, Any], agents: dict[tuple[str, str], Agent], n: i
             continue
         for c in d:
             agent = agents.get((s["name"], "" if s.get("serverless") else "one"))
-            row = Row(s["name"], c["tool"])
+            row = Row(s["name"], c.get("label", c["tool"]))
             state: dict[str, Any] = {"cursor": None}
             if agent is None:
                 row.error = "did not start on the one server"
