@@ -39,7 +39,7 @@ const SURFACES: &[Surface] = &[
         args: &[],
         tools: 18,
         visible: (8_000, 10_550),
-        whole: (30_000, 38_850),
+        whole: (30_000, 38_600),
     },
     Surface {
         label: "all 38 (--safety destructive + both opt-ins)",
@@ -53,7 +53,7 @@ const SURFACES: &[Surface] = &[
         ],
         tools: 38,
         visible: (16_000, 28_800),
-        whole: (70_000, 99_800),
+        whole: (70_000, 98_300),
     },
 ];
 

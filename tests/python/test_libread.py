@@ -91,6 +91,26 @@ async def test_list_sessions_summarises_busy_and_dead_panes_as_tmux_shows_them(t
 
 
 @async_test()
+async def test_list_windows_pages_by_window_id(tmux_server):
+    two_sessions(tmux_server)
+    async with mcp_session(tmux_server) as s:
+        whole = await call_ok(s, "list_windows")
+        assert "nextCursor" not in whole and whole["total"] == len(whole["windows"]) == 3, whole
+        seen, cursor = [], None
+        while True:
+            r = await call_ok(s, "list_windows", {"limit": 1, **({"cursor": cursor} if cursor else {})})
+            assert r["total"] == 3 and len(r["windows"]) == 1, r
+            seen += r["windows"]
+            cursor = r.get("nextCursor")
+            if cursor is None:
+                break
+            assert cursor == r["windows"][-1]["id"], r
+        assert seen == whole["windows"], (seen, whole)
+        r = await call(s, "list_windows", {"cursor": "%0"})
+        assert r.is_error and "cursor" in r.text, r
+
+
+@async_test()
 async def test_pane_and_server_info(tmux_server):
     two_sessions(tmux_server)
     async with mcp_session(tmux_server) as s:

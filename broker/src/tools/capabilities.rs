@@ -15,7 +15,7 @@ use tmux_mcp_engine::observe::HookCheck;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capabilities",
     family: Family::Seed,
-    description: "This broker and its tmux server: version, generation, enabled tools, limits. Each tool's full reference: resource tmux://tool/{name}.",
+    description: "The broker and tmux server: version, generation, tools, limits. Each tool's full reference: resource tmux://tool/{name}.",
     details: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
     annotations: Annotations::read_only("tmux capabilities"),
     opt_in: false,

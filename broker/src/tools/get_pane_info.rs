@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_pane_info",
     family: Family::Libtmux,
-    description: "One pane's record (process, size, command, cwd, title) with its window and sessions.",
+    description: "One pane's record with its window and sessions.",
     details: "Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Get pane info"),
     opt_in: false,

@@ -27,10 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-/// Panes per page unless `limit` says otherwise.
-const PAGE: usize = 100;
-/// The largest page (what the `tmux://panes` resource asks for).
-pub const PAGE_MAX: usize = 10_000;
+use super::paging::{self, PAGE_MAX};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -41,15 +38,11 @@ struct Args {
     #[serde(default)]
     detail: Detail,
     /// Panes per page.
-    #[serde(default = "page")]
+    #[serde(default = "paging::default_limit")]
     #[schemars(range(min = 1, max = PAGE_MAX))]
     limit: usize,
     /// A page's nextCursor.
     cursor: Option<super::ids::PaneId>,
-}
-
-fn page() -> usize {
-    PAGE
 }
 
 #[derive(Deserialize, JsonSchema, Default, Clone, Copy, PartialEq, Eq)]
@@ -178,20 +171,9 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         })
         .collect();
     let total = matching.len();
-    // The table is in pane-id order: a page starts after its cursor's pane,
-    // whether or not that pane still exists.
-    let after = args.cursor.as_deref().map(numeric_id);
-    let limit = args.limit;
-    let mut rest = matching
-        .into_iter()
-        .filter(|p| after.is_none_or(|a| numeric_id(&p.id) > a))
-        .peekable();
-    let page: Vec<PaneRecord> = rest
-        .by_ref()
-        .take(limit)
-        .map(|p| record(session, p))
-        .collect();
-    let next_cursor = rest.peek().and(page.last()).map(|p| p.id.clone());
+    // The table is in pane-id order.
+    let (page, next_cursor) = paging::page(matching, |p| &p.id, args.cursor.as_deref(), args.limit);
+    let page: Vec<PaneRecord> = page.into_iter().map(|p| record(session, p)).collect();
     let mut text = summary(session, &page);
     if let Some(c) = &next_cursor {
         text.push_str(&format!(

@@ -1,12 +1,14 @@
 //! `list_windows` (libtmux family): every tmux window this agent may see, with
 //! its reference, size, layout, active pane and the sessions it is linked into
-//! (cut to the agent's scope). Optionally only the windows of one session.
-//! Derived from the registry snapshot through `criteria::Graph`.
+//! (cut to the agent's scope). Optionally only the windows of one session;
+//! paged like `list_panes` (`paging`). Derived from the registry snapshot
+//! through `criteria::Graph`.
 
 use super::criteria::{Entity, Graph};
 use super::entity_refs::WindowRef;
-use super::ids::SessionFilter;
+use super::ids::{SessionFilter, WindowId};
 use super::list_sessions::{self, fields, LinkFields};
+use super::paging::{self, PAGE_MAX};
 use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
@@ -16,8 +18,8 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_windows",
     family: Family::Libtmux,
-    description: "List the windows (name, size, layout, panes, sessions linked into), optionally of one session.",
-    details: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Read-only; fires no tmux hook.",
+    description: "List windows: size, layout, panes, links; paged.",
+    details: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List windows"),
     opt_in: false,
     input_schema: input_of::<Args>,
@@ -32,6 +34,12 @@ struct Args {
     ///
     /// Its id ($1) or, when no session has that id, its name.
     session: Option<SessionFilter>,
+    /// Windows per page.
+    #[serde(default = "paging::default_limit")]
+    #[schemars(range(min = 1, max = PAGE_MAX))]
+    limit: usize,
+    /// A page's nextCursor.
+    cursor: Option<WindowId>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -40,6 +48,11 @@ struct Listing {
     generation: String,
     scope: tmux_mcp_core::wire::Scope,
     windows: Vec<WindowRecord>,
+    /// Windows that match, on every page.
+    total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
+    next_cursor: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -161,10 +174,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(o) => o,
             Err(e) => return e,
         };
-        let windows = records(c.session, &g, only.as_deref());
+        let all = records(c.session, &g, only.as_deref());
+        let total = all.len();
+        let (windows, next_cursor) =
+            paging::page(all, |w| &w.id, args.cursor.as_deref(), args.limit);
         let mut lines = vec![format!(
             "{} window(s), generation {}",
-            windows.len(),
+            total,
             c.session.generation()
         )];
         for w in &windows {
@@ -190,10 +206,18 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 w.pane_count
             ));
         }
+        if let Some(cur) = &next_cursor {
+            lines.push(format!(
+                "{} of {total} window(s) on this page; the next page: cursor {cur}",
+                windows.len()
+            ));
+        }
         let listing = Listing {
             generation: c.session.generation().to_string(),
             scope: c.session.scope,
             windows,
+            total,
+            next_cursor,
         };
         ToolOutput::typed(&listing, lines.join("\n"))
     })

@@ -31,7 +31,7 @@ use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "search_panes",
     family: Family::Libtmux,
-    description: "Find text (literal or regex) on panes' screens and scrollback; returns the matching lines per pane, paged.",
+    description: "Find text (literal or regex) in panes' screens and scrollback; matching lines per pane, paged.",
     details: "Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.",
     annotations: Annotations::read_only("Search panes"),
     opt_in: false,

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "show_hooks",
     family: Family::Libtmux,
-    description: "List the tmux hooks set globally or on one session, window or pane.",
+    description: "The tmux hooks set globally or on a session, window or pane.",
     details: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
     annotations: Annotations::read_only("Show hooks"),
     opt_in: false,

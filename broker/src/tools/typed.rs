@@ -31,8 +31,10 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 /// client acts on: `title`s (the types' names) and `description`s (their doc
 /// comments), at every depth, `additionalProperties: false` (the records
 /// are serialized from typed structs, so no other field can appear; a client
-/// validating a result loses nothing), and `minimum: 0` of an integer (an
-/// unsigned Rust type's range, restated; what is published stays true). An output schema is for validating a result;
+/// validating a result loses nothing), `minimum: 0` of an integer (an
+/// unsigned Rust type's range, restated) and `maxLength` of a string (the
+/// length bound an id or generation has as an *argument*; a result is never
+/// refused for it). What is published stays true of every result. An output schema is for validating a result;
 /// `tools/list` is paid for in every agent's context, so it carries only the
 /// shape (the meaning of each field is in the tool's reference,
 /// `tmux://tool/{name}`, and docs/spec.md). A property that is *named*
@@ -41,10 +43,12 @@ pub fn lean_output(schema: &mut Value) {
     match schema {
         Value::Object(m) => {
             let integer = m.get("type") == Some(&Value::from("integer"));
+            let string = m.get("type") == Some(&Value::from("string"));
             m.retain(|k, v| {
                 !(matches!(k.as_str(), "title" | "description") && v.is_string()
                     || k == "additionalProperties" && v == &Value::Bool(false)
-                    || integer && k == "minimum" && v == &Value::from(0))
+                    || integer && k == "minimum" && v == &Value::from(0)
+                    || string && k == "maxLength" && v.is_u64())
             });
             m.values_mut().for_each(lean_output);
         }
