@@ -50,9 +50,13 @@
 //! is checked before typing and the job recorded after, so calls racing each
 //! other can pass it by the number running at once.
 //!
-//! Refused with nothing sent: a pane whose foreground program is not a POSIX
-//! shell (sh, bash, zsh, dash, ksh, mksh, ash, busybox; fish and csh have other
-//! syntax and are refused by name), a pane in copy mode or on the alternate
+//! In fish the same is spelled `begin; CMD; end >PTY 2>&1; cat PTY | source`
+//! (fish sources only regular files), with `$status` and an external `head`
+//! for the release.
+//!
+//! Refused with nothing sent: a pane whose foreground program is not a shell
+//! run_command types for (sh, bash, zsh, dash, ksh, mksh, ash, busybox, fish;
+//! csh and others have other syntax and are refused by name), a pane in copy mode or on the alternate
 //! screen, a dead pane, the agent's own pane without `--allow-self`. A shell
 //! syntax error in CMD makes the shell reject the whole line: the status never
 //! comes, the call returns `running`, and the job expires.
@@ -81,7 +85,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
     family: Family::Libtmux,
     description: "Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.",
-    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for fish/csh, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
+    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Run a command in a pane's shell", false),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -255,8 +259,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Err(e) => return e,
             };
         let pane = target.panes[0].clone();
-        let shell = match shell_of(&pane.command) {
-            Ok(name) => name,
+        let (shell, syntax) = match shell_of(&pane.command) {
+            Ok(s) => s,
             Err(why) => {
                 return act::error(
                     &format!(
@@ -304,14 +308,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             }
         };
         let nonce = tmux_mcp_core::sys::random_hex(4);
-        if let Err(e) = mirror.preload(&script(&nonce, mirror.path(), shell)) {
+        if let Err(e) = mirror.preload(&script(&nonce, mirror.path(), shell, syntax)) {
             let _ = std::fs::remove_dir_all(&dir);
             return act::error(
                 &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
                 Delivery::NotSent,
             );
         }
-        let line = typed_line(&args.command, mirror.path());
+        let line = typed_line(&args.command, mirror.path(), syntax);
         let mut commands = send::commands(&pane.id, Input::Text(&line));
         commands.push(vec![
             "send-keys".into(),
@@ -418,42 +422,51 @@ fn job_dir(broker: &Broker, id: &str) -> PathBuf {
 
 /// The shell `command` (`pane_current_command`) names, if this tool can type
 /// into it; the error says why not.
-fn shell_of(command: &str) -> Result<&str, String> {
+fn shell_of(command: &str) -> Result<(&str, Syntax), String> {
     match shells::kind(command) {
-        (name, Some(Syntax::Posix)) => Ok(name),
-        (name, Some(Syntax::Other)) => Err(format!("its shell is {name}, whose syntax differs from POSIX sh; run_command supports sh, bash, zsh, dash, ksh and ash (use send_keys there).")),
-        (_, None) => Err(format!("its foreground program is {command:?}, not a shell (sh, bash, zsh, dash, ksh, ash); wait until it ends, or use send_keys.")),
+        (name, Some(Syntax::Other)) => Err(format!("its shell is {name}, whose syntax run_command does not type; it supports sh, bash, zsh, dash, ksh, ash and fish (use send_keys there).")),
+        (name, Some(syntax)) => Ok((name, syntax)),
+        (_, None) => Err(format!("its foreground program is {command:?}, not a shell (sh, bash, zsh, dash, ksh, ash, fish); wait until it ends, or use send_keys.")),
     }
 }
 
 /// The line typed into the shell (see the module doc): the command in a
-/// group whose output goes to the broker's pty, then `. PTY`, which runs
-/// [`script`]. One line when nothing in CMD could swallow the `; }` (a
-/// comment, a trailing `&`, `;`, `|` or `\`, several lines); else the group
-/// closes on a line of its own.
-fn typed_line(command: &str, tty: &str) -> String {
+/// group whose output goes to the broker's pty, then the shell reads
+/// [`script`] from that pty (`. PTY`; fish sources only regular files, so
+/// `cat PTY | source`, which also reads it whole). One line when nothing in
+/// CMD could swallow the group's end (a comment, a trailing `&`, `;`, `|` or
+/// `\`, several lines); else the group closes on a line of its own.
+fn typed_line(command: &str, tty: &str, syntax: Syntax) -> String {
     let tail = command.trim_end();
     let one_line = !command.contains(['\n', '#'])
         && !tail.is_empty()
         && !tail.ends_with(['&', ';', '|', '\\']);
     let close = if one_line { "; " } else { "\n" };
-    format!(" {{ {command}{close}}} >{tty} 2>&1; . {tty}")
+    match syntax {
+        Syntax::Fish => format!(" begin; {command}{close}end >{tty} 2>&1; cat {tty} | source"),
+        _ => format!(" {{ {command}{close}}} >{tty} 2>&1; . {tty}"),
+    }
 }
 
 /// What the shell reads from the pty after the command (never shown in the
-/// pane): the end marker with `$?`, in bash the deletion of the typed line
-/// from history (`history -d -1`, bash 5.0+, silent where history is off or
-/// older; after the command, so only a command that adds history itself
-/// could lose its line), and the wait for the broker's release.
-fn script(nonce: &str, tty: &str, shell: &str) -> String {
+/// pane): the end marker with the status, in bash the deletion of the typed
+/// line from history (`history -d -1`, bash 5.0+, silent where history is
+/// off or older; after the command, so only a command that adds history
+/// itself could lose its line), and the wait for the broker's release. fish
+/// has read the script whole through `cat`, so one external read waits (its
+/// own `read` would open its line editor on a terminal).
+fn script(nonce: &str, tty: &str, shell: &str, syntax: Syntax) -> String {
+    let marker = tmux_mcp_engine::mirror::marker_format(nonce);
+    if syntax == Syntax::Fish {
+        return format!("printf '{marker}' $status >{tty}; head -n 1 <{tty} >/dev/null");
+    }
     let forget = if shell == "bash" {
         " history -d -1 2>/dev/null;"
     } else {
         ""
     };
     format!(
-        "printf '{}' $? >{tty};{forget} {}",
-        tmux_mcp_engine::mirror::marker_format(nonce),
+        "printf '{marker}' $? >{tty};{forget} {}",
         tmux_mcp_engine::mirror::release_read(tty)
     )
 }
@@ -649,22 +662,23 @@ mod tests {
     #[test]
     fn shells_are_recognised_and_others_refused_by_name() {
         assert!(
-            shell_of("bash") == Ok("bash")
-                && shell_of("-zsh") == Ok("zsh")
-                && shell_of("/bin/sh") == Ok("sh")
+            shell_of("bash") == Ok(("bash", Syntax::Posix))
+                && shell_of("-zsh") == Ok(("zsh", Syntax::Posix))
+                && shell_of("/bin/sh") == Ok(("sh", Syntax::Posix))
+                && shell_of("fish") == Ok(("fish", Syntax::Fish))
         );
-        assert!(shell_of("fish").unwrap_err().contains("fish"));
+        assert!(shell_of("tcsh").unwrap_err().contains("tcsh"));
         assert!(shell_of("python3").unwrap_err().contains("not a shell"));
     }
 
     #[test]
     fn the_typed_line_is_one_group_to_the_terminal_and_parses_after_comments_and_ampersands() {
         assert_eq!(
-            typed_line("ls | head -3", "/dev/pts/9"),
+            typed_line("ls | head -3", "/dev/pts/9", Syntax::Posix),
             " { ls | head -3; } >/dev/pts/9 2>&1; . /dev/pts/9"
         );
         assert_eq!(
-            typed_line("echo hi # c", "/dev/pts/9"),
+            typed_line("echo hi # c", "/dev/pts/9", Syntax::Posix),
             " { echo hi # c\n} >/dev/pts/9 2>&1; . /dev/pts/9"
         );
         let cmds = [
@@ -678,7 +692,7 @@ mod tests {
         ];
         for cmd in cmds {
             for shell in ["sh", "bash"] {
-                let line = typed_line(cmd, "/dev/null");
+                let line = typed_line(cmd, "/dev/null", Syntax::Posix);
                 let ok = std::process::Command::new(shell)
                     .args(["-n", "-c", &line])
                     .status()
@@ -686,11 +700,11 @@ mod tests {
                 assert!(!matches!(ok, Ok(false)), "{shell} rejects {line:?}");
             }
         }
-        let s = script("ab12", "/dev/pts/9", "bash");
+        let s = script("ab12", "/dev/pts/9", "bash", Syntax::Posix);
         assert_eq!(
             s,
             "printf '\\33_ab12;%d\\33\\\\' $? >/dev/pts/9; history -d -1 2>/dev/null; read -r _ </dev/pts/9 || read -r _ </dev/pts/9"
         );
-        assert!(!script("ab12", "/dev/pts/9", "dash").contains("history"));
+        assert!(!script("ab12", "/dev/pts/9", "dash", Syntax::Posix).contains("history"));
     }
 }

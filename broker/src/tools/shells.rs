@@ -7,7 +7,10 @@
 pub enum Syntax {
     /// `{ …; }`, `$?`, redirections, `.`: what `run_command` types.
     Posix,
-    /// A shell with other syntax (fish, csh, …).
+    /// fish: `begin; …; end`, `$status`, `source` (which `run_command`
+    /// types in its own spelling).
+    Fish,
+    /// A shell with other syntax (csh, nu, …).
     Other,
 }
 
@@ -16,7 +19,7 @@ const POSIX: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "ash", "busybox",
 ];
 /// Shells with other syntax, refused by name.
-const OTHER: &[&str] = &["fish", "csh", "tcsh", "nu", "xonsh", "elvish", "pwsh"];
+const OTHER: &[&str] = &["csh", "tcsh", "nu", "xonsh", "elvish", "pwsh"];
 
 /// The program's name in `command` (`pane_current_command`: a login shell
 /// shows as `-bash`, a path may show in full) and its syntax if it is a shell.
@@ -25,6 +28,8 @@ pub fn kind(command: &str) -> (&str, Option<Syntax>) {
     let name = name.rsplit('/').next().unwrap_or(name);
     let syntax = if POSIX.contains(&name) {
         Some(Syntax::Posix)
+    } else if name == "fish" {
+        Some(Syntax::Fish)
     } else if OTHER.contains(&name) {
         Some(Syntax::Other)
     } else {
@@ -47,7 +52,8 @@ mod tests {
     fn login_shells_and_paths_are_shells_programs_are_not() {
         assert_eq!(kind("-bash"), ("bash", Some(Syntax::Posix)));
         assert_eq!(kind("/usr/bin/zsh"), ("zsh", Some(Syntax::Posix)));
-        assert_eq!(kind("fish"), ("fish", Some(Syntax::Other)));
+        assert_eq!(kind("fish"), ("fish", Some(Syntax::Fish)));
+        assert_eq!(kind("tcsh"), ("tcsh", Some(Syntax::Other)));
         assert!(!is_shell("vim") && !is_shell("python3") && is_shell("dash"));
     }
 }
