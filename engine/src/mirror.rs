@@ -143,16 +143,28 @@ impl Mirror {
         }
     }
 
-    /// Closes the pty once the shell has read its release line (closing it
-    /// earlier would fail the shell's `read` with an I/O error it prints);
-    /// gives up after two seconds. Looks only at the pty's own input queue.
+    /// Closes the pty once the shell has read its release (closing it while
+    /// the shell still reads fails that read with an I/O error the shell
+    /// prints in the pane). The release reaches the terminal's input queue a
+    /// moment after it is written, so first wait for it to be there (or
+    /// already taken), then for the line to be read, then a short grace for
+    /// the end of file after it, which the queue does not count; at most two
+    /// seconds in all. Looks only at the pty's own input queue.
     pub async fn close(self) {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
-        while rustix::io::ioctl_fionread(&self.slave).is_ok_and(|n| n > 0)
-            && tokio::time::Instant::now() < deadline
-        {
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        use std::time::Duration;
+        let queued = || rustix::io::ioctl_fionread(&self.slave).unwrap_or(0);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        let arrived = tokio::time::Instant::now() + Duration::from_millis(20);
+        while queued() == 0 && tokio::time::Instant::now() < arrived {
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
+        while queued() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        tokio::time::sleep_until(
+            deadline.min(tokio::time::Instant::now() + Duration::from_millis(250)),
+        )
+        .await;
     }
 
     async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {

@@ -212,6 +212,8 @@ async def test_run_command_in_bash_dash_zsh_and_fish(tmux_server):
             screen = srv.tmux("capture-pane", "-p", "-e", "-t", pane)
             assert "42" in [line.strip() for line in srv.tmux("capture-pane", "-p", "-t", pane).splitlines()], (name, screen)
             assert "\x1b_" not in screen and "read -r" not in screen, (name, screen)
+            # The broker closes its pty only after the shell has read from it.
+            assert "Input/output error" not in screen and "error" not in screen.lower(), (name, screen)
             if name in ("bash", "fish"):
                 # No history entry of the earlier runs (bash deletes its line,
                 # fish skips a line that begins with a space).
