@@ -45,6 +45,8 @@ pub struct Mirror {
     /// which output is still kept.
     pane: Option<AsyncFd<OwnedFd>>,
     path: String,
+    /// This job's end-marker nonce.
+    nonce: String,
 }
 
 impl Mirror {
@@ -89,12 +91,19 @@ impl Mirror {
             slave,
             pane: Some(async_fd(pane, Interest::WRITABLE)?),
             path,
+            nonce: tmux_mcp_core::sys::random_hex(4),
         })
     }
 
     /// The slave's path, for the shell's redirections.
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// The `printf` format that prints this job's end marker with the
+    /// status, for the script.
+    pub fn marker_format(&self) -> String {
+        marker_format(&self.nonce)
     }
 
     /// Queues `script` (one line) and an end of file in the pty's input, for
@@ -118,13 +127,13 @@ impl Mirror {
         }
     }
 
-    /// Copies output to the pane and hands it to `keep` until the marker with
-    /// `nonce` comes; returns the status it carries. Then it releases the
+    /// Copies output to the pane and hands it to `keep` until the end marker
+    /// comes; returns the status it carries. Then it releases the
     /// shell, which waits (`read` from the slave) until everything before the
     /// marker is on the pane's terminal, so its next prompt comes after the
     /// output and never amid it.
-    pub async fn run(&mut self, nonce: &str, mut keep: impl FnMut(&[u8])) -> io::Result<i32> {
-        let mut scan = Scan::new(nonce);
+    pub async fn run(&mut self, mut keep: impl FnMut(&[u8])) -> io::Result<i32> {
+        let mut scan = Scan::new(&self.nonce);
         let mut buf = vec![0u8; 16 * 1024];
         loop {
             let n = self.read(&mut buf).await?;
@@ -276,8 +285,8 @@ fn marker_prefix(nonce: &str) -> Vec<u8> {
     p
 }
 
-/// The `printf` format that prints the marker with `$?`.
-pub fn marker_format(nonce: &str) -> String {
+/// The `printf` format that prints the marker of `nonce` with `$?`.
+fn marker_format(nonce: &str) -> String {
     format!("\\33_{nonce};%d\\33\\\\")
 }
 
@@ -412,7 +421,7 @@ mod tests {
         let p = m.path().to_string();
         m.preload(&format!(
             "printf '{}' $? >{p}; {}",
-            marker_format("beef"),
+            m.marker_format(),
             release_read(&p)
         ))
         .unwrap();
@@ -424,7 +433,7 @@ mod tests {
         let mut kept = Vec::new();
         let status = tokio::time::timeout(
             std::time::Duration::from_secs(10),
-            m.run("beef", |b| kept.extend_from_slice(b)),
+            m.run(|b| kept.extend_from_slice(b)),
         )
         .await
         .unwrap_or_else(|_| panic!("{shell}: the marker never came"))

@@ -170,18 +170,16 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             })
         })
         .collect();
-    let total = matching.len();
     // The table is in pane-id order.
-    let (page, next_cursor) = paging::page(matching, |p| &p.id, args.cursor.as_deref(), args.limit);
-    let page: Vec<PaneRecord> = page.into_iter().map(|p| record(session, p)).collect();
-    let mut text = summary(session, &page);
-    if let Some(c) = &next_cursor {
-        text.push_str(&format!(
-            "\n{} of {total} pane(s) on this page; the next page: cursor {c}",
-            page.len()
-        ));
+    let page = paging::page(matching, |p| &p.id, args.cursor.as_deref(), args.limit);
+    let more = page.more_line("pane(s)");
+    let records: Vec<PaneRecord> = page.items.into_iter().map(|p| record(session, p)).collect();
+    let mut text = summary(session, &records);
+    if let Some(line) = more {
+        text.push('\n');
+        text.push_str(&line);
     }
-    let panes = page
+    let panes = records
         .into_iter()
         .map(|r| match args.detail {
             Detail::Full => Record::Full(r),
@@ -193,8 +191,8 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         scope: session.scope,
         caller_pane_id: session.caller_pane.clone(),
         panes,
-        total,
-        next_cursor,
+        total: page.total,
+        next_cursor: page.next,
     };
     ToolOutput::typed(&listing, text)
 }

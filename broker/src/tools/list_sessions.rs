@@ -100,12 +100,13 @@ fn count<'a>(panes: impl Iterator<Item = &'a Pane>) -> (Totals, HashMap<String, 
         totals.pane_count += 1;
         totals.busy_count += u64::from(st == State::Busy);
         totals.dead_count += u64::from(st == State::Dead);
-        let mut seen: Vec<&str> = Vec::new();
+        // Placements are in session order: a session's come together.
+        let mut last: Option<&str> = None;
         for pl in &p.placements {
-            if seen.contains(&pl.session_id.as_str()) {
+            if last == Some(pl.session_id.as_str()) {
                 continue;
             }
-            seen.push(&pl.session_id);
+            last = Some(&pl.session_id);
             let s = per.entry(pl.session_id.clone()).or_default();
             s.pane_count += 1;
             match st {

@@ -175,15 +175,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let all = records(c.session, &g, only.as_deref());
-        let total = all.len();
-        let (windows, next_cursor) =
-            paging::page(all, |w| &w.id, args.cursor.as_deref(), args.limit);
+        let page = paging::page(all, |w| &w.id, args.cursor.as_deref(), args.limit);
         let mut lines = vec![format!(
             "{} window(s), generation {}",
-            total,
+            page.total,
             c.session.generation()
         )];
-        for w in &windows {
+        for w in &page.items {
             let places: Vec<String> = w
                 .links
                 .iter()
@@ -206,18 +204,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 w.pane_count
             ));
         }
-        if let Some(cur) = &next_cursor {
-            lines.push(format!(
-                "{} of {total} window(s) on this page; the next page: cursor {cur}",
-                windows.len()
-            ));
-        }
+        lines.extend(page.more_line("window(s)"));
         let listing = Listing {
             generation: c.session.generation().to_string(),
             scope: c.session.scope,
-            windows,
-            total,
-            next_cursor,
+            windows: page.items,
+            total: page.total,
+            next_cursor: page.next,
         };
         ToolOutput::typed(&listing, lines.join("\n"))
     })

@@ -307,8 +307,12 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 );
             }
         };
-        let nonce = tmux_mcp_core::sys::random_hex(4);
-        if let Err(e) = mirror.preload(&script(&nonce, mirror.path(), shell, syntax)) {
+        if let Err(e) = mirror.preload(&script(
+            &mirror.marker_format(),
+            mirror.path(),
+            shell,
+            syntax,
+        )) {
             let _ = std::fs::remove_dir_all(&dir);
             return act::error(
                 &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
@@ -342,12 +346,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let identity = pane.process.as_ref().ok().cloned();
         let (broker, jobs) = (broker.clone(), session.jobs.clone());
         tokio::spawn(async move {
-            let ended = Ended {
-                dir,
-                mirror,
-                out,
-                nonce,
-            };
+            let ended = Ended { dir, mirror, out };
             collect(broker, ended, identity, limits, started, tx).await;
             prune(&mut jobs.lock());
         });
@@ -455,8 +454,8 @@ fn typed_line(command: &str, tty: &str, syntax: Syntax) -> String {
 /// itself could lose its line), and the wait for the broker's release. fish
 /// has read the script whole through `cat`, so one external read waits (its
 /// own `read` would open its line editor on a terminal).
-fn script(nonce: &str, tty: &str, shell: &str, syntax: Syntax) -> String {
-    let marker = tmux_mcp_engine::mirror::marker_format(nonce);
+/// `marker` is the printf format of the job's end marker.
+fn script(marker: &str, tty: &str, shell: &str, syntax: Syntax) -> String {
     if syntax == Syntax::Fish {
         return format!("printf '{marker}' $status >{tty}; head -n 1 <{tty} >/dev/null");
     }
@@ -471,18 +470,20 @@ fn script(nonce: &str, tty: &str, shell: &str, syntax: Syntax) -> String {
     )
 }
 
+/// Why a job ended when the server went.
+const SERVER_GONE: &str = "the tmux server exited (or the broker stopped)";
+
 /// A pane size as a terminal size.
 fn clamp_u16(n: u32) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 /// What the job's task watches for the end: the terminal the command writes
-/// to, the file its output is kept in, and the marker's nonce.
+/// to, and the job's directory and the file its output is kept in there.
 struct Ended {
     dir: PathBuf,
     mirror: Mirror,
     out: std::fs::File,
-    nonce: String,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -507,11 +508,10 @@ async fn collect(
         dir,
         mut mirror,
         mut out,
-        nonce,
     } = ended;
     let deadline = tokio::time::Instant::now() + RUNNING_TTL;
     let status = {
-        let run = mirror.run(&nonce, |b| {
+        let run = mirror.run(|b| {
             let _ = out.write_all(b);
         });
         tokio::pin!(run);
@@ -527,10 +527,10 @@ async fn collect(
                         Ok(r) => r.map_err(failed),
                         Err(_) => Err("the pane's shell exited before the command's status came".into()),
                     },
-                    _ = broker.server_gone() => Err("the tmux server exited (or the broker stopped)".into()),
+                    _ = broker.server_gone() => Err(SERVER_GONE.into()),
                 }
             }
-            _ = broker.server_gone() => Err("the tmux server exited (or the broker stopped)".into()),
+            _ = broker.server_gone() => Err(SERVER_GONE.into()),
             _ = tokio::time::sleep_until(deadline) => Err(format!("no status within {} s; the job was dropped", RUNNING_TTL.as_secs())),
         }
     };
@@ -700,11 +700,12 @@ mod tests {
                 assert!(!matches!(ok, Ok(false)), "{shell} rejects {line:?}");
             }
         }
-        let s = script("ab12", "/dev/pts/9", "bash", Syntax::Posix);
+        let marker = "\\33_ab12;%d\\33\\\\";
+        let s = script(marker, "/dev/pts/9", "bash", Syntax::Posix);
         assert_eq!(
             s,
             "printf '\\33_ab12;%d\\33\\\\' $? >/dev/pts/9; history -d -1 2>/dev/null; read -r _ </dev/pts/9 || read -r _ </dev/pts/9"
         );
-        assert!(!script("ab12", "/dev/pts/9", "dash", Syntax::Posix).contains("history"));
+        assert!(!script(marker, "/dev/pts/9", "dash", Syntax::Posix).contains("history"));
     }
 }
