@@ -736,10 +736,17 @@ async fn run_command_in_sh_alternate_screen_refused_lost_shell_and_no_files_left
         json!({ "paneId": pane, "text": "printf '\\033[?1049h'; clear; read -r x", "enter": true }),
     )
     .await;
+    // On, and `clear` done: bash (in `read`) is the foreground program again.
     poll(Duration::from_secs(10), || {
-        (srv.tmux(&["display-message", "-p", "-t", &pane, "#{alternate_on}"])
-            .trim()
-            == "1")
+        (srv.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{alternate_on} #{pane_current_command}",
+        ])
+        .trim()
+            == "1 bash")
             .then_some(())
     })
     .expect("alternate screen on");
