@@ -16,13 +16,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 cd "$ROOT"
-PEERS=tests/bench/peers
-PY3="${PYTHON3:-python3}"
-NPM="${NPM:-npm}"
-CARGO="${CARGO:-cargo}"
-LIBTMUX_RS_VERSION=0.1.0-alpha.8
+# The pinned peers' installation, shared with tasks.sh (scripts/bench --tasks).
+source "$ROOT/tests/bench/peers/install.sh"
 
-log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'scripts/bench --peers: %s\n' "$*" >&2; exit 1; }
 
 args=()
@@ -43,45 +39,11 @@ while (($#)); do
 done
 
 # ---- 1. the pinned peers, outside the repository ---------------------------
-CACHE="${XDG_CACHE_HOME:-${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}/.cache}/tmux-mcp/peers"
-PINS=("$PEERS"/package.json "$PEERS"/package-lock.json "$PEERS"/requirements-*.txt)
-TOOLS="$CACHE/$(cat "${PINS[@]}" | sha256sum | cut -c1-16)"
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.lock"
-flock 9   # two runs at once must not install into one directory together
-if [[ ! -f "$TOOLS/.complete" ]]; then
-    log "installing the pinned peers into $TOOLS"
-    rm -rf "$TOOLS"
-    mkdir -p "$TOOLS/npm"
-    for venv in driver libtmux-mcp mcp-tmux; do
-        "$PY3" -m venv "$TOOLS/venv-$venv" || die "$PY3 -m venv failed"
-        "$TOOLS/venv-$venv/bin/pip" install --quiet --disable-pip-version-check -r "$PEERS/requirements-$venv.txt" >&2 \
-            || die "pip install -r $PEERS/requirements-$venv.txt failed"
-    done
-    cp "$PEERS"/package.json "$PEERS"/package-lock.json "$TOOLS/npm/"
-    (cd "$TOOLS/npm" && "$NPM" ci --no-audit --no-fund --loglevel=error) >&2 || die "npm ci in $TOOLS/npm failed"
-    touch "$TOOLS/.complete"
-fi
+peers_install
 libtmux_rs=()
 if ((with_rs)); then
-    RS="$CACHE/libtmux-rs-$LIBTMUX_RS_VERSION"
-    if [[ ! -x "$RS/bin/tmux-mcp" ]]; then
-        log "cargo install --root $RS tmux-mcp --version $LIBTMUX_RS_VERSION (log: $RS.build.log)"
-        # Outside the repository, so no workspace setting of ours applies to it.
-        if (cd / && nice "$CARGO" install --locked --root "$RS" tmux-mcp --version "$LIBTMUX_RS_VERSION") >"$RS.build.log" 2>&1 \
-            || (cd / && nice "$CARGO" install --root "$RS" tmux-mcp --version "$LIBTMUX_RS_VERSION") >>"$RS.build.log" 2>&1; then
-            :
-        else
-            log "libtmux-rs tmux-mcp did not build here: $(grep -m1 -E '^error' "$RS.build.log" || tail -1 "$RS.build.log")"
-        fi
-    fi
-    if [[ -x "$RS/bin/tmux-mcp" ]]; then
-        libtmux_rs=(--libtmux-rs "$RS/bin/tmux-mcp")
-    else
-        libtmux_rs=(--libtmux-rs-note "cargo install failed, see $RS.build.log")
-    fi
+    peers_libtmux_rs
 fi
-flock -u 9
 
 # ---- 2. ours: the release binaries ------------------------------------------
 "$CARGO" build --release --bins -p tmux-mcp-plugin
