@@ -30,7 +30,10 @@ structuredContent as compact JSON (a client may show that instead, or both;
 the peers' text is their structured JSON already). Ratios are ours over the
 best peer that answered right (fewest calls, fewest text bytes, each on its
 own). Prints figures; asserts nothing. --quick (or TASKS_QUICK=1): 5 s instead
-of 30 s for (b) and (d).
+of 30 s for (b) and (d). --ours-request-timeout S adds a row of ours whose broker
+runs with --request-timeout S: every wait of ours (wait_for_text, capture_since's
+waitMs, run_command) is clamped to that, 5 s by default, so a longer wait costs
+one call per 5 s where libtmux-mcp allows 30 s and mcp-tmux any.
 """
 
 from __future__ import annotations
@@ -371,7 +374,7 @@ TASKS = [
 
 POLICY_NOTES = {
     "tests": {"ours": "run_command", "libtmux-mcp": "run_command", "mcp-tmux": "tmux_run"},
-    "build": {"ours": "wait_for_text (5 s a call) until matched, search_panes 'error'",
+    "build": {"ours": "wait_for_text (request timeout a call) until matched, search_panes 'error'",
               "libtmux-mcp": "wait_for_text (30 s a call) until found; matched lines + tail",
               "mcp-tmux": "tmux_wait_for_text until matched; the screen"},
     "find": {"ours": "search_panes", "libtmux-mcp": "search_panes", "mcp-tmux": "tmux_list_panes, tmux_capture_pane each until found"},
@@ -383,7 +386,7 @@ POLICY_NOTES = {
 
 def family(system: dict[str, Any]) -> str | None:
     name = system["name"]
-    if system["kind"] == "ours":
+    if system["kind"] in ("ours", "ours-variant"):
         return "ours"
     for f in ("libtmux-mcp", "mcp-tmux"):
         if name.startswith(f):
@@ -446,17 +449,19 @@ def report(rows: list[dict[str, Any]], tasks: list[tuple[str, str, str]], fx: di
         peers = [r for r in rs if r["kind"] == "peer" and r.get("correct")]
         best_calls = min((r["calls"] for r in peers), default=None)
         best_text = min((r["text"] for r in peers), default=None)
-        print(f"  {'server':<26} {'calls':>5} {'text B':>8} {'struct B':>9} {'wall s':>7} {'correct':>7} {'calls/best':>10} {'text/best':>9}  policy")
+        print(f"  {'server':<34} {'calls':>5} {'text B':>8} {'struct B':>9} {'wall s':>7} {'correct':>7} {'calls/best':>10} {'text/best':>9}  policy")
         for r in rs:
             if "calls" not in r:
-                print(f"  {r['system']:<26} not run: {r.get('error')}")
+                print(f"  {r['system']:<34} not run: {r.get('error')}")
                 continue
             ok = "yes" if r["correct"] else "NO"
-            rc = f"{r['calls'] / best_calls:.2f}x" if r["kind"] == "ours" and best_calls else ""
-            rt = f"{r['text'] / best_text:.2f}x" if r["kind"] == "ours" and best_text else ""
-            print(f"  {r['system']:<26} {r['calls']:>5} {r['text']:>8} {r['structured']:>9} {r['wall']:>7.2f} {ok:>7} {rc:>10} {rt:>9}  {r['policy']}")
+            mine = r["kind"] in ("ours", "ours-variant")
+            rc = f"{r['calls'] / best_calls:.2f}x" if mine and best_calls else ""
+            rt = f"{r['text'] / best_text:.2f}x" if mine and best_text else ""
+            used = ", ".join(f"{k} {v}" for k, v in r["tools"].items())
+            print(f"  {r['system']:<34} {r['calls']:>5} {r['text']:>8} {r['structured']:>9} {r['wall']:>7.2f} {ok:>7} {rc:>10} {rt:>9}  {r['policy']} [{used}]")
             if not r["correct"]:
-                print(f"  {'':<26} {r.get('error', '')}")
+                print(f"  {'':<34} {r.get('error', '')}")
         if best_calls is not None:
             ours = next((r for r in rs if r["kind"] == "ours" and r.get("correct")), None)
             if ours:
@@ -472,6 +477,8 @@ def main() -> int:
     ap.add_argument("--libtmux-rs-note", default="")
     ap.add_argument("--quick", action="store_true", default=os.environ.get("TASKS_QUICK", "") not in ("", "0"))
     ap.add_argument("--only", default="", help="tasks to run, by letter or name: a,b,c,d")
+    ap.add_argument("--ours-request-timeout", type=float, default=None,
+                    help="also run ours with its broker started with --request-timeout S (the ceiling of every wait)")
     a = ap.parse_args()
     seconds = 5 if a.quick else 30
     wanted = {x.strip() for x in a.only.split(",") if x.strip()}
@@ -483,6 +490,17 @@ def main() -> int:
             # run_command is mutating: the agent is allowed that tier.
             s["args"] = ["attach", "-S", "{sock}", "--scope", "server", "--safety", "mutating"]
     work = Path(tempfile.mkdtemp(prefix="tmcp-tasks-run-"))
+    if a.ours_request_timeout:
+        # attach starts the broker it finds beside its own binary (current_exe, so a
+        # copy, not a link): a wrapper there adds --request-timeout.
+        rt = work / "ours-rt"
+        rt.mkdir()
+        shutil.copy2(a.bin / "tmux-mcp", rt / "tmux-mcp")
+        (rt / "tmux-mcp-broker").write_text(f'#!/bin/sh\nexec {a.bin / "tmux-mcp-broker"} --request-timeout {a.ours_request_timeout:g} "$@"\n')
+        (rt / "tmux-mcp-broker").chmod(0o755)
+        ours = next(s for s in plan_systems if s["kind"] == "ours")
+        plan_systems.insert(1, {**ours, "name": f"ours, broker --request-timeout {a.ours_request_timeout:g}",
+                                "kind": "ours-variant", "command": str(rt / "tmux-mcp")})
 
     def stop(signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt(f"signal {signum}")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench --tasks [--quick] [--only a,b,c,d] [--with-libtmux-rs]
+# scripts/bench --tasks [--quick] [--only a,b,c,d] [--with-libtmux-rs] [--ours-request-timeout S]
 #
 # Scripted agent tasks end to end through the official Python SDK, a fixed policy
 # in place of a model, ours against libtmux-mcp and mcp-tmux with each one's
@@ -14,6 +14,8 @@
 # 2. Our release binaries (cargo build --release), unless TMUX_MCP_BENCH_BIN names
 #    a directory that holds tmux-mcp and tmux-mcp-broker already.
 # 3. tasks.py. --quick (or TASKS_QUICK=1): 5 s instead of 30 s for (b) and (d).
+#    --ours-request-timeout S: also ours with its broker's request timeout (the
+#    ceiling of every wait, 5 s by default) set to S.
 # Environment: PYTHON3, NPM, CARGO as for --peers; TMUX_MCP_BENCH_BIN.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -33,8 +35,13 @@ while (($#)); do
             shift
             ;;
         --with-libtmux-rs) with_rs=1 ;;
+        --ours-request-timeout)
+            [[ "${2:-}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--ours-request-timeout needs seconds"
+            args+=(--ours-request-timeout "$2")
+            shift
+            ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown argument $1 (usage: scripts/bench --tasks [--quick] [--only a,b,c,d] [--with-libtmux-rs])" ;;
+        *) die "unknown argument $1 (usage: scripts/bench --tasks [--quick] [--only a,b,c,d] [--with-libtmux-rs] [--ours-request-timeout S])" ;;
     esac
     shift
 done
