@@ -432,6 +432,9 @@ async def run_one(system: dict[str, Any], task: str, fx: dict[str, Any], errlog:
             row["correct"] = answer == want
             if not row["correct"] and "error" not in row:
                 row["error"] = f"answer {short(answer)} != expected {short(want)}"
+    except Exception as e:  # noqa: BLE001  (the session did not start, the fixture failed)
+        row.pop("calls", None)
+        row["error"] = f"{type(e).__name__}: {e}"[:300]
     finally:
         srv.kill()
     return row
