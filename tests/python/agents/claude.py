@@ -32,6 +32,7 @@ from .runner import AgentRun, hermetic_env, run_agent
 PINS = Path(__file__).resolve().parent / "claude"
 VERSION = json.loads((PINS / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
 MODEL = "fake-model"
+API_KEY = "sk-ant-fake-not-a-secret"
 
 
 def install() -> Path:
@@ -59,11 +60,30 @@ class ClaudeHome:
         env = hermetic_env(
             ("ANTHROPIC_", "CLAUDE_", "CLAUDECODE"),
             HOME=str(self.dir), CLAUDE_CONFIG_DIR=str(self.config), TMPDIR=str(self.tmp),
-            ANTHROPIC_BASE_URL=fake.base_url, ANTHROPIC_API_KEY="sk-ant-fake-not-a-secret",
+            ANTHROPIC_BASE_URL=fake.base_url, ANTHROPIC_API_KEY=API_KEY,
             DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1", DISABLE_AUTOUPDATER="1",
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", ENABLE_TOOL_SEARCH="false")
         env.update(fake.proxy_env())
         return env
+
+    def skip_first_run(self) -> Path:
+        """The interactive TUI's state file (CLAUDE_CONFIG_DIR/.claude.json) as
+        after its first run: onboarding and theme done, the API key from the
+        environment approved, the working directory trusted. Without it the
+        TUI opens on those dialogs instead of its prompt. (2.1.332 still
+        offers "Make auto mode your default permission mode?" from its second
+        start on: see tui.dismiss_startup_dialogs.)"""
+        state = {
+            "hasCompletedOnboarding": True, "lastOnboardingVersion": VERSION, "numStartups": 1,
+            "theme": "dark", "autoUpdates": False,
+            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+            "projects": {str(self.work): {
+                "hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True,
+                "projectOnboardingSeenCount": 1, "allowedTools": []}},
+        }
+        path = self.config / ".claude.json"
+        path.write_text(json.dumps(state, indent=2))
+        return path
 
     def run(self, claude: Path, prompt: str, env: dict[str, str], mcp_command: str,
             mcp_args: list[str], allowed_tools: list[str], timeout: float = 120) -> AgentRun:

@@ -61,15 +61,17 @@ class CodexHome:
         self.tmp = self.dir / "tmp"  # its TMPDIR
         self.tmp.mkdir(exist_ok=True)
 
-    def write_config(self, fake: FakeModelServer, mcp_command: str, mcp_args: list[str],
-                     tool_timeout_sec: int = 30) -> Path:
-        args = ", ".join(toml_str(a) for a in mcp_args)
+    def write_config(self, fake: FakeModelServer, mcp_command: str | None, mcp_args: list[str],
+                     tool_timeout_sec: int = 30, approval_policy: str = "never",
+                     sandbox_mode: str = "read-only", extra: str = "") -> Path:
+        """config.toml: the fake provider, and MCP server `tmux` unless
+        `mcp_command` is None; `extra` is appended (more tables)."""
         config = f"""\
 # Written by tests/python/agents/codex.py for one test run.
 model = {toml_str(MODEL)}
 model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "read-only"
+approval_policy = {toml_str(approval_policy)}
+sandbox_mode = {toml_str(sandbox_mode)}
 
 [analytics]
 enabled = false
@@ -84,13 +86,17 @@ wire_api = "responses"
 env_key = {toml_str(KEY_VAR)}
 request_max_retries = 0
 stream_max_retries = 0
-
+"""
+        if mcp_command is not None:
+            args = ", ".join(toml_str(a) for a in mcp_args)
+            config += f"""
 [mcp_servers.tmux]
 command = {toml_str(mcp_command)}
 args = [{args}]
 startup_timeout_sec = 20
 tool_timeout_sec = {tool_timeout_sec}
 """
+        config += extra
         path = self.dir / "config.toml"
         path.write_text(config)
         return path

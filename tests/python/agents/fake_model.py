@@ -63,6 +63,8 @@ class Turn:
     tools: list[Tool]
     tool_results: list[ToolResult]
     body: Any  # the raw request body (parsed JSON)
+    prompt: str = ""  # the text of the last user message (what a person typed, when a person did)
+    after_tool: bool = False  # the request ends with a tool's result (the model's turn goes on)
 
     def find(self, name: str) -> list[Tool]:
         """The offered tools called `name`: bare (also inside a namespace, as
@@ -79,11 +81,37 @@ class ToolCall:
 
 @dataclass
 class Text:
+    """A text answer. With `seconds` > 0 it is streamed slowly: split into
+    `chunks` pieces (at least 2), one wire event each, spread over `seconds`
+    (the first after a pause), so the client shows its "working" state; with
+    `wait` > 0 the answer starts only after `wait` s (a model's time to its
+    first token: the client shows its spinner with no text yet)."""
     text: str
+    seconds: float = 0.0
+    chunks: int = 10
+    wait: float = 0.0
+
+    def pieces(self) -> list[str]:
+        """The text split into the chunks it is streamed in (one piece when not slow)."""
+        if self.seconds <= 0:
+            return [self.text]
+        n = max(2, min(self.chunks, len(self.text) or 1))
+        step = -(-len(self.text) // n)
+        return [self.text[i:i + step] for i in range(0, len(self.text), step)] or [""]
 
 
 Reply = Union[ToolCall, Text]
 Script = Callable[[Turn], Reply]
+
+
+@dataclass
+class Streamed:
+    """An answer body sent in pieces with a pause before each (chunked
+    transfer encoding): what `Wire.render` returns for a slow `Text`; the
+    status line waits `wait` s."""
+    pieces: list[bytes]
+    pause: float
+    wait: float = 0.0
 
 
 @dataclass
@@ -112,8 +140,9 @@ class Wire:
     def parse(self, body: Any) -> Turn:
         raise NotImplementedError
 
-    def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
-        """(status, content type, body) of the answer to a model request."""
+    def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes | Streamed]:
+        """(status, content type, body) of the answer to a model request; the
+        body is `Streamed` for a slow `Text` (`Text.seconds`)."""
         raise NotImplementedError
 
     def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
@@ -124,6 +153,30 @@ class Wire:
 def _sse(events: list[dict[str, Any]]) -> bytes:
     return b"".join(
         f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def _slow(reply: Reply, head: bytes, middle: list[bytes], tail: bytes) -> bytes | Streamed:
+    """The SSE body: all at once, or (a slow Text) the head, then each middle
+    piece after a pause, then the tail."""
+    if isinstance(reply, Text) and (reply.seconds > 0 or reply.wait > 0):
+        pieces = [head, *middle[:-1], middle[-1] + tail] if middle else [head, tail]
+        return Streamed(pieces, reply.seconds / max(1, len(pieces) - 1), reply.wait)
+    return head + b"".join(middle) + tail
+
+
+def _last_user_text(messages: Any, role_key: str = "role", user: str = "user",
+                    content_key: str = "content") -> str:
+    """The text of the last message of role `user` that carries text."""
+    for msg in reversed(messages or []):
+        if not isinstance(msg, dict) or msg.get(role_key) != user:
+            continue
+        content = msg.get(content_key)
+        if isinstance(content, str):
+            return content
+        texts = [c.get("text") for c in content or [] if isinstance(c, dict) and isinstance(c.get("text"), str)]
+        if texts:
+            return "\n".join(texts)
+    return ""
 
 
 class OpenAIResponses(Wire):
@@ -169,7 +222,10 @@ class OpenAIResponses(Wire):
                 elif isinstance(out, dict):
                     out = out.get("content") if isinstance(out.get("content"), str) else json.dumps(out)
                 results.append(ToolResult(str(item.get("call_id", "")), str(out)))
-        return Turn(tools, results, body)
+        msgs = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type", "message") == "message"]
+        last = (body.get("input") or [{}])[-1]
+        after = isinstance(last, dict) and last.get("type") in ("function_call_output", "custom_tool_call_output")
+        return Turn(tools, results, body, _last_user_text(msgs), after)
 
     def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
         resp_id = f"resp_fake_{seq}"
@@ -195,15 +251,15 @@ class OpenAIResponses(Wire):
             {"type": "response.created", "response": dict(base, status="in_progress", output=[])},
             {"type": "response.output_item.added", "output_index": 0, "item": started},
         ]
-        if isinstance(reply, Text):
-            events.append({"type": "response.output_text.delta", "item_id": item["id"],
-                           "output_index": 0, "content_index": 0, "delta": reply.text})
-        events += [
+        deltas = [_sse([{"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+                         "content_index": 0, "delta": piece}]) for piece in reply.pieces()] \
+            if isinstance(reply, Text) else []
+        tail = [
             {"type": "response.output_item.done", "output_index": 0, "item": item},
             {"type": "response.completed",
              "response": dict(base, status="completed", output=[item], usage=usage)},
         ]
-        return 200, "text/event-stream", _sse(events)
+        return 200, "text/event-stream", _slow(reply, _sse(events), deltas, _sse(tail))
 
     def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
         if method == "GET" and path.split("?", 1)[0].rstrip("/").endswith("/models"):
@@ -245,7 +301,13 @@ class AnthropicMessages(Wire):
                         out = "\n".join(str(c.get("text", "")) for c in out if isinstance(c, dict))
                     results.append(ToolResult(str(block.get("tool_use_id", "")), str(out or ""),
                                               bool(block.get("is_error"))))
-        return Turn(tools, results, body)
+        last = (body.get("messages") or [{}])[-1]
+        blocks = last.get("content") if isinstance(last, dict) and last.get("role") == "user" else None
+        after = isinstance(blocks, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks) and not any(
+            isinstance(b, dict) and b.get("type") == "text" and not b.get("text", "").startswith("<")
+            for b in blocks)
+        return Turn(tools, results, body, _last_user_text(body.get("messages")), after)
 
     def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
         if isinstance(reply, ToolCall):
@@ -263,21 +325,23 @@ class AnthropicMessages(Wire):
             return 200, "application/json", json.dumps(message).encode()
         if block["type"] == "tool_use":
             start = dict(block, input={})
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(reply.arguments)}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(reply.arguments)}]
         else:
             start = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
-        events = [
+            deltas = [{"type": "text_delta", "text": piece} for piece in reply.pieces()]
+        head = [
             {"type": "message_start", "message": dict(message, content=[], stop_reason=None,
                                                       usage={"input_tokens": 10, "output_tokens": 1})},
             {"type": "content_block_start", "index": 0, "content_block": start},
-            {"type": "content_block_delta", "index": 0, "delta": delta},
+        ]
+        tail = [
             {"type": "content_block_stop", "index": 0},
             {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
              "usage": {"output_tokens": 5}},
             {"type": "message_stop"},
         ]
-        return 200, "text/event-stream", _sse(events)
+        middle = [_sse([{"type": "content_block_delta", "index": 0, "delta": d}]) for d in deltas]
+        return 200, "text/event-stream", _slow(reply, _sse(head), middle, _sse(tail))
 
     def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
         if method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/v1/messages/count_tokens"):
@@ -317,7 +381,10 @@ class GeminiGenerateContent(Wire):
                 if isinstance(fr, dict):
                     results.append(ToolResult(str(fr.get("id") or fr.get("name", "")),
                                               json.dumps(fr.get("response"))))
-        return Turn(tools, results, body)
+        contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+        parts = (contents or [{}])[-1].get("parts") or []
+        after = any(isinstance(p, dict) and "functionResponse" in p for p in parts)
+        return Turn(tools, results, body, _last_user_text(contents, content_key="parts"), after)
 
     def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes]:
         if isinstance(reply, ToolCall):
@@ -330,12 +397,85 @@ class GeminiGenerateContent(Wire):
                  "modelVersion": self.model, "responseId": f"fake_{seq}"}
         if ":streamGenerateContent" not in path:
             return 200, "application/json", json.dumps(chunk).encode()
+        if isinstance(reply, Text) and (reply.seconds > 0 or reply.wait > 0):
+            pieces = reply.pieces()
+            middle = []
+            for i, piece in enumerate(pieces):
+                c = json.loads(json.dumps(chunk))
+                c["candidates"][0]["content"]["parts"] = [{"text": piece}]
+                if i < len(pieces) - 1:
+                    del c["candidates"][0]["finishReason"]
+                middle.append(f"data: {json.dumps(c)}\r\n\r\n".encode())
+            return 200, "text/event-stream", _slow(reply, b"", middle, b"")
         return 200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode()
 
     def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
         if method == "POST" and path.split("?", 1)[0].endswith(":countTokens"):
             return 200, "application/json", json.dumps({"totalTokens": 10}).encode()
         return None
+
+class OpenAIChat(Wire):
+    """The OpenAI Chat Completions API (`POST {base}/chat/completions`), as
+    aider (through litellm) and other OpenAI-compatible clients use it:
+    streamed (`stream: true`: `data: {chat.completion.chunk}` lines, then
+    `data: [DONE]`) or one `chat.completion` object. Tools are `{"type":
+    "function", "function": {name, description, parameters}}`; a result
+    comes back as a `{"role": "tool", "tool_call_id", "content"}` message."""
+
+    name = "openai-chat"
+
+    def __init__(self, model: str = "fake-model") -> None:
+        self.model = model
+
+    def handles(self, method: str, path: str) -> bool:
+        return method == "POST" and path.split("?", 1)[0].rstrip("/").endswith("/chat/completions")
+
+    def parse(self, body: Any) -> Turn:
+        tools = [Tool(f["name"], f.get("description", ""), f.get("parameters"))
+                 for t in body.get("tools") or [] if isinstance(t, dict)
+                 for f in [t.get("function") or {}] if "name" in f]
+        msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        results = [ToolResult(str(m.get("tool_call_id", "")),
+                              m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content")))
+                   for m in msgs if m.get("role") == "tool"]
+        after = bool(msgs) and msgs[-1].get("role") == "tool"
+        return Turn(tools, results, body, _last_user_text(msgs), after)
+
+    def render(self, reply: Reply, body: Any, seq: int, path: str) -> tuple[int, str, bytes | Streamed]:
+        base = {"id": f"chatcmpl-fake-{seq}", "created": int(time.time()), "model": body.get("model", self.model)}
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if isinstance(reply, ToolCall):
+            call = {"id": reply.call_id, "type": "function",
+                    "function": {"name": reply.tool.name, "arguments": json.dumps(reply.arguments)}}
+            message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        else:
+            message, finish = {"role": "assistant", "content": reply.text}, "stop"
+        if not body.get("stream"):
+            obj = dict(base, object="chat.completion", usage=usage,
+                       choices=[{"index": 0, "message": message, "finish_reason": finish}])
+            return 200, "application/json", json.dumps(obj).encode()
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> bytes:
+            obj = dict(base, object="chat.completion.chunk",
+                       choices=[{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra)
+            return f"data: {json.dumps(obj)}\n\n".encode()
+
+        head = chunk({"role": "assistant", "content": ""})
+        if isinstance(reply, ToolCall):
+            middle = [chunk({"tool_calls": [dict(message["tool_calls"][0], index=0)]})]
+        else:
+            middle = [chunk({"content": piece}) for piece in reply.pieces()]
+        tail = chunk({}, finish, usage=usage) + b"data: [DONE]\n\n"
+        return 200, "text/event-stream", _slow(reply, head, middle, tail)
+
+    def other(self, method: str, path: str) -> tuple[int, str, bytes] | None:
+        if method == "GET" and path.split("?", 1)[0].rstrip("/").endswith("/models"):
+            data = {"object": "list", "data": [
+                {"id": self.model, "object": "model", "created": 0, "owned_by": "fake"}]}
+            return 200, "application/json", json.dumps(data).encode()
+        return None
+
 
 # --------------------------------------------------------------------------
 # Scripts
@@ -441,7 +581,10 @@ class FakeModelServer:
             def log_message(self, fmt: str, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, ctype: str, data: bytes) -> None:
+            def _send(self, status: int, ctype: str, data: bytes | Streamed) -> None:
+                if isinstance(data, Streamed):
+                    self._send_streamed(status, ctype, data)
+                    return
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
@@ -449,6 +592,22 @@ class FakeModelServer:
                     self.send_header("Cache-Control", "no-cache")
                 self.end_headers()
                 self.wfile.write(data)
+                self.wfile.flush()
+
+            def _send_streamed(self, status: int, ctype: str, data: Streamed) -> None:
+                time.sleep(data.wait)
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for i, piece in enumerate(data.pieces):
+                    if i:
+                        time.sleep(data.pause)
+                    if piece:
+                        self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                        self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
             def do_CONNECT(self) -> None:
@@ -499,3 +658,102 @@ class FakeModelServer:
             status, ctype, data = answer or (404, "application/json", json.dumps(
                 {"error": {"message": f"fake model server: no route {h.command} {h.path}"}}).encode())
         h._send(status, ctype, data)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------
+# Scripts for an interactive CLI (tui.py): what a person typed decides
+# --------------------------------------------------------------------------
+
+# The CLIs' own shell tools: Claude Code `Bash` {command, description}, Codex
+# `exec_command` {cmd} / `shell` {command: [argv]} / `shell_command` {command},
+# Gemini CLI `run_shell_command` {command, description}.
+SHELL_TOOLS = ("Bash", "exec_command", "shell_command", "shell", "local_shell", "run_shell_command")
+
+
+def shell_call(turn: Turn, command: str, call_id: str) -> ToolCall | None:
+    """A call of the client's own shell tool (the first of SHELL_TOOLS it
+    offers, outside any MCP namespace) running `command`, with arguments
+    shaped by the tool's schema; None when it offers none."""
+    for name in SHELL_TOOLS:
+        tools = [t for t in turn.tools if t.name == name and t.namespace is None]
+        if not tools:
+            continue
+        tool = tools[0]
+        props = (tool.parameters or {}).get("properties") or {}
+        key = "cmd" if "cmd" in props and "command" not in props else "command"
+        value: Any = command
+        if (props.get(key) or {}).get("type") == "array":
+            value = ["bash", "-lc", command]
+        args: dict[str, Any] = {key: value}
+        if "description" in props:
+            args["description"] = "Print a word"
+        if "require_escalated" in ((props.get("sandbox_permissions") or {}).get("enum") or []):
+            # Codex: run outside its sandbox, which needs the person's approval
+            # (approval_policy "on-request"; a sandboxed command runs unasked).
+            args["sandbox_permissions"] = "require_escalated"
+            args["justification"] = "May I write a file in the working directory?"
+        return ToolCall(tool, args, call_id)
+    return None
+
+
+def interactive_script(slow_seconds: float = 15.0, answer: str = "Hello from the fake model.",
+                       shell_commands: tuple[str, ...] = ("echo hi > hi.txt", "touch marker.txt"),
+                       slow_wait: float = 0.0,
+                       long_command: str = "sleep 12 && echo slept > slept.txt",
+                       shell_as_text: bool = False) -> Script:
+    """A script for a person typing at the CLI's prompt. The words in the
+    prompt decide the answer:
+    - `SLOW`: a text answer streamed over `slow_seconds`, after `slow_wait` s
+      with nothing (the "working" states: spinner only, then streaming);
+    - `SHELL` and `LONG`: as `SHELL`, with `long_command` (a command that
+      runs for a while once approved);
+    - `SHELL`: a call of the CLI's own shell tool (`shell_call`) running the
+      next of `shell_commands`, in turn (its approval dialog, unless the CLI
+      was told to run it unasked: the defaults write a file, since CLIs run
+      a read-only command such as a bare `echo hi` without asking); once the
+      result is back, a short text answer;
+    - anything else: `answer` at once (then the CLI waits for input).
+    A request that offers no tools (a CLI's side request: a title, a topic) is
+    answered with a short text at once; unless `shell_as_text` (a client that
+    offers its model no tools, as aider): then every request is the person's,
+    and `SHELL` is answered with the command in a ```bash block (aider offers
+    to run it)."""
+    lock = threading.Lock()
+    issued: dict[str, str] = {}   # call id -> the prompt it answered
+    answered: set[str] = set()
+    seq = itertools.count(1)
+
+    def script(turn: Turn) -> Reply:
+        if shell_as_text:
+            prompt = turn.prompt
+            if "SLOW" in prompt:
+                words = " ".join(f"word{i}" for i in range(1, 41))
+                return Text(f"Streaming slowly: {words}. Done.", seconds=slow_seconds, chunks=20, wait=slow_wait)
+            if "SHELL" in prompt:
+                with lock:
+                    n = next(seq)
+                command = long_command if "LONG" in prompt else shell_commands[(n - 1) % len(shell_commands)]
+                return Text(f"Run this:\n\n```bash\n{command}\n```\n")
+            return Text(answer)
+        if not turn.tools:
+            return Text("Fake title")
+        with lock:
+            pending = [r for r in turn.tool_results if r.call_id in issued and r.call_id not in answered]
+            answered.update(r.call_id for r in pending)
+            if pending and turn.after_tool:
+                return Text(f"The command ran; it printed: {pending[-1].output.strip()[:60]}")
+            prompt = turn.prompt
+            if "SLOW" in prompt:
+                words = " ".join(f"word{i}" for i in range(1, 41))
+                return Text(f"Streaming slowly: {words}. Done.", seconds=slow_seconds, chunks=20, wait=slow_wait)
+            if "SHELL" in prompt and prompt not in issued.values():
+                n = next(seq)
+                command = long_command if "LONG" in prompt else shell_commands[(n - 1) % len(shell_commands)]
+                call = shell_call(turn, command, f"call_shell_{n}")
+                if call is None:
+                    return Text(f"fake model: no shell tool among {sorted(t.qualified for t in turn.tools)}")
+                issued[call.call_id] = prompt
+                return call
+        return Text(answer)
+
+    return script

@@ -69,14 +69,23 @@ class GeminiHome:
         for d in (self.work, self.tmp, self.settings_dir):
             d.mkdir(parents=True, exist_ok=True)
 
-    def write_config(self, mcp_command: str, mcp_args: list[str], policy: str | None) -> Path | None:
-        settings = {
-            "mcpServers": {"tmux": {"command": mcp_command, "args": mcp_args}},
+    def write_config(self, mcp_command: str | None, mcp_args: list[str], policy: str | None,
+                     extra: dict | None = None) -> Path | None:
+        """settings.json (MCP server `tmux` unless `mcp_command` is None; `extra`'s
+        sections merged in) and, with `policy`, a policy file (its path returned)."""
+        settings: dict = {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
         }
+        if mcp_command is not None:
+            settings["mcpServers"] = {"tmux": {"command": mcp_command, "args": mcp_args}}
+        for section, values in (extra or {}).items():
+            if isinstance(values, dict) and isinstance(settings.get(section), dict):
+                settings[section] = {**settings[section], **values}
+            else:
+                settings[section] = values
         (self.settings_dir / "settings.json").write_text(json.dumps(settings, indent=2))
         if policy is None:
             return None
