@@ -13,10 +13,22 @@ pub struct ProcStat {
     pub comm: String,
     pub state: char,
     pub ppid: u32,
+    /// Process group (field 5).
+    pub pgrp: i32,
+    /// Controlling terminal as the kernel encodes a device number (field 7);
+    /// 0 without one. Equal to `st_rdev` of the terminal's device file.
+    pub tty_nr: u64,
     /// Foreground process group of the controlling terminal (field 8).
     pub tpgid: i32,
     /// Start time in clock ticks since boot (field 22).
     pub start_ticks: u64,
+}
+
+impl ProcStat {
+    /// Whether the process is in its terminal's foreground process group.
+    pub fn in_foreground(&self) -> bool {
+        self.tty_nr != 0 && self.tpgid == self.pgrp
+    }
 }
 
 pub fn stat(pid: u32) -> io::Result<ProcStat> {
@@ -43,6 +55,10 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
         comm,
         state: rest.first()?.chars().next()?,
         ppid: rest.get(1)?.parse().ok()?,
+        pgrp: rest.get(2)?.parse().ok()?,
+        // The field is a signed int in the kernel's printf; a device number
+        // above 2^31 shows negative, hence the two's-complement cast.
+        tty_nr: rest.get(4)?.parse::<i64>().ok()? as u32 as u64,
         tpgid: rest.get(5)?.parse().ok()?,
         start_ticks: rest.get(19)?.parse().ok()?,
     })
@@ -104,6 +120,42 @@ pub fn same_executable(a: u32, b: u32) -> Option<bool> {
     Some(exe(a)? == exe(b)?)
 }
 
+/// The stat of every process that can be read now (one pass over `/proc`;
+/// processes that exit meanwhile are left out).
+pub fn all() -> io::Result<Vec<ProcStat>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Ok(st) = stat(pid) {
+            out.push(st);
+        }
+    }
+    Ok(out)
+}
+
+/// A process's arguments (`/proc/PID/cmdline`, NUL-separated), lossily
+/// decoded; empty for a zombie or a kernel thread.
+pub fn cmdline(pid: u32) -> io::Result<Vec<String>> {
+    let raw = fs::read(format!("/proc/{pid}/cmdline"))?;
+    Ok(raw
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect())
+}
+
+/// The executable a process runs (`/proc/PID/exe`), when it can be read.
+pub fn exe(pid: u32) -> Option<std::path::PathBuf> {
+    fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
 /// `pid`, its parent, grandparent … up to (not including) pid 1, at most `limit` steps.
 pub fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
     let mut chain = Vec::new();
@@ -154,7 +206,10 @@ mod tests {
         assert_eq!(st.comm, "my (odd) prog");
         assert_eq!(st.state, 'S');
         assert_eq!(st.ppid, 17);
+        assert_eq!(st.pgrp, 4242);
+        assert_eq!(st.tty_nr, 34816);
         assert_eq!(st.tpgid, 4242);
+        assert!(st.in_foreground());
         assert_eq!(st.start_ticks, 987654);
     }
 
@@ -167,6 +222,15 @@ mod tests {
         let chain = ancestry(me, 64);
         assert_eq!(chain[0], me);
         assert_eq!(chain.get(1).copied(), Some(st.ppid).filter(|p| *p > 1));
+    }
+
+    #[test]
+    fn scan_finds_self_with_its_arguments() {
+        let me = std::process::id();
+        assert!(all().unwrap().iter().any(|st| st.pid == me));
+        let args = cmdline(me).unwrap();
+        assert_eq!(args, std::env::args().collect::<Vec<_>>());
+        assert_eq!(exe(me), std::env::current_exe().ok());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod activity;
 pub mod admission;
+pub mod agents;
 pub mod capture;
 pub mod capture_batch;
 pub mod changes;

@@ -48,6 +48,8 @@ pub struct Broker {
     pub changes: Changes,
     /// The safety net for screen changes no process wrote (typed echo).
     pub activity: Net,
+    /// The agent CLIs seen in panes, so one that exits is reported `exited`.
+    pub agents: crate::agents::Seen,
 }
 
 impl Broker {
@@ -76,6 +78,7 @@ impl Broker {
             server_gone: tokio::sync::watch::channel(false).0,
             changes: Default::default(),
             activity: Default::default(),
+            agents: Default::default(),
         }
     }
 

@@ -8,7 +8,7 @@
 //! client). Byte counts are deterministic, so unlike timings they are asserted.
 //!
 //! The issue's targets are ≤ 8,000 B model-visible and ≤ 30,000 B `tools/list`
-//! by default, ≤ 16,000 B and ≤ 70,000 B with all 38 tools. They are not all
+//! by default, ≤ 16,000 B and ≤ 70,000 B with all 40 tools (38 when the targets were set). They are not all
 //! met yet: each surface is held to the ceiling its last step reached (so the
 //! budget only goes down), and the figures are printed beside the targets.
 
@@ -37,12 +37,15 @@ const SURFACES: &[Surface] = &[
     Surface {
         label: "default (readonly)",
         args: &[],
-        tools: 18,
-        visible: (8_000, 10_550),
-        whole: (30_000, 38_600),
+        tools: 20,
+        // With list_agents and wait_for_agent (issue 19), after trimming
+        // argument descriptions elsewhere: 10,549 -> 11,088 B visible,
+        // 38,594 -> 41,152 B whole.
+        visible: (8_000, 11_090),
+        whole: (30_000, 41_160),
     },
     Surface {
-        label: "all 38 (--safety destructive + both opt-ins)",
+        label: "all 40 (--safety destructive + both opt-ins)",
         args: &[
             "--safety",
             "destructive",
@@ -51,9 +54,11 @@ const SURFACES: &[Surface] = &[
             "--enable-tool",
             "tmux_wait",
         ],
-        tools: 38,
-        visible: (16_000, 28_800),
-        whole: (70_000, 98_300),
+        tools: 40,
+        visible: (16_000, 28_430),
+        // With the two agent tools: 98,272 -> 99,929 B whole; visible fell
+        // from 28,791 B.
+        whole: (70_000, 99_930),
     },
 ];
 

@@ -38,6 +38,9 @@ fn sample_args(tool: &str, gen: &str) -> Option<Value> {
         "get_job" => json!({"jobId": "0123456789abcdef0123456789abcdef"}),
         "wait_for_text" => json!({"paneId": "%0", "patterns": ["$"], "timeoutMs": 300}),
         "wait_for_idle" => json!({"paneId": "%0", "idleSeconds": 0.2, "timeoutMs": 500}),
+        // %0 runs a shell, not an agent: the /proc scan and the table read.
+        "list_agents" => json!({}),
+        "wait_for_agent" => json!({"paneId": "%0", "timeoutMs": 300}),
         _ => return None,
     })
 }

@@ -79,7 +79,7 @@ text_type!(
     /// given and not this tmux server's, nothing is sent: an id from a server
     /// that has since restarted never reaches whatever reuses it.
     Generation,
-    { "type": "string", "minLength": 1, "maxLength": 128, "description": "Must be this server's, else nothing is sent." }
+    { "type": "string", "minLength": 1, "maxLength": 128 }
 );
 text_type!(
     /// A session filter: its id (`$1`) or its name.

@@ -25,6 +25,7 @@ mod get_server_info;
 pub mod ids;
 mod kill;
 mod launch;
+mod list_agents;
 mod list_panes;
 pub use paging::PAGE_MAX as LIST_PANES_PAGE_MAX;
 mod list_sessions;
@@ -52,6 +53,7 @@ mod snapshot_pane;
 mod spawn;
 pub mod typed;
 mod wait;
+mod wait_for_agent;
 mod wait_for_idle;
 mod wait_for_text;
 
@@ -235,6 +237,8 @@ pub const CATALOG: &[ToolSpec] = &[
     get_job::SPEC,
     wait_for_text::SPEC,
     wait_for_idle::SPEC,
+    list_agents::SPEC,
+    wait_for_agent::SPEC,
     spawn::CREATE_SESSION,
     spawn::CREATE_WINDOW,
     spawn::SPLIT_WINDOW,

@@ -113,7 +113,7 @@ struct Args {
         regex(pattern = super::refs::NO_CONTROL_BUT_LF)
     )]
     command: String,
-    /// Capped at the request timeout.
+    // Capped at the request timeout (the result says so).
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
     /// Return at once with a jobId for get_job.

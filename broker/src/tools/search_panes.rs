@@ -65,7 +65,7 @@ struct Args {
     /// Literal unless regex is true.
     #[schemars(length(min = 1, max = 65536))]
     pattern: String,
-    /// Rust regex syntax (linear time).
+    // Rust regex syntax (linear time).
     #[serde(default)]
     regex: bool,
     #[serde(default = "yes")]

@@ -37,7 +37,7 @@ struct Args {
     /// Quiet time needed (default 1).
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
-    /// Capped at the request timeout.
+    // Capped at the request timeout (the result says so).
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
 }

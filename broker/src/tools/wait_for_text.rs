@@ -50,22 +50,22 @@ pub const SPEC: ToolSpec = ToolSpec {
 struct Args {
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// The first to match is reported.
+    // The first to match is reported.
     #[schemars(length(min = 1, max = 16), inner(length(min = 1, max = 1024)))]
     patterns: Vec<String>,
-    /// End the wait early (outcome stopped), e.g. an error prompt.
+    /// End early (outcome stopped).
     #[serde(default)]
     #[schemars(length(min = 0, max = 16), inner(length(min = 1, max = 1024)))]
     stop_patterns: Vec<String>,
-    /// Patterns are Rust regexes, not literal text.
+    /// Regexes, not literal text.
     #[serde(default)]
     regex: bool,
     #[serde(default)]
     ignore_case: bool,
-    /// Also end (outcome idle) after this long without output.
+    /// Or end (outcome idle) after this long quiet.
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
-    /// Capped at the request timeout.
+    // Capped at the request timeout (the result says so).
     #[schemars(range(min = 1, max = 3_600_000))]
     timeout_ms: Option<u64>,
 }
