@@ -132,27 +132,66 @@ pub fn identify(exe: Option<&Path>, argv: &[String]) -> Option<Cli> {
     None
 }
 
-/// The version of the CLI a process runs, from the `package.json` of its npm
-/// package (found above its script or bundled binary), when there is one.
+/// The version of the CLI a process runs: from the `package.json` of its npm
+/// package (or of the platform package its native binary comes in, e.g.
+/// `@openai/codex-linux-x64`), found above its executable or script with
+/// symlinks resolved; for aider, from its `aider_chat-V.dist-info` in the
+/// virtualenv its script is in.
 pub fn version_of(cli: Cli, exe: Option<&Path>, argv: &[String]) -> Option<String> {
-    let package = cli.npm_package()?;
     let paths = exe
-        .and_then(Path::to_str)
+        .map(Path::to_path_buf)
         .into_iter()
-        .chain(argv.iter().skip(1).map(String::as_str).take(4));
+        .chain(argv.iter().take(4).map(std::path::PathBuf::from))
+        .filter_map(|p| std::fs::canonicalize(p).ok());
     for path in paths {
-        let Some(at) = path.find(&cli.package_dir()[1..]) else {
+        for dir in path.ancestors().skip(1).take(6) {
+            let found = match cli.npm_package() {
+                Some(package) => npm_version(dir, package),
+                None => dist_info_version(dir, "aider_chat"),
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+    }
+    None
+}
+
+/// `dir/package.json`'s version when it is `package`'s (or a platform
+/// package of it), without a platform suffix (`0.171.0-linux-x64`).
+fn npm_version(dir: &Path, package: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let name = json["name"].as_str()?;
+    if name != package
+        && !name
+            .strip_prefix(package)
+            .is_some_and(|r| r.starts_with('-'))
+    {
+        return None;
+    }
+    let version = json["version"].as_str()?;
+    let platform = ["-linux", "-darwin", "-win32"];
+    let cut = platform.iter().filter_map(|p| version.find(p)).min();
+    Some(version[..cut.unwrap_or(version.len())].to_string())
+}
+
+/// The version of Python distribution `dist` installed in virtualenv `dir`.
+fn dist_info_version(dir: &Path, dist: &str) -> Option<String> {
+    let prefix = format!("{dist}-");
+    for lib in std::fs::read_dir(dir.join("lib")).ok()?.flatten() {
+        let Ok(entries) = std::fs::read_dir(lib.path().join("site-packages")) else {
             continue;
         };
-        let dir = Path::new(&path[..at + cli.package_dir().len() - 1]);
-        let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
-            continue;
-        };
-        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-            continue;
-        };
-        if json["name"] == package {
-            return json["version"].as_str().map(str::to_string);
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if let Some(v) = name
+                .strip_prefix(&prefix)
+                .and_then(|r| r.strip_suffix(".dist-info"))
+            {
+                return Some(v.to_string());
+            }
         }
     }
     None
@@ -268,7 +307,7 @@ impl Seen {
 }
 
 /// What an agent is doing, as its screen shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
     Working,
     WaitingForInput,
@@ -298,9 +337,70 @@ pub struct Rule {
     pub checked: &'static str,
     /// What the row recognises, in a few words.
     pub what: &'static str,
-    /// Regexes that must each match one visible line (any order); the first
-    /// is the deciding line (the question, for an approval).
+    /// Regexes that must each match a visible line (the last one that does);
+    /// the first is the deciding line (the question, for an approval).
     pub lines: &'static [&'static str],
+    /// The first regex must match the last line that is not blank (a prompt
+    /// waiting at the bottom, not one left in the transcript).
+    pub last: bool,
+    /// What the terminal must be doing: a screen that looks the same while an
+    /// answer streams in and after it needs the writes to tell.
+    pub activity: Activity,
+    /// A dialog's edges: the lines reported run from the nearest line above
+    /// the question that matches the first regex, down to the nearest line
+    /// at or below the last needed line that matches the second (without
+    /// them, from the first needed line to the last).
+    pub frame: Option<(&'static str, &'static str)>,
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+impl Eq for Rule {}
+
+/// A row with no bottom or frame condition.
+const fn row(
+    cli: Cli,
+    state: State,
+    checked: &'static str,
+    what: &'static str,
+    lines: &'static [&'static str],
+) -> Rule {
+    Rule {
+        cli,
+        state,
+        checked,
+        what,
+        lines,
+        last: false,
+        activity: Activity::Any,
+        frame: None,
+    }
+}
+
+/// A row's condition on the pane's terminal being written to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    Any,
+    /// Written to within the last [`QUIET`].
+    Writing,
+    /// Nothing written for [`QUIET`].
+    Quiet,
+}
+
+/// How long a terminal must go unwritten to count as quiet. TUIs animate a
+/// spinner several times a second while they work and write nothing while
+/// they wait; an answer streams in far more often than this.
+pub const QUIET: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether any row of `cli`'s table looks at the terminal's activity (then
+/// the caller measures it before [`classify`]).
+pub fn needs_activity(cli: Cli) -> bool {
+    RULES
+        .iter()
+        .any(|r| r.cli == cli && r.activity != Activity::Any)
 }
 
 /// Every CLI's table, in the order rows are tried.
@@ -308,75 +408,71 @@ pub fn rules() -> &'static [Rule] {
     RULES
 }
 
+use Cli::{Aider, ClaudeCode, Codex, Gemini};
+use State::{WaitingForApproval, WaitingForInput, Working};
+
+/// Each row was checked against the screens in
+/// `tests/python/agents/screens/<cli>-<version>/` (captured from the real
+/// TUI at 120x40 against the fake model) and by the tests that run the CLIs.
+#[rustfmt::skip]
 const RULES: &[Rule] = &[
-    // Claude Code 2.1.332 (tests/python/agents/screens/claude-2.1.332/).
+    // Claude Code: a dialog replaces the input box; the hint line under the
+    // box says "esc to interrupt" while a turn runs (also while the answer
+    // streams in), "? for shortcuts" when it waits.
     Rule {
-        cli: Cli::ClaudeCode,
-        state: State::WaitingForApproval,
-        checked: "2.1.332",
-        what: "a permission dialog",
-        lines: &[
-            r"Do you want to (proceed|make this edit|create)",
-            r"^\W*1\. Yes",
-        ],
+        frame: Some((r"^─{10,}$", r"Esc to cancel")),
+        ..row(ClaudeCode, WaitingForApproval, "2.1.332", "a permission dialog",
+            &[r"^\s*Do you want to (proceed|make this edit|create)", r"^\s*❯ 1\. Yes", r"Esc to cancel"])
+    },
+    row(ClaudeCode, Working, "2.1.332", "the hint line's \"esc to interrupt\"", &[r"· esc to interrupt"]),
+    row(ClaudeCode, WaitingForInput, "2.1.332", "the hint line's \"? for shortcuts\"", &[r"· \? for shortcuts"]),
+    // Codex CLI: the approval request replaces the composer; "Working (…
+    // esc to interrupt)" above the composer while it thinks or runs a tool;
+    // while an answer streams in, the screen is the idle one (the shortcuts
+    // hint under the composer) and only the writes tell the two apart.
+    Rule {
+        frame: Some((r"^\s*Would you like to", r"Press enter to confirm")),
+        ..row(Codex, WaitingForApproval, "0.171.0", "an approval request",
+            &[r"^\s*Would you like to (run the following command|make the following edits)", r"Press enter to confirm or esc to cancel"])
+    },
+    row(Codex, Working, "0.171.0", "the status line's \"esc to interrupt\"", &[r"^\S Working \(.*esc to interrupt\)"]),
+    Rule {
+        activity: Activity::Writing,
+        ..row(Codex, Working, "0.171.0", "an answer streaming in (the terminal is being written)", &[r"\? for shortcuts"])
     },
     Rule {
-        cli: Cli::ClaudeCode,
-        state: State::Working,
-        checked: "2.1.332",
-        what: "the spinner line's interrupt hint",
-        lines: &[r"esc to interrupt"],
+        activity: Activity::Quiet,
+        ..row(Codex, WaitingForInput, "0.171.0", "the shortcuts hint, nothing written for 1 s", &[r"\? for shortcuts"])
     },
+    // Gemini CLI: a boxed confirmation; the loading line "(esc to cancel, Ns)";
+    // the input prompt's placeholder when it is empty.
     Rule {
-        cli: Cli::ClaudeCode,
-        state: State::WaitingForInput,
-        checked: "2.1.332",
-        what: "the input box",
-        lines: &[r"^\s*│?\s*>(\s|$)"],
+        frame: Some((r"^╭", r"^╰")),
+        ..row(Gemini, WaitingForApproval, "0.61.0", "a tool confirmation box",
+            &[r"^│ Allow execution of ", r"^│ \W*1\. Allow once"])
     },
-    // Codex CLI 0.171.0 (tests/python/agents/screens/codex-0.171.0/).
+    row(Gemini, Working, "0.61.0", "the loading line's \"esc to cancel\"", &[r"\(esc to cancel, "]),
+    row(Gemini, WaitingForInput, "0.61.0", "the empty input prompt", &[r"^ >\s+Type your message"]),
+    // aider: "Waiting for MODEL" with a spinner until the answer streams;
+    // its prompt (`> `, or the edit format's, `diff> `) on the last line
+    // when it waits.
+    // A question with its (Y)es/(N)o choices on the last line; the command
+    // it asks about is shown above it, under the answer's token count.
     Rule {
-        cli: Cli::Codex,
-        state: State::WaitingForApproval,
-        checked: "0.171.0",
-        what: "an approval request",
-        lines: &[r"Would you like to (run the following command|make the following edits)"],
+        last: true,
+        frame: Some((r"^Tokens: ", r"\[(Yes|No)\]:\s*$")),
+        ..row(Aider, WaitingForApproval, "0.86.2", "a (Y)es/(N)o question on the last line",
+            &[r"\? \(Y\)es/\(N\)o.*\[(Yes|No)\]:\s*$"])
     },
+    row(Aider, Working, "0.86.2", "the \"Waiting for\" spinner", &[r"Waiting for \S+$"]),
     Rule {
-        cli: Cli::Codex,
-        state: State::Working,
-        checked: "0.171.0",
-        what: "the status line's interrupt hint",
-        lines: &[r"esc to interrupt"],
+        last: true,
+        ..row(Aider, WaitingForInput, "0.86.2", "the empty prompt on the last line", &[r"^[a-z-]*>\s*$"])
     },
+    // While the answer streams in there is no indicator: the writes tell.
     Rule {
-        cli: Cli::Codex,
-        state: State::WaitingForInput,
-        checked: "0.171.0",
-        what: "the composer",
-        lines: &[r"^\s*›\s"],
-    },
-    // Gemini CLI 0.61.0 (tests/python/agents/screens/gemini-0.61.0/).
-    Rule {
-        cli: Cli::Gemini,
-        state: State::WaitingForApproval,
-        checked: "0.61.0",
-        what: "a tool confirmation",
-        lines: &[r"Allow execution"],
-    },
-    Rule {
-        cli: Cli::Gemini,
-        state: State::Working,
-        checked: "0.61.0",
-        what: "the loading line's cancel hint",
-        lines: &[r"\(esc to cancel"],
-    },
-    Rule {
-        cli: Cli::Gemini,
-        state: State::WaitingForInput,
-        checked: "0.61.0",
-        what: "the input prompt",
-        lines: &[r"Type your message"],
+        activity: Activity::Writing,
+        ..row(Aider, Working, "0.86.2", "an answer streaming in after a prompt (the terminal is being written)", &[r"^[a-z-]*> \S"])
     },
 ];
 
@@ -386,6 +482,7 @@ static COMPILED: LazyLock<Vec<Vec<regex::Regex>>> = LazyLock::new(|| {
         .map(|r| {
             r.lines
                 .iter()
+                .chain(r.frame.iter().flat_map(|(a, b)| [a, b]))
                 .map(|p| regex::Regex::new(p).expect("a rule's pattern is a valid regex"))
                 .collect()
         })
@@ -396,85 +493,100 @@ static COMPILED: LazyLock<Vec<Vec<regex::Regex>>> = LazyLock::new(|| {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub state: State,
-    /// The row that decided it; `None` for `Unknown` and `Exited`.
+    /// The row that decided it; `None` for `Unknown`.
     pub rule: Option<&'static Rule>,
-    /// The screen lines that decided it (for an approval, the dialog block
-    /// around the question), trimmed at the end.
+    /// The screen lines that decided it (a dialog whole), without the box
+    /// drawing around their text.
     pub lines: Vec<String>,
     /// The question, for an approval.
     pub question: Option<String>,
 }
 
-impl PartialEq for Rule {
-    fn eq(&self, other: &Rule) -> bool {
-        std::ptr::eq(self, other)
-    }
+fn is_box_drawing(c: char) -> bool {
+    ('\u{2500}'..='\u{259f}').contains(&c)
 }
-impl Eq for Rule {}
 
-/// A blank line, or one that only draws a box.
+/// A blank line, or one that only draws a box or a rule.
 fn is_frame(line: &str) -> bool {
-    line.chars()
-        .all(|c| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
+    line.chars().all(|c| c.is_whitespace() || is_box_drawing(c))
 }
 
-/// The frame characters and spaces around a line's text.
+/// A line's text without the frame characters and spaces around it.
 fn unframed(line: &str) -> &str {
-    line.trim_matches(|c: char| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c))
+    line.trim_matches(|c: char| c.is_whitespace() || is_box_drawing(c))
 }
 
-/// Most lines an approval's block reports.
-const BLOCK_MAX: usize = 16;
+/// Most lines a verdict reports.
+const LINES_MAX: usize = 16;
 
-/// The state `screen` (the visible lines, top first) shows for `cli`.
-pub fn classify(cli: Cli, screen: &[String]) -> Verdict {
+/// Where `rule` matches `screen` (and the terminal's activity, when known):
+/// the rows of its lines, or `None`.
+fn matches(
+    rule: &Rule,
+    regexes: &[regex::Regex],
+    screen: &[String],
+    writing: Option<bool>,
+) -> Option<Vec<usize>> {
+    match (rule.activity, writing) {
+        (Activity::Any, _) | (Activity::Writing, Some(true)) | (Activity::Quiet, Some(false)) => {}
+        _ => return None,
+    }
+    let rows: Vec<usize> = regexes[..rule.lines.len()]
+        .iter()
+        .map(|re| screen.iter().rposition(|l| re.is_match(l)))
+        .collect::<Option<_>>()?;
+    if rule.last {
+        let bottom = screen.iter().rposition(|l| !l.trim().is_empty())?;
+        if rows[0] != bottom {
+            return None;
+        }
+    }
+    Some(rows)
+}
+
+/// The state `screen` (the visible lines, top first) shows for `cli`;
+/// `writing` is whether its terminal was written to within [`QUIET`] (`None`:
+/// not known, and the rows that need it do not match).
+pub fn classify(cli: Cli, screen: &[String], writing: Option<bool>) -> Verdict {
     for (rule, regexes) in RULES.iter().zip(COMPILED.iter()) {
         if rule.cli != cli {
             continue;
         }
-        let rows: Option<Vec<usize>> = regexes
-            .iter()
-            .map(|re| screen.iter().rposition(|l| re.is_match(l)))
-            .collect();
-        let Some(rows) = rows else { continue };
+        let Some(rows) = matches(rule, regexes, screen, writing) else {
+            continue;
+        };
         let first = rows[0];
-        let (lines, question) = if rule.state == State::WaitingForApproval {
-            // The dialog: the lines around the question up to blank or frame
-            // lines, and down to the last line the rule needed.
-            let top = (0..first)
-                .rev()
-                .take_while(|&r| !is_frame(&screen[r]))
-                .last()
-                .unwrap_or(first);
-            let top = (0..top)
-                .rev()
-                .take(BLOCK_MAX / 2)
-                .take_while(|&r| !is_frame(&screen[r]) || r + 1 == top)
-                .last()
-                .unwrap_or(top);
-            let bottom = rows.iter().copied().max().unwrap_or(first);
-            let bottom = (bottom..screen.len())
-                .take_while(|&r| !is_frame(&screen[r]))
-                .last()
-                .unwrap_or(bottom);
-            let block = screen[top..=bottom]
+        let last = rows.iter().copied().max().unwrap_or(first);
+        let (top, bottom) = match &regexes[rule.lines.len()..] {
+            [top, bottom] => (
+                (0..first)
+                    .rev()
+                    .find(|&r| top.is_match(&screen[r]))
+                    .unwrap_or(first),
+                (last..screen.len())
+                    .find(|&r| bottom.is_match(&screen[r]))
+                    .unwrap_or(last),
+            ),
+            _ => (first.min(last), last),
+        };
+        let lines = if rule.frame.is_some() {
+            screen[top..=bottom]
                 .iter()
                 .filter(|l| !is_frame(l))
-                .take(BLOCK_MAX)
-                .map(|l| l.trim_end().to_string())
-                .collect();
-            (block, Some(unframed(&screen[first]).to_string()))
+                .take(LINES_MAX)
+                .map(|l| unframed(l).to_string())
+                .collect()
         } else {
             let mut rows = rows;
             rows.sort_unstable();
             rows.dedup();
-            (
-                rows.iter()
-                    .map(|&r| screen[r].trim_end().to_string())
-                    .collect(),
-                None,
-            )
+            rows.iter()
+                .take(LINES_MAX)
+                .map(|&r| screen[r].trim().to_string())
+                .collect()
         };
+        let question =
+            (rule.state == WaitingForApproval).then(|| unframed(&screen[first]).to_string());
         return Verdict {
             state: rule.state,
             rule: Some(rule),
@@ -562,6 +674,7 @@ mod tests {
             r#"{"name": "@google/gemini-cli", "version": "0.61.0"}"#,
         )
         .unwrap();
+        std::fs::write(pkg.join("dist/index.js"), "").unwrap();
         let script = pkg.join("dist/index.js").display().to_string();
         let args = vec!["node".to_string(), script];
         assert_eq!(
@@ -580,10 +693,125 @@ mod tests {
     }
 
     #[test]
+    fn rows_that_need_the_writes_do_not_match_without_them() {
+        let idle = screen("› Ask Codex to do anything\n  ← for agents · ? for shortcuts\n");
+        assert_eq!(classify(Codex, &idle, Some(false)).state, WaitingForInput);
+        assert_eq!(classify(Codex, &idle, Some(true)).state, Working);
+        assert_eq!(classify(Codex, &idle, None).state, State::Unknown);
+        assert!(needs_activity(Codex) && !needs_activity(ClaudeCode));
+    }
+
+    #[test]
     fn no_matching_row_is_unknown() {
-        let v = classify(Cli::ClaudeCode, &screen("$ ls\nfile\n$ "));
+        let v = classify(Cli::ClaudeCode, &screen("$ ls\nfile\n$ "), None);
         assert_eq!(v.state, State::Unknown);
         assert!(v.rule.is_none() && v.lines.is_empty());
+    }
+
+    /// The state each captured screen was taken in, from its file name.
+    fn expected(name: &str) -> Option<State> {
+        let stem = name.strip_suffix(".txt")?;
+        let kind = stem.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
+        match kind {
+            "idle-start" | "idle-after-answer" | "idle-start-from-shell" => Some(WaitingForInput),
+            "working" | "working-tool" => Some(Working),
+            "approval" => Some(WaitingForApproval),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn every_captured_screen_reads_as_the_state_it_was_taken_in() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/agents/screens");
+        let mut checked = HashMap::new();
+        for (cli, dir) in [
+            (ClaudeCode, "claude-2.1.332"),
+            (Codex, "codex-0.171.0"),
+            (Gemini, "gemini-0.61.0"),
+            (Aider, "aider-0.86.2"),
+        ] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue; // a source package holds no screens
+            };
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(want) = expected(&name) else {
+                    continue;
+                };
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                // A TUI writes while it works (a spinner, the answer
+                // streaming in) and nothing while it waits.
+                let v = classify(cli, &screen(&text), Some(want == Working));
+                assert_eq!(v.state, want, "{dir}/{name}: {v:?}");
+                let rule = v.rule.unwrap();
+                assert_eq!(Some(rule.checked), dir.split('-').nth(1));
+                assert!(!v.lines.is_empty(), "{dir}/{name}");
+                for l in &v.lines {
+                    assert!(
+                        text.contains(l.as_str()),
+                        "{dir}/{name}: {l:?} is not on the screen"
+                    );
+                }
+                if want == WaitingForApproval {
+                    let q = v.question.as_deref().unwrap();
+                    assert!(q.contains('?'), "{dir}/{name}: question {q:?}");
+                    // The dialog whole: the question and what it asks about.
+                    assert!(v.lines.len() >= 2, "{dir}/{name}: {:?}", v.lines);
+                }
+                *checked.entry((cli, want)).or_insert(0) += 1;
+            }
+        }
+        if root.is_dir() {
+            for cli in [ClaudeCode, Codex, Gemini, Aider] {
+                for state in [WaitingForInput, Working, WaitingForApproval] {
+                    assert!(
+                        checked.contains_key(&(cli, state)),
+                        "no {cli:?} screen of {state:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_dialog_is_reported_whole_without_its_frame() {
+        let text = "\
+● earlier answer
+╭────────────────────╮
+│ ? Shell  echo hi   │
+│ Allow execution of [Shell]?  │
+│                    │
+│ ● 1. Allow once    │
+│   2. No            │
+╰────────────────────╯
+";
+        let v = classify(Gemini, &screen(text), None);
+        assert_eq!(v.state, WaitingForApproval);
+        assert_eq!(v.question.as_deref(), Some("Allow execution of [Shell]?"));
+        assert_eq!(
+            v.lines,
+            [
+                "? Shell  echo hi",
+                "Allow execution of [Shell]?",
+                "● 1. Allow once",
+                "2. No"
+            ]
+        );
+        // The prompt must be the last line for aider's input row.
+        let v = classify(
+            Aider,
+            &screen("diff>\nHello\ndiff> fix it\n     ░█    Waiting for openai/x\n"),
+            None,
+        );
+        assert_eq!(v.state, Working);
+        assert_eq!(
+            classify(Aider, &screen("diff>\nsome output\n"), None).state,
+            State::Unknown
+        );
+        assert_eq!(
+            classify(Aider, &screen("out\ndiff> \n\n"), None).state,
+            WaitingForInput
+        );
     }
 
     #[test]

@@ -149,8 +149,10 @@ impl Agent {
         }
     }
 
-    /// An agent and what its screen (visible lines, top first) shows.
-    pub fn judged(pane_id: &str, found: &Found, screen: &[String]) -> Agent {
+    /// An agent and what its screen (visible lines, top first) shows, with
+    /// whether its terminal was written to within `agents::QUIET` when
+    /// known (some rows need it).
+    pub fn judged(pane_id: &str, found: &Found, screen: &[String], writing: Option<bool>) -> Agent {
         if !found.foreground {
             return Agent {
                 note: Some(
@@ -165,7 +167,7 @@ impl Agent {
             rule,
             lines,
             question,
-        } = agents::classify(found.cli, screen);
+        } = agents::classify(found.cli, screen, writing);
         let note = match (rule, &found.version) {
             (None, _) => Some(format!(
                 "No rule of {}'s table matches the screen.",
@@ -237,8 +239,38 @@ pub(super) async fn screen(session: &Session, pane: &Pane) -> Result<Vec<String>
         .map_err(|e| e.why().to_string())
 }
 
+/// Whether `pane`'s terminal is written to within `agents::QUIET` (the first
+/// write ends the watch); `None` when it cannot be watched.
+async fn writing(session: &Session, pane: &Pane) -> Option<bool> {
+    let watch = session.broker.screen_events(pane).await.ok()?;
+    match tokio::time::timeout(agents::QUIET, watch.changed()).await {
+        Ok(Ok(())) => Some(true),
+        Ok(Err(_)) => None,
+        Err(_) => Some(false),
+    }
+}
+
+/// One found agent judged: its terminal's activity when its table needs it
+/// (watched first, so the screen read after it is the one judged), then its
+/// screen.
+async fn judge(session: &Session, pane: &Pane, found: &Found) -> Agent {
+    let activity = match agents::needs_activity(found.cli) {
+        true => writing(session, pane).await,
+        false => None,
+    };
+    match screen(session, pane).await {
+        Ok(rows) => Agent::judged(&pane.id, found, &rows, activity),
+        Err(why) => Agent {
+            note: Some(format!("Could not read the screen: {why}")),
+            ..Agent::new(&pane.id, found, State::Unknown)
+        },
+    }
+}
+
 /// The agents on `panes` (this session may see them all), in their order:
-/// found now and judged from the screen, or seen before and gone (exited).
+/// found now and judged from the screen (all at once: a table that needs the
+/// terminal's activity watches it for up to `agents::QUIET`), or seen before
+/// and gone (exited).
 /// `all` are the ids of every pane of the server, for the broker's memory.
 pub(super) async fn survey(
     session: &Session,
@@ -250,26 +282,25 @@ pub(super) async fn survey(
         .broker
         .agents
         .update(panes.iter().map(|p| p.id.as_str()), &found, all);
-    let mut out = Vec::new();
-    for pane in panes {
-        if let Some(f) = found.get(&pane.id) {
-            out.push(match screen(session, pane).await {
-                Ok(rows) => Agent::judged(&pane.id, f, &rows),
-                Err(why) => Agent {
-                    note: Some(format!("Could not read the screen: {why}")),
-                    ..Agent::new(&pane.id, f, State::Unknown)
-                },
-            });
-        } else if let Some(f) = gone.get(&pane.id) {
+    let agents = panes.iter().filter_map(|pane| {
+        // Running now (judge it), or gone since it was seen.
+        let (f, running) = match found.get(&pane.id) {
+            Some(f) => (f, true),
+            None => (gone.get(&pane.id)?, false),
+        };
+        Some(async move {
+            if running {
+                return judge(session, pane, f).await;
+            }
             let why = if pane.dead {
                 "The pane is dead (its program exited)."
             } else {
                 "The agent's process is gone; the pane is open."
             };
-            out.push(Agent::exited(&pane.id, f, why));
-        }
-    }
-    Ok(out)
+            Agent::exited(&pane.id, f, why)
+        })
+    });
+    Ok(futures::future::join_all(agents).await)
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {

@@ -378,6 +378,13 @@ impl<'a> PaneEvents<'a> {
         self
     }
 
+    /// Changes the quiet period (`None`: no idle events). An idle event
+    /// comes again after every `next` until the period is changed or output
+    /// comes, so a wait that goes on after one turns it off here.
+    pub fn set_idle(&mut self, quiet: Option<Duration>) {
+        self.idle = quiet;
+    }
+
     pub async fn next(&mut self) -> Event {
         loop {
             let far = self.deadline + Duration::from_secs(3600);

@@ -21,7 +21,7 @@ use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use tmux_mcp_engine::agents::Found;
+use tmux_mcp_engine::agents::{self, Found};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_agent",
@@ -129,7 +129,12 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         let text = format!("{} (no wait: it is not running)", w.agent.line());
         return ToolOutput::typed(&w, text);
     }
-    let mut ev = match Watched::start(session, id, None, args.timeout_ms, None, None).await {
+    // A table that needs the terminal's activity learns "quiet" from an
+    // idle event after agents::QUIET without output.
+    let needs = agents::needs_activity(found.cli);
+    let quiet = needs.then_some(agents::QUIET);
+    let idle = quiet.map(|q| q.as_secs_f64());
+    let mut ev = match Watched::start(session, id, None, args.timeout_ms, idle, None).await {
         Ok(e) => e,
         Err(e) => return e,
     };
@@ -140,8 +145,19 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             let agent = if !found.alive() {
                 exited("The agent's process exited.")
             } else {
+                // Written to since the wait began and within QUIET, or quiet
+                // for QUIET; not known before either.
+                let writing = if !needs {
+                    None
+                } else if ev.ev.quiet() >= agents::QUIET {
+                    Some(false)
+                } else if ev.ev.events() > 0 {
+                    Some(true)
+                } else {
+                    None
+                };
                 match ev.screen(session).await {
-                    Ok(rows) => Agent::judged(id, &found, &rows),
+                    Ok(rows) => Agent::judged(id, &found, &rows, writing),
                     // Its exit may close the pane: then the read fails.
                     Err(_) if !found.alive() => exited("The agent's process exited."),
                     Err(e) => return e,
@@ -159,7 +175,15 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             last = Some(agent);
         }
         check = match ev.next().await {
-            Ok(Event::Output | Event::Settled) => true,
+            Ok(Event::Output) => {
+                ev.ev.set_idle(quiet);
+                true
+            }
+            Ok(Event::Settled) => true,
+            Ok(Event::Idle) => {
+                ev.ev.set_idle(None);
+                true
+            }
             Ok(_) => break,
             // The pane closing ends the watch: the agent's exit, when it is gone.
             Err(_) if !found.alive() => true,
