@@ -78,4 +78,7 @@ class AiderHome:
     def argv(self, aider: Path, fake: FakeModelServer) -> list[str]:
         return [str(aider), "--model", MODEL, "--openai-api-base", fake.base_url + "/v1",
                 "--no-git", "--no-check-update", "--analytics-disable", "--no-show-release-notes",
-                "--no-show-model-warnings", "--no-auto-commits", "--no-gitignore"]
+                "--no-show-model-warnings", "--no-auto-commits", "--no-gitignore",
+                # The diff (SEARCH/REPLACE) format: aider offers to run the ```bash blocks of an answer
+                # ("whole", its default for an unknown model, takes them for a file).
+                "--edit-format", "diff"]

@@ -41,6 +41,11 @@ EXIT_WORDS = {"claude": "/exit", "codex": "/quit", "gemini": "/quit", "aider": "
 REFUSE = {"aider": ["n", "Enter"]}
 
 
+def read_ppid_exe(pid: int) -> str:
+    p = tui.read_proc(pid)
+    return p.exe if p else ""
+
+
 class Capture:
     def __init__(self, name: str, out: Path | None = None, slow: float = 15.0) -> None:
         self.name = name
@@ -128,9 +133,12 @@ class Capture:
         time.sleep(1.0)
         self.save(srv, "approval", srv.settle(1.0, 5))
         srv.keys("Enter")
-        for _ in range(2):
+        for i in range(2):
             time.sleep(3.0)
             self.save(srv, "working-tool")
+            if i == 0:
+                self.tree(srv, "direct-running-command")
+                self.daemon_trees("while the approved command runs")
         self.wait_turns(n + 2, timeout=30)
         time.sleep(2.0)
         self.save(srv, "idle-after-answer", srv.settle(1.5))
@@ -159,6 +167,23 @@ class Capture:
                       f"{json.dumps([t.prompt for t in new if t.tools or self.name == 'aider'])}")
             self.save(srv, "paste-after-second-enter", srv.settle(1.5))
 
+    def paste_delays(self, srv: tui.TuiServer, delays: tuple[float, ...] = (0.05, 0.2, 0.4, 0.6, 1.0)) -> None:
+        """For each delay: a 3-line bracketed paste, Enter that many seconds later: submitted or not."""
+        for d in delays:
+            n = len(self.model_turns())
+            srv.paste(f"PASTE delay {d}\nsecond line\nthird line", bracketed=True)
+            time.sleep(d)
+            srv.keys("Enter")
+            time.sleep(3.0)
+            submitted = len(self.model_turns()) > n
+            self.note(f"paste-buffer -p of 3 lines, Enter {d} s later: {'submitted' if submitted else 'NOT submitted'}")
+            if not submitted:
+                srv.keys("Enter")
+                time.sleep(3.0)
+                self.note(f"  a second Enter: {'submitted' if len(self.model_turns()) > n else 'still not submitted'}; "
+                          f"prompt {json.dumps(self.model_turns()[-1].prompt if self.model_turns() else None)}")
+            srv.settle(1.0)
+
     def exit(self, srv: tui.TuiServer, how: str) -> None:
         if how == "command":
             srv.type_text(EXIT_WORDS[self.name])
@@ -183,6 +208,18 @@ class Capture:
                   f"pane_current_command={srv.fmt('#{pane_current_command}')} "
                   f"alternate_on={srv.fmt('#{alternate_on}')}")
         self.save(srv, f"exited-{how}")
+
+    def daemon_trees(self, when: str) -> None:
+        """Processes of this CLI in sessions of their own (its files under our temporary home, e.g.
+        Codex's app-server daemon) and their children."""
+        roots = [p for p in tui.process_tree(1) if p.exe.startswith(str(self.work)) and
+                 read_ppid_exe(p.ppid) != p.exe]
+        for r in roots:
+            if r.argv[1:2] == ["app-server"] or r.ppid == 1:
+                text = "\n".join(p.line() for p in tui.process_tree(r.pid))
+                path = self.out / f"process-tree-own-session-{r.pid}.txt"
+                path.write_text(f"# {when}: a process of the CLI in a session of its own (not the pane's; a child of the TUI while that runs, of pid 1 after)\n{text}\n")
+                self.note(f"saved {path.name}")
 
     def startup(self, srv: tui.TuiServer) -> None:
         for screen in tui.dismiss_startup_dialogs(srv, self.name, srv.settle(2.0, 20)):
@@ -225,6 +262,8 @@ class Capture:
             if "paste" in steps:
                 self.try_("paste immediate", lambda: self.paste(srv, 0))
                 self.try_("paste waited", lambda: self.paste(srv, 1.5))
+            if "pastedelay" in steps:
+                self.try_("paste delays", lambda: self.paste_delays(srv))
             self.try_("exit", lambda: self.exit(srv, "command"))
             time.sleep(2.0)
             self.leftovers("2 s after the CLI exited (pane's command)")
