@@ -422,7 +422,7 @@ const RULES: &[Rule] = &[
     Rule {
         frame: Some((r"^─{10,}$", r"Esc to cancel")),
         ..row(ClaudeCode, WaitingForApproval, "2.1.332", "a permission dialog",
-            &[r"^\s*Do you want to (proceed|make this edit|create)", r"^\s*❯ 1\. Yes", r"Esc to cancel"])
+            &[r"^\s*Do you want to proceed\?", r"^\s*❯ 1\. Yes", r"Esc to cancel"])
     },
     row(ClaudeCode, Working, "2.1.332", "the hint line's \"esc to interrupt\"", &[r"· esc to interrupt"]),
     row(ClaudeCode, WaitingForInput, "2.1.332", "the hint line's \"? for shortcuts\"", &[r"· \? for shortcuts"]),
@@ -433,7 +433,7 @@ const RULES: &[Rule] = &[
     Rule {
         frame: Some((r"^\s*Would you like to", r"Press enter to confirm")),
         ..row(Codex, WaitingForApproval, "0.171.0", "an approval request",
-            &[r"^\s*Would you like to (run the following command|make the following edits)", r"Press enter to confirm or esc to cancel"])
+            &[r"^\s*Would you like to run the following command\?", r"Press enter to confirm or esc to cancel"])
     },
     row(Codex, Working, "0.171.0", "the status line's \"esc to interrupt\"", &[r"^\S Working \(.*esc to interrupt\)"]),
     Rule {
