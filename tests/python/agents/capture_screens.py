@@ -58,6 +58,7 @@ class Capture:
         self.launch = tui.LAUNCHERS[name](self.fake, self.work / "home")
         self.out = out or SCREENS / f"{name}-{self.launch.version}"
         self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "titles.txt").write_text("# screen file, then the pane's title (#{pane_title}, set by the app's OSC 0/2) when it was captured\n")
         self.counts: dict[str, int] = {}
         self.notes: list[str] = []
         self.t0 = time.monotonic()
@@ -72,6 +73,9 @@ class Capture:
         n = self.counts[state] = self.counts.get(state, 0) + 1
         path = self.out / f"{state}-{n}.txt"
         path.write_text(screen + "\n")
+        title = srv.fmt("#{pane_title}")
+        with (self.out / "titles.txt").open("a") as f:
+            f.write(f"{path.name}\t{title!r}\n")
         self.note(f"saved {path.name}")
         return screen
 
