@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -169,7 +170,28 @@ class TuiServer:
         return self.pane
 
     def close(self) -> None:
+        """Kill this tmux server, then whatever of the pane's process tree
+        outlived it (Gemini CLI 0.61 does not exit when its pty hangs up: it
+        went on as an orphan after kill-server)."""
+        procs: list[Proc] = []
+        if self.pane:
+            try:
+                if not self.pane_dead():
+                    procs = self.process_tree()
+            except (RuntimeError, ValueError, subprocess.TimeoutExpired):
+                pass
         self.tmux("kill-server", check=False)
+        if not procs:
+            return
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and any(_alive(p) for p in procs):
+            time.sleep(0.1)
+        for p in procs:
+            if _alive(p):
+                try:
+                    os.kill(p.pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def __enter__(self) -> "TuiServer":
         return self
@@ -243,6 +265,12 @@ class TuiServer:
         """paste-buffer of `text` (-p: in bracketed-paste markers if the app asked for them)."""
         self.tmux("set-buffer", "-b", "agtui", "--", text)
         self.tmux("paste-buffer", "-d", "-b", "agtui", "-t", self.pane, *(["-p"] if bracketed else []))
+
+
+def _alive(p: Proc) -> bool:
+    """The same process (pid and start command) still alive, not a zombie."""
+    now = read_proc(p.pid)
+    return now is not None and now.state != "Z" and now.argv == p.argv
 
 
 def _sh_quote(s: str) -> str:
