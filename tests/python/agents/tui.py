@@ -148,6 +148,7 @@ class TuiServer:
         """The server, with the CLI as the pane's command (its environment is
         the server's: tmux passes its own to the pane), or typed into bash
         (`type_command` False: only bash, at its prompt)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
         self.env = dict(launch.env, TERM=os.environ.get("TERM", "xterm-256color"))
         self.env.pop("TMUX", None)
         self.env.pop("TMUX_PANE", None)
