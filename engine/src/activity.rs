@@ -236,11 +236,27 @@ impl ScreenEvents {
 
     /// Waits for the next change (several pending count as one).
     pub async fn changed(&self) -> io::Result<()> {
+        self.next_change().await.map(|_| ())
+    }
+
+    /// [`changed`](Self::changed), saying which: a program wrote to the
+    /// terminal, or the net saw the screen change (also once, spuriously,
+    /// soon after the watch starts: its first reading always tells).
+    pub async fn next_change(&self) -> io::Result<Change> {
         tokio::select! {
-            r = self.tty.changed() => r,
-            () = self.net.changed() => Ok(()),
+            r = self.tty.changed() => r.map(|()| Change::Written),
+            () = self.net.changed() => Ok(Change::Seen),
         }
     }
+}
+
+/// What woke a [`ScreenEvents`] watcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A write to the pane's terminal (inotify).
+    Written,
+    /// The safety net's reading of cursor, history or deadness changed.
+    Seen,
 }
 
 #[cfg(test)]

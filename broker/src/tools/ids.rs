@@ -138,7 +138,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "paneId": { "type": "string", "pattern": PANE_ID, "maxLength": 32, "description": "The pane, e.g. %3 (see list_panes)." },
-                    "generation": { "type": "string", "minLength": 1, "maxLength": 128, "description": "Must be this server's, else nothing is sent." },
+                    "generation": { "type": "string", "minLength": 1, "maxLength": 128 },
                     "window": { "type": "string", "pattern": WINDOW_ID, "maxLength": 32 }
                 },
                 "additionalProperties": false,

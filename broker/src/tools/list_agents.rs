@@ -239,15 +239,21 @@ pub(super) async fn screen(session: &Session, pane: &Pane) -> Result<Vec<String>
         .map_err(|e| e.why().to_string())
 }
 
-/// Whether `pane`'s terminal is written to within `agents::QUIET` (the first
-/// write ends the watch); `None` when it cannot be watched.
-async fn writing(session: &Session, pane: &Pane) -> Option<bool> {
-    let watch = session.broker.screen_events(pane).await.ok()?;
-    match tokio::time::timeout(agents::QUIET, watch.changed()).await {
-        Ok(Ok(())) => Some(true),
-        Ok(Err(_)) => None,
-        Err(_) => Some(false),
+/// Whether programs keep writing to `pane`'s terminal: two bursts of writes
+/// within `agents::QUIET` (an answer streaming in); one (a title update, a
+/// last redraw) or none is quiet. Writes only (inotify), not the safety net's
+/// readings. `None` when it cannot be watched.
+async fn writing(pane: &Pane) -> Option<bool> {
+    let watch = tmux_mcp_engine::tty_watch::TtyWatch::new(&pane.tty).ok()?;
+    let until = tokio::time::Instant::now() + agents::QUIET;
+    for _ in 0..2 {
+        match tokio::time::timeout_at(until, watch.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return None,
+            Err(_) => return Some(false),
+        }
     }
+    Some(true)
 }
 
 /// One found agent judged: its terminal's activity when its table needs it
@@ -255,7 +261,7 @@ async fn writing(session: &Session, pane: &Pane) -> Option<bool> {
 /// screen.
 async fn judge(session: &Session, pane: &Pane, found: &Found) -> Agent {
     let activity = match agents::needs_activity(found.cli) {
-        true => writing(session, pane).await,
+        true => writing(pane).await,
         false => None,
     };
     match screen(session, pane).await {

@@ -44,6 +44,7 @@ mod search_panes_python;
 mod select;
 pub mod send;
 mod send_keys;
+mod send_prompt;
 mod shells;
 mod show_environment;
 mod show_hooks;
@@ -233,6 +234,7 @@ pub const CATALOG: &[ToolSpec] = &[
     capture_since::SPEC,
     send_keys::SPEC,
     paste_text::SPEC,
+    send_prompt::SPEC,
     run_command::SPEC,
     get_job::SPEC,
     wait_for_text::SPEC,

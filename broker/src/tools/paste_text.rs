@@ -54,7 +54,7 @@ struct Args {
 
 #[derive(Deserialize, Serialize, JsonSchema, Default, Clone, Copy, PartialEq)]
 #[serde(rename_all = "lowercase")]
-enum LineEnding {
+pub(super) enum LineEnding {
     #[default]
     Cr,
     Lf,
@@ -104,43 +104,63 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             },
             Err(e) => return e,
         };
-        let name = format!("mcp-paste-{}", tmux_mcp_core::sys::random_hex(8));
-        let pieces = fill_commands(&name, &args.text);
-        for (i, argv) in pieces.iter().enumerate() {
-            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-            if let Err(f) = act::run(session, &argv).await {
-                // Nothing was pasted; the buffer may exist (a later piece, or
-                // the first may have landed before the failure): delete it.
-                let cleanup = if i > 0 || f.text.contains("may have") {
-                    delete(session, &name).await
-                } else {
-                    String::new()
-                };
-                return ToolOutput::libtmux_error(format!(
-                    "Filling the paste buffer failed; nothing was pasted.{cleanup} {}",
-                    f.text
-                ));
-            }
-        }
-        let mut paste = vec!["paste-buffer", "-b", &name, "-t", &target.id, "-d", "-p"];
-        if args.line_ending == LineEnding::Lf {
-            paste.push("-r");
-        }
-        if let Err(e) = act::run(session, &paste).await {
-            let cleanup = delete(session, &name).await;
-            return ToolOutput::libtmux_error(format!("Pasting failed.{cleanup} {}", e.text));
-        }
+        let pieces = match paste(session, &target.id, &args.text, args.line_ending).await {
+            Ok(n) => n,
+            Err(e) => return e,
+        };
         let out = Pasted {
             pane: PaneRef::new(&target.id, session.generation()),
             bytes: args.text.len(),
             bracketed_paste: bracketed,
             line_ending: args.line_ending,
-            buffer_pieces: pieces.len(),
+            buffer_pieces: pieces,
             buffer_deleted: true,
         };
         let text = format!("pasted {} byte(s) into {}", args.text.len(), target.id);
         ToolOutput::typed(&out, text)
     })
+}
+
+/// Pastes `text` into pane `id` through a private buffer (bracketed when its
+/// program asked for that, `-p`) and deletes the buffer, also on failure;
+/// returns how many `set-buffer` commands filled it. Shared with
+/// `send_prompt`.
+pub(super) async fn paste(
+    session: &Session,
+    id: &str,
+    text: &str,
+    line_ending: LineEnding,
+) -> Result<usize, ToolOutput> {
+    let name = format!("mcp-paste-{}", tmux_mcp_core::sys::random_hex(8));
+    let pieces = fill_commands(&name, text);
+    for (i, argv) in pieces.iter().enumerate() {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        if let Err(f) = act::run(session, &argv).await {
+            // Nothing was pasted; the buffer may exist (a later piece, or
+            // the first may have landed before the failure): delete it.
+            let cleanup = if i > 0 || f.text.contains("may have") {
+                delete(session, &name).await
+            } else {
+                String::new()
+            };
+            return Err(ToolOutput::libtmux_error(format!(
+                "Filling the paste buffer failed; nothing was pasted.{cleanup} {}",
+                f.text
+            )));
+        }
+    }
+    let mut paste = vec!["paste-buffer", "-b", &name, "-t", id, "-d", "-p"];
+    if line_ending == LineEnding::Lf {
+        paste.push("-r");
+    }
+    if let Err(e) = act::run(session, &paste).await {
+        let cleanup = delete(session, &name).await;
+        return Err(ToolOutput::libtmux_error(format!(
+            "Pasting failed.{cleanup} {}",
+            e.text
+        )));
+    }
+    Ok(pieces.len())
 }
 
 /// `set-buffer -b NAME -- PIECE` for the first piece and `set-buffer -a` for

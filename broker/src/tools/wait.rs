@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tmux_mcp_core::limits;
 use tmux_mcp_core::sys;
-use tmux_mcp_engine::activity::ScreenEvents;
+use tmux_mcp_engine::activity::{Change, ScreenEvents};
 use tmux_mcp_engine::capture::Rows;
 use tmux_mcp_engine::observe::{self, ObserveError};
 
@@ -324,6 +324,9 @@ pub struct PaneEvents<'a> {
     tick: tokio::time::Interval,
     progress: Option<Progress>,
     events: u64,
+    /// Writes to the terminal among the events, and when the last came.
+    writes: u64,
+    last_write: tokio::time::Instant,
 }
 
 impl<'a> PaneEvents<'a> {
@@ -354,6 +357,8 @@ impl<'a> PaneEvents<'a> {
             tick: tokio::time::interval_at(now + second, second),
             progress,
             events: 0,
+            writes: 0,
+            last_write: now,
         }
     }
 
@@ -391,12 +396,17 @@ impl<'a> PaneEvents<'a> {
             let idle_at = self.idle.map_or(far, |d| self.last_output + d);
             tokio::select! {
                 _ = async { self.exit.as_ref().expect("guarded").wait_exit().await }, if self.exit.is_some() => return Event::Exited,
-                r = async { self.watch.as_ref().expect("guarded").changed().await }, if self.watch.is_some() => {
-                    if let Err(e) = r {
-                        return Event::WatchFailed(e);
-                    }
+                r = async { self.watch.as_ref().expect("guarded").next_change().await }, if self.watch.is_some() => {
+                    let change = match r {
+                        Ok(c) => c,
+                        Err(e) => return Event::WatchFailed(e),
+                    };
                     self.events += 1;
                     self.last_output = tokio::time::Instant::now();
+                    if change == Change::Written {
+                        self.writes += 1;
+                        self.last_write = self.last_output;
+                    }
                     self.settle = Some(self.last_output + SETTLE[0]);
                     return Event::Output;
                 }
@@ -433,6 +443,17 @@ impl<'a> PaneEvents<'a> {
     /// Output events (bursts of writes to the terminal) seen.
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Events that were writes by the pane's programs (not the safety net's
+    /// readings, whose first one always tells).
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// Since the last write to the terminal (or since this wait started).
+    pub fn quiet_writes(&self) -> Duration {
+        self.last_write.elapsed()
     }
 }
 

@@ -74,10 +74,108 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
     c.run_typed(call)
 }
 
+/// A wait on an agent's pane: its events (`Watched`), the agent, and whether
+/// the CLI's table needs the terminal's activity, which the events give: an
+/// idle event after `agents::QUIET` without output says quiet. Shared with
+/// `send_prompt`.
+pub(super) struct AgentWatch<'a> {
+    pub ev: Watched<'a>,
+    pub found: Found,
+    needs: bool,
+}
+
+impl<'a> AgentWatch<'a> {
+    pub async fn start(
+        session: &'a Session,
+        id: &str,
+        timeout_ms: Option<u64>,
+        found: Found,
+    ) -> Result<AgentWatch<'a>, ToolOutput> {
+        let needs = agents::needs_activity(found.cli);
+        let idle = needs.then_some(agents::QUIET.as_secs_f64());
+        let ev = Watched::start(session, id, None, timeout_ms, idle, None).await?;
+        Ok(AgentWatch { ev, found, needs })
+    }
+
+    /// Written to (by the pane's programs, not a reading of the safety net)
+    /// since the wait began and within QUIET, or not for QUIET; not known
+    /// before either (or when the table does not look).
+    fn writing(&self) -> Option<bool> {
+        if !self.needs {
+            None
+        } else if self.ev.ev.quiet_writes() >= agents::QUIET {
+            Some(false)
+        } else if self.ev.ev.writes() > 0 {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the terminal's activity is known (or not needed).
+    pub fn activity_known(&self) -> bool {
+        !self.needs || self.writing().is_some()
+    }
+
+    /// The agent as its screen shows it now (one guarded capture), or exited.
+    pub async fn judge(&mut self, session: &Session) -> Result<Agent, ToolOutput> {
+        let id = self.ev.pane.id.clone();
+        let exited = |f: &Found| Agent::exited(&id, f, "The agent's process exited.");
+        if !self.found.alive() {
+            return Ok(exited(&self.found));
+        }
+        let writing = self.writing();
+        match self.ev.screen(session).await {
+            Ok(rows) => Ok(Agent::judged(&id, &self.found, &rows, writing)),
+            // Its exit may close the pane: then the read fails.
+            Err(_) if !self.found.alive() => Ok(exited(&self.found)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits for what calls for judging the screen again (`true`: output,
+    /// a settle re-read, quiet), or the deadline (`false`).
+    pub async fn next(&mut self) -> Result<bool, ToolOutput> {
+        let quiet = self.needs.then_some(agents::QUIET);
+        match self.ev.next().await {
+            Ok(Event::Output) => {
+                self.ev.ev.set_idle(quiet);
+                Ok(true)
+            }
+            Ok(Event::Settled) => Ok(true),
+            Ok(Event::Idle) => {
+                // Quiet is known now; another idle event only after output.
+                self.ev.ev.set_idle(None);
+                Ok(true)
+            }
+            Ok(_) => Ok(false),
+            // The pane closing ends the watch: the agent's exit, when it is gone.
+            Err(_) if !self.found.alive() => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits until the terminal was not written for `quiet` (at most until the
+    /// deadline: `false`), then goes back to the table's own idle period.
+    pub async fn settle(&mut self, quiet: std::time::Duration) -> Result<bool, ToolOutput> {
+        self.ev.ev.set_idle(Some(quiet));
+        let settled = loop {
+            match self.ev.next().await {
+                Ok(Event::Idle) => break true,
+                Ok(Event::Output | Event::Settled) => continue,
+                Ok(_) => break false,
+                Err(e) => return Err(e),
+            }
+        };
+        self.ev.ev.set_idle(self.needs.then_some(agents::QUIET));
+        Ok(settled)
+    }
+}
+
 /// The pane's agent now: found on its terminal (`true`), or remembered and
 /// gone (`false`); the pane resolved as every action resolves its target
 /// (existence, scope).
-async fn agent_of(session: &Session, id: &str) -> Result<(bool, Found), ToolOutput> {
+pub(super) async fn agent_of(session: &Session, id: &str) -> Result<(bool, Found), ToolOutput> {
     let target = act::target(session, id, None, SelfRule::Allowed).await?;
     let pane = &target.panes[0];
     let snap = session.broker.registry.cached();
@@ -129,72 +227,35 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         let text = format!("{} (no wait: it is not running)", w.agent.line());
         return ToolOutput::typed(&w, text);
     }
-    // A table that needs the terminal's activity learns "quiet" from an
-    // idle event after agents::QUIET without output.
-    let needs = agents::needs_activity(found.cli);
-    let quiet = needs.then_some(agents::QUIET);
-    let idle = quiet.map(|q| q.as_secs_f64());
-    let mut ev = match Watched::start(session, id, None, args.timeout_ms, idle, None).await {
-        Ok(e) => e,
+    let mut watch = match AgentWatch::start(session, id, args.timeout_ms, found.clone()).await {
+        Ok(w) => w,
         Err(e) => return e,
     };
-    let mut check = true; // the screen as it is now counts
-    let mut last: Option<Agent> = None;
-    loop {
-        if check {
-            let agent = if !found.alive() {
-                exited("The agent's process exited.")
-            } else {
-                // Written to since the wait began and within QUIET, or quiet
-                // for QUIET; not known before either.
-                let writing = if !needs {
-                    None
-                } else if ev.ev.quiet() >= agents::QUIET {
-                    Some(false)
-                } else if ev.ev.events() > 0 {
-                    Some(true)
-                } else {
-                    None
-                };
-                match ev.screen(session).await {
-                    Ok(rows) => Agent::judged(id, &found, &rows, writing),
-                    // Its exit may close the pane: then the read fails.
-                    Err(_) if !found.alive() => exited("The agent's process exited."),
-                    Err(e) => return e,
-                }
-            };
-            if wanted.contains(&agent.state) {
-                let w = Waited {
-                    outcome: Outcome::Reached,
-                    clock: ev.report(),
-                    agent,
-                };
-                let text = format!("{} after {} ms", w.agent.line(), w.clock.waited_ms);
-                return ToolOutput::typed(&w, text);
-            }
-            last = Some(agent);
-        }
-        check = match ev.next().await {
-            Ok(Event::Output) => {
-                ev.ev.set_idle(quiet);
-                true
-            }
-            Ok(Event::Settled) => true,
-            Ok(Event::Idle) => {
-                ev.ev.set_idle(None);
-                true
-            }
-            Ok(_) => break,
-            // The pane closing ends the watch: the agent's exit, when it is gone.
-            Err(_) if !found.alive() => true,
+    let last = loop {
+        // The screen as it is now counts, then each event's.
+        let agent = match watch.judge(session).await {
+            Ok(a) => a,
             Err(e) => return e,
         };
-    }
-    let agent = last.unwrap_or_else(|| exited("The agent's process exited."));
+        if wanted.contains(&agent.state) {
+            let w = Waited {
+                outcome: Outcome::Reached,
+                clock: watch.ev.report(),
+                agent,
+            };
+            let text = format!("{} after {} ms", w.agent.line(), w.clock.waited_ms);
+            return ToolOutput::typed(&w, text);
+        }
+        match watch.next().await {
+            Ok(true) => {}
+            Ok(false) => break agent,
+            Err(e) => return e,
+        }
+    };
     let w = Waited {
         outcome: Outcome::Timeout,
-        clock: ev.report(),
-        agent,
+        clock: watch.ev.report(),
+        agent: last,
     };
     let text = format!(
         "{} did not reach {} within {} ms{}; last seen: {}",

@@ -1,0 +1,254 @@
+//! `send_prompt` (libtmux family, mutating): a prompt into a coding agent's
+//! TUI as one message, submitted, and the submission seen on the screen.
+//!
+//! Typing a multi-line prompt key by key makes each line feed an Enter (one
+//! message per line), and an Enter pressed at once after a paste can be taken
+//! for part of it: Gemini CLI 0.61.0 turns an Enter that comes within 30 ms of
+//! the previous key into a new line. So: the agent must be waiting for input
+//! with an empty input box (its table's `waiting_for_input`, else nothing is
+//! sent); the text is pasted through a private buffer (`paste_text`'s,
+//! bracketed, since every CLI we know turns bracketed paste on), which makes
+//! it one message; Enter is pressed only once the screen shows the draft and
+//! the terminal has been quiet for a moment; then the submission is verified:
+//! the box is empty again or the agent works or asks (its state leaves the
+//! draft), event-driven as the waits are. An Enter that did not submit is a
+//! clear error; nothing is pressed twice.
+
+use super::ids::{Generation, PaneId};
+use super::list_agents::{Agent, StateName};
+use super::paste_text::{paste, LineEnding};
+use super::refs::NO_NUL;
+use super::send::{commands, deliver, Input};
+use super::typed::schema_of;
+use super::wait_for_agent::{agent_of, AgentWatch};
+use super::{act, Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "send_prompt",
+    family: Family::Libtmux,
+    description: "Send a prompt (any number of lines) to the coding agent in a pane as one message and submit it; verified on its screen.",
+    details: "For a pane whose coding-agent CLI (see list_agents) waits for input with an empty input box: a turn still running is waited for (within timeoutMs); an approval dialog, a draft in the box or an unknown screen sends nothing. Pastes text through a private buffer (bracketed, so line feeds stay inside the one message), waits until the screen shows the draft and the terminal is quiet for 150 ms, presses Enter once, then waits, event-driven, until the screen shows the submission (the agent works, asks for approval, or its input box is empty again) or timeoutMs (default 10000; an error saying the prompt did not submit: the draft is still in the box). submit false stops after the paste. Mutating tier; the agent's own pane needs --allow-self.",
+    annotations: Annotations::mutating("Send a prompt to a coding agent", false),
+    opt_in: false,
+    input_schema: super::typed::input_of::<Args>,
+    output_schema: schema_of::<Prompted>,
+    run,
+};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Args {
+    pane_id: PaneId,
+    generation: Option<Generation>,
+    #[schemars(length(min = 1, max = 65536), regex(pattern = NO_NUL))]
+    text: String,
+    /// Press Enter (default true).
+    #[serde(default = "yes")]
+    submit: bool,
+    // Capped at the request timeout (the result says so).
+    #[schemars(range(min = 1, max = 3_600_000))]
+    timeout_ms: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Prompted {
+    submitted: bool,
+    /// The agent as its screen showed it last.
+    agent: Agent,
+    /// From the paste to the draft on the screen, quiet.
+    paste_shown_ms: u64,
+    /// From Enter to the submission on the screen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    submit_seen_ms: Option<u64>,
+}
+
+/// How long the terminal stays unwritten after the draft shows before Enter:
+/// the paste is taken in whole, and Enter comes well after its last byte.
+const DRAFT_QUIET: Duration = Duration::from_millis(150);
+
+const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+
+/// How long an emptied input box is watched for the turn to show (a spinner,
+/// a dialog) before the answer says the agent waits for input: a CLI empties
+/// the box a moment before its turn starts, and a wait called right after
+/// would otherwise take that moment for the turn's end.
+const TURN_START: Duration = Duration::from_secs(2);
+
+/// After the box emptied: the agent once its turn shows (working, asking, or
+/// gone) within [`TURN_START`], else as it was (a turn that ended at once, or
+/// that has not shown yet).
+async fn turn_start(session: &Session, watch: &mut AgentWatch<'_>, emptied: Agent) -> Agent {
+    let until = tokio::time::Instant::now() + TURN_START;
+    let mut last = emptied;
+    while let Ok(Ok(true)) = tokio::time::timeout_at(until, watch.next()).await {
+        match watch.judge(session).await {
+            Ok(a) if a.state != StateName::WaitingForInput && a.state != StateName::Unknown => {
+                return a
+            }
+            Ok(a) if a.state == StateName::WaitingForInput => last = a,
+            _ => {}
+        }
+    }
+    last
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    c.run_typed(call)
+}
+
+/// A failure after something reached the pane: says what did.
+fn failed(what: &str, agent: &Agent) -> ToolOutput {
+    ToolOutput::libtmux_error(format!("{what} Last seen: {}.", agent.line()))
+}
+
+async fn call(session: &Session, args: Args) -> ToolOutput {
+    let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await
+    {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let id = target.id.clone();
+    let found = match agent_of(session, &id).await {
+        Ok((true, f)) => f,
+        Ok((false, _)) => {
+            return ToolOutput::libtmux_error(format!(
+                "The coding agent in pane {id} has exited. Nothing was sent to tmux."
+            ))
+        }
+        Err(e) => return e,
+    };
+    let timeout = Some(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+    let mut watch = match AgentWatch::start(session, &id, timeout, found).await {
+        Ok(w) => w,
+        Err(e) => return e,
+    };
+    // Waiting for input, the box empty: a table that needs the terminal's
+    // activity knows that once the terminal was quiet for a second.
+    let before = loop {
+        let agent = match watch.judge(session).await {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        match agent.state {
+            StateName::WaitingForInput => break agent,
+            // Its turn is still running (then it waits for input), or its
+            // state is not known until the terminal was quiet for a second.
+            StateName::Working => {}
+            StateName::Unknown if !watch.activity_known() => {}
+            _ => {
+                return ToolOutput::libtmux_error(format!(
+                    "The agent in pane {id} is not waiting for input with an empty input box (it is {}); nothing was sent to tmux. Wait for it (wait_for_agent), or answer what it shows.",
+                    agent.line()
+                ))
+            }
+        }
+        match watch.next().await {
+            Ok(true) => {}
+            Ok(false) => {
+                return ToolOutput::libtmux_error(format!(
+                    "The agent in pane {id} did not come to wait for input with an empty input box within the timeout; nothing was sent to tmux. Last seen: {}.",
+                    agent.line()
+                ))
+            }
+            Err(e) => return e,
+        }
+    };
+    let pasted_at = Instant::now();
+    if let Err(e) = paste(session, &id, &args.text, LineEnding::Cr).await {
+        return e;
+    }
+    // The draft on the screen (the box no longer empty), then quiet.
+    let draft = loop {
+        match watch.next().await {
+            Ok(true) => {}
+            Ok(false) => {
+                return failed(&format!("The text was pasted into pane {id}, but its input box did not show it within the timeout; Enter was not pressed."), &before)
+            }
+            Err(e) => return e,
+        }
+        match watch.judge(session).await {
+            Ok(a) if a.state != StateName::WaitingForInput => break a,
+            Ok(_) => {}
+            Err(e) => return e,
+        }
+    };
+    match watch.settle(DRAFT_QUIET).await {
+        Ok(true) => {}
+        Ok(false) => return failed(&format!("The text was pasted into pane {id}, but its terminal did not go quiet within the timeout; Enter was not pressed."), &draft),
+        Err(e) => return e,
+    }
+    let shown_ms = pasted_at.elapsed().as_millis() as u64;
+    if !args.submit {
+        let agent = watch.judge(session).await.unwrap_or(draft);
+        let out = Prompted {
+            submitted: false,
+            agent,
+            paste_shown_ms: shown_ms,
+            submit_seen_ms: None,
+        };
+        let text = format!(
+            "pasted the prompt into {id} ({} bytes); Enter not pressed",
+            args.text.len()
+        );
+        return ToolOutput::typed(&out, text);
+    }
+    let enter = ["Enter".to_string()];
+    let entered_at = Instant::now();
+    if let Err((_, f)) = deliver(session, &commands(&id, Input::Keys(&enter))).await {
+        return act::failed(&f);
+    }
+    // Submitted: the state leaves the draft (the box empties, or the agent
+    // works or asks); the first read may still show the draft.
+    let mut last = draft;
+    loop {
+        match watch.next().await {
+            Ok(true) => {}
+            Ok(false) => {
+                return failed(&format!("The prompt did not submit: Enter was pressed in pane {id}, but within the timeout its screen still showed the draft (tmux received the paste and the key)."), &last)
+            }
+            Err(e) => return e,
+        }
+        let agent = match watch.judge(session).await {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let moved = matches!(
+            agent.state,
+            StateName::Working
+                | StateName::WaitingForApproval
+                | StateName::WaitingForInput
+                | StateName::Exited
+        );
+        if moved {
+            let submit_seen_ms = entered_at.elapsed().as_millis() as u64;
+            let agent = if agent.state == StateName::WaitingForInput {
+                turn_start(session, &mut watch, agent).await
+            } else {
+                agent
+            };
+            let out = Prompted {
+                submitted: true,
+                paste_shown_ms: shown_ms,
+                submit_seen_ms: Some(submit_seen_ms),
+                agent,
+            };
+            let text = format!(
+                "sent the prompt ({} bytes) to {}; submitted: {}",
+                args.text.len(),
+                id,
+                out.agent.line()
+            );
+            return ToolOutput::typed(&out, text);
+        }
+        last = agent;
+    }
+}
