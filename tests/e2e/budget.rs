@@ -8,7 +8,7 @@
 //! client). Byte counts are deterministic, so unlike timings they are asserted.
 //!
 //! The issue's targets are ≤ 8,000 B model-visible and ≤ 30,000 B `tools/list`
-//! by default, ≤ 16,000 B and ≤ 70,000 B with all 41 tools (38 when the targets were set). They are not all
+//! by default, ≤ 16,000 B and ≤ 70,000 B with all 42 tools (38 when the targets were set). They are not all
 //! met yet: each surface is held to the ceiling its last step reached (so the
 //! budget only goes down), and the figures are printed beside the targets.
 
@@ -45,7 +45,7 @@ const SURFACES: &[Surface] = &[
         whole: (30_000, 41_160),
     },
     Surface {
-        label: "all 41 (--safety destructive + both opt-ins)",
+        label: "all 42 (--safety destructive + both opt-ins)",
         args: &[
             "--safety",
             "destructive",
@@ -54,11 +54,12 @@ const SURFACES: &[Surface] = &[
             "--enable-tool",
             "tmux_wait",
         ],
-        tools: 41,
+        tools: 42,
         // With the three agent tools (list_agents, wait_for_agent,
-        // send_prompt): 28,791 -> 28,991 B visible, 98,272 -> 101,487 B whole.
-        visible: (16_000, 28_991),
-        whole: (70_000, 101_490),
+        // send_prompt) and build_workspace (issue 19): 28,791 -> 30,827 B
+        // visible, 98,272 -> 106,722 B whole.
+        visible: (16_000, 30_830),
+        whole: (70_000, 106_730),
     },
 ];
 

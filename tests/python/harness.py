@@ -296,6 +296,19 @@ def enable_all(tools: dict[str, str]) -> list[str]:
     return ["--safety", "destructive"] + [a for name, default in tools.items() if default == "opt-in" for a in ("--enable-tool", name)]
 
 
+async def wait_until(pred, timeout: float = 10.0):
+    """Polls `pred()` every 20 ms until it is truthy (returned), failing the
+    test after `timeout` s: for the harness's own view of a pane (tmux
+    capture-pane, files), never for what a tool is asked to wait for."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await anyio.sleep(0.02)
+
+
 # --------------------------------------------------------------------------
 # MCP sessions through the official SDK
 # --------------------------------------------------------------------------

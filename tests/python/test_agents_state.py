@@ -20,21 +20,11 @@ from pathlib import Path
 
 import anyio
 
-from harness import async_test, call, call_ok, list_tools, mcp_session
+from harness import async_test, call, call_ok, list_tools, mcp_session, wait_until
 
 HERE = Path(__file__).resolve().parent
 SCREENS = HERE / "agents" / "screens"
 FAKE = HERE / "agents" / "fake_tui.py"
-
-
-async def wait_until(pred, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await anyio.sleep(0.02)
 
 
 def screens_of(cli_dir: str) -> Path:

@@ -15,7 +15,7 @@ import time
 
 import anyio
 
-from harness import async_test, call, call_ok, list_tools, mcp_session, tmux_at_least
+from harness import async_test, call, call_ok, list_tools, mcp_session, wait_until, tmux_at_least
 
 MUTATING = ("--safety", "mutating")
 
@@ -28,16 +28,6 @@ while True:
     if not b: break
     out.write(b)
 """
-
-
-async def wait_until(pred, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await anyio.sleep(0.02)
 
 
 async def start_reader(srv) -> tuple[str, str]:

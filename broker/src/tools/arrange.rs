@@ -54,6 +54,16 @@ pub struct ProgramArgs {
     env: BTreeMap<String, String>,
 }
 
+impl ProgramArgs {
+    /// `cwd` unless the program names its own directory (`build_workspace`'s
+    /// session-wide one).
+    pub fn default_cwd(&mut self, cwd: Option<&str>) {
+        if self.cwd.is_none() {
+            self.cwd = cwd.map(str::to_string);
+        }
+    }
+}
+
 fn env_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object", "maxProperties": 128,

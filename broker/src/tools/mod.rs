@@ -8,6 +8,7 @@
 pub mod act;
 mod arrange;
 mod batch;
+mod build_workspace;
 mod capabilities;
 pub mod capture;
 pub mod capture_pane;
@@ -244,6 +245,7 @@ pub const CATALOG: &[ToolSpec] = &[
     spawn::CREATE_SESSION,
     spawn::CREATE_WINDOW,
     spawn::SPLIT_WINDOW,
+    build_workspace::SPEC,
     select::SELECT_PANE,
     select::SELECT_WINDOW,
     resize_pane::SPEC,

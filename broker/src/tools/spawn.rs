@@ -313,7 +313,7 @@ const EXEC_WAIT: Duration = Duration::from_millis(500);
 /// the process no longer runs the server's executable, checked before the
 /// read (a check after it could pass on a read that came before the exec), for
 /// at most [`EXEC_WAIT`] (a program that is tmux itself waits that long).
-async fn read_back_spawned(
+pub(super) async fn read_back_spawned(
     session: &Session,
     what: &str,
     pid: Option<u32>,
@@ -331,11 +331,10 @@ async fn read_back_spawned(
     arrange::read_back(session, what).await
 }
 
-/// Runs the creating command; the ids it printed, of the expected kinds.
 /// Runs a creation whose `-F` is [`launch::print_format`]`(expected)`; the
 /// new ids and the new pane's pid. A pane tmux started elsewhere than `cwd`
 /// is an error (it exists).
-async fn spawn(
+pub(super) async fn spawn(
     session: &Session,
     cmd: &[String],
     expected: &[Kind],

@@ -1,0 +1,265 @@
+//! `build_workspace` (libtmux family, mutating): a new session with its
+//! windows and panes, each pane's program and each window's layout, from one
+//! document in the shape tmuxp and tmuxinator files have (a session, its
+//! windows, their panes), and every reference back.
+//!
+//! Everything is checked before anything is sent (names, programs and their
+//! directories, layouts, the document's size). Then, through the same
+//! commands as `create_session`, `split_window` and `create_window`
+//! (`spawn::spawn`): `new-session -d` with the first window's first pane,
+//! `split-window -d` for each further pane of a window and `select-layout`
+//! once its panes exist, `new-window -d` for each further window. If any
+//! step fails, the session it created is killed (and nothing else: the
+//! workspace is a new session, so everything made is in it); the error says
+//! what reached tmux. A new session is outside a session-scoped agent's view,
+//! so it needs `--scope server`, as `create_session` does.
+
+use super::act;
+use super::arrange::{self, Name, ProgramArgs};
+use super::envelope::Delivery;
+use super::list_panes::PaneRecord;
+use super::list_sessions::SessionRecord;
+use super::list_windows::WindowRecord;
+use super::refs::{Kind, INT_MAX};
+use super::spawn::{read_back_spawned, spawn};
+use super::typed::{input_of, schema_of};
+use super::{launch, Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tmux_mcp_core::wire::Scope;
+
+pub const SPEC: ToolSpec = ToolSpec {
+    name: "build_workspace",
+    family: Family::Libtmux,
+    description: "Create a session with its windows, panes, programs and layouts from one document; on failure closes what it created.",
+    details: "Create a new detached session from one document in the tmuxp/tmuxinator shape: session (its name), optional cwd (every pane's directory unless the pane sets its own), width, height, and windows: [{name, layout, panes: [{argv | shell, cwd, env}]}] (1-32 windows of 1-32 panes; a pane with neither argv nor shell runs the default command). layout is even-horizontal, even-vertical, main-horizontal, main-vertical or tiled. Everything is checked before anything is sent; then new-session, split-window per further pane, select-layout, new-window per further window. Returns the session, each window and each pane as the list tools describe them (references {kind, id, generation}). If a step fails, the session it created is killed (nothing else is touched) and the error says so. Needs --scope server. Mutating tier.",
+    annotations: Annotations::mutating("Build a workspace", false),
+    opt_in: false,
+    input_schema: input_of::<Args>,
+    output_schema: schema_of::<Built>,
+    run,
+};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
+struct Args {
+    /// The new session's name (tmux up to 3.5 turns `.` and `:` into `_`).
+    session: Name,
+    /// Every pane's directory, unless the pane sets its own.
+    cwd: Option<String>,
+    /// Cells.
+    #[schemars(range(min = 1, max = INT_MAX))]
+    width: Option<i64>,
+    /// Cells.
+    #[schemars(range(min = 1, max = INT_MAX))]
+    height: Option<i64>,
+    #[schemars(length(min = 1, max = 32))]
+    windows: Vec<WindowDoc>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
+struct WindowDoc {
+    name: Option<Name>,
+    layout: Option<Layout>,
+    #[schemars(length(min = 1, max = 32))]
+    panes: Vec<PaneDoc>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
+struct PaneDoc {
+    #[serde(flatten)]
+    program: ProgramArgs,
+}
+
+/// tmux's preset layouts.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum Layout {
+    EvenHorizontal,
+    EvenVertical,
+    MainHorizontal,
+    MainVertical,
+    Tiled,
+}
+
+impl Layout {
+    fn name(self) -> &'static str {
+        match self {
+            Layout::EvenHorizontal => "even-horizontal",
+            Layout::EvenVertical => "even-vertical",
+            Layout::MainHorizontal => "main-horizontal",
+            Layout::MainVertical => "main-vertical",
+            Layout::Tiled => "tiled",
+        }
+    }
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Built {
+    generation: String,
+    session: SessionRecord,
+    windows: Vec<BuiltWindow>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct BuiltWindow {
+    window: WindowRecord,
+    /// In the document's order.
+    panes: Vec<PaneRecord>,
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse::<Args>() {
+            Ok(a) => build(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Err(e) => e,
+        }
+    })
+}
+
+/// A pane's checked command tail and the directory asked for.
+type Tail = (Vec<String>, Option<std::path::PathBuf>);
+
+async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput, ToolOutput> {
+    if session.scope != Scope::Server {
+        return Err(act::error("With --scope session the agent acts only in its own tmux session, and the workspace is a new session outside it; attach with --scope server to build one.", Delivery::NotSent));
+    }
+    // Every pane's program checked (and its directory resolved) first.
+    let mut tails: Vec<Vec<Tail>> = Vec::new();
+    for (w, win) in a.windows.iter_mut().enumerate() {
+        let mut panes = Vec::new();
+        for (p, pane) in win.panes.iter_mut().enumerate() {
+            pane.program.default_cwd(a.cwd.as_deref());
+            let tail = arrange::program_tail(session, raw, &pane.program).map_err(|e| {
+                ToolOutput::libtmux_error(format!("In windows/{w}/panes/{p}: {}", e.text))
+            })?;
+            panes.push(tail);
+        }
+        tails.push(panes);
+    }
+    let mut made: Option<String> = None;
+    match create(session, &a, &tails, &mut made).await {
+        Ok(ids) => {
+            let after = read_back_spawned(session, "built the workspace", None).await?;
+            let session_id = &ids[0].0;
+            let windows = ids
+                .iter()
+                .map(|(_, window, panes)| {
+                    Ok(BuiltWindow {
+                        window: after.window_record(session, window)?,
+                        panes: panes
+                            .iter()
+                            .map(|p| after.pane_record(session, p))
+                            .collect::<Result<_, _>>()?,
+                    })
+                })
+                .collect::<Result<Vec<_>, ToolOutput>>()?;
+            let out = Built {
+                generation: session.generation().to_string(),
+                session: after.session_record(session, session_id)?,
+                windows,
+            };
+            let panes: usize = out.windows.iter().map(|w| w.panes.len()).sum();
+            let text = format!(
+                "Built session {session_id} ({:?}): {} window(s), {panes} pane(s): {}.",
+                after.session_name(session_id),
+                out.windows.len(),
+                ids.iter()
+                    .map(|(_, w, p)| format!("{w} [{}]", p.join(" ")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Ok(ToolOutput::typed(&out, text))
+        }
+        Err(e) => {
+            let Some(id) = made else { return Err(e) };
+            // Everything made is in the new session: closing it undoes all.
+            let undo = match act::run(session, &["kill-session", "-t", &id]).await {
+                Ok(_) => format!(
+                    " The session it had created ({id}) was killed; nothing else was touched."
+                ),
+                Err(k) => format!(
+                    " Killing the session it had created ({id}) failed too: {}",
+                    k.text
+                ),
+            };
+            super::refs::refresh_after(&session.broker).await;
+            Err(ToolOutput::libtmux_error(format!(
+                "Building the workspace failed: {}{undo}",
+                e.text
+            )))
+        }
+    }
+}
+
+/// What was made: per window (the session id, the window id, its pane ids).
+type Made = Vec<(String, String, Vec<String>)>;
+
+/// Sends the commands in order; `made` holds the new session's id as soon as
+/// it exists (for the caller's undo).
+async fn create(
+    session: &Session,
+    a: &Args,
+    tails: &[Vec<Tail>],
+    made: &mut Option<String>,
+) -> Result<Made, ToolOutput> {
+    let mut out: Made = Vec::new();
+    for (w, (win, panes)) in a.windows.iter().zip(tails).enumerate() {
+        let (first, cwd) = &panes[0];
+        let (window, pane) = if w == 0 {
+            let mut cmd: Vec<String> = vec!["new-session".into(), "-d".into()];
+            cmd.extend(["-s".into(), super::refs::format_arg(&a.session)]);
+            if let Some(n) = &win.name {
+                cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+            }
+            if let Some(x) = a.width {
+                cmd.extend(["-x".into(), x.to_string()]);
+            }
+            if let Some(y) = a.height {
+                cmd.extend(["-y".into(), y.to_string()]);
+            }
+            let kinds = [Kind::Session, Kind::Window, Kind::Pane];
+            cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
+            cmd.extend(first.iter().cloned());
+            let (ids, _) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+            *made = Some(ids[0].clone());
+            (ids[1].clone(), ids[2].clone())
+        } else {
+            let at = format!("{}:", made.as_deref().unwrap_or_default());
+            let mut cmd: Vec<String> = vec!["new-window".into(), "-d".into(), "-t".into(), at];
+            if let Some(n) = &win.name {
+                cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+            }
+            let kinds = [Kind::Window, Kind::Pane];
+            cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
+            cmd.extend(first.iter().cloned());
+            let (ids, _) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+            (ids[0].clone(), ids[1].clone())
+        };
+        let mut pane_ids = vec![pane];
+        for (tail, cwd) in &panes[1..] {
+            // Each split divides the pane made last; the layout evens them.
+            let last = pane_ids.last().cloned().unwrap_or_default();
+            let kinds = [Kind::Window, Kind::Pane];
+            let mut cmd: Vec<String> = vec!["split-window".into(), "-d".into(), "-t".into(), last];
+            cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
+            cmd.extend(tail.iter().cloned());
+            let (ids, _) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+            pane_ids.push(ids[1].clone());
+        }
+        if let Some(layout) = win.layout {
+            act::run(session, &["select-layout", "-t", &window, layout.name()]).await?;
+        }
+        out.push((made.clone().unwrap_or_default(), window, pane_ids));
+    }
+    Ok(out)
+}
