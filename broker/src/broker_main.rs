@@ -55,7 +55,7 @@ enum FeedArg {
     RunShell,
 }
 
-fn parse_timeout(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Ok(t),
         _ => Err("expected a number of seconds, 0 < t <= 3600".into()),

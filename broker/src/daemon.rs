@@ -546,6 +546,17 @@ async fn serve_mcp(
             }
         },
     };
+    // @mcp-request-timeout, else the broker's --request-timeout.
+    let request_timeout_seconds = match snap.server.request_timeout_option.trim() {
+        "" => broker.request_timeout_seconds,
+        opt => match crate::broker_main::parse_timeout(opt) {
+            Ok(t) => t,
+            Err(why) => {
+                let reason = format!("@mcp-request-timeout is {opt:?}; {why}");
+                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+            }
+        },
+    };
     let enabled = tools::enabled_set(
         safety,
         broker
@@ -570,6 +581,7 @@ async fn serve_mcp(
         safety,
         toolset,
         allow_self: hello.allow_self,
+        request_timeout_seconds,
         jobs,
         log: Default::default(),
     });

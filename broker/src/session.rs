@@ -26,6 +26,10 @@ pub struct Session {
     /// Whose spellings of the libtmux family this session uses (`--toolset`).
     pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
+    /// The most any wait of this session waits, in seconds:
+    /// `@mcp-request-timeout` when set, else the broker's `--request-timeout`
+    /// (published as `limits.request_timeout_seconds`).
+    pub request_timeout_seconds: f64,
     /// `run_command`'s jobs: the broker's one table, shared by its sessions.
     pub jobs: Arc<crate::jobs::Jobs>,
     /// Notices for this agent (`notifications/message`) at the level it chose.

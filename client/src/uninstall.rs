@@ -23,6 +23,7 @@ const OPTIONS: &[&str] = &[
     "@mcp-install",
     "@mcp-safety",
     "@mcp-toolset",
+    "@mcp-request-timeout",
     "@mcp-enable-tools",
 ];
 

@@ -169,6 +169,9 @@ pub struct ServerRow {
     /// Current value of `@mcp-toolset` ("" when unset).
     #[serde(default)]
     pub toolset_option: String,
+    /// Current value of `@mcp-request-timeout` (seconds; "" when unset).
+    #[serde(default)]
+    pub request_timeout_option: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -152,7 +152,7 @@ pub async fn call(session: &Session) -> ToolOutput {
     if check == HookCheck::Preflight {
         requirements.push("stable capture-hook configuration on tmux < 3.5");
     }
-    let limits = match limits::as_json(broker.request_timeout_seconds) {
+    let limits = match limits::as_json(session.request_timeout_seconds) {
         Value::Object(m) => m
             .into_iter()
             .filter_map(|(k, v)| match v {

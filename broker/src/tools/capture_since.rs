@@ -52,7 +52,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "capture_since",
     family: Family::Libtmux,
     description: "A pane's lines new since cursor (none: the screen and a cursor); lines it cannot recover are reported, never dropped.",
-    details: "Read only the lines a pane (paneId %N) shows that are new since `cursor`: grid-based (history and screen as tmux renders them, so redrawing programs are not jumbled). Call without cursor to start: returns the visible screen and a cursor; pass that cursor next time for just the new lines and a new cursor (cursors are not consumed; they last 600 s after last use). Also accepts the hand-off cursor that prefix + A pastes (what changed since the key press). Lines that cannot be recovered are reported (linesMissed, missed.reason: history_trimmed by history-limit, history_cleared, respawned, rewritten, ambiguous, baseline_not_found), never dropped silently. While a full-screen program uses the alternate screen, the whole screen is returned when it changed. Caps keep the tail and report what they dropped: maxLines default 500 (at most 10000), maxBytes default 128000 (at most 1000000); larger values are clamped. waitMs (default 0): with a cursor and nothing new, wait up to that long for output (terminal writes; typed echo within 250 ms), clamped to the broker's request timeout (limits.request_timeout_seconds, default 5 s); the wait used is reported as waitMs. Read-only; fires no tmux hook; refused while an after-capture-pane hook is set.",
+    details: "Read only the lines a pane (paneId %N) shows that are new since `cursor`: grid-based (history and screen as tmux renders them, so redrawing programs are not jumbled). Call without cursor to start: returns the visible screen and a cursor; pass that cursor next time for just the new lines and a new cursor (cursors are not consumed; they last 600 s after last use). Also accepts the hand-off cursor that prefix + A pastes (what changed since the key press). Lines that cannot be recovered are reported (linesMissed, missed.reason: history_trimmed by history-limit, history_cleared, respawned, rewritten, ambiguous, baseline_not_found), never dropped silently. While a full-screen program uses the alternate screen, the whole screen is returned when it changed. Caps keep the tail and report what they dropped: maxLines default 500 (at most 10000), maxBytes default 128000 (at most 1000000); larger values are clamped. waitMs (default 0): with a cursor and nothing new, wait up to that long for output (terminal writes; typed echo within 250 ms), clamped to the request timeout (limits.request_timeout_seconds, default 5 s); the wait used is reported as waitMs. Read-only; fires no tmux hook; refused while an after-capture-pane hook is set.",
     annotations: Annotations::read_only("Capture new pane lines since a cursor"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -82,7 +82,7 @@ pub(super) struct Args {
     pub max_bytes: Option<u64>,
     /// With a cursor and nothing new: wait this long for output.
     ///
-    /// Default 0; clamped to the broker's request timeout.
+    /// Default 0; clamped to the request timeout.
     pub wait_ms: Option<u64>,
 }
 
@@ -598,7 +598,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
     // and the result says so (waitMs 0).
     let asked = args
         .wait_ms
-        .map(|ms| ms.min((broker.request_timeout_seconds * 1000.0) as u64));
+        .map(|ms| ms.min((session.request_timeout_seconds * 1000.0) as u64));
     let waiting = match asked {
         Some(ms) if ms > 0 => match broker.admission.wait() {
             Ok(place) => broker.screen_events(&pane).await.ok().map(|w| (place, w)),

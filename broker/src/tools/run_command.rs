@@ -85,7 +85,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "run_command",
     family: Family::Libtmux,
     description: "Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.",
-    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the broker's request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
+    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Run a command in a pane's shell", false),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -148,7 +148,7 @@ pub struct JobView {
     /// The wait this call used (run_command without detach only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
-    /// Whether timeoutMs was cut to the broker's request timeout.
+    /// Whether timeoutMs was cut to the request timeout.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_clamped: Option<bool>,
 }
@@ -250,8 +250,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let broker = &session.broker;
         let asked_ms = args
             .timeout_ms
-            .unwrap_or((broker.request_timeout_seconds * 1000.0) as u64);
-        let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
+            .unwrap_or((session.request_timeout_seconds * 1000.0) as u64);
+        let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
         let timeout_ms = asked_ms.min(cap_ms);
         let target =
             match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
@@ -398,7 +398,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         v.timeout_clamped = Some(timeout_ms < asked_ms);
         let mut text = summary(&v);
         if timeout_ms < asked_ms && v.state == JobState::Running {
-            text.push_str(&format!(" (timeoutMs {asked_ms} was clamped to the broker's request timeout {timeout_ms} ms)"));
+            text.push_str(&format!(" (timeoutMs {asked_ms} was clamped to the request timeout {timeout_ms} ms; `set -g @mcp-request-timeout SECONDS` raises it)"));
         }
         ToolOutput::typed(&v, text)
     })

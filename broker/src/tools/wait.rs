@@ -143,7 +143,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
         .get("timeout")
         .and_then(Value::as_f64)
         .unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
-    let timeout = asked.min(broker.request_timeout_seconds);
+    let timeout = asked.min(session.request_timeout_seconds);
     let scope = scope_of(args);
     let text = args
         .pointer("/condition/text")
@@ -265,7 +265,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
             Event::ServerGone => return observation_lost(id),
             Event::Idle | Event::Timeout => {
                 let clamp = if timeout < asked {
-                    format!(" (the broker's request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities)")
+                    format!(" (the request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities; `set -g @mcp-request-timeout SECONDS` raises it)")
                 } else {
                     String::new()
                 };

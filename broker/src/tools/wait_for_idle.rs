@@ -21,7 +21,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_idle",
     family: Family::Libtmux,
     description: "Wait until a pane has written nothing for idleSeconds (default 1).",
-    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
+    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
     annotations: Annotations::read_only("Wait for a pane to go quiet"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -106,7 +106,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 ev.pane.id,
                 out.clock.timeout_ms,
                 if out.clock.timeout_clamped {
-                    " (timeoutMs clamped to the broker's request timeout)"
+                    " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
                 } else {
                     ""
                 }

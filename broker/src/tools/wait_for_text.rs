@@ -37,7 +37,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_text",
     family: Family::Libtmux,
     description: "Wait until a pane's screen shows one of patterns, a stopPattern, or goes idle; text already shown matches at once.",
-    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the broker's request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
+    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
     annotations: Annotations::read_only("Wait for text in a pane"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -105,7 +105,7 @@ struct Waited {
 pub struct ClockReport {
     pub waited_ms: u64,
     pub timeout_ms: u64,
-    /// Whether the timeoutMs asked for was cut to the broker's request timeout.
+    /// Whether the timeoutMs asked for was cut to the request timeout.
     pub timeout_clamped: bool,
     /// Output events (bursts of writes to the pane's terminal) seen.
     pub output_events: u64,
@@ -134,7 +134,7 @@ impl<'a> Watched<'a> {
     ) -> Result<Watched<'a>, ToolOutput> {
         let started = Instant::now();
         let broker: &'a tmux_mcp_engine::Broker = &session.broker;
-        let cap_ms = (broker.request_timeout_seconds * 1000.0) as u64;
+        let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
         let asked = asked_ms.unwrap_or(cap_ms);
         let timeout_ms = asked.min(cap_ms);
         let target = act::target(session, id, generation, SelfRule::Allowed).await?;
@@ -326,7 +326,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                     ev.pane.id,
                     w.clock.timeout_ms,
                     if w.clock.timeout_clamped {
-                        " (timeoutMs clamped to the broker's request timeout)"
+                        " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
                     } else {
                         ""
                     }
