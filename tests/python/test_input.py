@@ -258,3 +258,22 @@ async def test_a_cancelled_run_command_lets_the_command_finish_and_leaves_no_fil
         await wait_until(lambda: not jobs())
         r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo after"})
         assert r["output"]["text"] == "after\n", r
+
+
+@async_test(timeout=30)
+async def test_wait_for_text_returns_every_line_its_pattern_matches(tmux_server):
+    srv = tmux_server
+    pane = await bash_pane(srv)
+    srv.tmux("send-keys", "-t", pane, "-l", "printf 'ok\\nERROR one\\nfine\\nERROR two\\nERROR three\\n'")
+    srv.tmux("send-keys", "-t", pane, "Enter")
+    await wait_until(lambda: "ERROR three" in srv.tmux("capture-pane", "-p", "-t", pane))
+    async with mcp_session(srv) as s:
+        w = await call_ok(s, "wait_for_text", {"paneId": pane, "patterns": ["^ERROR"], "regex": True,
+                                               "timeoutMs": 2000})
+        assert w["outcome"] == "matched" and w["line"] == "ERROR one", w
+        assert w["moreLines"] == ["ERROR two", "ERROR three"], w
+        r = await call(s, "wait_for_text", {"paneId": pane, "patterns": ["^fine$"], "regex": True,
+                                            "timeoutMs": 2000})
+        assert "moreLines" not in r.structured and r.text.count("\n") == 0, r
+        r = await call(s, "wait_for_text", {"paneId": pane, "patterns": ["^ERROR"], "regex": True})
+        assert r.text.splitlines()[1:] == ["ERROR two", "ERROR three"], r

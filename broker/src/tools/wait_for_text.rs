@@ -37,7 +37,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_text",
     family: Family::Libtmux,
     description: "Wait until a pane's screen shows one of patterns, a stopPattern, or goes idle; text already shown matches at once.",
-    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns which pattern matched and the line. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
+    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns which pattern matched, the line and row of its first match, and moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
     annotations: Annotations::read_only("Wait for text in a pane"),
     opt_in: false,
     input_schema: super::typed::input_of::<Args>,
@@ -95,6 +95,9 @@ struct Waited {
     line: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     row: Option<usize>,
+    /// The other lines the same pattern matches, top to bottom (at most 100).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    more_lines: Vec<String>,
     #[serde(flatten)]
     clock: ClockReport,
 }
@@ -220,15 +223,29 @@ fn compile(patterns: &[String], field: &str, args: &Args) -> Result<Vec<regex::R
         .collect()
 }
 
-/// The first regex that matches `screen`: its index, the line and the row.
-fn first_match(res: &[regex::Regex], screen: &str) -> Option<(usize, String, usize)> {
+/// Most lines `moreLines` reports.
+const MORE_LINES_MAX: usize = 100;
+
+/// A pattern's match on the screen: its index, the line its first match
+/// starts on and that row, and the other lines its matches start on.
+type Hit = (usize, String, usize, Vec<String>);
+
+/// The first regex that matches `screen`, with every line it matches.
+fn first_match(res: &[regex::Regex], screen: &str) -> Option<Hit> {
     res.iter().enumerate().find_map(|(i, re)| {
-        let m = re.find(screen)?;
-        let row = screen[..m.start()].matches('\n').count();
+        let lines: Vec<&str> = screen.lines().collect();
+        let mut rows = re
+            .find_iter(screen)
+            .map(|m| screen[..m.start()].matches('\n').count());
+        let row = rows.next()?;
+        let mut more: Vec<usize> = rows.filter(|r| *r != row).collect();
+        more.dedup();
+        let line = |r: usize| lines.get(r).copied().unwrap_or_default().to_string();
         Some((
             i,
-            screen.lines().nth(row).unwrap_or_default().to_string(),
+            line(row),
             row,
+            more.into_iter().take(MORE_LINES_MAX).map(line).collect(),
         ))
     })
 }
@@ -274,7 +291,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                         first_match(&stops, &screen)
                             .map(|m| (Outcome::Stopped, &args.stop_patterns, m))
                     });
-                if let Some((outcome, list, (i, line, row))) = hit {
+                if let Some((outcome, list, (i, line, row, more_lines))) = hit {
                     let w = Waited {
                         pane: PaneRef::new(&ev.pane.id, session.generation()),
                         outcome,
@@ -282,6 +299,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                         pattern_index: Some(i),
                         line: Some(line.clone()),
                         row: Some(row),
+                        more_lines,
                         clock: ev.report(),
                     };
                     let what = if outcome == Outcome::Matched {
@@ -289,10 +307,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                     } else {
                         "stop pattern matched"
                     };
-                    let text = format!(
+                    let mut text = format!(
                         "{} {what} {:?} after {} ms on row {row}: {line}",
                         ev.pane.id, list[i], w.clock.waited_ms
                     );
+                    for more in &w.more_lines {
+                        text.push('\n');
+                        text.push_str(more);
+                    }
                     return ToolOutput::typed(&w, text);
                 }
             }
@@ -313,6 +335,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 pattern_index: None,
                 line: None,
                 row: None,
+                more_lines: Vec::new(),
                 clock: ev.report(),
             };
             let text = match outcome {
@@ -356,7 +379,17 @@ mod tests {
         let res = compile(&args.patterns, "patterns", &args).unwrap();
         assert_eq!(
             first_match(&res, "abc\nxx A.C yy"),
-            Some((0, "xx A.C yy".into(), 1))
+            Some((0, "xx A.C yy".into(), 1, vec![]))
+        );
+        let args = Args {
+            patterns: vec!["error".into()],
+            ..args
+        };
+        let res = compile(&args.patterns, "patterns", &args).unwrap();
+        assert_eq!(
+            first_match(&res, "ok\nerror: a error again\nfine\nerror: b"),
+            Some((0, "error: a error again".into(), 1, vec!["error: b".into()])),
+            "every line once, the first apart"
         );
         let args = Args {
             regex: true,

@@ -268,15 +268,14 @@ async def mcp_tmux_tests(m: Meter, c: dict) -> Any:
 
 
 async def ours_build(m: Meter, c: dict) -> Any:
-    # wait_for_text until an error shows (each call is clamped to the broker's
-    # request timeout, 5 s by default: the result says so and the agent asks again),
-    # then the error lines: search_panes returns just the matching lines.
+    # wait_for_text until an error shows (each call is clamped to the request
+    # timeout, 5 s by default or @mcp-request-timeout: the result says so and
+    # the agent asks again); its answer holds every line the pattern matches
+    # (line, then moreLines, in the text too).
     while True:
-        _, s = await m.call("wait_for_text", {"paneId": c["pane"], "patterns": ["error"], "timeoutMs": 120000})
+        text, s = await m.call("wait_for_text", {"paneId": c["pane"], "patterns": ["error"], "timeoutMs": 120000})
         if s.get("outcome") == "matched":
-            break
-    text, _ = await m.call("search_panes", {"pattern": "error", "session": "main"})
-    return error_lines(text)
+            return error_lines(text)
 
 
 async def libtmux_build(m: Meter, c: dict) -> Any:
@@ -374,7 +373,7 @@ TASKS = [
 
 POLICY_NOTES = {
     "tests": {"ours": "run_command", "libtmux-mcp": "run_command", "mcp-tmux": "tmux_run"},
-    "build": {"ours": "wait_for_text (request timeout a call) until matched, search_panes 'error'",
+    "build": {"ours": "wait_for_text (request timeout a call) until matched; its line and moreLines",
               "libtmux-mcp": "wait_for_text (30 s a call) until found; matched lines + tail",
               "mcp-tmux": "tmux_wait_for_text until matched; the screen"},
     "find": {"ours": "search_panes", "libtmux-mcp": "search_panes", "mcp-tmux": "tmux_list_panes, tmux_capture_pane each until found"},
