@@ -55,11 +55,8 @@ enum FeedArg {
     RunShell,
 }
 
-pub(crate) fn parse_timeout(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Ok(t),
-        _ => Err("expected a number of seconds, 0 < t <= 3600".into()),
-    }
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    tmux_mcp_core::limits::parse_request_timeout(s)
 }
 
 fn parse_tier(s: &str) -> Result<tmux_mcp_core::wire::Tier, String> {

@@ -549,7 +549,7 @@ async fn serve_mcp(
     // @mcp-request-timeout, else the broker's --request-timeout.
     let request_timeout_seconds = match snap.server.request_timeout_option.trim() {
         "" => broker.request_timeout_seconds,
-        opt => match crate::broker_main::parse_timeout(opt) {
+        opt => match tmux_mcp_core::limits::parse_request_timeout(opt) {
             Ok(t) => t,
             Err(why) => {
                 let reason = format!("@mcp-request-timeout is {opt:?}; {why}");

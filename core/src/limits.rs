@@ -25,6 +25,15 @@ pub const MAX_HANDOFF_CURSORS: u64 = 64;
 /// Largest JSON-RPC line accepted from a client.
 pub const MAX_FRAME_BYTES: usize = 1_048_576;
 
+/// A request timeout as the broker's `--request-timeout` and the
+/// `@mcp-request-timeout` option take it: seconds, 0 < t <= 3600.
+pub fn parse_request_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Ok(t),
+        _ => Err("expected a number of seconds, 0 < t <= 3600".into()),
+    }
+}
+
 /// The published limits; `request_timeout_seconds` is the broker's own.
 pub fn as_json(request_timeout_seconds: f64) -> Value {
     json!({
