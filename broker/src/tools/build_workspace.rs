@@ -21,7 +21,7 @@ use super::list_panes::PaneRecord;
 use super::list_sessions::SessionRecord;
 use super::list_windows::WindowRecord;
 use super::refs::{Kind, INT_MAX};
-use super::spawn::{read_back_spawned, spawn};
+use super::spawn::spawn;
 use super::typed::{input_of, schema_of};
 use super::{launch, Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
@@ -149,11 +149,11 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
     let mut made: Option<String> = None;
     match create(session, &a, &tails, &mut made).await {
         Ok(ids) => {
-            let after = read_back_spawned(session, "built the workspace", None).await?;
-            let session_id = &ids[0].0;
+            let after = arrange::read_back(session, "built the workspace").await?;
+            let session_id = made.as_deref().unwrap_or_default();
             let windows = ids
                 .iter()
-                .map(|(_, window, panes)| {
+                .map(|(window, panes)| {
                     Ok(BuiltWindow {
                         window: after.window_record(session, window)?,
                         panes: panes
@@ -174,7 +174,7 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
                 after.session_name(session_id),
                 out.windows.len(),
                 ids.iter()
-                    .map(|(_, w, p)| format!("{w} [{}]", p.join(" ")))
+                    .map(|(w, p)| format!("{w} [{}]", p.join(" ")))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
@@ -201,8 +201,9 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
     }
 }
 
-/// What was made: per window (the session id, the window id, its pane ids).
-type Made = Vec<(String, String, Vec<String>)>;
+/// What was made: per window, its id and its pane ids (the session's id is
+/// in `made`).
+type Made = Vec<(String, Vec<String>)>;
 
 /// Sends the commands in order; `made` holds the new session's id as soon as
 /// it exists (for the caller's undo).
@@ -259,7 +260,7 @@ async fn create(
         if let Some(layout) = win.layout {
             act::run(session, &["select-layout", "-t", &window, layout.name()]).await?;
         }
-        out.push((made.clone().unwrap_or_default(), window, pane_ids));
+        out.push((window, pane_ids));
     }
     Ok(out)
 }

@@ -82,6 +82,18 @@ pub(super) enum StateName {
     Unknown,
 }
 
+impl From<StateName> for State {
+    fn from(s: StateName) -> State {
+        match s {
+            StateName::Working => State::Working,
+            StateName::WaitingForInput => State::WaitingForInput,
+            StateName::WaitingForApproval => State::WaitingForApproval,
+            StateName::Exited => State::Exited,
+            StateName::Unknown => State::Unknown,
+        }
+    }
+}
+
 impl From<State> for StateName {
     fn from(s: State) -> StateName {
         match s {

@@ -117,7 +117,8 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Err(e) => return e,
     };
     let id = target.id.clone();
-    let found = match agent_of(session, &id).await {
+    let pane = target.panes[0].clone();
+    let found = match agent_of(session, &pane).await {
         Ok((true, f)) => f,
         Ok((false, _)) => {
             return ToolOutput::libtmux_error(format!(
@@ -127,7 +128,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Err(e) => return e,
     };
     let timeout = Some(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
-    let mut watch = match AgentWatch::start(session, &id, timeout, found).await {
+    let mut watch = match AgentWatch::start(session, pane, timeout, found).await {
         Ok(w) => w,
         Err(e) => return e,
     };

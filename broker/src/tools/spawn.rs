@@ -313,7 +313,7 @@ const EXEC_WAIT: Duration = Duration::from_millis(500);
 /// the process no longer runs the server's executable, checked before the
 /// read (a check after it could pass on a read that came before the exec), for
 /// at most [`EXEC_WAIT`] (a program that is tmux itself waits that long).
-pub(super) async fn read_back_spawned(
+async fn read_back_spawned(
     session: &Session,
     what: &str,
     pid: Option<u32>,

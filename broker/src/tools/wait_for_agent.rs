@@ -21,7 +21,8 @@ use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use tmux_mcp_engine::agents::{self, Found};
+use tmux_mcp_engine::agents::{self, Found, State};
+use tmux_mcp_engine::registry::Pane;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_agent",
@@ -85,15 +86,17 @@ pub(super) struct AgentWatch<'a> {
 }
 
 impl<'a> AgentWatch<'a> {
+    /// A wait on `pane` (resolved by the caller) and its agent `found`.
     pub async fn start(
         session: &'a Session,
-        id: &str,
+        pane: Pane,
         timeout_ms: Option<u64>,
         found: Found,
     ) -> Result<AgentWatch<'a>, ToolOutput> {
         let needs = agents::needs_activity(found.cli);
         let idle = needs.then_some(agents::QUIET.as_secs_f64());
-        let ev = Watched::start(session, id, None, timeout_ms, idle, None).await?;
+        let started = std::time::Instant::now();
+        let ev = Watched::on(session, pane, started, timeout_ms, idle, None).await?;
         Ok(AgentWatch { ev, found, needs })
     }
 
@@ -172,12 +175,11 @@ impl<'a> AgentWatch<'a> {
     }
 }
 
-/// The pane's agent now: found on its terminal (`true`), or remembered and
-/// gone (`false`); the pane resolved as every action resolves its target
-/// (existence, scope).
-pub(super) async fn agent_of(session: &Session, id: &str) -> Result<(bool, Found), ToolOutput> {
-    let target = act::target(session, id, None, SelfRule::Allowed).await?;
-    let pane = &target.panes[0];
+/// `pane`'s agent now (the pane resolved by the caller, as every action
+/// resolves its target): found on its terminal (`true`), or remembered and
+/// gone (`false`).
+pub(super) async fn agent_of(session: &Session, pane: &Pane) -> Result<(bool, Found), ToolOutput> {
+    let id = pane.id.as_str();
     let snap = session.broker.registry.cached();
     let all: HashSet<&str> = snap
         .iter()
@@ -201,7 +203,11 @@ pub(super) async fn agent_of(session: &Session, id: &str) -> Result<(bool, Found
 async fn call(session: &Session, args: Args) -> ToolOutput {
     let id: &str = &args.pane_id;
     let wanted: Vec<StateName> = args.states.clone().unwrap_or(DEFAULT_STATES.to_vec());
-    let (running, found) = match agent_of(session, id).await {
+    let pane = match act::target(session, id, None, SelfRule::Allowed).await {
+        Ok(t) => t.panes[0].clone(),
+        Err(e) => return e,
+    };
+    let (running, found) = match agent_of(session, &pane).await {
         Ok(f) => f,
         Err(e) => return e,
     };
@@ -227,7 +233,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         let text = format!("{} (no wait: it is not running)", w.agent.line());
         return ToolOutput::typed(&w, text);
     }
-    let mut watch = match AgentWatch::start(session, id, args.timeout_ms, found.clone()).await {
+    let mut watch = match AgentWatch::start(session, pane, args.timeout_ms, found.clone()).await {
         Ok(w) => w,
         Err(e) => return e,
     };
@@ -262,10 +268,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         id,
         wanted
             .iter()
-            .map(|s| serde_json::to_value(s)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default())
+            .map(|s| State::from(*s).name())
             .collect::<Vec<_>>()
             .join(" or "),
         w.clock.timeout_ms,

@@ -124,9 +124,8 @@ pub struct Watched<'a> {
 }
 
 impl<'a> Watched<'a> {
-    /// Resolves pane `id` (fresh read: existence, generation, scope), takes a
-    /// wait place and starts watching its terminal; `asked_ms` is clamped to
-    /// the request timeout.
+    /// Resolves pane `id` (fresh read: existence, generation, scope), then
+    /// [`Watched::on`] it.
     pub async fn start(
         session: &'a Session,
         id: &str,
@@ -136,12 +135,27 @@ impl<'a> Watched<'a> {
         progress: Option<Progress>,
     ) -> Result<Watched<'a>, ToolOutput> {
         let started = Instant::now();
+        let target = act::target(session, id, generation, SelfRule::Allowed).await?;
+        let pane = target.panes[0].clone();
+        Watched::on(session, pane, started, asked_ms, idle, progress).await
+    }
+
+    /// A wait on `pane`, already resolved by the caller, that began at
+    /// `started`: takes a wait place and starts watching its terminal;
+    /// `asked_ms` is clamped to the request timeout.
+    pub async fn on(
+        session: &'a Session,
+        pane: Pane,
+        started: Instant,
+        asked_ms: Option<u64>,
+        idle: Option<f64>,
+        progress: Option<Progress>,
+    ) -> Result<Watched<'a>, ToolOutput> {
         let broker: &'a tmux_mcp_engine::Broker = &session.broker;
         let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
         let asked = asked_ms.unwrap_or(cap_ms);
         let timeout_ms = asked.min(cap_ms);
-        let target = act::target(session, id, generation, SelfRule::Allowed).await?;
-        let pane = target.panes[0].clone();
+        let id = pane.id.clone();
         if pane.dead {
             return Err(act::error(
                 &format!("Pane {id} is dead (its program exited); nothing will write to it."),
@@ -162,7 +176,7 @@ impl<'a> Watched<'a> {
         let mut ev = PaneEvents::new(
             broker,
             place,
-            id,
+            &id,
             started,
             Duration::from_millis(timeout_ms),
             progress,
