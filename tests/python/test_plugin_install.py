@@ -221,8 +221,11 @@ def test_a_matching_binary_in_a_tool_dir_wins_over_another_version_on_path_and_n
     shutil.copy(BROKER, old / "tmux-mcp-broker")
     staged.env["PATH"] = f"{old}:{staged.env['PATH']}"
     link_binaries(staged.home / ".cargo" / "bin")  # where `cargo install` puts them
-    # A new server whose PATH has the old version first.
+    # A new server whose PATH has the old version first, on a socket of its
+    # own: kill-server returns before that server has gone, and a new-session
+    # on its socket at once could reach the exiting server (it failed so once).
     subprocess.run([TMUX, "-S", staged.sock, "kill-server"], env=staged.env, capture_output=True, timeout=15)
+    staged.sock = str(staged.dir / "sock2")
     subprocess.run([TMUX, "-S", staged.sock, "-f", "/dev/null", "new-session", "-d", "-s", "main"],
                    env=staged.env, check=True, timeout=15, stdin=subprocess.DEVNULL, capture_output=True)
     staged.load()

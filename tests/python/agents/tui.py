@@ -46,6 +46,19 @@ TERM = "tmux-256color"
 CLAUDE_MODEL = "sonnet"
 
 
+def person_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` as a person's terminal has it: without the variables of the tmux
+    that runs the tests (`TMUX`, `TMUX_PANE`), and without the markers of a CI
+    machine. Ink, which Gemini CLI draws with, reads `CI`,
+    `CONTINUOUS_INTEGRATION` or any `CI_*` variable as "not interactive", and
+    Gemini CLI 0.61 then takes the headless path (it printed "No input provided
+    via stdin" and exited on the CI machine, which sets `CI`); it also reads
+    `GITHUB_ACTIONS=true` so."""
+    return {k: v for k, v in env.items()
+            if k not in ("TMUX", "TMUX_PANE", "CI", "CONTINUOUS_INTEGRATION", "GITHUB_ACTIONS")
+            and not k.startswith("CI_")}
+
+
 @dataclass
 class Launch:
     name: str         # "claude", "codex", "gemini"
@@ -149,9 +162,7 @@ class TuiServer:
         the server's: tmux passes its own to the pane), or typed into bash
         (`type_command` False: only bash, at its prompt)."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.env = dict(launch.env, TERM=os.environ.get("TERM", "xterm-256color"))
-        self.env.pop("TMUX", None)
-        self.env.pop("TMUX_PANE", None)
+        self.env = person_env(dict(launch.env, TERM=os.environ.get("TERM", "xterm-256color")))
         if via_shell:
             cmd = ["bash", "--norc", "--noprofile"]
         else:
