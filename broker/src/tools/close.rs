@@ -8,12 +8,12 @@
 use super::entity_refs::AnyRef;
 use super::envelope;
 use super::refs::{self, Kind};
-use super::typed::{data_schema_of, ExitZero, Observed};
+use super::typed::{data_schema_of, input_of, ExitZero, Observed};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_close",
@@ -27,17 +27,16 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-/// One root variant per reference kind, so a validation error names the field.
+/// The arguments: one reference of any kind (`kind` says which).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// The session, window or pane to close.
+    target: AnyRef,
+}
+
 fn input_schema() -> Value {
-    let variant = |k: Kind| {
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["target"],
-            "properties": { "target": refs::ref_schema(k) }
-        })
-    };
-    json!({ "type": "object", "oneOf": [variant(Kind::Session), variant(Kind::Window), variant(Kind::Pane)] })
+    input_of::<Args>()
 }
 
 /// What a close answers (the output schema is derived from it).
@@ -54,15 +53,12 @@ fn output_schema() -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+    c.run_seed_mutation(call)
 }
 
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> ToolOutput {
     let broker = &session.broker;
-    if let Err(e) = refs::check_mutation_bytes(args) {
-        return e;
-    }
-    let target = match refs::resolve(session, &args["target"]).await {
+    let target = match refs::resolve(session, &args.target).await {
         Ok(t) => t,
         Err(e) => return e,
     };
@@ -97,4 +93,37 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             client_exit_status: ExitZero,
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_derived_schema_takes_one_reference_of_any_kind_and_decodes_its_kind() {
+        let v = jsonschema::validator_for(&input_schema()).unwrap();
+        for (kind, id) in [
+            (Kind::Session, "$1"),
+            (Kind::Window, "@1"),
+            (Kind::Pane, "%1"),
+        ] {
+            let args = json!({ "target": { "kind": kind.as_str(), "id": id, "generation": "g" } });
+            assert!(v.is_valid(&args), "{args}");
+            let decoded = serde_json::from_value::<Args>(args).unwrap();
+            assert_eq!(decoded.target.parts(), (kind, id, "g"));
+        }
+        for bad in [
+            json!({ "target": { "kind": "window_link", "id": "@1", "generation": "g" } }),
+            json!({ "target": { "kind": "pane", "id": "@1", "generation": "g" } }),
+            json!({ "target": { "kind": "session", "id": "main", "generation": "g" } }),
+            json!({ "target": { "kind": "pane", "id": "%1" } }),
+            json!({ "target": { "kind": "pane", "id": "%1", "generation": "" } }),
+            json!({ "target": { "kind": "pane", "id": "%1", "generation": "g", "x": 1 } }),
+            json!({ "target": { "kind": "pane", "id": "%1", "generation": "g" }, "force": true }),
+            json!({}),
+        ] {
+            assert!(!v.is_valid(&bad), "accepted {bad}");
+        }
+    }
 }

@@ -21,7 +21,7 @@ use super::typed::{data_schema_of, Observed, Unobserved};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use tmux_mcp_core::wire::Scope;
@@ -122,6 +122,13 @@ fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
         .map_err(|why| refs::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
 }
 
+/// The `parent` reference (the schema has checked its shape and kind).
+async fn resolve_parent(session: &Session, args: &Value) -> Result<refs::Target, ToolOutput> {
+    let parent = AnyRef::deserialize(&args["parent"])
+        .map_err(|e| refs::invalid_input(&format!("argument /parent: {e}. Nothing was sent.")))?;
+    refs::resolve(session, &parent).await
+}
+
 fn run(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move { call(c.session, &c.args).await })
 }
@@ -176,7 +183,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             }
         }
         "window" => {
-            let parent = match refs::resolve(session, &args["parent"]).await {
+            let parent = match resolve_parent(session, args).await {
                 Ok(t) => t,
                 Err(e) => return e,
             };
@@ -196,7 +203,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             ]);
         }
         _ => {
-            let parent = match refs::resolve(session, &args["parent"]).await {
+            let parent = match resolve_parent(session, args).await {
                 Ok(t) => t,
                 Err(e) => return e,
             };

@@ -3,9 +3,9 @@
 //! `refs::ref_schema` of their kind; a unit test keeps them equal.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionRef {
     pub kind: SessionKind,
@@ -15,13 +15,13 @@ pub struct SessionRef {
     pub generation: String,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 pub enum SessionKind {
     #[serde(rename = "session")]
     Session,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowRef {
     pub kind: WindowKind,
@@ -31,7 +31,7 @@ pub struct WindowRef {
     pub generation: String,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 pub enum WindowKind {
     #[serde(rename = "window")]
     Window,
@@ -57,8 +57,10 @@ impl WindowRef {
     }
 }
 
-/// Any of the three references (its schema accepts exactly one kind each).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+// Any of the three references (its schema accepts exactly one kind each; as
+// an argument, the `kind` decides which). Not a doc comment, which schemars
+// would publish (as `refs::PaneRef`'s).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum AnyRef {
     Session(SessionRef),
@@ -67,6 +69,16 @@ pub enum AnyRef {
 }
 
 impl AnyRef {
+    /// The kind, id and generation, whichever the variant.
+    pub fn parts(&self) -> (super::refs::Kind, &str, &str) {
+        use super::refs::Kind;
+        match self {
+            AnyRef::Session(r) => (Kind::Session, &r.id, &r.generation),
+            AnyRef::Window(r) => (Kind::Window, &r.id, &r.generation),
+            AnyRef::Pane(r) => (Kind::Pane, &r.id, &r.generation),
+        }
+    }
+
     pub fn new(kind: super::refs::Kind, id: &str, generation: &str) -> AnyRef {
         use super::refs::Kind;
         match kind {

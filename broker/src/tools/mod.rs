@@ -465,7 +465,14 @@ fn intent(variant: &Value, instance: &Value) -> i64 {
     for (k, sub) in variant["properties"].as_object().into_iter().flatten() {
         let Some(v) = obj.get(k) else { continue };
         score += 1;
-        match sub.get("const") {
+        // A one-value `enum` is a `const` (schemars derives a unit variant so).
+        let fixed = sub.get("const").or_else(|| {
+            sub.get("enum")
+                .and_then(Value::as_array)
+                .filter(|vs| vs.len() == 1)
+                .map(|vs| &vs[0])
+        });
+        match fixed {
             Some(c) => score += if c == v { 1000 } else { -1000 },
             None => score += intent(sub, v),
         }

@@ -56,15 +56,6 @@ impl Kind {
         }
     }
 
-    fn parse(s: &str) -> Option<Kind> {
-        match s {
-            "session" => Some(Kind::Session),
-            "window" => Some(Kind::Window),
-            "pane" => Some(Kind::Pane),
-            _ => None,
-        }
-    }
-
     /// The kind of a printed tmux id (`$3`, `@7`, `%12`), checked for syntax.
     pub fn of_id(id: &str) -> Option<Kind> {
         let kind = match id.as_bytes().first()? {
@@ -98,8 +89,10 @@ pub fn any_ref_schema() -> Value {
     json!({ "oneOf": [ref_schema(Kind::Session), ref_schema(Kind::Window), ref_schema(Kind::Pane)] })
 }
 
-/// A pane reference as a typed value (its derived schema equals
-/// `ref_schema(Kind::Pane)`; a unit test keeps the two equal).
+// A pane reference as a typed value (its derived schema equals
+// `ref_schema(Kind::Pane)`; a unit test keeps the two equal). A plain comment,
+// not a doc comment: schemars would publish a doc comment as the schema's
+// description, in every tool that takes or returns one.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PaneRef {
@@ -299,15 +292,13 @@ pub async fn find(
     })
 }
 
-/// Resolves the seed family's reference `r` (`{kind, id, generation}`, the
-/// generation required); failures are the family's envelopes, all `not_sent`.
-pub async fn resolve(session: &Session, r: &Value) -> Result<Target, ToolOutput> {
-    let kind = r["kind"]
-        .as_str()
-        .and_then(Kind::parse)
-        .ok_or_else(|| invalid_input("argument reference: unknown kind"))?;
-    let id = r["id"].as_str().unwrap_or_default();
-    let generation = r["generation"].as_str().unwrap_or_default();
+/// Resolves the seed family's reference `r` (its generation required);
+/// failures are the family's envelopes, all `not_sent`.
+pub async fn resolve(
+    session: &Session,
+    r: &super::entity_refs::AnyRef,
+) -> Result<Target, ToolOutput> {
+    let (kind, id, generation) = r.parts();
     find(session, kind, id, Some(generation))
         .await
         .map_err(|e| e.envelope())

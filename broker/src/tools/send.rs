@@ -17,14 +17,15 @@
 //! earlier one landed, the error says how much arrived (delivery `observed`,
 //! effects `unknown`).
 
+use super::entity_refs::AnyRef;
 use super::envelope;
-use super::refs::{self, Kind, NO_NUL};
-use super::typed::{data_schema_of, ExitZero, Observed};
+use super::refs::{self, NO_NUL};
+use super::typed::{data_schema_of, input_of, ExitZero, Observed};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_send",
@@ -38,48 +39,32 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-fn text_input() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["type", "text"],
-        "properties": {
-            "type": { "const": "text" },
-            "text": { "type": "string", "maxLength": 65536, "pattern": NO_NUL, "description": "Typed literally; may be empty; no Enter is appended." }
-        }
-    })
+/// The arguments: one pane, and what to type into it.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    target: refs::PaneRef,
+    input: SendInput,
 }
 
-fn keys_input() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["type", "keys"],
-        "properties": {
-            "type": { "const": "keys" },
-            "keys": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": 256,
-                "items": { "type": "string", "minLength": 1, "pattern": NO_NUL },
-                "description": "tmux key names, sent in order, e.g. [\"C-c\"] or [\"Up\", \"Enter\"]."
-            }
-        }
-    })
+/// Literal text or key names, never both (`type` says which).
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+enum SendInput {
+    Text {
+        /// Typed literally; may be empty; no Enter is appended.
+        #[schemars(length(max = 65536), regex(pattern = NO_NUL))]
+        text: String,
+    },
+    Keys {
+        /// tmux key names, sent in order, e.g. ["C-c"] or ["Up", "Enter"].
+        #[schemars(length(min = 1, max = 256), inner(length(min = 1), regex(pattern = NO_NUL)))]
+        keys: Vec<String>,
+    },
 }
 
-/// One root variant per input kind, so a validation error names the field
-/// within the variant the caller meant (e.g. `/input/keys`).
 fn input_schema() -> Value {
-    let variant = |input: Value| {
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["target", "input"],
-            "properties": { "target": refs::ref_schema(Kind::Pane), "input": input }
-        })
-    };
-    json!({ "type": "object", "oneOf": [variant(text_input()), variant(keys_input())] })
+    input_of::<Args>()
 }
 
 crate::constant!(DispatchOnly, "dispatch_only");
@@ -197,14 +182,11 @@ pub async fn deliver(
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+    c.run_seed_mutation(call)
 }
 
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
-    if let Err(e) = refs::check_mutation_bytes(args) {
-        return e;
-    }
-    let target = match refs::resolve(session, &args["target"]).await {
+async fn call(session: &Session, args: Args) -> ToolOutput {
+    let target = match refs::resolve(session, &AnyRef::Pane(args.target)).await {
         Ok(t) => t,
         Err(e) => return e,
     };
@@ -215,20 +197,9 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     if pane.dead {
         return refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent);
     }
-    let input = &args["input"];
-    let keys: Vec<String>;
-    let what = match input["type"].as_str() {
-        Some("text") => Input::Text(input["text"].as_str().unwrap_or_default()),
-        _ => {
-            keys = input["keys"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect();
-            Input::Keys(&keys)
-        }
+    let what = match &args.input {
+        SendInput::Text { text } => Input::Text(text),
+        SendInput::Keys { keys } => Input::Keys(keys),
     };
     let commands = commands(&target.id, what);
     if let Err((landed, f)) = deliver(session, &commands).await {
@@ -253,6 +224,42 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_derived_schema_takes_one_kind_of_input_and_decodes_what_it_takes() {
+        let v = jsonschema::validator_for(&input_schema()).unwrap();
+        let t = json!({ "kind": "pane", "id": "%1", "generation": "g" });
+        let text = json!({ "target": t, "input": { "type": "text", "text": "" } });
+        let keys = json!({ "target": t, "input": { "type": "keys", "keys": ["C-c", "Enter"] } });
+        assert!(v.is_valid(&text) && v.is_valid(&keys));
+        assert!(matches!(
+            serde_json::from_value::<Args>(text).unwrap().input,
+            SendInput::Text { text } if text.is_empty()
+        ));
+        assert!(matches!(
+            serde_json::from_value::<Args>(keys).unwrap().input,
+            SendInput::Keys { keys } if keys == ["C-c", "Enter"]
+        ));
+        for bad in [
+            json!({ "target": t, "input": { "type": "text", "text": "a", "keys": ["Enter"] } }),
+            json!({ "target": t, "input": { "type": "keys", "text": "a", "keys": ["Enter"] } }),
+            json!({ "target": t, "input": { "type": "keys", "keys": [] } }),
+            json!({ "target": t, "input": { "type": "keys", "keys": [""] } }),
+            json!({ "target": t, "input": { "type": "keys", "keys": vec!["x"; 257] } }),
+            json!({ "target": t, "input": { "type": "text", "text": "a\u{0}b" } }),
+            json!({ "target": t, "input": { "type": "text", "text": "x".repeat(65_537) } }),
+            json!({ "target": t, "input": { "type": "paste", "text": "a" } }),
+            json!({ "target": t, "input": { "text": "a" } }),
+            json!({ "target": t }),
+            json!({ "input": { "type": "text", "text": "a" } }),
+            json!({ "target": t, "input": { "type": "text", "text": "a" }, "enter": true }),
+            json!({ "target": { "kind": "window", "id": "@1", "generation": "g" },
+                    "input": { "type": "text", "text": "a" } }),
+        ] {
+            assert!(!v.is_valid(&bad), "accepted {bad}");
+        }
+    }
 
     #[test]
     fn long_text_splits_at_character_boundaries_and_reassembles() {

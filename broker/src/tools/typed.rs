@@ -328,15 +328,46 @@ impl<'a> Call<'a> {
         })
     }
 
+    /// [`Call::run_typed`] for a seed-family mutation: the arguments' string
+    /// bytes are checked against the mutation ceiling, then decoded; either
+    /// refusal is the family's envelope (nothing sent).
+    pub fn run_seed_mutation<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    where
+        A: DeserializeOwned + Send + 'a,
+        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
+        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
+    {
+        Box::pin(async move {
+            if let Err(e) = refs::check_mutation_bytes(&self.args) {
+                return e;
+            }
+            match self.parse_seed::<A>() {
+                Ok(a) => call(self.session, a).await,
+                Err(e) => e,
+            }
+        })
+    }
+
     /// The arguments as the tool's typed struct. They already passed the
     /// published input schema, so a failure here means the struct and the schema
     /// disagree: reported as invalid arguments, nothing sent.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
-        let mut args = self.args.clone();
-        integral_floats(&mut args);
-        serde_json::from_value(args).map_err(|e| {
+        self.decode().map_err(|e| {
             ToolOutput::libtmux_error(format!("Invalid arguments: {e}. Nothing was sent to tmux."))
         })
+    }
+
+    /// [`Call::parse`] for the seed family, whose refusal is its envelope's
+    /// `invalid_input` (not sent).
+    fn parse_seed<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
+        self.decode()
+            .map_err(|e| refs::invalid_input(&format!("Invalid arguments: {e}. Nothing was sent.")))
+    }
+
+    fn decode<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        let mut args = self.args.clone();
+        integral_floats(&mut args);
+        serde_json::from_value(args)
     }
 }
 
