@@ -4,8 +4,11 @@
 //! row splice since that capture.
 
 use super::envelope::{self, Delivery};
+use super::refs::PaneRef;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 use tmux_mcp_core::limits;
@@ -89,18 +92,55 @@ fn stale_cursor(why: &str) -> ToolOutput {
     envelope::error("stale_cursor", why, Delivery::NotSent)
 }
 
-pub fn scope_of(args: &Value) -> Scope {
-    let d = Scope::default();
-    let get = |k: &str, def: usize| {
-        args.get(k)
-            .and_then(Value::as_u64)
-            .map(|v| v as usize)
-            .unwrap_or(def)
-    };
-    Scope {
-        max_lines: get("max_lines", d.max_lines),
-        max_bytes: get("max_bytes", d.max_bytes),
-        history_lines: get("history_lines", d.history_lines),
+/// The arguments, as the contract shapes them: a snapshot (optionally
+/// tracked) or a continuation from a cursor. The contract is the published
+/// schema, byte-exact; `Args` decodes what it has checked, and a test keeps the
+/// two accepting the same inputs.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Args {
+    Continue(Continuation),
+    Snapshot(SnapshotArgs),
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Continuation {
+    target: PaneRef,
+    #[schemars(regex(pattern = r"^[a-f0-9]{32}$"), length(max = 32))]
+    cursor: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
+struct SnapshotArgs {
+    target: PaneRef,
+    #[serde(default)]
+    track: bool,
+    #[serde(flatten)]
+    scope: ScopeArgs,
+}
+
+/// A capture's bounds as tmux_capture and tmux_wait take them; an absent one
+/// is its default ([`Scope::default`]).
+#[derive(Default, Deserialize, JsonSchema)]
+pub struct ScopeArgs {
+    #[schemars(range(min = 1, max = 1000))]
+    max_lines: Option<usize>,
+    #[schemars(range(min = 1, max = 262144))]
+    max_bytes: Option<usize>,
+    #[schemars(range(max = 1000))]
+    history_lines: Option<usize>,
+}
+
+impl ScopeArgs {
+    pub fn scope(&self) -> Scope {
+        let d = Scope::default();
+        Scope {
+            max_lines: self.max_lines.unwrap_or(d.max_lines),
+            max_bytes: self.max_bytes.unwrap_or(d.max_bytes),
+            history_lines: self.history_lines.unwrap_or(d.history_lines),
+        }
     }
 }
 
@@ -109,10 +149,15 @@ fn scope_json(s: &Scope) -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+    Box::pin(async move {
+        match c.parse_seed::<Args>() {
+            Ok(args) => call(c.session, args).await,
+            Err(e) => e,
+        }
+    })
 }
 
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> ToolOutput {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
     let _place = match broker.admission.capture().await {
@@ -125,85 +170,99 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             )
         }
     };
-    let target = args["target"].clone();
-    let id = target["id"].as_str().unwrap_or_default();
-    let generation = target["generation"].as_str().unwrap_or_default();
-
-    if let Some(cursor) = args.get("cursor").and_then(Value::as_str) {
-        let retained = broker.retained.get(cursor, &session.view());
-        let Some(tmux_mcp_engine::retention::Retained::Cursor(entry)) = retained.as_deref() else {
-            return stale_cursor("No retained capture has this cursor.");
-        };
-        if entry.pane_id != id || entry.generation != generation {
-            return stale_cursor("The cursor belongs to another target.");
-        }
-        let pane = match observe::resolve(broker, generation, id, session.read_freshness()).await {
-            Ok(p) => p,
-            Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
-            Err(e) => return stale_cursor(e.why()),
-        };
-        if !entry.handoff && !session.can_see(&pane) {
-            return observe_error(&ObserveError::OutOfScope);
-        }
-        if !entry.identity.matches(pane.pid) {
-            return stale_cursor(
-                "The pane's process changed (exited or respawned) since the cursor was made.",
-            );
-        }
-        let cur = match observe::capture(broker, pane, &entry.scope, Some(entry.identity.clone()))
-            .await
-        {
-            Ok(c) => c,
-            Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
-            Err(e) => return stale_cursor(e.why()),
-        };
-        let splice = capture::diff(
-            &entry.rows.rows,
-            entry.rows.encoding,
-            &cur.rows.rows,
-            cur.rows.encoding,
-        );
-        let key = sys::random_hex(16);
-        let data = json!({
-            "mode": "delta",
-            "target": target,
-            "capture_id": key,
-            "base_capture_id": cursor,
-            "process_generation": entry.identity.generation,
-            "encoding": cur.rows.encoding.as_str(),
-            "row_count": cur.rows.rows.len(),
-            "bytes": cur.rows.bytes,
-            "truncated": cur.rows.truncated,
-            "history_continuity": "unknown",
-            "interval": { "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds() },
-            "scope": scope_json(&entry.scope),
-            "reset": splice.reset,
-            "splice": { "start": splice.start, "delete": splice.delete, "rows": splice.rows },
-            "next_cursor": key,
-        });
-        let text = delta_text(id, &key, &splice, cur.rows.encoding);
-        let new_entry = CursorEntry {
-            pane_id: id.to_string(),
-            generation: generation.to_string(),
-            rows: cur.rows,
-            scope: entry.scope,
-            identity: entry.identity.clone(),
-            handoff: entry.handoff,
-        };
-        // A hand-off chain stays readable by every agent, as its first cursor was.
-        let owner = Owner {
-            agent: Some(session.id),
-            view: if entry.handoff {
-                View::Anyone
-            } else {
-                session.view()
-            },
-        };
-        return finish(broker, data, text, Some((key, new_entry, owner)));
+    match args {
+        Args::Continue(c) => continue_from(session, &c.target, &c.cursor, started).await,
+        Args::Snapshot(s) => snapshot(session, &s, started).await,
     }
+}
 
-    let scope = scope_of(args);
-    let track = args.get("track").and_then(Value::as_bool).unwrap_or(false);
+/// `{target, cursor}`: the row splice since the capture that made `cursor`.
+async fn continue_from(
+    session: &Session,
+    target: &PaneRef,
+    cursor: &str,
+    started: f64,
+) -> ToolOutput {
+    let broker = &session.broker;
+    let (id, generation) = (target.id.as_str(), target.generation.as_str());
+    let retained = broker.retained.get(cursor, &session.view());
+    let Some(tmux_mcp_engine::retention::Retained::Cursor(entry)) = retained.as_deref() else {
+        return stale_cursor("No retained capture has this cursor.");
+    };
+    if entry.pane_id != id || entry.generation != generation {
+        return stale_cursor("The cursor belongs to another target.");
+    }
+    let pane = match observe::resolve(broker, generation, id, session.read_freshness()).await {
+        Ok(p) => p,
+        Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
+        Err(e) => return stale_cursor(e.why()),
+    };
+    if !entry.handoff && !session.can_see(&pane) {
+        return observe_error(&ObserveError::OutOfScope);
+    }
+    if !entry.identity.matches(pane.pid) {
+        return stale_cursor(
+            "The pane's process changed (exited or respawned) since the cursor was made.",
+        );
+    }
+    let cur = match observe::capture(broker, pane, &entry.scope, Some(entry.identity.clone())).await
+    {
+        Ok(c) => c,
+        Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
+        Err(e) => return stale_cursor(e.why()),
+    };
+    let splice = capture::diff(
+        &entry.rows.rows,
+        entry.rows.encoding,
+        &cur.rows.rows,
+        cur.rows.encoding,
+    );
+    let key = sys::random_hex(16);
+    let data = json!({
+        "mode": "delta",
+        "target": target,
+        "capture_id": key,
+        "base_capture_id": cursor,
+        "process_generation": entry.identity.generation,
+        "encoding": cur.rows.encoding.as_str(),
+        "row_count": cur.rows.rows.len(),
+        "bytes": cur.rows.bytes,
+        "truncated": cur.rows.truncated,
+        "history_continuity": "unknown",
+        "interval": { "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds() },
+        "scope": scope_json(&entry.scope),
+        "reset": splice.reset,
+        "splice": { "start": splice.start, "delete": splice.delete, "rows": splice.rows },
+        "next_cursor": key,
+    });
+    let text = delta_text(id, &key, &splice, cur.rows.encoding);
+    let new_entry = CursorEntry {
+        pane_id: id.to_string(),
+        generation: generation.to_string(),
+        rows: cur.rows,
+        scope: entry.scope,
+        identity: entry.identity.clone(),
+        handoff: entry.handoff,
+    };
+    // A hand-off chain stays readable by every agent, as its first cursor was.
+    let owner = Owner {
+        agent: Some(session.id),
+        view: if entry.handoff {
+            View::Anyone
+        } else {
+            session.view()
+        },
+    };
+    finish(broker, data, text, Some((key, new_entry, owner)))
+}
+
+/// A snapshot, bound to the pane's process when `track` is asked.
+async fn snapshot(session: &Session, args: &SnapshotArgs, started: f64) -> ToolOutput {
+    let broker = &session.broker;
+    let target = &args.target;
+    let (id, generation) = (target.id.as_str(), target.generation.as_str());
+    let scope = args.scope.scope();
+    let track = args.track;
     let resolved = if track {
         observe::resolve_tracked(broker, generation, id, session.read_freshness())
             .await
@@ -226,7 +285,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
     };
     let key = sys::random_hex(16);
     let mut data = snapshot_data(
-        &target,
+        target,
         &key,
         cur.identity.as_ref().map(|i| i.generation.as_str()),
         &cur.rows,
@@ -254,7 +313,7 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
 
 /// The snapshot-mode state object of the contract (without `next_cursor`).
 pub fn snapshot_data(
-    target: &Value,
+    target: &PaneRef,
     capture_id: &str,
     process_generation: Option<&str>,
     rows: &Rows,
@@ -476,4 +535,65 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
         refused: None,
         hooked,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The contract is what is published and enforced; `Args` must take the
+    /// same inputs, or a valid call would fail to decode (or an invalid one
+    /// decode).
+    #[test]
+    fn args_accept_what_the_contract_accepts() {
+        let contract = jsonschema::validator_for(&input_schema()).unwrap();
+        let derived =
+            jsonschema::validator_for(&serde_json::to_value(schemars::schema_for!(Args)).unwrap())
+                .unwrap();
+        let t = json!({ "kind": "pane", "id": "%1", "generation": "g" });
+        let cursor = "0123456789abcdef0123456789abcdef";
+        let cases = [
+            json!({ "target": t }),
+            json!({ "target": t, "track": true, "max_lines": 1, "max_bytes": 262144, "history_lines": 0 }),
+            json!({ "target": t, "max_lines": 1000, "history_lines": 1000 }),
+            json!({ "target": t, "cursor": cursor }),
+            json!({ "target": t, "cursor": cursor, "track": true }),
+            json!({ "target": t, "cursor": cursor, "max_lines": 5 }),
+            json!({ "target": t, "cursor": "xyz" }),
+            json!({ "target": t, "max_lines": 0 }),
+            json!({ "target": t, "max_lines": 1001 }),
+            json!({ "target": t, "max_bytes": 262145 }),
+            json!({ "target": t, "history_lines": -1 }),
+            json!({ "target": t, "track": "yes" }),
+            json!({ "target": t, "other": 1 }),
+            json!({ "target": { "kind": "window", "id": "@1", "generation": "g" } }),
+            json!({ "target": { "kind": "pane", "id": "%1", "generation": "" } }),
+            json!({ "cursor": cursor }),
+            json!({}),
+        ];
+        for args in cases {
+            let ok = contract.is_valid(&args);
+            assert_eq!(derived.is_valid(&args), ok, "{args}");
+            if ok {
+                let decoded = serde_json::from_value::<Args>(args.clone()).unwrap();
+                match decoded {
+                    Args::Continue(c) => assert_eq!(c.cursor, args["cursor"], "{args}"),
+                    Args::Snapshot(s) => {
+                        assert!(args.get("cursor").is_none(), "{args}");
+                        assert_eq!(s.track, args["track"] == true);
+                        let scope = s.scope.scope();
+                        let d = Scope::default();
+                        let want = |k: &str, def: usize| {
+                            args.get(k)
+                                .and_then(Value::as_u64)
+                                .map_or(def, |v| v as usize)
+                        };
+                        assert_eq!(scope.max_lines, want("max_lines", d.max_lines));
+                        assert_eq!(scope.max_bytes, want("max_bytes", d.max_bytes));
+                        assert_eq!(scope.history_lines, want("history_lines", d.history_lines));
+                    }
+                }
+            }
+        }
+    }
 }

@@ -33,28 +33,41 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
+/// The arguments: a query, or the cursor of a page to continue from.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(extend("type" = "object"))]
+enum Args {
+    Query(Query),
+    Page(PageArgs),
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Query {
+    entity: Entity,
+    // Checked by the published schema, then compiled by `criteria`.
+    #[serde(default)]
+    #[schemars(schema_with = "criteria_schema")]
+    criteria: Option<Value>,
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<usize>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PageArgs {
+    #[schemars(regex(pattern = r"^[a-f0-9]{32}:[0-9]{1,10}$"), length(max = 43))]
+    cursor: String,
+}
+
+fn criteria_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::Schema::try_from(criteria::envelope_schema())
+        .expect("the criteria schema is an object")
+}
+
 fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "oneOf": [
-            {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["entity"],
-                "properties": {
-                    "entity": { "enum": Entity::names() },
-                    "criteria": criteria::envelope_schema(),
-                    "limit": { "type": "integer", "minimum": 1, "maximum": 200 }
-                }
-            },
-            {
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["cursor"],
-                "properties": { "cursor": { "type": "string", "pattern": "^[a-f0-9]{32}:[0-9]{1,10}$", "maxLength": 43 } }
-            }
-        ]
-    })
+    super::typed::input_of::<Args>()
 }
 
 /// What every page of one result repeats; retained with the records.
@@ -181,46 +194,55 @@ fn stale_cursor() -> ToolOutput {
     envelope::error("stale_cursor", "", Delivery::NotSent)
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+/// The page after `cursor` (`key:offset`) of a retained result.
+fn next_page(session: &Session, cursor: &str, started: f64) -> ToolOutput {
+    let broker = &session.broker;
+    let (key, offset) = cursor.split_once(':').unwrap_or((cursor, "0"));
+    let offset: usize = offset.parse().unwrap_or(0);
+    // A page made under a view this session does not cover reads as unknown.
+    let retained = broker.retained.get(key, &session.view());
+    let Some(Retained::Pages(p)) = retained.as_deref() else {
+        return stale_cursor();
+    };
+    if offset == 0 || offset >= p.records.len() {
+        return stale_cursor();
+    }
+    let end = (offset + p.limit).min(p.records.len());
+    // Both were written by this module from these types.
+    let (Ok(header), Ok(items)) = (
+        serde_json::from_value::<Header>(p.header.clone()),
+        p.slice(offset, end)
+            .into_iter()
+            .map(serde_json::from_value)
+            .collect::<Result<Vec<Item>, _>>(),
+    ) else {
+        return stale_cursor();
+    };
+    envelope::ok_typed(
+        "tmux_snapshot",
+        &page(header, items, p.records.len(), key, offset, started, 0),
+    )
 }
 
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    Box::pin(async move {
+        match c.parse_seed::<Args>() {
+            Ok(args) => call(c.session, args).await,
+            Err(e) => e,
+        }
+    })
+}
+
+async fn call(session: &Session, args: Args) -> ToolOutput {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
-    if let Some(cursor) = args.get("cursor").and_then(Value::as_str) {
-        let (key, offset) = cursor.split_once(':').unwrap_or((cursor, "0"));
-        let offset: usize = offset.parse().unwrap_or(0);
-        // A page made under a view this session does not cover reads as unknown.
-        let retained = broker.retained.get(key, &session.view());
-        let Some(Retained::Pages(p)) = retained.as_deref() else {
-            return stale_cursor();
-        };
-        if offset == 0 || offset >= p.records.len() {
-            return stale_cursor();
-        }
-        let end = (offset + p.limit).min(p.records.len());
-        // Both were written by this module from these types.
-        let (Ok(header), Ok(items)) = (
-            serde_json::from_value::<Header>(p.header.clone()),
-            p.slice(offset, end)
-                .into_iter()
-                .map(serde_json::from_value)
-                .collect::<Result<Vec<Item>, _>>(),
-        ) else {
-            return stale_cursor();
-        };
-        return envelope::ok_typed(
-            "tmux_snapshot",
-            &page(header, items, p.records.len(), key, offset, started, 0),
-        );
-    }
-    let entity = args["entity"]
-        .as_str()
-        .and_then(Entity::parse)
-        .unwrap_or(Entity::Pane);
-    let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(50) as usize;
-    let filter = match criteria::compile(entity, args.get("criteria")) {
+    let query = match args {
+        Args::Page(PageArgs { cursor }) => return next_page(session, &cursor, started),
+        Args::Query(q) => q,
+    };
+    let entity = query.entity;
+    let limit = query.limit.unwrap_or(50);
+    let filter = match criteria::compile(entity, query.criteria.as_ref()) {
         Ok(f) => f,
         Err(why) => {
             return envelope::error(
@@ -422,5 +444,46 @@ mod tests {
         let mut wrong = p.clone();
         wrong["items"] = json!("not a list");
         assert!(!v.is_valid(&wrong));
+    }
+}
+
+#[cfg(test)]
+mod args_tests {
+    use super::*;
+
+    #[test]
+    fn the_derived_schema_takes_a_query_or_a_page_and_decodes_it() {
+        let v = jsonschema::validator_for(&SPEC.full_input_schema()).unwrap();
+        let criteria = json!({ "profile": "libtmux-ruby.where", "version": 1, "entity": "pane",
+                               "where": { "field": "pane_dead", "eq": false } });
+        let cursor = "0123456789abcdef0123456789abcdef:50";
+        for ok in [
+            json!({ "entity": "pane" }),
+            json!({ "entity": "window_link", "limit": 200 }),
+            json!({ "entity": "pane", "criteria": criteria, "limit": 1 }),
+            json!({ "cursor": cursor }),
+        ] {
+            assert!(v.is_valid(&ok), "refused {ok}");
+            match serde_json::from_value::<Args>(ok.clone()).unwrap() {
+                Args::Query(q) => {
+                    assert_eq!(json!(q.entity), ok["entity"]);
+                    assert_eq!(q.limit.map(|l| l as u64), ok["limit"].as_u64());
+                    assert_eq!(q.criteria.as_ref(), ok.get("criteria"));
+                }
+                Args::Page(p) => assert_eq!(p.cursor, cursor),
+            }
+        }
+        for bad in [
+            json!({}),
+            json!({ "entity": "buffer" }),
+            json!({ "entity": "pane", "limit": 0 }),
+            json!({ "entity": "pane", "limit": 201 }),
+            json!({ "entity": "pane", "cursor": cursor }),
+            json!({ "cursor": "0123456789abcdef0123456789abcdef" }),
+            json!({ "cursor": cursor, "limit": 5 }),
+            json!({ "entity": "pane", "criteria": { "profile": "other", "version": 1, "entity": "pane", "where": {} } }),
+        ] {
+            assert!(!v.is_valid(&bad), "accepted {bad}");
+        }
     }
 }

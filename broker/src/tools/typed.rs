@@ -359,7 +359,7 @@ impl<'a> Call<'a> {
 
     /// [`Call::parse`] for the seed family, whose refusal is its envelope's
     /// `invalid_input` (not sent).
-    fn parse_seed<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
+    pub fn parse_seed<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
         self.decode()
             .map_err(|e| refs::invalid_input(&format!("Invalid arguments: {e}. Nothing was sent.")))
     }

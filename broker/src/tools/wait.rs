@@ -11,15 +11,15 @@
 //! `progressToken`; cancellation drops the wait and everything it holds. The server exiting ends a wait with
 //! `observation_lost` (delivery `observed`: the broker saw it happen).
 
-use super::capture::{observe_error, scope_of, snapshot_data, snapshot_data_schema};
+use super::capture::{observe_error, snapshot_data, snapshot_data_schema, ScopeArgs};
 use super::envelope::{self, Delivery};
-use super::refs::{ref_schema, Kind, PaneRef};
-use super::typed::{data_schema_of, Unobserved};
+use super::refs::PaneRef;
+use super::typed::{data_schema_of, input_of, Unobserved};
 use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::time::Duration;
 use tmux_mcp_core::limits;
 use tmux_mcp_core::sys;
@@ -41,35 +41,31 @@ pub const SPEC: ToolSpec = ToolSpec {
 
 const MAX_WAIT_SECONDS: f64 = 60.0;
 
+/// The arguments: one pane, the condition, how long, and the bounds of the
+/// capture that decides a text condition.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
+struct Args {
+    target: PaneRef,
+    condition: Condition,
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_WAIT_SECONDS))]
+    timeout: Option<f64>,
+    #[serde(flatten)]
+    scope: ScopeArgs,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+enum Condition {
+    ScreenContains {
+        #[schemars(length(min = 1, max = 4096))]
+        text: String,
+    },
+    ProcessExit,
+}
+
 fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["target", "condition"],
-        "properties": {
-            "target": ref_schema(Kind::Pane),
-            "condition": {
-                "oneOf": [
-                    {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": ["type", "text"],
-                        "properties": { "type": { "const": "screen_contains" }, "text": { "type": "string", "minLength": 1, "maxLength": 4096 } }
-                    },
-                    {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": ["type"],
-                        "properties": { "type": { "const": "process_exit" } }
-                    }
-                ]
-            },
-            "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": MAX_WAIT_SECONDS },
-            "max_lines": { "type": "integer", "minimum": 1, "maximum": 1000 },
-            "max_bytes": { "type": "integer", "minimum": 1, "maximum": 262144 },
-            "history_lines": { "type": "integer", "minimum": 0, "maximum": 1000 }
-        }
-    })
+    input_of::<Args>()
 }
 
 crate::constant!(ScreenContains, "screen_contains");
@@ -121,10 +117,15 @@ fn contains(rows: &Rows, needle: &[u8]) -> bool {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args, c.progress).await })
+    Box::pin(async move {
+        match c.parse_seed::<Args>() {
+            Ok(args) => call(c.session, args, c.progress).await,
+            Err(e) => e,
+        }
+    })
 }
 
-pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -> ToolOutput {
+async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
     let begun = std::time::Instant::now();
@@ -134,21 +135,18 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
             return envelope::error("capacity", &format!("{}.", refused.0), Delivery::NotSent)
         }
     };
-    let target = args["target"].clone();
-    let id = target["id"].as_str().unwrap_or_default();
-    let generation = target["generation"].as_str().unwrap_or_default();
-    let pane_ref = PaneRef::new(id, generation);
+    let pane_ref = args.target;
+    let (id, generation) = (pane_ref.id.as_str(), pane_ref.generation.as_str());
     // A.4: the deadline is min(request_timeout_seconds, timeout).
     let asked = args
-        .get("timeout")
-        .and_then(Value::as_f64)
+        .timeout
         .unwrap_or(limits::REQUEST_TIMEOUT_SECONDS as f64);
     let timeout = asked.min(session.request_timeout_seconds);
-    let scope = scope_of(args);
-    let text = args
-        .pointer("/condition/text")
-        .and_then(Value::as_str)
-        .map(|t| t.as_bytes().to_vec());
+    let scope = args.scope.scope();
+    let text = match &args.condition {
+        Condition::ScreenContains { text } => Some(text.as_bytes().to_vec()),
+        Condition::ProcessExit => None,
+    };
 
     let (pane, identity) =
         match observe::resolve_tracked(broker, generation, id, session.read_freshness()).await {
@@ -183,7 +181,7 @@ pub async fn call(session: &Session, args: &Value, progress: Option<Progress>) -
         contains(rows, needle).then(|| {
             let key = sys::random_hex(16);
             let capture = snapshot_data(
-                &target,
+                &pane_ref,
                 &key,
                 Some(&identity.generation),
                 rows,
@@ -501,4 +499,40 @@ async fn read(
     observe::capture(broker, pane, scope, Some(identity.clone()))
         .await
         .map(|c| c.rows)
+}
+
+#[cfg(test)]
+mod args_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_derived_schema_takes_one_condition_and_decodes_it() {
+        let v = jsonschema::validator_for(&input_schema()).unwrap();
+        let t = json!({ "kind": "pane", "id": "%1", "generation": "g" });
+        let text = json!({ "target": t, "condition": { "type": "screen_contains", "text": "$ " },
+                           "timeout": 0.5, "max_lines": 10 });
+        let exit = json!({ "target": t, "condition": { "type": "process_exit" }, "timeout": 60 });
+        assert!(v.is_valid(&text) && v.is_valid(&exit));
+        let a = serde_json::from_value::<Args>(text).unwrap();
+        assert!(matches!(a.condition, Condition::ScreenContains { ref text } if text == "$ "));
+        assert_eq!((a.timeout, a.scope.scope().max_lines), (Some(0.5), 10));
+        let a = serde_json::from_value::<Args>(exit).unwrap();
+        assert!(matches!(a.condition, Condition::ProcessExit));
+        for bad in [
+            json!({ "target": t, "condition": { "type": "screen_contains" } }),
+            json!({ "target": t, "condition": { "type": "screen_contains", "text": "" } }),
+            json!({ "target": t, "condition": { "type": "process_exit", "text": "a" } }),
+            json!({ "target": t, "condition": { "type": "idle" } }),
+            json!({ "target": t }),
+            json!({ "condition": { "type": "process_exit" } }),
+            json!({ "target": t, "condition": { "type": "process_exit" }, "timeout": 0 }),
+            json!({ "target": t, "condition": { "type": "process_exit" }, "timeout": 61 }),
+            json!({ "target": t, "condition": { "type": "process_exit" }, "max_bytes": 0 }),
+            json!({ "target": t, "condition": { "type": "process_exit" }, "history_lines": 1001 }),
+            json!({ "target": t, "condition": { "type": "process_exit" }, "track": true }),
+        ] {
+            assert!(!v.is_valid(&bad), "accepted {bad}");
+        }
+    }
 }
