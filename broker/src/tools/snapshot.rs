@@ -17,7 +17,7 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tmux_mcp_core::sys;
 use tmux_mcp_engine::retention::Retained;
 
@@ -361,6 +361,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_page_schema_is_the_published_shape() {
@@ -445,11 +446,6 @@ mod tests {
         wrong["items"] = json!("not a list");
         assert!(!v.is_valid(&wrong));
     }
-}
-
-#[cfg(test)]
-mod args_tests {
-    use super::*;
 
     #[test]
     fn the_derived_schema_takes_a_query_or_a_page_and_decodes_it() {

@@ -502,7 +502,7 @@ async fn read(
 }
 
 #[cfg(test)]
-mod args_tests {
+mod tests {
     use super::*;
     use serde_json::json;
 
