@@ -58,7 +58,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, args: Args) -> ToolOutput {
     let broker = &session.broker;
-    let target = match refs::resolve(session, &args.target).await {
+    let target = match refs::resolve(session, args.target.parts()).await {
         Ok(t) => t,
         Err(e) => return e,
     };

@@ -126,7 +126,7 @@ fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
 async fn resolve_parent(session: &Session, args: &Value) -> Result<refs::Target, ToolOutput> {
     let parent = AnyRef::deserialize(&args["parent"])
         .map_err(|e| refs::invalid_input(&format!("argument /parent: {e}. Nothing was sent.")))?;
-    refs::resolve(session, &parent).await
+    refs::resolve(session, parent.parts()).await
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {

@@ -75,7 +75,7 @@ impl AnyRef {
         match self {
             AnyRef::Session(r) => (Kind::Session, &r.id, &r.generation),
             AnyRef::Window(r) => (Kind::Window, &r.id, &r.generation),
-            AnyRef::Pane(r) => (Kind::Pane, &r.id, &r.generation),
+            AnyRef::Pane(r) => r.parts(),
         }
     }
 

@@ -110,6 +110,11 @@ pub enum PaneKind {
 }
 
 impl PaneRef {
+    /// The kind, id and generation, as [`resolve`] takes them.
+    pub fn parts(&self) -> (Kind, &str, &str) {
+        (Kind::Pane, &self.id, &self.generation)
+    }
+
     pub fn new(id: &str, generation: &str) -> PaneRef {
         PaneRef {
             kind: PaneKind::Pane,
@@ -294,11 +299,10 @@ pub async fn find(
 
 /// Resolves the seed family's reference `r` (its generation required);
 /// failures are the family's envelopes, all `not_sent`.
-pub async fn resolve(
-    session: &Session,
-    r: &super::entity_refs::AnyRef,
-) -> Result<Target, ToolOutput> {
-    let (kind, id, generation) = r.parts();
+/// `r` is a typed reference's `parts()` (taken apart so that this module
+/// need not know the session and window reference types, which build on it).
+pub async fn resolve(session: &Session, r: (Kind, &str, &str)) -> Result<Target, ToolOutput> {
+    let (kind, id, generation) = r;
     find(session, kind, id, Some(generation))
         .await
         .map_err(|e| e.envelope())

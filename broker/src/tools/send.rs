@@ -17,7 +17,6 @@
 //! earlier one landed, the error says how much arrived (delivery `observed`,
 //! effects `unknown`).
 
-use super::entity_refs::AnyRef;
 use super::envelope;
 use super::refs::{self, NO_NUL};
 use super::typed::{data_schema_of, input_of, ExitZero, Observed};
@@ -186,7 +185,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> ToolOutput {
-    let target = match refs::resolve(session, &AnyRef::Pane(args.target)).await {
+    let target = match refs::resolve(session, args.target.parts()).await {
         Ok(t) => t,
         Err(e) => return e,
     };
