@@ -50,7 +50,7 @@ pub struct ProgramArgs {
     cwd: Option<String>,
     /// NAME: value (tmux -e).
     #[serde(default)]
-    #[schemars(schema_with = "env_schema")]
+    #[schemars(schema_with = "launch::env_schema")]
     env: BTreeMap<String, String>,
 }
 
@@ -62,14 +62,6 @@ impl ProgramArgs {
             self.cwd = cwd.map(str::to_string);
         }
     }
-}
-
-fn env_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "type": "object", "maxProperties": 128,
-        "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 256 },
-        "additionalProperties": { "type": "string", "pattern": NO_NUL }
-    })
 }
 
 /// The `-c`/`-e`/`--` tail for `program`, checked: argv and shell are

@@ -13,16 +13,17 @@
 //!   see, so it is refused (`policy_denied`); windows and panes are created only
 //!   in visible parents.
 
-use super::entity_refs::AnyRef;
+use super::entity_refs::{AnyRef, SessionRef};
 use super::envelope::{self, Delivery};
 use super::launch::{self, Program};
 use super::refs::{self, Kind, INT_MAX, NO_NUL};
-use super::typed::{data_schema_of, Observed, Unobserved};
+use super::typed::{data_schema_of, input_of, Observed, Unobserved};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use tmux_mcp_core::wire::Scope;
 
@@ -38,66 +39,78 @@ pub const SPEC: ToolSpec = ToolSpec {
     run,
 };
 
-fn common() -> Map<String, Value> {
-    let props = json!({
-        "argv": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 256,
-            "items": { "type": "string", "pattern": NO_NUL },
-            "description": "The program and its arguments; the first must be non-empty."
-        },
-        "cwd": { "type": "string", "minLength": 1, "pattern": NO_NUL, "description": "An existing directory; relative to the agent's working directory." },
-        "environment": {
-            "type": "object",
-            "maxProperties": 128,
-            "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" },
-            "additionalProperties": { "type": "string", "pattern": NO_NUL }
-        }
-    });
-    match props {
-        Value::Object(m) => m,
-        _ => unreachable!(),
-    }
+/// The arguments: what to create (`kind` says which) and the program it runs.
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[schemars(extend("type" = "object"))]
+enum Args {
+    #[schemars(extend("additionalProperties" = false))]
+    Session {
+        #[schemars(length(min = 1), regex(pattern = refs::NO_CONTROL))]
+        name: String,
+        #[schemars(length(min = 1), regex(pattern = refs::NO_CONTROL))]
+        window_name: Option<String>,
+        #[schemars(range(min = 1, max = INT_MAX))]
+        width: Option<u32>,
+        #[schemars(range(min = 1, max = INT_MAX))]
+        height: Option<u32>,
+        #[serde(flatten)]
+        program: ProgramArgs,
+    },
+    #[schemars(extend("additionalProperties" = false))]
+    Window {
+        parent: SessionRef,
+        #[schemars(length(min = 1), regex(pattern = refs::NO_CONTROL))]
+        name: String,
+        #[schemars(range(max = INT_MAX))]
+        index: Option<u32>,
+        focus: Option<bool>,
+        #[serde(flatten)]
+        program: ProgramArgs,
+    },
+    #[schemars(extend("additionalProperties" = false))]
+    Pane {
+        parent: refs::PaneRef,
+        direction: Direction,
+        size: Option<Size>,
+        focus: Option<bool>,
+        #[serde(flatten)]
+        program: ProgramArgs,
+    },
 }
 
-fn variant(required: &[&str], own: Value) -> Value {
-    let mut props = common();
-    if let Value::Object(m) = own {
-        props.extend(m);
-    }
-    json!({ "type": "object", "additionalProperties": false, "required": required, "properties": props })
+// What every kind runs: argv, where, and with what environment. (A plain
+// comment: schemars would publish a doc comment in each kind's variant.)
+#[derive(Deserialize, JsonSchema)]
+struct ProgramArgs {
+    /// The program and its arguments; the first must be non-empty.
+    #[schemars(length(min = 1, max = 256), inner(regex(pattern = NO_NUL)))]
+    argv: Vec<String>,
+    /// An existing directory; relative to the agent's working directory.
+    #[schemars(length(min = 1), regex(pattern = NO_NUL))]
+    cwd: Option<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "launch::env_schema")]
+    environment: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Direction {
+    Horizontal,
+    Vertical,
+}
+
+/// A new pane's size: cells, or a percentage of the pane it splits.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Size {
+    Cells(#[schemars(range(min = 1, max = INT_MAX))] u32),
+    Percent(#[schemars(regex(pattern = r"^(?:[1-9][0-9]?|100)%$"))] String),
 }
 
 fn input_schema() -> Value {
-    let int = |min: i64| json!({ "type": "integer", "minimum": min, "maximum": INT_MAX });
-    let name = json!({ "type": "string", "minLength": 1, "pattern": refs::NO_CONTROL });
-    json!({
-        "type": "object",
-        "oneOf": [
-            variant(&["kind", "name", "argv"], json!({
-                "kind": { "const": "session" },
-                "name": name,
-                "window_name": name,
-                "width": int(1),
-                "height": int(1)
-            })),
-            variant(&["kind", "parent", "name", "argv"], json!({
-                "kind": { "const": "window" },
-                "parent": refs::ref_schema(Kind::Session),
-                "name": name,
-                "index": int(0),
-                "focus": { "type": "boolean" }
-            })),
-            variant(&["kind", "parent", "direction", "argv"], json!({
-                "kind": { "const": "pane" },
-                "parent": refs::ref_schema(Kind::Pane),
-                "direction": { "enum": ["horizontal", "vertical"] },
-                "size": { "oneOf": [int(1), { "type": "string", "pattern": "^(?:[1-9][0-9]?|100)%$" }] },
-                "focus": { "type": "boolean" }
-            }))
-        ]
-    })
+    input_of::<Args>()
 }
 
 /// What a creation answers (the output schema is derived from it).
@@ -122,47 +135,41 @@ fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
         .map_err(|why| refs::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
 }
 
-/// The `parent` reference (the schema has checked its shape and kind).
-async fn resolve_parent(session: &Session, args: &Value) -> Result<refs::Target, ToolOutput> {
-    let parent = AnyRef::deserialize(&args["parent"])
-        .map_err(|e| refs::invalid_input(&format!("argument /parent: {e}. Nothing was sent.")))?;
-    refs::resolve(session, parent.parts()).await
-}
-
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+    c.run_seed_mutation(call)
 }
 
-pub async fn call(session: &Session, args: &Value) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> ToolOutput {
     let broker = &session.broker;
-    if let Err(e) = refs::check_mutation_bytes(args) {
-        return e;
-    }
-    let argv_in: Vec<&str> = args["argv"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let program = match &args {
+        Args::Session { program, .. }
+        | Args::Window { program, .. }
+        | Args::Pane { program, .. } => program,
+    };
+    let argv_in: Vec<&str> = program.argv.iter().map(String::as_str).collect();
     if argv_in.first().is_none_or(|a| a.is_empty()) {
         return refs::invalid_input(
             "argument /argv/0: the program must be a non-empty string. Nothing was sent.",
         );
     }
-    let cwd = match args.get("cwd").and_then(Value::as_str) {
+    let cwd = match &program.cwd {
         Some(c) => match check_cwd(session, c) {
             Ok(p) => Some(p),
             Err(e) => return e,
         },
         None => None,
     };
-    let focus = args.get("focus").and_then(Value::as_bool).unwrap_or(false);
-    let kind = args["kind"].as_str().unwrap_or_default();
 
     // The command, up to (not including) the shared options and argv.
     let mut cmd: Vec<String> = Vec::new();
-    match kind {
-        "session" => {
+    let expected: &[Kind] = match &args {
+        Args::Session {
+            name,
+            window_name,
+            width,
+            height,
+            ..
+        } => {
             if session.scope != Scope::Server {
                 return refs::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent.");
             }
@@ -170,72 +177,74 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
                 "new-session".into(),
                 "-d".into(),
                 "-s".into(),
-                refs::format_arg(args["name"].as_str().unwrap_or_default()),
+                refs::format_arg(name),
             ]);
-            if let Some(w) = args.get("window_name").and_then(Value::as_str) {
+            if let Some(w) = window_name {
                 cmd.extend(["-n".into(), refs::format_arg(w)]);
             }
-            if let Some(x) = args.get("width").and_then(Value::as_i64) {
+            if let Some(x) = width {
                 cmd.extend(["-x".into(), x.to_string()]);
             }
-            if let Some(y) = args.get("height").and_then(Value::as_i64) {
+            if let Some(y) = height {
                 cmd.extend(["-y".into(), y.to_string()]);
             }
+            &[Kind::Session, Kind::Window, Kind::Pane]
         }
-        "window" => {
-            let parent = match resolve_parent(session, args).await {
+        Args::Window {
+            parent,
+            name,
+            index,
+            focus,
+            ..
+        } => {
+            let parent = match refs::resolve(session, parent.parts()).await {
                 Ok(t) => t,
                 Err(e) => return e,
             };
             cmd.push("new-window".into());
-            if !focus {
+            if *focus != Some(true) {
                 cmd.push("-d".into());
             }
-            let at = match args.get("index").and_then(Value::as_i64) {
+            let at = match index {
                 Some(i) => format!("{}:{i}", parent.id),
                 None => format!("{}:", parent.id),
             };
-            cmd.extend([
-                "-t".into(),
-                at,
-                "-n".into(),
-                refs::format_arg(args["name"].as_str().unwrap_or_default()),
-            ]);
+            cmd.extend(["-t".into(), at, "-n".into(), refs::format_arg(name)]);
+            &[Kind::Window, Kind::Pane]
         }
-        _ => {
-            let parent = match resolve_parent(session, args).await {
+        Args::Pane {
+            parent,
+            direction,
+            size,
+            focus,
+            ..
+        } => {
+            let parent = match refs::resolve(session, parent.parts()).await {
                 Ok(t) => t,
                 Err(e) => return e,
             };
             cmd.push("split-window".into());
-            if !focus {
+            if *focus != Some(true) {
                 cmd.push("-d".into());
             }
-            cmd.push(if args["direction"] == "horizontal" {
-                "-h".into()
-            } else {
-                "-v".into()
+            cmd.push(match direction {
+                Direction::Horizontal => "-h".into(),
+                Direction::Vertical => "-v".into(),
             });
             cmd.extend(["-t".into(), parent.id.clone()]);
-            match args.get("size") {
-                Some(Value::Number(n)) => cmd.extend(["-l".into(), n.to_string()]),
-                Some(Value::String(s)) => cmd.extend(["-l".into(), s.clone()]),
-                _ => {}
+            match size {
+                Some(Size::Cells(n)) => cmd.extend(["-l".into(), n.to_string()]),
+                Some(Size::Percent(p)) => cmd.extend(["-l".into(), p.clone()]),
+                None => {}
             }
+            &[Kind::Pane]
         }
-    }
-    let expected: &[Kind] = match kind {
-        "session" => &[Kind::Session, Kind::Window, Kind::Pane],
-        "window" => &[Kind::Window, Kind::Pane],
-        _ => &[Kind::Pane],
     };
     cmd.extend(["-P".into(), "-F".into(), launch::print_format(expected)]);
-    let env = args
-        .get("environment")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()));
+    let env = program
+        .environment
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()));
     cmd.extend(launch::program_tail(
         cwd.as_deref(),
         env,
@@ -297,4 +306,80 @@ pub async fn call(session: &Session, args: &Value) -> ToolOutput {
             program_completion: Unobserved,
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_derived_schema_takes_one_kind_with_its_own_fields_and_decodes_it() {
+        let v = jsonschema::validator_for(&SPEC.full_input_schema()).unwrap();
+        let s = json!({ "kind": "session", "id": "$1", "generation": "g" });
+        let p = json!({ "kind": "pane", "id": "%1", "generation": "g" });
+        let argv = json!(["sleep", "9"]);
+        for ok in [
+            json!({ "kind": "session", "name": "w", "argv": argv, "width": 80, "height": 24,
+                    "window_name": "x", "cwd": "/tmp", "environment": { "A_1": "b" } }),
+            json!({ "kind": "window", "parent": s, "name": "w", "argv": argv, "index": 0, "focus": true }),
+            json!({ "kind": "pane", "parent": p, "direction": "vertical", "argv": argv, "size": 10 }),
+            json!({ "kind": "pane", "parent": p, "direction": "horizontal", "argv": argv, "size": "50%" }),
+        ] {
+            assert!(v.is_valid(&ok), "refused {ok}");
+            let args: Args = serde_json::from_value(ok.clone()).unwrap();
+            let (kind, program) = match &args {
+                Args::Session { program, width, .. } => {
+                    assert_eq!(*width, Some(80));
+                    ("session", program)
+                }
+                Args::Window {
+                    program,
+                    index,
+                    focus,
+                    ..
+                } => {
+                    assert_eq!((*index, *focus), (Some(0), Some(true)));
+                    ("window", program)
+                }
+                Args::Pane { program, size, .. } => {
+                    match (size, &ok["size"]) {
+                        (Some(Size::Cells(n)), Value::Number(m)) => {
+                            assert_eq!(m.as_u64(), Some(u64::from(*n)))
+                        }
+                        (Some(Size::Percent(a)), Value::String(b)) => assert_eq!(a, b),
+                        other => panic!("size decoded as {:?}", other.1),
+                    }
+                    ("pane", program)
+                }
+            };
+            assert_eq!(kind, ok["kind"]);
+            assert_eq!(json!(program.argv), argv);
+            assert_eq!(
+                program.environment.len(),
+                ok.get("environment")
+                    .map_or(0, |e| e.as_object().unwrap().len())
+            );
+        }
+        for bad in [
+            json!({ "kind": "session", "name": "w" }),
+            json!({ "kind": "session", "name": "", "argv": argv }),
+            json!({ "kind": "session", "name": "a\u{1}b", "argv": argv }),
+            json!({ "kind": "session", "name": "w", "argv": [] }),
+            json!({ "kind": "session", "name": "w", "argv": argv, "width": 0 }),
+            json!({ "kind": "session", "name": "w", "argv": argv, "focus": true }),
+            json!({ "kind": "session", "name": "w", "argv": argv, "environment": { "1A": "b" } }),
+            json!({ "kind": "window", "parent": p, "name": "w", "argv": argv }),
+            json!({ "kind": "window", "parent": s, "argv": argv }),
+            json!({ "kind": "window", "parent": s, "name": "w", "argv": argv, "direction": "vertical" }),
+            json!({ "kind": "pane", "parent": p, "argv": argv }),
+            json!({ "kind": "pane", "parent": p, "direction": "diagonal", "argv": argv }),
+            json!({ "kind": "pane", "parent": p, "direction": "vertical", "argv": argv, "size": 0 }),
+            json!({ "kind": "pane", "parent": p, "direction": "vertical", "argv": argv, "size": "101%" }),
+            json!({ "kind": "pane", "parent": p, "direction": "vertical", "argv": argv, "name": "w" }),
+            json!({ "kind": "client", "argv": argv }),
+        ] {
+            assert!(!v.is_valid(&bad), "accepted {bad}");
+        }
+    }
 }

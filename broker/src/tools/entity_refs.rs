@@ -38,6 +38,11 @@ pub enum WindowKind {
 }
 
 impl SessionRef {
+    /// The kind, id and generation, as `refs::resolve` takes them.
+    pub fn parts(&self) -> (super::refs::Kind, &str, &str) {
+        (super::refs::Kind::Session, &self.id, &self.generation)
+    }
+
     pub fn new(id: &str, generation: &str) -> SessionRef {
         SessionRef {
             kind: SessionKind::Session,
@@ -48,6 +53,11 @@ impl SessionRef {
 }
 
 impl WindowRef {
+    /// The kind, id and generation, as `refs::resolve` takes them.
+    pub fn parts(&self) -> (super::refs::Kind, &str, &str) {
+        (super::refs::Kind::Window, &self.id, &self.generation)
+    }
+
     pub fn new(id: &str, generation: &str) -> WindowRef {
         WindowRef {
             kind: WindowKind::Window,
@@ -71,10 +81,9 @@ pub enum AnyRef {
 impl AnyRef {
     /// The kind, id and generation, whichever the variant.
     pub fn parts(&self) -> (super::refs::Kind, &str, &str) {
-        use super::refs::Kind;
         match self {
-            AnyRef::Session(r) => (Kind::Session, &r.id, &r.generation),
-            AnyRef::Window(r) => (Kind::Window, &r.id, &r.generation),
+            AnyRef::Session(r) => r.parts(),
+            AnyRef::Window(r) => r.parts(),
             AnyRef::Pane(r) => r.parts(),
         }
     }

@@ -49,6 +49,16 @@ pub enum Program<'a> {
     Default,
 }
 
+/// The schema of a program's environment (`NAME: value`, as tmux `-e` takes
+/// it), for every tool that starts one.
+pub fn env_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object", "maxProperties": 128,
+        "propertyNames": { "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 256 },
+        "additionalProperties": { "type": "string", "pattern": refs::NO_NUL }
+    })
+}
+
 /// The tail shared by `new-session`, `new-window`, `split-window` and
 /// `respawn-pane`: `-c cwd`, `-e K=V` per variable, then the program after
 /// `--`. A one-element argv runs as `/usr/bin/env -- argv0`, since tmux hands

@@ -30,7 +30,7 @@ pub fn render(t: &ToolSpec, note: Option<&str>) -> String {
     }
     let schema = t.full_input_schema();
     out.push_str("\n## Arguments\n");
-    match schema.get("oneOf").and_then(Value::as_array) {
+    match forms(&schema) {
         Some(forms) => {
             let _ = writeln!(out, "\nOne of {} forms:", forms.len());
             for (i, form) in forms.iter().enumerate() {
@@ -53,6 +53,15 @@ pub fn render(t: &ToolSpec, note: Option<&str>) -> String {
         );
     }
     out
+}
+
+/// The forms of a schema whose root is one of several (`oneOf`, or the
+/// `anyOf` schemars derives for an untagged enum of exclusive variants).
+fn forms(schema: &Value) -> Option<&Vec<Value>> {
+    schema
+        .get("oneOf")
+        .or_else(|| schema.get("anyOf"))
+        .and_then(Value::as_array)
 }
 
 /// One line per property of the object schema `s`.
@@ -175,7 +184,7 @@ mod tests {
                     assert!(text.contains(t.details), "{}", t.name);
                 }
                 let schema = t.full_input_schema();
-                let forms: Vec<&Value> = match schema.get("oneOf").and_then(Value::as_array) {
+                let forms: Vec<&Value> = match forms(&schema) {
                     Some(f) => f.iter().collect(),
                     None => vec![&schema],
                 };

@@ -83,9 +83,12 @@ pub fn input_of<T: JsonSchema>() -> Value {
         m.remove("title");
         m.remove("description");
         // Some clients (OpenAI's function calling among them) want
-        // `properties` on every object schema, even an empty one.
-        m.entry("properties")
-            .or_insert_with(|| Value::Object(Default::default()));
+        // `properties` on every object schema, even an empty one; a root of
+        // variants has them in each variant (as the seed contracts do).
+        if !m.contains_key("oneOf") && !m.contains_key("anyOf") {
+            m.entry("properties")
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
     }
     input_shape(&mut schema);
     standard_formats(&mut schema);
@@ -152,8 +155,8 @@ const CONTROL_ONLY_PATTERNS: &[&str] = &[refs::NO_NUL, refs::NO_CONTROL, refs::N
 /// broker stores or screens a value: an integer `maximum` that is a machine
 /// type's limit, a string's `maxLength` beside a `pattern` that already gives
 /// its shape (ids), on a generation or at [`super::ids::NAME_MAX`] (a name's
-/// storage bound), control-character-only `pattern`s, and
-/// `minItems: 0`. Only keywords are removed, never added, so every input the
+/// storage bound), control-character-only `pattern`s,
+/// `minItems: 0`, and `type: string` beside a `const` or `enum` of strings. Only keywords are removed, never added, so every input the
 /// enforced schema accepts this one accepts too: it stays true, and what it
 /// leaves out is refused by the broker naming the field.
 pub fn lean_input(schema: &mut Value) {
@@ -188,6 +191,15 @@ pub fn lean_input(schema: &mut Value) {
             }
             if m.get("minItems") == Some(&Value::from(0)) {
                 m.remove("minItems");
+            }
+            // `type: string` beside a `const` or `enum` of strings says
+            // nothing the values do not (schemars writes both).
+            let strings_only = m.get("const").is_some_and(Value::is_string)
+                || m.get("enum")
+                    .and_then(Value::as_array)
+                    .is_some_and(|vs| vs.iter().all(Value::is_string));
+            if string && strings_only {
+                m.remove("type");
             }
             for (k, v) in m.iter_mut() {
                 // A property named `pattern`/`maximum` is a schema (an object),
