@@ -41,8 +41,8 @@ const SURFACES: &[Surface] = &[
         // With list_agents and wait_for_agent (issue 19), after trimming
         // argument descriptions elsewhere: 10,549 -> 11,088 B visible,
         // 38,594 -> 41,152 B whole; wait_for_text's moreLines 55 B more.
-        visible: (8_000, 11_090),
-        whole: (30_000, 41_210),
+        visible: (8_000, 11_060),
+        whole: (30_000, 41_180),
     },
     Surface {
         label: "all 42 (--safety destructive + both opt-ins)",
@@ -58,8 +58,8 @@ const SURFACES: &[Surface] = &[
         // With the three agent tools (list_agents, wait_for_agent,
         // send_prompt) and build_workspace (issue 19): 28,791 -> 30,827 B
         // visible, 98,272 -> 106,722 B whole (106,777 with moreLines).
-        visible: (16_000, 30_830),
-        whole: (70_000, 106_780),
+        visible: (16_000, 30_500),
+        whole: (70_000, 106_450),
     },
 ];
 
