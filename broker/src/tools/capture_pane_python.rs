@@ -13,12 +13,12 @@
 //! `max_lines` <= 0 is an input error (C.1 quirks).
 
 use super::read;
-use super::read::{fail, int_arg};
+use super::read::fail;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::OnceLock;
 use tmux_mcp_engine::lines::decode_lines;
@@ -62,12 +62,60 @@ struct Captured {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+    c.run_typed(call)
 }
 
-/// A string argument; `null` and absent are the same (the contract's defaults).
-pub(super) fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
+/// The Python family's way to name a pane and its server: every field
+/// nullable, `null` the same as absent (the contract's defaults).
+#[derive(Deserialize, Default)]
+pub(super) struct PaneSelector {
+    pub pane_id: Option<String>,
+    pub window_id: Option<String>,
+    pub session_id: Option<String>,
+    pub session_name: Option<String>,
+    #[serde(flatten)]
+    pub server: ServerArg,
+}
+
+impl PaneSelector {
+    /// Whether any field names a pane (else the first session's is meant).
+    pub fn targeted(&self) -> bool {
+        self.pane_id.is_some()
+            || self.window_id.is_some()
+            || self.session_id.is_some()
+            || self.session_name.is_some()
+    }
+}
+
+/// `socket_name`: the tmux server the caller means (checked against ours).
+#[derive(Deserialize, Default)]
+pub(super) struct ServerArg {
+    pub socket_name: Option<String>,
+}
+
+/// A nullable argument whose absence is its field's `default`: `null` is
+/// `None` (for a limit: no limit), so it cannot be mistaken for absent.
+pub(super) fn nullable<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)
+}
+
+/// The arguments (the contract has checked them).
+#[derive(Deserialize)]
+struct Args {
+    #[serde(flatten)]
+    pane: PaneSelector,
+    start: Option<i64>,
+    end: Option<i64>,
+    #[serde(default = "default_max_lines", deserialize_with = "nullable")]
+    max_lines: Option<i64>,
+}
+
+fn default_max_lines() -> Option<i64> {
+    Some(DEFAULT_MAX_LINES)
 }
 
 /// C.0 errors: the message, a newline and the suggestion; nothing reached tmux.
@@ -75,27 +123,22 @@ fn not_found(what: &str, suggestion: &str) -> ToolOutput {
     ToolOutput::libtmux_error(format!("{what}\n{suggestion}"))
 }
 
-/// A Python limit argument: absent → `default`, `null` → no limit (`None`),
-/// else a positive integer (≤ 0 is refused, unlike the reference's quirks).
-pub(super) fn limit_arg(
+/// A Python limit, decoded (absent: its default; `null`: no limit): a
+/// positive integer or no limit (≤ 0 is refused, unlike the reference's quirks).
+pub(super) fn positive_limit(
     tool: &str,
-    args: &Value,
     key: &str,
-    default: i64,
+    limit: Option<i64>,
 ) -> Result<Option<i64>, ToolOutput> {
-    match args.get(key) {
-        None => Ok(Some(default)),
-        Some(Value::Null) => Ok(None),
-        Some(_) => match int_arg(args, key) {
-            Some(n) if n > 0 => Ok(Some(n)),
-            _ => Err(ToolOutput::libtmux_error(format!("Invalid arguments for {tool}: {key} must be a positive integer, or null for no limit. Nothing was sent to tmux."))),
-        },
+    match limit {
+        Some(n) if n <= 0 => Err(ToolOutput::libtmux_error(format!("Invalid arguments for {tool}: {key} must be a positive integer, or null for no limit. Nothing was sent to tmux."))),
+        other => Ok(other),
     }
 }
 
 /// `socket_name`, when given, must name the server this broker serves.
-pub(super) fn check_socket(session: &Session, args: &Value) -> Result<(), ToolOutput> {
-    if let Some(name) = str_arg(args, "socket_name") {
+pub(super) fn check_socket(session: &Session, server: &ServerArg) -> Result<(), ToolOutput> {
+    if let Some(name) = &server.socket_name {
         let ours = session
             .broker
             .identity
@@ -103,7 +146,7 @@ pub(super) fn check_socket(session: &Session, args: &Value) -> Result<(), ToolOu
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name != ours {
+        if *name != ours {
             return Err(ToolOutput::libtmux_error(format!(
                 "socket_name {name:?} names another tmux server: this MCP server serves the one on socket {ours:?} (attach with -L NAME to reach another). Nothing was sent to tmux."
             )));
@@ -112,27 +155,20 @@ pub(super) fn check_socket(session: &Session, args: &Value) -> Result<(), ToolOu
     Ok(())
 }
 
-async fn call(session: &Session, args: &Value) -> ToolOutput {
-    let max_lines = match limit_arg("capture_pane", args, "max_lines", DEFAULT_MAX_LINES) {
+async fn call(session: &Session, args: Args) -> ToolOutput {
+    let max_lines = match positive_limit("capture_pane", "max_lines", args.max_lines) {
         Ok(m) => m,
         Err(e) => return e,
     };
-    if let Err(e) = check_socket(session, args) {
+    if let Err(e) = check_socket(session, &args.pane.server) {
         return e;
     }
-    let pane = match resolve(session, args).await {
+    let pane = match resolve(session, &args.pane).await {
         Ok(p) => p,
         Err(e) => return e,
     };
     let id = pane.id.clone();
-    let out = match observe::capture_range(
-        &session.broker,
-        pane,
-        int_arg(args, "start"),
-        int_arg(args, "end"),
-        false,
-    )
-    .await
+    let out = match observe::capture_range(&session.broker, pane, args.start, args.end, false).await
     {
         Ok((_, out)) => out,
         Err(e) => return read::observe_failure(&id, &e),
@@ -174,8 +210,8 @@ fn limit_bytes(text: String) -> String {
 /// C.0 pane resolution over the panes this session may see: `pane_id`, else
 /// `window_id`'s first pane, else the first pane of the first window of the
 /// session named by `session_id`, then `session_name`, else of the first session.
-pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, ToolOutput> {
-    if let Some(id) = str_arg(args, "pane_id") {
+pub(super) async fn resolve(session: &Session, by: &PaneSelector) -> Result<Pane, ToolOutput> {
+    if let Some(id) = by.pane_id.as_deref() {
         return match read::resolve(session, id, session.read_freshness()).await {
             Ok(p) => Ok(p),
             Err(_) if !id.starts_with('%') => Err(not_found(
@@ -193,7 +229,7 @@ pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, Too
     })?;
     let visible: Vec<Pane> = session.visible(&snap).map(|p| p.into_owned()).collect();
     let first_pane = |panes: Vec<&Pane>| panes.into_iter().min_by_key(|p| p.index).cloned();
-    if let Some(w) = str_arg(args, "window_id") {
+    if let Some(w) = by.window_id.as_deref() {
         return first_pane(visible.iter().filter(|p| p.window_id == w).collect()).ok_or_else(
             || {
                 not_found(
@@ -214,7 +250,7 @@ pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, Too
         .collect();
     sessions.sort();
     sessions.dedup();
-    let chosen = if let Some(sid) = str_arg(args, "session_id") {
+    let chosen = if let Some(sid) = by.session_id.as_deref() {
         sessions
             .iter()
             .find(|(_, id)| *id == sid)
@@ -225,7 +261,7 @@ pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, Too
                 )
             })?
             .1
-    } else if let Some(name) = str_arg(args, "session_name") {
+    } else if let Some(name) = by.session_name.as_deref() {
         sessions
             .iter()
             .find(|(n, _)| *n == name)
@@ -275,6 +311,47 @@ pub(super) async fn resolve(session: &Session, args: &Value) -> Result<Pane, Too
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// Absent is the contract's default, `null` is too for a selector but is
+    /// "no limit" for max_lines; every contract property has a field.
+    #[test]
+    fn args_decode_nulls_as_the_contract_means_them() {
+        let decode = |v: Value| super::super::typed::decode::<Args>(&v).unwrap();
+        let a = decode(json!({}));
+        assert_eq!(
+            (a.max_lines, a.start, a.end),
+            (Some(DEFAULT_MAX_LINES), None, None)
+        );
+        assert!(!a.pane.targeted() && a.pane.server.socket_name.is_none());
+        let a = decode(json!({ "max_lines": null, "pane_id": null, "start": -100.0, "end": 5 }));
+        assert_eq!((a.max_lines, a.start, a.end), (None, Some(-100), Some(5)));
+        assert!(!a.pane.targeted());
+        let a = decode(json!({ "session_name": "w", "socket_name": "s", "max_lines": 3 }));
+        assert_eq!(a.max_lines, Some(3));
+        assert_eq!(
+            (
+                a.pane.session_name.as_deref(),
+                a.pane.server.socket_name.as_deref()
+            ),
+            (Some("w"), Some("s"))
+        );
+        assert!(a.pane.targeted());
+        assert!(positive_limit("capture_pane", "max_lines", Some(0)).is_err());
+        assert_eq!(
+            positive_limit("capture_pane", "max_lines", None).ok(),
+            Some(None)
+        );
+        // Each property the contract names is decoded (a value of the wrong
+        // type for a known field fails; an unknown field would be ignored).
+        for (name, _) in input_schema()["properties"].as_object().unwrap() {
+            let wrong = json!({ name: { "not": "a scalar" } });
+            assert!(
+                super::super::typed::decode::<Args>(&wrong).is_err(),
+                "{name} is not decoded"
+            );
+        }
+    }
 
     #[test]
     fn the_byte_limiter_keeps_the_tail_in_whole_characters() {

@@ -7,13 +7,13 @@
 //! default `capture_since`'s (grid-based, a retained cursor, losses reported
 //! with a reason): this module only translates.
 
-use super::capture_pane_python::{check_socket, limit_arg, resolve, str_arg};
+use super::capture_pane_python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
 use super::capture_since::{self, pane_of_cursor};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -78,32 +78,49 @@ struct Since {
     truncated_bytes: u64,
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session, &c.args).await })
+/// The arguments (the schema has checked them).
+#[derive(Deserialize)]
+struct Args {
+    cursor: Option<String>,
+    #[serde(flatten)]
+    pane: PaneSelector,
+    #[serde(default = "default_max_lines", deserialize_with = "nullable")]
+    max_lines: Option<i64>,
+    #[serde(default = "default_max_bytes", deserialize_with = "nullable")]
+    max_bytes: Option<i64>,
 }
 
-async fn call(session: &Session, args: &Value) -> ToolOutput {
+fn default_max_lines() -> Option<i64> {
+    Some(DEFAULT_MAX_LINES)
+}
+
+fn default_max_bytes() -> Option<i64> {
+    Some(DEFAULT_MAX_BYTES)
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    c.run_typed(call)
+}
+
+async fn call(session: &Session, args: Args) -> ToolOutput {
     let started = std::time::Instant::now();
     let (max_lines, max_bytes) = match (
-        limit_arg("capture_since", args, "max_lines", DEFAULT_MAX_LINES),
-        limit_arg("capture_since", args, "max_bytes", DEFAULT_MAX_BYTES),
+        positive_limit("capture_since", "max_lines", args.max_lines),
+        positive_limit("capture_since", "max_bytes", args.max_bytes),
     ) {
         (Ok(l), Ok(b)) => (l, b),
         (Err(e), _) | (_, Err(e)) => return e,
     };
-    if let Err(e) = check_socket(session, args) {
+    if let Err(e) = check_socket(session, &args.pane.server) {
         return e;
     }
-    let cursor = str_arg(args, "cursor").map(str::to_string);
-    let targeted = ["pane_id", "window_id", "session_id", "session_name"]
-        .iter()
-        .any(|k| str_arg(args, k).is_some());
-    let pane_id = match (&cursor, targeted) {
+    let cursor = args.cursor;
+    let pane_id = match (&cursor, args.pane.targeted()) {
         (Some(c), false) => match pane_of_cursor(session, c) {
             Some(p) => p,
             None => return ToolOutput::libtmux_error("invalid capture_since cursor: no cursor of this broker has this value (unknown, expired, or made before the broker restarted); omit it to start again. Nothing was sent to tmux.".to_string()),
         },
-        _ => match resolve(session, args).await {
+        _ => match resolve(session, &args.pane).await {
             Ok(p) => p.id,
             Err(e) => return e,
         },
@@ -140,4 +157,34 @@ async fn call(session: &Session, args: &Value) -> ToolOutput {
         truncated_bytes: s["truncated"]["bytes"].as_u64().unwrap_or(0),
     };
     ToolOutput::typed(&since, out.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_decode_every_property_and_null_limits_as_no_limit() {
+        let decode = |v: Value| super::super::typed::decode::<Args>(&v).unwrap();
+        let a = decode(json!({}));
+        assert_eq!(
+            (a.max_lines, a.max_bytes),
+            (Some(DEFAULT_MAX_LINES), Some(DEFAULT_MAX_BYTES))
+        );
+        assert!(a.cursor.is_none() && !a.pane.targeted());
+        let a =
+            decode(json!({ "max_lines": null, "max_bytes": 10, "cursor": "c", "window_id": "@1" }));
+        assert_eq!(
+            (a.max_lines, a.max_bytes, a.cursor.as_deref()),
+            (None, Some(10), Some("c"))
+        );
+        assert!(a.pane.targeted());
+        for (name, _) in input_schema()["properties"].as_object().unwrap() {
+            let wrong = json!({ name: { "not": "a scalar" } });
+            assert!(
+                super::super::typed::decode::<Args>(&wrong).is_err(),
+                "{name} is not decoded"
+            );
+        }
+    }
 }

@@ -6,19 +6,8 @@
 
 use super::ToolOutput;
 use crate::session::Session;
-use serde_json::Value;
 use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
-
-/// An integer argument (a JSON number with no fraction; `5.0` counts).
-pub fn int_arg(args: &Value, key: &str) -> Option<i64> {
-    let v = args.get(key)?;
-    v.as_i64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && f.abs() < 9.3e15)
-            .map(|f| f as i64)
-    })
-}
 
 /// `reason` + blank line + `hint`: a handled failure, no structured content.
 pub fn fail(reason: &str, hint: Option<&str>) -> ToolOutput {

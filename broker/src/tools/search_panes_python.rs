@@ -19,9 +19,8 @@
 //! table does not carry, is read for the page's panes with one hook-free
 //! format expansion (`Registry::expand_format`).
 
-use super::capture_pane_python::{check_socket, str_arg};
+use super::capture_pane_python::{check_socket, nullable, ServerArg};
 use super::list_sessions;
-use super::read::int_arg;
 use super::search_panes::{
     self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
 };
@@ -29,7 +28,7 @@ use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
@@ -145,62 +144,54 @@ const GEOMETRY: [&str; 8] = [
 ];
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match call(c.session, &c.args).await {
+    c.run_typed(|session, args| async move {
+        match call(session, args).await {
             Ok(o) | Err(o) => o,
         }
     })
 }
 
-/// The arguments the schema leaves to the call: absent means the default.
-struct Args<'a> {
-    pattern: &'a str,
+/// The arguments (the schema has checked them): absent means the default.
+#[derive(Deserialize)]
+struct Args {
+    pattern: String,
+    #[serde(default)]
     regex: bool,
+    #[serde(default)]
     match_case: bool,
-    session_id: Option<&'a str>,
-    session_name: Option<&'a str>,
+    #[serde(flatten)]
+    server: ServerArg,
+    session_id: Option<String>,
+    session_name: Option<String>,
     content_start: Option<i64>,
     content_end: Option<i64>,
+    #[serde(default = "default_per_pane", rename = "max_matched_lines_per_pane")]
     per_pane: usize,
+    /// `null` is no cap.
+    #[serde(default = "default_limit", deserialize_with = "nullable")]
     limit: Option<usize>,
+    #[serde(default)]
     offset: usize,
 }
 
-impl<'a> Args<'a> {
-    fn from(args: &'a Value) -> Args<'a> {
-        let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let count = |k: &str, default: i64| {
-            usize::try_from(int_arg(args, k).unwrap_or(default)).unwrap_or(0)
-        };
-        Args {
-            pattern: str_arg(args, "pattern").unwrap_or_default(),
-            regex: flag("regex"),
-            match_case: flag("match_case"),
-            session_id: str_arg(args, "session_id"),
-            session_name: str_arg(args, "session_name"),
-            content_start: int_arg(args, "content_start"),
-            content_end: int_arg(args, "content_end"),
-            per_pane: count("max_matched_lines_per_pane", DEFAULT_PER_PANE),
-            limit: match args.get("limit") {
-                Some(Value::Null) => None,
-                _ => Some(count("limit", DEFAULT_LIMIT)),
-            },
-            offset: count("offset", 0),
-        }
-    }
+fn default_per_pane() -> usize {
+    DEFAULT_PER_PANE as usize
 }
 
-async fn call(session: &Session, raw: &Value) -> Result<ToolOutput, ToolOutput> {
-    let args = Args::from(raw);
+fn default_limit() -> Option<usize> {
+    Some(DEFAULT_LIMIT as usize)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     // Checked before anything reaches tmux.
-    let re = build_regex(args.pattern, args.regex, !args.match_case, false).map_err(|e| {
+    let re = build_regex(&args.pattern, args.regex, !args.match_case, false).map_err(|e| {
         ToolOutput::libtmux_error(format!(
             "Invalid regex pattern: {e}. Nothing was sent to tmux."
         ))
     })?;
-    check_socket(session, raw)?;
+    check_socket(session, &args.server)?;
     let (snap, g) = list_sessions::graph(session).await?;
-    let only = match (args.session_id, args.session_name) {
+    let only = match (args.session_id.as_deref(), args.session_name.as_deref()) {
         (Some(id), _) => Some(list_sessions::resolve_session(&g, "session_id", id)?),
         (None, Some(name)) => Some(list_sessions::resolve_session(&g, "session_name", name)?),
         (None, None) => None,
@@ -398,7 +389,7 @@ fn parse_geometry(text: &str) -> HashMap<String, Geometry> {
 
 /// What the text says beside the matches.
 struct Notes<'a> {
-    args: &'a Args<'a>,
+    args: &'a Args,
     searched: &'a Searched,
     per_pane_cut: Vec<String>,
     pane_limit_clamped: bool,
@@ -516,7 +507,7 @@ mod tests {
             json!({ "pattern": "x" }),
             json!({ "pattern": "x", "limit": null, "content_start": -10, "max_matched_lines_per_pane": 2.0 }),
         );
-        let d = Args::from(&a);
+        let d: Args = super::super::typed::decode(&a).unwrap();
         assert_eq!(
             (
                 d.regex,
@@ -529,7 +520,14 @@ mod tests {
             ),
             (false, false, 50, Some(500), 0, None, None)
         );
-        let n = Args::from(&b);
+        let n: Args = super::super::typed::decode(&b).unwrap();
         assert_eq!((n.limit, n.content_start, n.per_pane), (None, Some(-10), 2));
+        for (name, _) in input_schema()["properties"].as_object().unwrap() {
+            let wrong = json!({ "pattern": "x", name: { "not": "a scalar" } });
+            assert!(
+                super::super::typed::decode::<Args>(&wrong).is_err(),
+                "{name} is not decoded"
+            );
+        }
     }
 }

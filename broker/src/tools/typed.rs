@@ -377,10 +377,15 @@ impl<'a> Call<'a> {
     }
 
     fn decode<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        let mut args = self.args.clone();
-        integral_floats(&mut args);
-        serde_json::from_value(args)
+        decode(&self.args)
     }
+}
+
+/// `args` as `T`, the way every tool decodes its arguments.
+pub fn decode<T: DeserializeOwned>(args: &Value) -> Result<T, serde_json::Error> {
+    let mut args = args.clone();
+    integral_floats(&mut args);
+    serde_json::from_value(args)
 }
 
 /// JSON Schema counts `5.0` and `1e3` as integers, serde's integer types do
