@@ -149,12 +149,7 @@ fn scope_json(s: &Scope) -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse_seed::<Args>() {
-            Ok(args) => call(c.session, args).await,
-            Err(e) => e,
-        }
-    })
+    c.run_seed(call)
 }
 
 async fn call(session: &Session, args: Args) -> ToolOutput {

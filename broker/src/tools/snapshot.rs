@@ -225,12 +225,7 @@ fn next_page(session: &Session, cursor: &str, started: f64) -> ToolOutput {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse_seed::<Args>() {
-            Ok(args) => call(c.session, args).await,
-            Err(e) => e,
-        }
-    })
+    c.run_seed(call)
 }
 
 async fn call(session: &Session, args: Args) -> ToolOutput {

@@ -332,28 +332,46 @@ impl<'a> Call<'a> {
         F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
         Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
     {
-        Box::pin(async move {
-            match self.parse::<A>() {
-                Ok(a) => call(self.session, a).await,
-                Err(e) => e,
-            }
-        })
+        self.run_with(Call::parse, call)
     }
 
-    /// [`Call::run_typed`] for a seed-family mutation: the arguments' string
-    /// bytes are checked against the mutation ceiling, then decoded; either
-    /// refusal is the family's envelope (nothing sent).
+    /// [`Call::run_typed`] for the seed family, whose refusal is its
+    /// envelope's `invalid_input` (not sent).
+    pub fn run_seed<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    where
+        A: DeserializeOwned + Send + 'a,
+        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
+        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
+    {
+        self.run_with(Call::parse_seed, call)
+    }
+
+    /// [`Call::run_seed`] for a mutation: the arguments' string bytes are
+    /// checked against the mutation ceiling first.
     pub fn run_seed_mutation<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
     where
         A: DeserializeOwned + Send + 'a,
         F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
         Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
     {
+        self.run_with(
+            |c: &Call<'a>| {
+                refs::check_mutation_bytes(&c.args)?;
+                c.parse_seed()
+            },
+            call,
+        )
+    }
+
+    fn run_with<A, D, F, Fut>(self, decode: D, call: F) -> super::CallFuture<'a>
+    where
+        A: DeserializeOwned + Send + 'a,
+        D: FnOnce(&Call<'a>) -> Result<A, ToolOutput> + Send + 'a,
+        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
+        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
+    {
         Box::pin(async move {
-            if let Err(e) = refs::check_mutation_bytes(&self.args) {
-                return e;
-            }
-            match self.parse_seed::<A>() {
+            match decode(&self) {
                 Ok(a) => call(self.session, a).await,
                 Err(e) => e,
             }
@@ -369,9 +387,8 @@ impl<'a> Call<'a> {
         })
     }
 
-    /// [`Call::parse`] for the seed family, whose refusal is its envelope's
-    /// `invalid_input` (not sent).
-    pub fn parse_seed<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
+    /// [`Call::parse`] for the seed family.
+    fn parse_seed<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
         self.decode()
             .map_err(|e| refs::invalid_input(&format!("Invalid arguments: {e}. Nothing was sent.")))
     }
@@ -386,6 +403,18 @@ pub fn decode<T: DeserializeOwned>(args: &Value) -> Result<T, serde_json::Error>
     let mut args = args.clone();
     integral_floats(&mut args);
     serde_json::from_value(args)
+}
+
+/// Test support for hand-written schemas: every property `schema` publishes
+/// is a field `A` decodes, so a wrongly typed value for it fails (an unknown
+/// field would be ignored); `base` holds the other arguments `A` needs.
+#[cfg(test)]
+pub fn assert_every_property_decoded<A: DeserializeOwned>(schema: &Value, base: Value) {
+    for name in schema["properties"].as_object().expect("properties").keys() {
+        let mut wrong = base.clone();
+        wrong[name] = serde_json::json!({ "not": "a scalar" });
+        assert!(decode::<A>(&wrong).is_err(), "{name} is not decoded");
+    }
 }
 
 /// JSON Schema counts `5.0` and `1e3` as integers, serde's integer types do

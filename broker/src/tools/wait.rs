@@ -117,12 +117,8 @@ fn contains(rows: &Rows, needle: &[u8]) -> bool {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse_seed::<Args>() {
-            Ok(args) => call(c.session, args, c.progress).await,
-            Err(e) => e,
-        }
-    })
+    let progress = c.progress.clone();
+    c.run_seed(move |session, args| call(session, args, progress))
 }
 
 async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
