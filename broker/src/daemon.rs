@@ -32,13 +32,14 @@ use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
 use interprocess::os::unix::local_socket::ListenerOptionsExt as _;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tmux_mcp_core::paths::{self, BrokerPaths};
+use tmux_mcp_core::platform::{self, process_table};
 use tmux_mcp_core::process::Backend;
 use tmux_mcp_core::server::{self, ServerIdentity};
 use tmux_mcp_core::sys;
@@ -104,14 +105,8 @@ fn take_lock(path: &Path) -> io::Result<Option<Lock>> {
             .write(true)
             .open(path)?;
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let e = io::Error::last_os_error();
-            return if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                Ok(None)
-            } else {
-                Err(e)
-            };
+        if !sys::try_lock_exclusive(&file)? {
+            return Ok(None);
         }
         // A broker that exited may have unlinked the file we opened; lock the
         // file that is at the path now, or two brokers could each hold "the" lock.
@@ -336,7 +331,7 @@ const SERVER_EXITED: &str = "the tmux server exited";
 /// while tmux is exiting).
 async fn server_gone_soon(id: &ServerIdentity) -> bool {
     for _ in 0..20 {
-        if tmux_mcp_core::procfs::stat(id.pid).map_or(true, |st| {
+        if process_table::stat(id.pid).map_or(true, |st| {
             st.start_ticks != id.start_ticks || st.state == 'Z'
         }) {
             return true;
@@ -361,16 +356,16 @@ impl Stop {
         let signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP, SIGUSR1])
             .expect("signal handlers");
         let (tx, server_gone) = tokio::sync::watch::channel(false);
-        let pidfd = pidfd.or_else(|| sys::pidfd_open(server_pid).ok());
+        let pidfd = pidfd.or_else(|| platform::exit_fd(server_pid).ok());
         tokio::spawn(async move {
-            match pidfd.and_then(|fd| sys::async_pidfd(fd).ok()) {
+            match pidfd.and_then(|fd| sys::async_exit_fd(fd).ok()) {
                 Some(afd) => {
                     let _ = afd.readable().await;
                 }
                 // No pidfd at all (old kernel): fall back to checking the pid.
                 None => loop {
                     tokio::time::sleep(Duration::from_millis(250)).await;
-                    if tmux_mcp_core::procfs::stat(server_pid).is_err() {
+                    if process_table::stat(server_pid).is_err() {
                         break;
                     }
                 },
@@ -425,7 +420,7 @@ async fn handle_connection(
     own_uid: u32,
 ) -> Result<(), wire::WireError> {
     let creds = stream.peer_creds()?;
-    let cred = sys::PeerCred {
+    let cred = platform::PeerCred {
         pid: creds.pid().unwrap_or(0) as u32,
         uid: creds.euid().unwrap_or(u32::MAX),
         gid: creds.egid().unwrap_or(u32::MAX),

@@ -6,11 +6,12 @@ use crate::locate::ServerArgs;
 use anyhow::bail;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::ExitCode;
+use tmux_mcp_core::platform::{self, process_table};
 use tmux_mcp_core::process::Backend;
 use tmux_mcp_core::tmux::Tmux;
 use tmux_mcp_core::wire::connect;
 use tmux_mcp_core::wire::{Hello, Reply, StatusReply};
-use tmux_mcp_core::{feed, hooks, paths, procfs, server, sys};
+use tmux_mcp_core::{feed, hooks, paths, server, sys};
 
 pub fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
     match connect(sock, &Hello::Status)?.1 {
@@ -222,7 +223,7 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         ),
     );
     r.line(
-        sys::pidfd_open(std::process::id()).is_ok(),
+        platform::exit_fd(std::process::id()).is_ok(),
         "pidfd_open",
         "needed for process identity and exit watching",
     );
@@ -245,7 +246,7 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             .map(|e| e.to_string())
             .unwrap_or_else(|| "linux-pidfd: same PID namespace as the tmux server".into()),
     );
-    r.line(procfs::proc_is_procfs(), "/proc", "procfs");
+    r.line(process_table::readable(), process_table::SOURCE, "procfs");
 
     // Hooks: show-hooks fires no hook.
     let global = tmux

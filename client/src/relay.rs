@@ -593,7 +593,7 @@ impl Relay {
 /// The MCP client's process name, for the broker's log.
 fn parent_name() -> String {
     let ppid = std::os::unix::process::parent_id();
-    tmux_mcp_core::procfs::stat(ppid)
+    tmux_mcp_core::platform::process_table::stat(ppid)
         .map(|s| s.comm)
         .unwrap_or_else(|_| "unknown".into())
 }

@@ -59,18 +59,13 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     // The broker first: it stops at SIGTERM (agents on it get their in-flight
     // answers), and a new one is not started by anything but the plugin.
     match locate::find(&id).map(|sock| crate::doctor::fetch_status(&sock)) {
-        Some(Ok(s)) => {
-            // SAFETY: kill(2) with a pid and a signal number.
-            if unsafe { libc::kill(s.broker_pid as libc::pid_t, libc::SIGTERM) } == 0 {
-                println!("stopped the broker (pid {})", s.broker_pid);
-            } else {
-                left.push(format!(
-                    "the broker (pid {}) could not be signalled: {}",
-                    s.broker_pid,
-                    std::io::Error::last_os_error()
-                ));
-            }
-        }
+        Some(Ok(s)) => match tmux_mcp_core::sys::terminate(s.broker_pid) {
+            Ok(()) => println!("stopped the broker (pid {})", s.broker_pid),
+            Err(e) => left.push(format!(
+                "the broker (pid {}) could not be signalled: {e}",
+                s.broker_pid
+            )),
+        },
         Some(Err(e)) => left.push(format!("the broker did not answer: {e}")),
         None => println!("no broker was running"),
     }

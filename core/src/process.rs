@@ -12,7 +12,8 @@
 //! (tmux forks pane processes itself), and that its start time did not change
 //! across `pidfd_open` (the pid was not recycled in between).
 
-use crate::{procfs, sys};
+use crate::platform::{self, process_table};
+use crate::sys;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -83,11 +84,11 @@ pub struct Backend {
 
 impl Backend {
     pub fn detect(server_pid: u32) -> Backend {
-        let own = procfs::pid_namespace(None);
-        let unavailable = if !procfs::proc_is_procfs() {
+        let own = process_table::pid_namespace(None);
+        let unavailable = if !process_table::readable() {
             Some(IdentityError::NoProcfs)
         } else {
-            match (&own, procfs::pid_namespace(Some(server_pid))) {
+            match (&own, process_table::pid_namespace(Some(server_pid))) {
                 (Ok(a), Ok(b)) if *a == b => None,
                 (Ok(_), Ok(_)) => Some(IdentityError::Namespace(
                     "the broker and the tmux server are in different PID namespaces".into(),
@@ -96,7 +97,7 @@ impl Backend {
                 (_, Err(e)) => Some(IdentityError::Namespace(e.to_string())),
             }
         };
-        let unavailable = unavailable.or_else(|| match sys::pidfd_open(std::process::id()) {
+        let unavailable = unavailable.or_else(|| match platform::exit_fd(std::process::id()) {
             Ok(_) => None,
             Err(e) => Some(IdentityError::NoPidfd(e.to_string())),
         });
@@ -113,7 +114,7 @@ impl Backend {
         if let Some(e) = &self.unavailable {
             return Err(e.clone());
         }
-        let before = procfs::stat(pid).map_err(|_| IdentityError::Gone(pid))?;
+        let before = process_table::stat(pid).map_err(|_| IdentityError::Gone(pid))?;
         if before.ppid != self.server_pid {
             return Err(IdentityError::NotChild {
                 pid,
@@ -121,18 +122,18 @@ impl Backend {
                 parent: before.ppid,
             });
         }
-        let ns = procfs::pid_namespace(Some(pid)).map_err(|_| IdentityError::Gone(pid))?;
+        let ns = process_table::pid_namespace(Some(pid)).map_err(|_| IdentityError::Gone(pid))?;
         if ns != self.namespace {
             return Err(IdentityError::Namespace(format!(
                 "process {pid} is in another PID namespace"
             )));
         }
-        let fd = sys::pidfd_open(pid).map_err(|e| match e.raw_os_error() {
+        let fd = platform::exit_fd(pid).map_err(|e| match e.raw_os_error() {
             Some(libc::ESRCH) => IdentityError::Gone(pid),
             Some(libc::EMFILE) | Some(libc::ENFILE) => IdentityError::Capacity(e.to_string()),
             _ => IdentityError::NoPidfd(e.to_string()),
         })?;
-        let after = procfs::stat(pid).map_err(|_| IdentityError::Gone(pid))?;
+        let after = process_table::stat(pid).map_err(|_| IdentityError::Gone(pid))?;
         if after.start_ticks != before.start_ticks {
             return Err(IdentityError::Raced(pid));
         }
@@ -162,7 +163,7 @@ fn watch_exit(
     ident: Weak<ProcessIdentity>,
     stop: oneshot::Receiver<()>,
 ) -> std::io::Result<()> {
-    let afd = sys::async_pidfd(fd)?;
+    let afd = sys::async_exit_fd(fd)?;
     tokio::spawn(async move {
         tokio::select! {
             r = afd.readable() => {

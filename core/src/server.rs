@@ -10,7 +10,8 @@
 //! command runs (so no user hook fires), and the answer is the process that really
 //! owns the socket.
 
-use crate::{procfs, sys};
+use crate::platform::{self, process_table};
+use crate::sys;
 use sha2::{Digest, Sha256};
 use std::io;
 use std::os::fd::OwnedFd;
@@ -53,12 +54,12 @@ pub fn probe(socket: &Path) -> Result<Probe, ServerError> {
         path: path.clone(),
         source,
     };
-    let cred = sys::peer_cred(&stream).map_err(ident_err)?;
-    let pidfd = sys::peer_pidfd(&stream).ok();
+    let cred = platform::peer_cred(&stream).map_err(ident_err)?;
+    let pidfd = platform::peer_exit_fd(&stream).ok();
     drop(stream);
-    let st = procfs::stat(cred.pid).map_err(ident_err)?;
-    let start_time = procfs::start_time_epoch(st.start_ticks).map_err(ident_err)?;
-    let boot_id = procfs::boot_id();
+    let st = process_table::stat(cred.pid).map_err(ident_err)?;
+    let start_time = process_table::start_time_epoch(st.start_ticks).map_err(ident_err)?;
+    let boot_id = process_table::boot_id();
     let generation = generation_of(&path, cred.pid, st.start_ticks, &boot_id);
     Ok(Probe {
         identity: ServerIdentity {
@@ -80,7 +81,7 @@ pub fn probe(socket: &Path) -> Result<Probe, ServerError> {
 /// only connected to (`SO_PEERCRED`), so no tmux command runs and no hook fires;
 /// a socket nobody listens on is skipped.
 pub fn ancestor_server(sockets: &[PathBuf], pid: u32) -> Option<Probe> {
-    let chain = procfs::ancestry(pid, 256);
+    let chain = process_table::ancestry(pid, 256);
     sockets
         .iter()
         .filter_map(|s| probe(s).ok())

@@ -1,103 +1,36 @@
-//! Thin safe wrappers over the Linux syscalls the broker needs: peer credentials
-//! (`SO_PEERCRED`, `SO_PEERPIDFD`), `pidfd_open`, and a non-blocking readability
-//! probe. Each returns `io::Result` with the OS error intact so callers can map
-//! `ESRCH`, `ENOSYS`, `EMFILE` … to their own typed errors.
+//! Portable POSIX helpers, safe (rustix): a non-blocking readability
+//! probe, tokio registration, the monotonic clock, the uid, a file lock,
+//! signals, random ids. What is specific to one operating system is in
+//! [`crate::platform`]. Each returns `io::Result` with the OS error intact so
+//! callers can map `ESRCH`, `ENOSYS`, `EMFILE` … to their own typed errors.
 
+use crate::platform::PeerCred;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-
-/// `SO_PEERPIDFD` (Linux 6.5+); not every libc crate version names it.
-const SO_PEERPIDFD: libc::c_int = 77;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PeerCred {
-    pub pid: u32,
-    pub uid: u32,
-    pub gid: u32,
-}
-
-pub fn peer_cred(fd: &impl AsRawFd) -> io::Result<PeerCred> {
-    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: cred/len are valid out-pointers of the right size for SO_PEERCRED.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(PeerCred {
-        pid: cred.pid as u32,
-        uid: cred.uid,
-        gid: cred.gid,
-    })
-}
-
-/// A pidfd for the socket's peer process, race-free (no pid reuse window).
-pub fn peer_pidfd(fd: &impl AsRawFd) -> io::Result<OwnedFd> {
-    let mut pidfd: libc::c_int = -1;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: pidfd/len are valid out-pointers for an int-sized option.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            SO_PEERPIDFD,
-            (&mut pidfd as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel returned a fresh descriptor that we now own.
-    Ok(unsafe { OwnedFd::from_raw_fd(pidfd) })
-}
-
-pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
-    // SAFETY: plain syscall with integer arguments.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0 as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a successful pidfd_open returns a descriptor we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-}
+use std::os::fd::{AsFd, OwnedFd};
 
 /// Whether `fd` is readable right now (for a pidfd: the process has exited).
 /// `POLLERR`/`POLLNVAL` are errors, not "exited".
-pub fn poll_readable_now(fd: &impl AsRawFd) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
+pub fn poll_readable_now(fd: &impl AsFd) -> io::Result<bool> {
+    use rustix::event::{poll, PollFd, PollFlags};
     for _ in 0..2 {
-        // SAFETY: pfd is a valid pollfd array of length 1.
-        let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
-        if rc < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
+        let mut fds = [PollFd::new(fd, PollFlags::IN)];
+        match poll(&mut fds, Some(&rustix::time::Timespec::default())) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
         }
-        if pfd.revents & (libc::POLLERR | libc::POLLNVAL) != 0 {
+        let revents = fds[0].revents();
+        if revents.intersects(PollFlags::ERR | PollFlags::NVAL) {
             return Err(io::Error::other("poll reported POLLERR/POLLNVAL"));
         }
-        return Ok(pfd.revents & (libc::POLLIN | libc::POLLHUP) != 0);
+        return Ok(revents.intersects(PollFlags::IN | PollFlags::HUP));
     }
     Err(io::Error::from(io::ErrorKind::Interrupted))
 }
 
-/// Registers a pidfd with tokio so its readability (process exit) can be awaited.
-pub fn async_pidfd(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+/// Registers an exit descriptor ([`crate::platform::exit_fd`]) with tokio so
+/// the process's exit can be awaited.
+pub fn async_exit_fd(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
     async_fd(fd, tokio::io::Interest::READABLE)
 }
 
@@ -115,18 +48,39 @@ pub fn async_fd(
 
 /// Seconds on the system's monotonic clock (CLOCK_MONOTONIC; epoch arbitrary).
 pub fn monotonic_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 pub fn current_uid() -> u32 {
-    // SAFETY: getuid cannot fail.
-    unsafe { libc::getuid() }
+    rustix::process::getuid().as_raw()
+}
+
+/// Takes an exclusive `flock` on `file` without waiting: `Ok(false)` when
+/// another process holds it.
+pub fn try_lock_exclusive(file: &impl AsFd) -> io::Result<bool> {
+    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether this process may search (enter) directory `path`: `access(X_OK)`.
+pub fn may_enter(path: &std::path::Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
+}
+
+/// Sends SIGTERM to `pid`.
+pub fn terminate(pid: u32) -> io::Result<()> {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
+    Ok(rustix::process::kill_process(
+        pid,
+        rustix::process::Signal::TERM,
+    )?)
 }
 
 /// Decides whether a connecting peer may talk to the broker: same uid only.
@@ -158,17 +112,6 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// Hands freed heap back to the kernel after the retention store dropped a lot
-/// (glibc keeps freed chunks in its arenas otherwise, so RSS would stay at its
-/// peak long after the entries are gone).
-pub fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,21 +129,24 @@ mod tests {
             .unwrap_err()
             .contains("is not the broker's uid"));
         let (a, _b) = UnixStream::pair().unwrap();
-        let cred = peer_cred(&a).unwrap();
+        let cred = crate::platform::peer_cred(&a).unwrap();
         assert_eq!(cred.pid, std::process::id());
         assert!(check_peer(&cred, me).is_ok());
     }
 
     #[test]
-    fn pidfd_of_a_child_turns_readable_when_it_exits() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("0.2")
-            .spawn()
-            .unwrap();
-        let fd = pidfd_open(child.id()).unwrap();
-        assert!(!poll_readable_now(&fd).unwrap());
-        child.wait().unwrap();
-        assert!(poll_readable_now(&fd).unwrap());
+    fn a_held_lock_is_refused_without_waiting() {
+        let path = std::env::temp_dir().join(format!("tmux-mcp-lock-{}", random_hex(6)));
+        let a = std::fs::File::create(&path).unwrap();
+        let b = std::fs::File::open(&path).unwrap();
+        assert!(try_lock_exclusive(&a).unwrap());
+        assert!(
+            !try_lock_exclusive(&b).unwrap(),
+            "held by another open file"
+        );
+        drop(a);
+        assert!(try_lock_exclusive(&b).unwrap(), "released with its holder");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::LazyLock;
-use tmux_mcp_core::procfs;
+use tmux_mcp_core::platform::process_table;
 
 /// A coding-agent CLI we recognise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -211,7 +211,8 @@ pub struct Found {
 impl Found {
     /// Whether the process is still the one that was found.
     pub fn alive(&self) -> bool {
-        procfs::stat(self.pid).is_ok_and(|st| st.start_ticks == self.start_ticks && st.state != 'Z')
+        process_table::stat(self.pid)
+            .is_ok_and(|st| st.start_ticks == self.start_ticks && st.state != 'Z')
     }
 }
 
@@ -233,14 +234,14 @@ pub fn find_in_terminals<'a>(
     if by_device.is_empty() {
         return Ok(found);
     }
-    for st in procfs::all()? {
+    for st in process_table::all()? {
         let Some(pane) = by_device.get(&st.tty_nr) else {
             continue;
         };
-        let Ok(argv) = procfs::cmdline(st.pid) else {
+        let Ok(argv) = process_table::cmdline(st.pid) else {
             continue;
         };
-        let exe = procfs::exe(st.pid);
+        let exe = process_table::exe(st.pid);
         let Some(cli) = identify(exe.as_deref(), &argv) else {
             continue;
         };

@@ -63,11 +63,12 @@ impl Changes {
 }
 
 async fn watch_pane_set(registry: Weak<Registry>, tx: watch::Sender<Option<PaneSet>>) {
-    let dir = match TtyWatch::terminals_in("/dev/pts") {
+    let terminals = tmux_mcp_core::platform::TERMINALS_DIR;
+    let dir = match TtyWatch::terminals() {
         Ok(w) => w,
         Err(e) => {
             tracing::warn!(
-                "cannot watch /dev/pts for new panes ({e}); resource list changes are not reported"
+                "cannot watch {terminals} for new panes ({e}); resource list changes are not reported"
             );
             return;
         }

@@ -25,7 +25,6 @@
 //! it writes to the pane's terminal only what the command wrote to its own.
 
 use rustix::fs::{Mode, OFlags};
-use rustix::pty::OpenptFlags;
 use std::io;
 use std::os::fd::OwnedFd;
 use tmux_mcp_core::sys::async_fd;
@@ -54,17 +53,11 @@ impl Mirror {
     /// `pane_tty`. Fails (with nothing written anywhere) when either cannot
     /// be opened.
     pub fn open(pane_tty: &str, cols: u16, rows: u16) -> io::Result<Mirror> {
-        let master =
-            rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
-        rustix::pty::grantpt(&master)?;
-        rustix::pty::unlockpt(&master)?;
-        let path = rustix::pty::ptsname(&master, Vec::new())?
-            .into_string()
-            .map_err(|_| io::Error::other("the pty's name is not UTF-8"))?;
-        let slave = rustix::pty::ioctl_tiocgptpeer(
-            &master,
-            OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC,
-        )?;
+        let tmux_mcp_core::platform::Pty {
+            master,
+            slave,
+            path,
+        } = tmux_mcp_core::platform::open_pty()?;
         // Exact bytes: no `\n` -> `\r\n` (the pane's terminal does that);
         // the release line (see `run`) is not echoed back as output.
         let mut t = rustix::termios::tcgetattr(&slave)?;
@@ -413,11 +406,8 @@ mod tests {
     /// what reached the pane, and what the shell wrote after the release.
     async fn through_a_mirror(shell: &str, line: &str) -> (i32, Vec<u8>, Vec<u8>, Vec<u8>) {
         // A pty of our own stands in for the pane's terminal.
-        let pane = rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
-        rustix::pty::grantpt(&pane).unwrap();
-        rustix::pty::unlockpt(&pane).unwrap();
-        let pane_path = rustix::pty::ptsname(&pane, Vec::new()).unwrap();
-        let mut m = Mirror::open(pane_path.to_str().unwrap(), 80, 24).unwrap();
+        let pane = tmux_mcp_core::platform::open_pty().unwrap();
+        let mut m = Mirror::open(&pane.path, 80, 24).unwrap();
         let p = m.path().to_string();
         m.preload(&format!(
             "printf '{}' $? >{p}; {}",
@@ -439,7 +429,7 @@ mod tests {
         .unwrap_or_else(|_| panic!("{shell}: the marker never came"))
         .unwrap();
         let mut seen = vec![0u8; 256];
-        let n = rustix::io::read(&pane, &mut seen).unwrap();
+        let n = rustix::io::read(&pane.master, &mut seen).unwrap();
         seen.truncate(n);
         // The shell was released: what it prints next comes through.
         let mut after = Scan::new("other");

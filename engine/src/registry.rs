@@ -482,7 +482,7 @@ pub fn numeric_id(id: &str) -> u64 {
 /// This is how the broker knows the caller's pane: from the relay's peer pid, not
 /// from environment variables a client may not pass on.
 pub fn pane_of_process(snapshot: &Snapshot, pid: u32) -> Option<String> {
-    let chain = tmux_mcp_core::procfs::ancestry(pid, 128);
+    let chain = tmux_mcp_core::platform::process_table::ancestry(pid, 128);
     chain.iter().find_map(|p| {
         snapshot
             .panes

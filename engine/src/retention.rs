@@ -428,7 +428,7 @@ impl Store {
             before.saturating_sub(slots.total.bytes - cost)
         };
         if freed >= 1 << 20 {
-            tmux_mcp_core::sys::release_free_memory();
+            tmux_mcp_core::platform::release_free_memory();
         }
         Ok(())
     }

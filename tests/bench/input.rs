@@ -19,13 +19,7 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 
 /// CLOCK_MONOTONIC in seconds (what Python's time.monotonic() reads).
 fn monotonic() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    tmux_mcp_core::sys::monotonic_seconds()
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

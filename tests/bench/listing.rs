@@ -66,7 +66,7 @@ fn cpu_ms(pid: u32) -> f64 {
     let ticks: f64 = f.get(11).zip(f.get(12)).map_or(0.0, |(u, s)| {
         u.parse::<f64>().unwrap_or(0.0) + s.parse::<f64>().unwrap_or(0.0)
     });
-    ticks * 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    ticks * 1000.0 / tmux_mcp_core::platform::process_table::clock_ticks_per_second() as f64
 }
 
 fn rss_kib(pid: u64) -> u64 {

@@ -279,3 +279,120 @@ fn the_cycle_finder_sees_a_circle() {
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].len(), 3);
 }
+
+/// What a file outside the platform module must not hold (tests excluded):
+/// each item a `cfg(target_os|target_env)`, a Linux-only call, or a Linux
+/// path, with where it is.
+#[derive(Default)]
+struct LinuxSpecifics(Vec<String>);
+
+/// Names only Linux has: pidfds, peer credentials, inotify, `TIOCGPTPEER`,
+/// glibc's heap trim.
+const LINUX_ONLY: &[&str] = &[
+    "pidfd_open",
+    "SYS_pidfd_open",
+    "SO_PEERCRED",
+    "SO_PEERPIDFD",
+    "socket_peercred",
+    "ucred",
+    "inotify",
+    "inotify_init1",
+    "inotify_add_watch",
+    "ioctl_tiocgptpeer",
+    "malloc_trim",
+];
+
+impl<'ast> Visit<'ast> for LinuxSpecifics {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if !is_cfg_test(attrs) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        let syn::Meta::List(list) = &a.meta else {
+            return;
+        };
+        let text = list.tokens.to_string();
+        if text.contains("target_os") || text.contains("target_env") {
+            self.0.push(format!("cfg({text})"));
+        }
+    }
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if let Some(s) = p
+            .segments
+            .iter()
+            .find(|s| LINUX_ONLY.contains(&&*s.ident.to_string()))
+        {
+            self.0.push(format!("a call of {}", s.ident));
+        }
+        syn::visit::visit_path(self, p);
+    }
+    fn visit_lit_str(&mut self, s: &'ast syn::LitStr) {
+        let v = s.value();
+        if v.starts_with("/proc") || v.starts_with("/dev/pts") {
+            self.0.push(format!("the path {v:?}"));
+        }
+    }
+}
+
+fn linux_specifics(code: &str) -> Vec<String> {
+    let file = syn::parse_file(code).expect("parses");
+    let mut v = LinuxSpecifics::default();
+    v.visit_file(&file);
+    v.0
+}
+
+/// Architecture invariant (ARCHITECTURE.md "Platform seam"): no Linux-only
+/// call, no Linux path and no `cfg(target_os)` outside `core/src/platform/`.
+#[test]
+fn linux_specifics_stay_behind_the_platform_seam() {
+    let platform = root().join("core/src/platform");
+    let mut found = Vec::new();
+    for dir in ["core", "engine", "broker", "client", "plugin"] {
+        let mut files = Vec::new();
+        rust_files(&root().join(dir).join("src"), &mut files);
+        for f in files.iter().filter(|f| !f.starts_with(&platform)) {
+            let code = std::fs::read_to_string(f).unwrap();
+            for what in linux_specifics(&code) {
+                found.push(format!(
+                    "{}: {what}",
+                    f.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "outside core/src/platform/:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_seam_check_sees_each_kind_of_linux_specific() {
+    let found = linux_specifics(
+        r#"
+        #[cfg(target_os = "linux")]
+        fn a() { let _ = std::fs::read("/proc/self/stat"); libc::inotify_init1(0); }
+        fn b() { rustix::process::pidfd_open(p, f); }
+        #[cfg(test)]
+        mod tests { fn c() { let _ = "/dev/pts/1"; libc::malloc_trim(0); } }
+        "#,
+    );
+    assert_eq!(
+        found,
+        [
+            "cfg(target_os = \"linux\")",
+            "the path \"/proc/self/stat\"",
+            "a call of inotify_init1",
+            "a call of pidfd_open",
+        ]
+    );
+}

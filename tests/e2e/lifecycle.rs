@@ -371,8 +371,9 @@ fn the_plugin_script_leaves_no_files_behind() {
         1,
         "the script's scratch directory exists while it reads"
     );
-    // SAFETY: kill(2) on the plugin script this test started (the wrapper's parent).
-    assert_eq!(unsafe { libc::kill(script_pid, libc::SIGTERM) }, 0);
+    // The plugin script this test started (the wrapper's parent).
+    let pid = rustix::process::Pid::from_raw(script_pid).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("kill");
     srv.kill_server();
     poll(Duration::from_secs(5), || {
         (!pid_alive(script_pid as u32)).then_some(())

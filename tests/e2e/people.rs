@@ -9,8 +9,7 @@ use std::time::Duration;
 use tmux_mcp_e2e::*;
 
 fn uid() -> u32 {
-    // SAFETY: getuid has no preconditions.
-    unsafe { libc::getuid() }
+    tmux_mcp_core::sys::current_uid()
 }
 
 /// The children of `pid` (from `/proc/*/stat`).
@@ -463,7 +462,7 @@ fn plugin_jobs(srv: &TmuxServer) -> Vec<u32> {
         let argv = cmdline(pid);
         if argv.iter().any(|a| a.ends_with("tmux-mcp.tmux"))
             && pid_alive(pid)
-            && tmux_mcp_core::procfs::ancestry(pid, 64).contains(&srv.pid())
+            && tmux_mcp_core::platform::process_table::ancestry(pid, 64).contains(&srv.pid())
         {
             out.push(pid);
         }
@@ -589,19 +588,10 @@ fn item3_building_message_waits_for_a_client() {
 /// quietly (SIGPIPE, as any Unix tool), never with a panic.
 #[test]
 fn item6_status_into_a_closed_pipe_does_not_panic() {
-    use std::os::fd::FromRawFd;
     let srv = TmuxServer::start();
     srv.start_broker();
-    let mut fds = [0i32; 2];
-    // SAFETY: a valid out-array of two fds.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: both fds were just made by pipe(2) and are owned here.
-    let (read_end, write_end) = unsafe {
-        (
-            std::fs::File::from_raw_fd(fds[0]),
-            std::fs::File::from_raw_fd(fds[1]),
-        )
-    };
+    let (read_end, write_end) = rustix::pipe::pipe().unwrap();
+    let write_end = std::fs::File::from(write_end);
     drop(read_end);
     let mut cmd = tmux_mcp(&["status", "-S", srv.socket_str()]);
     let child = cmd

@@ -513,8 +513,8 @@ fn is_empty_dir(p: &Path) -> bool {
 /// nothing is written into what others hold.
 #[test]
 fn runtime_dir_denial_of_service_falls_through_to_a_private_dir() {
-    let root = unsafe { libc::geteuid() } == 0;
-    let uid = unsafe { libc::getuid() };
+    let root = rustix::process::geteuid().is_root();
+    let uid = tmux_mcp_core::sys::current_uid();
     let other = 65534; // "nobody": any uid that is not ours
     let base = TempDir::new("tmcp-rd-");
     let (xdg, tt, decoy) = (

@@ -26,9 +26,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::ffi::CString;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -191,9 +189,11 @@ pub fn cmdline(pid: u32) -> Vec<String> {
 
 /// Sends `sig` to exactly `pid` (a process this test started or owns).
 pub fn kill_pid(pid: u32, sig: i32) {
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    unsafe {
-        libc::kill(pid as libc::pid_t, sig);
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    if let (Some(pid), Some(sig)) = (pid, rustix::process::Signal::from_named_raw(sig)) {
+        let _ = rustix::process::kill_process(pid, sig);
     }
 }
 
@@ -1337,15 +1337,10 @@ pub fn sh_quote(s: &str) -> String {
 }
 
 pub fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(
-        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
-        0,
-        "mkfifo {}: {}",
-        path.display(),
-        std::io::Error::last_os_error()
-    );
+    let mode = rustix::fs::Mode::from_raw_mode(0o600);
+    if let Err(e) = rustix::fs::mkfifoat(rustix::fs::CWD, path, mode) {
+        panic!("mkfifo {}: {e}", path.display());
+    }
 }
 
 /// Opens a fifo end in a thread (opening blocks until the other end is opened).
@@ -1577,7 +1572,7 @@ impl Drop for TerminalClient {
     fn drop(&mut self) {
         // The tmux client first: killing `script` alone leaves it to notice the
         // closed terminal later.
-        unsafe { libc::kill(self.pid as i32, libc::SIGTERM) };
+        kill_pid(self.pid, libc::SIGTERM);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -260,13 +260,11 @@ impl ServerHandler for Handler {
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
         notices(&self.session, &request.name, &out).await;
-        let mut result: CallToolResult =
-            serde_json::from_value(out.to_call_result()).map_err(|e| {
-                McpError::internal_error(
-                    format!("tool result does not fit the MCP shape: {e}"),
-                    None,
-                )
-            })?;
+        // Moved, not copied: the structured result is the Value the tool
+        // built from its typed output, serialized once more only onto the wire.
+        let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+        result.structured_content = out.structured;
+        result.is_error = Some(out.is_error);
         // Required on 2026-07-28; rmcp strips it for older peers.
         result.result_type = Some(ResultType::COMPLETE);
         Ok(result.into())

@@ -18,7 +18,7 @@ pub fn resolve_cwd(session: &Session, cwd: &str) -> Result<PathBuf, &'static str
     let path = if path.is_absolute() {
         path.to_path_buf()
     } else {
-        let base = std::fs::read_link(format!("/proc/{}/cwd", session.peer_pid)).map_err(|_| {
+        let base = tmux_mcp_core::platform::cwd_of(session.peer_pid).map_err(|_| {
             "is relative and the agent's working directory cannot be read; give an absolute path"
         })?;
         base.join(path)
@@ -27,10 +27,10 @@ pub fn resolve_cwd(session: &Session, cwd: &str) -> Result<PathBuf, &'static str
     if !path.is_dir() {
         return Err(MISSING);
     }
-    let c =
-        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "must not contain NUL")?;
-    // SAFETY: access(2) on a valid NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+    if path.as_os_str().as_bytes().contains(&0) {
+        return Err("must not contain NUL");
+    }
+    if !tmux_mcp_core::sys::may_enter(&path) {
         return Err(MISSING);
     }
     if path.to_str().is_none() {

@@ -373,15 +373,6 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    pub fn to_call_result(&self) -> Value {
-        let mut v =
-            json!({ "content": [{ "type": "text", "text": self.text }], "isError": self.is_error });
-        if let Some(s) = &self.structured {
-            v["structuredContent"] = s.clone();
-        }
-        v
-    }
-
     /// A libtmux-family tool error: text only, nothing reached tmux unless said.
     pub fn libtmux_error(message: impl Into<String>) -> Self {
         ToolOutput {

@@ -321,7 +321,7 @@ async fn read_back_spawned(
     let server = session.broker.identity.pid;
     let deadline = Instant::now() + EXEC_WAIT;
     while let Some(pid) = pid {
-        if tmux_mcp_core::procfs::same_executable(pid, server) != Some(true)
+        if tmux_mcp_core::platform::process_table::same_executable(pid, server) != Some(true)
             || Instant::now() >= deadline
         {
             break;

@@ -398,11 +398,24 @@ impl<'a> Call<'a> {
     }
 }
 
-/// `args` as `T`, the way every tool decodes its arguments.
+/// `args` as `T`, the way every tool decodes its arguments. Read in place:
+/// the tree is copied only in the rare case it holds a float to make integral.
 pub fn decode<T: DeserializeOwned>(args: &Value) -> Result<T, serde_json::Error> {
+    if !has_integral_float(args) {
+        return <T as serde::Deserialize>::deserialize(args);
+    }
     let mut args = args.clone();
     integral_floats(&mut args);
     serde_json::from_value(args)
+}
+
+fn has_integral_float(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.as_f64().is_some_and(|f| n.is_f64() && f.fract() == 0.0),
+        Value::Array(a) => a.iter().any(has_integral_float),
+        Value::Object(m) => m.values().any(has_integral_float),
+        _ => false,
+    }
 }
 
 /// Test support for hand-written schemas: every property `schema` publishes
@@ -501,6 +514,32 @@ constant!(Unobserved, "unobserved");
 mod tests {
     use super::*;
     use serde::Serialize;
+
+    /// Integers written as floats (`5.0`, `1e3`: integers to JSON Schema)
+    /// decode as integers, nested too; other arguments decode in place.
+    #[test]
+    fn decode_takes_integral_floats_as_integers() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct A {
+            n: u64,
+            m: Vec<i64>,
+            x: f64,
+            s: String,
+        }
+        let want = A {
+            n: 5,
+            m: vec![-3, 1000],
+            x: 2.5,
+            s: "t".into(),
+        };
+        let floats = serde_json::json!({ "n": 5.0, "m": [-3.0, 1e3], "x": 2.5, "s": "t" });
+        assert!(has_integral_float(&floats));
+        assert_eq!(decode::<A>(&floats).unwrap(), want);
+        let plain = serde_json::json!({ "n": 5, "m": [-3, 1000], "x": 2.5, "s": "t" });
+        assert!(!has_integral_float(&plain));
+        assert_eq!(decode::<A>(&plain).unwrap(), want);
+        assert!(decode::<A>(&serde_json::json!({ "n": 5.5, "m": [], "x": 1, "s": "" })).is_err());
+    }
 
     #[derive(Serialize, JsonSchema)]
     #[serde(deny_unknown_fields)]

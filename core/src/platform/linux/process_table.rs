@@ -1,6 +1,7 @@
-//! Small, typed readers of Linux `/proc`: process status lines, start times,
-//! PID namespaces and parent chains. Everything the broker knows about processes
-//! that tmux does not tell it comes from here.
+//! The process table, from Linux `/proc`: small typed readers of process
+//! status lines, start times, PID namespaces, argv and parent chains.
+//! Everything the broker knows about processes that tmux does not tell it
+//! comes from here.
 
 use std::fs;
 use std::io;
@@ -65,13 +66,7 @@ pub fn parse_stat(text: &str) -> Option<ProcStat> {
 }
 
 pub fn clock_ticks_per_second() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if v > 0 {
-        v as u64
-    } else {
-        100
-    }
+    rustix::param::clock_ticks_per_second().max(1)
 }
 
 /// Boot time in seconds since the epoch (`btime` in /proc/stat).
@@ -103,14 +98,16 @@ pub fn pid_namespace(pid: Option<u32>) -> io::Result<(u64, u64)> {
     Ok((md.dev(), md.ino()))
 }
 
-/// `/proc` is procfs (not a bind-mounted copy of another namespace's).
-pub fn proc_is_procfs() -> bool {
-    // PROC_SUPER_MAGIC
+/// Where the process table is read from, as people know it (`doctor`).
+pub const SOURCE: &str = "/proc";
+
+/// The process table can be read: `/proc` is procfs (not a bind-mounted
+/// copy of another namespace's).
+pub fn readable() -> bool {
     const PROC_SUPER_MAGIC: i64 = 0x9fa0;
-    let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: the path is a valid NUL-terminated string and buf is a valid out-pointer.
-    let rc = unsafe { libc::statfs(c"/proc".as_ptr(), &mut buf) };
-    rc == 0 && buf.f_type as i64 == PROC_SUPER_MAGIC
+    // `f_type`'s integer type differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    rustix::fs::statfs("/proc").is_ok_and(|fs| fs.f_type as i64 == PROC_SUPER_MAGIC)
 }
 
 /// Whether processes `a` and `b` run the same executable (`/proc/PID/exe`);
