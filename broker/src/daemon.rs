@@ -552,6 +552,16 @@ async fn serve_mcp(
             }
         },
     };
+    // --confirm, else @mcp-confirm (on for every agent).
+    let confirm = hello.confirm
+        || match snap.server.confirm_option.trim() {
+            "" | "off" | "0" => false,
+            "on" | "1" => true,
+            opt => {
+                let reason = format!("@mcp-confirm is {opt:?}; expected on or off");
+                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+            }
+        };
     let enabled = tools::enabled_set(
         safety,
         broker
@@ -576,6 +586,8 @@ async fn serve_mcp(
         safety,
         toolset,
         allow_self: hello.allow_self,
+        confirm,
+        pending_confirmations: Default::default(),
         request_timeout_seconds,
         jobs,
         log: Default::default(),

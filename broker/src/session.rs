@@ -26,6 +26,12 @@ pub struct Session {
     /// Whose spellings of the libtmux family this session uses (`--toolset`).
     pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
+    /// The kill, respawn and close tools ask the person first (`--confirm`,
+    /// `@mcp-confirm`; see `tools::confirm`).
+    pub confirm: bool,
+    /// Questions out in `input_required` results (2026-07-28), by their
+    /// `requestState`: what a retry must repeat for its answer to count.
+    pub pending_confirmations: std::sync::Mutex<PendingConfirmations>,
     /// The most any wait of this session waits, in seconds:
     /// `@mcp-request-timeout` when set, else the broker's `--request-timeout`
     /// (published as `limits.request_timeout_seconds`).
@@ -177,3 +183,15 @@ impl AgentLog {
         }
     }
 }
+
+/// A question sent in an `input_required` result, kept until its retry.
+pub struct PendingConfirmation {
+    pub tool: String,
+    /// The call's arguments: the retry must repeat them exactly.
+    pub args: serde_json::Value,
+    pub question: String,
+    pub made: std::time::Instant,
+}
+
+/// [`PendingConfirmation`]s by `requestState`, oldest first.
+pub type PendingConfirmations = std::collections::VecDeque<(String, PendingConfirmation)>;

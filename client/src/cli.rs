@@ -50,6 +50,11 @@ enum Command {
         /// Default: the tmux option @mcp-toolset, else default.
         #[arg(long, value_name = "NAME", value_parser = parse_toolset)]
         toolset: Option<tmux_mcp_core::wire::Toolset>,
+        /// Ask the person (MCP elicitation) before each kill, respawn or
+        /// close, naming what it ends; refused when the client cannot ask.
+        /// Also on for every agent with the tmux option @mcp-confirm on.
+        #[arg(long)]
+        confirm: bool,
     },
     /// run-shell helper: forward the pane table on stdin to the broker.
     #[command(hide = true)]
@@ -126,6 +131,7 @@ pub fn main() -> ExitCode {
             allow_self,
             safety,
             toolset,
+            confirm,
         } => {
             let scope = scope.map(|s| match s {
                 ScopeArg::Session => Scope::Session,
@@ -139,6 +145,7 @@ pub fn main() -> ExitCode {
                     allow_self,
                     safety,
                     toolset,
+                    confirm,
                 },
             )
         }

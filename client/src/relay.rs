@@ -58,6 +58,7 @@ pub struct Grant {
     pub allow_self: bool,
     pub safety: Option<tmux_mcp_core::wire::Tier>,
     pub toolset: Option<tmux_mcp_core::wire::Toolset>,
+    pub confirm: bool,
 }
 
 pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
@@ -71,6 +72,7 @@ pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
         tmux_pane_env: std::env::var("TMUX_PANE").ok(),
         safety: grant.safety,
         toolset: grant.toolset,
+        confirm: grant.confirm,
     });
     let stream = open_session(&sock, &hello)?;
     let relay = Arc::new(Relay {

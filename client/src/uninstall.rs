@@ -25,6 +25,7 @@ const OPTIONS: &[&str] = &[
     "@mcp-toolset",
     "@mcp-request-timeout",
     "@mcp-enable-tools",
+    "@mcp-confirm",
 ];
 
 pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {

@@ -33,6 +33,7 @@ const SERVER_FIELDS: &[&str] = &[
     "@mcp-safety",
     "@mcp-toolset",
     "@mcp-request-timeout",
+    "@mcp-confirm",
 ];
 
 /// How a field is printed and read back.
@@ -370,6 +371,7 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
         safety_option: h[6].to_string(),
         toolset_option: h[7].to_string(),
         request_timeout_option: h[8].to_string(),
+        confirm_option: h[9].to_string(),
     };
     let mut r = Reader {
         b,
@@ -503,7 +505,7 @@ pub fn unvis_separators(version: &str, text: &str) -> String {
 mod tests {
     use super::*;
 
-    const HEAD: &str = "42\u{1f}1700000000\u{1f}3.3a\u{1f}/tmp/s\u{1f}\u{1f}tmux_capture\u{1f}mutating\u{1f}python\u{1f}30\u{1e}";
+    const HEAD: &str = "42\u{1f}1700000000\u{1f}3.3a\u{1f}/tmp/s\u{1f}\u{1f}tmux_capture\u{1f}mutating\u{1f}python\u{1f}30\u{1f}on\u{1e}";
 
     fn rec(tag: char, fields: &[&str]) -> String {
         let mut s = tag.to_string();
@@ -591,6 +593,7 @@ mod tests {
             ("mutating", "python")
         );
         assert_eq!(t.server.request_timeout_option, "30");
+        assert_eq!(t.server.confirm_option, "on");
         assert_eq!(t.rows.len(), 3);
         assert_eq!(
             t.rows[0].session_name, "a?b?c?d",

@@ -54,6 +54,10 @@ pub struct McpHello {
     /// `@mcp-toolset`, else the default.
     #[serde(default)]
     pub toolset: Option<Toolset>,
+    /// `--confirm`: the kill, respawn and close tools ask the person first
+    /// (MCP elicitation); `false` leaves it to `@mcp-confirm`.
+    #[serde(default)]
+    pub confirm: bool,
 }
 
 /// Whose spellings of the libtmux family a session gets: the default
@@ -172,6 +176,10 @@ pub struct ServerRow {
     /// Current value of `@mcp-request-timeout` (seconds; "" when unset).
     #[serde(default)]
     pub request_timeout_option: String,
+    /// Current value of `@mcp-confirm` (`on`: every agent's destructive
+    /// tools ask the person first; "" when unset).
+    #[serde(default)]
+    pub confirm_option: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -317,7 +317,8 @@ async def wait_until(pred, timeout: float = 10.0):
 @asynccontextmanager
 async def mcp_session(server: "TmuxServer | str", *extra: str,
                       env: dict[str, str] | None = None,
-                      modern: bool = False, message_handler=None) -> AsyncIterator[ClientSession]:
+                      modern: bool = False, message_handler=None,
+                      elicitation_callback=None) -> AsyncIterator[ClientSession]:
     """`async with mcp_session(server, "--enable-tool", "x") as s:` — an initialized
     ClientSession over `tmux-mcp attach -S <sock> EXTRA...` (stdio)."""
     require_binary()
@@ -329,7 +330,8 @@ async def mcp_session(server: "TmuxServer | str", *extra: str,
         log = server.new_log("attach")
     with open(log, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=20, message_handler=message_handler) as session:
+            async with ClientSession(read, write, read_timeout_seconds=20, message_handler=message_handler,
+                                     elicitation_callback=elicitation_callback) as session:
                 if modern:
                     await session.discover()
                 else:

@@ -10,6 +10,7 @@
 //! session. The rules are in
 //! ARCHITECTURE.md, "MCP layer".
 
+mod confirm;
 mod subscriptions;
 mod transport;
 
@@ -238,14 +239,18 @@ impl ServerHandler for Handler {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.attach_log(&context.peer);
         let args = request
             .arguments
+            .take()
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
+        let ask = confirm::ask_for(&self.session, &context, &request, &args, legacy_era(&context));
+        // Kept only when an answer may have to come back in a retry.
+        let kept = confirm::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {
             tools::Progress::new(Arc::new(PeerProgress {
                 peer: context.peer.clone(),
@@ -255,10 +260,13 @@ impl ServerHandler for Handler {
         // Dropping the tool's future is what stops it: it holds no tmux client
         // (commands are one short connection each, and a wait only watches).
         let out = tokio::select! {
-            out = tools::call(&self.session, &request.name, args, progress) => out,
+            out = tools::call(&self.session, &request.name, args, progress, ask.clone()) => out,
             _ = context.ct.cancelled() => return Err(cancelled("the client cancelled the request")),
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
+        if let Some(question) = confirm::asked(&self.session, &ask, &request.name, kept.unwrap_or_default()) {
+            return Ok(question.into());
+        }
         notices(&self.session, &request.name, &out).await;
         // Moved, not copied: the structured result is the Value the tool
         // built from its typed output, serialized once more only onto the wire.

@@ -64,6 +64,17 @@ impl ProgramArgs {
     }
 }
 
+impl ProgramArgs {
+    /// What starts, as the person would say it (the confirmation question).
+    pub fn describe(&self) -> String {
+        match (&self.argv, &self.shell) {
+            (Some(argv), _) => format!("{:?}", argv.join(" ")),
+            (None, Some(line)) => format!("the shell command {line:?}"),
+            (None, None) => "tmux's default command".to_string(),
+        }
+    }
+}
+
 /// The `-c`/`-e`/`--` tail for `program`, checked: argv and shell are
 /// exclusive, the program is non-empty, cwd exists, the strings fit one
 /// mutation. Every refusal is before anything is sent.

@@ -98,6 +98,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                         &tool,
                         Value::Object(one.arguments.unwrap_or_default()),
                         None,
+                        // Read-only calls only: nothing to ask about.
+                        super::confirm::Ask::Not,
                     )
                     .await
                 }

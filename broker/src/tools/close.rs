@@ -5,6 +5,7 @@
 //! refused, as is closing the agent's own pane, or the window or a session that
 //! holds it, without `--allow-self`.
 
+use super::confirm::{self, Ask};
 use super::entity_refs::AnyRef;
 use super::envelope;
 use super::refs::{self, Kind};
@@ -53,10 +54,11 @@ fn output_schema() -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_seed_mutation(call)
+    let ask = c.ask.clone();
+    c.run_seed_mutation(move |session, args| async move { call(session, &ask, args).await })
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, ask: &Ask, args: Args) -> ToolOutput {
     let broker = &session.broker;
     let target = match refs::resolve(session, args.target.parts()).await {
         Ok(t) => t,
@@ -81,6 +83,14 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Kind::Window => "kill-window",
         Kind::Pane => "kill-pane",
     };
+    let question = confirm::ending("Close", &target);
+    if let Err(e) = confirm::ask(ask, "tmux_close", &question, |m| {
+        refs::policy_denied(&format!("{m} Nothing was sent."))
+    })
+    .await
+    {
+        return e;
+    }
     if let Err(e) = refs::run_mutation(broker, &[command, "-t", &target.id]).await {
         return e;
     }

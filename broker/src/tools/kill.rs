@@ -6,6 +6,7 @@
 //! and its session are never killed, whatever the flags (`SelfRule::Never`).
 
 use super::act::{self, SelfRule};
+use super::confirm::{self, Ask};
 use super::arrange::{Killed, KilledRef};
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
@@ -93,12 +94,16 @@ fn run_kill_session(c: Call<'_>) -> CallFuture<'_> {
 
 async fn kill<R: KilledRef, A: DeserializeOwned + Guarded>(c: Call<'_>) -> ToolOutput {
     match c.parse::<A>() {
-        Ok(a) => call::<R>(c.session, &a).await.unwrap_or_else(|e| e),
+        Ok(a) => call::<R>(c.session, &c.ask, &a).await.unwrap_or_else(|e| e),
         Err(e) => e,
     }
 }
 
-async fn call<R: KilledRef>(session: &Session, a: &dyn Guarded) -> Result<ToolOutput, ToolOutput> {
+async fn call<R: KilledRef>(
+    session: &Session,
+    ask: &Ask,
+    a: &dyn Guarded,
+) -> Result<ToolOutput, ToolOutput> {
     let t = act::target(session, a.id(), a.generation(), SelfRule::Never).await?;
     // The same rule as tmux_close: the server's last panes are never killed,
     // since tmux exits with them.
@@ -123,6 +128,11 @@ async fn call<R: KilledRef>(session: &Session, a: &dyn Guarded) -> Result<ToolOu
                 .map(|pl| pl.session_name.clone()),
         ),
     };
+    let tool = format!("kill_{}", t.kind.as_str());
+    confirm::ask(ask, &tool, &confirm::ending("Kill", &t), |m| {
+        act::error(m, Delivery::NotSent)
+    })
+    .await?;
     act::run(session, &[command, "-t", &t.id]).await?;
     let generation = session.generation();
     // A session's windows that are linked into another session as well stay;

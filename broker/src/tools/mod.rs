@@ -16,6 +16,7 @@ mod capture_pane_python;
 mod capture_since;
 mod capture_since_python;
 mod close;
+pub mod confirm;
 mod create;
 pub mod criteria;
 pub mod entity_refs;
@@ -153,6 +154,8 @@ pub struct Call<'a> {
     pub session: &'a Session,
     pub args: Value,
     pub progress: Option<Progress>,
+    /// How a destructive tool asks the person first (`attach --confirm`).
+    pub ask: confirm::Ask,
 }
 
 pub type CallFuture<'a> =
@@ -630,6 +633,7 @@ pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOut
         session,
         args,
         progress: None,
+        ask: confirm::Ask::Not,
     })
     .await
 }
@@ -640,6 +644,7 @@ pub async fn call(
     name: &str,
     args: Value,
     progress: Option<Progress>,
+    ask: confirm::Ask,
 ) -> ToolOutput {
     session
         .broker
@@ -672,6 +677,7 @@ pub async fn call(
         session,
         args,
         progress,
+        ask,
     })
     .await
 }

@@ -8,6 +8,7 @@
 
 use super::act::{self, SelfRule};
 use super::arrange::{self, PaneAction, ProgramArgs};
+use super::confirm::{self, Ask};
 use super::envelope::Delivery;
 use super::ids::{Generation, PaneId};
 use super::typed::{input_of, schema_of};
@@ -45,13 +46,18 @@ struct Args {
 fn run(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
         match c.parse::<Args>() {
-            Ok(a) => call(c.session, &c.args, a).await.unwrap_or_else(|e| e),
+            Ok(a) => call(c.session, &c.args, &c.ask, a).await.unwrap_or_else(|e| e),
             Err(e) => e,
         }
     })
 }
 
-async fn call(session: &Session, raw: &Value, a: Args) -> Result<ToolOutput, ToolOutput> {
+async fn call(
+    session: &Session,
+    raw: &Value,
+    ask: &Ask,
+    a: Args,
+) -> Result<ToolOutput, ToolOutput> {
     let (tail, _) = arrange::program_tail(session, raw, &a.program)?;
     let t = act::target(
         session,
@@ -79,6 +85,16 @@ async fn call(session: &Session, raw: &Value, a: Args) -> Result<ToolOutput, Too
     cmd.extend(["-t".into(), t.id.clone()]);
     cmd.extend(tail);
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let question = format!(
+        "Respawn pane {}? {}; then {} starts there.",
+        confirm::pane_line(pane),
+        if pane.dead { "It is dead" } else { "Its program is killed" },
+        a.program.describe()
+    );
+    confirm::ask(ask, "respawn_pane", &question, |m| {
+        act::error(m, Delivery::NotSent)
+    })
+    .await?;
     act::run(session, &argv).await?;
     let after = arrange::read_back(session, "respawned the pane").await?;
     let now = after.pane(session, &t.id)?;
