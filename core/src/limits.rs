@@ -8,6 +8,8 @@ pub const MAX_CAPTURES: u64 = 256;
 pub const MAX_CAPTURE_BYTES: u64 = 32 * 1024 * 1024;
 pub const CAPTURE_TTL_SECONDS: u64 = 600;
 pub const REQUEST_TIMEOUT_SECONDS: u64 = 5;
+/// How long a `--confirm` question waits for the person (the call waits too).
+pub const CONFIRM_TIMEOUT_SECONDS: u64 = 300;
 pub const MAX_RESPONSE_BYTES: u64 = 1_048_576;
 pub const MAX_MUTATION_BYTES: u64 = 65_536;
 pub const MAX_OBSERVERS: u64 = 16;

@@ -436,11 +436,12 @@ mod tests {
             tmux_pane_env: None,
             safety: Some(Tier::Mutating),
             toolset: None,
+            confirm: true,
         });
         let bytes = encode(&hello).unwrap();
         let back: Hello = read_frame(&mut &bytes[..]).unwrap();
         match back {
-            Hello::Mcp(h) => assert_eq!(h.enable_tools, vec!["a".to_string()]),
+            Hello::Mcp(h) => assert!(h.enable_tools == ["a"] && h.confirm),
             other => panic!("wrong variant {other:?}"),
         }
         // Named encoding: the field name is present in the payload.

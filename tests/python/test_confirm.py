@@ -8,6 +8,7 @@ refused; without --confirm nothing is asked."""
 
 from __future__ import annotations
 
+import subprocess
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
@@ -99,7 +100,7 @@ async def test_close_and_respawn_ask_too(tmux_server, mode):
     person = Person("accept")
     async with client(tmux_server, mode, person, "--safety", "destructive", "--confirm",
                       "--enable-tool", "tmux_close") as c:
-        generation = (await checked(c, "tmux_capabilities", {})).structured_content["data"]["server"]["generation"]
+        generation = (await checked(c, "tmux_capabilities", {})).structured_content["data"]["server_identity"]["generation"]
         closed = await checked(c, "tmux_close", {"target": {"kind": "window", "id": window, "generation": generation}})
         assert not closed.is_error and closed.structured_content["ok"] is True, closed
         person.action = "decline"
@@ -136,10 +137,13 @@ async def test_the_tmux_option_asks_for_every_agent_and_without_it_nothing_is_as
     async with client(tmux_server, mode, person, "--safety", "destructive") as c:
         assert not (await checked(c, "kill_pane", {"paneId": second})).is_error
     assert len(person.questions) == 1 and second in person.questions[0], person.questions
+    # A value that is neither on nor off: the attach is refused with the
+    # reason, and no session opens with a guess.
     tmux_server.tmux("set-option", "-g", "@mcp-confirm", "maybe")
-    with pytest.raises(Exception):
-        async with client(tmux_server, mode, person, "--safety", "destructive"):
-            pass
+    refused = subprocess.run([str(BIN), "attach", "-S", tmux_server.sock], stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=20, env=clean_env())
+    assert refused.returncode != 0, refused
+    assert '@mcp-confirm is "maybe"; expected on or off' in refused.stderr, refused.stderr
 
 
 @async_test(60)

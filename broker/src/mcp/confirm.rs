@@ -14,10 +14,10 @@ use crate::session::{PendingConfirmation, Session};
 use crate::tools::confirm::{Answer, Ask, AskNow, Rounds};
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitationAction, InputRequest,
-    InputRequiredResult,
+    CallToolRequestParams, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction,
+    InputRequest, InputRequiredResult, ServerRequest,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{Peer, RoleServer};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 /// The key of the one input request a confirmation sends.
 const KEY: &str = "confirm";
-/// How long a question waits for its retry.
-const PENDING_FOR: Duration = Duration::from_secs(600);
+/// How long a question waits for its retry (2026-07-28) or its answer.
+const PENDING_FOR: Duration = Duration::from_secs(tmux_mcp_core::limits::CONFIRM_TIMEOUT_SECONDS);
 /// Questions kept per session at most (the oldest goes first).
 const PENDING_MAX: usize = 32;
 
@@ -39,7 +39,11 @@ pub fn ask_for(
     args: &Value,
     legacy: bool,
 ) -> Ask {
-    if !session.confirm {
+    // Only a destructive tool asks (kill, respawn, close and the seed
+    // family's destructive tools, which ask where they end something).
+    let may_ask = crate::tools::spec_in(session.toolset, &request.name)
+        .is_some_and(|t| t.tier() == crate::tools::Tier::Destructive);
+    if !session.confirm || !may_ask {
         return Ask::Not;
     }
     let can_ask = context
@@ -54,14 +58,18 @@ pub fn ask_for(
     if legacy {
         return Ask::Now(Arc::new(PeerAsk {
             peer: context.peer.clone(),
-            timeout: Duration::from_secs_f64(session.request_timeout_seconds),
+            timeout: PENDING_FOR,
         }));
     }
     let answered = request.request_state.as_deref().and_then(|state| {
         let pending = take(session, state)?;
         let fresh = pending.made.elapsed() < PENDING_FOR;
         let same = pending.tool == request.name && pending.args == *args;
-        let answer = request.input_responses.as_ref()?.get(KEY).and_then(answer_of)?;
+        let answer = request
+            .input_responses
+            .as_ref()?
+            .get(KEY)
+            .and_then(answer_of)?;
         (fresh && same).then_some((pending.question, answer))
     });
     Ask::Rounds(Arc::new(Rounds {
@@ -72,12 +80,7 @@ pub fn ask_for(
 
 /// After the call: the `input_required` result to answer with, when the
 /// tool asked a question this round.
-pub fn asked(
-    session: &Session,
-    ask: &Ask,
-    tool: &str,
-    args: Value,
-) -> Option<InputRequiredResult> {
+pub fn asked(session: &Session, ask: &Ask, tool: &str, args: Value) -> Option<InputRequiredResult> {
     let Ask::Rounds(r) = ask else { return None };
     let question = r.asked.lock().unwrap().take()?;
     let state = tmux_mcp_core::sys::random_hex(16);
@@ -132,8 +135,9 @@ fn answer_of(response: &Value) -> Option<Answer> {
     }
 }
 
-/// Asks through `elicitation/create` while the call waits, at most the
-/// session's request timeout.
+/// Asks through `elicitation/create` while the call waits, at most
+/// [`PENDING_FOR`]: a person reads the question first (the session's request
+/// timeout, 5 s by default, bounds the broker's own waits, not theirs).
 struct PeerAsk {
     peer: Peer<RoleServer>,
     timeout: Duration,
@@ -142,11 +146,22 @@ struct PeerAsk {
 impl AskNow for PeerAsk {
     fn ask<'a>(&'a self, question: &'a str) -> BoxFuture<'a, Result<Answer, String>> {
         Box::pin(async move {
-            let r = self
+            // rmcp's `create_elicitation` needs its `elicitation` feature
+            // (and the url crate) for URL mode, which this never sends.
+            let request = ServerRequest::ElicitRequest(ElicitRequest::new(form(question)));
+            let answer = self
                 .peer
-                .create_elicitation_with_timeout(form(question), Some(self.timeout))
+                .send_request_with_option(request, PeerRequestOptions::with_timeout(self.timeout))
+                .await
+                .map_err(|e| e.to_string())?
+                .await_response()
                 .await
                 .map_err(|e| e.to_string())?;
+            let ClientResult::ElicitResult(r) = answer else {
+                return Err(
+                    "the client answered something other than an elicitation result".into(),
+                );
+            };
             Ok(match r.action {
                 ElicitationAction::Accept => Answer::Accept,
                 ElicitationAction::Decline => Answer::Decline,
@@ -165,9 +180,18 @@ mod tests {
         let v = serde_json::to_value(form("Kill pane %1?")).unwrap();
         assert_eq!(v["message"], "Kill pane %1?");
         assert_eq!(v["requestedSchema"]["properties"], json!({}));
-        assert_eq!(answer_of(&json!({ "action": "accept", "content": {} })), Some(Answer::Accept));
-        assert_eq!(answer_of(&json!({ "action": "decline" })), Some(Answer::Decline));
-        assert_eq!(answer_of(&json!({ "action": "cancel" })), Some(Answer::Cancel));
+        assert_eq!(
+            answer_of(&json!({ "action": "accept", "content": {} })),
+            Some(Answer::Accept)
+        );
+        assert_eq!(
+            answer_of(&json!({ "action": "decline" })),
+            Some(Answer::Decline)
+        );
+        assert_eq!(
+            answer_of(&json!({ "action": "cancel" })),
+            Some(Answer::Cancel)
+        );
         assert_eq!(answer_of(&json!({ "action": "yes" })), None);
         assert_eq!(answer_of(&json!({})), None);
     }

@@ -248,7 +248,13 @@ impl ServerHandler for Handler {
             .take()
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        let ask = confirm::ask_for(&self.session, &context, &request, &args, legacy_era(&context));
+        let ask = confirm::ask_for(
+            &self.session,
+            &context,
+            &request,
+            &args,
+            legacy_era(&context),
+        );
         // Kept only when an answer may have to come back in a retry.
         let kept = confirm::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {
@@ -264,7 +270,9 @@ impl ServerHandler for Handler {
             _ = context.ct.cancelled() => return Err(cancelled("the client cancelled the request")),
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
-        if let Some(question) = confirm::asked(&self.session, &ask, &request.name, kept.unwrap_or_default()) {
+        if let Some(question) =
+            confirm::asked(&self.session, &ask, &request.name, kept.unwrap_or_default())
+        {
             return Ok(question.into());
         }
         notices(&self.session, &request.name, &out).await;

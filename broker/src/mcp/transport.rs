@@ -191,7 +191,15 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         };
         if !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"))
         {
-            return Decoded::Nothing; // a response to a request the broker never sends
+            // The answer to a request of the broker's (`elicitation/create`,
+            // under `--confirm`): rmcp matches it by the id it gave that
+            // request, and drops one it did not send.
+            return match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+                Ok(m @ (ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_))) => {
+                    Decoded::Message(m)
+                }
+                _ => Decoded::Nothing,
+            };
         }
         // The id exactly as written: the lossy `Value` above cannot hold an
         // integer beyond 64 bits.

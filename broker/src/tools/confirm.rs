@@ -157,11 +157,19 @@ mod tests {
     #[tokio::test]
     async fn only_an_accepted_question_lets_the_tool_act() {
         assert!(ask(&Ask::Not, "kill_pane", "q", refuse).await.is_ok());
-        let e = ask(&Ask::Cannot, "kill_pane", "q", refuse).await.unwrap_err();
-        assert!(e.text.contains("cannot ask") && e.text.contains("kill_pane"), "{}", e.text);
+        let e = ask(&Ask::Cannot, "kill_pane", "q", refuse)
+            .await
+            .unwrap_err();
+        assert!(
+            e.text.contains("cannot ask") && e.text.contains("kill_pane"),
+            "{}",
+            e.text
+        );
         let now = |a| Ask::Now(Arc::new(Says(a)));
         assert!(ask(&now(Answer::Accept), "t", "q", refuse).await.is_ok());
-        let e = ask(&now(Answer::Decline), "t", "Kill pane %1?", refuse).await.unwrap_err();
+        let e = ask(&now(Answer::Decline), "t", "Kill pane %1?", refuse)
+            .await
+            .unwrap_err();
         assert!(e.text.contains("declined: Kill pane %1?"), "{}", e.text);
         assert!(ask(&now(Answer::Cancel), "t", "q", refuse).await.is_err());
     }
@@ -169,22 +177,47 @@ mod tests {
     #[tokio::test]
     async fn a_round_asks_until_this_very_question_was_answered() {
         let first = Arc::new(Rounds::default());
-        assert!(ask(&Ask::Rounds(first.clone()), "t", "Kill pane %1?", refuse).await.is_err());
-        assert_eq!(first.asked.lock().unwrap().as_deref(), Some("Kill pane %1?"));
+        assert!(
+            ask(&Ask::Rounds(first.clone()), "t", "Kill pane %1?", refuse)
+                .await
+                .is_err()
+        );
+        assert_eq!(
+            first.asked.lock().unwrap().as_deref(),
+            Some("Kill pane %1?")
+        );
         let retry = Arc::new(Rounds {
             answered: Some(("Kill pane %1?".into(), Answer::Accept)),
             ..Default::default()
         });
-        assert!(ask(&Ask::Rounds(retry.clone()), "t", "Kill pane %1?", refuse).await.is_ok());
+        assert!(
+            ask(&Ask::Rounds(retry.clone()), "t", "Kill pane %1?", refuse)
+                .await
+                .is_ok()
+        );
         assert!(retry.asked.lock().unwrap().is_none());
         // The target changed between the rounds: the accepted answer was to
         // another question, so this one is asked.
-        assert!(ask(&Ask::Rounds(retry.clone()), "t", "Kill pane %1 and %2?", refuse).await.is_err());
-        assert_eq!(retry.asked.lock().unwrap().as_deref(), Some("Kill pane %1 and %2?"));
+        assert!(ask(
+            &Ask::Rounds(retry.clone()),
+            "t",
+            "Kill pane %1 and %2?",
+            refuse
+        )
+        .await
+        .is_err());
+        assert_eq!(
+            retry.asked.lock().unwrap().as_deref(),
+            Some("Kill pane %1 and %2?")
+        );
         let declined = Ask::Rounds(Arc::new(Rounds {
             answered: Some(("q".into(), Answer::Decline)),
             ..Default::default()
         }));
-        assert!(ask(&declined, "t", "q", refuse).await.unwrap_err().text.contains("declined"));
+        assert!(ask(&declined, "t", "q", refuse)
+            .await
+            .unwrap_err()
+            .text
+            .contains("declined"));
     }
 }

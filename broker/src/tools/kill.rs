@@ -6,8 +6,8 @@
 //! and its session are never killed, whatever the flags (`SelfRule::Never`).
 
 use super::act::{self, SelfRule};
-use super::confirm::{self, Ask};
 use super::arrange::{Killed, KilledRef};
+use super::confirm::{self, Ask};
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
 use super::ids::{Generation, Guarded, PaneId, SessionId, WindowId};

@@ -46,7 +46,9 @@ struct Args {
 fn run(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
         match c.parse::<Args>() {
-            Ok(a) => call(c.session, &c.args, &c.ask, a).await.unwrap_or_else(|e| e),
+            Ok(a) => call(c.session, &c.args, &c.ask, a)
+                .await
+                .unwrap_or_else(|e| e),
             Err(e) => e,
         }
     })
@@ -88,7 +90,11 @@ async fn call(
     let question = format!(
         "Respawn pane {}? {}; then {} starts there.",
         confirm::pane_line(pane),
-        if pane.dead { "It is dead" } else { "Its program is killed" },
+        if pane.dead {
+            "It is dead"
+        } else {
+            "Its program is killed"
+        },
         a.program.describe()
     );
     confirm::ask(ask, "respawn_pane", &question, |m| {
