@@ -67,11 +67,19 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 /// The Python family's way to name a pane and its server: every field
 /// nullable, `null` the same as absent (the contract's defaults).
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, schemars::JsonSchema)]
 pub(super) struct PaneSelector {
+    /// Pane ID (e.g. '%1').
+    #[serde(default)]
     pub pane_id: Option<String>,
+    /// Window ID for pane resolution.
+    #[serde(default)]
     pub window_id: Option<String>,
+    /// Session ID (e.g. '$1') for pane resolution.
+    #[serde(default)]
     pub session_id: Option<String>,
+    /// Session name for pane resolution.
+    #[serde(default)]
     pub session_name: Option<String>,
     #[serde(flatten)]
     pub server: ServerArg,
@@ -88,8 +96,10 @@ impl PaneSelector {
 }
 
 /// `socket_name`: the tmux server the caller means (checked against ours).
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, schemars::JsonSchema)]
 pub(super) struct ServerArg {
+    /// tmux socket name.
+    #[serde(default)]
     pub socket_name: Option<String>,
 }
 

@@ -9,7 +9,7 @@
 
 use super::capture_pane_python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
 use super::capture_since::{self, pane_of_cursor};
-use super::typed::schema_of;
+use super::typed::{nullable_input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
@@ -32,31 +32,7 @@ const DEFAULT_MAX_LINES: i64 = 500;
 const DEFAULT_MAX_BYTES: i64 = 128_000;
 
 fn input_schema() -> Value {
-    let opt = |t: &str, d: &str| json!({ "anyOf": [{ "type": t }, { "type": "null" }], "default": null, "description": d });
-    let mut max_lines = opt(
-        "integer",
-        "Most lines to return (the newest); null: the broker's largest.",
-    );
-    max_lines["default"] = json!(DEFAULT_MAX_LINES);
-    let mut max_bytes = opt(
-        "integer",
-        "Most bytes to return (the newest lines); null: the broker's largest.",
-    );
-    max_bytes["default"] = json!(DEFAULT_MAX_BYTES);
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "cursor": opt("string", "The cursor of the previous call; omit to start."),
-            "pane_id": opt("string", "Pane ID (e.g. '%1')."),
-            "session_name": opt("string", "Session name for pane resolution."),
-            "session_id": opt("string", "Session ID (e.g. '$1') for pane resolution."),
-            "window_id": opt("string", "Window ID for pane resolution."),
-            "socket_name": opt("string", "tmux socket name."),
-            "max_lines": max_lines,
-            "max_bytes": max_bytes
-        }
-    })
+    nullable_input_of::<Args>()
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -78,14 +54,18 @@ struct Since {
     truncated_bytes: u64,
 }
 
-/// The arguments (the schema has checked them).
-#[derive(Deserialize)]
+/// The arguments; the published schema is derived from them.
+#[derive(Deserialize, JsonSchema)]
 struct Args {
+    /// The cursor of the previous call; omit to start.
+    #[serde(default)]
     cursor: Option<String>,
     #[serde(flatten)]
     pane: PaneSelector,
+    /// Most lines to return (the newest); null: the broker's largest.
     #[serde(default = "default_max_lines", deserialize_with = "nullable")]
     max_lines: Option<i64>,
+    /// Most bytes to return (the newest lines); null: the broker's largest.
     #[serde(default = "default_max_bytes", deserialize_with = "nullable")]
     max_bytes: Option<i64>,
 }

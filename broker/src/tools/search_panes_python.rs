@@ -24,7 +24,7 @@ use super::list_sessions;
 use super::search_panes::{
     self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
 };
-use super::typed::schema_of;
+use super::typed::{nullable_input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
@@ -49,32 +49,7 @@ const DEFAULT_PER_PANE: i64 = 50;
 const DEFAULT_LIMIT: i64 = 500;
 
 fn input_schema() -> Value {
-    let opt = |t: Value, d: &str| json!({ "anyOf": [t, { "type": "null" }], "default": null, "description": d });
-    // tmux reads -S/-E as INT_MIN..SHRT_MAX (a value outside is silently the top of the screen).
-    let line = json!({ "type": "integer", "minimum": -2_147_483_648_i64, "maximum": 32767 });
-    let mut limit = opt(
-        json!({ "type": "integer", "minimum": 1 }),
-        "Matched panes per page; null: no cap.",
-    );
-    limit["default"] = json!(DEFAULT_LIMIT);
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["pattern"],
-        "properties": {
-            "pattern": { "type": "string", "minLength": 1, "maxLength": 65536, "description": "Text to search for in pane content (literal unless regex is true)." },
-            "regex": { "type": "boolean", "default": false, "description": "Treat pattern as a regular expression (Rust regex syntax, linear time)." },
-            "session_name": opt(json!({ "type": "string" }), "Only the panes of this session (by name)."),
-            "session_id": opt(json!({ "type": "string", "pattern": super::ids::SESSION_ID }), "Only the panes of this session (e.g. '$1'); wins over session_name."),
-            "match_case": { "type": "boolean", "default": false, "description": "true: case-sensitive." },
-            "content_start": opt(line.clone(), "First line of the range searched (capture-pane -S); negative reaches into history. null: the top of the visible screen."),
-            "content_end": opt(line, "Last line of the range searched (capture-pane -E). null: the bottom of the visible screen."),
-            "max_matched_lines_per_pane": { "type": "integer", "minimum": 1, "maximum": 10000, "default": DEFAULT_PER_PANE, "description": "Matching lines kept per pane: the last ones." },
-            "limit": limit,
-            "offset": { "type": "integer", "minimum": 0, "maximum": 2147483647, "default": 0, "description": "Matched panes to skip (paging)." },
-            "socket_name": opt(json!({ "type": "string" }), "tmux socket name.")
-        }
-    })
+    nullable_input_of::<Args>()
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -151,27 +126,53 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
     })
 }
 
-/// The arguments (the schema has checked them): absent means the default.
-#[derive(Deserialize)]
+/// The arguments; the published schema is derived from them. Absent means
+/// the default.
+#[derive(Deserialize, JsonSchema)]
 struct Args {
+    /// Text to search for in pane content (literal unless regex is true).
+    #[schemars(length(min = 1, max = 65536))]
     pattern: String,
+    /// Treat pattern as a regular expression (Rust regex syntax, linear time).
     #[serde(default)]
     regex: bool,
+    /// Only the panes of this session (by name).
+    #[serde(default)]
+    session_name: Option<String>,
+    /// Only the panes of this session (e.g. '$1'); wins over session_name.
+    #[serde(default)]
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
+    session_id: Option<String>,
+    /// true: case-sensitive.
     #[serde(default)]
     match_case: bool,
+    /// First line of the range searched (capture-pane -S); negative reaches
+    /// into history. null: the top of the visible screen.
+    ///
+    /// tmux reads -S/-E as INT_MIN..SHRT_MAX (a value outside is silently the
+    /// top of the screen), hence the bounds.
+    #[serde(default)]
+    #[schemars(range(min = -2_147_483_648, max = 32767))]
+    content_start: Option<i64>,
+    /// Last line of the range searched (capture-pane -E). null: the bottom of
+    /// the visible screen.
+    #[serde(default)]
+    #[schemars(range(min = -2_147_483_648, max = 32767))]
+    content_end: Option<i64>,
+    /// Matching lines kept per pane: the last ones.
+    #[serde(default = "default_per_pane", rename = "max_matched_lines_per_pane")]
+    #[schemars(range(min = 1, max = 10000))]
+    per_pane: usize,
+    /// Matched panes per page; null: no cap.
+    #[serde(default = "default_limit", deserialize_with = "nullable")]
+    #[schemars(range(min = 1))]
+    limit: Option<usize>,
+    /// Matched panes to skip (paging).
+    #[serde(default)]
+    #[schemars(range(max = 2_147_483_647))]
+    offset: usize,
     #[serde(flatten)]
     server: ServerArg,
-    session_id: Option<String>,
-    session_name: Option<String>,
-    content_start: Option<i64>,
-    content_end: Option<i64>,
-    #[serde(default = "default_per_pane", rename = "max_matched_lines_per_pane")]
-    per_pane: usize,
-    /// `null` is no cap.
-    #[serde(default = "default_limit", deserialize_with = "nullable")]
-    limit: Option<usize>,
-    #[serde(default)]
-    offset: usize,
 }
 
 fn default_per_pane() -> usize {

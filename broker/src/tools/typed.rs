@@ -69,6 +69,29 @@ pub fn lean_output(schema: &mut Value) {
 /// tool's description is the tool's) and no `$schema` (MCP's default dialect
 /// is 2020-12).
 pub fn input_of<T: JsonSchema>() -> Value {
+    derived_input::<T>(Nulls::Refused)
+}
+
+/// [`input_of`] for the Python family (`--toolset python`), whose arguments
+/// take `null` as "not given", as tmux-python/libtmux-mcp's do: an `Option`
+/// field with `#[serde(default)]` is published nullable with `default: null`
+/// (a field whose default is a value, like a limit, publishes that value),
+/// and the root refuses unknown arguments (`additionalProperties: false`,
+/// which serde's `deny_unknown_fields` cannot say beside the family's
+/// flattened selectors).
+pub fn nullable_input_of<T: JsonSchema>() -> Value {
+    let mut schema = derived_input::<T>(Nulls::Accepted);
+    schema["additionalProperties"] = Value::Bool(false);
+    schema
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Nulls {
+    Refused,
+    Accepted,
+}
+
+fn derived_input<T: JsonSchema>(nulls: Nulls) -> Value {
     let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
         s.inline_subschemas = true;
         s.meta_schema = None;
@@ -90,15 +113,25 @@ pub fn input_of<T: JsonSchema>() -> Value {
                 .or_insert_with(|| Value::Object(Default::default()));
         }
     }
-    input_shape(&mut schema);
+    input_shape(&mut schema, nulls);
     standard_formats(&mut schema);
     schema
 }
 
 /// What [`input_of`] changes in schemars' output, at any depth: `null` out of
-/// every type list and default, and descriptions unwrapped.
-fn input_shape(schema: &mut Value) {
+/// every type list and default (unless the family accepts nulls), and
+/// descriptions unwrapped.
+fn input_shape(schema: &mut Value, nulls: Nulls) {
     match schema {
+        Value::Object(m) if nulls == Nulls::Accepted => {
+            if let Some(Value::String(d)) = m.get_mut("description") {
+                *d = unwrap_doc(d);
+            }
+            m.values_mut().for_each(|v| input_shape(v, nulls));
+        }
+        Value::Array(a) if nulls == Nulls::Accepted => {
+            a.iter_mut().for_each(|v| input_shape(v, nulls))
+        }
         Value::Object(m) => {
             if let Some(Value::Array(types)) = m.get_mut("type") {
                 types.retain(|t| t != "null");
@@ -138,9 +171,9 @@ fn input_shape(schema: &mut Value) {
             if let Some(Value::String(d)) = m.get_mut("description") {
                 *d = unwrap_doc(d);
             }
-            m.values_mut().for_each(input_shape);
+            m.values_mut().for_each(|v| input_shape(v, nulls));
         }
-        Value::Array(a) => a.iter_mut().for_each(input_shape),
+        Value::Array(a) => a.iter_mut().for_each(|v| input_shape(v, nulls)),
         _ => {}
     }
 }
