@@ -29,7 +29,7 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
@@ -481,6 +481,7 @@ fn summary(f: &Found, n: &Notes<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn geometry_is_parsed_per_pane_and_partial_records_are_dropped() {

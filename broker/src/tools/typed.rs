@@ -127,6 +127,7 @@ fn input_shape(schema: &mut Value, nulls: Nulls) {
             if let Some(Value::String(d)) = m.get_mut("description") {
                 *d = unwrap_doc(d);
             }
+            nullable_as_any_of(m);
             m.values_mut().for_each(|v| input_shape(v, nulls));
         }
         Value::Array(a) if nulls == Nulls::Accepted => {
@@ -176,6 +177,37 @@ fn input_shape(schema: &mut Value, nulls: Nulls) {
         Value::Array(a) => a.iter_mut().for_each(|v| input_shape(v, nulls)),
         _ => {}
     }
+}
+
+/// `type: [T, "null"]` as `anyOf: [{type: T, <T's keywords>}, {type: null}]`,
+/// the shape pydantic gives an `Optional` (what tmux-python/libtmux-mcp
+/// publishes, and what clients that take one `type` per schema, Gemini's
+/// among them, can read); `description` and `default` stay outside.
+fn nullable_as_any_of(m: &mut serde_json::Map<String, Value>) {
+    let Some(Value::Array(types)) = m.get("type") else {
+        return;
+    };
+    let [t, null] = types.as_slice() else { return };
+    if null != "null" {
+        return;
+    }
+    let mut inner = serde_json::Map::new();
+    inner.insert("type".into(), t.clone());
+    m.remove("type");
+    let keys: Vec<String> = m
+        .keys()
+        .filter(|k| !matches!(k.as_str(), "description" | "default"))
+        .cloned()
+        .collect();
+    for k in keys {
+        if let Some(v) = m.remove(&k) {
+            inner.insert(k, v);
+        }
+    }
+    m.insert(
+        "anyOf".into(),
+        serde_json::json!([Value::Object(inner), { "type": "null" }]),
+    );
 }
 
 /// Patterns that only keep control characters (or NUL) out of a string: the
@@ -547,6 +579,42 @@ constant!(Unobserved, "unobserved");
 mod tests {
     use super::*;
     use serde::Serialize;
+
+    /// The Python family's shape: an `Option` is `anyOf [T, null]` with its
+    /// keywords inside and `default: null` outside; unknown arguments refused.
+    #[test]
+    fn nullable_inputs_take_null_the_way_pydantic_publishes_it() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        #[allow(dead_code)]
+        struct A {
+            /// Pane ID.
+            #[serde(default)]
+            #[schemars(regex(pattern = r"^%[0-9]+$"))]
+            pane_id: Option<String>,
+            #[serde(default = "five")]
+            #[schemars(range(min = 1))]
+            limit: Option<u32>,
+        }
+        fn five() -> Option<u32> {
+            Some(5)
+        }
+        let s = nullable_input_of::<A>();
+        assert_eq!(
+            s["properties"]["pane_id"],
+            serde_json::json!({
+                "description": "Pane ID.",
+                "default": null,
+                "anyOf": [{ "type": "string", "pattern": "^%[0-9]+$" }, { "type": "null" }]
+            })
+        );
+        assert_eq!(s["properties"]["limit"]["default"], 5);
+        assert_eq!(s["properties"]["limit"]["anyOf"][0]["minimum"], 1);
+        assert_eq!(s["additionalProperties"], false);
+        let v = jsonschema::validator_for(&s).unwrap();
+        assert!(v.is_valid(&serde_json::json!({ "pane_id": null, "limit": null })));
+        assert!(!v.is_valid(&serde_json::json!({ "pane_id": "x" })));
+        assert!(!v.is_valid(&serde_json::json!({ "other": 1 })));
+    }
 
     /// Integers written as floats (`5.0`, `1e3`: integers to JSON Schema)
     /// decode as integers, nested too; other arguments decode in place.
