@@ -31,12 +31,8 @@ struct Args {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        match run_command::lookup(c.session, &args.job_id) {
+    c.run_typed(|session, args: Args| async move {
+        match run_command::lookup(session, &args.job_id) {
             Some(v) => {
                 let text = run_command::summary(&v);
                 ToolOutput::typed(&v, text)

@@ -10,6 +10,7 @@ use super::list_windows::{self, WindowRecord};
 use super::read;
 use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -42,85 +43,78 @@ struct Info {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let session = c.session;
-        // A fresh read; the errors (unknown pane with a hint, out of scope) are
-        // the family's (read::resolve).
-        let pane = match read::resolve(
-            session,
-            &args.pane_id,
-            tmux_mcp_engine::observe::Freshness::Fresh,
-        )
-        .await
-        {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
-        let Some(pane) = session.scoped(&pane) else {
-            return ToolOutput::libtmux_error(format!(
-                "Pane {} is outside this session's scope.",
-                args.pane_id
-            ));
-        };
-        // The graph of everything this agent sees (the table `resolve` just
-        // read), so the window's active pane is known whichever pane this is.
-        let Some(snap) = session.broker.registry.cached() else {
-            return ToolOutput::libtmux_error(
-                "The pane table is not available; retry.".to_string(),
-            );
-        };
-        let visible: Vec<_> = session.visible(&snap).collect();
-        let g = Graph::build(
-            visible.iter().map(|p| p.as_ref()),
-            &[],
-            session.generation(),
-        );
-        let record = list_panes::record(session, &pane);
-        let Some(window) = list_windows::records(session, &g, None)
-            .into_iter()
-            .find(|w| w.id() == pane.window_id)
-        else {
-            return ToolOutput::libtmux_error(format!(
-                "Pane {} is in no window any more; call list_panes.",
-                args.pane_id
-            ));
-        };
-        let sessions: Vec<SessionRecord> = list_sessions::records(session, &g)
-            .into_iter()
-            .filter(|s| pane.in_session(s.id()))
-            .collect();
-        let text = format!(
-            "pane {} in window {} ({}), session(s) {}; pid {} {} {}x{}{}{}",
-            pane.id,
-            window.id(),
-            pane.window_name,
-            sessions
-                .iter()
-                .map(|s| s.id())
-                .collect::<Vec<_>>()
-                .join(","),
-            pane.pid,
-            pane.command,
-            pane.width,
-            pane.height,
-            if pane.dead { " [dead]" } else { "" },
-            if session.is_caller(&pane.id) {
-                " [caller]"
-            } else {
-                ""
-            },
-        );
-        let info = Info {
-            generation: session.generation().to_string(),
-            scope: session.scope,
-            pane: record,
-            window,
-            sessions,
-        };
-        ToolOutput::typed(&info, text)
-    })
+    c.run_fallible(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    // A fresh read; the errors (unknown pane with a hint, out of scope) are
+    // the family's (read::resolve).
+    let pane = read::resolve(
+        session,
+        &args.pane_id,
+        tmux_mcp_engine::observe::Freshness::Fresh,
+    )
+    .await?;
+    let Some(pane) = session.scoped(&pane) else {
+        return Err(ToolOutput::libtmux_error(format!(
+            "Pane {} is outside this session's scope.",
+            args.pane_id
+        )));
+    };
+    // The graph of everything this agent sees (the table `resolve` just
+    // read), so the window's active pane is known whichever pane this is.
+    let Some(snap) = session.broker.registry.cached() else {
+        return Err(ToolOutput::libtmux_error(
+            "The pane table is not available; retry.".to_string(),
+        ));
+    };
+    let visible: Vec<_> = session.visible(&snap).collect();
+    let g = Graph::build(
+        visible.iter().map(|p| p.as_ref()),
+        &[],
+        session.generation(),
+    );
+    let record = list_panes::record(session, &pane);
+    let Some(window) = list_windows::records(session, &g, None)
+        .into_iter()
+        .find(|w| w.id() == pane.window_id)
+    else {
+        return Err(ToolOutput::libtmux_error(format!(
+            "Pane {} is in no window any more; call list_panes.",
+            args.pane_id
+        )));
+    };
+    let sessions: Vec<SessionRecord> = list_sessions::records(session, &g)
+        .into_iter()
+        .filter(|s| pane.in_session(s.id()))
+        .collect();
+    let text = format!(
+        "pane {} in window {} ({}), session(s) {}; pid {} {} {}x{}{}{}",
+        pane.id,
+        window.id(),
+        pane.window_name,
+        sessions
+            .iter()
+            .map(|s| s.id())
+            .collect::<Vec<_>>()
+            .join(","),
+        pane.pid,
+        pane.command,
+        pane.width,
+        pane.height,
+        if pane.dead { " [dead]" } else { "" },
+        if session.is_caller(&pane.id) {
+            " [caller]"
+        } else {
+            ""
+        },
+    );
+    let info = Info {
+        generation: session.generation().to_string(),
+        scope: session.scope,
+        pane: record,
+        window,
+        sessions,
+    };
+    Ok(ToolOutput::typed(&info, text))
 }

@@ -13,6 +13,7 @@ use super::show_options::{context, escaped_note, expand_keys, ContextRecord, Nam
 use super::typed::input_of;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -55,61 +56,53 @@ fn readable(name: &str) -> bool {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let ctx = match context(c.session, args.session.as_deref(), None, None).await {
-            Ok(x) => x,
-            Err(e) => return e,
-        };
-        let keys: Vec<&str> = args
-            .names
-            .iter()
-            .map(String::as_str)
-            .filter(|n| readable(n))
-            .collect();
-        let mut values = if keys.is_empty() {
-            Vec::new()
-        } else {
-            match expand_keys(c.session, &ctx, &keys).await {
-                Ok(v) => v,
-                Err(e) => return e,
+    c.run_fallible(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let ctx = context(session, args.session.as_deref(), None, None).await?;
+    let keys: Vec<&str> = args
+        .names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| readable(n))
+        .collect();
+    let mut values = if keys.is_empty() {
+        Vec::new()
+    } else {
+        expand_keys(session, &ctx, &keys).await?
+    }
+    .into_iter();
+    let version = session.broker.tmux_version();
+    let variables: Vec<NamedValue> = args
+        .names
+        .iter()
+        .map(|n| {
+            if !readable(n) {
+                return NamedValue { name: n.clone(), readable: false, value: None, note: Some("not read: an all-lower-case name may be a tmux format variable or option, which a format reads instead of the environment".into()) };
             }
-        }
-        .into_iter();
-        let version = c.session.broker.tmux_version();
-        let variables: Vec<NamedValue> = args
-            .names
-            .iter()
-            .map(|n| {
-                if !readable(n) {
-                    return NamedValue { name: n.clone(), readable: false, value: None, note: Some("not read: an all-lower-case name may be a tmux format variable or option, which a format reads instead of the environment".into()) };
-                }
-                let v = values.next().unwrap_or_default();
-                NamedValue { name: n.clone(), readable: true, note: escaped_note(&version, &v), value: Some(v) }
-            })
-            .collect();
-        let text = variables
-            .iter()
-            .map(|v| {
-                format!(
-                    "{}={}",
-                    v.name,
-                    v.value.as_deref().unwrap_or("(unreadable)")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        ToolOutput::typed(
-            &Shown {
-                context: ctx.record(),
-                variables,
-            },
-            text,
-        )
-    })
+            let v = values.next().unwrap_or_default();
+            NamedValue { name: n.clone(), readable: true, note: escaped_note(&version, &v), value: Some(v) }
+        })
+        .collect();
+    let text = variables
+        .iter()
+        .map(|v| {
+            format!(
+                "{}={}",
+                v.name,
+                v.value.as_deref().unwrap_or("(unreadable)")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(ToolOutput::typed(
+        &Shown {
+            context: ctx.record(),
+            variables,
+        },
+        text,
+    ))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use super::show_options::{context, escaped_note, ContextKind, ContextRecord};
 use super::typed::input_of;
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -69,76 +70,67 @@ fn parse(text: &str, version: &str) -> Vec<HookEntry> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let ctx = match context(
-            c.session,
-            args.session.as_deref(),
-            args.window.as_deref(),
-            args.pane.as_deref(),
-        )
-        .await
-        {
-            Ok(x) => x,
-            Err(e) => return e,
-        };
-        let id = ctx.id.clone().unwrap_or_default();
-        // The entity may go between the context read and this one: the read
-        // runs only while it exists (else a failing show-hooks would run the
-        // person's command-error hook, tmux >= 3.5).
-        let flag = match ctx.kind {
-            ContextKind::Global | ContextKind::Session => "",
-            ContextKind::Window => " -w",
-            ContextKind::Pane => " -p",
-        };
-        let cmd: Vec<String> = match ctx.kind {
-            ContextKind::Global => ["show-hooks", "-g", ";", "show-hooks", "-gw"]
-                .map(String::from)
-                .to_vec(),
-            _ => tmux_mcp_core::hooks::while_exists(
-                &id,
-                &format!("show-hooks{flag} -t '{id}'"),
-                Some(&tmux_mcp_core::hooks::print_gone()),
-            ),
-        };
-        let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
-        let text = match c.session.broker.registry.run_tmux(&cmd).await {
-            Ok(t) => t,
-            Err(e) => {
-                return ToolOutput::libtmux_error(format!(
-                    "Could not read the hooks from tmux: {e}. Nothing was changed."
-                ))
-            }
-        };
-        if text
-            .lines()
-            .any(|l| l == tmux_mcp_core::hooks::gone_marker())
-        {
-            return ToolOutput::libtmux_error(format!(
-                "{id} no longer exists; nothing was read. Nothing was changed."
-            ));
-        }
-        let hooks = parse(&text, &c.session.broker.tmux_version());
-        let summary = if hooks.is_empty() {
-            "no hook entries".to_string()
-        } else {
-            hooks
-                .iter()
-                .map(|h| format!("{}[{}] {}", h.name, h.index, h.command))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        ToolOutput::typed(
-            &Shown {
-                context: ctx.record(),
-                hooks,
-            },
-            summary,
-        )
-    })
+    c.run_fallible(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let ctx = context(
+        session,
+        args.session.as_deref(),
+        args.window.as_deref(),
+        args.pane.as_deref(),
+    )
+    .await?;
+    let id = ctx.id.clone().unwrap_or_default();
+    // The entity may go between the context read and this one: the read
+    // runs only while it exists (else a failing show-hooks would run the
+    // person's command-error hook, tmux >= 3.5).
+    let flag = match ctx.kind {
+        ContextKind::Global | ContextKind::Session => "",
+        ContextKind::Window => " -w",
+        ContextKind::Pane => " -p",
+    };
+    let cmd: Vec<String> = match ctx.kind {
+        ContextKind::Global => ["show-hooks", "-g", ";", "show-hooks", "-gw"]
+            .map(String::from)
+            .to_vec(),
+        _ => tmux_mcp_core::hooks::while_exists(
+            &id,
+            &format!("show-hooks{flag} -t '{id}'"),
+            Some(&tmux_mcp_core::hooks::print_gone()),
+        ),
+    };
+    let cmd: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let text = session.broker.registry.run_tmux(&cmd).await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the hooks from tmux: {e}. Nothing was changed."
+        ))
+    })?;
+    if text
+        .lines()
+        .any(|l| l == tmux_mcp_core::hooks::gone_marker())
+    {
+        return Err(ToolOutput::libtmux_error(format!(
+            "{id} no longer exists; nothing was read. Nothing was changed."
+        )));
+    }
+    let hooks = parse(&text, &session.broker.tmux_version());
+    let summary = if hooks.is_empty() {
+        "no hook entries".to_string()
+    } else {
+        hooks
+            .iter()
+            .map(|h| format!("{}[{}] {}", h.name, h.index, h.command))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    Ok(ToolOutput::typed(
+        &Shown {
+            context: ctx.record(),
+            hooks,
+        },
+        summary,
+    ))
 }
 
 #[cfg(test)]

@@ -277,52 +277,43 @@ pub(super) fn escaped_note(version: &str, value: &str) -> Option<String> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let ctx = match context(
-            c.session,
-            args.session.as_deref(),
-            args.window.as_deref(),
-            args.pane.as_deref(),
-        )
-        .await
-        {
-            Ok(x) => x,
-            Err(e) => return e,
-        };
-        let keys: Vec<&str> = args.names.iter().map(String::as_str).collect();
-        let values = match expand_keys(c.session, &ctx, &keys).await {
-            Ok(v) => v,
-            Err(e) => return e,
-        };
-        let version = c.session.broker.tmux_version();
-        let options: Vec<NamedValue> = args
-            .names
-            .iter()
-            .zip(values)
-            .map(|(n, v)| NamedValue {
-                name: n.clone(),
-                readable: true,
-                note: escaped_note(&version, &v),
-                value: Some(v),
-            })
-            .collect();
-        let text = options
-            .iter()
-            .map(|o| format!("{} {}", o.name, o.value.as_deref().unwrap_or_default()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        ToolOutput::typed(
-            &Shown {
-                context: ctx.record(),
-                options,
-            },
-            text,
-        )
-    })
+    c.run_fallible(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let ctx = context(
+        session,
+        args.session.as_deref(),
+        args.window.as_deref(),
+        args.pane.as_deref(),
+    )
+    .await?;
+    let keys: Vec<&str> = args.names.iter().map(String::as_str).collect();
+    let values = expand_keys(session, &ctx, &keys).await?;
+    let version = session.broker.tmux_version();
+    let options: Vec<NamedValue> = args
+        .names
+        .iter()
+        .zip(values)
+        .map(|(n, v)| NamedValue {
+            name: n.clone(),
+            readable: true,
+            note: escaped_note(&version, &v),
+            value: Some(v),
+        })
+        .collect();
+    let text = options
+        .iter()
+        .map(|o| format!("{} {}", o.name, o.value.as_deref().unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(ToolOutput::typed(
+        &Shown {
+            context: ctx.record(),
+            options,
+        },
+        text,
+    ))
 }
 
 #[cfg(test)]

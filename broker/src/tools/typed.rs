@@ -400,6 +400,19 @@ impl<'a> Call<'a> {
         self.run_with(Call::parse, call)
     }
 
+    /// [`Call::run_typed`] for a `call` that returns its refusals as `Err`
+    /// (so its body can use `?`).
+    pub fn run_fallible<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    where
+        A: DeserializeOwned + Send + 'a,
+        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
+        Fut: std::future::Future<Output = Result<ToolOutput, ToolOutput>> + Send + 'a,
+    {
+        self.run_typed(
+            |session, args| async move { call(session, args).await.unwrap_or_else(|e| e) },
+        )
+    }
+
     /// [`Call::run_typed`] for the seed family, whose refusal is its
     /// envelope's `invalid_input` (not sent).
     pub fn run_seed<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
