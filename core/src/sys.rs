@@ -73,14 +73,19 @@ pub fn may_enter(path: &std::path::Path) -> bool {
 
 /// Sends SIGTERM to `pid`.
 pub fn terminate(pid: u32) -> io::Result<()> {
-    let pid = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
     Ok(rustix::process::kill_process(
-        pid,
+        process_id(pid)?,
         rustix::process::Signal::TERM,
     )?)
+}
+
+/// `pid` as the kernel's process id; no process has 0 or one beyond
+/// `i32::MAX`, so those are `ESRCH`.
+pub fn process_id(pid: u32) -> io::Result<rustix::process::Pid> {
+    i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))
 }
 
 /// Decides whether a connecting peer may talk to the broker: same uid only.

@@ -87,6 +87,18 @@ fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
+/// Whether `item` is a `#[cfg(test)]` module, function, impl or import
+/// (the checks here leave tests out).
+fn is_test_item(item: &syn::Item) -> bool {
+    match item {
+        syn::Item::Mod(m) => is_cfg_test(&m.attrs),
+        syn::Item::Fn(f) => is_cfg_test(&f.attrs),
+        syn::Item::Impl(i) => is_cfg_test(&i.attrs),
+        syn::Item::Use(u) => is_cfg_test(&u.attrs),
+        _ => false,
+    }
+}
+
 fn use_paths(prefix: &mut Vec<String>, tree: &syn::UseTree, out: &mut Vec<Vec<String>>) {
     match tree {
         syn::UseTree::Path(p) => {
@@ -117,14 +129,7 @@ fn use_paths(prefix: &mut Vec<String>, tree: &syn::UseTree, out: &mut Vec<Vec<St
 
 impl<'ast> Visit<'ast> for Paths {
     fn visit_item(&mut self, item: &'ast syn::Item) {
-        let attrs = match item {
-            syn::Item::Mod(m) => &m.attrs,
-            syn::Item::Fn(f) => &f.attrs,
-            syn::Item::Impl(i) => &i.attrs,
-            syn::Item::Use(u) => &u.attrs,
-            _ => return syn::visit::visit_item(self, item),
-        };
-        if !is_cfg_test(attrs) {
+        if !is_test_item(item) {
             syn::visit::visit_item(self, item);
         }
     }
@@ -304,14 +309,7 @@ const LINUX_ONLY: &[&str] = &[
 
 impl<'ast> Visit<'ast> for LinuxSpecifics {
     fn visit_item(&mut self, item: &'ast syn::Item) {
-        let attrs = match item {
-            syn::Item::Mod(m) => &m.attrs,
-            syn::Item::Fn(f) => &f.attrs,
-            syn::Item::Impl(i) => &i.attrs,
-            syn::Item::Use(u) => &u.attrs,
-            _ => return syn::visit::visit_item(self, item),
-        };
-        if !is_cfg_test(attrs) {
+        if !is_test_item(item) {
             syn::visit::visit_item(self, item);
         }
     }

@@ -50,12 +50,8 @@ pub fn peer_exit_fd(socket: &impl AsRawFd) -> io::Result<OwnedFd> {
 
 /// A pidfd of `pid`: readable once the process has exited.
 pub fn exit_fd(pid: u32) -> io::Result<OwnedFd> {
-    let pid = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-        .ok_or_else(|| io::Error::from_raw_os_error(libc::ESRCH))?;
     Ok(rustix::process::pidfd_open(
-        pid,
+        crate::sys::process_id(pid)?,
         rustix::process::PidfdFlags::empty(),
     )?)
 }
