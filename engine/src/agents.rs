@@ -352,6 +352,9 @@ pub struct Rule {
     /// at or below the last needed line that matches the second (without
     /// them, from the first needed line to the last).
     pub frame: Option<(&'static str, &'static str)>,
+    /// Regexes the lines right above the deciding line must match, nearest
+    /// first (a box told from another only by what stands over its line).
+    pub above: &'static [&'static str],
 }
 
 impl PartialEq for Rule {
@@ -378,6 +381,7 @@ const fn row(
         last: false,
         activity: Activity::Any,
         frame: None,
+        above: &[],
     }
 }
 
@@ -409,7 +413,7 @@ pub fn rules() -> &'static [Rule] {
     RULES
 }
 
-use Cli::{Aider, ClaudeCode, Codex, Gemini};
+use Cli::{Aider, ClaudeCode, Codex, Gemini, Opencode};
 use State::{WaitingForApproval, WaitingForInput, Working};
 
 /// Each row was checked against the screens in
@@ -475,6 +479,24 @@ const RULES: &[Rule] = &[
         activity: Activity::Writing,
         ..row(Aider, Working, "0.86.2", "an answer streaming in after a prompt (the terminal is being written)", &[r"^[a-z-]*> \S"])
     },
+    // opencode: a permission request replaces the input box; the footer
+    // under the box says "esc interrupt" while a turn runs. An empty box
+    // shows a placeholder on the home view only; in a session it is three
+    // bare `┃` lines over the agent line, where a draft would stand (a
+    // draft is the only difference, so the rows above decide).
+    Rule {
+        frame: Some((r"△ Permission required$", r"enter confirm$")),
+        ..row(Opencode, WaitingForApproval, "1.18.33", "a permission request",
+            &[r"^\s*┃\s+△ Permission required$", r"^\s*┃\s+Allow once\s+Allow always\s+Reject(\s|$)"])
+    },
+    row(Opencode, Working, "1.18.33", "the footer's \"esc interrupt\"", &[r"^\s+\S+\s+esc (again to )?interrupt(\s|$)"]),
+    row(Opencode, WaitingForInput, "1.18.33", "the home view's empty box (its placeholder)",
+        &[r"^\s*┃  Ask anything… ", r"\sctrl\+p commands$"]),
+    Rule {
+        above: &[r"^\s*┃$", r"^\s*┃$", r"^\s*┃$", r"^[^┃]*$"],
+        ..row(Opencode, WaitingForInput, "1.18.33", "a session's empty box (three bare ┃ lines over the agent line) and the idle footer",
+            &[r"^\s*┃  \S+ · ", r"^\s+[~/]\S*\s.*\sctrl\+p commands$"])
+    },
 ];
 
 static COMPILED: LazyLock<Vec<Vec<regex::Regex>>> = LazyLock::new(|| {
@@ -483,6 +505,7 @@ static COMPILED: LazyLock<Vec<Vec<regex::Regex>>> = LazyLock::new(|| {
         .map(|r| {
             r.lines
                 .iter()
+                .chain(r.above)
                 .chain(r.frame.iter().flat_map(|(a, b)| [a, b]))
                 .map(|p| regex::Regex::new(p).expect("a rule's pattern is a valid regex"))
                 .collect()
@@ -542,6 +565,13 @@ fn matches(
             return None;
         }
     }
+    let above = &regexes[rule.lines.len()..rule.lines.len() + rule.above.len()];
+    for (k, re) in above.iter().enumerate() {
+        let row = rows[0].checked_sub(k + 1)?;
+        if !re.is_match(&screen[row]) {
+            return None;
+        }
+    }
     Some(rows)
 }
 
@@ -558,7 +588,7 @@ pub fn classify(cli: Cli, screen: &[String], writing: Option<bool>) -> Verdict {
         };
         let first = rows[0];
         let last = rows.iter().copied().max().unwrap_or(first);
-        let (top, bottom) = match &regexes[rule.lines.len()..] {
+        let (top, bottom) = match &regexes[rule.lines.len() + rule.above.len()..] {
             [top, bottom] => (
                 (0..first)
                     .rev()
@@ -721,6 +751,31 @@ mod tests {
         }
     }
 
+    /// opencode's session box with a draft in it differs from the empty one
+    /// only above the agent line: a draft must not read as waiting for input
+    /// (a prompt pasted but not yet submitted is not an idle agent).
+    #[test]
+    fn an_opencode_draft_is_not_an_empty_box() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/python/agents/screens/opencode-1.18.33");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return; // a source package holds no screens
+        };
+        let mut drafts = 0;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let v = classify(Opencode, &screen(&text), Some(false));
+            if name.starts_with("draft-") && !name.starts_with("draft-cleared") {
+                drafts += 1;
+                assert_eq!(v.state, State::Unknown, "{name}: {v:?}");
+            } else if name.starts_with("draft-cleared") {
+                assert_eq!(v.state, WaitingForInput, "{name}: {v:?}");
+            }
+        }
+        assert!(drafts >= 2, "the draft screens are there ({drafts})");
+    }
+
     #[test]
     fn every_captured_screen_reads_as_the_state_it_was_taken_in() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/agents/screens");
@@ -730,6 +785,7 @@ mod tests {
             (Codex, "codex-0.171.0"),
             (Gemini, "gemini-0.61.0"),
             (Aider, "aider-0.86.2"),
+            (Opencode, "opencode-1.18.33"),
         ] {
             let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
                 continue; // a source package holds no screens
@@ -755,7 +811,11 @@ mod tests {
                 }
                 if want == WaitingForApproval {
                     let q = v.question.as_deref().unwrap();
-                    assert!(q.contains('?'), "{dir}/{name}: question {q:?}");
+                    // opencode titles its request instead of asking.
+                    assert!(
+                        q.contains('?') || q.ends_with("Permission required"),
+                        "{dir}/{name}: question {q:?}"
+                    );
                     // The dialog whole: the question and what it asks about.
                     assert!(v.lines.len() >= 2, "{dir}/{name}: {:?}", v.lines);
                 }

@@ -1,8 +1,9 @@
 """The real agent CLIs' interactive TUIs in a tmux pane, driven and read only
 through our tools, against the scripted fake model (issue 19 item 5).
 
-For each of Claude Code, Codex CLI, Gemini CLI and aider (pinned; installed
-into the cache outside the clone by agents/npm_tools.py and agents/aider.py),
+For each of Claude Code, Codex CLI, Gemini CLI, aider and opencode (pinned;
+installed into the cache outside the clone by agents/npm_tools.py and
+agents/aider.py),
 agents/tui.py starts the TUI typed into bash in a pane of a private tmux
 server (its own socket, -f /dev/null), pointed at a FakeModelServer that
 answers by the prompt's words (agents/fake_model.py `interactive_script`):
@@ -37,11 +38,12 @@ from agents.fake_model import (AnthropicMessages, FakeModelServer, GeminiGenerat
 from harness import async_test, call, call_ok, mcp_session
 
 WIRES = {"claude": AnthropicMessages, "codex": OpenAIResponses, "gemini": GeminiGenerateContent,
-         "aider": OpenAIChat}
-CLI_NAMES = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "aider": "aider"}
-EXIT = {"claude": "/exit", "codex": "/quit", "gemini": "/quit", "aider": "/exit"}
+         "aider": OpenAIChat, "opencode": OpenAIChat}
+CLI_NAMES = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "aider": "aider",
+             "opencode": "opencode"}
+EXIT = {"claude": "/exit", "codex": "/quit", "gemini": "/quit", "aider": "/exit", "opencode": "/exit"}
 QUESTION = {"claude": "Do you want to proceed?", "codex": "Would you like to run the following command?",
-            "gemini": "Allow execution of", "aider": "Run shell command?"}
+            "gemini": "Allow execution of", "aider": "Run shell command?", "opencode": "Permission required"}
 PROMPT = "Say hello\nin a second line\nand a third"
 
 
@@ -81,7 +83,7 @@ def user_prompts(fake: FakeModelServer, name: str) -> list[str]:
     return [t.prompt for t in fake.turns() if t.tools or name == "aider"]
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "aider"])
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "aider", "opencode"])
 @async_test(timeout=420)
 async def test_a_real_agent_tui_is_driven_and_read_through_our_tools(name):
     script = interactive_script(slow_seconds=8.0, slow_wait=2.0, shell_as_text=name == "aider")

@@ -1,6 +1,6 @@
 """Capture an agent CLI's TUI screens in each state (tests/python/agents/screens/).
 
-    cd tests/python && ../../.venv/bin/python -m agents.capture_screens claude [codex gemini]
+    cd tests/python && ../../.venv/bin/python -m agents.capture_screens claude [codex gemini aider opencode]
 
 For each CLI (tui.py's launchers: the pinned version, a private home, the fake
 model server of fake_model.py with `interactive_script`), in a 120x40 pane of
@@ -13,6 +13,10 @@ typed into bash), what it writes to the terminal at start (bracketed paste,
 alternate screen...) and how a 3-line bracketed paste followed by Enter
 arrives at the model. notes.txt sums up what it saw. Nothing here is a test:
 screens are material for the agent-state rules.
+
+`--only=STEP,...` picks the steps (default working,approval,paste,shell);
+`draft` (opt-in) also saves the input box holding unsent text, before the
+first prompt and after an answer (`draft-N`, `draft-cleared-N`).
 """
 
 from __future__ import annotations
@@ -34,11 +38,15 @@ from .fake_model import FakeModelServer, interactive_script, AnthropicMessages, 
 HERE = Path(__file__).resolve().parent
 SCREENS = HERE / "screens"
 WIRES = {"claude": AnthropicMessages, "codex": OpenAIResponses, "gemini": GeminiGenerateContent,
-         "aider": OpenAIChat}
-APPROVAL = r"(Do you want to proceed|Would you like to run|Allow execution|Allow once|Yes, proceed|Apply this change|Run shell command)"
-EXIT_WORDS = {"claude": "/exit", "codex": "/quit", "gemini": "/quit", "aider": "/exit"}
+         "aider": OpenAIChat, "opencode": OpenAIChat}
+APPROVAL = (r"(Do you want to proceed|Would you like to run|Allow execution|Allow once|Yes, proceed|Apply this change"
+            r"|Run shell command|Permission required)")
+EXIT_WORDS = {"claude": "/exit", "codex": "/quit", "gemini": "/quit", "aider": "/exit", "opencode": "/exit"}
 # Keys that refuse an approval (aider asks (Y)es/(N)o on its prompt line).
 REFUSE = {"aider": ["n", "Enter"]}
+# Keys that empty the input box after the `draft` step (opt-in, checked for opencode
+# only: its C-u deletes to the start of the line, then the line break before it).
+CLEAR_DRAFT = {"opencode": ["C-u"] * 6}
 
 
 def read_ppid_exe(pid: int) -> str:
@@ -146,6 +154,25 @@ class Capture:
         self.wait_turns(n + 2, timeout=30)
         time.sleep(2.0)
         self.save(srv, "idle-after-answer", srv.settle(1.5))
+
+    def draft(self, srv: tui.TuiServer, text: str, multiline: bool = False) -> None:
+        """Text typed into the input box, not sent (with `multiline`, then a line
+        break, C-j: the box's last line is empty), saved as `draft-N`; then the
+        box emptied again (CLEAR_DRAFT), saved as `draft-cleared-N`."""
+        srv.type_text(text)
+        if multiline:
+            srv.keys("C-j")
+        time.sleep(1.5)
+        self.save(srv, "draft", srv.settle(1.0, 5))
+        keys = CLEAR_DRAFT.get(self.name)
+        if keys is None:
+            self.note(f"no CLEAR_DRAFT keys for {self.name}: the draft stays in the box")
+            return
+        for k in keys:
+            srv.keys(k)
+            time.sleep(0.2)
+        time.sleep(1.0)
+        self.save(srv, "draft-cleared", srv.settle(1.0, 5))
 
     def paste(self, srv: tui.TuiServer, wait_before_enter: float) -> None:
         n = len(self.fake.model_requests())
@@ -255,7 +282,12 @@ class Capture:
             self.save(srv, "idle-start", srv.settle(2.0, 20))
             self.flags(srv, "idle")
             self.tree(srv, "direct-idle")
+            if "draft" in steps:
+                self.try_("draft at start", lambda: self.draft(srv, "a draft before the first prompt"))
             self.try_("first answer", lambda: self.prompt_and_answer(srv, "Say hello"))
+            if "draft" in steps:
+                self.try_("draft", lambda: self.draft(srv, "a draft after an answer"))
+                self.try_("draft multiline", lambda: self.draft(srv, "a draft whose last line is empty", True))
             if "working" in steps:
                 self.try_("working", lambda: self.working(srv))
             if "approval" in steps:

@@ -666,8 +666,9 @@ class FakeModelServer:
 
 # The CLIs' own shell tools: Claude Code `Bash` {command, description}, Codex
 # `exec_command` {cmd} / `shell` {command: [argv]} / `shell_command` {command},
-# Gemini CLI `run_shell_command` {command, description}.
-SHELL_TOOLS = ("Bash", "exec_command", "shell_command", "shell", "local_shell", "run_shell_command")
+# Gemini CLI `run_shell_command` {command, description}, opencode `bash`
+# {command, description, ...}.
+SHELL_TOOLS = ("Bash", "exec_command", "shell_command", "shell", "local_shell", "run_shell_command", "bash")
 
 
 def shell_call(turn: Turn, command: str, call_id: str) -> ToolCall | None:

@@ -10,7 +10,8 @@ file, e.g. to see whether it turned bracketed paste on) and list the pane's
 process tree (`process_tree`, from /proc). `close` kills that server only
 (by its socket).
 
-`claude(fake, dir)`, `codex(fake, dir)`, `gemini(fake, dir)` return the
+`claude(fake, dir)`, `codex(fake, dir)`, `gemini(fake, dir)`, `aider(fake,
+dir)`, `opencode(fake, dir)` return the
 `Launch` (argv, environment, working directory) of each CLI's TUI, configured
 by the same per-CLI modules as the non-interactive tests (private home, base
 URL of the fake server, fake API key, the refusing proxy for everything else)
@@ -36,6 +37,7 @@ from . import aider as aider_cli
 from . import claude as claude_cli
 from . import codex as codex_cli
 from . import gemini as gemini_cli
+from . import opencode as opencode_cli
 from .fake_model import FakeModelServer
 
 TMUX = os.environ.get("TMUX_BIN") or shutil.which("tmux") or "tmux"
@@ -348,6 +350,16 @@ def aider(fake: FakeModelServer, directory: Path) -> Launch:
     return Launch("aider", aider_cli.VERSION, home.argv(binary, fake), home.env(fake), home.work)
 
 
+def opencode(fake: FakeModelServer, directory: Path) -> Launch:
+    """opencode's TUI: `opencode` (npm's bin link to the native binary) with
+    the fake provider (OpenAI Chat Completions) as its model, bash asking
+    before it runs."""
+    link = opencode_cli.install()
+    home = opencode_cli.OpencodeHome(directory)
+    home.write_config(fake)
+    return Launch("opencode", opencode_cli.VERSION, [str(link)], home.env(fake), home.work)
+
+
 # One-time dialogs a CLI may open on at start, whatever its state files say:
 # (the screen text that shows it, the keys that dismiss it keeping the defaults).
 STARTUP_DIALOGS = {
@@ -355,6 +367,7 @@ STARTUP_DIALOGS = {
     "codex": [],
     "gemini": [],
     "aider": [],
+    "opencode": [],
 }
 
 
@@ -370,4 +383,4 @@ def dismiss_startup_dialogs(srv: TuiServer, name: str, screen: str) -> list[str]
     return seen
 
 
-LAUNCHERS = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider}
+LAUNCHERS = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "opencode": opencode}
