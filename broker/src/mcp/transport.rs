@@ -194,7 +194,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
             // The answer to a request of the broker's (`elicitation/create`,
             // under `--confirm`): rmcp matches it by the id it gave that
             // request, and drops one it did not send.
-            return match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+            return match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(obj)) {
                 Ok(m @ (ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_))) => {
                     Decoded::Message(m)
                 }

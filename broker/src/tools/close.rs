@@ -78,11 +78,7 @@ async fn call(session: &Session, ask: &Ask, args: Args) -> ToolOutput {
             target.id
         ));
     }
-    let command = match target.kind {
-        Kind::Session => "kill-session",
-        Kind::Window => "kill-window",
-        Kind::Pane => "kill-pane",
-    };
+    let command = target.kind.kill_command();
     let question = confirm::ending("Close", &target);
     if let Err(e) = confirm::ask(ask, "tmux_close", &question, |m| {
         refs::policy_denied(&format!("{m} Nothing was sent."))

@@ -13,7 +13,7 @@
 //! Architecture invariant: a tool that ends something calls [`ask`] after its
 //! last check and before its first command to tmux, and only there.
 
-use super::refs::{Kind, Target};
+use super::refs::Target;
 use super::ToolOutput;
 use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
@@ -96,22 +96,7 @@ pub async fn ask(
 /// The question for ending `t` (`verb`: "Kill", "Close"): what it is, and
 /// every pane that closes with the program it runs.
 pub fn ending(verb: &str, t: &Target) -> String {
-    let what = match t.kind {
-        Kind::Pane => format!("pane {}", t.id),
-        Kind::Window => {
-            let name = t.panes.first().map(|p| p.window_name.as_str());
-            format!("window {}{}", t.id, quoted(name))
-        }
-        Kind::Session => {
-            let name = t
-                .panes
-                .iter()
-                .flat_map(|p| &p.placements)
-                .find(|pl| pl.session_id == t.id)
-                .map(|pl| pl.session_name.as_str());
-            format!("session {}{}", t.id, quoted(name))
-        }
-    };
+    let what = format!("{} {}{}", t.kind.as_str(), t.id, quoted(t.name()));
     let panes: Vec<String> = t.panes.iter().map(pane_line).collect();
     format!(
         "{verb} {what}? {} pane(s) close, ending what runs there: {}.",

@@ -11,7 +11,7 @@ use super::confirm::{self, Ask};
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
 use super::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
-use super::refs::{Kind, PaneRef};
+use super::refs::PaneRef;
 use super::typed::{input_of, schema_of};
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::guarded;
@@ -113,21 +113,8 @@ async fn call<R: KilledRef>(
             Delivery::NotSent,
         ));
     }
-    let (command, name) = match t.kind {
-        Kind::Pane => ("kill-pane", None),
-        Kind::Window => (
-            "kill-window",
-            t.panes.first().map(|p| p.window_name.clone()),
-        ),
-        Kind::Session => (
-            "kill-session",
-            t.panes
-                .iter()
-                .flat_map(|p| &p.placements)
-                .find(|pl| pl.session_id == t.id)
-                .map(|pl| pl.session_name.clone()),
-        ),
-    };
+    let command = t.kind.kill_command();
+    let name = t.name().map(str::to_string);
     let tool = format!("kill_{}", t.kind.as_str());
     confirm::ask(ask, &tool, &confirm::ending("Kill", &t), |m| {
         act::error(m, Delivery::NotSent)

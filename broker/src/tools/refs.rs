@@ -48,6 +48,15 @@ impl Kind {
         }
     }
 
+    /// The tmux command that ends an entity of this kind.
+    pub fn kill_command(self) -> &'static str {
+        match self {
+            Kind::Session => "kill-session",
+            Kind::Window => "kill-window",
+            Kind::Pane => "kill-pane",
+        }
+    }
+
     fn id_pattern(self) -> &'static str {
         match self {
             Kind::Session => super::ids::SESSION_ID,
@@ -184,6 +193,21 @@ pub struct Target {
 }
 
 impl Target {
+    /// The name tmux gives the target: a window's or a session's (as it
+    /// read at resolution); a pane has none.
+    pub fn name(&self) -> Option<&str> {
+        match self.kind {
+            Kind::Pane => None,
+            Kind::Window => self.panes.first().map(|p| p.window_name.as_str()),
+            Kind::Session => self
+                .panes
+                .iter()
+                .flat_map(|p| &p.placements)
+                .find(|pl| pl.session_id == self.id)
+                .map(|pl| pl.session_name.as_str()),
+        }
+    }
+
     pub fn reference(&self, broker: &Broker) -> Value {
         reference(self.kind, &self.id, &broker.identity.generation)
     }
