@@ -146,7 +146,7 @@ fn plan(r: &Request<'_>, check: HookCheck, nonce: &str) -> Option<Vec<String>> {
         "capture-pane -p -t {}",
         observe::capture_target(sessions[0], &p.id)
     );
-    for f in observe::capture_flags(r.start, r.end, r.join) {
+    for f in observe::capture_flags(r.start, r.end, r.join, false) {
         capture.push(' ');
         capture.push_str(&f);
     }

@@ -21,6 +21,7 @@ pub mod observe;
 pub mod registry;
 pub mod retention;
 pub mod state;
+pub mod styles;
 pub mod tty_watch;
 
 pub use state::Broker;

@@ -157,9 +157,9 @@ pub fn bound_text(lines: &[String], line_limit: i64, byte_limit: i64) -> Bounded
     }
 }
 
-/// B.0 output decoding: UTF-8 with each invalid byte as the text `\xNN`, split
-/// on LF, all trailing empty lines removed.
-pub fn decode_lines(out: &[u8]) -> Vec<String> {
+/// UTF-8 with each invalid byte as the text `\xNN` (B.0's decoding of tmux's
+/// bytes; `styles` decodes the text between escape sequences the same way).
+pub fn decode_lossy(out: &[u8]) -> String {
     let mut text = String::with_capacity(out.len());
     let mut rest = out;
     while !rest.is_empty() {
@@ -179,7 +179,13 @@ pub fn decode_lines(out: &[u8]) -> Vec<String> {
             }
         }
     }
-    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    text
+}
+
+/// B.0 output decoding: [`decode_lossy`], split on LF, all trailing empty
+/// lines removed.
+pub fn decode_lines(out: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = decode_lossy(out).split('\n').map(str::to_string).collect();
     while lines.last().is_some_and(|l| l.is_empty()) {
         lines.pop();
     }

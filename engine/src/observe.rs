@@ -203,15 +203,20 @@ pub async fn capture(
     })
 }
 
-/// `capture-pane`'s `-J`, `-S START` and `-E END` flags, as given.
+/// `capture-pane`'s `-J`, `-e` (colours and attributes as escape
+/// sequences, see `styles`), `-S START` and `-E END` flags, as given.
 pub(crate) fn capture_flags(
     start: Option<i64>,
     end: Option<i64>,
     join_wrapped: bool,
+    escapes: bool,
 ) -> Vec<String> {
     let mut flags = Vec::new();
     if join_wrapped {
         flags.push("-J".to_string());
+    }
+    if escapes {
+        flags.push("-e".to_string());
     }
     if let Some(s) = start {
         flags.extend(["-S".to_string(), s.to_string()]);
@@ -235,12 +240,13 @@ pub async fn capture_range(
     end: Option<i64>,
     join_wrapped: bool,
 ) -> Result<(Pane, Vec<u8>), ObserveError> {
-    let flags = capture_flags(start, end, join_wrapped);
+    let flags = capture_flags(start, end, join_wrapped, false);
     guarded(broker, pane, &flags, None, true, None).await
 }
 
 /// [`capture_range`] that also expands `state` (a tmux format, e.g.
 /// `#{history_size} #{cursor_y}`) for this pane in the same command queue,
+/// with `escapes` the rows as `capture-pane -e` writes them,
 /// just before the rows, so no output lands between the two; the hook-free
 /// way to read fields the table does not prove (`list-commands -F` with a
 /// loop that prints only this pane; `display-message` would run
@@ -253,6 +259,7 @@ pub async fn capture_range_with_state(
     start: Option<i64>,
     end: Option<i64>,
     join_wrapped: bool,
+    escapes: bool,
     state: &str,
 ) -> Result<(Pane, String, Vec<u8>), ObserveError> {
     let only = format!(
@@ -260,7 +267,7 @@ pub async fn capture_range_with_state(
         tmux_mcp_core::tmux::quote::format_operand(&pane.id)
     );
     let (pane, line, out) =
-        capture_range_after_format(broker, pane, start, end, join_wrapped, &only).await?;
+        capture_range_after_format(broker, pane, start, end, join_wrapped, escapes, &only).await?;
     Ok((
         pane,
         line.split('|').next().unwrap_or_default().to_string(),
@@ -278,9 +285,10 @@ pub async fn capture_range_after_format(
     start: Option<i64>,
     end: Option<i64>,
     join_wrapped: bool,
+    escapes: bool,
     format: &str,
 ) -> Result<(Pane, String, Vec<u8>), ObserveError> {
-    let flags = capture_flags(start, end, join_wrapped);
+    let flags = capture_flags(start, end, join_wrapped, escapes);
     // tmux prints no line at all for a format that expands to nothing: the
     // `>` keeps the line there, so the rows are never taken for it.
     let prefix = format!("list-commands -F '>{format}' list-commands ;");

@@ -41,8 +41,10 @@ const SURFACES: &[Surface] = &[
         // With list_agents and wait_for_agent (issue 19), after trimming
         // argument descriptions elsewhere: 10,549 -> 11,088 B visible,
         // 38,594 -> 41,152 B whole; wait_for_text's moreLines 55 B more.
-        visible: (8_000, 11_060),
-        whole: (30_000, 41_180),
+        // capture_since's `styles` (issue 20 item 5): 11,060 -> 11,156 B
+        // visible, 41,180 -> 41,608 B whole (the StyleRun output schema).
+        visible: (8_000, 11_160),
+        whole: (30_000, 41_610),
     },
     Surface {
         label: "all 42 (--safety destructive + both opt-ins)",
@@ -58,8 +60,10 @@ const SURFACES: &[Surface] = &[
         // With the three agent tools (list_agents, wait_for_agent,
         // send_prompt) and build_workspace (issue 19): 28,791 -> 30,827 B
         // visible, 98,272 -> 106,722 B whole (106,777 with moreLines).
-        visible: (16_000, 30_500),
-        whole: (70_000, 106_450),
+        // capture_since's `styles` (issue 20 item 5): 30,594 B visible,
+        // 106,877 B whole.
+        visible: (16_000, 30_600),
+        whole: (70_000, 106_880),
     },
 ];
 

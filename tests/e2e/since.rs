@@ -689,3 +689,180 @@ async fn the_alternate_screen_reads_whole_and_line_tracking_resumes_after_it() {
     );
     c.close().await;
 }
+
+/// A styled run as `(line, col, len, fg, bg, attrs, link)`, absent fields
+/// empty.
+type StyleRun = (u64, u64, u64, String, String, Vec<String>, String);
+
+/// The runs of a styled result.
+fn runs(v: &Value) -> Vec<StyleRun> {
+    let s = |r: &Value, k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    v["styles"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no styles in {v:#}"))
+        .iter()
+        .map(|r| {
+            let attrs = r.get("attrs").map_or(Vec::new(), |a| {
+                a.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect()
+            });
+            (
+                r["line"].as_u64().unwrap(),
+                r["col"].as_u64().unwrap(),
+                r["len"].as_u64().unwrap(),
+                s(r, "fg"),
+                s(r, "bg"),
+                attrs,
+                s(r, "link"),
+            )
+        })
+        .collect()
+}
+
+fn run(line: u64, col: u64, len: u64, fg: &str, bg: &str, attrs: &[&str], link: &str) -> StyleRun {
+    (
+        line,
+        col,
+        len,
+        fg.into(),
+        bg.into(),
+        attrs.iter().map(|a| a.to_string()).collect(),
+        link.into(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn styles_on_request_name_colours_and_attributes_over_the_plain_lines() {
+    let srv = TmuxServer::start();
+    let mut p = PaneWriter::new_session(&srv, "w", 60, 12);
+    let c = McpClient::attach(&srv, &[]).await;
+    // A plain seed: its cursor is continued by a styled read.
+    let first = c.call("capture_since", json!({"paneId": p.id})).await;
+    assert!(first.get("styles").is_none(), "not asked: {first:#}");
+
+    // OSC 8 hyperlinks are kept in the grid from tmux 3.4 on.
+    let (major, minor, _) = tmux_version();
+    let links = (major, minor) >= (3, 4);
+    p.emit(
+        &srv,
+        concat!(
+            "plain \x1b[31mred\x1b[0m tail\n",
+            "\x1b[1;4;38;5;200mbold\x1b[0m \x1b[48;2;10;20;30mbg\x1b[0m \x1b[7mrev\x1b[0m\n",
+            "\x1b]8;;https://example.com/x\x1b\\link\x1b]8;;\x1b\\ after\n",
+            "\x1b[92mgreen\n",
+            "still\x1b[0m \x1b[3;9mgone\x1b[0m\n",
+        )
+        .as_bytes(),
+    );
+    let want_lines = [
+        "plain red tail",
+        "bold bg rev",
+        "link after",
+        "green",
+        "still gone",
+    ];
+    let d = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": first["cursor"], "styles": true}),
+        )
+        .await;
+    assert_eq!(lines(&d), want_lines, "the text has no escapes: {d:#}");
+    let mut want = vec![
+        run(0, 6, 3, "red", "", &[], ""),
+        run(1, 0, 4, "colour200", "", &["bold", "underscore"], ""),
+        run(1, 5, 2, "", "#0a141e", &[], ""),
+        run(1, 8, 3, "", "", &["reverse"], ""),
+    ];
+    if links {
+        want.push(run(2, 0, 4, "", "", &[], "https://example.com/x"));
+    }
+    want.extend([
+        // A colour set on one line carries over the line end, as in the pane.
+        run(3, 0, 5, "brightgreen", "", &[], ""),
+        run(4, 0, 5, "brightgreen", "", &[], ""),
+        run(4, 6, 4, "", "", &["italics", "strikethrough"], ""),
+    ]);
+    assert_eq!(runs(&d), want, "{d:#}");
+    let text = c
+        .call_raw(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": first["cursor"], "styles": true}),
+        )
+        .await;
+    let text = text.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.contains("\n0:6+3 fg=red\n1:0+4 fg=colour200,bold,underscore\n1:5+2 bg=#0a141e\n"),
+        "the text content lists the runs in tmux's style syntax: {text}"
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "no escape reaches the model: {text:?}"
+    );
+
+    // The same lines read plainly from the same cursor: equal text, no styles.
+    let plain = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": first["cursor"]}),
+        )
+        .await;
+    assert_eq!(lines(&plain), want_lines, "{plain:#}");
+    assert!(plain.get("styles").is_none(), "{plain:#}");
+
+    // A styled cursor continues with a plain read, and back: only new lines.
+    p.emit(&srv, b"\x1b[34mnext\x1b[0m\n");
+    let e = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"]}),
+        )
+        .await;
+    assert_eq!(lines(&e), ["next"], "{e:#}");
+    let f = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": d["cursor"], "styles": true}),
+        )
+        .await;
+    assert_eq!(lines(&f), ["next"], "{f:#}");
+    assert_eq!(runs(&f), [run(0, 0, 4, "blue", "", &[], "")], "{f:#}");
+    let g = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": f["cursor"], "styles": true}),
+        )
+        .await;
+    assert_eq!(
+        (lines(&g), runs(&g)),
+        (vec![], vec![]),
+        "nothing new: no lines, no runs: {g:#}"
+    );
+
+    // A styled seed is the screen with its runs; lines equal a plain seed's.
+    let styled_seed = c
+        .call("capture_since", json!({"paneId": p.id, "styles": true}))
+        .await;
+    let plain_seed = c.call("capture_since", json!({"paneId": p.id})).await;
+    assert_eq!(lines(&styled_seed), lines(&plain_seed));
+    assert_eq!(runs(&styled_seed).len(), want.len() + 1, "{styled_seed:#}");
+
+    // maxBytes counts the runs: the bytes that hold the five lines plainly
+    // hold fewer of them with their runs; the tail is kept.
+    let size: usize = want_lines.iter().map(|l| l.len() + 1).sum::<usize>() + "next".len();
+    let capped = c
+        .call(
+            "capture_since",
+            json!({"paneId": p.id, "cursor": first["cursor"], "maxBytes": size, "styles": true}),
+        )
+        .await;
+    let got = lines(&capped);
+    assert!(
+        got.len() < 6 && got.last().map(String::as_str) == Some("next"),
+        "{capped:#}"
+    );
+    c.close().await;
+}

@@ -18,6 +18,11 @@
 //!
 //! The key binding's hand-off cursor (a `tmux_capture` tracking cursor) is
 //! accepted too: its rows, the screen at the key press, are the baseline.
+//!
+//! `styles: true` reads the rows with `capture-pane -e` and returns their
+//! colours and attributes as runs over `lines` (`tmux_mcp_engine::styles`).
+//! The grid logic sees only the rows' text, which equals a plain read's, so a
+//! cursor made by either kind of read continues with the other.
 
 use super::read;
 use super::read::observe_failure;
@@ -34,6 +39,7 @@ use tmux_mcp_engine::lines::decode_lines;
 use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::registry::Pane;
 use tmux_mcp_engine::retention::{Owner, Retained, View};
+use tmux_mcp_engine::styles::{self, StyledRow};
 
 const DEFAULT_LINES: u64 = 500;
 const MAX_LINES: u64 = 10_000;
@@ -84,6 +90,14 @@ pub(super) struct Args {
     ///
     /// Default 0; clamped to the request timeout.
     pub wait_ms: Option<u64>,
+    /// Also return colours and attributes, as runs over lines.
+    ///
+    /// Off by default. Each run gives its line (an index into `lines`), `col`
+    /// and `len` in characters, and what differs from plain text: `fg` and
+    /// `bg` (`red`, `brightred`, `colour200`, `#0a141e`), `attrs` (`bold`,
+    /// `dim`, `italics`, `underscore`, `reverse`, …) and `link` (an OSC 8
+    /// hyperlink). maxBytes counts the runs too.
+    pub styles: Option<bool>,
 }
 
 /// The pane a cursor of this broker belongs to (the Python spelling takes a
@@ -129,6 +143,64 @@ struct Out {
     /// The pane's process has exited (the pane is kept by remain-on-exit).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pane_dead: bool,
+    /// With `styles: true`: the styled runs of `lines`, in order; plain text
+    /// has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    styles: Option<Vec<StyleRun>>,
+}
+
+/// `len` characters of `lines[line]` from character `col`, and how they look.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct StyleRun {
+    line: usize,
+    col: usize,
+    len: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fg: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bg: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attrs: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link: Option<String>,
+}
+
+impl StyleRun {
+    fn of(line: usize, r: &styles::Run) -> StyleRun {
+        StyleRun {
+            line,
+            col: r.col,
+            len: r.len,
+            fg: r.style.fg.map(|c| c.name()),
+            bg: r.style.bg.map(|c| c.name()),
+            attrs: r.style.attributes(),
+            link: r.style.link.clone(),
+        }
+    }
+
+    /// The run as the text content lists it (clients that give their model
+    /// only the text see the styles too): `LINE:COL+LEN` and tmux's style
+    /// syntax, `1:0+4 fg=colour200,bold,underscore`, a link as `link=URL`.
+    fn text(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        parts.extend(self.fg.as_ref().map(|c| format!("fg={c}")));
+        parts.extend(self.bg.as_ref().map(|c| format!("bg={c}")));
+        parts.extend(self.attrs.iter().map(|a| a.to_string()));
+        parts.extend(self.link.as_ref().map(|l| format!("link={l}")));
+        format!(
+            "{}:{}+{} {}",
+            self.line,
+            self.col,
+            self.len,
+            parts.join(",")
+        )
+    }
+
+    /// Its size in the result (what maxBytes counts).
+    fn size(&self) -> usize {
+        serde_json::to_string(self).map_or(0, |s| s.len() + 1)
+    }
 }
 
 #[derive(Serialize, JsonSchema, Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +279,9 @@ struct Grid {
     state: State,
     /// Absolute row of `rows[0]`.
     first: u64,
-    rows: Vec<String>,
+    /// The rows' text (what the grid logic compares) and, in a styled read,
+    /// their runs.
+    rows: Vec<StyledRow>,
 }
 
 impl Grid {
@@ -239,19 +313,35 @@ impl Grid {
 }
 
 /// One capture from tmux row `start` (relative: 0 is the screen's top,
-/// negative reaches into history) to the bottom, with the state.
-async fn read(session: &Session, pane: Pane, start: i64) -> Result<(Pane, Grid), ObserveError> {
-    let (pane, state, out) =
-        observe::capture_range_with_state(&session.broker, pane, Some(start), None, false, STATE)
-            .await?;
+/// negative reaches into history) to the bottom, with the state; `styled`:
+/// with `-e`, the runs parsed out of the rows.
+async fn read(
+    session: &Session,
+    pane: Pane,
+    start: i64,
+    styled: bool,
+) -> Result<(Pane, Grid), ObserveError> {
+    let (pane, state, out) = observe::capture_range_with_state(
+        &session.broker,
+        pane,
+        Some(start),
+        None,
+        false,
+        styled,
+        STATE,
+    )
+    .await?;
     let state = parse_state(&state).ok_or_else(|| ObserveError::Transport {
         observed: true,
         why: format!("tmux gave an unreadable pane state {state:?}"),
     })?;
-    let mut rows: Vec<String> = out
-        .split(|b| *b == b'\n')
-        .map(|r| decode_lines(r).pop().unwrap_or_default())
-        .collect();
+    let mut rows: Vec<StyledRow> = if styled {
+        styles::parse(&out)
+    } else {
+        out.split(|b| *b == b'\n')
+            .map(|r| StyledRow::plain(decode_lines(r).pop().unwrap_or_default()))
+            .collect()
+    };
     rows.pop(); // after the last LF
                 // tmux clamps the start to the top of history.
     let first = (state.history_size as i64 + start).max(0) as u64;
@@ -260,7 +350,7 @@ async fn read(session: &Session, pane: Pane, start: i64) -> Result<(Pane, Grid),
 
 /// What one computation against a cursor gave.
 struct Answer {
-    lines: Vec<String>,
+    lines: Vec<StyledRow>,
     missed: Option<Missed>,
     entry: SinceEntry,
     alternate: bool,
@@ -340,12 +430,13 @@ async fn since(
     mut pane: Pane,
     e: &SinceEntry,
     searched: bool,
+    styled: bool,
 ) -> Result<Answer, ObserveError> {
     let w = e.window.len() as u64;
     let mut estimate = e.history_size;
     for _ in 0..3 {
         let start = e.frontier.saturating_sub(w) as i64 - estimate as i64 - MARGIN;
-        let (p, g) = read(session, pane, start.min(0)).await?;
+        let (p, g) = read(session, pane, start.min(0), styled).await?;
         pane = p;
         if let Some(a) = respawned_or_alternate(&g, e) {
             return Ok(a);
@@ -374,7 +465,7 @@ async fn since(
         break;
     }
     // The grid moved (trimmed, cleared, reflowed): search the whole history.
-    let (_, g) = read(session, pane, ALL_HISTORY).await?;
+    let (_, g) = read(session, pane, ALL_HISTORY, styled).await?;
     if let Some(a) = respawned_or_alternate(&g, e) {
         return Ok(a);
     }
@@ -450,7 +541,7 @@ fn respawned_or_alternate(g: &Grid, e: &SinceEntry) -> Option<Answer> {
     None
 }
 
-fn trim_blank_tail(rows: &[String]) -> Vec<String> {
+fn trim_blank_tail<R: Clone + std::ops::Deref<Target = str>>(rows: &[R]) -> Vec<R> {
     let last = rows
         .iter()
         .rposition(|x| !x.is_empty())
@@ -527,8 +618,12 @@ fn bad_cursor(why: &str) -> ToolOutput {
 pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
     let broker = &session.broker;
     let id = &*args.pane_id;
-    let max_lines = args.max_lines.unwrap_or(DEFAULT_LINES).min(MAX_LINES) as usize;
-    let max_bytes = args.max_bytes.unwrap_or(DEFAULT_BYTES).min(MAX_BYTES) as usize;
+    let styled = args.styles == Some(true);
+    let caps = Caps {
+        lines: args.max_lines.unwrap_or(DEFAULT_LINES).min(MAX_LINES) as usize,
+        bytes: args.max_bytes.unwrap_or(DEFAULT_BYTES).min(MAX_BYTES) as usize,
+        styled,
+    };
 
     // The cursor first: an unknown one sends nothing to tmux.
     let base = match &args.cursor {
@@ -566,7 +661,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
                 Err(e) => return e,
             };
             let start = -(WINDOW as i64);
-            let (_, g) = match read(session, pane, start).await {
+            let (_, g) = match read(session, pane, start, styled).await {
                 Ok(r) => r,
                 Err(e) => return observe_failure(id, &e),
             };
@@ -586,7 +681,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
                 _ => seed_answer(&g, &base, g.state.history_size),
             };
             a.entry.process_generation = process_generation(&session.broker, id, a.entry.pid);
-            return finish(session, id, a, true, max_lines, max_bytes, None);
+            return finish(session, id, a, true, caps, None);
         }
         Some(Base::Since(e)) => (e, false),
         Some(Base::Handoff(h)) => (from_handoff(&h, &pane), true),
@@ -609,7 +704,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
     let wait = asked.map(|ms| if waiting.is_some() { ms } else { 0 });
     let watch = waiting.as_ref().map(|(_, w)| w);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(wait.unwrap_or(0));
-    let mut answer = match since_admitted(session, &pane, &entry, searched).await {
+    let mut answer = match since_admitted(session, &pane, &entry, searched, styled).await {
         Ok(a) => a,
         Err(e) => return e,
     };
@@ -630,7 +725,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
                 _ = tokio::time::sleep_until(deadline) => break,
                 _ = broker.server_gone() => break,
             }
-            answer = match since_admitted(session, &pane, &entry, searched).await {
+            answer = match since_admitted(session, &pane, &entry, searched, styled).await {
                 Ok(a) => a,
                 Err(e) => return e,
             };
@@ -646,7 +741,7 @@ pub(super) async fn call(session: &Session, args: Args) -> ToolOutput {
         }
     }
     answer.entry.process_generation = pg;
-    finish(session, id, answer, false, max_lines, max_bytes, wait)
+    finish(session, id, answer, false, caps, wait)
 }
 
 /// A capture place (captures queue briefly, then are refused as overload).
@@ -665,9 +760,10 @@ async fn since_admitted(
     pane: &Pane,
     entry: &SinceEntry,
     searched: bool,
+    styled: bool,
 ) -> Result<Answer, ToolOutput> {
     let _place = admitted(session).await?;
-    since(session, pane.clone(), entry, searched)
+    since(session, pane.clone(), entry, searched, styled)
         .await
         .map_err(|e| observe_failure(&pane.id, &e))
 }
@@ -696,32 +792,60 @@ fn new_key() -> String {
         .replace('/', "_")
 }
 
+/// What a result may hold: `maxLines`, `maxBytes`, and whether styles are
+/// asked for (their runs count against the bytes).
+#[derive(Clone, Copy)]
+struct Caps {
+    lines: usize,
+    bytes: usize,
+    styled: bool,
+}
+
+/// A line's size against maxBytes: its text and LF, and its runs.
+fn line_size(l: &StyledRow, styled: bool) -> usize {
+    let runs = if styled {
+        l.runs.iter().map(|r| StyleRun::of(0, r).size()).sum()
+    } else {
+        0
+    };
+    l.len() + 1 + runs
+}
+
 /// Tail-preserving caps: lines first, then bytes (whole lines from the start;
-/// a single remaining line keeps its last bytes on a character boundary).
-fn cap(
-    mut lines: Vec<String>,
-    max_lines: usize,
-    max_bytes: usize,
-) -> (Vec<String>, Option<Truncated>) {
+/// a single remaining line keeps its last bytes on a character boundary, and
+/// its runs over them).
+fn cap(mut lines: Vec<StyledRow>, caps: Caps) -> (Vec<StyledRow>, Option<Truncated>) {
     let mut t = Truncated { lines: 0, bytes: 0 };
-    if lines.len() > max_lines {
-        let cut = lines.len() - max_lines;
+    if lines.len() > caps.lines {
+        let cut = lines.len() - caps.lines;
         t.lines = cut;
         t.bytes = lines[..cut].iter().map(|l| l.len() + 1).sum();
         lines.drain(..cut);
     }
-    let mut size: usize =
-        lines.iter().map(|l| l.len()).sum::<usize>() + lines.len().saturating_sub(1);
-    while size > max_bytes && lines.len() > 1 {
+    // The last line has no LF.
+    let mut size: usize = lines
+        .iter()
+        .map(|l| line_size(l, caps.styled))
+        .sum::<usize>()
+        .saturating_sub(1);
+    while size > caps.bytes && lines.len() > 1 {
         let l = lines.remove(0);
-        size -= l.len() + 1;
+        size -= line_size(&l, caps.styled);
         t.lines += 1;
         t.bytes += l.len() + 1;
     }
-    if size > max_bytes {
-        let (kept, omitted) = lines::tail_bytes(&lines[0], max_bytes as i64);
+    if size > caps.bytes {
+        let runs = line_size(&lines[0], caps.styled) - lines[0].len() - 1;
+        // The runs of what is kept are fewer; when they alone are over, half
+        // the bytes still go to the text.
+        let room = if runs < caps.bytes {
+            caps.bytes - runs
+        } else {
+            caps.bytes / 2
+        };
+        let (kept, omitted) = lines::tail_bytes(&lines[0], room as i64);
         t.bytes += omitted;
-        lines[0] = kept.to_string();
+        lines[0] = lines[0].tail(kept);
     }
     (lines, (t.lines > 0 || t.bytes > 0).then_some(t))
 }
@@ -731,8 +855,7 @@ fn finish(
     id: &str,
     a: Answer,
     seeded: bool,
-    max_lines: usize,
-    max_bytes: usize,
+    caps: Caps,
     wait: Option<u64>,
 ) -> ToolOutput {
     let key = new_key();
@@ -754,7 +877,7 @@ fn finish(
     {
         return read::fail("The cursor could not be kept (retention budget).", None);
     }
-    let (lines, truncated) = cap(a.lines, max_lines, max_bytes);
+    let (lines, truncated) = cap(a.lines, caps);
     let mut text = String::new();
     if let Some(m) = &a.missed {
         text.push_str(&format!("[lines missed on {id}: {}]\n", m.detail));
@@ -772,6 +895,24 @@ fn finish(
         text.push_str(l);
         text.push('\n');
     }
+    let styles: Option<Vec<StyleRun>> = caps.styled.then(|| {
+        lines
+            .iter()
+            .enumerate()
+            .flat_map(|(i, l)| l.runs.iter().map(move |r| StyleRun::of(i, r)))
+            .collect()
+    });
+    match styles.as_deref() {
+        Some([]) if !lines.is_empty() => text.push_str("[styles: none, all plain text]\n"),
+        Some(runs) if !runs.is_empty() => {
+            text.push_str("[styles, as line:col+len style]\n");
+            for r in runs {
+                text.push_str(&r.text());
+                text.push('\n');
+            }
+        }
+        _ => {}
+    }
     text.push_str(&match (seeded, lines.is_empty()) {
         (true, _) => format!("[watching {id}; next: cursor {key}]"),
         (false, true) => format!("[nothing new on {id}; cursor {key}]"),
@@ -780,7 +921,7 @@ fn finish(
     let out = Out {
         pane_id: id.to_string(),
         cursor: key,
-        lines,
+        lines: lines.into_iter().map(|l| l.text).collect(),
         lines_missed: a.missed.is_some(),
         missed: a.missed,
         seeded,
@@ -788,6 +929,7 @@ fn finish(
         wait_ms: wait,
         alternate_screen: a.alternate,
         pane_dead: a.dead,
+        styles,
     };
     ToolOutput::typed(&out, text)
 }
@@ -809,8 +951,15 @@ mod tests {
         Grid {
             state,
             first,
-            rows: rows.iter().map(|r| r.to_string()).collect(),
+            rows: rows
+                .iter()
+                .map(|r| StyledRow::plain(r.to_string()))
+                .collect(),
         }
+    }
+
+    fn texts(a: &Answer) -> Vec<&str> {
+        a.lines.iter().map(|l| l.text.as_str()).collect()
     }
 
     fn entry() -> SinceEntry {
@@ -832,7 +981,7 @@ mod tests {
         // Screen: a, b, "$ " (cursor on row 2), blank rows below.
         let g = grid(0, 2, 0, &["a", "b", "$ ", "", ""]);
         let a = delta(&g, 0, &[], &entry(), None);
-        assert_eq!(a.lines, ["a", "b", "$ "]);
+        assert_eq!(texts(&a), ["a", "b", "$ "]);
         assert_eq!(a.entry.frontier, 2);
         assert_eq!(a.entry.window, vec![row_hash("a"), row_hash("b")]);
         assert_eq!(a.entry.pending, vec![row_hash("$ ")]);
@@ -842,13 +991,13 @@ mod tests {
         // The prompt line got a command and output followed.
         let g = grid(0, 4, 0, &["a", "b", "$ ls", "x", "$ ", ""]);
         let c = delta(&g, 2, &a.entry.pending, &a.entry, None);
-        assert_eq!(c.lines, ["$ ls", "x", "$ "]);
+        assert_eq!(texts(&c), ["$ ls", "x", "$ "]);
     }
 
     #[test]
     fn blank_lines_above_the_cursor_are_lines() {
         let g = grid(0, 3, 0, &["a", "", "", "", ""]);
-        assert_eq!(delta(&g, 0, &[], &entry(), None).lines, ["a", "", ""]);
+        assert_eq!(texts(&delta(&g, 0, &[], &entry(), None)), ["a", "", ""]);
     }
 
     #[test]
@@ -861,20 +1010,62 @@ mod tests {
 
     #[test]
     fn caps_keep_the_tail_and_count_what_they_drop() {
-        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let v = |xs: &[&str]| {
+            xs.iter()
+                .map(|s| StyledRow::plain(s.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let caps = |lines, bytes| Caps {
+            lines,
+            bytes,
+            styled: false,
+        };
         assert_eq!(
-            cap(v(&["a", "b", "c"]), 2, 100),
+            cap(v(&["a", "b", "c"]), caps(2, 100)),
             (v(&["b", "c"]), Some(Truncated { lines: 1, bytes: 2 }))
         );
         assert_eq!(
-            cap(v(&["aaaa", "bb", "cc"]), 10, 5),
+            cap(v(&["aaaa", "bb", "cc"]), caps(10, 5)),
             (v(&["bb", "cc"]), Some(Truncated { lines: 1, bytes: 5 }))
         );
         assert_eq!(
-            cap(v(&["abcdef"]), 10, 3),
+            cap(v(&["abcdef"]), caps(10, 3)),
             (v(&["def"]), Some(Truncated { lines: 0, bytes: 3 }))
         );
-        assert_eq!(cap(v(&["a"]), 10, 3), (v(&["a"]), None));
+        assert_eq!(cap(v(&["a"]), caps(10, 3)), (v(&["a"]), None));
+    }
+
+    #[test]
+    fn styled_runs_count_against_max_bytes_and_follow_a_cut_line() {
+        let rows = styles::parse(b"old\n\x1b[31mred\x1b[0m tail");
+        let run = StyleRun::of(0, &rows[1].runs[0]).size();
+        assert_eq!(run, r#"{"line":0,"col":0,"len":3,"fg":"red"}"#.len() + 1);
+        let styled = Caps {
+            lines: 10,
+            bytes: 8 + run,
+            styled: true,
+        };
+        // Both texts fit 12 bytes, not with the run: the older line goes.
+        let (kept, t) = cap(rows.clone(), styled);
+        assert_eq!(kept, rows[1..]);
+        assert_eq!(t, Some(Truncated { lines: 1, bytes: 4 }));
+        // Plain, the same bytes keep both lines.
+        let plain = Caps {
+            styled: false,
+            ..styled
+        };
+        assert_eq!(cap(rows.clone(), plain).0.len(), 2);
+        // One line cut to its tail keeps the runs over what is left.
+        let (kept, _) = cap(
+            rows[1..].to_vec(),
+            Caps {
+                bytes: 6 + run,
+                ..styled
+            },
+        );
+        assert_eq!(kept[0].text, "d tail");
+        assert_eq!(kept[0].runs.len(), 1);
+        assert_eq!((kept[0].runs[0].col, kept[0].runs[0].len), (0, 1));
     }
 
     #[test]

@@ -114,6 +114,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             max_lines: Some(unlimited(max_lines)),
             max_bytes: Some(unlimited(max_bytes)),
             wait_ms: None,
+            styles: None,
         },
     )
     .await;

@@ -280,6 +280,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
             None,
             None,
             true,
+            false,
             &watchers,
         )
         .await
