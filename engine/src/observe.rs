@@ -262,9 +262,18 @@ pub async fn capture_range_with_state(
     escapes: bool,
     state: &str,
 ) -> Result<(Pane, String, Vec<u8>), ObserveError> {
-    let only = format!(
-        "#{{S:#{{W:#{{P:#{{?#{{==:#{{pane_id}},{}}},{state}|,}}}}}}}}",
-        tmux_mcp_core::tmux::quote::format_operand(&pane.id)
+    // Through the first placement's session and window only: a loop over
+    // every pane would cost each read the size of the server.
+    let session = pane
+        .placements
+        .first()
+        .map(|p| p.session_id.as_str())
+        .unwrap_or_default();
+    let only = tmux_mcp_core::tmux::quote::in_pane(
+        session,
+        &pane.window_id,
+        &pane.id,
+        &format!("{state}|"),
     );
     let (pane, line, out) =
         capture_range_after_format(broker, pane, start, end, join_wrapped, escapes, &only).await?;

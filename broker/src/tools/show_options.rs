@@ -141,26 +141,23 @@ impl Context {
 
     /// The format that expands `row` (then RS) once for the context.
     fn wrap(&self, row: &str) -> String {
-        let when = |key: &str, id: &str, then: String| {
-            format!(
-                "#{{?#{{==:#{{{key}}},{}}},{then},}}",
-                tmux_mcp_core::tmux::quote::format_operand(id)
-            )
-        };
+        use tmux_mcp_core::tmux::quote::{in_pane, when_equal};
         let row = format!("{row}{RS}");
-        let pane = |r: String| {
-            format!(
-                "#{{P:{}}}",
-                when("pane_id", self.id.as_deref().unwrap_or_default(), r)
-            )
-        };
-        let window = |r: String| format!("#{{W:{}}}", when("window_id", &self.window_id, r));
-        let session = |r: String| format!("#{{S:{}}}", when("session_id", &self.session_id, r));
+        let session =
+            |r: String| format!("#{{S:{}}}", when_equal("session_id", &self.session_id, &r));
         match self.kind {
             ContextKind::Global => row,
             ContextKind::Session => session(row),
-            ContextKind::Window => session(window(row)),
-            ContextKind::Pane => session(window(pane(row))),
+            ContextKind::Window => session(format!(
+                "#{{W:{}}}",
+                when_equal("window_id", &self.window_id, &row)
+            )),
+            ContextKind::Pane => in_pane(
+                &self.session_id,
+                &self.window_id,
+                self.id.as_deref().unwrap_or_default(),
+                &row,
+            ),
         }
     }
 }
