@@ -52,7 +52,10 @@ fn main() {
     const M: u32 = 200;
     for _ in 0..M {
         for spec in &tools {
-            std::hint::black_box(tmux_mcp_broker::tools::describe(spec));
+            std::hint::black_box(tmux_mcp_broker::tools::describe(
+                spec,
+                tmux_mcp_broker::tools::Toolset::Default,
+            ));
         }
     }
     println!(

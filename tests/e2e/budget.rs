@@ -8,9 +8,11 @@
 //! client). Byte counts are deterministic, so unlike timings they are asserted.
 //!
 //! The issue's targets are ≤ 8,000 B model-visible and ≤ 30,000 B `tools/list`
-//! by default, ≤ 16,000 B and ≤ 70,000 B with all 42 tools (38 when the targets were set). They are not all
-//! met yet: each surface is held to the ceiling its last step reached (so the
-//! budget only goes down), and the figures are printed beside the targets.
+//! by default, ≤ 16,000 B and ≤ 70,000 B with all 42 tools (38 when the
+//! targets were set). The default surface's model-visible target holds; the
+//! others are not met yet: each surface is held to the ceiling its last step
+//! reached (so the budget only goes down), and the figures are printed beside
+//! the targets.
 
 use serde_json::{json, Value};
 use tmux_mcp_e2e::*;
@@ -37,14 +39,19 @@ const SURFACES: &[Surface] = &[
     Surface {
         label: "default (readonly)",
         args: &[],
-        tools: 20,
+        tools: 16,
         // With list_agents and wait_for_agent (issue 19), after trimming
         // argument descriptions elsewhere: 10,549 -> 11,088 B visible,
         // 38,594 -> 41,152 B whole; wait_for_text's moreLines 55 B more.
         // capture_since's `styles` (issue 20 item 5): 11,060 -> 11,156 B
         // visible, 41,180 -> 41,608 B whole (the StyleRun output schema).
-        visible: (8_000, 11_160),
-        whole: (30_000, 41_610),
+        // show_options/show_environment/show_hooks opt-in, get_job listed
+        // with run_command (20 -> 16 tools), published inputs without size
+        // bounds, maxima, no-op defaults and additionalProperties (but
+        // beneath a oneOf), descriptions cut: 7,994 B visible (the target
+        // holds), 35,390 B whole.
+        visible: (8_000, 8_000),
+        whole: (30_000, 35_390),
     },
     Surface {
         label: "all 42 (--safety destructive + both opt-ins)",
@@ -55,15 +62,22 @@ const SURFACES: &[Surface] = &[
             "tmux_capture",
             "--enable-tool",
             "tmux_wait",
+            "--enable-tool",
+            "show_options",
+            "--enable-tool",
+            "show_environment",
+            "--enable-tool",
+            "show_hooks",
         ],
         tools: 42,
         // With the three agent tools (list_agents, wait_for_agent,
         // send_prompt) and build_workspace (issue 19): 28,791 -> 30,827 B
         // visible, 98,272 -> 106,722 B whole (106,777 with moreLines).
         // capture_since's `styles` (issue 20 item 5): 30,594 B visible,
-        // 106,877 B whole.
-        visible: (16_000, 30_600),
-        whole: (70_000, 106_880),
+        // 106,877 B whole. The lean publishing of the step above: 26,497 B
+        // visible, 102,780 B whole.
+        visible: (16_000, 26_500),
+        whole: (70_000, 102_780),
     },
 ];
 

@@ -258,7 +258,7 @@ async fn show_hooks_racing_a_kill_fires_no_hook() {
         "pane-focus-in[3]",
         "display-message hello",
     ]);
-    let c = std::sync::Arc::new(McpClient::attach(&srv, &[]).await);
+    let c = std::sync::Arc::new(McpClient::attach(&srv, &["--enable-tool", "show_hooks"]).await);
     let (mut listed, mut gone) = (0, 0);
     for round in 0..60u64 {
         let pane = srv

@@ -95,8 +95,16 @@ async fn input_tools_are_mutating_hidden_by_default_and_refused_with_the_switch(
             "{t}: {e}"
         );
     }
-    // The waits and get_job type nothing: read-only, on by default.
-    for t in ["get_job", "wait_for_text", "wait_for_idle"] {
+    // get_job collects what only run_command starts: listed with it, not
+    // before (issue 20: each listed tool costs every agent context).
+    assert!(
+        !names.contains(&"get_job".to_string()),
+        "get_job is listed without run_command: {names:?}"
+    );
+    let e = call_err(&plain, "get_job", json!({ "jobId": "0".repeat(32) })).await;
+    assert!(e.contains("comes with run_command"), "{e}");
+    // The waits type nothing: read-only, on by default.
+    for t in ["wait_for_text", "wait_for_idle"] {
         let a = plain.tool(t).annotations.clone().expect("annotations");
         assert_eq!(
             (a.read_only_hint, a.destructive_hint),
@@ -112,6 +120,12 @@ async fn input_tools_are_mutating_hidden_by_default_and_refused_with_the_switch(
     );
 
     let c = McpClient::attach(&srv, MUTATING).await;
+    let a = c.tool("get_job").annotations.clone().expect("annotations");
+    assert_eq!(
+        (a.read_only_hint, a.destructive_hint),
+        (Some(true), Some(false)),
+        "get_job, listed with run_command, is a read"
+    );
     for t in ["send_keys", "paste_text", "run_command"] {
         let tool = c.tool(t);
         let a = tool.annotations.clone().expect("annotations");
@@ -823,7 +837,7 @@ async fn the_waits_and_get_job_fire_no_hook_and_wait_for_text_refuses_a_capture_
         "{armed:?}"
     );
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
-    let c = McpClient::attach(&srv, &[]).await;
+    let c = McpClient::attach(&srv, &["--enable-tool", "get_job"]).await;
     sentinel();
     trap.before_sentinel("after-display-message");
     trap.clear();

@@ -13,6 +13,17 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
+/// `attach` arguments that enable the configuration reads, opt-in since
+/// issue 20 (each listed tool is paid for in every agent's context).
+const SHOW: [&str; 6] = [
+    "--enable-tool",
+    "show_options",
+    "--enable-tool",
+    "show_environment",
+    "--enable-tool",
+    "show_hooks",
+];
+
 const TOOLS: [&str; 8] = [
     "list_sessions",
     "list_windows",
@@ -83,17 +94,33 @@ fn two_sessions_with_a_linked_window(srv: &TmuxServer) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn published_contracts_are_read_only_objects() {
     let srv = TmuxServer::start();
-    let c = McpClient::attach(&srv, &[]).await;
+    let plain = McpClient::attach(&srv, &[]).await;
+    let listed: Vec<String> = plain.tools().iter().map(|t| t.name.to_string()).collect();
     for name in TOOLS {
-        let t = c.tool(name); // listed without --enable-tool: on by default
-        let input = Value::Object((*t.input_schema).clone());
+        let opt_in = name.starts_with("show_");
         assert_eq!(
-            (
-                input["type"].as_str(),
-                input["additionalProperties"].as_bool()
-            ),
-            (Some("object"), Some(false)),
+            listed.iter().any(|l| l == name),
+            !opt_in,
+            "{name}: the configuration reads are opt-in, the rest on by default: {listed:?}"
+        );
+    }
+    plain.close().await;
+    let c = McpClient::attach(&srv, &SHOW).await;
+    for name in TOOLS {
+        let t = c.tool(name);
+        let input = Value::Object((*t.input_schema).clone());
+        // The published schema leaves `additionalProperties: false` out
+        // (issue 20); the broker refuses an unknown argument all the same.
+        assert_eq!(
+            (input["type"].as_str(), input.get("additionalProperties")),
+            (Some("object"), None),
             "{name} input schema: {input:#}"
+        );
+        let e = call_fail(&c, name, json!({ "bogusArgument": 1 })).await;
+        assert!(
+            e.contains("unexpected field(s) bogusArgument")
+                && e.ends_with("Nothing was sent to tmux."),
+            "{name}: {e}"
         );
         let output = Value::Object((*t.output_schema.clone().expect("outputSchema")).clone());
         assert_eq!(
@@ -452,7 +479,21 @@ fn session_scope_sees_only_the_callers_sessions() {
         .tmux(&["display-message", "-p", "-t", "other:second", "#{pane_id}"])
         .trim()
         .to_string();
-    let r = PaneRelay::start(&srv, "scoped", &["--scope", "session"], true);
+    let r = PaneRelay::start(
+        &srv,
+        "scoped",
+        &[
+            "--scope",
+            "session",
+            "--enable-tool",
+            "show_options",
+            "--enable-tool",
+            "show_environment",
+            "--enable-tool",
+            "show_hooks",
+        ],
+        true,
+    );
     let (mut ch, tools, me) = (r.channel, r.tools, r.pane);
     let main = srv
         .tmux(&["display-message", "-p", "-t", "main:", "#{session_id}"])
@@ -649,7 +690,7 @@ async fn no_after_hook_runs_for_these_reads() {
     // `no_other_after_hook_runs`): once its line is in the file, every hook of
     // an earlier command is before it.
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
-    let c = McpClient::attach(&srv, &[]).await;
+    let c = McpClient::attach(&srv, &SHOW).await;
     sentinel();
     trap.before_sentinel("after-display-message");
     trap.clear();
@@ -745,7 +786,7 @@ async fn show_options_read_each_context_like_tmux() {
         .trim()
         .to_string();
     srv.tmux(&["set-option", "-p", "-t", &pane, "remain-on-exit", "on"]);
-    let c = McpClient::attach(&srv, &[]).await;
+    let c = McpClient::attach(&srv, &SHOW).await;
     let names = [
         "@mcp-test",
         "history-limit",
@@ -847,7 +888,7 @@ async fn show_environment_reads_global_and_session_values() {
     srv.tmux(&["set-environment", "-g", "MCPTEST_G", "global value"]);
     srv.tmux(&["set-environment", "-t", "other", "MCPTEST_G", "override"]);
     srv.tmux(&["set-environment", "-t", "other", "MCPTEST_S", "only other"]);
-    let c = McpClient::attach(&srv, &[]).await;
+    let c = McpClient::attach(&srv, &SHOW).await;
     let names = json!(["MCPTEST_G", "MCPTEST_S", "host"]);
     let g = c.call("show_environment", json!({"names": names})).await;
     assert_eq!(
@@ -939,7 +980,7 @@ async fn show_hooks_lists_the_entries_of_each_context() {
         "pane-focus-in",
         "display-message p",
     ]);
-    let c = McpClient::attach(&srv, &[]).await;
+    let c = McpClient::attach(&srv, &SHOW).await;
     let entries = |v: &Value| {
         v["hooks"]
             .as_array()

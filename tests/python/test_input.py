@@ -63,8 +63,14 @@ async def test_input_tools_are_hidden_by_default_and_refused_naming_the_switch(t
             assert name not in tools, sorted(tools)
             r = await call(s, name, {"paneId": "%0", "text": "x", "command": "x"})
             assert r.is_error and "--safety mutating" in r.text and r.text.endswith("Nothing was sent to tmux."), r
-        for name in ("get_job", "wait_for_text", "wait_for_idle"):
+        # get_job collects what only run_command starts: listed with it.
+        assert "get_job" not in tools, sorted(tools)
+        r = await call(s, "get_job", {"jobId": "0" * 32})
+        assert r.is_error and "comes with run_command" in r.text, r
+        for name in ("wait_for_text", "wait_for_idle"):
             assert tools[name].annotations.read_only_hint is True, name
+    async with mcp_session(srv, *MUTATING) as s:
+        assert (await list_tools(s))["get_job"].annotations.read_only_hint is True
     assert srv.tmux("capture-pane", "-p", "-t", "%0").strip() == "", "a refused call typed something"
 
 

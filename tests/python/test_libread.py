@@ -9,6 +9,8 @@ from harness import SESSION_ID, async_test, call, call_ok, list_tools, mcp_sessi
 from test_hook_free import arm_hook_trap, fire_sentinel
 
 TOOLS = ("list_sessions", "list_windows", "get_pane_info", "get_server_info", "show_options", "show_environment", "show_hooks", "search_panes")
+# The configuration reads are opt-in (issue 20: every listed tool is paid for in each agent's context).
+SHOW = ("--enable-tool", "show_options", "--enable-tool", "show_environment", "--enable-tool", "show_hooks")
 
 
 def two_sessions(server):
@@ -25,10 +27,18 @@ def fields(server, *args):
 @async_test()
 async def test_published_read_only_with_object_schemas(tmux_server):
     async with mcp_session(tmux_server) as s:
+        default = await list_tools(s)
+    assert [n for n in TOOLS if n not in default] == ["show_options", "show_environment", "show_hooks"], sorted(default)
+    async with mcp_session(tmux_server, *SHOW) as s:
         tools = await list_tools(s)
+        for name in TOOLS:
+            # An unknown argument is refused, named, whatever the lean
+            # published schema leaves out.
+            r = await call(s, name, {"bogusArgument": 1})
+            assert r.is_error and "unexpected field(s) bogusArgument" in r.text, (name, r)
     for name in TOOLS:
-        t = tools[name]  # on by default
-        assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False, t
+        t = tools[name]
+        assert t.input_schema["type"] == "object" and t.input_schema.get("additionalProperties", False) is False, t
         assert t.output_schema["type"] == "object", t
         a = t.annotations
         assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == (True, False, True, False), (name, a)
@@ -155,7 +165,7 @@ async def test_reads_fire_no_after_hooks(tmux_server):
     assert {"after-list-sessions", "after-list-windows", "after-list-clients", "after-show-options"} <= set(armed), armed
     fire_sentinel(tmux_server, trap)
     trap.write_text("")
-    async with mcp_session(tmux_server) as s:
+    async with mcp_session(tmux_server, *SHOW) as s:
         for name, args in [("list_sessions", {}), ("list_windows", {"session": "other"}), ("get_pane_info", {"paneId": "%0"}), ("get_server_info", {}),
                            ("show_options", {"names": ["status"], "pane": "%0"}), ("show_environment", {"names": ["PATH"]}), ("show_hooks", {}), ("search_panes", {"pattern": "x", "scrollbackLines": 5})]:
             await call_ok(s, name, args)
@@ -171,7 +181,7 @@ async def test_show_options_environment_and_hooks(tmux_server):
     tmux_server.tmux("set-environment", "-g", "MCPPY_G", "g")
     tmux_server.tmux("set-environment", "-t", "other", "MCPPY_G", "o")
     tmux_server.tmux("set-hook", "-t", "other", "client-attached", "display-message z")
-    async with mcp_session(tmux_server) as s:
+    async with mcp_session(tmux_server, *SHOW) as s:
         g = await call_ok(s, "show_options", {"names": ["@mcp-py", "status", "history-limit"]})
         o = await call_ok(s, "show_options", {"names": ["status"], "session": "other"})
         env = await call_ok(s, "show_environment", {"names": ["MCPPY_G", "host"], "session": "other"})

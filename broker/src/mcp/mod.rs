@@ -226,7 +226,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, McpError> {
         let tools = tools::catalog(self.session.toolset)
             .filter(|t| self.session.enabled.contains(t.name))
-            .map(|t| serde_json::from_value::<Tool>(tools::describe(t)))
+            .map(|t| serde_json::from_value::<Tool>(tools::describe(t, self.session.toolset)))
             .collect::<Result<Vec<_>, _>>();
         let tools = tools.map_err(|e| {
             McpError::internal_error(

@@ -448,7 +448,7 @@ mod tests {
             };
             assert_eq!(t.tier(), want, "{name}");
             assert!(
-                !t.opt_in && !t.on_at(Tier::Readonly),
+                t.listed == super::super::Listed::AtTier && !t.on_at(Tier::Readonly),
                 "{name}: hidden at the default tier, on at its own"
             );
             assert!(t.on_at(want), "{name}");

@@ -14,10 +14,10 @@ use serde_json::Value;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "batch",
     family: Family::Libtmux,
-    description: "Run up to 32 read-only tool calls in one request; results come back in order, each as the tool alone would answer.",
+    description: "Up to 32 read-only tool calls in one request; results in order, each as the tool alone would answer.",
     details: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Batch of reads"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Batch>,
     run,
@@ -29,7 +29,7 @@ const MAX_CALLS: usize = 32;
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    /// Run concurrently, answered in this order.
+    /// Run concurrently.
     #[schemars(length(min = 1, max = MAX_CALLS))]
     calls: Vec<OneCall>,
 }

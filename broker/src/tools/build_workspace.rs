@@ -36,7 +36,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Create a session with its windows, panes, programs and layouts from one document; on failure closes what it created.",
     details: "Create a new detached session from one document in the tmuxp/tmuxinator shape: session (its name), optional cwd (every pane's directory unless the pane sets its own), width, height, and windows: [{name, layout, panes: [{argv | shell, cwd, env}]}] (1-32 windows of 1-32 panes; a pane with neither argv nor shell runs the default command). layout is even-horizontal, even-vertical, main-horizontal, main-vertical or tiled. Everything is checked before anything is sent; then new-session, split-window per further pane, select-layout, new-window per further window. Returns the session, each window and each pane as the list tools describe them (references {kind, id, generation}). If a step fails, the session it created is killed (nothing else is touched) and the error says so. Needs --scope server. Mutating tier.",
     annotations: Annotations::mutating("Build a workspace", false),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Built>,
     run,

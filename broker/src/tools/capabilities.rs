@@ -15,10 +15,10 @@ use tmux_mcp_engine::observe::HookCheck;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_capabilities",
     family: Family::Seed,
-    description: "The broker and tmux server: version, generation, tools, limits. Each tool's full reference: resource tmux://tool/{name}.",
+    description: "Broker and tmux server: version, generation, tools, limits. A tool's full reference: resource tmux://tool/{name}.",
     details: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
     annotations: Annotations::read_only("tmux capabilities"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<super::typed::NoArgs>,
     output_schema,
     run,

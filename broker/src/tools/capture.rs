@@ -25,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.",
     details: "",
     annotations: Annotations::read_only("Capture pane rows"),
-    opt_in: true,
+    listed: super::Listed::OptIn,
     input_schema,
     output_schema,
     run,

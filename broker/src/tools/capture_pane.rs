@@ -28,7 +28,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.",
     details: "",
     annotations: Annotations::read_only("Capture a pane"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema,
     run,

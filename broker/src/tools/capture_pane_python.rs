@@ -31,7 +31,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Capture the visible contents of a tmux pane (terminal scrollback).\n\nUse for tmux pane output — ‘capture the build log’, ‘what did the server print’ — not editor file contents. The tool for reading what is displayed in a terminal; use search_panes to search across multiple panes at once.\n\nOutput is tail-preserved: when the capture exceeds max_lines the oldest lines are dropped and the returned string is prefixed with a single [... truncated K lines ...] header line so the agent can tell truncation occurred and re-request with a narrower start/end window or a larger max_lines if needed. Pass max_lines=None to disable truncation entirely.",
     details: "",
     annotations: Annotations::read_only("Capture pane"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema: schema_of::<Captured>,
     run,

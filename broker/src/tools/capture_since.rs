@@ -60,7 +60,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "A pane's lines new since cursor (none: the screen and a cursor); lines it cannot recover are reported, never dropped.",
     details: "Read only the lines a pane (paneId %N) shows that are new since `cursor`: grid-based (history and screen as tmux renders them, so redrawing programs are not jumbled). Call without cursor to start: returns the visible screen and a cursor; pass that cursor next time for just the new lines and a new cursor (cursors are not consumed; they last 600 s after last use). Also accepts the hand-off cursor that prefix + A pastes (what changed since the key press). Lines that cannot be recovered are reported (linesMissed, missed.reason: history_trimmed by history-limit, history_cleared, respawned, rewritten, ambiguous, baseline_not_found), never dropped silently. While a full-screen program uses the alternate screen, the whole screen is returned when it changed. Caps keep the tail and report what they dropped: maxLines default 500 (at most 10000), maxBytes default 128000 (at most 1000000); larger values are clamped. waitMs (default 0): with a cursor and nothing new, wait up to that long for output (terminal writes; typed echo within 250 ms), clamped to the request timeout (limits.request_timeout_seconds, default 5 s); the wait used is reported as waitMs. Read-only; fires no tmux hook; refused while an after-capture-pane hook is set.",
     annotations: Annotations::read_only("Capture new pane lines since a cursor"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Out>,
     run,
@@ -76,23 +76,23 @@ pub(super) struct Args {
     /// the hand-off cursor prefix + A pastes (32 hex digits).
     #[schemars(regex(pattern = r"^([A-Za-z0-9_-]{22}|[0-9a-f]{32})$"))]
     pub cursor: Option<String>,
-    /// Default 500, clamped to 10000.
+    /// Default 500.
     ///
-    /// Keep at most this many of the newest lines.
+    /// Clamped to 10000. Keep at most this many of the newest lines.
     #[schemars(range(min = 1))]
     pub max_lines: Option<u64>,
-    /// Default 128000, clamped to 1000000.
+    /// Default 128000.
     ///
-    /// Keep at most this many bytes of the newest lines.
+    /// Clamped to 1000000. Keep at most this many bytes of the newest lines.
     #[schemars(range(min = 1))]
     pub max_bytes: Option<u64>,
     /// With a cursor and nothing new: wait this long for output.
     ///
     /// Default 0; clamped to the request timeout.
     pub wait_ms: Option<u64>,
-    /// Also return colours and attributes, as runs over lines.
+    /// Also return colours and attributes.
     ///
-    /// Off by default. Each run gives its line (an index into `lines`), `col`
+    /// As runs over the lines; off by default. Each run gives its line (an index into `lines`), `col`
     /// and `len` in characters, and what differs from plain text: `fg` and
     /// `bg` (`red`, `brightred`, `colour200`, `#0a141e`), `attrs` (`bold`,
     /// `dim`, `italics`, `underscore`, `reverse`, …) and `link` (an OSC 8

@@ -22,7 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Return only the lines a tmux pane shows that are new since `cursor` (omit it to start: the visible screen and a cursor). Pane: pane_id, else window_id, else session_id / session_name / the first session (its first window's first pane), or the pane of the cursor alone. Lines that could not be recovered (history-limit, clear-history, a respawn) are reported with lines_missed: true, never silently dropped. max_lines (default 500) and max_bytes (default 128000) keep the newest lines; null asks for the broker's largest (10000 lines, 1000000 bytes). Read-only; fires no tmux hook.",
     details: "",
     annotations: Annotations::read_only("Capture since"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema: schema_of::<Since>,
     run,

@@ -33,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Create a session, window or pane running argv directly (no shell); returns the new references.",
     details: "Create a tmux session, window or pane running argv (executed directly, never through a shell; a one-element argv runs as `/usr/bin/env -- argv0`). kind \"session\": name, optional window_name, width, height. kind \"window\": parent session reference, name, optional index, focus. kind \"pane\": parent pane reference, direction horizontal|vertical, optional size (cells or \"N%\"), focus. Optional cwd (an existing directory; relative to the agent's cwd) and environment (NAME → value). Returns the created references (session, window, pane as applicable); the program's completion is not observed. With --scope session, only windows and panes in the agent's own session can be created.",
     annotations: Annotations::destructive("Create a session, window or pane"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema,
     run,

@@ -16,7 +16,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Collect a run_command job: running, done (exit status and output) or lost.",
     details: "Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.",
     annotations: Annotations::read_only("Get a run_command job"),
-    opt_in: false,
+    listed: super::Listed::With("run_command"),
     input_schema: input_of::<Args>,
     output_schema: schema_of::<JobView>,
     run,

@@ -20,7 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "One pane's record with its window and sessions.",
     details: "Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Get pane info"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Info>,
     run,

@@ -13,10 +13,10 @@ use serde::Serialize;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "get_server_info",
     family: Family::Libtmux,
-    description: "The tmux server, the agent's pane and scope, the broker, the attached clients.",
+    description: "The tmux server, the agent's pane and scope, the broker, attached clients.",
     details: "Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Get server info"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<super::typed::NoArgs>,
     output_schema: schema_of::<Info>,
     run,

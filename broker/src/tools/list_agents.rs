@@ -24,10 +24,10 @@ use tmux_mcp_engine::{lines, observe};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_agents",
     family: Family::Libtmux,
-    description: "List panes running a coding agent (Claude Code, Codex, Gemini, aider, opencode): working, waiting for input or approval, or exited.",
+    description: "Panes running a coding-agent CLI (Claude Code, Codex, Gemini, aider, opencode), each with its state.",
     details: "Finds coding-agent CLIs from the processes on each pane's terminal (executable and arguments, not the title) and reads each one's visible screen once (a guarded capture, refused while an after-capture-pane hook is set). state is working, waiting_for_input, waiting_for_approval (question holds the question shown), exited (an agent this broker saw before is gone; the pane may still be open) or unknown (no rule of the CLI's table matched: never a guess). lines are the screen lines that decided it; rule names the row and the CLI version it was checked against. Optionally only the panes of one session. Read-only; types nothing.",
     annotations: Annotations::read_only("List coding agents in panes"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Listing>,
     run,

@@ -21,7 +21,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List panes: id, placements, process, size, command, cwd; paged.",
     details: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: brief` gives each pane as {id, at, command, cwd, state}: `at` is where it is placed, `session:window.pane`. Read-only.",
     annotations: Annotations::read_only("List panes"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Listing>,
     run,
@@ -37,7 +37,6 @@ struct Args {
     /// brief: id, at, command, cwd, state.
     #[serde(default)]
     detail: Detail,
-    /// Panes per page.
     #[serde(default = "paging::default_limit")]
     #[schemars(range(min = 1, max = PAGE_MAX))]
     limit: usize,

@@ -25,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List sessions: windows, clients, busy and dead panes.",
     details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) and deadPanes. At the top, paneCount, busyCount and deadCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List sessions"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<super::typed::NoArgs>,
     output_schema: schema_of::<Listing>,
     run,

@@ -21,7 +21,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List windows: size, layout, panes, links; paged.",
     details: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List windows"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Listing>,
     run,
@@ -34,7 +34,6 @@ struct Args {
     ///
     /// Its id ($1) or, when no session has that id, its name.
     session: Option<SessionFilter>,
-    /// Windows per page.
     #[serde(default = "paging::default_limit")]
     #[schemars(range(min = 1, max = PAGE_MAX))]
     limit: usize,

@@ -176,12 +176,28 @@ pub struct ToolSpec {
     /// What the tool does; decides its tier and, in the seed family, whether
     /// its errors carry `effects` (destructive tools).
     pub annotations: Annotations,
-    /// Off by default although read-only (the seed family's policy, A.0.4:
-    /// only its discovery tools are on by default).
-    pub opt_in: bool,
+    /// When the tool is on without `--enable-tool`.
+    pub listed: Listed,
     pub input_schema: fn() -> Value,
     pub output_schema: fn() -> Value,
     pub run: for<'a> fn(Call<'a>) -> CallFuture<'a>,
+}
+
+/// When a tool is on without `--enable-tool` / `@mcp-enable-tools`. Every
+/// listed tool costs each agent context (issue 20), so a tool that is seldom
+/// what an agent came for is named by the person, and a tool that only serves
+/// another comes with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed {
+    /// On for every session whose safety tier covers the tool's.
+    AtTier,
+    /// On only when named: the seed family's policy (A.0.4: only its
+    /// discovery tools are on by default), and the configuration reads
+    /// (`show_options`, `show_environment`, `show_hooks`).
+    OptIn,
+    /// On exactly when the named tool is (`get_job` collects what only
+    /// `run_command` starts).
+    With(&'static str),
 }
 
 impl ToolSpec {
@@ -190,9 +206,13 @@ impl ToolSpec {
     }
 
     /// On without `--enable-tool` for a session at tier `safety`: at or below
-    /// the tier, and not opt-in.
+    /// the tier and listed at it, or the companion of a tool that is.
     pub fn on_at(&self, safety: Tier) -> bool {
-        self.tier() <= safety && !self.opt_in
+        match self.listed {
+            Listed::AtTier => self.tier() <= safety,
+            Listed::OptIn => false,
+            Listed::With(other) => spec(other).is_some_and(|o| o.on_at(safety)),
+        }
     }
 
     /// Why a session at tier `safety` cannot call this tool, and the switch that
@@ -204,6 +224,15 @@ impl ToolSpec {
             format!(
                 "{name} is in the {tier} safety tier and this session allows {}; enable the tier with `tmux-mcp attach --safety {tier}` or `set -g @mcp-safety {tier}`, or this tool alone with `tmux-mcp attach --enable-tool {name}`",
                 safety.as_str()
+            )
+        } else if let Some(other) = match self.listed {
+            Listed::With(other) => spec(other),
+            _ => None,
+        } {
+            format!(
+                "{name} comes with {}, which this session does not have ({}); or enable {name} alone with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`",
+                other.name,
+                other.why_disabled(safety)
             )
         } else {
             format!("{name} is opt-in; enable it with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`")
@@ -300,9 +329,10 @@ pub fn unknown_tools<'a>(requested: impl IntoIterator<Item = &'a String>) -> Vec
         .collect()
 }
 
-/// The tools a session at tier `safety` may use: every tool of that tier or
-/// below that is not opt-in, plus the tools named by `--enable-tool` /
-/// `@mcp-enable-tools` (naming a tool enables it whatever its tier).
+/// The tools a session at tier `safety` may use: every tool [`ToolSpec::on_at`]
+/// that tier, plus the tools named by `--enable-tool` / `@mcp-enable-tools`
+/// (naming a tool enables it whatever its tier), plus the companions
+/// ([`Listed::With`]) of the tools named.
 pub fn enabled_set(safety: Tier, extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
     let mut set: BTreeSet<String> = CATALOG
         .iter()
@@ -310,6 +340,12 @@ pub fn enabled_set(safety: Tier, extra: impl IntoIterator<Item = String>) -> BTr
         .map(|t| t.name.to_string())
         .collect();
     set.extend(extra.into_iter().filter(|n| spec(n).is_some()));
+    let companions: Vec<String> = CATALOG
+        .iter()
+        .filter(|t| matches!(t.listed, Listed::With(o) if set.contains(o)))
+        .map(|t| t.name.to_string())
+        .collect();
+    set.extend(companions);
     set
 }
 
@@ -344,21 +380,30 @@ impl ToolSpec {
     /// the bounds that only say how the broker stores a value). It accepts
     /// everything the enforced one does, so it stays true; what it leaves out
     /// is still refused by name. A contract is published as it is.
-    pub fn published_input_schema(&self) -> Value {
+    ///
+    /// `additionalProperties: false` and defaults of `false`/`[]`/`{}` are
+    /// left out too ([`typed::open_objects`]: every tool refuses an argument
+    /// it does not know, naming it, so saying so costs each agent's context
+    /// and tells its model nothing it acts on). The Python toolset keeps
+    /// them: it publishes tmux-python/libtmux-mcp's shape.
+    pub fn published_input_schema(&self, toolset: Toolset) -> Value {
         let mut schema = self.full_input_schema();
         if !CONTRACT_INPUTS.contains(&self.name) {
             typed::lean_input(&mut schema);
+            if toolset == Toolset::Default {
+                typed::open_objects(&mut schema);
+            }
         }
         schema
     }
 }
 
-/// The `tools/list` entry of one tool.
-pub fn describe(t: &ToolSpec) -> Value {
+/// The `tools/list` entry of one tool, as `toolset` publishes it.
+pub fn describe(t: &ToolSpec, toolset: Toolset) -> Value {
     json!({
         "name": t.name,
         "description": t.description,
-        "inputSchema": t.published_input_schema(),
+        "inputSchema": t.published_input_schema(toolset),
         "outputSchema": (t.output_schema)(),
         "annotations": t.published_annotations(),
         // The tier the broker enforces (from the honest annotations), so a
@@ -835,7 +880,7 @@ mod tests {
         let mut bad = Vec::new();
         for set in [super::Toolset::Default, super::Toolset::Python] {
             for t in super::catalog(set) {
-                let listed = super::describe(t);
+                let listed = super::describe(t, set);
                 walk(t.name, "inputSchema", &listed["inputSchema"], &mut bad);
                 walk(t.name, "outputSchema", &listed["outputSchema"], &mut bad);
             }

@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Resize a pane with one of: width and/or height, adjust (move a border), zoom.",
     details: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
     annotations: Annotations::mutating("Resize pane", false),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<PaneAction>,
     run,

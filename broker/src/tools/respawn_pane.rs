@@ -24,7 +24,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Restart a pane's program (argv, shell, or its original command); a running one only with kill: true.",
     details: "Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.",
     annotations: Annotations::destructive("Respawn pane"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<PaneAction>,
     run,

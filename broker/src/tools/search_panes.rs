@@ -31,10 +31,10 @@ use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
 pub const SPEC: ToolSpec = ToolSpec {
     name: "search_panes",
     family: Family::Libtmux,
-    description: "Find text (literal or regex) in panes' screens and scrollback; matching lines per pane, paged.",
+    description: "Find text or a regex in panes' screens and scrollback; the matching lines, paged.",
     details: "Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.",
     annotations: Annotations::read_only("Search panes"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Found>,
     run,
@@ -84,7 +84,6 @@ struct Args {
     #[serde(default)]
     #[schemars(range(max = 2_147_483_647))]
     offset: usize,
-    /// Matches per page.
     #[serde(default = "hundred")]
     #[schemars(range(min = 1, max = 1000))]
     limit: usize,

@@ -39,7 +39,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Search the content of the tmux panes this agent may see (optionally one session: session_id, else session_name) for a pattern: literal unless regex is true (Rust regex syntax: no look-around or back-references), case-insensitive unless match_case is true. Reads the visible screen, or the content_start..content_end range (tmux capture-pane -S/-E: 0 is the top visible line, negative numbers reach into history), with wrapped lines joined. Each matching pane is returned with its geometry, window, session and its last max_matched_lines_per_pane (default 50) matching lines; panes are sorted by pane id and paged with offset and limit (default 500, null for no cap); truncated_panes lists the matched panes after this page. truncated is true when anything was left out. Panes whose capture would run an after-capture-pane hook are skipped and named in the text. Read-only; fires no tmux hook.",
     details: "",
     annotations: Annotations::read_only("Search panes"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema: schema_of::<Found>,
     run,

@@ -32,7 +32,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Send literal text or tmux key names to one pane; no Enter is appended.",
     details: "Send input to exactly one pane: {type:\"text\", text} is typed literally (send-keys -l; ';', 'Enter', 'C-c', a leading '-' and line feeds arrive as those characters) or {type:\"keys\", keys:[…]} names tmux keys (\"Enter\", \"C-c\", \"Up\", …); never both. No Enter is appended. Text ≤ 65536 characters, 1–256 keys, no NUL; ≤ 65536 string bytes in all. Success means tmux accepted the input (completion dispatch_only), not that a program read it. The agent's own pane needs --allow-self.",
     annotations: Annotations::destructive("Send text or keys to a pane"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema,
     run,

@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Type into a pane: tmux key names (keys) or literal text; enter: true presses Enter afterwards.",
     details: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Send keys to a pane", false),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Sent>,
     run,

@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read tmux environment variables, globally or as a session sees them (names with an upper-case letter).",
     details: "Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.",
     annotations: Annotations::read_only("Show environment"),
-    opt_in: false,
+    listed: super::Listed::OptIn,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,

@@ -19,7 +19,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "The tmux hooks set globally or on a session, window or pane.",
     details: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
     annotations: Annotations::read_only("Show hooks"),
-    opt_in: false,
+    listed: super::Listed::OptIn,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,

@@ -36,7 +36,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read tmux option values, globally or as a session, window or pane sees them; a flag reads 1 or 0.",
     details: "Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window (its active pane) or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.",
     annotations: Annotations::read_only("Show options"),
-    opt_in: false,
+    listed: super::Listed::OptIn,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,

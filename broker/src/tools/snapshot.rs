@@ -24,10 +24,10 @@ use tmux_mcp_engine::retention::Retained;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_snapshot",
     family: Family::Seed,
-    description: "Typed records of sessions, windows, panes, window links or clients, filtered by criteria; pass cursor alone for the next page.",
+    description: "Records of sessions, windows, panes, window links or clients matching criteria; cursor alone pages on.",
     details: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux entity client is refused as unsupported (reading them would run a user hook) and other entities report client coverage unavailable.",
     annotations: Annotations::read_only("tmux metadata snapshot"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema,
     run,

@@ -21,7 +21,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.",
     details: "",
     annotations: Annotations::read_only("Snapshot a pane"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema,
     output_schema,
     run,

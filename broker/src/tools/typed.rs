@@ -214,16 +214,36 @@ fn nullable_as_any_of(m: &mut serde_json::Map<String, Value>) {
 /// broker refuses those by name; they tell a model nothing it would send.
 const CONTROL_ONLY_PATTERNS: &[&str] = &[refs::NO_NUL, refs::NO_CONTROL, refs::NO_CONTROL_BUT_LF];
 
+/// Size bounds [`lean_input`] leaves to the enforced schema (with `maximum`).
+const SIZE_BOUNDS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "maxProperties",
+];
+
+/// A default that says no more than an absent value does: off, none, empty.
+fn absent_means(v: &Value) -> bool {
+    v == &Value::Bool(false)
+        || v.as_array().is_some_and(Vec::is_empty)
+        || v.as_object().is_some_and(serde_json::Map::is_empty)
+}
+
 /// The published form of an enforced input schema, at every depth: each
 /// `description` cut to its first paragraph (the rest of a field's doc comment
 /// is in the tool's reference), and none of the keywords that only say how the
-/// broker stores or screens a value: an integer `maximum` that is a machine
-/// type's limit, a string's `maxLength` beside a `pattern` that already gives
-/// its shape (ids), on a generation or at [`super::ids::NAME_MAX`] (a name's
-/// storage bound), control-character-only `pattern`s,
-/// `minItems: 0`, and `type: string` beside a `const` or `enum` of strings. Only keywords are removed, never added, so every input the
-/// enforced schema accepts this one accepts too: it stays true, and what it
-/// leaves out is refused by the broker naming the field.
+/// broker stores or screens a value: control-character-only `pattern`s, the
+/// upper bounds of numbers (`maximum`: machine limits, and caps such as a
+/// timeout's hour, which the request timeout clamps long before) and the size
+/// bounds of strings, arrays and maps (`minLength`, `maxLength`, `minItems`,
+/// `maxItems`, `maxProperties`): a call a model would make never meets them,
+/// and one that does is told which field and which bound. Also `type: string`
+/// beside a `const` or `enum` of strings. Lower bounds of
+/// numbers stay (they say what is valid). Only keywords are removed, never added,
+/// so every input the enforced schema accepts this one accepts too: it stays
+/// true, and what it leaves out is refused by the broker naming the field and
+/// listed in the tool's reference (`tmux://tool/{name}`).
 pub fn lean_input(schema: &mut Value) {
     match schema {
         Value::Object(m) => {
@@ -231,14 +251,6 @@ pub fn lean_input(schema: &mut Value) {
                 if let Some((first, _)) = d.split_once("\n\n") {
                     *d = first.to_string();
                 }
-            }
-            let machine_limit = |v: &Value| {
-                v.as_u64().is_some_and(|n| {
-                    [i32::MAX as u64, u32::MAX as u64, i64::MAX as u64, u64::MAX].contains(&n)
-                })
-            };
-            if m.get("maximum").is_some_and(machine_limit) {
-                m.remove("maximum");
             }
             let string = m.get("type") == Some(&Value::from("string"));
             let control_only = m
@@ -248,15 +260,10 @@ pub fn lean_input(schema: &mut Value) {
             if control_only {
                 m.remove("pattern");
             }
-            if string
-                && (m.contains_key("pattern")
-                    || m.get("maxLength") == Some(&Value::from(super::ids::NAME_MAX)))
-            {
-                m.remove("maxLength");
-            }
-            if m.get("minItems") == Some(&Value::from(0)) {
-                m.remove("minItems");
-            }
+            m.retain(|k, v| {
+                !(SIZE_BOUNDS.contains(&k.as_str()) && v.is_u64()
+                    || k == "maximum" && v.is_number())
+            });
             // `type: string` beside a `const` or `enum` of strings says
             // nothing the values do not (schemars writes both).
             let strings_only = m.get("const").is_some_and(Value::is_string)
@@ -271,14 +278,7 @@ pub fn lean_input(schema: &mut Value) {
                 // so it is walked, never removed, like any other.
                 if k == "properties" {
                     if let Value::Object(props) = v {
-                        for (name, p) in props.iter_mut() {
-                            if name == "generation" {
-                                if let Some(g) = p.as_object_mut() {
-                                    g.remove("maxLength");
-                                }
-                            }
-                            lean_input(p);
-                        }
+                        props.values_mut().for_each(lean_input);
                     }
                 } else {
                     lean_input(v);
@@ -286,6 +286,39 @@ pub fn lean_input(schema: &mut Value) {
             }
         }
         Value::Array(a) => a.iter_mut().for_each(lean_input),
+        _ => {}
+    }
+}
+
+/// Leaves out `additionalProperties: false` at every depth but beneath a
+/// `oneOf`, where it may be what keeps the variants apart (an input that two
+/// variants accepted would be refused). Elsewhere leaving it out only accepts
+/// more, so a published schema made with it still accepts all that the
+/// enforced one does. Also a `default` that says what an absent value means
+/// anyway (`false`, `[]`, `{}`; annotations, never validated).
+pub fn open_objects(schema: &mut Value) {
+    match schema {
+        Value::Object(m) => {
+            if m.get("additionalProperties") == Some(&Value::Bool(false)) {
+                m.remove("additionalProperties");
+            }
+            if m.get("default").is_some_and(absent_means) {
+                m.remove("default");
+            }
+            for (k, v) in m.iter_mut() {
+                match k.as_str() {
+                    "oneOf" => {}
+                    "properties" => {
+                        if let Value::Object(props) = v {
+                            props.values_mut().for_each(open_objects);
+                        }
+                    }
+                    "const" | "enum" | "default" | "examples" => {}
+                    _ => open_objects(v),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(open_objects),
         _ => {}
     }
 }

@@ -33,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Wait until a pane's screen contains text or its process exits; returns the capture or the exit.",
     details: "Wait event-driven (tty inotify; typed echo within 250 ms) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
     annotations: Annotations::read_only("Wait for pane text or process exit"),
-    opt_in: true,
+    listed: super::Listed::OptIn,
     input_schema,
     output_schema,
     run,

@@ -27,10 +27,10 @@ use tmux_mcp_engine::registry::Pane;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_agent",
     family: Family::Libtmux,
-    description: "Wait until a pane's coding agent reaches one of states; returns the screen lines that decided it.",
+    description: "Wait until a pane's coding agent reaches one of states; returns the lines that decided it.",
     details: "Finds the pane's coding-agent CLI as list_agents does, then waits, event-driven (tty inotify), judging the visible screen after each burst of output by the CLI's rule table, until the state is one of states (default waiting_for_input, waiting_for_approval, exited; the screen as it is when the call starts counts), or timeoutMs (outcome timeout, with the last state seen; clamped to the request timeout, reported). The agent's process ending is seen at the next output (the shell's prompt) or when the pane closes. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing. Sends progress notifications when a progressToken is given.",
     annotations: Annotations::read_only("Wait for a coding agent's state"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Waited>,
     run,
@@ -40,7 +40,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
     pane_id: PaneId,
-    /// Default: waiting_for_input, waiting_for_approval, exited.
+    /// Default: all but working and unknown.
     #[schemars(length(min = 1, max = 5))]
     states: Option<Vec<StateName>>,
     // Capped at the request timeout (the result says so).

@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Wait until a pane has written nothing for idleSeconds (default 1).",
     details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
     annotations: Annotations::read_only("Wait for a pane to go quiet"),
-    opt_in: false,
+    listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<Args>,
     output_schema: schema_of::<Idle>,
     run,
