@@ -110,18 +110,7 @@ async fn a_batch_of_every_read_fires_no_hook() {
         "{armed:?}"
     );
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
-    let c = McpClient::attach(
-        &srv,
-        &[
-            "--enable-tool",
-            "show_options",
-            "--enable-tool",
-            "show_environment",
-            "--enable-tool",
-            "show_hooks",
-        ],
-    )
-    .await;
+    let c = McpClient::attach(&srv, &ENABLE_SHOW).await;
     sentinel();
     trap.before_sentinel("after-display-message");
     trap.clear();

@@ -13,16 +13,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
-/// `attach` arguments that enable the configuration reads, opt-in since
-/// issue 20 (each listed tool is paid for in every agent's context).
-const SHOW: [&str; 6] = [
-    "--enable-tool",
-    "show_options",
-    "--enable-tool",
-    "show_environment",
-    "--enable-tool",
-    "show_hooks",
-];
+/// `attach` arguments that enable the configuration reads (opt-in).
+const SHOW: [&str; 6] = ENABLE_SHOW;
 
 const TOOLS: [&str; 8] = [
     "list_sessions",
@@ -482,16 +474,7 @@ fn session_scope_sees_only_the_callers_sessions() {
     let r = PaneRelay::start(
         &srv,
         "scoped",
-        &[
-            "--scope",
-            "session",
-            "--enable-tool",
-            "show_options",
-            "--enable-tool",
-            "show_environment",
-            "--enable-tool",
-            "show_hooks",
-        ],
+        &[&["--scope", "session"][..], &SHOW[..]].concat(),
         true,
     );
     let (mut ch, tools, me) = (r.channel, r.tools, r.pane);

@@ -278,16 +278,22 @@ def readme_tiers() -> dict[str, str]:
 def readme_table(section: str) -> dict[str, tuple[str, str]]:
     tools: dict[str, tuple[str, str]] = {}
     for line in section.splitlines():
-        m = re.match(r"^\| `([a-z_]+)` \| ([a-z-]+) \| ([a-z-]+) \|", line)
+        m = re.match(r"^\| `([a-z_]+)` \| ([^|]+?) \| ([a-z-]+) \|", line)
         if m:
             assert m.group(1) not in tools, f"README lists {m.group(1)} twice"
             tools[m.group(1)] = (m.group(2), m.group(3))
     assert tools, "README.md's tools table lists no tool"
-    bad = {n: d for n, (d, _t) in tools.items() if d not in ("on", "tier", "opt-in")}
-    assert not bad, f"README tools table: default must be 'on', 'tier' or 'opt-in': {bad}"
+    bad = {n: d for n, (d, _t) in tools.items() if d not in ("on", "tier", "opt-in") and not companion_of(d)}
+    assert not bad, f"README tools table: default must be 'on', 'tier', 'opt-in' or 'with `TOOL`': {bad}"
     bad = {n: t for n, (_d, t) in tools.items() if t not in ("readonly", "mutating", "destructive")}
     assert not bad, f"README tools table: tier must be readonly, mutating or destructive: {bad}"
     return tools
+
+
+def companion_of(default: str) -> str | None:
+    """The tool a README default `with `X`` names (listed whenever X is), else None."""
+    m = re.fullmatch(r"with `([a-z_]+)`", default)
+    return m.group(1) if m else None
 
 
 def enable_all(tools: dict[str, str]) -> list[str]:

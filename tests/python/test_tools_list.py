@@ -10,7 +10,7 @@ tools the README marks `on`.
 
 import re
 
-from harness import (REPO, async_test, call, call_ok, enable_all, list_tools, mcp_session,
+from harness import (REPO, async_test, call, call_ok, companion_of, enable_all, list_tools, mcp_session,
                      readme_tiers, readme_tools, validator_for_schema)
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -87,8 +87,13 @@ def test_readme_table_matches_the_catalog():
     assert "on" in documented.values() and "opt-in" in documented.values(), documented
     # A tool on by default is read-only; one "tier" is above the default tier.
     tiers = readme_tiers()
-    wrong = {n: (d, tiers[n]) for n, d in documented.items() if (d == "on") != (tiers[n] == "readonly") and d != "opt-in"}
+    wrong = {n: (d, tiers[n]) for n, d in documented.items()
+             if (d == "on") != (tiers[n] == "readonly") and d != "opt-in" and not companion_of(d)}
     assert not wrong, f"README: 'on' tools must be readonly and 'tier' tools above it: {wrong}"
+    # A companion names a tool of the table that is not itself a companion.
+    bad = {n: d for n, d in documented.items()
+           if companion_of(d) and documented.get(companion_of(d), "with").startswith("with")}
+    assert not bad, f"README: a 'with `X`' tool must name a tool of the table: {bad}"
 
 
 @async_test(45)

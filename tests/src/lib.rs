@@ -37,6 +37,17 @@ use std::time::{Duration, Instant};
 /// itself may run in. Tests must never touch that server.
 pub const FOREIGN_TMUX_VARS: &[&str] = &["TMUX", "TMUX_PANE"];
 
+/// `attach` arguments that enable the reads of tmux's configuration
+/// (`show_options`, `show_environment`, `show_hooks`), opt-in since issue 20.
+pub const ENABLE_SHOW: [&str; 6] = [
+    "--enable-tool",
+    "show_options",
+    "--enable-tool",
+    "show_environment",
+    "--enable-tool",
+    "show_hooks",
+];
+
 // ---------------------------------------------------------------------------
 // Binaries
 // ---------------------------------------------------------------------------
