@@ -262,21 +262,16 @@ pub async fn capture_range_with_state(
     escapes: bool,
     state: &str,
 ) -> Result<(Pane, String, Vec<u8>), ObserveError> {
-    // Through the first placement's session and window only: a loop over
-    // every pane would cost each read the size of the server.
-    let session = pane
-        .placements
-        .first()
-        .map(|p| p.session_id.as_str())
-        .unwrap_or_default();
-    let only = tmux_mcp_core::tmux::quote::in_pane(
-        session,
-        &pane.window_id,
-        &pane.id,
-        &format!("{state}|"),
-    );
-    let (pane, line, out) =
-        capture_range_after_format(broker, pane, start, end, join_wrapped, escapes, &only).await?;
+    let body = format!("{state}|");
+    // Through the first placement's session and window only (a loop over
+    // every pane would cost each read the size of the server), of the pane
+    // each attempt captures: a retry on a fresh table may find it elsewhere.
+    let only = |p: &Pane| {
+        let session = p.placements.first().map(|l| l.session_id.as_str());
+        tmux_mcp_core::tmux::quote::in_pane(session.unwrap_or_default(), &p.window_id, &p.id, &body)
+    };
+    let flags = capture_flags(start, end, join_wrapped, escapes);
+    let (pane, line, out) = capture_after(broker, pane, &flags, &only).await?;
     Ok((
         pane,
         line.split('|').next().unwrap_or_default().to_string(),
@@ -298,10 +293,22 @@ pub async fn capture_range_after_format(
     format: &str,
 ) -> Result<(Pane, String, Vec<u8>), ObserveError> {
     let flags = capture_flags(start, end, join_wrapped, escapes);
+    capture_after(broker, pane, &flags, &|_: &Pane| format.to_string()).await
+}
+
+/// The capture of `flags` after the format `format_for(pane)` gave for the
+/// pane it captures, expanded in the same queue (the first line of the
+/// result, then the rows).
+async fn capture_after(
+    broker: &Broker,
+    pane: Pane,
+    flags: &[String],
+    format_for: &(dyn Fn(&Pane) -> String + Sync),
+) -> Result<(Pane, String, Vec<u8>), ObserveError> {
     // tmux prints no line at all for a format that expands to nothing: the
     // `>` keeps the line there, so the rows are never taken for it.
-    let prefix = format!("list-commands -F '>{format}' list-commands ;");
-    let (pane, out) = guarded(broker, pane, &flags, None, true, Some(&prefix)).await?;
+    let prefix = |p: &Pane| format!("list-commands -F '>{}' list-commands ;", format_for(p));
+    let (pane, out) = guarded(broker, pane, flags, None, true, Some(&prefix)).await?;
     let nl = out.iter().position(|b| *b == b'\n').unwrap_or(out.len());
     let Some(line) = out[..nl].strip_prefix(b">") else {
         return Err(ObserveError::Transport {
@@ -326,9 +333,10 @@ async fn guarded(
     flags: &[String],
     identity: Option<&Arc<ProcessIdentity>>,
     prove_size: bool,
-    prefix: Option<&str>,
+    prefix: Option<&(dyn Fn(&Pane) -> String + Sync)>,
 ) -> Result<(Pane, Vec<u8>), ObserveError> {
-    match capture_once(broker, &pane, flags, identity, prove_size, prefix).await {
+    let first = prefix.map(|f| f(&pane));
+    match capture_once(broker, &pane, flags, identity, prove_size, first.as_deref()).await {
         Attempt::Guard(_) => {
             let snap = broker
                 .registry
@@ -353,7 +361,17 @@ async fn guarded(
                     });
                 }
             }
-            match capture_once(broker, &fresh, flags, identity, prove_size, prefix).await {
+            let again = prefix.map(|f| f(&fresh));
+            match capture_once(
+                broker,
+                &fresh,
+                flags,
+                identity,
+                prove_size,
+                again.as_deref(),
+            )
+            .await
+            {
                 Attempt::Guard(why) => Err(ObserveError::StaleTarget {
                     observed: true,
                     why: format!("pane {} changed while it was being captured{why}", pane.id),

@@ -27,7 +27,8 @@ const DESCRIPTION_MAX: usize = 170;
 
 struct Surface {
     label: &'static str,
-    args: &'static [&'static str],
+    /// `attach` arguments, in parts.
+    args: &'static [&'static [&'static str]],
     tools: usize,
     /// (issue target, ceiling this step holds) for model-visible bytes.
     visible: (usize, usize),
@@ -56,18 +57,15 @@ const SURFACES: &[Surface] = &[
     Surface {
         label: "all 42 (--safety destructive + both opt-ins)",
         args: &[
-            "--safety",
-            "destructive",
-            "--enable-tool",
-            "tmux_capture",
-            "--enable-tool",
-            "tmux_wait",
-            "--enable-tool",
-            "show_options",
-            "--enable-tool",
-            "show_environment",
-            "--enable-tool",
-            "show_hooks",
+            &[
+                "--safety",
+                "destructive",
+                "--enable-tool",
+                "tmux_capture",
+                "--enable-tool",
+                "tmux_wait",
+            ],
+            &ENABLE_SHOW,
         ],
         tools: 42,
         // With the three agent tools (list_agents, wait_for_agent,
@@ -105,7 +103,7 @@ fn tools_list_stays_within_its_context_budget() {
     let srv = TmuxServer::start();
     let mut over = Vec::new();
     for s in SURFACES {
-        let (line, tools) = tools_list(&srv, s.args);
+        let (line, tools) = tools_list(&srv, &s.args.concat());
         assert_eq!(tools.len(), s.tools, "{}: tool count", s.label);
         let mut rows: Vec<(usize, usize, usize, usize, String)> = tools
             .iter()

@@ -166,6 +166,32 @@ async fn new_lines_come_back_once_in_order_and_nothing_new_is_empty() {
     c.close().await;
 }
 
+/// A pane moved to another window after the broker last read the table: the
+/// capture's guard refuses the place the table gave, the table is read again,
+/// and the state read beside the rows follows the pane to its new window (it
+/// is built for the pane each attempt captures).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pane_moved_to_another_window_is_followed() {
+    let srv = TmuxServer::start();
+    let mut p = PaneWriter::new_session(&srv, "w", 60, 10);
+    srv.tmux(&["split-window", "-d", "-t", &p.id, "sleep 1000"]);
+    p.emit(&srv, b"one\n");
+    let c = McpClient::attach(&srv, &[]).await;
+    let seed = c.call("capture_since", json!({"paneId": p.id})).await;
+    assert_eq!(lines(&seed), ["one"], "{seed:#}");
+    let cursor = seed["cursor"].as_str().unwrap().to_string();
+    let before = srv.tmux(&["display-message", "-p", "-t", &p.id, "#{window_id}"]);
+    srv.tmux(&["break-pane", "-d", "-s", &p.id]);
+    let after = srv.tmux(&["display-message", "-p", "-t", &p.id, "#{window_id}"]);
+    assert_ne!(before, after, "premise: the pane is in another window");
+    p.emit(&srv, b"two\n");
+    let d = c
+        .call("capture_since", json!({"paneId": p.id, "cursor": cursor}))
+        .await;
+    assert_eq!(lines(&d), ["two"], "{d:#}");
+    c.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn caps_keep_the_tail_and_report_what_they_dropped() {
     let srv = TmuxServer::start();

@@ -225,14 +225,10 @@ impl ToolSpec {
                 "{name} is in the {tier} safety tier and this session allows {}; enable the tier with `tmux-mcp attach --safety {tier}` or `set -g @mcp-safety {tier}`, or this tool alone with `tmux-mcp attach --enable-tool {name}`",
                 safety.as_str()
             )
-        } else if let Some(other) = match self.listed {
-            Listed::With(other) => spec(other),
-            _ => None,
-        } {
+        } else if let Listed::With(other) = self.listed {
+            let why = spec(other).map_or_else(String::new, |o| o.why_disabled(safety));
             format!(
-                "{name} comes with {}, which this session does not have ({}); or enable {name} alone with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`",
-                other.name,
-                other.why_disabled(safety)
+                "{name} comes with {other}, which this session does not have ({why}); or enable {name} alone with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`"
             )
         } else {
             format!("{name} is opt-in; enable it with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`")
@@ -731,6 +727,23 @@ pub async fn call(
 mod tests {
     use super::validate_input;
     use serde_json::json;
+
+    /// A companion names a tool of the catalog that is listed on its own, and
+    /// comes with it whichever way that tool is on: by tier or by name.
+    #[test]
+    fn a_companion_comes_with_its_tool() {
+        use super::{enabled_set, spec, Listed, Tier, CATALOG};
+        for t in CATALOG {
+            if let Listed::With(o) = t.listed {
+                let other = spec(o).unwrap_or_else(|| panic!("{}: {o} is not a tool", t.name));
+                assert!(!matches!(other.listed, Listed::With(_)), "{}", t.name);
+            }
+        }
+        assert!(!enabled_set(Tier::Readonly, []).contains("get_job"));
+        assert!(enabled_set(Tier::Mutating, []).contains("get_job"));
+        assert!(enabled_set(Tier::Readonly, ["run_command".to_string()]).contains("get_job"));
+        assert!(enabled_set(Tier::Readonly, ["get_job".to_string()]).contains("get_job"));
+    }
 
     /// Issue "Exact and safe under scrutiny" item 8: the error names the leaf
     /// inside the variant the caller meant (docs/spec.md A.0.3 invalid_input).
