@@ -16,6 +16,7 @@
 
 use crate::sys;
 use crate::tmux::{format_literal, shell_quote};
+pub use crate::wire::Depth;
 use crate::wire::{PaneRow, PaneTable, ServerRow};
 use std::path::Path;
 
@@ -99,6 +100,22 @@ const PANE_FIELDS: &[(&str, Kind)] = &[
     ("scroll_position", Plain),
 ];
 
+/// A session above panes read brief or placed: what names it.
+const SHORT_SESSION_FIELDS: &[(&str, Kind)] = &[("session_id", Plain), ("session_name", Counted)];
+
+/// A window above panes read brief or placed: what places a pane in it.
+const SHORT_WINDOW_FIELDS: &[(&str, Kind)] = &[("window_id", Plain), ("window_index", Plain)];
+
+/// A pane read brief (`b` records): what `list_panes`' brief detail shows,
+/// then the dead field.
+const BRIEF_PANE_FIELDS: &[(&str, Kind)] = &[
+    ("pane_id", Plain),
+    ("pane_index", Plain),
+    ("pane_pid", Plain),
+    ("pane_current_command", Replaced),
+    ("pane_current_path", Replaced),
+];
+
 /// `pane_dead` and `pane_dead_status` in one field (one expansion for a live
 /// pane): empty while the pane lives, `D` then the exit status (empty when it
 /// was killed by a signal) once it is dead.
@@ -140,24 +157,98 @@ fn record(tag: char, fields: impl Iterator<Item = String>) -> String {
 /// level it belongs to, so a session's fields are expanded once per session,
 /// not once per pane.
 pub fn table_format() -> String {
+    shaped_format(&Shape::FULL)
+}
+
+/// How much of the table a read expands. Every pane is in every read (a
+/// listing's total and cursor need them all); what costs tmux is the fields,
+/// above all `pane_current_command` and `pane_current_path`, which read
+/// `/proc` for each pane: on 1,000 panes the whole table is ~50 ms of tmux's
+/// time, the panes of ten sessions in full and the rest placed ~9 ms.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    /// What is read of the panes of the sessions in `only`.
+    pub depth: Depth,
+    /// The sessions (ids) whose panes are read at `depth`; every other pane
+    /// is read `Placed`. `None`: every session.
+    pub only: Option<&'a [String]>,
+}
+
+impl Shape<'_> {
+    pub const FULL: Shape<'static> = Shape {
+        depth: Depth::Full,
+        only: None,
+    };
+}
+
+/// Session, window and pane records at `depth`: `S`/`W`/`P` in full; `s`
+/// (id, name) and `w` (id, index) above a brief `b` or a placed `p` pane.
+fn session_body(depth: Depth) -> String {
+    let short_s = record('s', SHORT_SESSION_FIELDS.iter().map(|(f, k)| spec(f, *k)));
+    let short_w = record('w', SHORT_WINDOW_FIELDS.iter().map(|(f, k)| spec(f, *k)));
+    let (s, w, p) = match depth {
+        Depth::Full => (
+            record('S', SESSION_FIELDS.iter().map(|(f, k)| spec(f, *k))),
+            record('W', WINDOW_FIELDS.iter().map(|(f, k)| spec(f, *k))),
+            record(
+                'P',
+                PANE_FIELDS
+                    .iter()
+                    .map(|(f, k)| spec(f, *k))
+                    .chain(std::iter::once(DEAD_FIELD.to_string())),
+            ),
+        ),
+        Depth::Brief => (
+            short_s,
+            short_w,
+            record(
+                'b',
+                BRIEF_PANE_FIELDS
+                    .iter()
+                    .map(|(f, k)| spec(f, *k))
+                    .chain(std::iter::once(DEAD_FIELD.to_string())),
+            ),
+        ),
+        Depth::Placed => (
+            short_s,
+            short_w,
+            record('p', std::iter::once(field("pane_id", false))),
+        ),
+    };
+    format!("{s}#{{W:{w}#{{P:{p}}}}}")
+}
+
+/// The table format of `shape` (see [`table_format`]). With `only`, each
+/// session's records are chosen by one regex match on its id, so the panes
+/// outside it cost tmux the placed records only.
+pub fn shaped_format(shape: &Shape) -> String {
     let header: Vec<String> = SERVER_FIELDS.iter().map(|f| field(f, true)).collect();
-    let s = record('S', SESSION_FIELDS.iter().map(|(f, k)| spec(f, *k)));
-    let w = record('W', WINDOW_FIELDS.iter().map(|(f, k)| spec(f, *k)));
-    let p = record(
-        'P',
-        PANE_FIELDS
-            .iter()
-            .map(|(f, k)| spec(f, *k))
-            .chain(std::iter::once(DEAD_FIELD.to_string())),
-    );
-    format!(
-        "{}{RS}#{{S:{s}#{{W:{w}#{{P:{p}}}}}}}",
-        header.join(&US.to_string())
-    )
+    let body = match shape.only {
+        None => session_body(shape.depth),
+        Some(only) => {
+            // Ids are `$N`; anything else (never from tmux) matches nothing.
+            let numbers: Vec<&str> = only
+                .iter()
+                .filter_map(|id| id.strip_prefix('$'))
+                .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .collect();
+            if numbers.is_empty() || shape.depth == Depth::Placed {
+                session_body(Depth::Placed)
+            } else {
+                format!(
+                    "#{{?#{{m/r:^\\$({})$,#{{session_id}}}},{},{}}}",
+                    numbers.join("|"),
+                    session_body(shape.depth),
+                    session_body(Depth::Placed)
+                )
+            }
+        }
+    };
+    format!("{}{RS}#{{S:{body}}}", header.join(&US.to_string()))
 }
 
 /// The `run-shell` argument that makes tmux hand the table to the helper.
-pub fn run_shell_command(helper: &Path, broker_socket: &Path, req: u64) -> String {
+pub fn run_shell_command(helper: &Path, broker_socket: &Path, req: u64, format: &str) -> String {
     let delim = format!("TMUXMCP_{}", sys::random_hex(8));
     let head = format!(
         "exec {} feed --broker {} --req {req} <<'{delim}'",
@@ -168,7 +259,7 @@ pub fn run_shell_command(helper: &Path, broker_socket: &Path, req: u64) -> Strin
     format!(
         "{}\n{}\n{}\n",
         format_literal(&head),
-        table_format(),
+        format,
         format_literal(&delim)
     )
 }
@@ -346,6 +437,61 @@ struct WindowPart {
     zoomed: bool,
 }
 
+/// `D` and the exit status (none when killed by a signal) for a dead pane,
+/// empty for a live one (see [`DEAD_FIELD`]).
+fn dead_field(row: usize, v: &[u8]) -> Result<(bool, Option<i32>), ParseError> {
+    match v.split_first() {
+        None => Ok((false, None)),
+        Some((b'D', [])) => Ok((true, None)),
+        Some((b'D', status)) => Ok((true, Some(num(row, "pane_dead_status", status)?))),
+        Some(_) => Err(ParseError::Number {
+            row,
+            field: "pane_dead",
+            value: text(v),
+        }),
+    }
+}
+
+/// A row with what its session and window records gave; the pane's own
+/// fields are filled by its record.
+fn placed_row(s: &SessionPart, w: &WindowPart) -> PaneRow {
+    PaneRow {
+        depth: Depth::Placed,
+        session_id: s.id.clone(),
+        session_name: s.name.clone(),
+        window_id: w.id.clone(),
+        window_index: w.index,
+        window_name: w.name.clone(),
+        window_active: w.active,
+        pane_id: String::new(),
+        pane_index: 0,
+        pane_active: false,
+        pane_pid: 0,
+        pane_dead: false,
+        pane_dead_status: None,
+        width: 0,
+        height: 0,
+        history_size: 0,
+        history_limit: 0,
+        current_command: String::new(),
+        current_path: String::new(),
+        title: String::new(),
+        tty: String::new(),
+        session_created: s.created,
+        session_attached: s.attached,
+        session_windows: s.windows,
+        window_width: w.width,
+        window_height: w.height,
+        window_panes: 0,
+        window_layout: w.layout.clone(),
+        cursor_x: 0,
+        cursor_y: 0,
+        pane_in_mode: 0,
+        scroll_position: 0,
+        window_zoomed: w.zoomed,
+    }
+}
+
 /// Parses what tmux expanded (`list-commands` output or the helper's standard
 /// input), as bytes: counted fields are measured in bytes, and text that is
 /// not UTF-8 is made so per field.
@@ -393,88 +539,107 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
         r.pos += 1;
         let i = r.row;
         match tag {
-            b'S' => {
+            b'S' | b's' => {
                 close_window(&mut rows, window_start);
                 window = None;
-                let f = r.record(SESSION_FIELDS, 0)?;
-                session = Some(SessionPart {
-                    id: text(f[0]),
-                    name: counted_text(f[1]),
-                    created: num(i, "session_created", f[2])?,
-                    attached: num(i, "session_attached", f[3])?,
-                    windows: num(i, "session_windows", f[4])?,
+                session = Some(if tag == b'S' {
+                    let f = r.record(SESSION_FIELDS, 0)?;
+                    SessionPart {
+                        id: text(f[0]),
+                        name: counted_text(f[1]),
+                        created: num(i, "session_created", f[2])?,
+                        attached: num(i, "session_attached", f[3])?,
+                        windows: num(i, "session_windows", f[4])?,
+                    }
+                } else {
+                    let f = r.record(SHORT_SESSION_FIELDS, 0)?;
+                    SessionPart {
+                        id: text(f[0]),
+                        name: counted_text(f[1]),
+                        created: 0,
+                        attached: 0,
+                        windows: 0,
+                    }
                 });
             }
-            b'W' => {
+            b'W' | b'w' => {
                 if session.is_none() {
                     return Err(r.bad("a window record before any session record"));
                 }
                 close_window(&mut rows, window_start);
                 window_start = rows.len();
-                let f = r.record(WINDOW_FIELDS, 0)?;
-                window = Some(WindowPart {
-                    id: text(f[0]),
-                    index: num(i, "window_index", f[1])?,
-                    name: counted_text(f[2]),
-                    active: f[3] == b"1",
-                    width: num(i, "window_width", f[4])?,
-                    height: num(i, "window_height", f[5])?,
-                    layout: text(f[6]),
-                    zoomed: f[7] == b"1",
+                window = Some(if tag == b'W' {
+                    let f = r.record(WINDOW_FIELDS, 0)?;
+                    WindowPart {
+                        id: text(f[0]),
+                        index: num(i, "window_index", f[1])?,
+                        name: counted_text(f[2]),
+                        active: f[3] == b"1",
+                        width: num(i, "window_width", f[4])?,
+                        height: num(i, "window_height", f[5])?,
+                        layout: text(f[6]),
+                        zoomed: f[7] == b"1",
+                    }
+                } else {
+                    let f = r.record(SHORT_WINDOW_FIELDS, 0)?;
+                    WindowPart {
+                        id: text(f[0]),
+                        index: num(i, "window_index", f[1])?,
+                        name: String::new(),
+                        active: false,
+                        width: 0,
+                        height: 0,
+                        layout: String::new(),
+                        zoomed: false,
+                    }
                 });
             }
-            b'P' => {
+            b'P' | b'b' | b'p' => {
                 let (Some(s), Some(w)) = (&session, &window) else {
                     return Err(r.bad("a pane record before any window record"));
                 };
-                let f = r.record(PANE_FIELDS, 1)?;
-                let dead = f[16];
-                let (pane_dead, pane_dead_status) = match dead.split_first() {
-                    None => (false, None),
-                    Some((b'D', [])) => (true, None),
-                    Some((b'D', status)) => (true, Some(num(i, "pane_dead_status", status)?)),
-                    Some(_) => {
-                        return Err(ParseError::Number {
-                            row: i,
-                            field: "pane_dead",
-                            value: text(dead),
-                        })
+                let mut row = placed_row(s, w);
+                match tag {
+                    b'P' => {
+                        let f = r.record(PANE_FIELDS, 1)?;
+                        (row.pane_dead, row.pane_dead_status) = dead_field(i, f[16])?;
+                        row = PaneRow {
+                            depth: Depth::Full,
+                            pane_id: text(f[0]),
+                            pane_index: num(i, "pane_index", f[1])?,
+                            pane_active: f[2] == b"1",
+                            pane_pid: num(i, "pane_pid", f[3])?,
+                            width: num(i, "pane_width", f[4])?,
+                            height: num(i, "pane_height", f[5])?,
+                            history_size: num(i, "history_size", f[6])?,
+                            history_limit: num(i, "history_limit", f[7])?,
+                            current_command: text(f[8]),
+                            current_path: text(f[9]),
+                            title: counted_text(f[10]),
+                            tty: text(f[11]),
+                            cursor_x: num_or_zero(i, "cursor_x", f[12])?,
+                            cursor_y: num_or_zero(i, "cursor_y", f[13])?,
+                            pane_in_mode: num_or_zero(i, "pane_in_mode", f[14])?,
+                            scroll_position: num_or_zero(i, "scroll_position", f[15])?,
+                            ..row
+                        };
                     }
-                };
-                rows.push(PaneRow {
-                    session_id: s.id.clone(),
-                    session_name: s.name.clone(),
-                    window_id: w.id.clone(),
-                    window_index: w.index,
-                    window_name: w.name.clone(),
-                    window_active: w.active,
-                    pane_id: text(f[0]),
-                    pane_index: num(i, "pane_index", f[1])?,
-                    pane_active: f[2] == b"1",
-                    pane_pid: num(i, "pane_pid", f[3])?,
-                    pane_dead,
-                    pane_dead_status,
-                    width: num(i, "pane_width", f[4])?,
-                    height: num(i, "pane_height", f[5])?,
-                    history_size: num(i, "history_size", f[6])?,
-                    history_limit: num(i, "history_limit", f[7])?,
-                    current_command: text(f[8]),
-                    current_path: text(f[9]),
-                    title: counted_text(f[10]),
-                    tty: text(f[11]),
-                    session_created: s.created,
-                    session_attached: s.attached,
-                    session_windows: s.windows,
-                    window_width: w.width,
-                    window_height: w.height,
-                    window_panes: 0,
-                    window_layout: w.layout.clone(),
-                    cursor_x: num_or_zero(i, "cursor_x", f[12])?,
-                    cursor_y: num_or_zero(i, "cursor_y", f[13])?,
-                    pane_in_mode: num_or_zero(i, "pane_in_mode", f[14])?,
-                    scroll_position: num_or_zero(i, "scroll_position", f[15])?,
-                    window_zoomed: w.zoomed,
-                });
+                    b'b' => {
+                        let f = r.record(BRIEF_PANE_FIELDS, 1)?;
+                        (row.pane_dead, row.pane_dead_status) = dead_field(i, f[5])?;
+                        row.depth = Depth::Brief;
+                        row.pane_id = text(f[0]);
+                        row.pane_index = num(i, "pane_index", f[1])?;
+                        row.pane_pid = num(i, "pane_pid", f[2])?;
+                        row.current_command = text(f[3]);
+                        row.current_path = text(f[4]);
+                    }
+                    _ => {
+                        let f = r.record(&[("pane_id", Plain)], 0)?;
+                        row.pane_id = text(f[0]);
+                    }
+                }
+                rows.push(row);
             }
             other => return Err(r.bad(format!("unknown record tag {:?}", other as char))),
         }
@@ -716,7 +881,12 @@ mod tests {
 
     #[test]
     fn run_shell_command_escapes_hashes_outside_the_format() {
-        let cmd = run_shell_command(Path::new("/opt/#x/tmux-mcp"), Path::new("/run/b.sock"), 7);
+        let cmd = run_shell_command(
+            Path::new("/opt/#x/tmux-mcp"),
+            Path::new("/run/b.sock"),
+            7,
+            &table_format(),
+        );
         assert!(cmd.starts_with(
             "exec '/opt/##x/tmux-mcp' feed --broker '/run/b.sock' --req 7 <<'TMUXMCP_"
         ));
@@ -724,5 +894,106 @@ mod tests {
         let lines: Vec<&str> = cmd.lines().collect();
         let delim = lines.last().unwrap();
         assert!(lines[0].ends_with(&format!("<<'{delim}'")));
+    }
+
+    #[test]
+    fn brief_and_placed_records_fill_what_they_read() {
+        let text = format!(
+            "{HEAD}{}{}{}{}{}{}{}",
+            rec('s', &["$0", &counted("one")]),
+            rec('w', &["@1", "4"]),
+            rec('b', &["%1", "2", "123", "vim", "/src", ""]),
+            rec('b', &["%2", "3", "124", "sh", "/", "D1"]),
+            sess("$2", "two"),
+            win("@5", "0", "w"),
+            pane("%5", "9", "")
+        );
+        let t = parse(
+            format!(
+                "{text}{}{}",
+                rec('s', &["$3", &counted("x")]),
+                rec('w', &["@6", "1"])
+            ) + &rec('p', &["%6"]),
+        )
+        .unwrap();
+        let depths: Vec<Depth> = t.rows.iter().map(|r| r.depth).collect();
+        assert_eq!(
+            depths,
+            [Depth::Brief, Depth::Brief, Depth::Full, Depth::Placed]
+        );
+        let b = &t.rows[0];
+        assert_eq!(
+            (
+                b.session_name.as_str(),
+                b.window_index,
+                b.pane_index,
+                b.pane_pid
+            ),
+            ("one", 4, 2, 123)
+        );
+        assert_eq!(
+            (b.current_command.as_str(), b.current_path.as_str()),
+            ("vim", "/src")
+        );
+        assert_eq!(
+            (t.rows[1].pane_dead, t.rows[1].pane_dead_status),
+            (true, Some(1))
+        );
+        assert_eq!((t.rows[0].window_panes, t.rows[1].window_panes), (2, 2));
+        let p = &t.rows[3];
+        assert_eq!(
+            (
+                p.pane_id.as_str(),
+                p.session_id.as_str(),
+                p.window_id.as_str(),
+                p.window_index
+            ),
+            ("%6", "$3", "@6", 1)
+        );
+        assert_eq!(
+            (p.pane_pid, p.current_command.as_str()),
+            (0, ""),
+            "a placed pane's own fields are not read"
+        );
+        assert!(
+            matches!(
+                parse(format!(
+                    "{HEAD}{}{}{}",
+                    sess("$0", "s"),
+                    rec('w', &["@1"]),
+                    rec('p', &["%1"])
+                )),
+                Err(ParseError::Record { row: 1, .. })
+            ),
+            "a short window record is refused"
+        );
+    }
+
+    #[test]
+    fn a_shape_reads_its_sessions_at_its_depth_and_places_the_rest() {
+        let full = shaped_format(&Shape::FULL);
+        assert_eq!(full, table_format());
+        assert!(!full.contains("m/r") && !full.contains("\u{1e}p"));
+        let only = ["$3".to_string(), "$12".to_string(), "bogus".to_string()];
+        let f = shaped_format(&Shape {
+            depth: Depth::Brief,
+            only: Some(&only),
+        });
+        assert!(f.contains("#{?#{m/r:^\\$(3|12)$,#{session_id}},s"), "{f}");
+        assert!(f.contains(&format!("{RS}#{{P:b{US}#{{pane_id}}")), "{f}");
+        assert!(f.contains(&format!("#{{P:p{US}#{{pane_id}}{RS}}}")), "{f}");
+        assert!(
+            !f.contains("pane_title") && !f.contains("window_layout"),
+            "brief reads no more than it shows"
+        );
+        let none: [String; 0] = [];
+        let placed = shaped_format(&Shape {
+            depth: Depth::Full,
+            only: Some(&none),
+        });
+        assert!(
+            !placed.contains("m/r") && !placed.contains("pane_pid"),
+            "{placed}"
+        );
     }
 }

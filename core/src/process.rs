@@ -71,6 +71,9 @@ pub enum IdentityError {
     NoPidfd(String),
     #[error("out of file descriptors: {0}")]
     Capacity(String),
+    /// A listing's read placed the pane without reading its process.
+    #[error("the pane's process was not read")]
+    NotRead,
 }
 
 /// Facts checked once per broker: our PID namespace equals the server's.

@@ -182,8 +182,24 @@ pub struct ServerRow {
     pub confirm_option: String,
 }
 
+/// How much of a pane a table read expanded (`feed::Shape`). Ordered: a pane
+/// read at several placements takes its deepest row.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Depth {
+    /// Where it is only: pane id, its sessions (id, name), window id and index.
+    Placed,
+    /// What a brief listing shows: also pane index, pid, dead, command, path.
+    Brief,
+    /// Every field: what every reader but a listing page reads.
+    #[default]
+    Full,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PaneRow {
+    /// The fields below that this read expanded; the rest are zero or empty.
+    #[serde(default)]
+    pub depth: Depth,
     pub session_id: String,
     pub session_name: String,
     pub window_id: String,

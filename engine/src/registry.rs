@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tmux_mcp_core::process::{Backend, IdentityError, ProcessIdentity};
 use tmux_mcp_core::tmux::{Tmux, TmuxError};
-use tmux_mcp_core::wire::{PaneRow, PaneTable, ProcessStatus, ServerRow};
+use tmux_mcp_core::wire::{Depth, PaneRow, PaneTable, ProcessStatus, ServerRow};
 use tmux_mcp_core::{feed, hooks};
 use tokio::sync::oneshot;
 
@@ -32,6 +32,9 @@ pub struct Placement {
 
 #[derive(Debug, Clone)]
 pub struct Pane {
+    /// What was read of this pane: `Full` in every snapshot but a listing's
+    /// own read (`Registry::read`), where the other fields may be empty.
+    pub depth: Depth,
     pub id: String,
     pub index: i64,
     pub window_id: String,
@@ -72,6 +75,7 @@ impl Pane {
     /// session, with no process identity: unit tests change what they need.
     pub fn sample(id: &str, window_id: &str) -> Pane {
         Pane {
+            depth: Depth::Full,
             id: id.into(),
             index: 0,
             window_id: window_id.into(),
@@ -318,30 +322,40 @@ impl Registry {
         // A read that was already under way when we were asked may hold rows
         // from before: so `taken` is when the read starts, not when it ends.
         let taken = Instant::now();
-        let table = self.fetch().await?;
+        let table = self.fetch(&feed::table_format()).await?;
+        let snap = Arc::new(self.build(table, taken));
+        *self.current.lock().unwrap() = Some(snap.clone());
+        Ok(snap)
+    }
+
+    /// A table of `shape` read now, for a listing page: neither cached nor
+    /// shared, since panes outside the shape's sessions are only placed.
+    /// Process identities come from the last snapshot where the pid is the same.
+    pub async fn read(&self, shape: &feed::Shape<'_>) -> Result<Snapshot, RefreshError> {
+        let taken = Instant::now();
+        let table = self.fetch(&feed::shaped_format(shape)).await?;
+        Ok(self.build(table, taken))
+    }
+
+    /// The table `format` expands to, from this broker's tmux server.
+    async fn fetch(&self, format: &str) -> Result<PaneTable, RefreshError> {
+        let table = self.fetch_any(format).await?;
         if table.server.pid != self.source.server_pid {
             return Err(RefreshError::WrongServer {
                 expected: self.source.server_pid,
                 got: table.server.pid,
             });
         }
-        let snap = Arc::new(self.build(table, taken));
-        *self.current.lock().unwrap() = Some(snap.clone());
-        Ok(snap)
+        Ok(table)
     }
 
-    async fn fetch(&self) -> Result<PaneTable, RefreshError> {
+    async fn fetch_any(&self, format: &str) -> Result<PaneTable, RefreshError> {
         match self.source.mode {
             FeedMode::ListCommands => {
                 // Bytes, not text: counted fields are measured in bytes, and a
                 // value that is not UTF-8 must not change the table's lengths.
                 let out = self
-                    .tmux_output(&[
-                        "list-commands",
-                        "-F",
-                        &feed::table_format(),
-                        "list-commands",
-                    ])
+                    .tmux_output(&["list-commands", "-F", format, "list-commands"])
                     .await?;
                 if out.status != 0 {
                     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
@@ -354,11 +368,11 @@ impl Registry {
                 }
                 feed::parse(&out.stdout).map_err(|e| RefreshError::Helper(e.to_string()))
             }
-            FeedMode::RunShell => self.fetch_run_shell().await,
+            FeedMode::RunShell => self.fetch_run_shell(format).await,
         }
     }
 
-    async fn fetch_run_shell(&self) -> Result<PaneTable, RefreshError> {
+    async fn fetch_run_shell(&self, format: &str) -> Result<PaneTable, RefreshError> {
         let req = self.next_req.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(req, tx);
@@ -368,7 +382,7 @@ impl Registry {
             .unwrap()
             .clone()
             .unwrap_or_else(|| self.source.broker_socket.clone());
-        let cmd = feed::run_shell_command(&self.source.helper, &socket, req);
+        let cmd = feed::run_shell_command(&self.source.helper, &socket, req, format);
         let ran = self.run_tmux(&["run-shell", &cmd]).await;
         let result = match ran {
             Err(e) => Err(RefreshError::Tmux(e)),
@@ -408,7 +422,10 @@ impl Registry {
         let panes = by_id
             .into_values()
             .map(|rows| {
-                let first = &rows[0];
+                // The deepest row holds the pane's own fields (a listing's
+                // read may place a linked window's pane in one session and
+                // read it in another).
+                let first = rows.iter().max_by_key(|r| r.depth).unwrap_or(&rows[0]);
                 let mut placements: Vec<Placement> = rows
                     .iter()
                     .map(|r| Placement {
@@ -426,6 +443,8 @@ impl Registry {
                 let old = old_ids.get(first.pane_id.as_str()).copied();
                 let process = if first.pane_dead {
                     Err(IdentityError::PaneDead)
+                } else if first.depth == Depth::Placed {
+                    Err(IdentityError::NotRead)
                 } else {
                     match old {
                         // Same pid as before: the same process (its pidfd says if it exited).
@@ -434,6 +453,7 @@ impl Registry {
                     }
                 };
                 Pane {
+                    depth: first.depth,
                     id: first.pane_id.clone(),
                     index: first.pane_index,
                     window_id: first.window_id.clone(),

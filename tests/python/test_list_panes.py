@@ -105,3 +105,64 @@ async def test_list_panes_pages_by_id_and_gives_brief_records(tmux_server):
         for bad, field in [({"limit": 0}, "limit"), ({"cursor": "5"}, "cursor"), ({"detail": "short"}, "detail")]:
             r = await s.call_tool("list_panes", bad)
             assert r.is_error and field in r.content[0].text, (bad, r)
+
+
+def _stable(pane):
+    """A record without what moves on its own between two reads."""
+    return {k: v for k, v in pane.items() if k not in ("historySize", "title")}
+
+
+@async_test(90)
+async def test_pages_read_apart_hold_the_same_records_as_the_whole_listing(tmux_server):
+    """A page is read from a table that expands only the sessions it needs and
+    places every other pane: each page, full or brief, at any size, holds the
+    records a whole listing holds, in the same order, with the same total."""
+    server = tmux_server
+    for name in ("alpha", "beta", "gamma"):
+        server.tmux("new-session", "-d", "-s", name)
+        for _ in range(2):
+            server.tmux("split-window", "-d", "-t", name)
+        server.tmux("new-window", "-d", "-t", name)
+    # A window linked into a second session: its pane is placed in both.
+    server.tmux("link-window", "-d", "-s", "alpha:1", "-t", "gamma:7")
+    async with mcp_session(server) as s:
+        for detail in ("full", "brief"):
+            whole = await call_ok(s, "list_panes", {"detail": detail, "limit": 10000})
+            expected = [_stable(p) for p in whole["panes"]]
+            assert len(expected) == whole["total"] == 13, whole
+            for limit in (1, 2, 5):
+                got, cursor = [], None
+                while True:
+                    args = {"detail": detail, "limit": limit, **({"cursor": cursor} if cursor else {})}
+                    page = await call_ok(s, "list_panes", args)
+                    assert page["total"] == 13, page
+                    got += [_stable(p) for p in page["panes"]]
+                    cursor = page.get("nextCursor")
+                    if cursor is None:
+                        break
+                assert got == expected, (detail, limit, got, expected)
+            linked = [p for p in whole["panes"] if len(p.get("at", p.get("placements", []))) == 2]
+            assert len(linked) == 1, whole
+
+
+@async_test(60)
+async def test_a_pane_moved_to_another_session_before_its_page_is_read_is_listed_where_it_is(tmux_server):
+    """The last table names the sessions a page needs; a pane moved out of
+    them since is still listed in full, in the session it is in now."""
+    server = tmux_server
+    server.tmux("new-window", "-d", "-t", "main")
+    server.tmux("new-window", "-d", "-t", "main")
+    server.tmux("new-session", "-d", "-s", "other")
+    async with mcp_session(server) as s:
+        first = await call_ok(s, "list_panes", {"limit": 2})
+        generation = (await call_ok(s, "tmux_capabilities"))["data"]["server_identity"]["generation"]
+        moved = first["panes"][1]["id"]
+        assert [p["sessionName"] for p in first["panes"][1]["placements"]] == ["main"], first
+        server.tmux("move-window", "-s", moved, "-t", "other:5")
+        again = await call_ok(s, "list_panes", {"limit": 2})
+        assert [p["id"] for p in again["panes"]] == [p["id"] for p in first["panes"]], (first, again)
+        pane = again["panes"][1]
+        assert [(p["sessionName"], p["index"]) for p in pane["placements"]] == [("other", 5)], pane
+        check_pane(server, pane, generation)
+        brief = await call_ok(s, "list_panes", {"limit": 2, "detail": "brief"})
+        assert brief["panes"][1]["at"] == ["other:5.0"] and brief["panes"][1]["command"], brief

@@ -13,7 +13,10 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_mcp_engine::registry::{numeric_id, Pane};
+use std::borrow::Cow;
+use std::sync::Arc;
+use tmux_mcp_core::feed::{Depth, Shape};
+use tmux_mcp_engine::registry::{Pane, RefreshError, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_panes",
@@ -140,7 +143,11 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> ToolOutput {
-    let snap = match session.broker.registry.refresh().await {
+    let depth = match args.detail {
+        Detail::Full => Depth::Full,
+        Detail::Brief => Depth::Brief,
+    };
+    let snap = match read(session, &args, depth).await {
         Ok(s) => s,
         Err(e) => {
             return ToolOutput::libtmux_error(format!(
@@ -148,41 +155,21 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             ))
         }
     };
-    let wanted = args.session.as_deref();
-    let visible: Vec<_> = session.visible(&snap).collect();
-    if let Some(w) = wanted {
-        let known = visible
-            .iter()
-            .flat_map(|p| &p.placements)
-            .any(|pl| pl.session_id == w || pl.session_name == w);
-        if !known {
-            return ToolOutput::libtmux_error(format!("Argument session: no session with id or name {w:?} is visible. Call list_panes without it to see the sessions."));
-        }
-    }
-    let matching: Vec<_> = visible
-        .iter()
-        .filter(|p| {
-            wanted.is_none_or(|w| {
-                p.placements
-                    .iter()
-                    .any(|pl| pl.session_id == w || pl.session_name == w)
-            })
-        })
-        .collect();
-    // The table is in pane-id order.
-    let page = paging::page(matching, |p| &p.id, args.cursor.as_deref(), args.limit);
-    let more = page.more_line("pane(s)");
-    let records: Vec<PaneRecord> = page.items.into_iter().map(|p| record(session, p)).collect();
-    let mut text = summary(session, &records);
-    if let Some(line) = more {
+    let page = match select(session, &snap, &args) {
+        Ok(p) => p,
+        Err(msg) => return ToolOutput::libtmux_error(msg),
+    };
+    let mut text = summary(session, &page.items, args.detail);
+    if let Some(line) = page.more_line("pane(s)") {
         text.push('\n');
         text.push_str(&line);
     }
-    let panes = records
-        .into_iter()
-        .map(|r| match args.detail {
-            Detail::Full => Record::Full(r),
-            Detail::Brief => Record::Brief(brief(r)),
+    let panes = page
+        .items
+        .iter()
+        .map(|p| match args.detail {
+            Detail::Full => Record::Full(record(session, p)),
+            Detail::Brief => Record::Brief(brief(p)),
         })
         .collect();
     let listing = Listing {
@@ -196,28 +183,96 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     ToolOutput::typed(&listing, text)
 }
 
-fn brief(r: PaneRecord) -> BriefRecord {
+/// A fresh table holding the page at `depth`. The last snapshot says which
+/// panes the page will hold; the read expands their sessions at `depth` and
+/// only places every other pane (the total and the cursor need them all), so
+/// a page of 100 on a server of 1,000 panes costs tmux a fifth of the whole
+/// table. A last page is read whole: panes made since join it, in sessions the
+/// snapshot does not name. Should the fresh read not hold the page at `depth`
+/// (a pane moved to another session meanwhile), the whole table is read.
+async fn read(session: &Session, args: &Args, depth: Depth) -> Result<Arc<Snapshot>, RefreshError> {
+    let registry = &session.broker.registry;
+    let only = registry.cached().and_then(|cached| {
+        let page = select(session, &cached, args).ok()?;
+        page.next.as_ref()?;
+        let mut ids: Vec<String> = page
+            .items
+            .iter()
+            .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone()))
+            .collect();
+        ids.sort();
+        ids.dedup();
+        (ids.len() < cached.session_ids().len()).then_some(ids)
+    });
+    if only.is_none() && depth == Depth::Full {
+        return registry.refresh().await;
+    }
+    let shape = Shape {
+        depth,
+        only: only.as_deref(),
+    };
+    let snap = Arc::new(registry.read(&shape).await?);
+    let whole = select(session, &snap, args)
+        .map_or(true, |page| page.items.iter().all(|p| p.depth >= depth));
+    if whole {
+        Ok(snap)
+    } else {
+        registry.refresh().await
+    }
+}
+
+/// The page `args` ask for among the panes of `snap` this session may see.
+fn select<'a>(
+    session: &'a Session,
+    snap: &'a Snapshot,
+    args: &Args,
+) -> Result<paging::Page<Cow<'a, Pane>>, String> {
+    let wanted = args.session.as_deref();
+    let in_wanted = |p: &Pane| {
+        wanted.is_none_or(|w| {
+            p.placements
+                .iter()
+                .any(|pl| pl.session_id == w || pl.session_name == w)
+        })
+    };
+    let matching: Vec<Cow<'a, Pane>> = session.visible(snap).filter(|p| in_wanted(p)).collect();
+    if let Some(w) = wanted.filter(|_| matching.is_empty()) {
+        return Err(format!("Argument session: no session with id or name {w:?} is visible. Call list_panes without it to see the sessions."));
+    }
+    // The table is in pane-id order.
+    Ok(paging::page(
+        matching,
+        |p| &p.id,
+        args.cursor.as_deref(),
+        args.limit,
+    ))
+}
+
+fn brief(p: &Pane) -> BriefRecord {
     BriefRecord {
-        at: r
+        at: p
             .placements
             .iter()
-            .map(|pl| format!("{}:{}.{}", pl.session_name, pl.index, r.index))
+            .map(|pl| format!("{}:{}.{}", pl.session_name, pl.window_index, p.index))
             .collect(),
-        id: r.id,
-        command: r.command,
-        cwd: r.cwd,
-        state: r.process_state,
+        id: p.id.clone(),
+        command: p.command.clone(),
+        cwd: p.cwd.clone(),
+        state: process_state(p),
+    }
+}
+
+fn process_state(p: &Pane) -> ProcessState {
+    match p.process_status().state.as_str() {
+        "running" => ProcessState::Running,
+        "exited" => ProcessState::Exited,
+        "dead" => ProcessState::Dead,
+        _ => ProcessState::Untracked,
     }
 }
 
 pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
     let st = p.process_status();
-    let process_state = match st.state.as_str() {
-        "running" => ProcessState::Running,
-        "exited" => ProcessState::Exited,
-        "dead" => ProcessState::Dead,
-        _ => ProcessState::Untracked,
-    };
     PaneRecord {
         reference: refs::PaneRef::new(&p.id, session.generation()),
         id: p.id.clone(),
@@ -228,7 +283,7 @@ pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
         title: p.title.clone(),
         pid: p.pid,
         process_generation: st.process_generation,
-        process_state,
+        process_state: process_state(p),
         process_note: st.note,
         dead: p.dead,
         dead_status: p.dead_status,
@@ -252,30 +307,33 @@ pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
 }
 
 /// One line per pane for clients that show only text.
-fn summary(session: &Session, panes: &[PaneRecord]) -> String {
+fn summary(session: &Session, panes: &[Cow<'_, Pane>], detail: Detail) -> String {
     let mut lines = vec![format!(
         "{} pane(s), generation {}",
         panes.len(),
         session.generation()
     )];
-    let mut sorted: Vec<&PaneRecord> = panes.iter().collect();
-    sorted.sort_by_key(|p| numeric_id(&p.id));
-    for p in sorted {
+    for p in panes {
         let places: Vec<String> = p
             .placements
             .iter()
-            .map(|pl| format!("{}:{}", pl.session_name, pl.index))
+            .map(|pl| format!("{}:{}", pl.session_name, pl.window_index))
             .collect();
+        let size = match detail {
+            Detail::Full => format!(" {}x{} pid {}", p.width, p.height, p.pid),
+            Detail::Brief => String::new(),
+        };
         lines.push(format!(
-            "{} {} {}x{} pid {} {}{}{}",
+            "{} {}{size} {}{}{}",
             p.id,
             places.join(","),
-            p.width,
-            p.height,
-            p.pid,
             p.command,
             if p.dead { " [dead]" } else { "" },
-            if p.is_caller_pane { " [caller]" } else { "" },
+            if session.is_caller(&p.id) {
+                " [caller]"
+            } else {
+                ""
+            },
         ));
     }
     lines.join("\n")
