@@ -109,6 +109,39 @@ async fn tmux_side(srv: &TmuxServer) {
     let (bare_t, _) = expand("x".into()).await;
     let (loop_t, _) = expand("#{S:#{W:#{P:x}}}".into()).await;
     let (bytes_t, bytes) = expand(format!("#{{S:#{{W:#{{P:{}}}}}}}", "x".repeat(per_pane))).await;
+    // What list_panes reads instead (feed::Shape): a first page's sessions
+    // (the ten holding the 100 lowest pane ids here) in full and the rest
+    // placed; and the brief fields of every pane.
+    let page_sessions: Vec<String> = {
+        let mut by_id: Vec<_> = parsed.rows.iter().collect();
+        by_id.sort_by_key(|r| r.pane_id[1..].parse::<u64>().unwrap_or(u64::MAX));
+        let mut s: Vec<String> = by_id[..100.min(by_id.len())]
+            .iter()
+            .map(|r| r.session_id.clone())
+            .collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    let page_shape = feed::Shape {
+        depth: feed::Depth::Full,
+        only: Some(&page_sessions),
+    };
+    let (page_t, page) = expand(feed::shaped_format(&page_shape)).await;
+    let page_rows = feed::parse(&page).expect("the page table parses").rows;
+    assert_eq!(page_rows.len(), panes, "a shaped table places every pane");
+    let brief_shape = feed::Shape {
+        depth: feed::Depth::Brief,
+        only: None,
+    };
+    let (brief_t, brief) = expand(feed::shaped_format(&brief_shape)).await;
+    assert_eq!(
+        feed::parse(&brief)
+            .expect("the brief table parses")
+            .rows
+            .len(),
+        panes
+    );
     let mut parse_t = Vec::new();
     for _ in 0..ROUNDS {
         let t = Instant::now();
@@ -132,6 +165,18 @@ async fn tmux_side(srv: &TmuxServer) {
         &bytes_t,
     );
     tmux_line("the table (expansion + transfer)", &table_t);
+    tmux_line(
+        &format!(
+            "a first page's table: {} sessions full, the rest placed ({} kB)",
+            page_sessions.len(),
+            page.len() / 1000
+        ),
+        &page_t,
+    );
+    tmux_line(
+        &format!("every pane brief ({} kB)", brief.len() / 1000),
+        &brief_t,
+    );
     line("our parse of it", &parse_t);
 }
 
