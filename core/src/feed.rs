@@ -51,8 +51,24 @@ enum Kind {
     Counted,
     /// Free text passed through tmux's `s/[US RS NL]/?/` (see [`field`]): the
     /// value is expanded once, which is cheaper for the two fields that read
-    /// `/proc` on every expansion (current command and path).
+    /// `/proc` on every expansion (current command and path). Printed as is
+    /// in a [`Spelling::Bare`] read; never a record's last field, so a
+    /// separator inside always changes the record's field count.
     Replaced,
+}
+
+/// How a read prints the `Replaced` fields (current command and path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// Through `s/[US RS NL]/?/`: no value can shift a column, nor end a line
+    /// of the run-shell feed's here-document. What the run-shell feed and
+    /// every one-off read (the start-up probe, `doctor`) use.
+    Careful,
+    /// As is: tmux compiles no regex per value, ~4 ms less of its time per
+    /// read of 1,000 panes. A value holding US or RS makes its record's field
+    /// count wrong, which the parser refuses, and the reader then reads again
+    /// `Careful`; a NL is read as `?`. Only for `list-commands` output.
+    Bare,
 }
 use Kind::{Counted, Plain, Replaced};
 
@@ -132,10 +148,10 @@ pub fn field(name: &str, free_text: bool) -> String {
     }
 }
 
-fn spec(name: &str, kind: Kind) -> String {
+fn spec(name: &str, kind: Kind, spelling: Spelling) -> String {
     match kind {
         Plain => field(name, false),
-        Replaced => field(name, true),
+        Replaced => field(name, spelling == Spelling::Careful),
         Counted => format!("#{{n:{name}}}:#{{{name}}}"),
     }
 }
@@ -172,29 +188,33 @@ pub struct Shape<'a> {
     /// The sessions (ids) whose panes are read at `depth`; every other pane
     /// is read `Placed`. `None`: every session.
     pub only: Option<&'a [String]>,
+    pub spelling: Spelling,
 }
 
 impl Shape<'_> {
+    /// The whole table, careful.
     pub const FULL: Shape<'static> = Shape {
         depth: Depth::Full,
         only: None,
+        spelling: Spelling::Careful,
     };
 }
 
 /// Session, window and pane records at `depth`: `S`/`W`/`P` in full; `s`
 /// (id, name) and `w` (id, index) above a brief `b` or a placed `p` pane.
-fn session_body(depth: Depth) -> String {
-    let short_s = record('s', SHORT_SESSION_FIELDS.iter().map(|(f, k)| spec(f, *k)));
-    let short_w = record('w', SHORT_WINDOW_FIELDS.iter().map(|(f, k)| spec(f, *k)));
+fn session_body(depth: Depth, spelling: Spelling) -> String {
+    let spec = |(f, k): &(&str, Kind)| spec(f, *k, spelling);
+    let short_s = record('s', SHORT_SESSION_FIELDS.iter().map(spec));
+    let short_w = record('w', SHORT_WINDOW_FIELDS.iter().map(spec));
     let (s, w, p) = match depth {
         Depth::Full => (
-            record('S', SESSION_FIELDS.iter().map(|(f, k)| spec(f, *k))),
-            record('W', WINDOW_FIELDS.iter().map(|(f, k)| spec(f, *k))),
+            record('S', SESSION_FIELDS.iter().map(spec)),
+            record('W', WINDOW_FIELDS.iter().map(spec)),
             record(
                 'P',
                 PANE_FIELDS
                     .iter()
-                    .map(|(f, k)| spec(f, *k))
+                    .map(spec)
                     .chain(std::iter::once(DEAD_FIELD.to_string())),
             ),
         ),
@@ -205,7 +225,7 @@ fn session_body(depth: Depth) -> String {
                 'b',
                 BRIEF_PANE_FIELDS
                     .iter()
-                    .map(|(f, k)| spec(f, *k))
+                    .map(spec)
                     .chain(std::iter::once(DEAD_FIELD.to_string())),
             ),
         ),
@@ -224,7 +244,7 @@ fn session_body(depth: Depth) -> String {
 pub fn shaped_format(shape: &Shape) -> String {
     let header: Vec<String> = SERVER_FIELDS.iter().map(|f| field(f, true)).collect();
     let body = match shape.only {
-        None => session_body(shape.depth),
+        None => session_body(shape.depth, shape.spelling),
         Some(only) => {
             // Ids are `$N`; anything else (never from tmux) matches nothing.
             let numbers: Vec<&str> = only
@@ -233,13 +253,13 @@ pub fn shaped_format(shape: &Shape) -> String {
                 .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
                 .collect();
             if numbers.is_empty() || shape.depth == Depth::Placed {
-                session_body(Depth::Placed)
+                session_body(Depth::Placed, shape.spelling)
             } else {
                 format!(
                     "#{{?#{{m/r:^\\$({})$,#{{session_id}}}},{},{}}}",
                     numbers.join("|"),
-                    session_body(shape.depth),
-                    session_body(Depth::Placed)
+                    session_body(shape.depth, shape.spelling),
+                    session_body(Depth::Placed, shape.spelling)
                 )
             }
         }
@@ -370,8 +390,8 @@ fn text(v: &[u8]) -> String {
     String::from_utf8_lossy(v).into_owned()
 }
 
-/// Free text read by length: the separators and NL become `?`, as tmux's
-/// `s///` does for the other free-text fields, so no consumer sees them.
+/// Free text (read by length, or a `Replaced` field): the separators and NL
+/// become `?`, as tmux's `s///` does in a careful read, so no consumer sees them.
 fn counted_text(v: &[u8]) -> String {
     if v.iter().any(|&c| c == US_B || c == RS_B || c == b'\n') {
         let clean: Vec<u8> = v
@@ -613,8 +633,8 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
                             height: num(i, "pane_height", f[5])?,
                             history_size: num(i, "history_size", f[6])?,
                             history_limit: num(i, "history_limit", f[7])?,
-                            current_command: text(f[8]),
-                            current_path: text(f[9]),
+                            current_command: counted_text(f[8]),
+                            current_path: counted_text(f[9]),
                             title: counted_text(f[10]),
                             tty: text(f[11]),
                             cursor_x: num_or_zero(i, "cursor_x", f[12])?,
@@ -631,8 +651,8 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
                         row.pane_id = text(f[0]);
                         row.pane_index = num(i, "pane_index", f[1])?;
                         row.pane_pid = num(i, "pane_pid", f[2])?;
-                        row.current_command = text(f[3]);
-                        row.current_path = text(f[4]);
+                        row.current_command = counted_text(f[3]);
+                        row.current_path = counted_text(f[4]);
                     }
                     _ => {
                         let f = r.record(&[("pane_id", Plain)], 0)?;
@@ -978,6 +998,7 @@ mod tests {
         let f = shaped_format(&Shape {
             depth: Depth::Brief,
             only: Some(&only),
+            spelling: Spelling::Careful,
         });
         assert!(f.contains("#{?#{m/r:^\\$(3|12)$,#{session_id}},s"), "{f}");
         assert!(f.contains(&format!("{RS}#{{P:b{US}#{{pane_id}}")), "{f}");
@@ -990,10 +1011,68 @@ mod tests {
         let placed = shaped_format(&Shape {
             depth: Depth::Full,
             only: Some(&none),
+            spelling: Spelling::Careful,
         });
         assert!(
             !placed.contains("m/r") && !placed.contains("pane_pid"),
             "{placed}"
         );
+    }
+
+    /// A bare read prints the current command and path as they are: a
+    /// separator inside must make the table unparsable (never shift a
+    /// column), which holds because neither is a record's last field.
+    #[test]
+    fn a_separator_in_a_bare_field_makes_the_table_unparsable() {
+        let bare = shaped_format(&Shape {
+            spelling: Spelling::Bare,
+            ..Shape::FULL
+        });
+        let brief_bare = shaped_format(&Shape {
+            depth: Depth::Brief,
+            spelling: Spelling::Bare,
+            only: None,
+        });
+        for (format, tag) in [(&bare, 'P'), (&brief_bare, 'b')] {
+            let start = format.find(&format!("#{{P:{tag}{US}")).unwrap();
+            let record = &format[start..];
+            let record = &record[..record.find(RS).unwrap()];
+            assert!(
+                record.ends_with(DEAD_FIELD),
+                "the dead field ends {record:?}"
+            );
+        }
+        assert!(
+            bare.contains("#{pane_current_path}")
+                && !bare.contains(&field("pane_current_path", true))
+        );
+        assert!(table_format().contains(&field("pane_current_path", true)));
+        let head = format!("{HEAD}{}{}", sess("$0", "s"), win("@1", "0", "w"));
+        let brief = |cmd: &str, path: &str| {
+            format!(
+                "{HEAD}{}{}{}",
+                rec('s', &["$0", &counted("s")]),
+                rec('w', &["@1", "0"]),
+                rec('b', &["%1", "0", "9", cmd, path, ""])
+            )
+        };
+        for nasty in ["a\u{1f}b", "a\u{1e}b", "a\u{1e}P\u{1f}%9"] {
+            let mut p = pane("%1", "9", "");
+            p = p.replacen("/tmp", nasty, 1);
+            assert!(
+                parse(format!("{head}{p}")).is_err(),
+                "{nasty:?} in a P record"
+            );
+            assert!(
+                parse(brief("sh", nasty)).is_err(),
+                "{nasty:?} as a brief path"
+            );
+            assert!(
+                parse(brief(nasty, "/")).is_err(),
+                "{nasty:?} as a brief command"
+            );
+        }
+        let t = parse(brief("sh", "/a\nb")).unwrap();
+        assert_eq!(t.rows[0].current_path, "/a?b", "a NL is read as ?");
     }
 }

@@ -165,6 +165,8 @@ pub enum RefreshError {
     Tmux(#[from] TmuxError),
     #[error("the feed helper reported: {0}")]
     Helper(String),
+    #[error("the table did not parse: {0}")]
+    Table(String),
     #[error("the feed helper did not answer within {0:?}")]
     NoAnswer(Duration),
     #[error("the table came from tmux server pid {got}, not {expected}")]
@@ -322,7 +324,11 @@ impl Registry {
         // A read that was already under way when we were asked may hold rows
         // from before: so `taken` is when the read starts, not when it ends.
         let taken = Instant::now();
-        let table = self.fetch(&feed::table_format()).await?;
+        let whole = feed::Shape {
+            spelling: feed::Spelling::Bare,
+            ..feed::Shape::FULL
+        };
+        let table = self.fetch(&whole).await?;
         let snap = Arc::new(self.build(table, taken));
         *self.current.lock().unwrap() = Some(snap.clone());
         Ok(snap)
@@ -333,13 +339,31 @@ impl Registry {
     /// Process identities come from the last snapshot where the pid is the same.
     pub async fn read(&self, shape: &feed::Shape<'_>) -> Result<Snapshot, RefreshError> {
         let taken = Instant::now();
-        let table = self.fetch(&feed::shaped_format(shape)).await?;
+        let table = self.fetch(shape).await?;
         Ok(self.build(table, taken))
     }
 
-    /// The table `format` expands to, from this broker's tmux server.
-    async fn fetch(&self, format: &str) -> Result<PaneTable, RefreshError> {
-        let table = self.fetch_any(format).await?;
+    /// The table of `shape` from this broker's tmux server. A `Bare` read is
+    /// made only through `list-commands` (the run-shell feed's here-document
+    /// needs every line careful), and made again `Careful` when a value
+    /// holding a separator kept it from parsing.
+    async fn fetch(&self, shape: &feed::Shape<'_>) -> Result<PaneTable, RefreshError> {
+        let careful = feed::Shape {
+            spelling: feed::Spelling::Careful,
+            ..*shape
+        };
+        let table = match (shape.spelling, self.source.mode) {
+            (feed::Spelling::Bare, FeedMode::ListCommands) => {
+                match self.fetch_any(&feed::shaped_format(shape)).await {
+                    Err(RefreshError::Table(why)) => {
+                        tracing::debug!(%why, "a bare table read did not parse; reading it careful");
+                        self.fetch_any(&feed::shaped_format(&careful)).await?
+                    }
+                    other => other?,
+                }
+            }
+            _ => self.fetch_any(&feed::shaped_format(&careful)).await?,
+        };
         if table.server.pid != self.source.server_pid {
             return Err(RefreshError::WrongServer {
                 expected: self.source.server_pid,
@@ -366,7 +390,7 @@ impl Registry {
                     }
                     .into());
                 }
-                feed::parse(&out.stdout).map_err(|e| RefreshError::Helper(e.to_string()))
+                feed::parse(&out.stdout).map_err(|e| RefreshError::Table(e.to_string()))
             }
             FeedMode::RunShell => self.fetch_run_shell(format).await,
         }

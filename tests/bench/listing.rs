@@ -102,6 +102,11 @@ async fn tmux_side(srv: &TmuxServer) {
         }
     };
     let (table_t, table) = expand(feed::table_format()).await;
+    let bare = feed::Shape {
+        spelling: feed::Spelling::Bare,
+        ..feed::Shape::FULL
+    };
+    let (bare_table_t, _) = expand(feed::shaped_format(&bare)).await;
     let parsed = feed::parse(&table).expect("the table parses");
     assert_eq!(table_t.0.len(), ROUNDS);
     let panes = parsed.rows.len();
@@ -126,6 +131,7 @@ async fn tmux_side(srv: &TmuxServer) {
     let page_shape = feed::Shape {
         depth: feed::Depth::Full,
         only: Some(&page_sessions),
+        spelling: feed::Spelling::Bare,
     };
     let (page_t, page) = expand(feed::shaped_format(&page_shape)).await;
     let page_rows = feed::parse(&page).expect("the page table parses").rows;
@@ -133,6 +139,7 @@ async fn tmux_side(srv: &TmuxServer) {
     let brief_shape = feed::Shape {
         depth: feed::Depth::Brief,
         only: None,
+        spelling: feed::Spelling::Bare,
     };
     let (brief_t, brief) = expand(feed::shaped_format(&brief_shape)).await;
     assert_eq!(
@@ -165,6 +172,10 @@ async fn tmux_side(srv: &TmuxServer) {
         &bytes_t,
     );
     tmux_line("the table (expansion + transfer)", &table_t);
+    tmux_line(
+        "the table, command and path bare (what the broker reads)",
+        &bare_table_t,
+    );
     tmux_line(
         &format!(
             "a first page's table: {} sessions full, the rest placed ({} kB)",

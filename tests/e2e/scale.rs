@@ -160,6 +160,34 @@ async fn table_read_survives_separators_in_every_free_text_field() {
             "{field} holds a separator: {v:?}"
         );
     }
+    // The broker reads the current path bare first; this one breaks that
+    // read, which is made again careful.
+    assert!(
+        p["cwd"].as_str().unwrap().ends_with("x?y?z?w"),
+        "the path, its separators as ?: {p:#}"
+    );
+    // A page read apart (brief, one pane a page) reads it the same way.
+    let mut cursor = Value::Null;
+    let mut seen = Vec::new();
+    loop {
+        let mut args = json!({"detail": "brief", "limit": 1});
+        if !cursor.is_null() {
+            args["cursor"] = cursor.clone();
+        }
+        let page = c.call("list_panes", args).await;
+        seen.extend(page["panes"].as_array().unwrap().iter().cloned());
+        cursor = page["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    let b = seen.iter().find(|b| b["id"] == json!(pane)).expect("paged");
+    assert_eq!(
+        (&b["cwd"], &b["command"]),
+        (&p["cwd"], &p["command"]),
+        "{b:#}"
+    );
+    assert_eq!(seen.len(), 3, "{seen:#?}");
     c.close().await;
 }
 

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::sync::Arc;
-use tmux_mcp_core::feed::{Depth, Shape};
+use tmux_mcp_core::feed::{Depth, Shape, Spelling};
 use tmux_mcp_engine::registry::{Pane, RefreshError, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -210,6 +210,7 @@ async fn read(session: &Session, args: &Args, depth: Depth) -> Result<Arc<Snapsh
     let shape = Shape {
         depth,
         only: only.as_deref(),
+        spelling: Spelling::Bare,
     };
     let snap = Arc::new(registry.read(&shape).await?);
     let whole = select(session, &snap, args)
