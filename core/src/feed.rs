@@ -238,6 +238,10 @@ fn session_body(depth: Depth, spelling: Spelling) -> String {
     format!("{s}#{{W:{w}#{{P:{p}}}}}")
 }
 
+/// The most sessions a shape names one by one (about 3 kB of pattern); a
+/// shape naming more reads every session at its depth.
+pub const ONLY_MAX: usize = 500;
+
 /// The table format of `shape` (see [`table_format`]). With `only`, each
 /// session's records are chosen by one regex match on its id, so the panes
 /// outside it cost tmux the placed records only.
@@ -254,6 +258,9 @@ pub fn shaped_format(shape: &Shape) -> String {
                 .collect();
             if numbers.is_empty() || shape.depth == Depth::Placed {
                 session_body(Depth::Placed, shape.spelling)
+            } else if numbers.len() > ONLY_MAX {
+                // The command must stay far within tmux's message size (16 kB).
+                session_body(shape.depth, shape.spelling)
             } else {
                 format!(
                     "#{{?#{{m/r:^\\$({})$,#{{session_id}}}},{},{}}}",
@@ -1017,6 +1024,19 @@ mod tests {
             !placed.contains("m/r") && !placed.contains("pane_pid"),
             "{placed}"
         );
+        let many: Vec<String> = (0..=ONLY_MAX).map(|n| format!("${n}")).collect();
+        let all = shaped_format(&Shape {
+            depth: Depth::Full,
+            only: Some(&many),
+            spelling: Spelling::Careful,
+        });
+        assert_eq!(all, table_format(), "too many sessions to name: all of them");
+        let most = shaped_format(&Shape {
+            depth: Depth::Full,
+            only: Some(&many[..ONLY_MAX]),
+            spelling: Spelling::Careful,
+        });
+        assert!(most.contains("m/r") && most.len() < 8_000, "{}", most.len());
     }
 
     /// A bare read prints the current command and path as they are: a
