@@ -1030,7 +1030,11 @@ mod tests {
             only: Some(&many),
             spelling: Spelling::Careful,
         });
-        assert_eq!(all, table_format(), "too many sessions to name: all of them");
+        assert_eq!(
+            all,
+            table_format(),
+            "too many sessions to name: all of them"
+        );
         let most = shaped_format(&Shape {
             depth: Depth::Full,
             only: Some(&many[..ONLY_MAX]),
