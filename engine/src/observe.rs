@@ -35,6 +35,7 @@ use crate::capture::{self, Rows, Scope};
 use crate::registry::Pane;
 use crate::Broker;
 use std::sync::Arc;
+use tmux_mcp_core::feed::{Depth, Shape, Spelling};
 use tmux_mcp_core::process::{IdentityError, ProcessIdentity};
 use tmux_mcp_core::tmux::TmuxError;
 
@@ -94,9 +95,36 @@ pub async fn find_pane(
     id: &str,
     freshness: Freshness,
 ) -> Result<Pane, ObserveError> {
-    if freshness == Freshness::Cached {
-        if let Some(p) = broker.registry.cached().and_then(|s| s.pane(id).cloned()) {
+    let known = broker.registry.cached().and_then(|s| s.pane(id).cloned());
+    if let Some(p) = known {
+        if freshness == Freshness::Cached {
             return Ok(p);
+        }
+        // Fresh: the sessions the pane was in, read in full, and every other
+        // pane only placed (its placements, all a scope check needs, come from
+        // every session), so one pane's read costs tmux a fraction of the
+        // whole table on a server of many panes. A pane no longer in those
+        // sessions comes back placed: the whole table says where it went.
+        let sessions: Vec<String> = p
+            .placements
+            .iter()
+            .map(|pl| pl.session_id.clone())
+            .collect();
+        let shape = Shape {
+            depth: Depth::Full,
+            only: Some(&sessions),
+            spelling: Spelling::Bare,
+        };
+        let snap = broker
+            .registry
+            .read(&shape)
+            .await
+            .map_err(|e| ObserveError::Transport {
+                observed: false,
+                why: e.to_string(),
+            })?;
+        if let Some(p) = snap.pane(id).filter(|p| p.depth == Depth::Full) {
+            return Ok(p.clone());
         }
     }
     let snap = broker

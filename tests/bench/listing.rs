@@ -136,6 +136,15 @@ async fn tmux_side(srv: &TmuxServer) {
     let (page_t, page) = expand(feed::shaped_format(&page_shape)).await;
     let page_rows = feed::parse(&page).expect("the page table parses").rows;
     assert_eq!(page_rows.len(), panes, "a shaped table places every pane");
+    // A fresh read of one pane (a session-scoped agent's capture): its
+    // session in full, the rest placed (observe::find_pane).
+    let one = [parsed.rows[0].session_id.clone()];
+    let one_shape = feed::Shape {
+        depth: feed::Depth::Full,
+        only: Some(&one),
+        spelling: feed::Spelling::Bare,
+    };
+    let (one_t, _) = expand(feed::shaped_format(&one_shape)).await;
     let brief_shape = feed::Shape {
         depth: feed::Depth::Brief,
         only: None,
@@ -183,6 +192,10 @@ async fn tmux_side(srv: &TmuxServer) {
             page.len() / 1000
         ),
         &page_t,
+    );
+    tmux_line(
+        "one pane's fresh read: its session full, the rest placed",
+        &one_t,
     );
     tmux_line(
         &format!("every pane brief ({} kB)", brief.len() / 1000),
