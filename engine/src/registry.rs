@@ -329,18 +329,26 @@ impl Registry {
             ..feed::Shape::FULL
         };
         let table = self.fetch(&whole).await?;
-        let snap = Arc::new(self.build(table, taken));
+        let snap = Arc::new(self.build(table, taken, Identities::Opened).0);
         *self.current.lock().unwrap() = Some(snap.clone());
         Ok(snap)
     }
 
-    /// A table of `shape` read now, for a listing page: neither cached nor
-    /// shared, since panes outside the shape's sessions are only placed.
-    /// Process identities come from the last snapshot where the pid is the same.
-    pub async fn read(&self, shape: &feed::Shape<'_>) -> Result<Snapshot, RefreshError> {
+    /// A table of `shape` read now (a listing page, one pane's fresh read,
+    /// completion): neither cached nor shared, since panes outside the
+    /// shape's sessions are only placed. Process identities come from the last
+    /// snapshot where the pid is the same; it opens none, since an identity
+    /// would go with its snapshot and the next read would open another (a new
+    /// `process_generation` for the same process). So when a pane it reads
+    /// runs a process the last snapshot does not know, it refreshes instead:
+    /// the whole table, which keeps the identities it opens.
+    pub async fn read(&self, shape: &feed::Shape<'_>) -> Result<Arc<Snapshot>, RefreshError> {
         let taken = Instant::now();
         let table = self.fetch(shape).await?;
-        Ok(self.build(table, taken))
+        match self.build(table, taken, Identities::Carried) {
+            (snap, Complete::Yes) => Ok(Arc::new(snap)),
+            (_, Complete::NewProcess) => self.refresh().await,
+        }
     }
 
     /// The table of `shape` from this broker's tmux server. A `Bare` read is
@@ -431,14 +439,21 @@ impl Registry {
         }
     }
 
-    fn build(&self, table: PaneTable, taken: Instant) -> Snapshot {
+    fn build(
+        &self,
+        table: PaneTable,
+        taken: Instant,
+        identities: Identities,
+    ) -> (Snapshot, Complete) {
         let previous = self.cached();
         let seq = previous.as_ref().map_or(1, |s| s.seq + 1);
-        // The previous identities by pane id: one lookup per pane, not a scan.
-        let old_ids: HashMap<&str, &Result<Arc<ProcessIdentity>, IdentityError>> = previous
+        // The previous pids and identities by pane id: one lookup per pane, not a scan.
+        type Known<'a> = (u32, &'a Result<Arc<ProcessIdentity>, IdentityError>);
+        let old_ids: HashMap<&str, Known> = previous
             .iter()
-            .flat_map(|s| s.panes.iter().map(|p| (p.id.as_str(), &p.process)))
+            .flat_map(|s| s.panes.iter().map(|p| (p.id.as_str(), (p.pid, &p.process))))
             .collect();
+        let mut complete = Complete::Yes;
         let mut by_id: BTreeMap<u64, Vec<PaneRow>> = BTreeMap::new();
         for row in table.rows {
             by_id.entry(numeric_id(&row.pane_id)).or_default().push(row);
@@ -470,10 +485,18 @@ impl Registry {
                 } else if first.depth == Depth::Placed {
                     Err(IdentityError::NotRead)
                 } else {
-                    match old {
+                    match (old, identities) {
                         // Same pid as before: the same process (its pidfd says if it exited).
-                        Some(Ok(id)) if id.pid == first.pane_pid => Ok(id.clone()),
-                        _ => self.backend.acquire(first.pane_pid),
+                        (Some((_, Ok(id))), _) if id.pid == first.pane_pid => Ok(id.clone()),
+                        (_, Identities::Opened) => self.backend.acquire(first.pane_pid),
+                        // Why it could not be opened last time holds for the same pid.
+                        (Some((pid, Err(e))), Identities::Carried) if pid == first.pane_pid => {
+                            Err(e.clone())
+                        }
+                        (_, Identities::Carried) => {
+                            complete = Complete::NewProcess;
+                            Err(IdentityError::NotRead)
+                        }
                     }
                 };
                 Pane {
@@ -508,13 +531,31 @@ impl Registry {
                 }
             })
             .collect();
-        Snapshot {
+        let snap = Snapshot {
             server: table.server,
             panes,
             taken,
             seq,
-        }
+        };
+        (snap, complete)
     }
+}
+
+/// Whether a table's build opens the identities of processes the last
+/// snapshot does not know (a refresh) or only carries the known ones (a
+/// shaped read, whose snapshot is dropped after one call).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Identities {
+    Opened,
+    Carried,
+}
+
+/// What a build that only carries identities found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Complete {
+    Yes,
+    /// A pane it read runs a process the last snapshot does not know.
+    NewProcess,
 }
 
 /// The number in `%12`, `$3`, `@7` (sorts ids the way tmux numbers them).

@@ -166,3 +166,30 @@ async def test_a_pane_moved_to_another_session_before_its_page_is_read_is_listed
         check_pane(server, pane, generation)
         brief = await call_ok(s, "list_panes", {"limit": 2, "detail": "brief"})
         assert brief["panes"][1]["at"] == ["other:5.0"] and brief["panes"][1]["command"], brief
+
+
+@async_test(60)
+async def test_a_respawned_pane_keeps_one_process_generation_across_pages(tmux_server):
+    """A page read apart opens no process identity of its own (one it opened
+    would go with its read): a pane respawned since the last table gets one
+    processGeneration, the same on every later page, and a new one only when
+    its process changes again."""
+    server = tmux_server
+    for _ in range(3):
+        server.tmux("new-window", "-d", "-t", "main")
+    server.tmux("new-session", "-d", "-s", "other")
+    async with mcp_session(server) as s:
+        first = await call_ok(s, "list_panes", {"limit": 2})
+        assert "nextCursor" in first, first
+        pane = first["panes"][1]
+        server.tmux("respawn-pane", "-k", "-t", pane["id"])
+        gens = []
+        for _ in range(3):
+            page = await call_ok(s, "list_panes", {"limit": 2})
+            now = page["panes"][1]
+            assert now["id"] == pane["id"] and now["processState"] == "running", now
+            gens.append(now["processGeneration"])
+        assert gens[0] != pane["processGeneration"], (pane, gens)
+        assert gens == [gens[0]] * 3, gens
+        whole = await call_ok(s, "list_panes", {"limit": 10000})
+        assert [p["processGeneration"] for p in whole["panes"] if p["id"] == pane["id"]] == [gens[0]], whole

@@ -212,7 +212,7 @@ async fn read(session: &Session, args: &Args, depth: Depth) -> Result<Arc<Snapsh
         only: only.as_deref(),
         spelling: Spelling::Bare,
     };
-    let snap = Arc::new(registry.read(&shape).await?);
+    let snap = registry.read(&shape).await?;
     let whole = select(session, &snap, args)
         .map_or(true, |page| page.items.iter().all(|p| p.depth >= depth));
     if whole {
