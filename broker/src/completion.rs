@@ -9,7 +9,7 @@
 
 use crate::session::Session;
 use std::collections::HashMap;
-use tmux_mcp_core::feed::{Depth, Shape, Spelling};
+use tmux_mcp_core::feed::{Depth, Shape};
 use tmux_mcp_engine::registry::{numeric_id, Snapshot};
 
 /// What the value of an argument names.
@@ -65,12 +65,11 @@ pub async fn complete(
             let placed = Shape {
                 depth: Depth::Placed,
                 only: None,
-                spelling: Spelling::Bare,
             };
             let snap = session
                 .broker
                 .registry
-                .read(&placed)
+                .read(&placed, |_| true)
                 .await
                 .map_err(|e| format!("cannot read the pane table: {e}"))?;
             let in_session = context.get("session").map(String::as_str);

@@ -173,7 +173,7 @@ fn record(tag: char, fields: impl Iterator<Item = String>) -> String {
 /// level it belongs to, so a session's fields are expanded once per session,
 /// not once per pane.
 pub fn table_format() -> String {
-    shaped_format(&Shape::FULL)
+    shaped_format(&Shape::FULL, Spelling::Careful)
 }
 
 /// How much of the table a read expands. Every pane is in every read (a
@@ -188,15 +188,13 @@ pub struct Shape<'a> {
     /// The sessions (ids) whose panes are read at `depth`; every other pane
     /// is read `Placed`. `None`: every session.
     pub only: Option<&'a [String]>,
-    pub spelling: Spelling,
 }
 
 impl Shape<'_> {
-    /// The whole table, careful.
+    /// The whole table.
     pub const FULL: Shape<'static> = Shape {
         depth: Depth::Full,
         only: None,
-        spelling: Spelling::Careful,
     };
 }
 
@@ -245,10 +243,10 @@ pub const ONLY_MAX: usize = 500;
 /// The table format of `shape` (see [`table_format`]). With `only`, each
 /// session's records are chosen by one regex match on its id, so the panes
 /// outside it cost tmux the placed records only.
-pub fn shaped_format(shape: &Shape) -> String {
+pub fn shaped_format(shape: &Shape, spelling: Spelling) -> String {
     let header: Vec<String> = SERVER_FIELDS.iter().map(|f| field(f, true)).collect();
     let body = match shape.only {
-        None => session_body(shape.depth, shape.spelling),
+        None => session_body(shape.depth, spelling),
         Some(only) => {
             // Ids are `$N`; anything else (never from tmux) matches nothing.
             let numbers: Vec<&str> = only
@@ -257,16 +255,16 @@ pub fn shaped_format(shape: &Shape) -> String {
                 .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
                 .collect();
             if numbers.is_empty() || shape.depth == Depth::Placed {
-                session_body(Depth::Placed, shape.spelling)
+                session_body(Depth::Placed, spelling)
             } else if numbers.len() > ONLY_MAX {
                 // The command must stay far within tmux's message size (16 kB).
-                session_body(shape.depth, shape.spelling)
+                session_body(shape.depth, spelling)
             } else {
                 format!(
                     "#{{?#{{m/r:^\\$({})$,#{{session_id}}}},{},{}}}",
                     numbers.join("|"),
-                    session_body(shape.depth, shape.spelling),
-                    session_body(Depth::Placed, shape.spelling)
+                    session_body(shape.depth, spelling),
+                    session_body(Depth::Placed, spelling)
                 )
             }
         }
@@ -998,15 +996,17 @@ mod tests {
 
     #[test]
     fn a_shape_reads_its_sessions_at_its_depth_and_places_the_rest() {
-        let full = shaped_format(&Shape::FULL);
+        let full = shaped_format(&Shape::FULL, Spelling::Careful);
         assert_eq!(full, table_format());
         assert!(!full.contains("m/r") && !full.contains("\u{1e}p"));
         let only = ["$3".to_string(), "$12".to_string(), "bogus".to_string()];
-        let f = shaped_format(&Shape {
-            depth: Depth::Brief,
-            only: Some(&only),
-            spelling: Spelling::Careful,
-        });
+        let f = shaped_format(
+            &Shape {
+                depth: Depth::Brief,
+                only: Some(&only),
+            },
+            Spelling::Careful,
+        );
         assert!(f.contains("#{?#{m/r:^\\$(3|12)$,#{session_id}},s"), "{f}");
         assert!(f.contains(&format!("{RS}#{{P:b{US}#{{pane_id}}")), "{f}");
         assert!(f.contains(&format!("#{{P:p{US}#{{pane_id}}{RS}}}")), "{f}");
@@ -1015,31 +1015,37 @@ mod tests {
             "brief reads no more than it shows"
         );
         let none: [String; 0] = [];
-        let placed = shaped_format(&Shape {
-            depth: Depth::Full,
-            only: Some(&none),
-            spelling: Spelling::Careful,
-        });
+        let placed = shaped_format(
+            &Shape {
+                depth: Depth::Full,
+                only: Some(&none),
+            },
+            Spelling::Careful,
+        );
         assert!(
             !placed.contains("m/r") && !placed.contains("pane_pid"),
             "{placed}"
         );
         let many: Vec<String> = (0..=ONLY_MAX).map(|n| format!("${n}")).collect();
-        let all = shaped_format(&Shape {
-            depth: Depth::Full,
-            only: Some(&many),
-            spelling: Spelling::Careful,
-        });
+        let all = shaped_format(
+            &Shape {
+                depth: Depth::Full,
+                only: Some(&many),
+            },
+            Spelling::Careful,
+        );
         assert_eq!(
             all,
             table_format(),
             "too many sessions to name: all of them"
         );
-        let most = shaped_format(&Shape {
-            depth: Depth::Full,
-            only: Some(&many[..ONLY_MAX]),
-            spelling: Spelling::Careful,
-        });
+        let most = shaped_format(
+            &Shape {
+                depth: Depth::Full,
+                only: Some(&many[..ONLY_MAX]),
+            },
+            Spelling::Careful,
+        );
         assert!(most.contains("m/r") && most.len() < 8_000, "{}", most.len());
     }
 
@@ -1048,15 +1054,14 @@ mod tests {
     /// column), which holds because neither is a record's last field.
     #[test]
     fn a_separator_in_a_bare_field_makes_the_table_unparsable() {
-        let bare = shaped_format(&Shape {
-            spelling: Spelling::Bare,
-            ..Shape::FULL
-        });
-        let brief_bare = shaped_format(&Shape {
-            depth: Depth::Brief,
-            spelling: Spelling::Bare,
-            only: None,
-        });
+        let bare = shaped_format(&Shape::FULL, Spelling::Bare);
+        let brief_bare = shaped_format(
+            &Shape {
+                depth: Depth::Brief,
+                only: None,
+            },
+            Spelling::Bare,
+        );
         for (format, tag) in [(&bare, 'P'), (&brief_bare, 'b')] {
             let start = format.find(&format!("#{{P:{tag}{US}")).unwrap();
             let record = &format[start..];

@@ -26,7 +26,7 @@
 //! excluded there.
 
 use crate::observe::{self, HookCheck};
-use crate::registry::Pane;
+use crate::registry::{session_ids, Pane};
 use crate::Broker;
 use tmux_mcp_core::tmux::COMMAND_ARG_BYTES;
 
@@ -78,12 +78,7 @@ pub async fn preflight<'a>(
             sessions: Vec::new(),
         });
     }
-    let mut sessions: Vec<String> = panes
-        .into_iter()
-        .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone()))
-        .collect();
-    sessions.sort();
-    sessions.dedup();
+    let sessions = session_ids(panes);
     matches!(
         broker.registry.hook_is_set(HOOK, &sessions).await,
         Ok(false)

@@ -32,10 +32,10 @@
 //! pane id takes its hook from whichever session tmux finds best.
 
 use crate::capture::{self, Rows, Scope};
-use crate::registry::Pane;
+use crate::registry::{session_ids, Pane, Snapshot};
 use crate::Broker;
 use std::sync::Arc;
-use tmux_mcp_core::feed::{Depth, Shape, Spelling};
+use tmux_mcp_core::feed::{Depth, Shape};
 use tmux_mcp_core::process::{IdentityError, ProcessIdentity};
 use tmux_mcp_core::tmux::TmuxError;
 
@@ -95,46 +95,29 @@ pub async fn find_pane(
     id: &str,
     freshness: Freshness,
 ) -> Result<Pane, ObserveError> {
-    let known = broker.registry.cached().and_then(|s| s.pane(id).cloned());
-    if let Some(p) = known {
-        if freshness == Freshness::Cached {
-            return Ok(p);
-        }
+    let registry = &broker.registry;
+    let read = match registry.cached().and_then(|s| s.pane(id).cloned()) {
+        Some(p) if freshness == Freshness::Cached => return Ok(p),
         // Fresh: the sessions the pane was in, read in full, and every other
         // pane only placed (its placements, all a scope check needs, come from
         // every session), so one pane's read costs tmux a fraction of the
         // whole table on a server of many panes. A pane no longer in those
-        // sessions comes back placed: the whole table says where it went.
-        let sessions: Vec<String> = p
-            .placements
-            .iter()
-            .map(|pl| pl.session_id.clone())
-            .collect();
-        let shape = Shape {
-            depth: Depth::Full,
-            only: Some(&sessions),
-            spelling: Spelling::Bare,
-        };
-        let snap = broker
-            .registry
-            .read(&shape)
-            .await
-            .map_err(|e| ObserveError::Transport {
-                observed: false,
-                why: e.to_string(),
-            })?;
-        if let Some(p) = snap.pane(id).filter(|p| p.depth == Depth::Full) {
-            return Ok(p.clone());
+        // sessions comes back placed, and the registry reads the whole table.
+        Some(p) => {
+            let sessions = session_ids([&p]);
+            let shape = Shape {
+                depth: Depth::Full,
+                only: Some(&sessions),
+            };
+            let full = |s: &Snapshot| s.pane(id).is_some_and(|p| p.depth == Depth::Full);
+            registry.read(&shape, full).await
         }
-    }
-    let snap = broker
-        .registry
-        .refresh()
-        .await
-        .map_err(|e| ObserveError::Transport {
-            observed: false,
-            why: e.to_string(),
-        })?;
+        None => registry.refresh().await,
+    };
+    let snap = read.map_err(|e| ObserveError::Transport {
+        observed: false,
+        why: e.to_string(),
+    })?;
     snap.pane(id)
         .cloned()
         .ok_or_else(|| ObserveError::StaleTarget {

@@ -148,15 +148,19 @@ impl Snapshot {
 
     /// Every session that holds a pane, sorted, each once.
     pub fn session_ids(&self) -> Vec<String> {
-        let mut s: Vec<String> = self
-            .panes
-            .iter()
-            .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone()))
-            .collect();
-        s.sort();
-        s.dedup();
-        s
+        session_ids(&self.panes)
     }
+}
+
+/// The sessions `panes` are placed in, sorted, each once.
+pub fn session_ids<'a>(panes: impl IntoIterator<Item = &'a Pane>) -> Vec<String> {
+    let mut s: Vec<String> = panes
+        .into_iter()
+        .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone()))
+        .collect();
+    s.sort();
+    s.dedup();
+    s
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -324,11 +328,7 @@ impl Registry {
         // A read that was already under way when we were asked may hold rows
         // from before: so `taken` is when the read starts, not when it ends.
         let taken = Instant::now();
-        let whole = feed::Shape {
-            spelling: feed::Spelling::Bare,
-            ..feed::Shape::FULL
-        };
-        let table = self.fetch(&whole).await?;
+        let table = self.fetch(&feed::Shape::FULL).await?;
         let snap = Arc::new(self.build(table, taken, Identities::Opened).0);
         *self.current.lock().unwrap() = Some(snap.clone());
         Ok(snap)
@@ -336,41 +336,55 @@ impl Registry {
 
     /// A table of `shape` read now (a listing page, one pane's fresh read,
     /// completion): neither cached nor shared, since panes outside the
-    /// shape's sessions are only placed. Process identities come from the last
-    /// snapshot where the pid is the same; it opens none, since an identity
-    /// would go with its snapshot and the next read would open another (a new
-    /// `process_generation` for the same process). So when a pane it reads
-    /// runs a process the last snapshot does not know, it refreshes instead:
-    /// the whole table, which keeps the identities it opens.
-    pub async fn read(&self, shape: &feed::Shape<'_>) -> Result<Arc<Snapshot>, RefreshError> {
+    /// shape's sessions are only placed. When it does not hold what the
+    /// caller needs (`holds`: a pane moved out of the shape's sessions), the
+    /// whole table is read instead, as it is for the whole `Full` shape.
+    ///
+    /// Process identities come from the last snapshot where the pid is the
+    /// same; it opens none, since an identity would go with its snapshot and
+    /// the next read would open another (a new `process_generation` for the
+    /// same process). So when a pane it reads runs a process the last
+    /// snapshot does not know, it refreshes too: the whole table, which keeps
+    /// the identities it opens.
+    pub async fn read(
+        &self,
+        shape: &feed::Shape<'_>,
+        holds: impl Fn(&Snapshot) -> bool,
+    ) -> Result<Arc<Snapshot>, RefreshError> {
+        if shape.depth == Depth::Full && shape.only.is_none() {
+            return self.refresh().await;
+        }
         let taken = Instant::now();
         let table = self.fetch(shape).await?;
         match self.build(table, taken, Identities::Carried) {
-            (snap, Complete::Yes) => Ok(Arc::new(snap)),
-            (_, Complete::NewProcess) => self.refresh().await,
+            (snap, Complete::Yes) if holds(&snap) => Ok(Arc::new(snap)),
+            _ => self.refresh().await,
         }
     }
 
-    /// The table of `shape` from this broker's tmux server. A `Bare` read is
-    /// made only through `list-commands` (the run-shell feed's here-document
-    /// needs every line careful), and made again `Careful` when a value
-    /// holding a separator kept it from parsing.
+    /// The table of `shape` from this broker's tmux server. Current command
+    /// and path are read bare only through `list-commands` (the run-shell
+    /// feed's here-document needs every line careful), and the table is read
+    /// again careful when a value holding a separator kept it from parsing.
     async fn fetch(&self, shape: &feed::Shape<'_>) -> Result<PaneTable, RefreshError> {
-        let careful = feed::Shape {
-            spelling: feed::Spelling::Careful,
-            ..*shape
+        let careful = || async move {
+            self.fetch_any(&feed::shaped_format(shape, feed::Spelling::Careful))
+                .await
         };
-        let table = match (shape.spelling, self.source.mode) {
-            (feed::Spelling::Bare, FeedMode::ListCommands) => {
-                match self.fetch_any(&feed::shaped_format(shape)).await {
+        let table = match self.source.mode {
+            FeedMode::ListCommands => {
+                match self
+                    .fetch_any(&feed::shaped_format(shape, feed::Spelling::Bare))
+                    .await
+                {
                     Err(RefreshError::Table(why)) => {
                         tracing::debug!(%why, "a bare table read did not parse; reading it careful");
-                        self.fetch_any(&feed::shaped_format(&careful)).await?
+                        careful().await?
                     }
                     other => other?,
                 }
             }
-            _ => self.fetch_any(&feed::shaped_format(&careful)).await?,
+            FeedMode::RunShell => careful().await?,
         };
         if table.server.pid != self.source.server_pid {
             return Err(RefreshError::WrongServer {

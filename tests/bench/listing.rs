@@ -102,11 +102,11 @@ async fn tmux_side(srv: &TmuxServer) {
         }
     };
     let (table_t, table) = expand(feed::table_format()).await;
-    let bare = feed::Shape {
-        spelling: feed::Spelling::Bare,
-        ..feed::Shape::FULL
-    };
-    let (bare_table_t, _) = expand(feed::shaped_format(&bare)).await;
+    let (bare_table_t, _) = expand(feed::shaped_format(
+        &feed::Shape::FULL,
+        feed::Spelling::Bare,
+    ))
+    .await;
     let parsed = feed::parse(&table).expect("the table parses");
     assert_eq!(table_t.0.len(), ROUNDS);
     let panes = parsed.rows.len();
@@ -131,9 +131,8 @@ async fn tmux_side(srv: &TmuxServer) {
     let page_shape = feed::Shape {
         depth: feed::Depth::Full,
         only: Some(&page_sessions),
-        spelling: feed::Spelling::Bare,
     };
-    let (page_t, page) = expand(feed::shaped_format(&page_shape)).await;
+    let (page_t, page) = expand(feed::shaped_format(&page_shape, feed::Spelling::Bare)).await;
     let page_rows = feed::parse(&page).expect("the page table parses").rows;
     assert_eq!(page_rows.len(), panes, "a shaped table places every pane");
     // A fresh read of one pane (a session-scoped agent's capture): its
@@ -142,15 +141,13 @@ async fn tmux_side(srv: &TmuxServer) {
     let one_shape = feed::Shape {
         depth: feed::Depth::Full,
         only: Some(&one),
-        spelling: feed::Spelling::Bare,
     };
-    let (one_t, _) = expand(feed::shaped_format(&one_shape)).await;
+    let (one_t, _) = expand(feed::shaped_format(&one_shape, feed::Spelling::Bare)).await;
     let brief_shape = feed::Shape {
         depth: feed::Depth::Brief,
         only: None,
-        spelling: feed::Spelling::Bare,
     };
-    let (brief_t, brief) = expand(feed::shaped_format(&brief_shape)).await;
+    let (brief_t, brief) = expand(feed::shaped_format(&brief_shape, feed::Spelling::Bare)).await;
     assert_eq!(
         feed::parse(&brief)
             .expect("the brief table parses")

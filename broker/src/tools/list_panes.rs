@@ -15,8 +15,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::sync::Arc;
-use tmux_mcp_core::feed::{Depth, Shape, Spelling};
-use tmux_mcp_engine::registry::{Pane, RefreshError, Snapshot};
+use tmux_mcp_core::feed::{Depth, Shape};
+use tmux_mcp_core::wire::ProcessStatus;
+use tmux_mcp_engine::registry::{session_ids, Pane, RefreshError, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_panes",
@@ -195,31 +196,17 @@ async fn read(session: &Session, args: &Args, depth: Depth) -> Result<Arc<Snapsh
     let only = registry.cached().and_then(|cached| {
         let page = select(session, &cached, args).ok()?;
         page.next.as_ref()?;
-        let mut ids: Vec<String> = page
-            .items
-            .iter()
-            .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.clone()))
-            .collect();
-        ids.sort();
-        ids.dedup();
+        let ids = session_ids(page.items.iter().map(|p| &**p));
         (ids.len() < cached.session_ids().len()).then_some(ids)
     });
-    if only.is_none() && depth == Depth::Full {
-        return registry.refresh().await;
-    }
     let shape = Shape {
         depth,
         only: only.as_deref(),
-        spelling: Spelling::Bare,
     };
-    let snap = registry.read(&shape).await?;
-    let whole = select(session, &snap, args)
-        .map_or(true, |page| page.items.iter().all(|p| p.depth >= depth));
-    if whole {
-        Ok(snap)
-    } else {
-        registry.refresh().await
-    }
+    let holds_page = |snap: &Snapshot| {
+        select(session, snap, args).map_or(true, |page| page.items.iter().all(|p| p.depth >= depth))
+    };
+    registry.read(&shape, holds_page).await
 }
 
 /// The page `args` ask for among the panes of `snap` this session may see.
@@ -259,12 +246,12 @@ fn brief(p: &Pane) -> BriefRecord {
         id: p.id.clone(),
         command: p.command.clone(),
         cwd: p.cwd.clone(),
-        state: process_state(p),
+        state: process_state(&p.process_status()),
     }
 }
 
-fn process_state(p: &Pane) -> ProcessState {
-    match p.process_status().state.as_str() {
+fn process_state(st: &ProcessStatus) -> ProcessState {
+    match st.state.as_str() {
         "running" => ProcessState::Running,
         "exited" => ProcessState::Exited,
         "dead" => ProcessState::Dead,
@@ -274,6 +261,7 @@ fn process_state(p: &Pane) -> ProcessState {
 
 pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
     let st = p.process_status();
+    let process_state = process_state(&st);
     PaneRecord {
         reference: refs::PaneRef::new(&p.id, session.generation()),
         id: p.id.clone(),
@@ -284,7 +272,7 @@ pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
         title: p.title.clone(),
         pid: p.pid,
         process_generation: st.process_generation,
-        process_state: process_state(p),
+        process_state,
         process_note: st.note,
         dead: p.dead,
         dead_status: p.dead_status,
