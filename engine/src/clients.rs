@@ -13,7 +13,8 @@
 //! Command clients (the broker's own connections among them) are therefore
 //! never listed: they have no session and nobody looks at them.
 
-use crate::registry::Registry;
+use crate::registry::{Pane, Placement, Registry};
+use std::collections::HashSet;
 use tmux_mcp_core::feed::{field, unvis_separators, RS, US};
 use tmux_mcp_core::tmux::quote::format_operand;
 
@@ -143,6 +144,30 @@ pub fn parse(version: &str, expanded: &str) -> Result<Vec<Client>, String> {
     // The reference order: by (pid, created, name).
     out.sort_by(|a, b| (a.pid, a.created, &a.name).cmp(&(b.pid, b.created, &b.name)));
     Ok(out)
+}
+
+/// Whether a person sees `pane` (B.2.2): its window is the current window of
+/// a session `watched` says a person's client is attached to, and the window
+/// is not zoomed or the pane is the zoomed (active) one. The one rule behind
+/// `snapshot_pane`'s `isAttended` (before tmux 3.5) and `list_sessions`'
+/// attended panes; from 3.5 `snapshot_pane` asks tmux the same thing per client
+/// ([`watchers_format`]).
+pub fn shown(pane: &Pane, watched: impl Fn(&Placement) -> bool) -> bool {
+    let current = pane
+        .placements
+        .iter()
+        .any(|pl| pl.window_active && watched(pl));
+    current && (!pane.window_zoomed || pane.active)
+}
+
+/// The sessions a person is attached to: those of the clients not in control
+/// mode (a control-mode client is a program, not a person).
+pub fn watched_sessions(clients: &[Client]) -> HashSet<String> {
+    clients
+        .iter()
+        .filter(|c| !c.control_mode)
+        .map(|c| c.session_id.clone())
+        .collect()
 }
 
 /// The attached clients of the server (`version` as the table reported it),

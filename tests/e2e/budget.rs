@@ -12,7 +12,9 @@
 //! targets were set). The default surface's model-visible target holds; the
 //! others are not met yet: each surface is held to the ceiling its last step
 //! reached (so the budget only goes down), and the figures are printed beside
-//! the targets.
+//! the targets, with the floor no wording can go under (every description
+//! removed, the seed contracts kept): for all 42 tools that floor is above the
+//! 16,000 B target.
 
 use serde_json::{json, Value};
 use tmux_mcp_e2e::*;
@@ -50,9 +52,12 @@ const SURFACES: &[Surface] = &[
         // with run_command (20 -> 16 tools), published inputs without size
         // bounds, maxima, no-op defaults and additionalProperties (but
         // beneath a oneOf), descriptions cut: 7,994 B visible (the target
-        // holds), 35,390 B whole.
+        // holds), 35,390 B whole. list_sessions' attended panes, and
+        // output enums published without the `type: string` beside them and
+        // one-value enums as `const` (the same results validate): 7,998 B
+        // visible, 34,935 B whole.
         visible: (8_000, 8_000),
-        whole: (30_000, 35_390),
+        whole: (30_000, 34_935),
     },
     Surface {
         label: "all 42 (--safety destructive + both opt-ins)",
@@ -73,14 +78,53 @@ const SURFACES: &[Surface] = &[
         // visible, 98,272 -> 106,722 B whole (106,777 with moreLines).
         // capture_since's `styles` (issue 20 item 5): 30,594 B visible,
         // 106,877 B whole. The lean publishing of the step above: 26,497 B
-        // visible, 102,780 B whole.
+        // visible, 102,780 B whole. The step of the default above: 26,499 B
+        // visible, 101,351 B whole.
         visible: (16_000, 26_500),
-        whole: (70_000, 102_780),
+        whole: (70_000, 101_351),
     },
 ];
 
 fn compact(v: &Value) -> usize {
     serde_json::to_string(v).unwrap().len()
+}
+
+/// `schema` without a single `description` string: what is left of an input
+/// schema is its shape (names, types, enums, required, patterns).
+fn undescribed(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, v)| !(k.as_str() == "description" && v.is_string()))
+                .map(|(k, v)| (k.clone(), undescribed(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(undescribed).collect()),
+        v => v.clone(),
+    }
+}
+
+/// The model-visible bytes of `tools` with every description gone (the tool's
+/// and its arguments'), the seed contracts as they are: the least any wording
+/// could reach without removing a tool or an argument.
+fn floor(tools: &[Value]) -> usize {
+    tools
+        .iter()
+        .map(|t| {
+            if CONTRACTS.contains(&t["name"].as_str().unwrap()) {
+                return compact(&json!({
+                    "name": t["name"],
+                    "description": t["description"],
+                    "inputSchema": t["inputSchema"],
+                }));
+            }
+            compact(&json!({
+                "name": t["name"],
+                "description": "",
+                "inputSchema": undescribed(&t["inputSchema"]),
+            }))
+        })
+        .sum()
 }
 
 /// `tools/list` as the relay writes it: (the whole line's length, the tools).
@@ -133,6 +177,10 @@ fn tools_list_stays_within_its_context_budget() {
             visible as f64 / s.visible.0 as f64,
             s.whole.0,
             line as f64 / s.whole.0 as f64,
+        );
+        eprintln!(
+            "  without any description (the seed contracts kept): model-visible {} B",
+            floor(&tools)
         );
         eprintln!(
             "  {:<20} {:>8} {:>6} {:>7} {:>7}",

@@ -892,9 +892,30 @@ async fn snapshot_pane_attended_follows_current_window_and_zoom() {
         .trim()
         .to_string();
     let c = McpClient::attach(&srv, &[]).await;
+    // snapshot_pane's isAttended, and list_sessions' summary saying the same
+    // of the pane (one rule, B.2.2), its total counting each pane once.
     let attended = |id: String| {
         let c = &c;
-        async move { c.call("snapshot_pane", json!({"paneId": id})).await["pane"]["isAttended"].clone() }
+        async move {
+            let one =
+                c.call("snapshot_pane", json!({"paneId": id})).await["pane"]["isAttended"].clone();
+            let listed = c.call("list_sessions", json!({})).await;
+            let mut seen: Vec<&Value> = listed["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|s| s["attendedPanes"].as_array().unwrap())
+                .collect();
+            seen.sort_by_key(|v| v.to_string());
+            seen.dedup();
+            assert_eq!(
+                json!(seen.contains(&&json!(id))),
+                one,
+                "list_sessions on {id}: {listed}"
+            );
+            assert_eq!(listed["attendedCount"], json!(seen.len()), "{listed}");
+            one
+        }
     };
     assert_eq!(attended(a.clone()).await, json!(false), "nobody attached");
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 pub const SPEC: ToolSpec = ToolSpec {
     name: "tmux_close",
     family: Family::Seed,
-    description: "Close one session, window or pane by reference. Refuses what would end the tmux server, and the agent's own pane without --allow-self.",
+    description: "Close a session, window or pane by reference. Refuses what would end the tmux server, and the agent's own pane without --allow-self.",
     details: "Close exactly one referenced session, window or pane (kill-session / kill-window / kill-pane by id, never by name). Closing a session or window also closes what it contains. Refuses to close what would end the tmux server (its last panes), and the agent's own pane or what contains it unless attached with --allow-self.",
     annotations: Annotations::destructive("Close a session, window or pane"),
     listed: super::Listed::AtTier,

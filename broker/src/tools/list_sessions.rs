@@ -17,13 +17,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tmux_mcp_engine::registry::{Pane, Snapshot};
+use tmux_mcp_engine::clients;
+use tmux_mcp_engine::registry::{Pane, Placement, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_sessions",
     family: Family::Libtmux,
-    description: "List sessions: windows, clients, busy and dead panes.",
-    details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) and deadPanes. At the top, paneCount, busyCount and deadCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.",
+    description: "List sessions: windows, clients; busy, dead and attended panes.",
+    details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, paneCount, busyCount, deadCount and attendedCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List sessions"),
     listed: super::Listed::AtTier,
     input_schema: super::typed::input_of::<super::typed::NoArgs>,
@@ -53,14 +54,17 @@ struct ListedSession {
     panes: SessionPanes,
 }
 
-/// A session's panes: how many, and which are busy or dead (every id: a
-/// few bytes per pane, against a listing's hundreds).
+/// A session's panes: how many, which are busy or dead, and which a person
+/// sees through this session (every id: a few bytes per pane, against a
+/// listing's hundreds).
 #[derive(Serialize, JsonSchema, Default, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 struct SessionPanes {
     pane_count: u64,
     busy_panes: Vec<String>,
     dead_panes: Vec<String>,
+    /// Shown to a person on a client attached to this session (B.2.2).
+    attended_panes: Vec<String>,
 }
 
 /// The server's panes, each counted once (a window linked into two
@@ -71,6 +75,7 @@ struct Totals {
     pane_count: u64,
     busy_count: u64,
     dead_count: u64,
+    attended_count: u64,
 }
 
 /// What a pane counts as.
@@ -92,7 +97,12 @@ fn state(p: &Pane) -> State {
 }
 
 /// The totals over `panes`, and the panes of each session they are in.
-fn count<'a>(panes: impl Iterator<Item = &'a Pane>) -> (Totals, HashMap<String, SessionPanes>) {
+/// `watched` says whether a person's client is attached to a placement's
+/// session.
+fn count<'a>(
+    panes: impl Iterator<Item = &'a Pane>,
+    watched: impl Fn(&Placement) -> bool,
+) -> (Totals, HashMap<String, SessionPanes>) {
     let mut totals = Totals::default();
     let mut per: HashMap<String, SessionPanes> = HashMap::new();
     for p in panes {
@@ -100,6 +110,7 @@ fn count<'a>(panes: impl Iterator<Item = &'a Pane>) -> (Totals, HashMap<String, 
         totals.pane_count += 1;
         totals.busy_count += u64::from(st == State::Busy);
         totals.dead_count += u64::from(st == State::Dead);
+        totals.attended_count += u64::from(clients::shown(p, &watched));
         // Placements are in session order: a session's come together.
         let mut last: Option<&str> = None;
         for pl in &p.placements {
@@ -114,30 +125,57 @@ fn count<'a>(panes: impl Iterator<Item = &'a Pane>) -> (Totals, HashMap<String, 
                 State::Dead => s.dead_panes.push(p.id.clone()),
                 State::Idle => {}
             }
+            // Seen through this session: the rule with only its placements.
+            let this = |x: &Placement| x.session_id == pl.session_id && watched(x);
+            if clients::shown(p, this) {
+                s.attended_panes.push(p.id.clone());
+            }
         }
     }
     (totals, per)
+}
+
+/// Which sessions a person is attached to, as `count` asks it: from tmux 3.5
+/// the clients themselves (those not in control mode); before, or when they
+/// cannot be read, any session with an attached client (the table cannot
+/// tell a control-mode client from a terminal), as `snapshot_pane` does.
+/// Only sessions this agent may see count.
+async fn watched<'s>(session: &'s Session, version: &str) -> impl Fn(&Placement) -> bool + 's {
+    let exact = match clients::read(&session.broker.registry, version).await {
+        Ok(all) => Some(clients::watched_sessions(&all)),
+        Err(_) => None,
+    };
+    move |pl: &Placement| {
+        session.sees_session(&pl.session_id)
+            && match &exact {
+                Some(ids) => ids.contains(&pl.session_id),
+                None => pl.session_attached > 0,
+            }
+    }
 }
 
 impl Totals {
     /// `12 pane(s), 2 busy, 1 dead`.
     fn text(&self) -> String {
         format!(
-            "{} pane(s), {} busy, {} dead",
-            self.pane_count, self.busy_count, self.dead_count
+            "{} pane(s), {} busy, {} dead, {} attended",
+            self.pane_count, self.busy_count, self.dead_count, self.attended_count
         )
     }
 }
 
 impl SessionPanes {
-    /// `12 pane(s), busy %3 %7, dead %9`.
+    /// `12 pane(s), busy %3 %7, dead %9, attended %1 %3`.
     fn text(&self) -> String {
         let mut t = format!("{} pane(s)", self.pane_count);
-        if !self.busy_panes.is_empty() {
-            t.push_str(&format!(", busy {}", self.busy_panes.join(" ")));
-        }
-        if !self.dead_panes.is_empty() {
-            t.push_str(&format!(", dead {}", self.dead_panes.join(" ")));
+        for (label, ids) in [
+            ("busy", &self.busy_panes),
+            ("dead", &self.dead_panes),
+            ("attended", &self.attended_panes),
+        ] {
+            if !ids.is_empty() {
+                t.push_str(&format!(", {label} {}", ids.join(" ")));
+            }
         }
         t
     }
@@ -275,7 +313,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Err(e) => return e,
         };
         let visible: Vec<_> = c.session.visible(&snap).collect();
-        let (totals, mut per) = count(visible.iter().map(|p| p.as_ref()));
+        let watched = watched(c.session, &snap.server.version).await;
+        let (totals, mut per) = count(visible.iter().map(|p| p.as_ref()), watched);
         let sessions: Vec<ListedSession> = records(c.session, &g)
             .into_iter()
             .map(|s| ListedSession {
@@ -344,16 +383,45 @@ mod tests {
             pane("%2", "-zsh", false, &["$1"]),
             pane("%3", "make", true, &["$1"]),
         ];
-        let (totals, per) = count(panes.iter());
+        let (totals, per) = count(panes.iter(), |_| false);
         assert_eq!(
             totals,
             Totals {
                 pane_count: 4,
                 busy_count: 1,
-                dead_count: 1
+                dead_count: 1,
+                attended_count: 0,
             }
         );
         assert_eq!(per["$0"].text(), "2 pane(s), busy %1");
         assert_eq!(per["$1"].text(), "3 pane(s), busy %1, dead %3");
+    }
+
+    #[test]
+    fn attended_panes_are_listed_under_the_session_a_person_sees_them_through() {
+        let mut hidden = pane("%2", "bash", false, &["$1"]);
+        hidden.placements[0].window_active = false;
+        let mut zoomed_away = pane("%3", "bash", false, &["$1"]);
+        zoomed_away.window_zoomed = true;
+        zoomed_away.active = false;
+        let panes = [
+            pane("%0", "bash", false, &["$0"]),
+            pane("%1", "vim", false, &["$0", "$1"]),
+            hidden,
+            zoomed_away,
+        ];
+        let (totals, per) = count(panes.iter(), |pl| pl.session_id == "$1");
+        assert_eq!(totals.attended_count, 1, "{totals:?}");
+        assert!(per["$0"].attended_panes.is_empty(), "nobody is on $0");
+        assert_eq!(
+            per["$1"].attended_panes,
+            vec!["%1".to_string()],
+            "not another window, not behind a zoomed pane"
+        );
+        assert_eq!(
+            per["$1"].text(),
+            "3 pane(s), busy %1, attended %1",
+            "the pane linked into $0 is seen through $1 only"
+        );
     }
 }

@@ -119,11 +119,7 @@ pub fn largest_prefix(n: usize, fits: impl Fn(usize) -> bool) -> usize {
 /// session counts as attended (the reference skips control-mode clients). From
 /// tmux 3.5 the clients themselves are asked (`clients::watchers_format`).
 pub fn is_attended(pane: &Pane) -> bool {
-    let shown = pane
-        .placements
-        .iter()
-        .any(|pl| pl.window_active && pl.session_attached > 0);
-    shown && (!pane.window_zoomed || pane.active)
+    tmux_mcp_engine::clients::shown(pane, |pl| pl.session_attached > 0)
 }
 
 /// The `pane` object (B.2.1) and its one-line rendering.

@@ -39,17 +39,33 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 /// shape (the meaning of each field is in the tool's reference,
 /// `tmux://tool/{name}`, and docs/spec.md). A property that is *named*
 /// `title` or `description` is a schema (an object), never a string, so it stays.
+///
+/// Two rewrites validate exactly the same results in fewer bytes: a string
+/// `enum` loses the `type: string` beside it (every value is a string), and an
+/// `enum` of one value is that `const`.
 pub fn lean_output(schema: &mut Value) {
     match schema {
         Value::Object(m) => {
             let integer = m.get("type") == Some(&Value::from("integer"));
             let string = m.get("type") == Some(&Value::from("string"));
+            let strings = m
+                .get("enum")
+                .and_then(Value::as_array)
+                .is_some_and(|e| e.iter().all(Value::is_string));
             m.retain(|k, v| {
                 !(matches!(k.as_str(), "title" | "description") && v.is_string()
                     || k == "additionalProperties" && v == &Value::Bool(false)
                     || integer && k == "minimum" && v == &Value::from(0)
-                    || string && k == "maxLength" && v.is_u64())
+                    || string && k == "maxLength" && v.is_u64()
+                    || string && strings && k == "type")
             });
+            if let Some(Value::Array(one)) = m.get("enum") {
+                if let [only] = one.as_slice() {
+                    let only = only.clone();
+                    m.remove("enum");
+                    m.insert("const".into(), only);
+                }
+            }
             m.values_mut().for_each(lean_output);
         }
         Value::Array(a) => a.iter_mut().for_each(lean_output),

@@ -34,7 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 struct Args {
     pane_id: PaneId,
     generation: Option<Generation>,
-    /// Quiet time needed (default 1).
+    /// Seconds of quiet needed.
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 3600))]
     idle_seconds: Option<f64>,
     // Capped at the request timeout (the result says so).
