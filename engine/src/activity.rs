@@ -228,10 +228,22 @@ impl ScreenEvents {
     /// Usually through `Broker::screen_events`.
     pub async fn new(net: &Net, registry: &Arc<Registry>, pane: &Pane) -> io::Result<ScreenEvents> {
         let tty = TtyWatch::new(&pane.tty)?;
-        Ok(ScreenEvents {
+        Ok(ScreenEvents::armed(tty, net, registry, pane).await)
+    }
+
+    /// With `tty`, a watch on `pane`'s terminal taken earlier (a subscription
+    /// arms it before the client hears it is subscribed): writes since then
+    /// are events. Usually through `Broker::screen_events_armed`.
+    pub async fn armed(
+        tty: TtyWatch,
+        net: &Net,
+        registry: &Arc<Registry>,
+        pane: &Pane,
+    ) -> ScreenEvents {
+        ScreenEvents {
             tty,
             net: net.watch(registry, pane).await,
-        })
+        }
     }
 
     /// Waits for the next change (several pending count as one).

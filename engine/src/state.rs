@@ -11,6 +11,7 @@
 use crate::activity::{Net, ScreenEvents};
 use crate::changes::{Changes, PaneSet};
 use crate::registry::{Pane, Registry};
+use crate::tty_watch::TtyWatch;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -105,6 +106,12 @@ impl Broker {
     /// safety net what nobody wrote), for a wait or a subscription.
     pub async fn screen_events(&self, pane: &Pane) -> io::Result<ScreenEvents> {
         ScreenEvents::new(&self.activity, &self.registry, pane).await
+    }
+
+    /// [`screen_events`](Self::screen_events) with the terminal watched since
+    /// `tty` was taken.
+    pub async fn screen_events_armed(&self, pane: &Pane, tty: TtyWatch) -> ScreenEvents {
+        ScreenEvents::armed(tty, &self.activity, &self.registry, pane).await
     }
 
     /// The pane set as it changes (started by the first caller).

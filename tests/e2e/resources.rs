@@ -645,3 +645,51 @@ async fn typed_echo_nobody_wrote_is_seen() {
     );
     tools.close().await;
 }
+
+/// A change made the moment a client hears it is subscribed is told, in both
+/// eras: what a subscription watches is armed before the answer (the
+/// `resources/subscribe` result, the listen stream's acknowledgment), not
+/// when its watch task gets to run. The debug broker holds every watch task
+/// back 400 ms (`TMUX_MCP_TEST_WATCH_DELAY_MS`), so the write, and the new
+/// pane, land in that moment every time; armed in the task, both were lost
+/// for good (the safety net's first reading already showed the write).
+#[test]
+fn a_change_right_after_subscribing_is_told() {
+    let srv = TmuxServer::start();
+    let b = a_second_pane(&srv);
+    // The broker is a tmux job (run-shell -b): it has tmux's environment.
+    srv.tmux(&[
+        "set-environment",
+        "-g",
+        "TMUX_MCP_TEST_WATCH_DELAY_MS",
+        "400",
+    ]);
+
+    // 2025-06-18: resources/subscribe, then write at once.
+    let mut legacy = RawClient::attach(&srv, &[]);
+    legacy.initialize();
+    let r = legacy.request(1, "resources/subscribe", json!({"uri": uri("%0")}));
+    assert!(r.get("result").is_some(), "{r}");
+    write_to_pane(&srv, "%0", "right after subscribe");
+    legacy
+        .recv_where(Duration::from_secs(5), |m| is_update(m, &uri("%0")))
+        .expect("the write right after resources/subscribe is told");
+    legacy.close();
+
+    // 2026-07-28: a listen stream, then write and make a pane at once.
+    let mut raw = RawClient::attach(&srv, &[]);
+    raw.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": {"_meta": meta(), "notifications": {"resourceSubscriptions": [uri(&b)], "resourcesListChanged": true}}}));
+    raw.recv_where(Duration::from_secs(10), |m| {
+        m["method"] == json!("notifications/subscriptions/acknowledged")
+    })
+    .expect("acknowledged");
+    write_to_pane(&srv, &b, "right after the acknowledgment");
+    let _new = a_second_pane(&srv);
+    raw.recv_where(Duration::from_secs(5), |m| is_update(m, &uri(&b)))
+        .expect("the write right after the acknowledgment is told");
+    raw.recv_where(Duration::from_secs(5), |m| {
+        m["method"] == json!("notifications/resources/list_changed")
+    })
+    .expect("the pane made right after the acknowledgment is told");
+    raw.close();
+}

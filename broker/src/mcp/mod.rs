@@ -28,7 +28,7 @@ use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
-use subscriptions::{Notifier, Subscriptions};
+use subscriptions::{Armed, Notifier, Subscriptions};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
@@ -61,6 +61,7 @@ where
             session: session.clone(),
             gone,
             legacy: Default::default(),
+            armed: Default::default(),
         }),
         transport,
         None,
@@ -112,6 +113,10 @@ pub struct Handler {
     gone: CancellationToken,
     /// `resources/subscribe` subscriptions (legacy eras), told on the session.
     legacy: std::sync::OnceLock<Subscriptions>,
+    /// What a listen stream watches, armed when its filter is accepted, before
+    /// rmcp acknowledges it; its `listen` takes what it subscribes to (a
+    /// concurrent stream on the same URI arms its own).
+    armed: std::sync::Mutex<Armed>,
 }
 
 impl Handler {
@@ -465,6 +470,18 @@ impl ServerHandler for Handler {
                 .cloned()
                 .collect::<Vec<_>>()
         });
+        // Watched from now on: rmcp acknowledges the stream before `listen`.
+        let resources: Vec<(&str, Resource)> = uris
+            .iter()
+            .flatten()
+            .filter_map(|u| Some((u.as_str(), Resource::parse(u).ok()?)))
+            .collect();
+        self.armed.lock().unwrap().arm(
+            &self.session,
+            resources.iter().map(|(u, r)| (*u, r)),
+            requested.resources_list_changed == Some(true)
+                || resources.iter().any(|(_, r)| r.pane().is_none()),
+        );
         let mut accepted = SubscriptionFilter::default();
         accepted.resources_list_changed = requested.resources_list_changed;
         accepted.resource_subscriptions = uris;
@@ -478,12 +495,15 @@ impl ServerHandler for Handler {
             Notifier::Listen(context.sink().clone()),
             accepted.resources_list_changed == Some(true),
         );
-        if accepted.resources_list_changed == Some(true) {
-            subs.start_pane_set();
-        }
-        for uri in accepted.resource_subscriptions.into_iter().flatten() {
-            if let Ok(r) = Resource::parse(&uri) {
-                subs.add(uri, r);
+        {
+            let mut armed = self.armed.lock().unwrap();
+            if accepted.resources_list_changed == Some(true) {
+                subs.start_pane_set_armed(&mut armed);
+            }
+            for uri in accepted.resource_subscriptions.into_iter().flatten() {
+                if let Ok(r) = Resource::parse(&uri) {
+                    subs.add_armed(uri, r, &mut armed);
+                }
             }
         }
         tokio::select! {

@@ -20,6 +20,9 @@ use rmcp::Peer;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tmux_mcp_engine::changes::PaneSet;
+use tmux_mcp_engine::tty_watch::TtyWatch;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -64,6 +67,86 @@ impl Notifier {
     }
 }
 
+/// What subscriptions watch from the moment they are accepted, taken before
+/// the client hears so (the `resources/subscribe` result, or a listen
+/// stream's acknowledgment): a pane's terminal (inotify) and the pane set as
+/// this agent saw it. A change made right after the answer is then always
+/// told; armed later, in the watch task, a write in between was lost for good
+/// (the safety net's first reading already showed it). The net's baseline is
+/// still read in the task: an echo nobody wrote in that moment can be missed.
+#[derive(Default)]
+pub struct Armed {
+    /// Per screen URI: its pane's terminal, watched.
+    ttys: HashMap<String, ArmedTty>,
+    pane_set: Option<PaneSetBaseline>,
+}
+
+struct ArmedTty {
+    /// The terminal watched (a respawned pane may have another by the time
+    /// its task starts; then it arms again).
+    path: String,
+    watch: TtyWatch,
+}
+
+/// The pane set a watch compares its changes with.
+struct PaneSetBaseline {
+    rx: watch::Receiver<Option<PaneSet>>,
+    seen: Vec<(String, u32)>,
+}
+
+impl PaneSetBaseline {
+    fn now(session: &Session) -> PaneSetBaseline {
+        let rx = session.broker.pane_set();
+        let seen = match session.broker.registry.cached() {
+            Some(s) => visible_panes(session, &s),
+            None => Vec::new(),
+        };
+        PaneSetBaseline { rx, seen }
+    }
+}
+
+/// The terminal of `r`'s pane watched now, when `r` is a screen.
+fn arm_tty(session: &Session, r: &Resource) -> Option<ArmedTty> {
+    if !matches!(r, Resource::Screen(_) | Resource::Handed { .. }) {
+        return None;
+    }
+    let path = session
+        .broker
+        .registry
+        .cached()?
+        .pane(r.pane()?)?
+        .tty
+        .clone();
+    let watch = TtyWatch::new(&path).ok()?;
+    Some(ArmedTty { path, watch })
+}
+
+impl Armed {
+    /// Arms the `(uri, resource)` pairs, and the pane set when `pane_set`;
+    /// what was armed before for the same URIs, and the pane set, is replaced.
+    pub fn arm<'a>(
+        &mut self,
+        session: &Session,
+        resources: impl IntoIterator<Item = (&'a str, &'a Resource)>,
+        pane_set: bool,
+    ) {
+        for (uri, r) in resources {
+            if let Some(t) = arm_tty(session, r) {
+                self.ttys.insert(uri.to_string(), t);
+            }
+        }
+        self.pane_set = pane_set.then(|| PaneSetBaseline::now(session));
+    }
+
+    fn take_tty(&mut self, uri: &str) -> Option<ArmedTty> {
+        self.ttys.remove(uri)
+    }
+
+    fn take_pane_set(&mut self) -> Option<PaneSetBaseline> {
+        self.pane_set.take()
+    }
+}
+
 /// The subscriptions of one session (legacy) or one listen stream. Dropping it
 /// stops every watch it started.
 pub struct Subscriptions {
@@ -91,8 +174,16 @@ impl Subscriptions {
         }
     }
 
-    /// Starts telling changes of `r` under `uri`. Re-subscribing is a no-op.
+    /// Starts telling changes of `r` under `uri`, from now on (armed before
+    /// it returns). Re-subscribing is a no-op.
     pub fn add(&self, uri: String, r: Resource) {
+        let mut armed = Armed::default();
+        armed.arm(&self.session, [(uri.as_str(), &r)], false);
+        self.add_armed(uri, r, &mut armed);
+    }
+
+    /// [`add`](Self::add), with what `armed` watches already for `uri`.
+    pub fn add_armed(&self, uri: String, r: Resource, armed: &mut Armed) {
         match r.pane() {
             Some(pane) => {
                 let mut w = self.watches.lock().unwrap();
@@ -109,12 +200,13 @@ impl Subscriptions {
                     pane.to_string(),
                     screen,
                     handed,
+                    armed.take_tty(&uri),
                 ));
                 w.insert(uri, task);
             }
             None => {
                 self.lists.lock().unwrap().insert(uri);
-                self.start_pane_set();
+                self.start_pane_set_armed(armed);
             }
         }
     }
@@ -126,17 +218,28 @@ impl Subscriptions {
         self.lists.lock().unwrap().remove(uri);
     }
 
-    /// Starts the pane-set task (list_changed and the list URIs) if it is not running.
+    /// Starts the pane-set task (list_changed and the list URIs) if it is not
+    /// running, comparing with the pane set as it is now.
     pub fn start_pane_set(&self) {
+        self.start_pane_set_armed(&mut Armed::default());
+    }
+
+    /// [`start_pane_set`](Self::start_pane_set) from the pane set `armed`
+    /// holds, if it holds one.
+    pub fn start_pane_set_armed(&self, armed: &mut Armed) {
         let mut slot = self.pane_set.lock().unwrap();
         if slot.as_ref().is_some_and(|h| !h.is_finished()) {
             return;
         }
+        let baseline = armed
+            .take_pane_set()
+            .unwrap_or_else(|| PaneSetBaseline::now(&self.session));
         *slot = Some(tokio::spawn(watch_pane_set(
             self.session.clone(),
             self.notifier.clone(),
             self.lists.clone(),
             self.list_changed,
+            baseline,
         )));
     }
 }
@@ -182,6 +285,7 @@ async fn watch_pane(
     pane_id: String,
     screen: bool,
     handed: bool,
+    mut armed: Option<ArmedTty>,
 ) {
     let broker = session.broker.clone();
     let mut pane_set = broker.pane_set();
@@ -197,10 +301,13 @@ async fn watch_pane(
             notifier.updated(&uri).await;
             return;
         };
-        let tty = if screen {
-            broker.screen_events(&pane).await.ok()
-        } else {
-            None
+        test_watch_delay().await;
+        let tty = match armed.take() {
+            Some(a) if screen && a.path == pane.tty => {
+                Some(broker.screen_events_armed(&pane, a.watch).await)
+            }
+            _ if screen => broker.screen_events(&pane).await.ok(),
+            _ => None,
         };
         let identity = pane.process.as_ref().ok().cloned();
         let pid = pane.pid;
@@ -256,18 +363,29 @@ async fn watch_pane(
     }
 }
 
+/// Debug builds only: `TMUX_MCP_TEST_WATCH_DELAY_MS` holds a watch task back
+/// before it watches anything, so a test can write in the moment between the
+/// client's answer and the task (`tests/e2e/resources.rs`), which arming keeps
+/// from losing that write.
+async fn test_watch_delay() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("TMUX_MCP_TEST_WATCH_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
 async fn watch_pane_set(
     session: Arc<Session>,
     notifier: Notifier,
     lists: Arc<Mutex<BTreeSet<String>>>,
     list_changed: bool,
+    baseline: PaneSetBaseline,
 ) {
-    let broker = session.broker.clone();
-    let mut rx = broker.pane_set();
-    let mut seen = match broker.registry.cached() {
-        Some(s) => visible_panes(&session, &s),
-        None => Vec::new(),
-    };
+    let PaneSetBaseline { mut rx, mut seen } = baseline;
+    test_watch_delay().await;
     let mut throttle = Throttle { last: None };
     while rx.changed().await.is_ok() {
         let now = match rx.borrow_and_update().as_ref() {
