@@ -26,6 +26,7 @@ async def main(sock: str, binary: str, rounds: int) -> None:
     # Labels, tools and arguments as tests/bench/listing.rs's TOOLS.
     calls = {
         "list_panes first page": ("list_panes", {}),
+        "list_windows first page": ("list_windows", {}),
         "list_panes whole": ("list_panes", {"limit": 10000}),
         "list_panes whole brief": ("list_panes", {"limit": 10000, "detail": "brief"}),
         "tmux_snapshot": ("tmux_snapshot", {"entity": "pane", "limit": 200}),

@@ -282,10 +282,11 @@ fn python_sdk(sock: &Path, tmux_mcp: &Path, rounds: usize) -> Result<Value, Stri
 /// tests/bench/listing.py, calls the same under the same labels).
 type ToolCall = (&'static str, &'static str, fn() -> Value);
 
-/// `list_panes` pages at 100 panes unless asked; the whole table is one page
-/// of `limit` 10,000, full or brief.
-const TOOLS: [ToolCall; 4] = [
+/// `list_panes` pages at 100 panes unless asked, `list_windows` at 100
+/// windows; the whole table is one page of `limit` 10,000, full or brief.
+const TOOLS: [ToolCall; 5] = [
     ("list_panes first page", "list_panes", || json!({})),
+    ("list_windows first page", "list_windows", || json!({})),
     (
         "list_panes whole",
         "list_panes",

@@ -359,7 +359,7 @@ async fn get_pane_info_agrees_with_the_listings() {
             .map(|s| {
                 let mut s = s.clone();
                 let m = s.as_object_mut().unwrap();
-                for k in ["paneCount", "busyPanes", "deadPanes"] {
+                for k in ["paneCount", "busyPanes", "deadPanes", "attendedPanes"] {
                     assert!(m.remove(k).is_some(), "list_sessions gives {k}");
                 }
                 s

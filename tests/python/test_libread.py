@@ -120,6 +120,61 @@ async def test_list_windows_pages_by_window_id(tmux_server):
         assert r.is_error and "cursor" in r.text, r
 
 
+@async_test(90)
+async def test_list_windows_pages_read_apart_hold_the_whole_listing(tmux_server):
+    """A page is read from a table that expands only the sessions holding its
+    windows and places every other pane: each page, at any size and with a
+    session filter, holds the records of the whole listing in the same order
+    with the same total; a window linked into two sessions keeps both links."""
+    server = tmux_server
+    for name in ("alpha", "beta", "gamma"):
+        server.tmux("new-session", "-d", "-s", name, "sh")
+        server.tmux("split-window", "-d", "-t", name, "sh")
+        server.tmux("new-window", "-d", "-t", name, "sh")
+        server.tmux("new-window", "-d", "-t", name, "sh")
+    server.tmux("link-window", "-d", "-s", "alpha:1", "-t", "gamma:7")
+    server.tmux("select-window", "-t", "gamma:7")
+    async with mcp_session(server) as s:
+        for filt in ({}, {"session": "gamma"}):
+            whole = await call_ok(s, "list_windows", {**filt, "limit": 10000})
+            n = whole["total"]
+            assert len(whole["windows"]) == n == (10 if not filt else 4), whole
+            for limit in (1, 2, 3):
+                got, cursor = [], None
+                while True:
+                    page = await call_ok(s, "list_windows", {**filt, "limit": limit, **({"cursor": cursor} if cursor else {})})
+                    assert page["total"] == n, page
+                    got += page["windows"]
+                    cursor = page.get("nextCursor")
+                    if cursor is None:
+                        break
+                assert got == whole["windows"], (filt, limit, got, whole)
+        linked = [w for w in whole["windows"] if len(w["links"]) == 2]
+        assert len(linked) == 1 and {(l["sessionName"], l["index"], l["active"]) for l in linked[0]["links"]} == {("alpha", 1, False), ("gamma", 7, True)}, linked
+
+
+@async_test(60)
+async def test_a_window_moved_before_its_page_is_read_is_listed_where_it_is(tmux_server):
+    """The last table names the sessions a page needs; a window moved out of
+    them since is still listed whole, linked where tmux has it now."""
+    server = tmux_server
+    server.tmux("new-window", "-d", "-t", "main", "sh")
+    server.tmux("new-window", "-d", "-t", "main", "sh")
+    server.tmux("new-session", "-d", "-s", "other", "sh")
+    async with mcp_session(server) as s:
+        first = await call_ok(s, "list_windows", {"limit": 2})
+        moved = first["windows"][1]["id"]
+        assert [l["sessionName"] for l in first["windows"][1]["links"]] == ["main"], first
+        server.tmux("move-window", "-s", moved, "-t", "other:5")
+        again = await call_ok(s, "list_windows", {"limit": 2})
+        assert [w["id"] for w in again["windows"]] == [w["id"] for w in first["windows"]], (first, again)
+        w = again["windows"][1]
+        assert [(l["sessionName"], l["index"]) for l in w["links"]] == [("other", 5)], w
+        name, width, height, panes, layout = server.tmux(
+            "display-message", "-p", "-t", moved, "#{window_name} #{window_width} #{window_height} #{window_panes} #{window_layout}").split(" ")
+        assert (w["name"], w["width"], w["height"], w["paneCount"], w["layout"]) == (name, int(width), int(height), int(panes), layout), w
+
+
 @async_test()
 async def test_pane_and_server_info(tmux_server):
     two_sessions(tmux_server)

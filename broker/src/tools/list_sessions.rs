@@ -240,13 +240,18 @@ pub(super) async fn graph(session: &Session) -> Result<(Arc<Snapshot>, Graph), T
             "Could not read the session table from tmux: {e}. Nothing was changed."
         ))
     })?;
-    let visible: Vec<_> = session.visible(&snap).collect();
-    let g = Graph::build(
+    let g = graph_of(session, &snap);
+    Ok((snap, g))
+}
+
+/// The record graph of what `session` may see of `snap`.
+pub(super) fn graph_of(session: &Session, snap: &Snapshot) -> Graph {
+    let visible: Vec<_> = session.visible(snap).collect();
+    Graph::build(
         visible.iter().map(|p| p.as_ref()),
         &[],
         session.generation(),
-    );
-    Ok((snap, g))
+    )
 }
 
 /// The id of the visible session `wanted` names: by id first, then by name

@@ -1,8 +1,9 @@
 //! `list_windows` (libtmux family): every tmux window this agent may see, with
 //! its reference, size, layout, active pane and the sessions it is linked into
 //! (cut to the agent's scope). Optionally only the windows of one session;
-//! paged like `list_panes` (`paging`). Derived from the registry snapshot
-//! through `criteria::Graph`.
+//! paged like `list_panes` (`paging`), and like it a page reads only the
+//! sessions that hold it in full. Derived from the registry snapshot through
+//! `criteria::Graph`.
 
 use super::criteria::{Entity, Graph};
 use super::entity_refs::WindowRef;
@@ -14,6 +15,10 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::Arc;
+use tmux_mcp_core::feed::{Depth, Shape};
+use tmux_mcp_engine::registry::{session_ids, RefreshError, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_windows",
@@ -160,21 +165,18 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let (_, g) = match list_sessions::graph(c.session).await {
-            Ok(x) => x,
+        let snap = match read(c.session, &args).await {
+            Ok(s) => s,
+            Err(e) => {
+                return ToolOutput::libtmux_error(format!(
+                    "Could not read the session table from tmux: {e}. Nothing was changed."
+                ))
+            }
+        };
+        let page = match select(c.session, &snap, &args) {
+            Ok(p) => p,
             Err(e) => return e,
         };
-        let only = match args
-            .session
-            .as_deref()
-            .map(|s| list_sessions::resolve_session(&g, "session", s))
-            .transpose()
-        {
-            Ok(o) => o,
-            Err(e) => return e,
-        };
-        let all = records(c.session, &g, only.as_deref());
-        let page = paging::page(all, |w| &w.id, args.cursor.as_deref(), args.limit);
         let mut lines = vec![format!(
             "{} window(s), generation {}",
             page.total,
@@ -213,6 +215,74 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         };
         ToolOutput::typed(&listing, lines.join("\n"))
     })
+}
+
+/// The page `args` ask for among the windows of `snap` this session may see.
+fn select(
+    session: &Session,
+    snap: &Snapshot,
+    args: &Args,
+) -> Result<paging::Page<WindowRecord>, ToolOutput> {
+    let g = list_sessions::graph_of(session, snap);
+    let only = args
+        .session
+        .as_deref()
+        .map(|s| list_sessions::resolve_session(&g, "session", s))
+        .transpose()?;
+    let all = records(session, &g, only.as_deref());
+    Ok(paging::page(
+        all,
+        |w| &w.id,
+        args.cursor.as_deref(),
+        args.limit,
+    ))
+}
+
+/// A fresh table holding the page, read the way `list_panes` reads its own:
+/// the last snapshot says which windows the page will hold, and the read
+/// expands in full the sessions their panes are placed in (every link of those
+/// windows) and only places every other pane (the total and the cursor need
+/// every window). A last page is read whole (windows made since join it), and
+/// so is a page the fresh read no longer holds in full (a window linked or
+/// moved meanwhile).
+async fn read(session: &Session, args: &Args) -> Result<Arc<Snapshot>, RefreshError> {
+    let registry = &session.broker.registry;
+    let only = registry.cached().and_then(|cached| {
+        let page = select(session, &cached, args).ok()?;
+        page.next.as_ref()?;
+        let ids = page_sessions(&cached, &page.items);
+        (ids.len() < cached.session_ids().len()).then_some(ids)
+    });
+    let shape = Shape {
+        depth: Depth::Full,
+        only: only.as_deref(),
+    };
+    let holds_page = |snap: &Snapshot| {
+        select(session, snap, args).map_or(true, |page| {
+            let windows = window_ids(&page.items);
+            snap.panes
+                .iter()
+                .filter(|p| windows.contains(p.window_id.as_str()))
+                .all(|p| p.depth == Depth::Full)
+        })
+    };
+    registry.read(&shape, holds_page).await
+}
+
+fn window_ids(windows: &[WindowRecord]) -> HashSet<&str> {
+    windows.iter().map(|w| w.id.as_str()).collect()
+}
+
+/// The sessions the panes of `windows` are placed in, visible to the agent
+/// or not: a placement's fields (the link's index and whether it is the
+/// session's current window) are read only in a session read in full.
+fn page_sessions(snap: &Snapshot, windows: &[WindowRecord]) -> Vec<String> {
+    let ids = window_ids(windows);
+    session_ids(
+        snap.panes
+            .iter()
+            .filter(|p| ids.contains(p.window_id.as_str())),
+    )
 }
 
 impl WindowRecord {
