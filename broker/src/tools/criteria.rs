@@ -202,8 +202,10 @@ pub struct Record {
 #[derive(Debug, Default)]
 pub struct Graph {
     records: HashMap<Entity, Vec<Record>>,
-    /// `links[relation][record]` = indexes into the target entity's records.
-    links: Vec<Vec<Vec<usize>>>,
+    /// `links[relation][record]` = indexes into the target entity's records,
+    /// worked out on the first filter that follows a relation: the listings
+    /// that only read records (list_sessions, list_windows) never pay for it.
+    links: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
 }
 
 impl Graph {
@@ -272,8 +274,12 @@ impl Graph {
             reference: Value::Null,
         });
         g.records.insert(Entity::Client, client_recs.collect());
-        g.links = RELATIONS.iter().map(|rel| g.relate(rel)).collect();
         g
+    }
+
+    fn links(&self) -> &[Vec<Vec<usize>>] {
+        self.links
+            .get_or_init(|| RELATIONS.iter().map(|rel| self.relate(rel)).collect())
     }
 
     pub fn records(&self, e: Entity) -> &[Record] {
@@ -459,7 +465,7 @@ impl Filter {
                 filter,
             } => {
                 let to = RELATIONS[*relation].to;
-                let mut related = g.links[*relation][i]
+                let mut related = g.links()[*relation][i]
                     .iter()
                     .map(|&j| filter.matches(g, to, j));
                 match quantifier {
@@ -474,7 +480,7 @@ impl Filter {
                 filter,
             } => {
                 let to = RELATIONS[*relation].to;
-                let related = g.links[*relation][i].first().copied();
+                let related = g.links()[*relation][i].first().copied();
                 let holds = match (related, filter) {
                     (None, None) => true,
                     (Some(j), Some(f)) => f.matches(g, to, j),

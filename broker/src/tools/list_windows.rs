@@ -5,7 +5,7 @@
 //! sessions that hold it in full. Derived from the registry snapshot through
 //! `criteria::Graph`.
 
-use super::criteria::{Entity, Graph};
+use super::criteria::{Entity, Graph, Record};
 use super::entity_refs::WindowRef;
 use super::ids::{SessionFilter, WindowId};
 use super::list_sessions::{self, fields, LinkFields};
@@ -15,7 +15,7 @@ use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tmux_mcp_core::feed::{Depth, Shape};
 use tmux_mcp_engine::registry::{session_ids, RefreshError, Snapshot};
@@ -99,54 +99,91 @@ struct WindowFields {
     layout: String,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PaneFields {
-    id: String,
-    window_id: String,
-    active: bool,
+/// The windows of a graph and what their records need, indexed once: every
+/// lookup is a map, not a scan of every pane and link (on 1,000 windows a scan
+/// per window cost milliseconds, paid on every page).
+struct Windows<'g> {
+    session: &'g Session,
+    /// In numeric id order.
+    windows: &'g [Record],
+    by_id: HashMap<&'g str, &'g Record>,
+    /// Window id → its links, in the graph's (session, index) order.
+    links: HashMap<&'g str, Vec<&'g Record>>,
+    /// Window id → its active pane (the first, in pane order).
+    active: HashMap<&'g str, &'g str>,
+    /// Session id → name.
+    names: HashMap<&'g str, &'g str>,
 }
 
-#[derive(Deserialize)]
-struct NameFields {
-    id: String,
-    name: String,
+/// A string field of a graph record.
+fn text<'r>(r: &'r Record, key: &str) -> &'r str {
+    r.fields[key].as_str().unwrap_or_default()
 }
 
-/// The window records of `g` (numeric id order), only those linked into
-/// session `only` when given.
-pub(super) fn records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<WindowRecord> {
-    let names: Vec<NameFields> = g.records(Entity::Session).iter().map(fields).collect();
-    let links: Vec<LinkFields> = g.records(Entity::WindowLink).iter().map(fields).collect();
-    let panes: Vec<PaneFields> = g.records(Entity::Pane).iter().map(fields).collect();
-    g.records(Entity::Window)
-        .iter()
-        .map(fields::<WindowFields>)
-        .filter(|w| {
-            only.is_none_or(|s| {
-                links
-                    .iter()
-                    .any(|l| l.window_id == w.id && l.session_id == s)
-            })
-        })
-        .map(|w| WindowRecord {
-            reference: WindowRef::new(&w.id, session.generation()),
-            active_pane_id: panes
+impl<'g> Windows<'g> {
+    fn of(session: &'g Session, g: &'g Graph) -> Windows<'g> {
+        let windows = g.records(Entity::Window);
+        let mut links: HashMap<&str, Vec<&Record>> = HashMap::new();
+        for l in g.records(Entity::WindowLink) {
+            links.entry(text(l, "windowId")).or_default().push(l);
+        }
+        let mut active = HashMap::new();
+        for p in g.records(Entity::Pane) {
+            if p.fields["active"] == serde_json::Value::Bool(true) {
+                active.entry(text(p, "windowId")).or_insert(text(p, "id"));
+            }
+        }
+        Windows {
+            session,
+            windows,
+            by_id: windows.iter().map(|w| (text(w, "id"), w)).collect(),
+            links,
+            active,
+            names: g
+                .records(Entity::Session)
                 .iter()
-                .find(|p| p.window_id == w.id && p.active)
-                .map(|p| p.id.clone()),
+                .map(|s| (text(s, "id"), text(s, "name")))
+                .collect(),
+        }
+    }
+
+    /// The ids of the windows linked into session `only` (every window
+    /// when `None`), in numeric id order.
+    fn ids(&self, only: Option<&str>) -> Vec<&'g str> {
+        self.windows
+            .iter()
+            .map(|w| text(w, "id"))
+            .filter(|id| {
+                only.is_none_or(|s| {
+                    self.links
+                        .get(id)
+                        .is_some_and(|ls| ls.iter().any(|l| text(l, "sessionId") == s))
+                })
+            })
+            .collect()
+    }
+
+    /// The record of window `id` (one of [`ids`](Self::ids)).
+    fn record(&self, id: &str) -> WindowRecord {
+        let w: WindowFields = fields(self.by_id[id]);
+        let links = self.links.get(id).map_or(&[][..], Vec::as_slice);
+        WindowRecord {
+            reference: WindowRef::new(&w.id, self.session.generation()),
+            active_pane_id: self.active.get(id).map(|p| p.to_string()),
             links: links
                 .iter()
-                .filter(|l| l.window_id == w.id)
-                .map(|l| WindowLink {
-                    session_id: l.session_id.clone(),
-                    session_name: names
-                        .iter()
-                        .find(|n| n.id == l.session_id)
-                        .map(|n| n.name.clone())
-                        .unwrap_or_default(),
-                    index: l.index,
-                    active: l.active,
+                .map(|l| {
+                    let l: LinkFields = fields(l);
+                    WindowLink {
+                        session_name: self
+                            .names
+                            .get(l.session_id.as_str())
+                            .map(|n| n.to_string())
+                            .unwrap_or_default(),
+                        session_id: l.session_id,
+                        index: l.index,
+                        active: l.active,
+                    }
                 })
                 .collect(),
             id: w.id,
@@ -155,8 +192,15 @@ pub(super) fn records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<W
             height: w.height,
             pane_count: w.pane_count,
             layout: w.layout,
-        })
-        .collect()
+        }
+    }
+}
+
+/// The window records of `g` (numeric id order), only those linked into
+/// session `only` when given.
+pub(super) fn records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<WindowRecord> {
+    let w = Windows::of(session, g);
+    w.ids(only).into_iter().map(|id| w.record(id)).collect()
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -173,7 +217,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 ))
             }
         };
-        let page = match select(c.session, &snap, &args) {
+        let page = match select(c.session, &snap, &args, |w, id| w.record(id)) {
             Ok(p) => p,
             Err(e) => return e,
         };
@@ -217,25 +261,37 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
     })
 }
 
-/// The page `args` ask for among the windows of `snap` this session may see.
-fn select(
+/// The page `args` ask for among the windows of `snap` this session may see,
+/// each window made into `item` (its record, or only its id).
+fn select<T>(
     session: &Session,
     snap: &Snapshot,
     args: &Args,
-) -> Result<paging::Page<WindowRecord>, ToolOutput> {
+    item: impl Fn(&Windows<'_>, &str) -> T,
+) -> Result<paging::Page<T>, ToolOutput> {
     let g = list_sessions::graph_of(session, snap);
     let only = args
         .session
         .as_deref()
         .map(|s| list_sessions::resolve_session(&g, "session", s))
         .transpose()?;
-    let all = records(session, &g, only.as_deref());
-    Ok(paging::page(
-        all,
-        |w| &w.id,
+    let w = Windows::of(session, &g);
+    let page = paging::page(
+        w.ids(only.as_deref()),
+        |id| id,
         args.cursor.as_deref(),
         args.limit,
-    ))
+    );
+    Ok(paging::Page {
+        items: page.items.iter().map(|id| item(&w, id)).collect(),
+        total: page.total,
+        next: page.next,
+    })
+}
+
+/// The ids of the windows on the page `args` ask for.
+fn page_ids(session: &Session, snap: &Snapshot, args: &Args) -> Option<paging::Page<String>> {
+    select(session, snap, args, |_, id| id.to_string()).ok()
 }
 
 /// A fresh table holding the page, read the way `list_panes` reads its own:
@@ -248,7 +304,7 @@ fn select(
 async fn read(session: &Session, args: &Args) -> Result<Arc<Snapshot>, RefreshError> {
     let registry = &session.broker.registry;
     let only = registry.cached().and_then(|cached| {
-        let page = select(session, &cached, args).ok()?;
+        let page = page_ids(session, &cached, args)?;
         page.next.as_ref()?;
         let ids = page_sessions(&cached, &page.items);
         (ids.len() < cached.session_ids().len()).then_some(ids)
@@ -258,8 +314,8 @@ async fn read(session: &Session, args: &Args) -> Result<Arc<Snapshot>, RefreshEr
         only: only.as_deref(),
     };
     let holds_page = |snap: &Snapshot| {
-        select(session, snap, args).map_or(true, |page| {
-            let windows = window_ids(&page.items);
+        page_ids(session, snap, args).is_none_or(|page| {
+            let windows: HashSet<&str> = page.items.iter().map(String::as_str).collect();
             snap.panes
                 .iter()
                 .filter(|p| windows.contains(p.window_id.as_str()))
@@ -269,15 +325,11 @@ async fn read(session: &Session, args: &Args) -> Result<Arc<Snapshot>, RefreshEr
     registry.read(&shape, holds_page).await
 }
 
-fn window_ids(windows: &[WindowRecord]) -> HashSet<&str> {
-    windows.iter().map(|w| w.id.as_str()).collect()
-}
-
 /// The sessions the panes of `windows` are placed in, visible to the agent
 /// or not: a placement's fields (the link's index and whether it is the
 /// session's current window) are read only in a session read in full.
-fn page_sessions(snap: &Snapshot, windows: &[WindowRecord]) -> Vec<String> {
-    let ids = window_ids(windows);
+fn page_sessions(snap: &Snapshot, windows: &[String]) -> Vec<String> {
+    let ids: HashSet<&str> = windows.iter().map(String::as_str).collect();
     session_ids(
         snap.panes
             .iter()
