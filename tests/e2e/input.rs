@@ -747,10 +747,12 @@ async fn run_command_in_sh_alternate_screen_refused_lost_shell_and_no_files_left
     let pane = srv.bash_pane();
     c.call(
         "send_keys",
-        json!({ "paneId": pane, "text": "printf '\\033[?1049h'; clear; read -r x", "enter": true }),
+        json!({ "paneId": pane, "text": "printf '\\033[?1049h\\033[H\\033[2J'; read -r x", "enter": true }),
     )
     .await;
-    // On, and `clear` done: bash (in `read`) is the foreground program again.
+    // On and cleared by bash's own printf: no program runs in front of bash
+    // (with `clear`, "1 bash" could be seen before it started, and while it
+    // ended tmux may name the pane by the command it started, `env`).
     poll(Duration::from_secs(10), || {
         (srv.tmux(&[
             "display-message",

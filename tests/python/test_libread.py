@@ -127,6 +127,9 @@ async def test_list_windows_pages_read_apart_hold_the_whole_listing(tmux_server)
     session filter, holds the records of the whole listing in the same order
     with the same total; a window linked into two sessions keeps both links."""
     server = tmux_server
+    # Names fixed at creation: automatic-rename would rename a window between
+    # two reads (it is named `tmux` until its program has exec'd).
+    server.tmux("set-option", "-g", "automatic-rename", "off")
     for name in ("alpha", "beta", "gamma"):
         server.tmux("new-session", "-d", "-s", name, "sh")
         server.tmux("split-window", "-d", "-t", name, "sh")
@@ -158,6 +161,7 @@ async def test_a_window_moved_before_its_page_is_read_is_listed_where_it_is(tmux
     """The last table names the sessions a page needs; a window moved out of
     them since is still listed whole, linked where tmux has it now."""
     server = tmux_server
+    server.tmux("set-option", "-g", "automatic-rename", "off")
     server.tmux("new-window", "-d", "-t", "main", "sh")
     server.tmux("new-window", "-d", "-t", "main", "sh")
     server.tmux("new-session", "-d", "-s", "other", "sh")
