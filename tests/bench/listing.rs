@@ -1,4 +1,4 @@
-//! `scripts/bench --listing`: `list_panes` and `tmux_snapshot` on a server of
+//! `scripts/bench --listing`: `list_panes`, `list_windows` and `tmux_snapshot` on a server of
 //! 1,001 panes (100 sessions × 10 windows), and where the time goes. Prints
 //! figures; asserts nothing about speed.
 //!
