@@ -346,10 +346,14 @@ impl Registry {
     /// same process). So when a pane it reads runs a process the last
     /// snapshot does not know, it refreshes too: the whole table, which keeps
     /// the identities it opens.
+    ///
+    /// `holds` is asked at most once, of the shaped snapshot, and when it
+    /// answers yes that snapshot is the one returned: what the caller made of
+    /// it there (its page) it can keep rather than work out again.
     pub async fn read(
         &self,
         shape: &feed::Shape<'_>,
-        holds: impl Fn(&Snapshot) -> bool,
+        mut holds: impl FnMut(&Snapshot) -> bool,
     ) -> Result<Arc<Snapshot>, RefreshError> {
         if shape.depth == Depth::Full && shape.only.is_none() {
             return self.refresh().await;

@@ -454,34 +454,31 @@ impl ServerHandler for Handler {
         // Resource URIs this session may read; a pane out of scope (or gone)
         // is left out of the acknowledgment rather than failing the stream.
         let snap = self.session.broker.registry.cached();
-        let uris = requested.resource_subscriptions.as_ref().map(|uris| {
-            uris.iter()
-                .filter(|u| match Resource::parse(u) {
-                    Ok(Resource::Handed { pane, cursor }) => {
-                        resources::handed_over(&self.session, &pane, &cursor)
-                    }
-                    Ok(r) => r.pane().is_none_or(|p| {
-                        snap.as_ref()
-                            .and_then(|s| s.pane(p))
-                            .is_some_and(|p| self.session.can_see(p))
-                    }),
-                    Err(_) => false,
-                })
-                .cloned()
-                .collect::<Vec<_>>()
-        });
-        // Watched from now on: rmcp acknowledges the stream before `listen`.
-        let resources: Vec<(&str, Resource)> = uris
-            .iter()
+        let readable = |r: &Resource| match r {
+            Resource::Handed { pane, cursor } => {
+                resources::handed_over(&self.session, pane, cursor)
+            }
+            r => r.pane().is_none_or(|p| {
+                snap.as_ref()
+                    .and_then(|s| s.pane(p))
+                    .is_some_and(|p| self.session.can_see(p))
+            }),
+        };
+        let requested_uris = requested.resource_subscriptions.as_ref();
+        let kept: Vec<(&String, Resource)> = requested_uris
+            .into_iter()
             .flatten()
-            .filter_map(|u| Some((u.as_str(), Resource::parse(u).ok()?)))
+            .filter_map(|u| Some((u, Resource::parse(u).ok()?)))
+            .filter(|(_, r)| readable(r))
             .collect();
+        // Watched from now on: rmcp acknowledges the stream before `listen`.
         self.armed.lock().unwrap().arm(
             &self.session,
-            resources.iter().map(|(u, r)| (*u, r)),
+            kept.iter().map(|(u, r)| (u.as_str(), r)),
             requested.resources_list_changed == Some(true)
-                || resources.iter().any(|(_, r)| r.pane().is_none()),
+                || kept.iter().any(|(_, r)| r.pane().is_none()),
         );
+        let uris = requested_uris.map(|_| kept.iter().map(|(u, _)| (*u).clone()).collect());
         let mut accepted = SubscriptionFilter::default();
         accepted.resources_list_changed = requested.resources_list_changed;
         accepted.resource_subscriptions = uris;

@@ -209,7 +209,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let snap = match read(c.session, &args).await {
+        let (snap, held) = match read(c.session, &args).await {
             Ok(s) => s,
             Err(e) => {
                 return ToolOutput::libtmux_error(format!(
@@ -217,7 +217,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 ))
             }
         };
-        let page = match select(c.session, &snap, &args, |w, id| w.record(id)) {
+        let page = match held.map_or_else(|| select(c.session, &snap, &args), Ok) {
             Ok(p) => p,
             Err(e) => return e,
         };
@@ -261,14 +261,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
     })
 }
 
-/// The page `args` ask for among the windows of `snap` this session may see,
-/// each window made into `item` (its record, or only its id).
-fn select<T>(
+/// The page `args` ask for among the windows of `snap` this session may see
+/// (records made for the page only).
+fn select(
     session: &Session,
     snap: &Snapshot,
     args: &Args,
-    item: impl Fn(&Windows<'_>, &str) -> T,
-) -> Result<paging::Page<T>, ToolOutput> {
+) -> Result<paging::Page<WindowRecord>, ToolOutput> {
     let g = list_sessions::graph_of(session, snap);
     let only = args
         .session
@@ -283,15 +282,10 @@ fn select<T>(
         args.limit,
     );
     Ok(paging::Page {
-        items: page.items.iter().map(|id| item(&w, id)).collect(),
+        items: page.items.iter().map(|id| w.record(id)).collect(),
         total: page.total,
         next: page.next,
     })
-}
-
-/// The ids of the windows on the page `args` ask for.
-fn page_ids(session: &Session, snap: &Snapshot, args: &Args) -> Option<paging::Page<String>> {
-    select(session, snap, args, |_, id| id.to_string()).ok()
 }
 
 /// A fresh table holding the page, read the way `list_panes` reads its own:
@@ -300,11 +294,14 @@ fn page_ids(session: &Session, snap: &Snapshot, args: &Args) -> Option<paging::P
 /// windows) and only places every other pane (the total and the cursor need
 /// every window). A last page is read whole (windows made since join it), and
 /// so is a page the fresh read no longer holds in full (a window linked or
-/// moved meanwhile).
-async fn read(session: &Session, args: &Args) -> Result<Arc<Snapshot>, RefreshError> {
+/// moved meanwhile). With the snapshot, the page when the shaped read held it.
+async fn read(
+    session: &Session,
+    args: &Args,
+) -> Result<(Arc<Snapshot>, Option<paging::Page<WindowRecord>>), RefreshError> {
     let registry = &session.broker.registry;
     let only = registry.cached().and_then(|cached| {
-        let page = page_ids(session, &cached, args)?;
+        let page = select(session, &cached, args).ok()?;
         page.next.as_ref()?;
         let ids = page_sessions(&cached, &page.items);
         (ids.len() < cached.session_ids().len()).then_some(ids)
@@ -313,23 +310,35 @@ async fn read(session: &Session, args: &Args) -> Result<Arc<Snapshot>, RefreshEr
         depth: Depth::Full,
         only: only.as_deref(),
     };
+    let mut held = None;
     let holds_page = |snap: &Snapshot| {
-        page_ids(session, snap, args).is_none_or(|page| {
-            let windows: HashSet<&str> = page.items.iter().map(String::as_str).collect();
-            snap.panes
-                .iter()
-                .filter(|p| windows.contains(p.window_id.as_str()))
-                .all(|p| p.depth == Depth::Full)
-        })
+        let Ok(page) = select(session, snap, args) else {
+            return true; // the answer's own select says what is wrong
+        };
+        let windows = window_ids(&page.items);
+        let full = snap
+            .panes
+            .iter()
+            .filter(|p| windows.contains(p.window_id.as_str()))
+            .all(|p| p.depth == Depth::Full);
+        if full {
+            held = Some(page);
+        }
+        full
     };
-    registry.read(&shape, holds_page).await
+    let snap = registry.read(&shape, holds_page).await?;
+    Ok((snap, held))
+}
+
+fn window_ids(windows: &[WindowRecord]) -> HashSet<&str> {
+    windows.iter().map(|w| w.id.as_str()).collect()
 }
 
 /// The sessions the panes of `windows` are placed in, visible to the agent
 /// or not: a placement's fields (the link's index and whether it is the
 /// session's current window) are read only in a session read in full.
-fn page_sessions(snap: &Snapshot, windows: &[String]) -> Vec<String> {
-    let ids: HashSet<&str> = windows.iter().map(String::as_str).collect();
+fn page_sessions(snap: &Snapshot, windows: &[WindowRecord]) -> Vec<String> {
+    let ids = window_ids(windows);
     session_ids(
         snap.panes
             .iter()
