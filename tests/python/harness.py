@@ -126,6 +126,26 @@ class TmuxServer:
     def brokers(self) -> list[int]:
         return broker_pids(self.sock, self.pid)
 
+    def quiet_panes(self, program: str = "cat", timeout: float = 10.0) -> None:
+        """Every pane runs `program` (a pane running anything else is respawned
+        with it), window names stay as they are (automatic-rename off), and
+        tmux reports `program` as every pane's current command. For tests that
+        compare reads taken at different times: a login shell draws a prompt,
+        runs its profile's commands, and until it has exec'd a pane's command
+        (and so its window's automatic name) reads `tmux`."""
+        self.tmux("set-option", "-g", "automatic-rename", "off")
+        for line in self.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_start_command}").splitlines():
+            pane, _, start = line.partition(" ")
+            if start.strip('"') != program:
+                self.tmux("respawn-pane", "-k", "-t", pane, program)
+        deadline = time.monotonic() + timeout
+        while True:
+            commands = self.tmux("list-panes", "-a", "-F", "#{pane_current_command}").split()
+            if all(c == program for c in commands):
+                return
+            assert time.monotonic() < deadline, f"panes still run {commands}, not only {program}"
+            time.sleep(0.02)
+
     def status(self) -> dict[str, Any]:
         """`tmux-mcp status -S sock --json`: the broker's own account of itself."""
         proc = subprocess.run([str(BIN), "status", "-S", self.sock, "--json"], env=clean_env(),

@@ -57,11 +57,14 @@ async def bash_pane(srv) -> str:
 @async_test(timeout=40)
 async def test_input_tools_are_hidden_by_default_and_refused_naming_the_switch(tmux_server):
     srv = tmux_server
+    # A reader that records every byte its terminal receives: what a refused
+    # call typed would be there (a shell's screen would also show its prompt).
+    pane, out = await start_reader(srv)
     async with mcp_session(srv) as s:
         tools = await list_tools(s)
         for name in ("send_keys", "paste_text", "run_command"):
             assert name not in tools, sorted(tools)
-            r = await call(s, name, {"paneId": "%0", "text": "x", "command": "x"})
+            r = await call(s, name, {"paneId": pane, "text": "x", "command": "x"})
             assert r.is_error and "--safety mutating" in r.text and r.text.endswith("Nothing was sent to tmux."), r
         # get_job collects what only run_command starts: listed with it.
         assert "get_job" not in tools, sorted(tools)
@@ -71,7 +74,11 @@ async def test_input_tools_are_hidden_by_default_and_refused_naming_the_switch(t
             assert tools[name].annotations.read_only_hint is True, name
     async with mcp_session(srv, *MUTATING) as s:
         assert (await list_tools(s))["get_job"].annotations.read_only_hint is True
-    assert srv.tmux("capture-pane", "-p", "-t", "%0").strip() == "", "a refused call typed something"
+    # A sentinel typed after every call: anything a refused call typed would
+    # have arrived before it.
+    srv.tmux("send-keys", "-t", pane, "-l", "END")
+    assert await wait_until(lambda: read_bytes(out).endswith(b"END"))
+    assert read_bytes(out) == b"END", "a refused call typed something"
 
 
 @async_test(timeout=40)

@@ -60,9 +60,12 @@ async def test_list_panes_pages_by_id_and_gives_brief_records(tmux_server):
     a pane is as tmux's target syntax and are a fraction of a full record."""
     server = tmux_server
     for _ in range(5):
-        server.tmux("new-window", "-d", "-t", "main")
-        server.tmux("split-window", "-d", "-t", "main")
-    server.tmux("new-session", "-d", "-s", "work")
+        server.tmux("new-window", "-d", "-t", "main", "cat")
+        server.tmux("split-window", "-d", "-t", "main", "cat")
+    server.tmux("new-session", "-d", "-s", "work", "cat")
+    # The brief records are compared with tmux's own read, taken later: every
+    # pane's program has exec'd first (a pane reads `tmux` until then).
+    server.quiet_panes("cat")
     ids = sorted(server.tmux("list-panes", "-a", "-F", "#{pane_id}").split(), key=lambda p: int(p[1:]))
     assert len(ids) == 12, ids
     async with mcp_session(server) as s:
@@ -82,7 +85,7 @@ async def test_list_panes_pages_by_id_and_gives_brief_records(tmux_server):
                 # Between pages: the last pane of this page goes, a new one comes.
                 gone = page["panes"][-1]["id"]
                 server.tmux("kill-pane", "-t", gone)
-                made = server.tmux("split-window", "-d", "-t", "work", "-P", "-F", "#{pane_id}")
+                made = server.tmux("split-window", "-d", "-t", "work", "-P", "-F", "#{pane_id}", "cat")
                 assert page["total"] == 12, page
             cursor = page.get("nextCursor")
             if cursor is None:
@@ -91,6 +94,7 @@ async def test_list_panes_pages_by_id_and_gives_brief_records(tmux_server):
         assert seen == ids + [made], (seen, ids, made)
         assert pages == 3, pages
 
+        server.quiet_panes("cat")
         brief = await call_ok(s, "list_panes", {"detail": "brief", "session": "work"})
         work = server.tmux("list-panes", "-s", "-t", "work", "-F", "#{pane_id} work:#{window_index}.#{pane_index} #{pane_current_command} #{pane_current_path}").splitlines()
         assert [f"{p['id']} {p['at'][0]} {p['command']} {p['cwd']}" for p in brief["panes"]] == work, (brief, work)
@@ -118,13 +122,17 @@ async def test_pages_read_apart_hold_the_same_records_as_the_whole_listing(tmux_
     places every other pane: each page, full or brief, at any size, holds the
     records a whole listing holds, in the same order, with the same total."""
     server = tmux_server
+    # Records that do not change between reads: no automatic window names, and
+    # each pane's program exec'd (a window reads `tmux` until then).
+    server.tmux("set-option", "-g", "automatic-rename", "off")
     for name in ("alpha", "beta", "gamma"):
-        server.tmux("new-session", "-d", "-s", name)
+        server.tmux("new-session", "-d", "-s", name, "cat")
         for _ in range(2):
-            server.tmux("split-window", "-d", "-t", name)
-        server.tmux("new-window", "-d", "-t", name)
+            server.tmux("split-window", "-d", "-t", name, "cat")
+        server.tmux("new-window", "-d", "-t", name, "cat")
     # A window linked into a second session: its pane is placed in both.
     server.tmux("link-window", "-d", "-s", "alpha:1", "-t", "gamma:7")
+    server.quiet_panes("cat")
     async with mcp_session(server) as s:
         for detail in ("full", "brief"):
             whole = await call_ok(s, "list_panes", {"detail": detail, "limit": 10000})
