@@ -194,6 +194,9 @@ async fn list_windows_matches_tmux_and_filters_by_session() {
     let srv = TmuxServer::start();
     let other = two_sessions_with_a_linked_window(&srv);
     srv.tmux(&["split-window", "-d", "-t", "other:0"]);
+    // Window names are compared with tmux's read taken later: no automatic
+    // renames between the two (a window reads `tmux` until its program exec'd).
+    srv.quiet_panes("cat");
     let c = McpClient::attach(&srv, &[]).await;
     let generation = generation(&c).await;
     let got = c.call("list_windows", json!({})).await;

@@ -559,9 +559,12 @@ async fn snapshot_entities_match_tmux() {
         "exec sleep 1000",
     ]);
     srv.tmux(&["link-window", "-d", "-s", &w1, "-t", "second:5"]);
+    // %0's login shell runs its profile's commands (its current command, and
+    // so main:0's automatic name, change meanwhile): a program that does not.
+    srv.tmux(&["set-option", "-g", "automatic-rename", "off"]);
+    srv.tmux(&["respawn-pane", "-k", "-t", "%0", "exec sleep 1000"]);
     // The table below includes each pane's current command: wait until the
-    // new panes have exec'd their sleep (they start as tmux's fork, then `sh
-    // -c`) and %0's shell is no longer tmux's fork (as processes.rs waits).
+    // panes have exec'd their sleep (they start as tmux's fork, then `sh -c`).
     let server_argv = cmdline(srv.pid());
     let settled = || {
         let rows = tmux_table(
@@ -575,11 +578,7 @@ async fn snapshot_entities_match_tmux() {
         );
         rows.iter().all(|r| {
             let argv = cmdline(int(&r[1]) as u32);
-            if r[0] == "%0" {
-                !argv.is_empty() && argv != server_argv
-            } else {
-                argv.first().is_some_and(|a| a == "sleep") && r[2] == "sleep"
-            }
+            argv != server_argv && argv.first().is_some_and(|a| a == "sleep") && r[2] == "sleep"
         })
     };
     poll(Duration::from_secs(10), || settled().then_some(())).unwrap_or_else(|| {

@@ -463,6 +463,38 @@ impl TmuxServer {
         id
     }
 
+    /// Every pane runs `program` (a pane started with anything else is
+    /// respawned with it), window names stay as they are (automatic-rename
+    /// off), and tmux reports `program` as every pane's current command. For
+    /// tests that compare reads taken at different times: a login shell draws
+    /// a prompt and runs its profile's commands, and until a pane's program has
+    /// exec'd its command (and so its window's automatic name) reads `tmux`.
+    pub fn quiet_panes(&self, program: &str) {
+        self.tmux(&["set-option", "-g", "automatic-rename", "off"]);
+        let panes = self.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_start_command}"]);
+        for line in panes.lines() {
+            let (pane, start) = line.split_once(' ').unwrap_or((line, ""));
+            if start.trim_matches('"') != program {
+                self.tmux(&["respawn-pane", "-k", "-t", pane, program]);
+            }
+        }
+        poll(Duration::from_secs(10), || {
+            let now = self.tmux(&["list-panes", "-a", "-F", "#{pane_current_command}"]);
+            now.lines().all(|c| c == program).then_some(())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "panes still run {:?}, not only {program}",
+                self.tmux(&[
+                    "list-panes",
+                    "-a",
+                    "-F",
+                    "#{pane_id} #{pane_current_command}"
+                ])
+            )
+        });
+    }
+
     pub fn scratch(&self, label: &str) -> PathBuf {
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
         self.dir().join(format!("{label}-{n}"))
