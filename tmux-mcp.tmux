@@ -1,17 +1,20 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # tmux-mcp — TPM entry point. tmux runs this (via TPM, or `run-shell` in tmux.conf)
 # at start-up and on every config reload. It is idempotent and never blocks tmux:
 #   - reads the plugin's @mcp-* options (through run-shell formats, so no user
 #     after-show-options hook runs),
 #   - finds the binaries: @mcp-bin-dir, PATH, the directories uv, pipx, npm
 #     and cargo install into (tmux's PATH often lacks them), then this
-#     plugin's own build; a binary whose `--version` is this script's version
-#     is preferred, and a mismatch is said in @mcp-status,
+#     plugin's own build (target/release, as `scripts/build` or a plain
+#     `cargo build --release` leaves it); a binary whose `--version` is this
+#     script's version is preferred, and a mismatch is said in @mcp-status,
 #   - with none found: installs them when @mcp-install names a route (opt-in,
 #     in the background), else builds them with cargo in the background when
 #     cargo is there, else says which command installs them (@mcp-state
-#     missing); when this plugin's own build is older than the checkout (a TPM
-#     update) it rebuilds in the background,
+#     missing); when this plugin's own build answers another version than this
+#     script's (a TPM update to a new release) it serves with that build and
+#     rebuilds in the background (@mcp-state stays ready, @mcp-status says
+#     "rebuilding"); a build of this version is used as it is, stamped or not,
 #   - starts this server's broker with `run-shell -b` (a second start exits at
 #     once; an idle broker running an older binary is replaced first),
 #   - keeps @mcp-state (building / installing / missing / ready / failed) and
@@ -24,9 +27,17 @@
 # `up BIN_DIR SOCKET AUTOSTART NOTE` are its own background jobs (started with
 # run-shell -b); `tmux-mcp.tmux stamp` is run by scripts/build to record the
 # checkout it built; `tmux-mcp.tmux version` prints the version it expects.
+#
+# POSIX sh (macOS's /bin/bash is 3.2; tested under dash, parsed by posh), and
+# only what BSD/macOS userland has: no `local`, no `readlink -f`, no flock(1),
+# no GNU-only flags; scripts/lint-sh checks it. Functions keep their variables
+# apart by a prefix of their own (there is no `local`).
 set -u
 
-PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PLUGIN_DIR="$(cd "$(dirname "$0")" && pwd)"
+SCRIPT="$PLUGIN_DIR/tmux-mcp.tmux"
+# The shell the background jobs run in.
+JOB_SH="${TMUX_MCP_SH:-/bin/sh}"
 # The release this script belongs to: the binaries' `tmux-mcp --version` should
 # say it (a test keeps it equal to the workspace version in Cargo.toml).
 PLUGIN_VERSION="0.1.0"
@@ -34,7 +45,7 @@ PLUGIN_VERSION="0.1.0"
 PACKAGE="tmux-mcp-plugin"
 TMUX_BIN="${TMUX_MCP_TMUX:-tmux}"
 
-tm() { "$TMUX_BIN" "$@"; }
+tm() { "$TMUX_BIN" ${1+"$@"}; }
 
 # Answers read through run-shell formats land in files of one private
 # directory, removed when the script ends: also when tmux ends it with SIGTERM
@@ -44,43 +55,109 @@ tm() { "$TMUX_BIN" "$@"; }
 # removes it: a subshell (the build's announcer) does not run its parent's
 # traps, so the traps are set where the directory is made; a subshell of a
 # shell that made it already uses that one, and leaves it to its maker.
+# A lock this shell holds (LOCKED) is removed the same way.
 SCRATCH=""
+LOCKED=""
+cleanup() {
+    [ -z "$SCRATCH" ] || rm -rf "$SCRATCH"
+    [ -z "$LOCKED" ] || rm -rf "$LOCKED"
+}
 scratch() {
     if [ -z "$SCRATCH" ]; then
         SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/tmux-mcp.XXXXXX")" || { SCRATCH=""; return 1; }
-        trap 'rm -rf "$SCRATCH"' EXIT
+        trap cleanup EXIT
         trap 'exit 1' TERM HUP INT
     fi
     tmp="$SCRATCH/$1"
 }
 trap 'exit 1' TERM HUP INT
 
+# `lock NAME`: one holder at a time of target/tmux-mcp-NAME.lockdir, across
+# shells and tmux servers (mkdir is atomic everywhere; flock(1) is not on
+# macOS). The holder's pid is kept inside; a lock whose holder is gone
+# (SIGKILL leaves it) is taken over. Status 1 when another process holds it.
+# The lock is removed when this shell exits (see cleanup) or by `unlock`.
+lock() {
+    lk_dir="$PLUGIN_DIR/target/tmux-mcp-$1.lockdir"
+    mkdir -p "$PLUGIN_DIR/target" 2>/dev/null || return 0
+    lk_tries=0
+    while ! mkdir "$lk_dir" 2>/dev/null; do
+        lk_tries=$((lk_tries + 1))
+        [ $lk_tries -le 3 ] || return 1
+        lk_pid=""
+        [ -r "$lk_dir/pid" ] && IFS= read -r lk_pid < "$lk_dir/pid"
+        if [ -z "$lk_pid" ]; then
+            # Its maker may not have written its pid yet.
+            sleep 1
+            [ -r "$lk_dir/pid" ] && IFS= read -r lk_pid < "$lk_dir/pid"
+        fi
+        if [ -n "$lk_pid" ] && kill -0 "$lk_pid" 2>/dev/null; then
+            return 1
+        fi
+        # Gone: move the stale lock aside (a rename: one taker wins), retry.
+        mv "$lk_dir" "$lk_dir.stale.$$" 2>/dev/null && rm -rf "$lk_dir.stale.$$"
+    done
+    printf '%s\n' "$$" > "$lk_dir/pid"
+    LOCKED="$lk_dir"
+    trap cleanup EXIT
+    trap 'exit 1' TERM HUP INT
+    return 0
+}
+unlock() {
+    [ -z "$LOCKED" ] || rm -rf "$LOCKED"
+    LOCKED=""
+}
+# Whether a live process holds lock NAME (without taking it).
+locked() {
+    lkd_pid=""
+    [ -r "$PLUGIN_DIR/target/tmux-mcp-$1.lockdir/pid" ] \
+        && IFS= read -r lkd_pid < "$PLUGIN_DIR/target/tmux-mcp-$1.lockdir/pid"
+    [ -n "$lkd_pid" ] && kill -0 "$lkd_pid" 2>/dev/null
+}
+
 # Quote one word for sh, then escape '#' so tmux's format expansion keeps it.
 shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 fmt_lit() { printf '%s' "$1" | sed 's/#/##/g'; }
 
+# The physical path of FILE with every symlink followed (what GNU
+# `readlink -f` prints; macOS before 12.3 has no -f). Status 1 when its
+# directory does not exist.
+resolve() {
+    rs_p="$1" rs_n=0
+    while [ -L "$rs_p" ] && [ $rs_n -lt 40 ]; do
+        rs_l="$(readlink "$rs_p")" || return 1
+        case "$rs_l" in
+            /*) rs_p="$rs_l" ;;
+            *) rs_p="$(dirname "$rs_p")/$rs_l" ;;
+        esac
+        rs_n=$((rs_n + 1))
+    done
+    rs_d="$(cd -P "$(dirname "$rs_p")" 2>/dev/null && pwd -P)" || return 1
+    printf '%s/%s' "${rs_d%/}" "$(basename "$rs_p")"
+}
+
 # Read our options in one run-shell (hook-free); one value per line.
 read_options() {
-    local tmp
     scratch opts || return 1
+    ro_tmp="$tmp"
     # Each value is prefixed with "x" so an empty option still yields a line.
-    tm run-shell "printf '%s\\n' x#{q:@mcp-cursor-key} x#{q:@mcp-bin-dir} x#{q:@mcp-cursor-key-bound} x#{q:@mcp-autostart} x#{q:@mcp-install} > $(fmt_lit "$(shq "$tmp")")"
+    tm run-shell "printf '%s\\n' x#{q:@mcp-cursor-key} x#{q:@mcp-bin-dir} x#{q:@mcp-cursor-key-bound} x#{q:@mcp-autostart} x#{q:@mcp-install} > $(fmt_lit "$(shq "$ro_tmp")")"
     {
         IFS= read -r OPT_KEY || true
         IFS= read -r OPT_BIN_DIR || true
         IFS= read -r OPT_BOUND || true
         IFS= read -r OPT_AUTOSTART || true
         IFS= read -r OPT_INSTALL || true
-    } < "$tmp"
+    } < "$ro_tmp"
     OPT_KEY="${OPT_KEY#x}" OPT_BIN_DIR="${OPT_BIN_DIR#x}" OPT_BOUND="${OPT_BOUND#x}" OPT_AUTOSTART="${OPT_AUTOSTART#x}" OPT_INSTALL="${OPT_INSTALL#x}"
-    rm -f "$tmp"
+    rm -f "$ro_tmp"
 }
 
 # Where uv, pipx, npm and cargo put the commands they install, beyond PATH.
 # `npm prefix -g` runs node, so it is asked only when nothing else was found.
 tool_bin_dirs() {
     printf '%s\n' "${UV_TOOL_BIN_DIR:-}" "${PIPX_BIN_DIR:-}" "${XDG_BIN_HOME:-}" "${HOME:-}/.local/bin" \
-        "${CARGO_HOME:-$HOME/.cargo}/bin" "${NPM_CONFIG_PREFIX:+$NPM_CONFIG_PREFIX/bin}" \
+        "${CARGO_HOME:-${HOME:-}/.cargo}/bin" "${NPM_CONFIG_PREFIX:+$NPM_CONFIG_PREFIX/bin}" \
         "${HOME:-}/.npm-global/bin" "${HOME:-}/.local/share/npm/bin" /usr/local/bin
 }
 
@@ -88,70 +165,81 @@ tool_bin_dirs() {
 # or, when that is npm's launcher (a .js file), the platform package's bin/
 # beside it (nested in the launcher's package, or hoisted next to it).
 real_bin_dir() {
-    local d="$1" real arch
-    [ -x "$d/tmux-mcp" ] && [ -x "$d/tmux-mcp-broker" ] || return 1
-    real="$(readlink -f "$d/tmux-mcp")" || return 1
-    case "$real" in
+    rb_d="$1"
+    [ -x "$rb_d/tmux-mcp" ] && [ -x "$rb_d/tmux-mcp-broker" ] || return 1
+    rb_real="$(resolve "$rb_d/tmux-mcp")" || return 1
+    case "$rb_real" in
         *.js)
-            case "$(uname -m)" in x86_64) arch=x64 ;; aarch64 | arm64) arch=arm64 ;; *) arch="$(uname -m)" ;; esac
-            real="$(dirname "$(dirname "$real")")"
-            for d in "$real/node_modules/$PACKAGE-linux-$arch/bin" "$(dirname "$real")/$PACKAGE-linux-$arch/bin"; do
-                if [ -x "$d/tmux-mcp" ] && [ -x "$d/tmux-mcp-broker" ]; then
-                    printf '%s' "$d"; return 0
+            case "$(uname -s)" in Darwin) rb_os=darwin ;; *) rb_os=linux ;; esac
+            case "$(uname -m)" in x86_64) rb_arch=x64 ;; aarch64 | arm64) rb_arch=arm64 ;; *) rb_arch="$(uname -m)" ;; esac
+            rb_real="$(dirname "$(dirname "$rb_real")")"
+            for rb_d in "$rb_real/node_modules/$PACKAGE-$rb_os-$rb_arch/bin" "$(dirname "$rb_real")/$PACKAGE-$rb_os-$rb_arch/bin"; do
+                if [ -x "$rb_d/tmux-mcp" ] && [ -x "$rb_d/tmux-mcp-broker" ]; then
+                    printf '%s' "$rb_d"; return 0
                 fi
             done
             return 1 ;;
     esac
-    printf '%s' "$d"
+    printf '%s' "$rb_d"
 }
 
 # What `DIR/tmux-mcp --version` says: "tmux-mcp 0.1.0" -> 0.1.0.
 bin_version() {
-    local v
-    v="$("$1/tmux-mcp" --version 2>/dev/null </dev/null)" || return 1
-    printf '%s' "${v##* }"
+    bv_v="$("$1/tmux-mcp" --version 2>/dev/null </dev/null)" || return 1
+    printf '%s' "${bv_v##* }"
+}
+
+# Whether DIR's tmux-mcp is this plugin's own build (target/release), also
+# through a symlink (~/.local/bin/tmux-mcp -> the plugin's build).
+is_own_build() {
+    ob_own="$(cd -P "$OWN_BIN_DIR" 2>/dev/null && pwd -P)" || return 1
+    ob_real="$(resolve "$1/tmux-mcp")" || return 1
+    [ "$(dirname "$ob_real")" = "$ob_own" ]
 }
 
 # Sets BIN_DIR to the first candidate whose version is this script's, else
-# to the first candidate found (BIN_NOTE then says which version it is), in
-# this order: $TMUX_MCP_BIN_DIR, @mcp-bin-dir, PATH, the tools' directories,
-# this plugin's own build. Status 1 when there is none.
+# to the plugin's own build, else to the first candidate found (BIN_NOTE then
+# says which version it is), in this order: $TMUX_MCP_BIN_DIR, @mcp-bin-dir,
+# PATH, the tools' directories, this plugin's own build (release, then
+# debug). Every candidate is asked its version, the plugin's own build too.
+# Status 1 when there is none.
 find_bin_dir() {
-    local d real v first="" first_v="" seen=":" IFS_SAVE="$IFS" npm_prefix=""
     BIN_DIR="" BIN_NOTE=""
-    local -a dirs=("${TMUX_MCP_BIN_DIR:-}" "$OPT_BIN_DIR")
-    IFS=:
-    for d in $PATH; do dirs+=("$d"); done
-    IFS="$IFS_SAVE"
-    while IFS= read -r d; do dirs+=("$d"); done < <(tool_bin_dirs)
-    dirs+=("$OWN_BIN_DIR" "$PLUGIN_DIR/target/debug")
-    local pass
-    for pass in 1 2; do
-        for d in "${dirs[@]}"; do
-            [ -n "$d" ] || continue
-            case "$seen" in *":$d:"*) continue ;; esac
-            seen="$seen$d:"
-            real="$(real_bin_dir "$d")" || continue
-            # This plugin's own build is kept current by its stamp instead.
-            if [ "$real" -ef "$OWN_BIN_DIR" ] || [ "$real" -ef "$PLUGIN_DIR/target/debug" ]; then
-                v="$PLUGIN_VERSION"
-            else
-                v="$(bin_version "$real")" || continue
+    fb_first="" fb_first_v="" fb_own="" fb_own_v="" fb_seen=":" fb_pass=1
+    fb_dirs="${TMUX_MCP_BIN_DIR:-}
+$OPT_BIN_DIR
+$(printf '%s\n' "${PATH:-}" | tr ':' '\n')
+$(tool_bin_dirs)
+$OWN_BIN_DIR
+$PLUGIN_DIR/target/debug"
+    while :; do
+        while IFS= read -r fb_d; do
+            [ -n "$fb_d" ] || continue
+            case "$fb_seen" in *":$fb_d:"*) continue ;; esac
+            fb_seen="$fb_seen$fb_d:"
+            fb_real="$(real_bin_dir "$fb_d")" || continue
+            fb_v="$(bin_version "$fb_real")" || continue
+            if [ "$fb_v" = "$PLUGIN_VERSION" ]; then
+                BIN_DIR="$fb_real"; return 0
             fi
-            if [ "$v" = "$PLUGIN_VERSION" ]; then
-                BIN_DIR="$real"; return 0
+            [ -n "$fb_first" ] || { fb_first="$fb_real"; fb_first_v="$fb_v"; }
+            if [ -z "$fb_own" ] && is_own_build "$fb_real"; then
+                fb_own="$fb_real" fb_own_v="$fb_v"
             fi
-            [ -n "$first" ] || { first="$real"; first_v="$v"; }
-        done
+        done <<FB_DIRS
+$fb_dirs
+FB_DIRS
         # Nothing yet: npm's global prefix, when npm is there (it costs a node start).
-        [ -z "$first" ] && [ $pass = 1 ] && command -v npm >/dev/null 2>&1 || break
-        npm_prefix="$(npm prefix -g 2>/dev/null </dev/null)" || break
-        [ -n "$npm_prefix" ] || break
-        dirs=("$npm_prefix/bin")
+        if [ -n "$fb_first" ] || [ $fb_pass != 1 ] || ! command -v npm >/dev/null 2>&1; then break; fi
+        fb_npm="$(npm prefix -g 2>/dev/null </dev/null)" || break
+        [ -n "$fb_npm" ] || break
+        fb_dirs="$fb_npm/bin" fb_pass=2
     done
-    [ -n "$first" ] || return 1
-    BIN_DIR="$first"
-    BIN_NOTE="tmux-mcp ${first_v:-?}, plugin $PLUGIN_VERSION"
+    [ -n "$fb_first" ] || return 1
+    # Of other versions, the plugin's own build: the one it can rebuild.
+    if [ -n "$fb_own" ]; then fb_first="$fb_own" fb_first_v="$fb_own_v"; fi
+    BIN_DIR="$fb_first"
+    BIN_NOTE="tmux-mcp ${fb_first_v:-?}, plugin $PLUGIN_VERSION"
     return 0
 }
 
@@ -166,10 +254,9 @@ install_hint() {
 
 # A tool on PATH or in the directories its installer uses; prints its path.
 have_tool() {
-    local d
     if command -v "$1" 2>/dev/null; then return 0; fi
-    for d in "${HOME:-}/.local/bin" "${CARGO_HOME:-$HOME/.cargo}/bin"; do
-        if [ -x "$d/$1" ]; then printf '%s\n' "$d/$1"; return 0; fi
+    for ht_d in "${HOME:-}/.local/bin" "${CARGO_HOME:-${HOME:-}/.cargo}/bin"; do
+        if [ -x "$ht_d/$1" ]; then printf '%s\n' "$ht_d/$1"; return 0; fi
     done
     return 1
 }
@@ -187,18 +274,18 @@ have_tool() {
 set_option_hooked() {
     if [ -z "${SET_OPTION_HOOKED:-}" ]; then
         SET_OPTION_HOOKED=no
-        local tmp s
         if tm show-hooks -g after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
             SET_OPTION_HOOKED=yes
         elif scratch sessions; then
-            tm run-shell "printf '%s\\n' #{S:#{q:session_id} } > $(fmt_lit "$(shq "$tmp")")"
-            for s in $(cat "$tmp"); do
-                if tm show-hooks -t "$s" after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
+            sh_tmp="$tmp"
+            tm run-shell "printf '%s\\n' #{S:#{q:session_id} } > $(fmt_lit "$(shq "$sh_tmp")")"
+            for sh_s in $(cat "$sh_tmp"); do
+                if tm show-hooks -t "$sh_s" after-set-option 2>/dev/null | grep -q '^after-set-option\['; then
                     SET_OPTION_HOOKED=yes
                     break
                 fi
             done
-            rm -f "$tmp"
+            rm -f "$sh_tmp"
         fi
     fi
     [ "$SET_OPTION_HOOKED" = yes ]
@@ -213,15 +300,16 @@ set_state() {
 # server cannot be asked (2), asked through a run-shell format (hook-free,
 # unlike list-clients) that writes into a file of ours.
 has_client() {
-    local tmp answer=""
+    hc_answer=""
     scratch clients || return 2
-    if ! tm run-shell "printf '%s' '#{S:#{?session_attached,y,}}' > $(fmt_lit "$(shq "$tmp")")" 2>/dev/null; then
-        rm -f "$tmp"
+    hc_tmp="$tmp"
+    if ! tm run-shell "printf '%s' '#{S:#{?session_attached,y,}}' > $(fmt_lit "$(shq "$hc_tmp")")" 2>/dev/null; then
+        rm -f "$hc_tmp"
         return 2
     fi
-    IFS= read -r answer < "$tmp" || true
-    rm -f "$tmp"
-    [ -n "$answer" ]
+    IFS= read -r hc_answer < "$hc_tmp" || true
+    rm -f "$hc_tmp"
+    [ -n "$hc_answer" ]
 }
 
 notify() {
@@ -242,22 +330,30 @@ announce_when_attached() {
 # The same as a tmux job of its own: one waiting at a time (a reload while one
 # waits leaves it to that one).
 announce_job() {
-    if mkdir -p "$PLUGIN_DIR/target" 2>/dev/null && exec 9>"$PLUGIN_DIR/target/tmux-mcp-announce.lock" \
-        && command -v flock >/dev/null 2>&1 && ! flock -n 9; then
-        return 0
-    fi
+    lock announce || return 0
     announce_when_attached "$1"
 }
 
+# Runs `tmux-mcp.tmux ARGS…` (already quoted for sh) as a tmux job.
+job() {
+    tm run-shell -b "$(fmt_lit "exec $(shq "$JOB_SH") $(shq "$SCRIPT") $1") </dev/null >/dev/null 2>&1"
+}
+
 announce_in_background() {
-    tm run-shell -b "$(fmt_lit "exec $(shq "$BASH") $(shq "$PLUGIN_DIR/tmux-mcp.tmux") announce $(shq "$1")") </dev/null >/dev/null 2>&1"
+    job "announce $(shq "$1")"
 }
 
 # --- Builds ------------------------------------------------------------------
-# The plugin's own build carries a stamp: the checkout it was built from
-# (`git rev-parse HEAD`, else the crate version). After a TPM update
-# (`prefix + U` pulls the checkout) the stamp differs and the plugin rebuilds
-# in the background while the old binaries keep working.
+# The plugin's own build is target/release. It is used when its `tmux-mcp
+# --version` is this script's version, however it was built (scripts/build,
+# the build job, or `cargo build --release` by hand). After a TPM update to a
+# new release (`prefix + U` pulls the checkout) it answers the old version:
+# the plugin then serves with it and rebuilds in the background; the build job
+# runs this script again, which hands over to a broker of the new binary. A
+# build job sets `building` only when there is no binary to serve with.
+# The stamp (target/release/tmux-mcp-build-stamp) records the checkout the
+# binaries were built from (`git rev-parse HEAD`, else the crate version),
+# for a person to read; the version decides.
 
 OWN_BIN_DIR="$PLUGIN_DIR/target/release"
 STAMP="$OWN_BIN_DIR/tmux-mcp-build-stamp"
@@ -268,69 +364,62 @@ checkout_id() {
     sed -n 's/^version = "\(.*\)"$/version \1/p' "$PLUGIN_DIR/Cargo.toml" 2>/dev/null | head -n 1
 }
 
-own_build_is_current() {
-    local stamp="" id
-    id="$(checkout_id)"
-    # A checkout that cannot be identified cannot be compared: keep the build.
-    [ -n "$id" ] || return 0
-    [ -r "$STAMP" ] && IFS= read -r stamp < "$STAMP"
-    [ "$stamp" = "$id" ]
-}
-
-# Starts `tmux-mcp.tmux build` as a tmux job (it outlives this script, never
-# blocks tmux, and dies with the server).
+# No binary at all: starts `tmux-mcp.tmux build` as a tmux job (it outlives
+# this script, never blocks tmux, and dies with the server).
 build_in_background() {
     if ! command -v cargo >/dev/null 2>&1; then
         # No binaries and nothing to build them with: say the one command
         # that installs them (shown once a client is attached).
-        local hint
-        hint="$(install_hint)"
-        set_state missing "mcp: missing, run: $hint"
-        announce_in_background "tmux-mcp: no tmux-mcp binaries found (PATH, ~/.local/bin, ~/.cargo/bin, npm's bin) and no cargo to build them: run \`$hint\` and reload tmux.conf (or set -g @mcp-install uv|pipx|npm|cargo)"
+        bb_hint="$(install_hint)"
+        set_state missing "mcp: missing, run: $bb_hint"
+        announce_in_background "tmux-mcp: no tmux-mcp binaries found (PATH, ~/.local/bin, ~/.cargo/bin, npm's bin) and no cargo to build them: run \`$bb_hint\` and reload tmux.conf (or set -g @mcp-install uv|pipx|npm|cargo)"
         return
     fi
     set_state building "mcp: building"
-    tm run-shell -b "$(fmt_lit "exec $(shq "$BASH") $(shq "$PLUGIN_DIR/tmux-mcp.tmux") build") </dev/null >/dev/null 2>&1"
+    job build
 }
 
-# The build job: one at a time (a second load while building leaves it to the
-# first), tells an attached client what it does, and runs the plugin again
-# when the build is done so the new binaries are used.
+# The build job: one at a time per checkout. A job that finds another build
+# running (a reload, or another tmux server) waits for it and then runs the
+# plugin again, as the build that ran does when it is done, so every server
+# that asked gets the new binaries. After a build the plugin never builds
+# again in the same job (BUILT says how the build went).
 build_job() {
-    mkdir -p "$PLUGIN_DIR/target"
-    exec 9>"$PLUGIN_DIR/target/tmux-mcp-build.lock"
-    # The build that holds the lock runs this script again when it is done,
-    # and that run sees whether its stamp still matches the checkout.
-    if command -v flock >/dev/null 2>&1 && ! flock -n 9; then
+    if ! lock build; then
+        while locked build; do sleep 1; done
+        BUILT=waited
+        main
         return 0
     fi
-    local msg="tmux-mcp: building the binaries in the background, the first build takes minutes (log: $BUILD_LOG)"
-    (
-        # Shown once, as soon as someone is there to see it; ends with the
-        # server, so a build cut short leaves nothing behind.
-        announce_when_attached "$msg"
-    ) </dev/null >/dev/null 2>&1 9>&- &
-    local announcer=$!
-    # The stamp names what was checked out when the build started: a pull
-    # during the build makes the next load build again.
-    local id
-    id="$(checkout_id)"
+    bj_announcer=""
+    if ! [ -x "$OWN_BIN_DIR/tmux-mcp" ]; then
+        # The first build: shown once, as soon as someone is there to see it;
+        # ends with the server, so a build cut short leaves nothing behind.
+        # (A rebuild is said in @mcp-status by the broker's up job.)
+        (
+            LOCKED=""
+            announce_when_attached "tmux-mcp: building the binaries in the background, the first build takes minutes (log: $BUILD_LOG)"
+        ) </dev/null >/dev/null 2>&1 &
+        bj_announcer=$!
+    fi
+    # The stamp names what was checked out when the build started.
+    bj_id="$(checkout_id)"
     # tmux sends its jobs SIGTERM when the server exits: pass it on to the
     # build, so nothing outlives the server (`wait` returns on the signal).
-    TMUX_MCP_BUILT_BY_PLUGIN=1 "$PLUGIN_DIR/scripts/build" >"$BUILD_LOG" 2>&1 9>&- &
-    local builder=$! rc=0
-    trap 'pkill -TERM -P "$builder" 2>/dev/null; kill "$builder" "$announcer" 2>/dev/null; exit 1' TERM HUP INT
-    wait "$builder" || rc=$?
+    TMUX_MCP_BUILT_BY_PLUGIN=1 "$JOB_SH" "$PLUGIN_DIR/scripts/build" >"$BUILD_LOG" 2>&1 </dev/null &
+    bj_builder=$! bj_rc=0
+    trap 'pkill -TERM -P "$bj_builder" 2>/dev/null; kill "$bj_builder" $bj_announcer 2>/dev/null; exit 1' TERM HUP INT
+    wait "$bj_builder" || bj_rc=$?
     trap 'exit 1' TERM HUP INT
-    if [ "$rc" = 0 ] && printf '%s\n' "$id" > "$STAMP"; then
-        kill "$announcer" 2>/dev/null
-        exec 9>&-
-        main
+    [ -z "$bj_announcer" ] || kill "$bj_announcer" 2>/dev/null
+    unlock
+    if [ "$bj_rc" = 0 ] && printf '%s\n' "$bj_id" > "$STAMP"; then
+        BUILT=ok
     else
-        kill "$announcer" 2>/dev/null
-        set_state failed "mcp: build failed"
+        BUILT=failed
         notify "tmux-mcp: the build failed, see $BUILD_LOG"
     fi
+    main
 }
 
 # --- Installs (opt-in: @mcp-install uv|pipx|npm|cargo) ----------------------
@@ -341,119 +430,127 @@ build_job() {
 INSTALL_LOG="$PLUGIN_DIR/target/tmux-mcp-install.log"
 
 install_in_background() {
-    local route="$1"
-    case "$route" in
+    case "$1" in
         uv | pipx | npm | cargo) ;;
         *)
-            set_state failed "mcp: @mcp-install $route?"
-            notify "tmux-mcp: @mcp-install is '$route'; it takes uv, pipx, npm or cargo"
+            set_state failed "mcp: @mcp-install $1?"
+            notify "tmux-mcp: @mcp-install is '$1'; it takes uv, pipx, npm or cargo"
             return ;;
     esac
-    set_state installing "mcp: installing ($route)"
-    tm run-shell -b "$(fmt_lit "exec $(shq "$BASH") $(shq "$PLUGIN_DIR/tmux-mcp.tmux") install $(shq "$route")") </dev/null >/dev/null 2>&1"
+    set_state installing "mcp: installing ($1)"
+    job "install $(shq "$1")"
 }
 
 install_job() {
-    local route="$1" tool
-    mkdir -p "$PLUGIN_DIR/target"
-    exec 9>"$PLUGIN_DIR/target/tmux-mcp-install.lock"
-    if command -v flock >/dev/null 2>&1 && ! flock -n 9; then
+    ij_route="$1"
+    lock install || return 0
+    if ! ij_tool="$(have_tool "$ij_route")"; then
+        set_state failed "mcp: no $ij_route to install with"
+        notify "tmux-mcp: @mcp-install is $ij_route, but $ij_route is not on tmux's PATH nor in ~/.local/bin or ~/.cargo/bin"
         return 0
     fi
-    if ! tool="$(have_tool "$route")"; then
-        set_state failed "mcp: no $route to install with"
-        notify "tmux-mcp: @mcp-install is $route, but $route is not on tmux's PATH nor in ~/.local/bin or ~/.cargo/bin"
-        return 0
-    fi
-    local -a cmd
-    case "$route" in
-        uv) cmd=("$tool" tool install "$PACKAGE==$PLUGIN_VERSION") ;;
-        pipx) cmd=("$tool" install "$PACKAGE==$PLUGIN_VERSION") ;;
-        npm) cmd=("$tool" install -g "$PACKAGE@$PLUGIN_VERSION") ;;
-        cargo) cmd=("$tool" install --locked "$PACKAGE" --version "$PLUGIN_VERSION") ;;
+    # The command, as the positional parameters.
+    case "$ij_route" in
+        uv) set -- "$ij_tool" tool install "$PACKAGE==$PLUGIN_VERSION" ;;
+        pipx) set -- "$ij_tool" install "$PACKAGE==$PLUGIN_VERSION" ;;
+        npm) set -- "$ij_tool" install -g "$PACKAGE@$PLUGIN_VERSION" ;;
+        cargo) set -- "$ij_tool" install --locked "$PACKAGE" --version "$PLUGIN_VERSION" ;;
     esac
-    printf '%s\n' "${cmd[*]}" >"$INSTALL_LOG"
-    "${cmd[@]}" >>"$INSTALL_LOG" 2>&1 </dev/null 9>&- &
-    local installer=$! rc=0
-    trap 'pkill -TERM -P "$installer" 2>/dev/null; kill "$installer" 2>/dev/null; exit 1' TERM HUP INT
-    wait "$installer" || rc=$?
+    printf '%s\n' "$*" >"$INSTALL_LOG"
+    ${1+"$@"} >>"$INSTALL_LOG" 2>&1 </dev/null &
+    ij_installer=$! ij_rc=0
+    trap 'pkill -TERM -P "$ij_installer" 2>/dev/null; kill "$ij_installer" 2>/dev/null; exit 1' TERM HUP INT
+    wait "$ij_installer" || ij_rc=$?
     trap 'exit 1' TERM HUP INT
-    exec 9>&-
-    if [ "$rc" != 0 ]; then
+    unlock
+    if [ "$ij_rc" != 0 ]; then
         set_state failed "mcp: install failed"
-        notify "tmux-mcp: \`${cmd[*]}\` failed, see $INSTALL_LOG"
+        notify "tmux-mcp: \`$*\` failed, see $INSTALL_LOG"
         return 0
     fi
     # Run the plugin again, which now finds the binaries (and never installs
     # twice: a binary still not found is reported).
-    INSTALLED="$route"
+    INSTALLED="$ij_route"
     main
 }
 
 # --- The broker ----------------------------------------------------------------
+
+# Whether process PID runs the file BROKER as it is now (not one replaced
+# since the process started). Linux: /proc/PID/exe names the file it runs
+# (" (deleted)" once replaced). Without /proc (macOS) it cannot be told here:
+# the running broker is kept.
+runs_file() {
+    rf_exe="$(readlink "/proc/$1/exe" 2>/dev/null)" || return 0 # lint-sh: allow (Linux; fallback above)
+    [ "$rf_exe" = "$(resolve "$2")" ]
+}
 
 # The "up" job: replaces a broker that runs an older binary than the one found
 # now, so new agents get the new broker: an idle one is stopped, a busy one
 # retires (SIGUSR1: it gives up its socket at once and serves its agents until
 # they leave); then starts the broker and reports ready once it answers.
 up_job() {
-    local bin_dir="$1" sock="$2" autostart="$3" note="${4:-}"
+    up_bin_dir="$1" up_sock="$2" up_autostart="$3" up_note="${4:-}"
     # A binary of another version than this script: ready, and saying so.
-    local ready="mcp: ready"
-    [ -z "$note" ] || ready="mcp: ready ($note)"
-    local helper="$bin_dir/tmux-mcp" broker="$bin_dir/tmux-mcp-broker"
-    local status pid open
-    if status="$("$helper" status -S "$sock" --json 2>/dev/null)"; then
-        pid="$(printf '%s\n' "$status" | sed -n 's/^ *"broker_pid": *\([0-9]*\).*/\1/p')"
-        open="$(printf '%s\n' "$status" | sed -n 's/^ *"sessions_open": *\([0-9]*\).*/\1/p')"
-        if [ -n "$pid" ] && ! [ "/proc/$pid/exe" -ef "$broker" ]; then
-            if [ "${open:-1}" = 0 ]; then
+    up_ready="mcp: ready"
+    [ -z "$up_note" ] || up_ready="mcp: ready ($up_note)"
+    up_helper="$up_bin_dir/tmux-mcp" up_broker="$up_bin_dir/tmux-mcp-broker"
+    if up_status="$("$up_helper" status -S "$up_sock" --json 2>/dev/null)"; then
+        up_pid="$(printf '%s\n' "$up_status" | sed -n 's/^ *"broker_pid": *\([0-9]*\).*/\1/p')"
+        up_open="$(printf '%s\n' "$up_status" | sed -n 's/^ *"sessions_open": *\([0-9]*\).*/\1/p')"
+        if [ -n "$up_pid" ] && ! runs_file "$up_pid" "$up_broker"; then
+            up_i=0
+            if [ "${up_open:-1}" = 0 ]; then
                 # Ours: it serves this tmux server and no agent uses it.
-                kill -TERM "$pid" 2>/dev/null
-                local i=0
-                while [ -e "/proc/$pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+                kill -TERM "$up_pid" 2>/dev/null
+                while kill -0 "$up_pid" 2>/dev/null && [ $up_i -lt 50 ]; do sleep 0.1; up_i=$((up_i + 1)); done
             else
                 # Busy: it retires, keeping its agents; wait until its socket
                 # is free for the new broker.
-                kill -USR1 "$pid" 2>/dev/null
-                local i=0
-                while "$helper" status -S "$sock" >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-                notify "tmux-mcp: updated; new agents get the new broker, the old one serves its $open agent(s) until they leave"
+                kill -USR1 "$up_pid" 2>/dev/null
+                while "$up_helper" status -S "$up_sock" >/dev/null 2>&1 && [ $up_i -lt 50 ]; do sleep 0.1; up_i=$((up_i + 1)); done
+                notify "tmux-mcp: updated; new agents get the new broker, the old one serves its $up_open agent(s) until they leave"
             fi
         fi
     fi
-    if [ "$autostart" = off ]; then
-        set_state ready "$ready"
+    if [ "$up_autostart" = off ]; then
+        set_state ready "$up_ready"
         return 0
     fi
     # '#{socket_path}' is expanded by tmux: exactly this server's socket.
-    tm run-shell -b "exec $(fmt_lit "$(shq "$broker")") --socket '#{socket_path}' </dev/null >/dev/null 2>&1"
-    local i=0
-    while [ $i -lt 100 ]; do
-        if "$helper" status -S "$sock" >/dev/null 2>&1; then
-            set_state ready "$ready"
-            if [ -n "$note" ]; then
-                notify "tmux-mcp: ready, but $helper is another version than the plugin: $note (update one of them)"
-            else
-                notify "tmux-mcp: ready"
-            fi
+    tm run-shell -b "exec $(fmt_lit "$(shq "$up_broker")") --socket '#{socket_path}' </dev/null >/dev/null 2>&1"
+    up_i=0
+    while [ $up_i -lt 100 ]; do
+        if "$up_helper" status -S "$up_sock" >/dev/null 2>&1; then
+            set_state ready "$up_ready"
+            case "$up_note" in
+                "") notify "tmux-mcp: ready" ;;
+                *"; rebuilding")
+                    notify "tmux-mcp: ready with $up_helper (${up_note%; rebuilding}); rebuilding for the plugin's version in the background, then the new broker takes over (log: $BUILD_LOG)" ;;
+                *) notify "tmux-mcp: ready, but $up_helper is another version than the plugin: $up_note (update one of them)" ;;
+            esac
             return 0
         fi
         sleep 0.1
-        i=$((i + 1))
+        up_i=$((up_i + 1))
     done
     set_state failed "mcp: broker failed"
-    notify "tmux-mcp: the broker did not start; run \`$helper doctor\`"
+    notify "tmux-mcp: the broker did not start; run \`$up_helper doctor\`"
 }
 
 main() {
     OPT_KEY="" OPT_BIN_DIR="" OPT_BOUND="" OPT_AUTOSTART="" OPT_INSTALL=""
     read_options
-    local key="${OPT_KEY:-A}"
+    m_key="${OPT_KEY:-A}"
     if ! find_bin_dir; then
         if [ -n "${INSTALLED:-}" ]; then
             set_state failed "mcp: installed, not found"
             notify "tmux-mcp: $INSTALLED installed $PACKAGE, but tmux-mcp is not in PATH, ~/.local/bin, ~/.cargo/bin nor npm's bin; set -g @mcp-bin-dir DIR"
+        elif [ -n "${BUILT:-}" ]; then
+            # After a build (this job's or the one it waited for): never a
+            # second one from here.
+            set_state failed "mcp: build failed"
+            [ "$BUILT" = failed ] || notify "tmux-mcp: the build failed, see $BUILD_LOG"
         elif [ -n "$OPT_INSTALL" ]; then
             install_in_background "$OPT_INSTALL"
         else
@@ -461,38 +558,42 @@ main() {
         fi
         return 0
     fi
-    local bin_dir="$BIN_DIR"
-    local helper="$bin_dir/tmux-mcp"
+    m_helper="$BIN_DIR/tmux-mcp"
+    m_note="$BIN_NOTE"
 
-    # Binaries linked from elsewhere (~/.local/bin) into this plugin's build
-    # are this plugin's build too.
-    local real_dir
-    real_dir="$(dirname "$(readlink -f "$helper")")"
-    if [ "$real_dir" -ef "$OWN_BIN_DIR" ] && ! own_build_is_current; then
-        # The old binaries serve until the new ones are built; the build job
-        # runs this script again, which starts (or replaces) the broker.
-        build_in_background
-    else
-        # The job is given this server's socket (expanded by tmux) and runs
-        # in the background, so tmux never waits for the broker.
-        tm run-shell -b "$(fmt_lit "exec $(shq "$BASH") $(shq "$PLUGIN_DIR/tmux-mcp.tmux") up $(shq "$bin_dir")") '#{socket_path}' $(fmt_lit "$(shq "${OPT_AUTOSTART:-on}") $(shq "$BIN_NOTE")") </dev/null >/dev/null 2>&1"
+    # This plugin's own build, of another version than this script (a TPM
+    # update to a new release): it serves meanwhile, and a build job rebuilds
+    # it in the background; that job runs this script again, which hands over
+    # to a broker of the new binary. @mcp-state stays what is true: ready.
+    if [ -n "$m_note" ] && is_own_build "$BIN_DIR"; then
+        case "${BUILT:-}" in
+            failed) m_note="$m_note; rebuild failed" ;;
+            "")
+                if command -v cargo >/dev/null 2>&1; then
+                    m_note="$m_note; rebuilding"
+                    job build
+                fi ;;
+        esac
     fi
+    # The job is given this server's socket (expanded by tmux) and runs in
+    # the background, so tmux never waits for the broker.
+    tm run-shell -b "$(fmt_lit "exec $(shq "$JOB_SH") $(shq "$SCRIPT") up $(shq "$BIN_DIR")") '#{socket_path}' $(fmt_lit "$(shq "${OPT_AUTOSTART:-on}") $(shq "$m_note")") </dev/null >/dev/null 2>&1"
 
     # The key binding: unbind a key we bound before under another name.
-    if [ -n "$OPT_BOUND" ] && [ "$OPT_BOUND" != "$key" ]; then
+    if [ -n "$OPT_BOUND" ] && [ "$OPT_BOUND" != "$m_key" ]; then
         tm unbind-key "$OPT_BOUND" 2>/dev/null || true
         set_option_hooked || tm set-option -gu @mcp-cursor-key-bound
     fi
-    if [ "$key" != "none" ]; then
-        tm bind-key "$key" run-shell -b "$(fmt_lit "$(shq "$helper")") cursor -S '#{socket_path}' '#{pane_id}' </dev/null >/dev/null 2>&1"
-        if [ "$OPT_BOUND" != "$key" ] && ! set_option_hooked; then
-            tm set-option -g @mcp-cursor-key-bound "$key"
+    if [ "$m_key" != "none" ]; then
+        tm bind-key "$m_key" run-shell -b "$(fmt_lit "$(shq "$m_helper")") cursor -S '#{socket_path}' '#{pane_id}' </dev/null >/dev/null 2>&1"
+        if [ "$OPT_BOUND" != "$m_key" ] && ! set_option_hooked; then
+            tm set-option -g @mcp-cursor-key-bound "$m_key"
         fi
     fi
 }
 
 case "${1:-}" in
-    # scripts/build records what it built, so a build by hand counts as current.
+    # scripts/build records what it built.
     stamp) mkdir -p "$OWN_BIN_DIR" && checkout_id > "$STAMP" ;;
     build) build_job ;;
     install) install_job "$2" ;;

@@ -179,10 +179,13 @@ fn item3_plugin_state_reaches_ready_when_the_broker_answers() {
 
 /// A copy of the plugin script in a directory of its own, whose
 /// `scripts/build` is a stand-in for cargo: it waits for a gate file (so the
-/// test sees the building state), then installs copies of the built binaries
-/// as new files (as cargo does: a rename, so a running broker keeps its old
-/// binary). The checkout is identified by the version in its Cargo.toml (the
-/// directory is no git checkout).
+/// test sees the state while it builds), then installs the built binaries as
+/// new files (as cargo does: a rename, so a running broker keeps its old
+/// binary): a copy of the broker, and a `tmux-mcp` that answers `--version`
+/// with the version in the checkout's Cargo.toml and runs the real one
+/// otherwise. The checkout is identified by that version (the directory is no
+/// git checkout), and `set_version` changes it in the script too, as a pull
+/// of a new release does.
 struct StagedPlugin {
     _dir: TempDir,
     root: std::path::PathBuf,
@@ -202,10 +205,15 @@ impl StagedPlugin {
         let gate = dir.path().join("gate");
         let built = target_dir();
         let script = format!(
-            "#!/bin/sh\nset -e\nwhile [ ! -e {gate} ]; do sleep 0.05; done\nrm -f {gate}\nmkdir -p {out}\nfor b in tmux-mcp tmux-mcp-broker; do cp {built}/$b {out}/.$b.new; mv -f {out}/.$b.new {out}/$b; done\necho built\n",
+            "#!/bin/sh\nset -e\nwhile [ ! -e {gate} ]; do sleep 0.05; done\nrm -f {gate}\nmkdir -p {out}\n\
+             v=$(sed -n 's/^version = \"\\(.*\\)\"$/\\1/p' \"$(dirname \"$0\")/../Cargo.toml\")\n\
+             printf '#!/bin/sh\\n[ \"$1\" = --version ] && {{ echo \"tmux-mcp %s\"; exit 0; }}\\nexec %s \"$@\"\\n' \"$v\" {helper} >{out}/.tmux-mcp.new\n\
+             chmod +x {out}/.tmux-mcp.new; mv -f {out}/.tmux-mcp.new {out}/tmux-mcp\n\
+             cp {built}/tmux-mcp-broker {out}/.tmux-mcp-broker.new; mv -f {out}/.tmux-mcp-broker.new {out}/tmux-mcp-broker\necho built\n",
             gate = sh_quote(gate.to_str().unwrap()),
             out = sh_quote(root.join("target/release").to_str().unwrap()),
             built = sh_quote(built.to_str().unwrap()),
+            helper = sh_quote(&sh_quote(built.join("tmux-mcp").to_str().unwrap())),
         );
         let build = root.join("scripts/build");
         std::fs::write(&build, script).unwrap();
@@ -220,11 +228,24 @@ impl StagedPlugin {
         p
     }
 
-    /// What a `git pull` of a new release changes, as far as the plugin can tell.
+    /// What a `git pull` of a new release changes, as far as the plugin can
+    /// tell: the checkout's version and the version the script expects.
     fn set_version(&self, v: &str) {
         std::fs::write(
             self.root.join("Cargo.toml"),
             format!("[workspace.package]\nversion = \"{v}\"\n"),
+        )
+        .unwrap();
+        let script = self.root.join("tmux-mcp.tmux");
+        let text = std::fs::read_to_string(&script).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("PLUGIN_VERSION="))
+            .expect("the script sets PLUGIN_VERSION")
+            .to_string();
+        std::fs::write(
+            &script,
+            text.replacen(&line, &format!("PLUGIN_VERSION=\"{v}\""), 1),
         )
         .unwrap();
     }
@@ -256,7 +277,9 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// reload rebuilds in the background and then hands over: the old broker
 /// retires (it gives up its socket and keeps serving its agent, which keeps
 /// working), a broker of the new binary starts and new agents get it; the old
-/// one exits when its agent leaves.
+/// one exits when its agent leaves. Issue 38 item 9: while it rebuilds, the
+/// old broker serves and `@mcp-state` says `ready` (never `building`), with
+/// `@mcp-status` naming the rebuild.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn item3_plugin_builds_reports_and_rebuilds_after_an_update() {
     let plugin = StagedPlugin::new();
@@ -298,12 +321,38 @@ async fn item3_plugin_builds_reports_and_rebuilds_after_an_update() {
     let agent = McpClient::attach(&srv, &[]).await;
     assert_eq!(srv.status()["sessions_open"], json!(1));
 
-    // `prefix + U`: the checkout changes; the reload notices and rebuilds.
+    // `prefix + U`: the checkout changes; the reload notices and rebuilds,
+    // while the broker of the old build serves: ready all along.
     plugin.set_version("1.1.0");
     srv.tmux(&["source-file", conf]);
-    wait_state(&srv, "building", Duration::from_secs(10));
+    let ready_until = |status: &str, timeout: Duration| {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let state = option(&srv, "@mcp-state");
+            assert_eq!(
+                state,
+                "ready",
+                "@mcp-state while the old broker serves (status {:?})",
+                option(&srv, "@mcp-status")
+            );
+            if option(&srv, "@mcp-status") == status {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "@mcp-status never became {status:?}: {:?}",
+                option(&srv, "@mcp-status")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    ready_until(
+        "mcp: ready (tmux-mcp 1.0.0, plugin 1.1.0; rebuilding)",
+        Duration::from_secs(10),
+    );
+    assert_eq!(srv.status()["broker_pid"], json!(first));
     plugin.open_gate();
-    wait_state(&srv, "ready", Duration::from_secs(30));
+    ready_until("mcp: ready", Duration::from_secs(30));
     let second = poll(Duration::from_secs(15), || match srv.brokers().as_slice() {
         [a, b] if *a == first || *b == first => Some(if *a == first { *b } else { *a }),
         _ => None,

@@ -5,6 +5,10 @@ target/ is not its own build) and loads it with `run-shell`, as TPM does, into
 a private tmux server started with a HOME and a PATH of the test's: no cargo,
 no tmux-mcp but what the test puts there. Stand-ins for uv and cargo record
 how they were called. Every server is killed by its socket.
+
+Issue 39 item 2: the script is POSIX sh. Each test runs twice: through its
+shebang (#!/bin/sh, which is dash on Debian), and under posh (Debian's strict
+POSIX shell), the script and its background jobs alike (TMUX_MCP_SH).
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ def link_binaries(into: Path) -> None:
 class Staged:
     """A copy of the plugin, a HOME, a PATH directory and a tmux server using them."""
 
-    def __init__(self) -> None:
+    def __init__(self, shell: str = "sh") -> None:
         require_binary()
+        self.shell = shell
         self.dir = Path(tempfile.mkdtemp(prefix="tmcp-inst-", dir=TEST_TMPDIR))
         self.plugin = self.dir / "plugin"
         self.plugin.mkdir()
@@ -61,6 +66,9 @@ class Staged:
         # No cargo, no tmux-mcp: the test's bin, the tmux under test, the system's tools.
         path = f"{self.bin}:{Path(TMUX).resolve().parent}:/usr/bin:/bin"
         self.env = {**clean_env(), "HOME": str(self.home), "PATH": path, "TERM": "xterm"}
+        if shell != "sh":
+            # The background jobs run in it too (the server's environment).
+            self.env["TMUX_MCP_SH"] = shutil.which(shell) or shell
         for var in ("CARGO_HOME", "XDG_BIN_HOME", "UV_TOOL_BIN_DIR", "PIPX_BIN_DIR", "NPM_CONFIG_PREFIX"):
             self.env.pop(var, None)
         self.client: subprocess.Popen | None = None
@@ -78,7 +86,11 @@ class Staged:
         return proc.stdout.rstrip("\n")
 
     def load(self) -> None:
-        self.tmux("run-shell", str(self.plugin / "tmux-mcp.tmux"))
+        script = str(self.plugin / "tmux-mcp.tmux")
+        if self.shell == "sh":
+            self.tmux("run-shell", script)  # through its shebang, as TPM runs it
+        else:
+            self.tmux("run-shell", f"{self.env['TMUX_MCP_SH']} {script}")
 
     def option(self, name: str) -> str:
         return self.tmux("show-options", "-gqv", name)
@@ -145,9 +157,9 @@ class Staged:
         return out
 
 
-@pytest.fixture
-def staged():
-    s = Staged()
+@pytest.fixture(params=["sh", "posh"])
+def staged(request):
+    s = Staged(request.param)
     try:
         yield s
     finally:
@@ -156,7 +168,7 @@ def staged():
 
 def test_the_script_expects_the_workspace_version():
     require_binary()
-    script = subprocess.run(["bash", str(REPO / "tmux-mcp.tmux"), "version"], capture_output=True,
+    script = subprocess.run([str(REPO / "tmux-mcp.tmux"), "version"], capture_output=True,
                             text=True, timeout=10, env=clean_env(), stdin=subprocess.DEVNULL)
     assert script.stdout.strip() == workspace_version(), script
     for binary in (BIN, BROKER):
@@ -254,3 +266,108 @@ def test_missing_sets_nothing_when_an_after_set_option_hook_is_set(staged):
     assert staged.option("@mcp-state") == ""
     assert staged.option("@mcp-status") == ""
     assert not ran.exists(), "the user's after-set-option hook ran"
+
+
+# Issue 38 item 9: the plugin's own build (target/release, as a plain
+# `cargo build --release` leaves it) is used when it answers this script's
+# version, stamped or not; a build of another version (a TPM update to a new
+# release) serves while it is rebuilt, and `building` is never shown on a
+# server whose broker serves.
+
+def place(src: Path, dst: Path) -> None:
+    """A new file at dst with src's content (a file of its own: the broker's
+    /proc/PID/exe and inode tell which one runs)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.new")
+    shutil.copy(src, tmp)
+    os.replace(tmp, dst)  # a rename, as cargo's: a running broker keeps its file
+
+
+def stage_checkout(staged: Staged) -> Path:
+    """The staged plugin as a checkout: its Cargo.toml names the workspace
+    version (what identifies a checkout without git) and scripts/build is
+    this repository's, which runs the `cargo` on PATH."""
+    (staged.plugin / "Cargo.toml").write_text(f'[workspace.package]\nversion = "{workspace_version()}"\n')
+    (staged.plugin / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "build", staged.plugin / "scripts" / "build")
+    return staged.plugin / "target" / "release"
+
+
+def states_until(staged: Staged, want: str, timeout: float = 20) -> list[str]:
+    """Every (@mcp-state, @mcp-status) seen, polled until @mcp-state is want."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        state = staged.option("@mcp-state")
+        if not seen or seen[-1] != state:
+            seen.append(state)
+        if state == want:
+            return seen
+        assert time.monotonic() < deadline, f"@mcp-state never became {want!r}: seen {seen}"
+        time.sleep(0.02)
+
+
+def test_an_unstamped_build_of_this_version_is_used_and_nothing_builds(staged):
+    release = stage_checkout(staged)
+    # `cargo build --release` by hand: the binaries, no stamp.
+    place(BIN, release / "tmux-mcp")
+    place(BROKER, release / "tmux-mcp-broker")
+    assert not (release / "tmux-mcp-build-stamp").exists()
+    staged.stand_in("cargo")  # would rebuild if the plugin thought it had to
+    staged.load()
+    seen = states_until(staged, "ready")
+    assert "building" not in seen, seen
+    assert staged.option("@mcp-status") == "mcp: ready"
+    assert staged.broker_exe() == str(release / "tmux-mcp-broker")
+    staged.load()  # a reload: still nothing to build
+    time.sleep(1)
+    assert staged.option("@mcp-state") == "ready"
+    assert staged.recorded() == [], "cargo ran although the plugin's own build is of its version"
+
+
+def test_an_own_build_of_another_version_serves_while_it_is_rebuilt(staged):
+    release = stage_checkout(staged)
+    # The build before a TPM update: it answers the old version.
+    write_exe(release / "tmux-mcp", f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "tmux-mcp 0.0.9"; exit 0; }}\nexec {BIN} "$@"\n')
+    place(BROKER, release / "tmux-mcp-broker")
+    gate = staged.dir / "gate"
+    # cargo: waits for the gate, then leaves binaries of this version (new files).
+    staged.stand_in("cargo", f"while [ ! -e {gate} ]; do sleep 0.05; done\n"
+                             f"cp {BIN} {release}/.n1\ncp {BROKER} {release}/.n2\n"
+                             f"mv -f {release}/.n1 {release}/tmux-mcp\nmv -f {release}/.n2 {release}/tmux-mcp-broker\n")
+    old = os.stat(release / "tmux-mcp-broker").st_ino
+    staged.load()
+    seen = states_until(staged, "ready")
+    assert seen[-1] == "ready" and "building" not in seen, seen
+    assert staged.option("@mcp-status") == f"mcp: ready (tmux-mcp 0.0.9, plugin {workspace_version()}; rebuilding)"
+    assert os.stat(staged.broker_exe()).st_ino == old, "the broker does not run the build it had"
+    # While the rebuild runs the broker serves, and the state says so.
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        assert staged.option("@mcp-state") == "ready"
+        time.sleep(0.05)
+    assert staged.recorded() == ["cargo build --release --bins"]
+    gate.touch()
+    deadline = time.monotonic() + 20
+    while staged.option("@mcp-status") != "mcp: ready":
+        assert staged.option("@mcp-state") == "ready", staged.option("@mcp-status")
+        assert time.monotonic() < deadline, f"never handed over: {staged.option('@mcp-status')!r}"
+        time.sleep(0.05)
+    # The idle old broker was replaced by one of the new file.
+    deadline = time.monotonic() + 10
+    while os.stat(staged.broker_exe()).st_ino == old:
+        assert time.monotonic() < deadline, "the broker still runs the old build"
+        time.sleep(0.1)
+    assert staged.broker_exe() == str(release / "tmux-mcp-broker")
+    assert (release / "tmux-mcp-build-stamp").read_text().strip() == f"version {workspace_version()}"
+    assert staged.recorded() == ["cargo build --release --bins"], "built more than once"
+
+
+def test_an_own_build_of_another_version_and_no_cargo_is_used_and_said(staged):
+    release = stage_checkout(staged)
+    write_exe(release / "tmux-mcp", f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "tmux-mcp 0.0.9"; exit 0; }}\nexec {BIN} "$@"\n')
+    place(BROKER, release / "tmux-mcp-broker")
+    staged.load()
+    seen = states_until(staged, "ready")
+    assert "missing" not in seen and "building" not in seen, seen
+    assert staged.option("@mcp-status") == f"mcp: ready (tmux-mcp 0.0.9, plugin {workspace_version()})"
