@@ -37,7 +37,10 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     println!("broker        pid {} at {}", s.broker_pid, s.broker_socket);
     println!(
         "tmux server   pid {} started {} ({}), version {}",
-        s.server_pid, s.server_start_time, s.tmux_socket, s.tmux_version
+        s.server_pid,
+        when(s.server_start_time, unix_now()),
+        s.tmux_socket,
+        s.tmux_version
     );
     println!("generation    {}", s.generation);
     println!(
@@ -216,9 +219,10 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         true,
         "tmux server",
         format!(
-            "pid {} at {}, generation {}",
+            "pid {} at {}, started {}, generation {}",
             id.pid,
             id.socket_path.display(),
+            when(id.start_time, unix_now()),
             id.generation
         ),
     );
@@ -350,4 +354,78 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Seconds since the Unix epoch now (0 if the clock is before it).
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// An instant a person reads: UTC in ISO 8601 and how long ago, e.g.
+/// `2026-12-06T03:02:54Z (4 min ago)`.
+pub fn when(epoch: u64, now: u64) -> String {
+    format!("{} ({})", iso_utc(epoch), ago(epoch, now))
+}
+
+/// `YYYY-MM-DDThh:mm:ssZ` of a Unix time (the proleptic Gregorian calendar;
+/// days to a civil date as in Howard Hinnant's `civil_from_days`).
+fn iso_utc(epoch: u64) -> String {
+    let (days, secs) = (epoch / 86_400, epoch % 86_400);
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3_600,
+        secs % 3_600 / 60,
+        secs % 60
+    )
+}
+
+/// How long before `now` `epoch` was, in the largest units that say it.
+fn ago(epoch: u64, now: u64) -> String {
+    let Some(d) = now.checked_sub(epoch) else {
+        return format!("{} s from now: the clock changed", epoch - now);
+    };
+    match d {
+        0..=59 => format!("{d} s ago"),
+        60..=3_599 => format!("{} min ago", d / 60),
+        3_600..=86_399 => format!("{} h {} min ago", d / 3_600, d % 3_600 / 60),
+        _ => format!("{} d {} h ago", d / 86_400, d % 86_400 / 3_600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_time_reads_as_utc_and_how_long_ago() {
+        assert_eq!(iso_utc(0), "1970-01-01T00:00:00Z");
+        // The epoch the issue saw printed raw.
+        assert_eq!(iso_utc(1_796_524_072), "2026-12-06T02:27:52Z");
+        // Leap days and the ends of years and centuries.
+        assert_eq!(iso_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(iso_utc(1_709_208_000), "2024-02-29T12:00:00Z");
+        assert_eq!(iso_utc(1_735_689_599), "2024-12-31T23:59:59Z");
+        assert_eq!(iso_utc(4_102_444_800), "2100-01-01T00:00:00Z");
+        assert_eq!(ago(100, 100), "0 s ago");
+        assert_eq!(ago(100, 159), "59 s ago");
+        assert_eq!(ago(0, 4 * 60 + 59), "4 min ago");
+        assert_eq!(ago(0, 2 * 3_600 + 5 * 60), "2 h 5 min ago");
+        assert_eq!(ago(0, 3 * 86_400 + 7_200), "3 d 2 h ago");
+        assert_eq!(ago(10, 4), "6 s from now: the clock changed");
+        assert_eq!(
+            when(1_796_524_072, 1_796_524_072 + 240),
+            "2026-12-06T02:27:52Z (4 min ago)"
+        );
+    }
 }

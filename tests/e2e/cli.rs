@@ -48,6 +48,56 @@ fn doctor_reports_ok() {
     assert!(!stdout.contains("FAIL"), "{stdout}");
 }
 
+/// `status` and `doctor` print the tmux server's start time as UTC ISO 8601
+/// and how long ago, not a raw epoch (issue 38 item 13).
+#[test]
+fn status_and_doctor_print_the_start_time_a_person_reads() {
+    let srv = TmuxServer::start();
+    srv.start_broker();
+    let start: i64 = srv
+        .tmux(&["display-message", "-p", "#{start_time}"])
+        .trim()
+        .parse()
+        .unwrap();
+    // tmux's start_time and the broker's (from /proc) may round apart.
+    let iso: Vec<String> = (start - 2..=start + 2)
+        .map(|t| {
+            let out = std::process::Command::new("date")
+                .args(["-u", "-d", &format!("@{t}"), "+%FT%TZ"])
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        })
+        .collect();
+    for (cmd, line_start) in [
+        ("status", "tmux server   pid"),
+        ("doctor", "] tmux server: pid"),
+    ] {
+        let (out, _) = run_with_timeout(
+            tmux_mcp(&[cmd, "-S", srv.socket_str()]),
+            Duration::from_secs(15),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{cmd}: {stdout}");
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(line_start) && l.contains("started"))
+            .unwrap_or_else(|| panic!("{cmd} prints no tmux server line:\n{stdout}"));
+        assert!(
+            iso.iter().any(|i| line.contains(&format!("started {i} ("))),
+            "{cmd}: {line:?} does not say started one of {iso:?}"
+        );
+        assert!(
+            line.contains(" s ago)") || line.contains(" min ago)"),
+            "{cmd}: {line:?}"
+        );
+        assert!(
+            !line.contains(&start.to_string()),
+            "{cmd}: a raw epoch: {line:?}"
+        );
+    }
+}
+
 #[test]
 fn cursor_prints_reference_and_fills_buffer() {
     let srv = TmuxServer::start();
