@@ -478,11 +478,51 @@ install_job() {
 
 # Whether process PID runs the file BROKER as it is now (not one replaced
 # since the process started). Linux: /proc/PID/exe names the file it runs
-# (" (deleted)" once replaced). Without /proc (macOS) it cannot be told here:
-# the running broker is kept.
+# (" (deleted)" once replaced). Without /proc (macOS): the file was replaced
+# when it was modified after the process started (`ps -o lstart`, to the
+# second; the reference is 3 s later, so a broker started at once after a
+# build is not taken for an older one: procps derives lstart from the boot
+# time in whole seconds and was seen up to 1.6 s early; macOS records it at
+# the fork; a file replaced within 3 s of the broker's start is missed). When
+# neither can be read, the
+# running broker is kept. TMUX_MCP_PROC points the tests elsewhere, to take
+# the path macOS takes.
+PROC_DIR="${TMUX_MCP_PROC:-/proc}" # lint-sh: allow (Linux; the ps fallback below)
 runs_file() {
-    rf_exe="$(readlink "/proc/$1/exe" 2>/dev/null)" || return 0 # lint-sh: allow (Linux; fallback above)
-    [ "$rf_exe" = "$(resolve "$2")" ]
+    if [ -d "$PROC_DIR/$1" ]; then
+        rf_exe="$(readlink "$PROC_DIR/$1/exe" 2>/dev/null)" || return 0
+        [ "$rf_exe" = "$(resolve "$2")" ]
+        return
+    fi
+    rf_file="$(resolve "$2")" || return 0
+    # "Sun Dec  6 03:21:22 2026": the same in procps and BSD ps (LC_ALL=C).
+    rf_start="$(LC_ALL=C ps -o lstart= -p "$1" 2>/dev/null)" || return 0
+    set -f
+    # shellcheck disable=SC2086
+    set -- $rf_start
+    set +f
+    [ $# = 5 ] || return 0
+    case "$2" in
+        Jan) rf_m=01 ;; Feb) rf_m=02 ;; Mar) rf_m=03 ;; Apr) rf_m=04 ;; May) rf_m=05 ;; Jun) rf_m=06 ;;
+        Jul) rf_m=07 ;; Aug) rf_m=08 ;; Sep) rf_m=09 ;; Oct) rf_m=10 ;; Nov) rf_m=11 ;; Dec) rf_m=12 ;;
+        *) return 0 ;;
+    esac
+    rf_d="$3" rf_t="$4" rf_y="$5"
+    case "$rf_d" in ?) rf_d="0$rf_d" ;; esac
+    rf_h="${rf_t%%:*}" rf_t="${rf_t#*:}"
+    rf_min="${rf_t%%:*}" rf_s="${rf_t#*:}"
+    # 3 s later, within the day (the last seconds of a day keep 23:59:59).
+    rf_t=$((${rf_h#0} * 3600 + ${rf_min#0} * 60 + ${rf_s#0} + 3))
+    [ $rf_t -lt 86400 ] || rf_t=86399
+    rf_h="$(printf '%02d' $((rf_t / 3600)))"
+    rf_min="$(printf '%02d' $((rf_t % 3600 / 60)))"
+    rf_s="$(printf '%02d' $((rf_t % 60)))"
+    scratch started || return 0
+    rf_ref="$tmp"
+    touch -t "$rf_y$rf_m$rf_d$rf_h$rf_min.$rf_s" "$rf_ref" 2>/dev/null || { rm -f "$rf_ref"; return 0; }
+    rf_newer="$(find "$rf_file" -newer "$rf_ref" 2>/dev/null)"
+    rm -f "$rf_ref"
+    [ -z "$rf_newer" ]
 }
 
 # The "up" job: replaces a broker that runs an older binary than the one found

@@ -121,12 +121,18 @@ class Staged:
         lines = self.shown.read_text().splitlines() if self.shown.exists() else []
         return [line for line in lines if text in line]
 
-    def broker_exe(self) -> str:
+    def broker_pid(self) -> str:
         status = subprocess.run([str(BIN), "status", "-S", self.sock, "--json"], env=self.env,
                                 capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
         assert status.returncode == 0, status.stderr
-        pid = re.search(r'"broker_pid":\s*(\d+)', status.stdout).group(1)
-        return os.path.realpath(f"/proc/{pid}/exe")
+        return re.search(r'"broker_pid":\s*(\d+)', status.stdout).group(1)
+
+    def broker_exe(self) -> str:
+        return os.path.realpath(f"/proc/{self.broker_pid()}/exe")
+
+    def broker_inode(self) -> int:
+        """The inode of the file the broker runs (also once it was replaced)."""
+        return os.stat(f"/proc/{self.broker_pid()}/exe").st_ino
 
     def close(self) -> None:
         subprocess.run([TMUX, "-S", self.sock, "kill-server"], env=self.env, timeout=15,
@@ -325,7 +331,7 @@ def test_an_unstamped_build_of_this_version_is_used_and_nothing_builds(staged):
     assert staged.recorded() == [], "cargo ran although the plugin's own build is of its version"
 
 
-def test_an_own_build_of_another_version_serves_while_it_is_rebuilt(staged):
+def rebuilds_while_serving(staged: Staged, serve_for: float = 1.5) -> None:
     release = stage_checkout(staged)
     # The build before a TPM update: it answers the old version.
     write_exe(release / "tmux-mcp", f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "tmux-mcp 0.0.9"; exit 0; }}\nexec {BIN} "$@"\n')
@@ -340,9 +346,9 @@ def test_an_own_build_of_another_version_serves_while_it_is_rebuilt(staged):
     seen = states_until(staged, "ready")
     assert seen[-1] == "ready" and "building" not in seen, seen
     assert staged.option("@mcp-status") == f"mcp: ready (tmux-mcp 0.0.9, plugin {workspace_version()}; rebuilding)"
-    assert os.stat(staged.broker_exe()).st_ino == old, "the broker does not run the build it had"
+    assert staged.broker_inode() == old, "the broker does not run the build it had"
     # While the rebuild runs the broker serves, and the state says so.
-    deadline = time.monotonic() + 1.5
+    deadline = time.monotonic() + serve_for
     while time.monotonic() < deadline:
         assert staged.option("@mcp-state") == "ready"
         time.sleep(0.05)
@@ -355,12 +361,31 @@ def test_an_own_build_of_another_version_serves_while_it_is_rebuilt(staged):
         time.sleep(0.05)
     # The idle old broker was replaced by one of the new file.
     deadline = time.monotonic() + 10
-    while os.stat(staged.broker_exe()).st_ino == old:
+    while staged.broker_inode() == old:
         assert time.monotonic() < deadline, "the broker still runs the old build"
         time.sleep(0.1)
     assert staged.broker_exe() == str(release / "tmux-mcp-broker")
     assert (release / "tmux-mcp-build-stamp").read_text().strip() == f"version {workspace_version()}"
     assert staged.recorded() == ["cargo build --release --bins"], "built more than once"
+    # A reload keeps the broker that runs the binary found (it was started
+    # within a second of the build: not taken for an older one).
+    pid = staged.broker_pid()
+    staged.tmux("set-option", "-g", "@mcp-state", "")
+    staged.load()
+    staged.wait_state("ready")
+    assert staged.broker_pid() == pid, "a reload replaced the broker of the current binary"
+
+
+def test_an_own_build_of_another_version_serves_while_it_is_rebuilt(staged):
+    rebuilds_while_serving(staged)
+
+
+def test_without_proc_the_rebuilt_broker_is_told_from_its_start_time(staged):
+    """macOS has no /proc: which file a broker runs is told from its start
+    time (`ps -o lstart`) against the file's mtime (`find -newer`), with 3 s
+    of margin: the build ends more than that after the broker started."""
+    staged.tmux("set-environment", "-g", "TMUX_MCP_PROC", str(staged.dir / "no-proc"))
+    rebuilds_while_serving(staged, serve_for=4)
 
 
 def test_an_own_build_of_another_version_and_no_cargo_is_used_and_said(staged):
