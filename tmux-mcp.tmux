@@ -36,7 +36,8 @@ set -u
 
 PLUGIN_DIR="$(cd "$(dirname "$0")" && pwd)"
 SCRIPT="$PLUGIN_DIR/tmux-mcp.tmux"
-# The shell the background jobs run in.
+# The shell the background jobs run in (TMUX_MCP_SH: the tests run the
+# script and its jobs under posh too).
 JOB_SH="${TMUX_MCP_SH:-/bin/sh}"
 # The release this script belongs to: the binaries' `tmux-mcp --version` should
 # say it (a test keeps it equal to the workspace version in Cargo.toml).
