@@ -283,6 +283,21 @@ fn marker_format(nonce: &str) -> String {
     format!("\\33_{nonce};%d\\33\\\\")
 }
 
+/// Whether the terminal at `tty` is in canonical (cooked) mode: the kernel,
+/// not a line editor, holds what is typed until Enter. A line editor (bash's
+/// readline, zsh's ZLE, fish) turns canonical mode off while it reads a
+/// line, so a shell of theirs in cooked mode is not at its prompt (it runs a
+/// builtin such as `read`), and a shell without an editor (dash) always is.
+pub fn canonical(tty: &str) -> io::Result<bool> {
+    let fd = rustix::fs::open(
+        tty,
+        OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let t = rustix::termios::tcgetattr(&fd)?;
+    Ok(t.local_modes.contains(rustix::termios::LocalModes::ICANON))
+}
+
 /// The script's wait for the release line on `tty`: a shell that runs a
 /// sourced file line by line reads the preloaded end of file first, so it
 /// reads once more; never more than twice, so a lost broker (whose pty then

@@ -10,6 +10,7 @@ jsonschema (`harness.call`), on top of the SDK's own check."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
@@ -145,11 +146,15 @@ async def test_run_command_output_shows_in_the_pane_live_from_a_terminal(tmux_se
         screen = srv.tmux("capture-pane", "-p", "-t", pane)
         for shown in ("on-a-tty", "red", f"{rows} {cols}", "to-stderr"):
             assert any(line.strip() == shown for line in screen.splitlines()), (shown, screen)
-        # Of the wrapper the pane shows one short line, the typed one: no
-        # marker, no private path, no release read.
-        typed = [line for line in screen.splitlines() if "/dev/pts/" in line]
-        assert len(typed) == 1 and typed[0].endswith("2>&1; . " + typed[0].rsplit(". ", 1)[1]), screen
-        assert "\\33_" not in screen and "read -r" not in screen and "tmux-mcp" not in screen, screen
+        # Of the wrapper the pane shows the typed line only: the command, its
+        # redirection to the job's link and the `.` of it; no marker, no
+        # release read. The link is gone with the job, so the line, recalled
+        # later, names nothing another terminal could hold.
+        joined = srv.tmux("capture-pane", "-p", "-J", "-t", pane)
+        m = re.search(r"\{ (.*); \} >(\S+\.run-[0-9a-f]{16}/t) 2>&1; \. (\S+)$", joined, re.M)
+        assert m and m.group(1) == cmd and m.group(2) == m.group(3), joined
+        assert not os.path.lexists(m.group(2)), m.group(2)
+        assert "\\33_" not in screen and "read -r" not in screen and "/dev/pts/" not in screen, screen
         # The colour reached the pane as the program wrote it.
         assert "\x1b[31mred" in srv.tmux("capture-pane", "-p", "-e", "-t", pane), "no colour in the pane"
         # The command ran in the person's shell: cd persists.

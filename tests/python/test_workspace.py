@@ -85,3 +85,82 @@ async def test_a_failed_build_closes_what_it_made_and_bad_documents_send_nothing
             r = await call(s, "build_workspace", bad)
             assert r.is_error and field in r.text, (bad, r)
         assert sessions(srv) == before, "a refused document created something"
+
+
+def pane_ids(srv) -> set[str]:
+    return set(srv.tmux("list-panes", "-a", "-F", "#{pane_id}").splitlines())
+
+
+@async_test(timeout=60)
+async def test_a_missing_program_is_refused_before_anything_is_sent(tmux_server):
+    """Issue 38 item 5: a program that cannot start made a window that was
+    reported built while tmux had already closed it."""
+    srv = tmux_server
+    before, panes = sessions(srv), pane_ids(srv)
+    async with mcp_session(srv, *MUTATING) as s:
+        for program in ("/no/such/program", "no-such-program-tmcp"):
+            doc = {"session": "q", "windows": [{"name": "ok", "panes": [{"argv": ["bash"]}]},
+                                               {"name": "w", "panes": [{"argv": [program]}]}]}
+            r = await call(s, "build_workspace", doc)
+            assert r.is_error and "windows/1/panes/0" in r.text and "argv/0" in r.text, r
+            assert "Nothing was sent to tmux" in r.text, r
+    assert sessions(srv) == before and pane_ids(srv) == panes
+
+
+@async_test(timeout=60)
+async def test_a_pane_whose_program_exits_at_once_is_reported_as_it_is(tmux_server):
+    """A pane that ends at once is gone (tmux closed it) or, where
+    remain-on-exit keeps it, dead with its exit status; the result names
+    only what exists, and a build whose every pane ended leaves nothing."""
+    srv = tmux_server
+    async with mcp_session(srv, *MUTATING) as s:
+        for run in range(3):
+            doc = {"session": f"g{run}", "windows": [
+                {"name": "ok", "panes": [{"argv": ["sleep", "100"]}]},
+                {"name": "w", "panes": [{"argv": ["sh", "-c", "exit 3"]}]}]}
+            out = await call_ok(s, "build_workspace", doc)
+            ok, w = out["windows"]
+            existing = set(srv.tmux("list-windows", "-t", f"g{run}", "-F", "#{window_id}").splitlines())
+            assert ok["window"]["id"] in existing and w["id"] not in existing, (out, existing)
+            assert "window" not in w and w["panes"] == [] and len(w["gonePanes"]) == 1, w
+            for p in ok["panes"]:
+                assert p["id"] in pane_ids(srv)
+        # remain-on-exit keeps the pane: dead, with the program's status.
+        srv.tmux("set-option", "-g", "remain-on-exit", "on")
+        out = await call_ok(s, "build_workspace", {"session": "kept", "windows": [
+            {"panes": [{"argv": ["sleep", "100"]}, {"argv": ["sh", "-c", "exit 3"]}]}]})
+        dead = out["windows"][0]["panes"][1]
+        assert (dead["dead"], dead["deadStatus"]) == (True, 3), dead
+        srv.tmux("set-option", "-g", "remain-on-exit", "off")
+        before, panes = sessions(srv), pane_ids(srv)
+        r = await call(s, "build_workspace", {"session": "none", "windows": [
+            {"panes": [{"argv": ["sh", "-c", "exit 1"]}]}]})
+        assert r.is_error and "exited at once" in r.text, r
+        assert sessions(srv) == before and pane_ids(srv) == panes
+
+
+@async_test(timeout=60)
+async def test_a_failed_split_leaves_no_pane_behind(tmux_server):
+    srv = tmux_server
+    before, panes = sessions(srv), pane_ids(srv)
+    async with mcp_session(srv, *MUTATING) as s:
+        doc = {"session": "split", "width": 20, "height": 6, "windows": [
+            {"panes": [{"argv": ["sleep", "100"]}]},
+            {"panes": [{"argv": ["sleep", "100"]}] * 12}]}
+        r = await call(s, "build_workspace", doc)
+        assert r.is_error and "killed" in r.text, r
+    assert sessions(srv) == before and pane_ids(srv) == panes
+
+
+@async_test(timeout=60)
+async def test_a_main_layout_leaves_the_other_panes_room_in_a_small_window(tmux_server):
+    srv = tmux_server
+    async with mcp_session(srv, *MUTATING) as s:
+        out = await call_ok(s, "build_workspace", {"session": "mv", "width": 80, "height": 24, "windows": [
+            {"layout": "main-vertical", "panes": [{"argv": ["sleep", "100"]}] * 3},
+            {"layout": "main-horizontal", "panes": [{"argv": ["sleep", "100"]}] * 3}]})
+    vert, horiz = out["windows"]
+    widths = [int(srv.tmux("display-message", "-p", "-t", p["id"], "#{pane_width}")) for p in vert["panes"]]
+    assert widths[0] in (39, 40) and min(widths[1:]) >= 20, widths
+    heights = [int(srv.tmux("display-message", "-p", "-t", p["id"], "#{pane_height}")) for p in horiz["panes"]]
+    assert heights[0] in (11, 12) and min(heights[1:]) >= 6, heights

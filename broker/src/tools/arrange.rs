@@ -110,6 +110,14 @@ pub fn program_tail(
         ),
         None => None,
     };
+    if let Program::Argv(a) = &which {
+        let path = program.env.get("PATH").map(String::as_str);
+        launch::find_program(a[0], path, cwd.as_deref()).map_err(|why| {
+            bad(format!(
+                "Argument argv/0: {why}; tmux would make a pane whose program fails at once."
+            ))
+        })?;
+    }
     let env = program.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
     Ok((launch::program_tail(cwd.as_deref(), env, which), cwd))
 }

@@ -112,9 +112,18 @@ struct Built {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct BuiltWindow {
-    window: WindowRecord,
-    /// In the document's order.
+    /// The window's id, as tmux printed it on creating it.
+    id: String,
+    /// The window as the list tools describe it; absent when it is gone
+    /// (every pane's program exited at once and tmux closed it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<WindowRecord>,
+    /// Its panes that exist, in the document's order (a pane kept by
+    /// remain-on-exit after its program exited is here, dead, with its status).
     panes: Vec<PaneRecord>,
+    /// Its panes whose program exited at once and that tmux closed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    gone_panes: Vec<String>,
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -147,58 +156,161 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
         tails.push(panes);
     }
     let mut made: Option<String> = None;
-    match create(session, &a, &tails, &mut made).await {
+    let built = match create(session, &a, &tails, &mut made).await {
         Ok(ids) => {
-            let after = arrange::read_back(session, "built the workspace").await?;
-            let session_id = made.as_deref().unwrap_or_default();
-            let windows = ids
-                .iter()
-                .map(|(window, panes)| {
-                    Ok(BuiltWindow {
-                        window: after.window_record(session, window)?,
-                        panes: panes
-                            .iter()
-                            .map(|p| after.pane_record(session, p))
-                            .collect::<Result<_, _>>()?,
-                    })
-                })
-                .collect::<Result<Vec<_>, ToolOutput>>()?;
-            let out = Built {
-                generation: session.generation().to_string(),
-                session: after.session_record(session, session_id)?,
-                windows,
-            };
-            let panes: usize = out.windows.iter().map(|w| w.panes.len()).sum();
-            let text = format!(
-                "Built session {session_id} ({:?}): {} window(s), {panes} pane(s): {}.",
-                after.session_name(session_id),
-                out.windows.len(),
-                ids.iter()
-                    .map(|(w, p)| format!("{w} [{}]", p.join(" ")))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            Ok(ToolOutput::typed(&out, text))
+            // A program that fails at once (it exits while tmux still reports
+            // success) is gone a few milliseconds later: read back after that,
+            // so the result says what exists.
+            tokio::time::sleep(EXIT_GRACE).await;
+            report(session, made.as_deref().unwrap_or_default(), &ids).await
         }
-        Err(e) => {
-            let Some(id) = made else { return Err(e) };
-            // Everything made is in the new session: closing it undoes all.
-            let undo = match act::run(session, &["kill-session", "-t", &id]).await {
-                Ok(_) => format!(
-                    " The session it had created ({id}) was killed; nothing else was touched."
-                ),
-                Err(k) => format!(
-                    " Killing the session it had created ({id}) failed too: {}",
-                    k.text
-                ),
-            };
-            super::refs::refresh_after(&session.broker).await;
-            Err(ToolOutput::libtmux_error(format!(
-                "Building the workspace failed: {}{undo}",
-                e.text
-            )))
+        Err(e) => Err(e),
+    };
+    let e = match built {
+        Ok(out) => return Ok(out),
+        Err(e) => e,
+    };
+    let Some(id) = made else { return Err(e) };
+    // Everything made is in the new session: closing it undoes all.
+    let undo = match act::run(session, &["kill-session", "-t", &id]).await {
+        Ok(_) => {
+            format!(" The session it had created ({id}) was killed; nothing else was touched.")
         }
+        Err(k) => format!(
+            " Killing the session it had created ({id}) failed too (it may be gone already): {}",
+            k.text
+        ),
+    };
+    super::refs::refresh_after(&session.broker).await;
+    Err(ToolOutput::libtmux_error(format!(
+        "Building the workspace failed: {}{undo}",
+        e.text
+    )))
+}
+
+/// How long programs may take to fail at once before the workspace is read back.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(60);
+
+/// The built workspace as it is now: every window and pane that exists as
+/// the list tools describe it (a dead pane that remain-on-exit keeps, dead
+/// with its exit status), and the ids of those whose program exited at once
+/// and that tmux closed. An error when nothing of it is left.
+async fn report(session: &Session, session_id: &str, ids: &Made) -> Result<ToolOutput, ToolOutput> {
+    let after = arrange::read_back(session, "built the workspace").await?;
+    let mut windows = Vec::new();
+    for (window, panes) in ids {
+        let mut records = Vec::new();
+        let mut gone = Vec::new();
+        for p in panes {
+            match after.pane_record(session, p) {
+                Ok(r) => records.push(r),
+                Err(_) => gone.push(p.clone()),
+            }
+        }
+        windows.push(BuiltWindow {
+            id: window.clone(),
+            window: after.window_record(session, window).ok(),
+            panes: records,
+            gone_panes: gone,
+        });
     }
+    if windows.iter().all(|w| w.window.is_none()) {
+        return Err(act::error(&format!("every pane's program exited at once, and tmux closed the session ({session_id}) with them: {}", ids.iter().flat_map(|(_, p)| p).cloned().collect::<Vec<_>>().join(" ")), Delivery::Observed));
+    }
+    let out = Built {
+        generation: session.generation().to_string(),
+        session: after.session_record(session, session_id)?,
+        windows,
+    };
+    let panes: usize = out.windows.iter().map(|w| w.panes.len()).sum();
+    let shown = |w: &BuiltWindow| {
+        let mut ids: Vec<String> = w.panes.iter().map(|p| p.id().to_string()).collect();
+        ids.extend(
+            w.gone_panes
+                .iter()
+                .map(|p| format!("{p} (gone: its program exited at once)")),
+        );
+        let window = if w.window.is_some() {
+            w.id.clone()
+        } else {
+            format!("{} (gone)", w.id)
+        };
+        format!("{window} [{}]", ids.join(" "))
+    };
+    let dead: Vec<String> = out
+        .windows
+        .iter()
+        .flat_map(|w| &w.panes)
+        .filter(|p| p.is_dead())
+        .map(|p| p.id().to_string())
+        .collect();
+    let mut text = format!(
+        "Built session {session_id} ({:?}): {} window(s), {panes} pane(s): {}.",
+        after.session_name(session_id),
+        out.windows.iter().filter(|w| w.window.is_some()).count(),
+        out.windows.iter().map(shown).collect::<Vec<_>>().join(", ")
+    );
+    if !dead.is_empty() {
+        text.push_str(&format!(
+            " Dead (their program exited; remain-on-exit keeps them): {}.",
+            dead.join(" ")
+        ));
+    }
+    Ok(ToolOutput::typed(&out, text))
+}
+
+/// The least the other panes of a main layout keep beside (columns) or
+/// below (rows) the main pane before it is sized for the window.
+const MAIN_LAYOUT_ROOM: (u32, u32) = (20, 6);
+
+/// A main layout sizes its main pane by `main-pane-width` (80 columns by
+/// default) or `main-pane-height` (24 rows), whatever the window's size: in
+/// an 80-column window main-vertical leaves the other panes one column.
+/// Where the option leaves them less than [`MAIN_LAYOUT_ROOM`], the main pane
+/// (the window's first) takes half the window instead (`resize-pane`; no
+/// option is changed).
+async fn size_main_pane(
+    session: &Session,
+    (session_id, window): (&str, &str),
+    main: &str,
+    layout: Layout,
+) -> Result<(), ToolOutput> {
+    let (vertical, flag) = match layout {
+        Layout::MainVertical => (true, "-x"),
+        Layout::MainHorizontal => (false, "-y"),
+        _ => return Ok(()),
+    };
+    let body = "#{window_width} #{window_height} #{main-pane-width} #{main-pane-height}|";
+    let format = tmux_mcp_core::tmux::quote::in_pane(session_id, window, main, body);
+    let out = act::run(session, &["list-commands", "-F", &format, "list-commands"]).await?;
+    let Some(want) = main_size(out.split('|').next().unwrap_or_default(), vertical) else {
+        return Ok(());
+    };
+    act::run(
+        session,
+        &["resize-pane", "-t", main, flag, &want.to_string()],
+    )
+    .await?;
+    Ok(())
+}
+
+/// From `"W H main-pane-width main-pane-height"` (a size may be `N%` from
+/// tmux 3.4): half the window's width (`vertical`) or height when the
+/// option's size leaves the other panes less than [`MAIN_LAYOUT_ROOM`];
+/// `None` when it leaves enough, or the values do not read.
+fn main_size(values: &str, vertical: bool) -> Option<u32> {
+    let v: Vec<&str> = values.split_whitespace().collect();
+    let [w, h, mw, mh] = v[..] else { return None };
+    let (total, option, room) = if vertical {
+        (w.parse::<u32>().ok()?, mw, MAIN_LAYOUT_ROOM.0)
+    } else {
+        (h.parse::<u32>().ok()?, mh, MAIN_LAYOUT_ROOM.1)
+    };
+    let main = match option.strip_suffix('%') {
+        Some(pct) => total * pct.parse::<u32>().ok()? / 100,
+        None => option.parse().ok()?,
+    };
+    (total.saturating_sub(main) < room).then_some(total / 2)
 }
 
 /// What was made: per window, its id and its pane ids (the session's id is
@@ -259,8 +371,30 @@ async fn create(
         }
         if let Some(layout) = win.layout {
             act::run(session, &["select-layout", "-t", &window, layout.name()]).await?;
+            if pane_ids.len() > 1 {
+                let at = (made.as_deref().unwrap_or_default(), window.as_str());
+                size_main_pane(session, at, &pane_ids[0], layout).await?;
+            }
         }
         out.push((window, pane_ids));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_main_pane_takes_half_a_window_its_option_would_fill() {
+        // tmux's defaults in an 80x24 window: the others would get 1 column, 1 row.
+        assert_eq!(main_size("80 24 80 24", true), Some(40));
+        assert_eq!(main_size("80 24 80 24", false), Some(12));
+        // A wide window leaves room: tmux's sizing stands.
+        assert_eq!(main_size("200 50 80 24", true), None);
+        assert_eq!(main_size("200 50 80 24", false), None);
+        assert_eq!(main_size("100 30 95% 50%", true), Some(50));
+        assert_eq!(main_size("100 30 60% 50%", true), None);
+        assert_eq!(main_size("garbled", true), None);
+    }
 }

@@ -59,7 +59,8 @@ pub fn error(code: &str, detail: &str, delivery: Delivery) -> ToolOutput {
     let text = if detail.is_empty() {
         message.to_string()
     } else {
-        format!("{message} {detail}")
+        // The detail is a sentence of its own after the fixed one.
+        format!("{message} {}", sentence_case(detail))
     };
     ToolOutput {
         structured: Some(
@@ -67,6 +68,16 @@ pub fn error(code: &str, detail: &str, delivery: Delivery) -> ToolOutput {
         ),
         text,
         is_error: true,
+    }
+}
+
+/// `s` with its first letter capitalised: it follows the fixed message's
+/// full stop (`… result. The reference's generation …`).
+fn sentence_case(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_lowercase() => c.to_ascii_uppercase().to_string() + chars.as_str(),
+        _ => s.to_string(),
     }
 }
 
@@ -176,4 +187,26 @@ pub fn output_schema(data: Value) -> Value {
             error_schema()
         ]
     })
+}
+
+#[cfg(test)]
+mod sentence_tests {
+    use super::*;
+
+    #[test]
+    fn the_detail_is_a_sentence_after_the_fixed_message() {
+        let e = error(
+            "stale_target",
+            "the reference's generation is not this server's",
+            Delivery::NotSent,
+        );
+        assert_eq!(e.text, "The operation could not establish its requested result. The reference's generation is not this server's");
+        let e = invalid_input("argument /start: 9 is greater than the maximum of 8");
+        assert!(
+            e.text
+                .ends_with("schema. Argument /start: 9 is greater than the maximum of 8"),
+            "{}",
+            e.text
+        );
+    }
 }

@@ -49,6 +49,47 @@ pub enum Program<'a> {
     Default,
 }
 
+/// Whether `program` (an `argv[0]`) names an executable file: a path as it
+/// is (relative to `cwd` when known), a bare name on `path_var` (the pane's
+/// own `PATH` when its environment sets one, else the broker's, which tmux
+/// gave it), so a pane is never created to fail at once with "No such file".
+/// The reason when it does not.
+pub fn find_program(
+    program: &str,
+    path_var: Option<&str>,
+    cwd: Option<&Path>,
+) -> Result<(), String> {
+    let executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = Path::new(program);
+        let full = match (p.is_absolute(), cwd) {
+            (true, _) => p.to_path_buf(),
+            (false, Some(dir)) => dir.join(p),
+            // Relative to a directory tmux chooses: left to tmux.
+            (false, None) => return Ok(()),
+        };
+        return if executable(&full) {
+            Ok(())
+        } else {
+            Err(format!("{program:?} is not an executable file"))
+        };
+    }
+    let from_env = std::env::var("PATH").unwrap_or_default();
+    let path_var = path_var.unwrap_or(&from_env);
+    if path_var
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .any(|d| executable(&Path::new(d).join(program)))
+    {
+        Ok(())
+    } else {
+        Err(format!("{program:?} is not found on PATH ({path_var})"))
+    }
+}
+
 /// The schema of a program's environment (`NAME: value`, as tmux `-e` takes
 /// it), for every tool that starts one.
 pub fn env_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -127,4 +168,27 @@ pub fn started_elsewhere(asked: Option<&Path>, printed: &str, pane: &str) -> Opt
     let asked = asked?.to_str()?;
     let (_, started) = printed_pane(printed);
     (started != asked).then(|| format!("tmux created pane {pane} but started it in {started:?}, not in the directory asked for ({asked:?})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_found_as_a_path_or_on_path() {
+        assert_eq!(
+            find_program("sh", Some("/nowhere:/bin:/usr/bin"), None),
+            Ok(())
+        );
+        assert!(find_program("sh", Some("/nowhere"), None)
+            .unwrap_err()
+            .contains("not found on PATH"));
+        assert_eq!(find_program("/bin/sh", None, None), Ok(()));
+        assert!(find_program("/no/such/program", None, None).is_err());
+        // A directory and a file that is not executable are not programs.
+        assert!(find_program("/tmp", None, None).is_err());
+        assert!(find_program("/etc/hostname", None, None).is_err());
+        assert_eq!(find_program("bin/sh", None, Some(Path::new("/"))), Ok(()));
+        assert_eq!(find_program("./x", None, None), Ok(()));
+    }
 }

@@ -120,6 +120,16 @@ pub(super) struct PaneRecord {
     is_caller_pane: bool,
 }
 
+impl PaneRecord {
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(super) fn is_dead(&self) -> bool {
+        self.dead
+    }
+}
+
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum ProcessState {

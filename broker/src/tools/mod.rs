@@ -47,6 +47,7 @@ mod select;
 pub mod send;
 mod send_keys;
 mod send_prompt;
+mod shell_line;
 mod shells;
 mod show_environment;
 mod show_hooks;
@@ -361,13 +362,12 @@ const CONTRACT_INPUTS: &[&str] = &["tmux_capture", "capture_pane", "snapshot_pan
 
 impl ToolSpec {
     /// The input schema as enforced, with every argument's whole description:
-    /// every integer bounded by what the broker can hold (a contract as it is).
-    /// The tool's reference shows this one.
+    /// every integer bounded by what the broker can hold, a contract's too
+    /// (so `start: 2^63` is refused naming `start` and its maximum, not by a
+    /// decoder that cannot say which field). The tool's reference shows this one.
     pub fn full_input_schema(&self) -> Value {
         let mut schema = (self.input_schema)();
-        if !CONTRACT_INPUTS.contains(&self.name) {
-            typed::bound_integers(&mut schema);
-        }
+        typed::bound_integers(&mut schema);
         schema
     }
 
@@ -383,12 +383,14 @@ impl ToolSpec {
     /// and tells its model nothing it acts on). The Python toolset keeps
     /// them: it publishes tmux-python/libtmux-mcp's shape.
     pub fn published_input_schema(&self, toolset: Toolset) -> Value {
+        if CONTRACT_INPUTS.contains(&self.name) {
+            // Byte for byte: only the bounds the broker adds are left out.
+            return (self.input_schema)();
+        }
         let mut schema = self.full_input_schema();
-        if !CONTRACT_INPUTS.contains(&self.name) {
-            typed::lean_input(&mut schema);
-            if toolset == Toolset::Default {
-                typed::open_objects(&mut schema);
-            }
+        typed::lean_input(&mut schema);
+        if toolset == Toolset::Default {
+            typed::open_objects(&mut schema);
         }
         schema
     }

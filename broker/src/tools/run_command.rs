@@ -66,6 +66,7 @@ use super::envelope::Delivery;
 use super::ids::{Generation, PaneId};
 use super::refs::PaneRef;
 use super::send::{self, Input};
+use super::shell_line;
 use super::shells::{self, Syntax};
 use super::typed::schema_of;
 use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
@@ -75,9 +76,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::mirror::Mirror;
+use tmux_mcp_engine::registry::Pane;
 use tmux_mcp_engine::Broker;
 use tokio::sync::watch;
 
@@ -294,9 +297,15 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             );
         }
         // The terminal the command writes to exists before the line is typed,
-        // so no output can be missed.
+        // so no output can be missed. The line names it through a link in the
+        // job's directory, which goes with the job: a line the shell recalls
+        // later names a path that no longer exists (its redirection fails, so
+        // nothing runs), never a terminal someone else may hold by then.
         let opened = Mirror::open(&pane.tty, clamp_u16(pane.width), clamp_u16(pane.height))
-            .and_then(|m| Ok((m, std::fs::File::create(dir.join("out"))?)));
+            .and_then(|m| {
+                std::os::unix::fs::symlink(m.path(), dir.join("t"))?;
+                Ok((m, std::fs::File::create(dir.join("out"))?))
+            });
         let (mirror, out) = match opened {
             Ok(o) => o,
             Err(e) => {
@@ -307,20 +316,42 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 );
             }
         };
-        if let Err(e) = mirror.preload(&script(
-            &mirror.marker_format(),
-            mirror.path(),
-            shell,
-            syntax,
-        )) {
+        let link = dir.join("t");
+        let link_word = shell_path(&link.to_string_lossy(), syntax);
+        if let Err(e) = mirror.preload(&script(&mirror.marker_format(), &link_word, shell, syntax))
+        {
             let _ = std::fs::remove_dir_all(&dir);
             return act::error(
                 &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
                 Delivery::NotSent,
             );
         }
-        let line = typed_line(&args.command, mirror.path(), syntax);
-        let mut commands = send::commands(&pane.id, Input::Text(&line));
+        let line = typed_line(&args.command, &link_word, syntax);
+        // The shell in the foreground of the pane's terminal (the pane's own
+        // process, or a shell started inside it).
+        let shell_pid = foreground_pid(pane.pid);
+        if let Some(why) = syntax_error(shell_pid, syntax, &line).await {
+            let _ = std::fs::remove_dir_all(&dir);
+            return act::error(
+                &format!("The command does not parse in the pane's shell ({shell}): {why}. Nothing was typed into pane {}.", pane.id),
+                Delivery::NotSent,
+            );
+        }
+        // The line must be empty: proven by the probe, whose space is the
+        // typed line's first character.
+        let spaced = match prove_empty(session, &pane, shell).await {
+            Ok(spaced) => spaced,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return e;
+            }
+        };
+        let rest = if spaced {
+            line.strip_prefix(' ').unwrap_or(&line)
+        } else {
+            &line
+        };
+        let mut commands = send::commands(&pane.id, Input::Text(rest));
         commands.push(vec![
             "send-keys".into(),
             "-t".into(),
@@ -328,12 +359,9 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             "Enter".into(),
         ]);
         let started = Instant::now();
-        if let Err((landed, f)) = send::deliver(session, &commands).await {
+        if let Err((_, f)) = send::deliver(session, &commands).await {
             let _ = std::fs::remove_dir_all(&dir);
-            if landed == 0 {
-                return act::failed(&f);
-            }
-            return act::error(&format!("Typing the command line failed part way (the pane's shell received part of it): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
+            return act::error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
         }
         let (tx, rx) = watch::channel(None);
         let limits = Limits {
@@ -346,7 +374,12 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let identity = pane.process.as_ref().ok().cloned();
         let (broker, jobs) = (broker.clone(), session.jobs.clone());
         tokio::spawn(async move {
-            let ended = Ended { dir, mirror, out };
+            let ended = Ended {
+                dir,
+                mirror,
+                out,
+                shell_pid,
+            };
             collect(broker, ended, identity, limits, started, tx).await;
             prune(&mut jobs.lock());
         });
@@ -416,7 +449,9 @@ fn job_dir(broker: &Broker, id: &str) -> PathBuf {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    broker.paths.dir.join(format!("{stem}.run-{id}"))
+    // 64 bits of the job's id name it uniquely and keep the typed line short.
+    let short = id.get(..16).unwrap_or(id);
+    broker.paths.dir.join(format!("{stem}.run-{short}"))
 }
 
 /// The shell `command` (`pane_current_command`) names, if this tool can type
@@ -451,13 +486,18 @@ fn typed_line(command: &str, tty: &str, syntax: Syntax) -> String {
 /// pane): the end marker with the status, in bash the deletion of the typed
 /// line from history (`history -d -1`, bash 5.0+, silent where history is
 /// off or older; after the command, so only a command that adds history
-/// itself could lose its line), and the wait for the broker's release. fish
-/// has read the script whole through `cat`, so one external read waits (its
-/// own `read` would open its line editor on a terminal).
-/// `marker` is the printf format of the job's end marker.
+/// itself could lose its line), the wait for the broker's release, and last
+/// the command's status given back (`return` from the sourced script), so
+/// `$?` at the next prompt is the command's, as if the person had typed it.
+/// fish has read the script whole through `cat`, so one external read waits
+/// (its own `read` would open its line editor on a terminal).
+/// `marker` is the printf format of the job's end marker, `tty` the
+/// terminal's path as a shell word.
 fn script(marker: &str, tty: &str, shell: &str, syntax: Syntax) -> String {
     if syntax == Syntax::Fish {
-        return format!("printf '{marker}' $status >{tty}; head -n 1 <{tty} >/dev/null");
+        return format!(
+            "set -l {STATUS_VAR} $status; printf '{marker}' ${STATUS_VAR} >{tty}; head -n 1 <{tty} >/dev/null; return ${STATUS_VAR}"
+        );
     }
     let forget = if shell == "bash" {
         " history -d -1 2>/dev/null;"
@@ -465,9 +505,235 @@ fn script(marker: &str, tty: &str, shell: &str, syntax: Syntax) -> String {
         ""
     };
     format!(
-        "printf '{marker}' $? >{tty};{forget} {}",
+        "{STATUS_VAR}=$?; printf '{marker}' \"${STATUS_VAR}\" >{tty};{forget} {}; eval \"unset {STATUS_VAR}; return ${STATUS_VAR}\"",
         tmux_mcp_engine::mirror::release_read(tty)
     )
+}
+
+/// The variable the script keeps the status in until it returns it (unset
+/// again before the prompt; fish's is local to the sourced script).
+const STATUS_VAR: &str = "__tmux_mcp_status";
+
+/// `path` as one word of the shell's syntax: as it is when it holds nothing
+/// a shell would split or expand, else single-quoted.
+fn shell_path(path: &str, syntax: Syntax) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
+    if !path.is_empty() && path.chars().all(plain) {
+        return path.to_string();
+    }
+    match syntax {
+        Syntax::Fish => format!("'{}'", path.replace('\\', "\\\\").replace('\'', "\\'")),
+        _ => tmux_mcp_core::tmux::quote::shell_quote(path),
+    }
+}
+
+/// The process in the foreground of `pane_pid`'s terminal: the shell at the
+/// prompt (the pane's own process, or a shell started inside it).
+fn foreground_pid(pane_pid: u32) -> Option<u32> {
+    let st = tmux_mcp_core::platform::process_table::stat(pane_pid).ok()?;
+    u32::try_from(st.tpgid).ok().filter(|&p| p > 0)
+}
+
+/// The shell's own parse of the whole typed line (`-n`: read, never run),
+/// with the pane's shell's executable: its message when it does not parse,
+/// so a line the shell would reject is never typed. `None` when it parses,
+/// and when the check cannot be made (the shell's executable unknown, a
+/// shell without `-n` here, no answer within a second); the typed line is
+/// then watched for ever starting instead (see [`collect`]).
+async fn syntax_error(shell_pid: Option<u32>, syntax: Syntax, line: &str) -> Option<String> {
+    let exe = tmux_mcp_core::platform::process_table::exe(shell_pid?)?;
+    let name = exe.file_name()?.to_string_lossy().into_owned();
+    let args: &[&str] = match (name.as_str(), syntax) {
+        (_, Syntax::Fish) => &["--no-config", "-n", "-c"],
+        // bash-completion turns extglob on in most interactive shells; it
+        // only makes more lines parse.
+        ("bash", _) => &["-O", "extglob", "-n", "-c"],
+        ("zsh", _) => &["-f", "-n", "-c"],
+        ("dash" | "sh" | "ksh" | "ksh93" | "mksh" | "ash", _) => &["-n", "-c"],
+        _ => return None,
+    };
+    let child = tokio::process::Command::new(&exe)
+        .args(args)
+        .arg(line)
+        .env_remove("BASH_ENV")
+        .env_remove("ENV")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .ok()?;
+    let out = tokio::time::timeout(Duration::from_secs(1), child.wait_with_output())
+        .await
+        .ok()?
+        .ok()?;
+    if out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let why: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(3)
+        .collect();
+    Some(if why.is_empty() {
+        format!("{name} -n exited with {}", out.status)
+    } else {
+        why.join(" / ")
+    })
+}
+
+/// Reads the cursor and its row on a guarded, hook-checked capture.
+async fn read_line(session: &Session, pane: &Pane) -> Result<shell_line::Seen, String> {
+    let (_, state, rows) = tmux_mcp_engine::observe::capture_range_with_state(
+        &session.broker,
+        pane.clone(),
+        None,
+        None,
+        false,
+        false,
+        "#{cursor_x} #{cursor_y}",
+    )
+    .await
+    .map_err(|e| e.why().to_string())?;
+    shell_line::Seen::parse(&state, &rows).ok_or_else(|| format!("unreadable cursor {state:?}"))
+}
+
+/// The probe's wait for the shell's echo, and how often it looks.
+const PROBE_WAIT: Duration = Duration::from_millis(1500);
+const PROBE_EVERY: Duration = Duration::from_millis(10);
+
+/// The cursor row once it differs from `before` and two reads agree, or
+/// `None` when nothing moved within [`PROBE_WAIT`].
+async fn settled(
+    session: &Session,
+    pane: &Pane,
+    before: &shell_line::Seen,
+) -> Result<Option<shell_line::Seen>, String> {
+    let until = Instant::now() + PROBE_WAIT;
+    let mut last: Option<shell_line::Seen> = None;
+    while Instant::now() < until {
+        tokio::time::sleep(PROBE_EVERY).await;
+        let now = read_line(session, pane).await?;
+        if now == *before {
+            continue;
+        }
+        if last.as_ref() == Some(&now) {
+            return Ok(Some(now));
+        }
+        last = Some(now);
+    }
+    Ok(last)
+}
+
+/// Proves the pane's command line empty (see [`shell_line`]): refused with
+/// nothing sent when the screen shows a continuation or no prompt, or when a
+/// shell with a line editor is not in it; a shell without one (cooked mode)
+/// needs its cursor right after a prompt; else the probe (`C-a`, space: the
+/// typed line's first character) is sent and judged, and taken back when the
+/// line holds text. `Ok(true)` when the probe typed the leading space.
+async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool, ToolOutput> {
+    let id = &pane.id;
+    let cooked = tmux_mcp_engine::mirror::canonical(&pane.tty).map_err(|e| {
+        act::error(&format!("Pane {id}'s terminal could not be read to tell whether its shell is at its prompt ({e}); nothing was typed."), Delivery::NotSent)
+    })?;
+    if cooked && matches!(shell, "bash" | "zsh" | "fish") {
+        return Err(act::error(&format!("Pane {id}'s {shell} is not in its line editor (its terminal is in cooked mode: it is running something that reads a line itself, such as `read`), so it is not at a prompt. Nothing was typed."), Delivery::NotSent));
+    }
+    let before = read_line(session, pane).await.map_err(|why| {
+        act::error(&format!("Pane {id} could not be read to prove its command line empty ({why}); nothing was typed."), Delivery::NotSent)
+    })?;
+    let check = if cooked {
+        shell_line::precheck_cooked
+    } else {
+        shell_line::precheck
+    };
+    if let Err(why) = check(&before) {
+        return Err(act::error(&format!("Pane {id}'s command line cannot be proven empty: {why}. Nothing was typed; the line must be empty (finish or clear it), or type with send_keys."), Delivery::NotSent));
+    }
+    if cooked {
+        return Ok(false);
+    }
+    let probe = [
+        vec![
+            "send-keys".to_string(),
+            "-t".into(),
+            id.clone(),
+            "C-a".into(),
+        ],
+        vec![
+            "send-keys".to_string(),
+            "-l".into(),
+            "-t".into(),
+            id.clone(),
+            "--".into(),
+            " ".into(),
+        ],
+    ];
+    if let Err((landed, f)) = send::deliver(session, &probe).await {
+        let delivery = if landed == 0 {
+            f.delivery
+        } else {
+            Delivery::Observed
+        };
+        return Err(act::error(
+            &format!(
+                "Sending the probe keys (C-a, a space) to pane {id} failed: {}",
+                f.message.trim_end_matches(" Nothing was sent.")
+            ),
+            delivery,
+        ));
+    }
+    let after = settled(session, pane, &before).await;
+    let verdict = match &after {
+        Ok(Some(after)) => shell_line::judge(&before, after),
+        _ => shell_line::Probe::Unclear,
+    };
+    if verdict == shell_line::Probe::Empty {
+        return Ok(true);
+    }
+    let undo: Vec<String> = verdict.undo().iter().map(|k| k.to_string()).collect();
+    let undo_cmd = [
+        ["send-keys".to_string(), "-t".into(), id.clone()].to_vec(),
+        undo.clone(),
+    ]
+    .concat();
+    let undone = send::deliver(session, &[undo_cmd]).await.is_ok();
+    let now = match settled(
+        session,
+        pane,
+        after
+            .as_ref()
+            .ok()
+            .and_then(Option::as_ref)
+            .unwrap_or(&before),
+    )
+    .await
+    {
+        Ok(Some(s)) => s.row,
+        _ => read_line(session, pane)
+            .await
+            .map(|s| s.row)
+            .unwrap_or_default(),
+    };
+    let taken_back = if undone {
+        format!(
+            "the probe keys (C-a, a space) were taken back with {}",
+            undo.join(" ")
+        )
+    } else {
+        "taking the probe keys (C-a, a space) back failed".to_string()
+    };
+    let why = match verdict {
+        shell_line::Probe::Typed => format!("it holds text the person typed; {taken_back}, so the line is as it was, its cursor at its start (the row reads {now:?})"),
+        shell_line::Probe::SelfInserted => format!("its line editor inserted C-a as text (a vi insert keymap; run_command proves an empty line with the emacs keys the shells start with); {taken_back} (the row reads {now:?}). Switch the shell to emacs keys (set -o emacs, bindkey -e) or type with send_keys"),
+        _ => format!("the shell did not show the probe as an empty line would (it may be busy, or drawing); {taken_back} (the row reads {now:?})"),
+    };
+    Err(act::error(
+        &format!("Pane {id}'s command line is not proven empty: {why}. The command was not typed."),
+        Delivery::Observed,
+    ))
 }
 
 /// Why a job ended when the server went.
@@ -484,6 +750,36 @@ struct Ended {
     dir: PathBuf,
     mirror: Mirror,
     out: std::fs::File,
+    /// The shell the line was typed into, watched for opening the terminal.
+    shell_pid: Option<u32>,
+}
+
+/// How long the typed line has to start (the shell opening the job's
+/// terminal for the command's output, or any output) before the job ends as
+/// never run.
+const START_WAIT: Duration = Duration::from_secs(5);
+
+/// Why a job ended when its line never ran.
+const NEVER_RAN: &str = "the shell did not run the typed line: it never opened the job's terminal within 5 s (the line did not parse in the interactive shell, or its editor did not take it as a new command); the job's terminal is gone, so the line does nothing if it runs later";
+
+/// Resolves when, [`START_WAIT`] after typing, the shell has neither written
+/// output nor opened the job's terminal; pending for ever once it has (or
+/// when the shell is unknown).
+async fn never_started(shell_pid: Option<u32>, link: &Path, output: &AtomicBool) {
+    let Some(pid) = shell_pid else {
+        return std::future::pending().await;
+    };
+    let until = tokio::time::Instant::now() + START_WAIT;
+    loop {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let opened = tmux_mcp_core::platform::process_table::holds_open(pid, link);
+        if output.load(Ordering::Relaxed) || matches!(opened, Ok(true)) {
+            return std::future::pending().await;
+        }
+        if tokio::time::Instant::now() >= until {
+            return;
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -508,10 +804,14 @@ async fn collect(
         dir,
         mut mirror,
         mut out,
+        shell_pid,
     } = ended;
     let deadline = tokio::time::Instant::now() + RUNNING_TTL;
+    let output = AtomicBool::new(false);
+    let link = dir.join("t");
     let status = {
         let run = mirror.run(|b| {
+            output.store(true, Ordering::Relaxed);
             let _ = out.write_all(b);
         });
         tokio::pin!(run);
@@ -531,6 +831,7 @@ async fn collect(
                 }
             }
             _ = broker.server_gone() => Err(SERVER_GONE.into()),
+            _ = never_started(shell_pid, &link, &output) => Err(NEVER_RAN.into()),
             _ = tokio::time::sleep_until(deadline) => Err(format!("no status within {} s; the job was dropped", RUNNING_TTL.as_secs())),
         }
     };
@@ -660,6 +961,78 @@ mod tests {
     }
 
     #[test]
+    fn the_script_gives_the_status_back_and_leaves_no_variable() {
+        // Each shell sources the script as the typed line does, after a
+        // command that failed with 7; the release read is fed by stdin.
+        let dir = std::env::temp_dir().join(format!("tmcp-script-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = dir.join("t");
+        let tw = t.to_string_lossy().into_owned();
+        for (shell, syntax) in [
+            ("bash", Syntax::Posix),
+            ("dash", Syntax::Posix),
+            ("zsh", Syntax::Posix),
+            ("fish", Syntax::Fish),
+        ] {
+            assert!(
+                std::process::Command::new(shell)
+                    .arg("-c")
+                    .arg("true")
+                    .status()
+                    .is_ok(),
+                "this test needs {shell} installed (see the README's test requirements)"
+            );
+            // A regular file stands in for the terminal: the marker goes there
+            // and the release line is read from it.
+            std::fs::write(&t, "release\n").unwrap();
+            let script_path = dir.join("s");
+            std::fs::write(&script_path, script("M%d", &tw, shell, syntax)).unwrap();
+            let sp = script_path.to_string_lossy();
+            let line = if syntax == Syntax::Fish {
+                format!("begin; false; sh -c 'exit 7'; end; source {sp}; echo \"st=$status v=$__tmux_mcp_status\"")
+            } else {
+                format!(
+                    "{{ sh -c 'exit 7'; }}; . {sp}; echo \"st=$? v=${{__tmux_mcp_status-unset}}\""
+                )
+            };
+            let out = std::process::Command::new(shell)
+                .arg("-c")
+                .arg(&line)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            let want = if syntax == Syntax::Fish {
+                "st=7 v="
+            } else {
+                "st=7 v=unset"
+            };
+            assert_eq!(
+                text.trim(),
+                want,
+                "{shell}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_path_is_one_word_in_each_syntax() {
+        assert_eq!(
+            shell_path("/run/user/0/tmux-mcp/srv-ab.run-cd/t", Syntax::Posix),
+            "/run/user/0/tmux-mcp/srv-ab.run-cd/t"
+        );
+        assert_eq!(
+            shell_path("/tmp/a b/it's", Syntax::Posix),
+            "'/tmp/a b/it'\\''s'"
+        );
+        assert_eq!(
+            shell_path("/tmp/a b/it's\\x", Syntax::Fish),
+            "'/tmp/a b/it\\'s\\\\x'"
+        );
+    }
+
+    #[test]
     fn shells_are_recognised_and_others_refused_by_name() {
         assert!(
             shell_of("bash") == Ok(("bash", Syntax::Posix))
@@ -701,10 +1074,10 @@ mod tests {
             }
         }
         let marker = "\\33_ab12;%d\\33\\\\";
-        let s = script(marker, "/dev/pts/9", "bash", Syntax::Posix);
+        let s = script(marker, "/r/t", "bash", Syntax::Posix);
         assert_eq!(
             s,
-            "printf '\\33_ab12;%d\\33\\\\' $? >/dev/pts/9; history -d -1 2>/dev/null; read -r _ </dev/pts/9 || read -r _ </dev/pts/9"
+            "__tmux_mcp_status=$?; printf '\\33_ab12;%d\\33\\\\' \"$__tmux_mcp_status\" >/r/t; history -d -1 2>/dev/null; read -r _ </r/t || read -r _ </r/t; eval \"unset __tmux_mcp_status; return $__tmux_mcp_status\""
         );
         assert!(!script(marker, "/dev/pts/9", "dash", Syntax::Posix).contains("history"));
     }

@@ -148,6 +148,23 @@ pub fn cmdline(pid: u32) -> io::Result<Vec<String>> {
         .collect())
 }
 
+/// Whether process `pid` has the file at `path` open (any descriptor whose
+/// file is the same device and inode; `/proc/PID/fd`). `run_command` asks
+/// it of the pane's shell to learn whether the typed line ran at all.
+pub fn holds_open(pid: u32, path: &std::path::Path) -> io::Result<bool> {
+    let want = fs::metadata(path)?;
+    for entry in fs::read_dir(format!("/proc/{pid}/fd"))? {
+        let Ok(entry) = entry else { continue };
+        // The link's target, followed: a descriptor closed meanwhile is skipped.
+        if let Ok(m) = fs::metadata(entry.path()) {
+            if m.dev() == want.dev() && m.ino() == want.ino() {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// The executable a process runs (`/proc/PID/exe`), when it can be read.
 pub fn exe(pid: u32) -> Option<std::path::PathBuf> {
     fs::read_link(format!("/proc/{pid}/exe")).ok()
@@ -170,6 +187,29 @@ pub fn ancestry(pid: u32, limit: usize) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holds_open_sees_this_process_s_own_descriptors() {
+        let dir = std::env::temp_dir().join(format!("tmcp-holds-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (held, other) = (dir.join("held"), dir.join("other"));
+        fs::write(&other, b"").unwrap();
+        let f = fs::File::create(&held).unwrap();
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&held, &link).unwrap();
+        let me = std::process::id();
+        let seen = (
+            holds_open(me, &held).unwrap(),
+            holds_open(me, &link).unwrap(),
+            holds_open(me, &other).unwrap(),
+        );
+        drop(f);
+        let after = holds_open(me, &held).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(seen, (true, true, false));
+        assert!(!after);
+        assert!(holds_open(me, &dir.join("gone")).is_err());
+    }
 
     #[test]
     fn same_executable_compares_exe_links() {

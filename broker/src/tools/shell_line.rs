@@ -1,0 +1,255 @@
+//! Whether a shell's command line is empty, before `run_command` types into it.
+//!
+//! An unenrolled shell does not tell anyone what its line editor holds, and a
+//! person may have started a line (`ls -l `, or `git commit -m 'wip` followed
+//! by Enter, which leaves the shell waiting for the rest at a continuation
+//! prompt). Typing a command there would run the person's text with ours, or
+//! bury ours inside their quote. So the line is proven empty first, from the
+//! screen and one probe keystroke pair, and `run_command` refuses otherwise:
+//!
+//! 1. [`precheck`], nothing sent: a row with no prompt at the cursor (blank,
+//!    as on the second line of fish's multi-line buffer) or a continuation
+//!    prompt (`> `, zsh's `quote> `, `cmdsubst dquote> `) is refused.
+//! 2. The probe: `C-a` then a space, which is also the first character of
+//!    the typed line (the leading space that keeps it out of history). In
+//!    the emacs keymap every supported shell starts with (bash, zsh, fish,
+//!    dash has no editor) `C-a` moves to the start of the line; so the space
+//!    lands right where the cursor was, with the row unchanged, only when the
+//!    line was empty ([`judge`]): text left of the cursor makes the cursor
+//!    jump back, text right of it shifts along.
+//! 3. Anything else is taken back ([`Probe::undo`]) and refused: the space
+//!    is deleted (the person's text stays, the cursor at its start), or, in a
+//!    vi insert keymap where `C-a` inserts itself, both characters.
+//!
+//! The decisions are pure functions of what the screen showed; the tool
+//! reads the screen and sends the keys. Shell integration (the shell saying
+//! what its editor holds) will make this exact; until then this is the
+//! conservative rule: a line that cannot be proven empty is never typed into.
+
+/// The cursor and the row it is on, as a capture shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub cx: u32,
+    pub cy: u32,
+    /// The cursor's row, right-trimmed (a capture trims trailing blanks).
+    pub row: String,
+}
+
+impl Seen {
+    /// The cursor position and row from a capture of the visible screen
+    /// (`rows`, one per screen row) and `"#{cursor_x} #{cursor_y}"`.
+    pub fn parse(state: &str, rows: &[u8]) -> Option<Seen> {
+        let mut it = state.split_whitespace();
+        let cx = it.next()?.parse().ok()?;
+        let cy: u32 = it.next()?.parse().ok()?;
+        let text = String::from_utf8_lossy(rows);
+        let row = text.split('\n').nth(cy as usize).unwrap_or("");
+        Some(Seen {
+            cx,
+            cy,
+            row: row.trim_end().to_string(),
+        })
+    }
+
+    /// The text left of the cursor (by characters: exact for the ASCII
+    /// prompts the continuation rule looks for).
+    fn left(&self) -> String {
+        let mut left: String = self.row.chars().take(self.cx as usize).collect();
+        // The capture trimmed the blanks the cursor sits after.
+        let shown = left.chars().count();
+        left.extend(std::iter::repeat_n(
+            ' ',
+            (self.cx as usize).saturating_sub(shown),
+        ));
+        left
+    }
+}
+
+/// Why the line is refused before anything is sent, or `Ok`.
+pub fn precheck(seen: &Seen) -> Result<(), String> {
+    let left = seen.left();
+    let left = left.trim_end();
+    if left.trim().is_empty() {
+        return Err("no prompt is shown left of its cursor (the shell may be in the middle of a multi-line command, or printing)".into());
+    }
+    if is_continuation(left) {
+        return Err(format!(
+            "its shell shows a continuation prompt ({left:?}): it is waiting for the rest of a command the person started"
+        ));
+    }
+    Ok(())
+}
+
+/// For a shell without a line editor (the kernel's cooked mode: dash, sh),
+/// where no key moves the cursor and the probe cannot see text left of it:
+/// the cursor must follow a prompt's last character and a space (`$ `, `# `,
+/// `% `, `> `), so a started line (`ls -l `, `ls`) is refused. Stricter than
+/// [`precheck`], which it includes.
+pub fn precheck_cooked(seen: &Seen) -> Result<(), String> {
+    precheck(seen)?;
+    let left = seen.left();
+    let prompt_end = left
+        .strip_suffix(' ')
+        .and_then(|l| l.chars().last())
+        .is_some_and(|c| "$#%>".contains(c));
+    if !prompt_end {
+        return Err(format!(
+            "its shell has no line editor, and the text left of the cursor ({:?}) does not end in a prompt ($, #, % or > and a space): the person may have started a line",
+            left.trim_start()
+        ));
+    }
+    Ok(())
+}
+
+/// A continuation prompt: bash's and dash's default `PS2` (`> `), zsh's
+/// (`%_> `: the open constructs, `quote> `, `cmdsubst dquote> `).
+fn is_continuation(left: &str) -> bool {
+    let Some(words) = left.strip_suffix('>') else {
+        return false;
+    };
+    words.is_empty()
+        || words
+            .split(' ')
+            .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
+}
+
+/// What the probe (`C-a`, space) showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// The space landed where the cursor was and nothing else moved: the
+    /// line was empty; it now holds the typed line's leading space.
+    Empty,
+    /// The line holds text: `C-a` moved the cursor back, or the space pushed
+    /// text right of the cursor along.
+    Typed,
+    /// `C-a` inserted itself (shown `^A`, a vi insert keymap) before the space.
+    SelfInserted,
+    /// Nothing moved within the probe's wait, or something else happened.
+    Unclear,
+}
+
+/// Judges the probe from the screen before it and after it settled.
+pub fn judge(before: &Seen, after: &Seen) -> Probe {
+    if after.cy != before.cy {
+        return Probe::Unclear;
+    }
+    if after.cx == before.cx + 1 && after.row == before.row {
+        return Probe::Empty;
+    }
+    let at = |from: u32, s: &str| {
+        after
+            .row
+            .chars()
+            .skip(from as usize)
+            .collect::<String>()
+            .starts_with(s)
+    };
+    if after.cx == before.cx + 3 && at(before.cx, "^A") {
+        return Probe::SelfInserted;
+    }
+    if after.cx <= before.cx || (after.cx == before.cx + 1 && after.row != before.row) {
+        return Probe::Typed;
+    }
+    Probe::Unclear
+}
+
+impl Probe {
+    /// The keys that take the probe back.
+    pub fn undo(&self) -> &'static [&'static str] {
+        match self {
+            Probe::Empty => &[],
+            // The space, inserted at the cursor (wherever C-a put it).
+            Probe::Typed | Probe::Unclear => &["BSpace"],
+            Probe::SelfInserted => &["BSpace", "BSpace"],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(cx: u32, row: &str) -> Seen {
+        Seen {
+            cx,
+            cy: 3,
+            row: row.into(),
+        }
+    }
+
+    #[test]
+    fn a_capture_gives_the_cursor_row() {
+        let s = Seen::parse("2 1", b"first\n$ \nthird\n").unwrap();
+        assert_eq!(
+            s,
+            Seen {
+                cx: 2,
+                cy: 1,
+                row: "$".into()
+            }
+        );
+        assert_eq!(Seen::parse("x 1", b""), None);
+    }
+
+    #[test]
+    fn prompts_pass_continuations_and_blank_rows_do_not() {
+        for ok in [
+            "$ ",
+            "root@vm:~# ",
+            "~> ",
+            "user@host ~/src> ",
+            ">>> ",
+            "❯ ",
+        ] {
+            let s = seen(ok.chars().count() as u32, ok.trim_end());
+            assert_eq!(precheck(&s), Ok(()), "{ok:?}");
+        }
+        for bad in ["> ", "quote> ", "cmdsubst dquote> ", "", "   "] {
+            let s = seen(bad.chars().count() as u32, bad.trim_end());
+            assert!(precheck(&s).is_err(), "{bad:?}");
+        }
+        // A zsh right prompt beyond the cursor does not hide the continuation.
+        let s = seen(7, "dquote>                 [10:31]");
+        assert!(precheck(&s).is_err());
+    }
+
+    #[test]
+    fn a_cooked_line_must_end_in_a_prompt() {
+        for ok in ["$ ", "root@vm:~# ", "% "] {
+            let s = seen(ok.chars().count() as u32, ok.trim_end());
+            assert_eq!(precheck_cooked(&s), Ok(()), "{ok:?}");
+        }
+        for bad in ["$ ls -l ", "$ ls", "$", "> "] {
+            let s = seen(bad.chars().count() as u32, bad.trim_end());
+            assert!(precheck_cooked(&s).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_probe_proves_only_an_empty_line() {
+        let before = seen(2, "$");
+        assert_eq!(judge(&before, &seen(3, "$")), Probe::Empty);
+        // A right prompt stays put while the space goes in.
+        let rp = seen(2, "$                [10:31]");
+        assert_eq!(
+            judge(&rp, &seen(3, "$                [10:31]")),
+            Probe::Empty
+        );
+        // `ls -l ` typed: C-a jumps to its start, the space goes there.
+        let typed = seen(8, "$ ls -l");
+        assert_eq!(judge(&typed, &seen(3, "$  ls -l")), Probe::Typed);
+        // Text right of the cursor (the person pressed C-a) is pushed along.
+        let right = seen(2, "$ ls");
+        assert_eq!(judge(&right, &seen(3, "$  ls")), Probe::Typed);
+        // A vi insert keymap inserts C-a itself.
+        assert_eq!(judge(&before, &seen(5, "$ ^A")), Probe::SelfInserted);
+        // Nothing moved, or the row changed under the cursor.
+        assert_eq!(judge(&before, &before), Probe::Typed);
+        let mut moved = seen(3, "$");
+        moved.cy = 4;
+        assert_eq!(judge(&before, &moved), Probe::Unclear);
+        assert_eq!(judge(&before, &seen(9, "$ something")), Probe::Unclear);
+        assert_eq!(Probe::SelfInserted.undo(), ["BSpace", "BSpace"]);
+        assert!(Probe::Empty.undo().is_empty());
+    }
+}
