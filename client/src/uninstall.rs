@@ -9,6 +9,8 @@ use crate::locate;
 use crate::locate::ServerArgs;
 use anyhow::Context;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use tmux_mcp_core::platform::process_table;
 use tmux_mcp_core::tmux::Tmux;
 
 /// Every option the plugin or the broker reads or writes.
@@ -59,15 +61,35 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
 
     // The broker first: it stops at SIGTERM (agents on it get their in-flight
     // answers), and a new one is not started by anything but the plugin.
-    match locate::find(&id).map(|sock| crate::doctor::fetch_status(&sock)) {
-        Some(Ok(s)) => match tmux_mcp_core::sys::terminate(s.broker_pid) {
-            Ok(()) => println!("stopped the broker (pid {})", s.broker_pid),
-            Err(e) => left.push(format!(
-                "the broker (pid {}) could not be signalled: {e}",
-                s.broker_pid
-            )),
-        },
-        Some(Err(e)) => left.push(format!("the broker did not answer: {e}")),
+    match locate::find(&id).map(|sock| (crate::doctor::fetch_status(&sock), sock)) {
+        Some((Ok(s), sock)) => {
+            let started = process_table::stat(s.broker_pid).map(|st| st.start_ticks);
+            match tmux_mcp_core::sys::terminate(s.broker_pid) {
+                Ok(()) => {
+                    println!("stopped the broker (pid {})", s.broker_pid);
+                    // A broker stopped while its server lives keeps its log
+                    // (for whoever looks into why it stopped); uninstall takes
+                    // it too, once the broker has gone.
+                    let log = sock.with_extension("log");
+                    if gone(s.broker_pid, started.ok(), Duration::from_secs(3)) {
+                        if std::fs::remove_file(&log).is_ok() {
+                            println!("removed its log {}", log.display());
+                        }
+                    } else {
+                        left.push(format!(
+                            "the broker (pid {}) did not exit within 3 s; its log {} stays",
+                            s.broker_pid,
+                            log.display()
+                        ));
+                    }
+                }
+                Err(e) => left.push(format!(
+                    "the broker (pid {}) could not be signalled: {e}",
+                    s.broker_pid
+                )),
+            }
+        }
+        Some((Err(e), _)) => left.push(format!("the broker did not answer: {e}")),
         None => println!("no broker was running"),
     }
 
@@ -111,4 +133,22 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         eprintln!("tmux-mcp uninstall: {l}");
     }
     Ok(ExitCode::from(3))
+}
+
+/// Whether process `pid` (started at `start_ticks`, when known) has ended, or
+/// is only a zombie, within `within`.
+fn gone(pid: u32, start_ticks: Option<u64>, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        let ended = process_table::stat(pid).map_or(true, |st| {
+            st.state == 'Z' || start_ticks.is_some_and(|t| t != st.start_ticks)
+        });
+        if ended {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

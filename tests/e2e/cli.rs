@@ -339,8 +339,17 @@ fn uninstall_removes_binding_options_and_broker_and_runs_no_hook() {
     let broker = plugin(&srv);
     assert_eq!(ours(&srv), 1);
     assert!(!options(&srv).is_empty());
+    let log = std::path::PathBuf::from(srv.status()["broker_socket"].as_str().unwrap())
+        .with_extension("log");
+    assert!(
+        log.exists(),
+        "test premise: the broker logs to {}",
+        log.display()
+    );
     let (code, stdout, stderr) = uninstall(&srv);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
+    // Its broker was stopped while the server lives: its log goes too.
+    assert!(!log.exists(), "uninstall left {}: {stdout}", log.display());
     assert_eq!(
         ours(&srv),
         0,

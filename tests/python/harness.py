@@ -91,10 +91,13 @@ class TmuxServer:
         self.logs: list[Path] = []
         self._raw: list[RawClient] = []
         self._log_seq = 0
+        # The server's (so every pane's) TMPDIR is its own: what a shell keeps
+        # there (fish: fish.USER) goes with the server's directory.
+        (self.dir / "tmp").mkdir()
         subprocess.run(
             [TMUX, "-S", self.sock, "-f", "/dev/null", "new-session", "-d",
              "-s", "main", "-x", "200", "-y", "50"],
-            check=True, env=clean_env(), timeout=15,
+            check=True, env=clean_env(TMPDIR=str(self.dir / "tmp")), timeout=15,
             stdin=subprocess.DEVNULL, capture_output=True,
         )
         self.pid = int(self.tmux("display-message", "-p", "#{pid}"))
@@ -174,9 +177,16 @@ class TmuxServer:
         if leftover:
             problems.append(
                 f"broker process(es) {leftover} for {self.sock} still alive 2 s after "
-                f"kill-server (brokers seen before kill: {brokers_before}); killed them"
+                f"kill-server (brokers seen before kill: {brokers_before}); ended them"
             )
+            # SIGTERM first, so a broker removes its socket, lock and log as on
+            # any stop; SIGKILL only what is still there 2 s later.
             for pid in leftover:
+                _kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline and remaining():
+                time.sleep(0.05)
+            for pid in remaining():
                 _kill(pid)
         if self.alive():
             problems.append(f"tmux server pid {self.pid} survived kill-server; killed it")
@@ -204,9 +214,9 @@ def _pid_alive(pid: int) -> bool:
         return False
 
 
-def _kill(pid: int) -> None:
+def _kill(pid: int, sig: int = signal.SIGKILL) -> None:
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, sig)
     except ProcessLookupError:
         pass
 
@@ -351,7 +361,8 @@ async def mcp_session(server: "TmuxServer | str", *extra: str,
     sock = server if isinstance(server, str) else server.sock
     params = StdioServerParameters(command=str(BIN), args=["attach", "-S", sock, *extra], env=env)
     if isinstance(server, str):
-        log = Path(tempfile.mkstemp(prefix="tmcp-attach-", suffix=".stderr", dir=TEST_TMPDIR)[1])
+        # Beside the socket: in the caller's private directory, removed with it.
+        log = Path(tempfile.mkstemp(prefix="attach-", suffix=".stderr", dir=Path(sock).parent)[1])
     else:
         log = server.new_log("attach")
     with open(log, "w") as errlog:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -32,10 +33,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+import leftovers
+from agents import codex as codex_cli
 from agents import tui
 from agents.fake_model import (AnthropicMessages, FakeModelServer, GeminiGenerateContent, OpenAIChat,
                                OpenAIResponses, interactive_script)
-from harness import async_test, call, call_ok, mcp_session
+from harness import BROKER_NAME, async_test, call, call_ok, mcp_session
 
 WIRES = {"claude": AnthropicMessages, "codex": OpenAIResponses, "gemini": GeminiGenerateContent,
          "aider": OpenAIChat, "opencode": OpenAIChat}
@@ -59,23 +62,30 @@ async def wait_state(s, pane: str, states: list[str], timeout_ms: int = 60_000) 
     return w["agent"]
 
 
-def kill_left_in(directory: Path) -> None:
-    """SIGKILL the processes whose command line names `directory` (this
-    test's private one), and only those."""
-    needle = str(directory).encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read()
-        except OSError:
-            continue
-        if needle in argv:
+def end_left_in(directory: Path) -> list[str]:
+    """End what still runs from this test's directory (its command line,
+    environment or working directory names it), and only that: the broker of
+    the killed tmux server exits by itself and removes its runtime files
+    (given up to 5 s); the rest (Codex CLI's app-server daemon outlives its
+    TUI, in a session of its own) gets SIGTERM, and SIGKILL only when still
+    there 5 s later. Returns the processes that needed a signal."""
+    def brokers() -> list[str]:
+        return [p for p in leftovers.processes(str(directory)) if BROKER_NAME in p.split(" ", 2)[1]]
+
+    deadline = time.monotonic() + 5
+    while brokers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    signalled = leftovers.processes(str(directory))
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for line in leftovers.processes(str(directory)):
             try:
-                os.kill(int(entry), 9)
+                os.kill(int(line.split()[0]), sig)
             except ProcessLookupError:
                 pass
+        deadline = time.monotonic() + 5
+        while leftovers.processes(str(directory)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return signalled
 
 
 def user_prompts(fake: FakeModelServer, name: str) -> list[str]:
@@ -88,6 +98,7 @@ def user_prompts(fake: FakeModelServer, name: str) -> list[str]:
 async def test_a_real_agent_tui_is_driven_and_read_through_our_tools(name):
     script = interactive_script(slow_seconds=8.0, slow_wait=2.0, shell_as_text=name == "aider")
     work = Path(os.environ.get("TMUX_MCP_TEST_TMPDIR") or "/tmp")
+    daemon_dir_existed = codex_cli.DAEMON_DIR.exists()
     with FakeModelServer(WIRES[name](), script) as fake:
         home = Path(tempfile.mkdtemp(prefix=f"agtui-{name}-", dir=work))
         launch = tui.LAUNCHERS[name](fake, home / "home")
@@ -105,9 +116,10 @@ async def test_a_real_agent_tui_is_driven_and_read_through_our_tools(name):
                     raise AssertionError(f"{e}\n--- the pane's screen ---\n{srv.screen()}") from None
         finally:
             srv.close()
-            # Codex CLI's app-server daemon outlives its TUI (in a session of
-            # its own): end whatever still runs from this test's directory.
-            kill_left_in(home)
+            end_left_in(home)
+            # Codex CLI keeps its daemon's sockets in a directory of its own
+            # in /tmp (whatever TMPDIR says): remove this test's.
+            codex_cli.remove_daemon_sockets(home, daemon_dir_existed)
             shutil.rmtree(home, ignore_errors=True)
 
 

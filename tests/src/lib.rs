@@ -638,8 +638,16 @@ impl Drop for TmuxServer {
         })
         .is_some();
         let leftover = remaining();
+        // Ours: it serves this test's server. SIGTERM first, so it removes its
+        // socket, lock and log as it does on any stop; SIGKILL only after 2 s.
         for pid in &leftover {
-            kill_pid(*pid, libc::SIGKILL); // ours: it serves this test's server
+            kill_pid(*pid, libc::SIGTERM);
+        }
+        let _ = poll(Duration::from_secs(2), || {
+            remaining().is_empty().then_some(())
+        });
+        for pid in remaining() {
+            kill_pid(pid, libc::SIGKILL);
         }
         if pid_alive(self.pid) {
             kill_pid(self.pid, libc::SIGKILL);

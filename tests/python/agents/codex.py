@@ -21,11 +21,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+import leftovers
+
 from . import npm_tools
 from .fake_model import FakeModelServer
 from .runner import AgentRun, hermetic_env, run_agent
 
 PINS = Path(__file__).resolve().parent / "codex"
+# Where Codex's app-server daemon keeps its sockets: fixed by Codex, whatever
+# TMPDIR, HOME or CODEX_HOME say; each socket is named after the link to it
+# that Codex keeps in its CODEX_HOME.
+DAEMON_DIR = Path(os.path.realpath("/tmp")) / f"codex-daemon-{os.geteuid()}"
 VERSION = json.loads((PINS / "package.json").read_text())["dependencies"]["@openai/codex"]
 MODEL = "fake-model"
 # The variable that holds the fake provider's API key (Codex sends it as a bearer token).
@@ -36,6 +42,32 @@ def install() -> Path:
     codex = npm_tools.npm_install(PINS, f"Codex CLI (@openai/codex {VERSION})") / "node_modules" / ".bin" / "codex"
     assert os.access(codex, os.X_OK), f"npm ci did not install the codex launcher at {codex}"
     return codex
+
+
+def remove_daemon_sockets(home: Path, dir_existed: bool) -> None:
+    """Remove the daemon sockets (and their .lock) of the Codex homes under
+    `home` (the targets in DAEMON_DIR of the links there), once their daemon
+    has ended; and DAEMON_DIR itself when it was not there before and is
+    empty now. Each is recorded for the run's leftover check first."""
+    targets = []
+    for root, dirs, files in os.walk(home):
+        for name in dirs + files:
+            link = Path(root) / name
+            if link.is_symlink():
+                target = Path(os.path.join(root, os.readlink(link)))
+                if target.parent == DAEMON_DIR:
+                    targets += [target, target.with_name(target.name + ".lock")]
+    for target in targets:
+        leftovers.record_outside(target)
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            pass
+    if not dir_existed:
+        try:
+            DAEMON_DIR.rmdir()
+        except OSError:  # not empty: another Codex uses it now, or never made
+            pass
 
 
 def toml_str(s: str) -> str:

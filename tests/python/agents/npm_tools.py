@@ -65,9 +65,15 @@ def npm_install(pins: Path, label: str, npm_args: tuple[str, ...] = ("--ignore-s
         target.mkdir(parents=True)
         for f in files:
             shutil.copy(f, target / f.name)
+        # Install scripts write into TMPDIR (opencode-ai's postinstall leaves
+        # an `opencode` directory there): one of the install's own, removed after.
+        tmp = target / ".npm-tmp"
+        tmp.mkdir()
         proc = subprocess.run(
             [npm, "ci" if ci else "install", *npm_args, "--no-audit", "--no-fund", "--loglevel=error"], cwd=target,
-            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            env=dict(os.environ, TMPDIR=str(tmp)))
+        shutil.rmtree(tmp, ignore_errors=True)
         if proc.returncode != 0:
             shutil.rmtree(target, ignore_errors=True)
             pytest.fail(f"npm {'ci' if ci else 'install'} of {label} ({files[0]}) into {target} failed (rc={proc.returncode}):\n"

@@ -197,15 +197,18 @@ class TuiServer:
         self.tmux("kill-server", check=False)
         if not procs:
             return
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and any(_alive(p) for p in procs):
-            time.sleep(0.1)
-        for p in procs:
-            if _alive(p):
-                try:
-                    os.kill(p.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        # SIGHUP from the pty's hangup first; then SIGTERM (a chance to clean
+        # up), and SIGKILL only for what is still there after that.
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            for p in procs:
+                if sig is not None and _alive(p):
+                    try:
+                        os.kill(p.pid, sig)
+                    except OSError:
+                        pass
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and any(_alive(p) for p in procs):
+                time.sleep(0.1)
 
     def __enter__(self) -> "TuiServer":
         return self
