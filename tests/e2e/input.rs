@@ -77,6 +77,9 @@ fn screen(srv: &TmuxServer, pane: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_tools_are_mutating_hidden_by_default_and_refused_with_the_switch() {
     let srv = TmuxServer::start();
+    // A reader records every byte its terminal gets: what a refused call typed
+    // would be there (a shell's screen would also show its prompt).
+    let (reader, bytes) = start_reader(&srv);
     let plain = McpClient::attach(&srv, &[]).await;
     let names: Vec<String> = plain.tools().iter().map(|t| t.name.to_string()).collect();
     for t in ["send_keys", "paste_text", "run_command"] {
@@ -87,7 +90,7 @@ async fn input_tools_are_mutating_hidden_by_default_and_refused_with_the_switch(
         let e = call_err(
             &plain,
             t,
-            json!({ "paneId": "%0", "text": "x", "command": "x" }),
+            json!({ "paneId": reader, "text": "x", "command": "x" }),
         )
         .await;
         assert!(
@@ -113,9 +116,17 @@ async fn input_tools_are_mutating_hidden_by_default_and_refused_with_the_switch(
         );
     }
     plain.close().await;
+    // A sentinel typed after every call: anything a refused call typed would
+    // have arrived before it.
+    srv.tmux(&["send-keys", "-t", &reader, "-l", "END"]);
+    let got = poll(Duration::from_secs(10), || {
+        let b = std::fs::read(&bytes).unwrap_or_default();
+        b.ends_with(b"END").then_some(b)
+    })
+    .expect("the reader never got the sentinel");
     assert_eq!(
-        screen(&srv, "%0").trim(),
-        "",
+        String::from_utf8_lossy(&got),
+        "END",
         "the refused calls typed something"
     );
 
