@@ -7,7 +7,14 @@ use serde_json::{json, Value};
 pub const MAX_CAPTURES: u64 = 256;
 pub const MAX_CAPTURE_BYTES: u64 = 32 * 1024 * 1024;
 pub const CAPTURE_TTL_SECONDS: u64 = 600;
-pub const REQUEST_TIMEOUT_SECONDS: u64 = 5;
+/// The most a wait waits by default (`@mcp-request-timeout` and the
+/// broker's `--request-timeout` change it): under the shortest tool-call
+/// limit of the clients people use, with room for the answer: the
+/// TypeScript SDK's default request timeout and Codex CLI's `tool_timeout_sec`
+/// are 60 s; the Python SDK sets none, Gemini CLI allows 10 min, Claude Code
+/// `MCP_TOOL_TIMEOUT` (far longer by default). So watching a 30 s build is
+/// one call, not seven.
+pub const REQUEST_TIMEOUT_SECONDS: u64 = 55;
 /// How long a `--confirm` question waits for the person (the call waits too).
 pub const CONFIRM_TIMEOUT_SECONDS: u64 = 300;
 pub const MAX_RESPONSE_BYTES: u64 = 1_048_576;

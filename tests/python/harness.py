@@ -101,6 +101,11 @@ class TmuxServer:
             stdin=subprocess.DEVNULL, capture_output=True,
         )
         self.pid = int(self.tmux("display-message", "-p", "#{pid}"))
+        # The tests were written for a 5 s wait ceiling (a wait that must
+        # time out does so in 5 s, not in the default 55); each agent
+        # session reads the option at its start. test_request_timeout.py
+        # checks the default with the option unset.
+        self.tmux("set-option", "-g", "@mcp-request-timeout", "5")
 
     def tmux(self, *args: str, check: bool = True) -> str:
         """Run `tmux -S sock ARGS...`; return stdout without the trailing newline."""

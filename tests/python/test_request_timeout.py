@@ -1,7 +1,7 @@
 """`@mcp-request-timeout`: the most a wait of an agent waits, set by the
 person for every agent session that opens after it (the broker's
 `--request-timeout` otherwise), through the official MCP Python SDK: the
-published limit follows it, a wait longer than the default 5 s goes through,
+published limit follows it, a wait longer than the tests' 5 s goes through, the default is 55 s,
 a shorter one is clamped and says so, and a bad value refuses the session
 with a message naming the option."""
 
@@ -25,7 +25,12 @@ async def test_the_option_sets_each_new_sessions_wait_ceiling(tmux_server):
     srv = tmux_server
     pane = srv.tmux("display-message", "-p", "-t", "main:0.0", "#{pane_id}")
     async with mcp_session(srv) as s:
-        assert await limit(s) == 5
+        assert await limit(s) == 5  # the harness's setting
+    # Unset: the broker's default, under the 60 s tool-call limit of the
+    # TypeScript SDK and Codex CLI (issue 38 item 7).
+    srv.tmux("set-option", "-gu", "@mcp-request-timeout")
+    async with mcp_session(srv) as s:
+        assert await limit(s) == 55
     srv.tmux("set-option", "-g", "@mcp-request-timeout", "1")
     async with mcp_session(srv) as s:
         assert await limit(s) == 1
@@ -43,7 +48,7 @@ async def test_the_option_sets_each_new_sessions_wait_ceiling(tmux_server):
 
             t0 = time.monotonic()
             tg.start_soon(wait)
-            await anyio.sleep(6.5)  # past the default 5 s ceiling
+            await anyio.sleep(6.5)  # past the harness's 5 s ceiling
             srv.tmux("send-keys", "-t", pane, "-l", "echo late-marker")
             srv.tmux("send-keys", "-t", pane, "Enter")
         w = got["w"]

@@ -383,7 +383,17 @@ impl TmuxServer {
             .trim()
             .parse()
             .expect("server pid");
+        server.keep_test_request_timeout();
         server
+    }
+
+    /// The tests were written for a 5 s wait ceiling (a wait that must time
+    /// out does so in 5 s, not in the default 55): every test server sets
+    /// `@mcp-request-timeout 5`, read by each agent session at its start.
+    /// `tests/python/test_request_timeout.py` checks the default with the
+    /// option unset.
+    fn keep_test_request_timeout(&self) {
+        self.tmux(&["set-option", "-g", "@mcp-request-timeout", "5"]);
     }
 
     pub fn socket(&self) -> &Path {
@@ -606,6 +616,7 @@ impl TmuxServer {
             .trim()
             .parse()
             .expect("server pid");
+        self.keep_test_request_timeout();
     }
 
     /// Kills exactly this server now (also done on drop).

@@ -2,24 +2,30 @@
 //! at the prompt of a pane, with its real exit status and its output.
 //!
 //! Design: the broker opens a pty of its own ([`Mirror`], `/dev/pts/K`),
-//! queues a one-line script in its input (see [`script`]), and types one line
-//! into the shell,
+//! links it from the job's directory (`DIR/t`), queues a one-line script in
+//! its input (see [`script`]), proves the shell's line empty
+//! ([`shell_line`]: never typed into a line the person started), and types
+//! one line into the shell,
 //!
 //! ```text
-//!  { CMD; } >/dev/pts/K 2>&1; . /dev/pts/K
+//!  { CMD; } >DIR/t 2>&1; . DIR/t
 //! ```
 //!
 //! (the group closes on a line of its own when CMD could swallow `; }`).
 //! After the command the shell sources the pty: the script prints the end
-//! marker with `$?` and waits for the broker's release, and in bash takes
-//! the typed line out of history; none of it is shown in the pane.
+//! marker with `$?`, in bash takes the typed line out of history, waits for
+//! the broker's release and returns the status, so `$?` is the command's;
+//! none of it is shown in the pane. The link goes with the job: the line
+//! recalled later fails its redirection and runs nothing, and never names a
+//! terminal another process may hold by then.
 //!
 //! The command writes to that pty, a terminal sized like the pane (`test -t 1`
-//! holds, colours and progress bars work); the broker copies every byte to the
-//! pane's own terminal as it comes, so the person watches the output live, and
-//! keeps the same bytes in the job's file (a fresh 0700 directory of this job
-//! in the broker's private runtime directory, `srv-<gen16>.run-<id>`, never
-//! named in the pane). The status comes in band after the output: an APC
+//! holds for programs, and for builtins but in fish, which buffers a
+//! redirected block's builtins; colours and progress bars work); the broker
+//! copies every byte to the pane's own terminal as it comes, so the person
+//! watches the output live, and keeps the same bytes in the job's file (the
+//! job's 0700 directory in the broker's private runtime directory,
+//! `srv-<gen16>.run-<id16>`). The status comes in band after the output: an APC
 //! marker with a nonce of this job, which the broker takes out of both copies
 //! (the nonce is never on the screen and the typed line holds no marker, so
 //! the result is echo-proof). The script's `read` holds the shell's next
@@ -29,6 +35,10 @@
 //! line of its own lets CMD end in `&` or a comment. In bash the line is taken out of
 //! history; elsewhere the leading space keeps it out where
 //! `HIST_IGNORE_SPACE` (zsh) is set.
+//!
+//! Before typing, the shell's own parse of the line (`-n`) refuses a line it
+//! would reject; a line that still never starts (the shell neither writes
+//! nor opens the job's terminal within [`START_WAIT`]) ends the job as lost.
 //!
 //! Waiting is event-driven: the pty's readability, the pidfd of the pane's
 //! process (a shell that exits never prints the marker: `lost`), and the
@@ -57,9 +67,9 @@
 //! Refused with nothing sent: a pane whose foreground program is not a shell
 //! run_command types for (sh, bash, zsh, dash, ksh, mksh, ash, busybox, fish;
 //! csh and others have other syntax and are refused by name), a pane in copy mode or on the alternate
-//! screen, a dead pane, the agent's own pane without `--allow-self`. A shell
-//! syntax error in CMD makes the shell reject the whole line: the status never
-//! comes, the call returns `running`, and the job expires.
+//! screen, a dead pane, the agent's own pane without `--allow-self`, a line
+//! that is not proven empty (the probe's keys taken back), a line that does
+//! not parse.
 
 use super::act;
 use super::envelope::Delivery;
