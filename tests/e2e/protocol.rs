@@ -384,6 +384,9 @@ async fn a_client_going_away_ends_its_waits_at_once() {
 #[test]
 fn requests_before_initialize_are_refused_and_change_nothing() {
     let srv = TmuxServer::start();
+    // The name is compared below: tmux must not rename the window meanwhile
+    // (it reads `tmux`, then the login shell's name, while the shell starts).
+    srv.tmux(&["set-option", "-w", "-t", "%0", "automatic-rename", "off"]);
     let window = srv
         .tmux(&["display-message", "-p", "-t", "%0", "#{window_id}"])
         .trim()

@@ -99,6 +99,20 @@ fn session_showing(srv: &TmuxServer, name: &str, height: u32, lines: &[String]) 
             .then_some(())
     })
     .unwrap_or_else(|| panic!("{name} never printed {last:?}"));
+    // Records compared with tmux's own read name the program and the window:
+    // wait until the script has exec'd sleep and tmux has renamed the window
+    // after it (automatic-rename runs on a timer, after the output).
+    poll(Duration::from_secs(5), || {
+        let now = srv.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &id,
+            "#{pane_current_command} #{window_name}",
+        ]);
+        (now.trim() == "sleep sleep").then_some(())
+    })
+    .unwrap_or_else(|| panic!("{name} never settled on sleep"));
     id
 }
 
