@@ -77,9 +77,14 @@ async def test_list_sessions_summarises_busy_and_dead_panes_as_tmux_shows_them(t
     two_sessions(srv)  # other: two `sleep` windows and main's window 0 linked in
     srv.tmux("set-option", "-g", "remain-on-exit", "on")
     dead = srv.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "other:0", "true")
+    # The summary is compared with tmux's read taken after it: every pane
+    # settled first (a shell without profile commands in %0, each `sleep`
+    # exec'd by its `sh -c`, which reads as a shell until then).
+    srv.tmux("respawn-pane", "-k", "-t", "%0", "bash --norc --noprofile")
     deadline = time.monotonic() + 10
-    while srv.tmux("display-message", "-p", "-t", dead, "#{pane_dead}") != "1":
-        assert time.monotonic() < deadline
+    while sorted(srv.tmux("list-panes", "-a", "-F", "#{?pane_dead,,#{pane_current_command}}").split()) \
+            != ["bash", "bash", "sleep", "sleep"]:
+        assert time.monotonic() < deadline, srv.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_dead} #{pane_current_command}")
         time.sleep(0.02)
     async with mcp_session(srv) as s:
         r = await call_ok(s, "list_sessions")
