@@ -355,6 +355,9 @@ pub struct Rule {
     /// Regexes the lines right above the deciding line must match, nearest
     /// first (a box told from another only by what stands over its line).
     pub above: &'static [&'static str],
+    /// Regexes no visible line may match (a screen told from another by
+    /// what it does not show yet).
+    pub absent: &'static [&'static str],
 }
 
 impl PartialEq for Rule {
@@ -382,6 +385,7 @@ const fn row(
         activity: Activity::Any,
         frame: None,
         above: &[],
+        absent: &[],
     }
 }
 
@@ -441,6 +445,14 @@ const RULES: &[Rule] = &[
             &[r"^\s*Would you like to run the following command\?", r"Press enter to confirm or esc to cancel"])
     },
     row(Codex, Working, "0.171.0", "the status line's \"esc to interrupt\"", &[r"^\S Working \(.*esc to interrupt\)"]),
+    // Just started: the header and the empty composer, no answer yet. Codex
+    // redraws for about 1.5 s at start on small panes; that is not an answer
+    // streaming in (an answer's first line is `• …`; one long enough to push
+    // that line off the screen has pushed the header off too).
+    Rule {
+        absent: &[r"^• "],
+        ..row(Codex, WaitingForInput, "0.171.0", "the start screen: the header, the shortcuts hint, no answer yet", &[r"^\s*>_ OpenAI Codex \(v", r"\? for shortcuts"])
+    },
     Rule {
         activity: Activity::Writing,
         ..row(Codex, Working, "0.171.0", "an answer streaming in (the terminal is being written)", &[r"\? for shortcuts"])
@@ -513,6 +525,19 @@ static COMPILED: LazyLock<Vec<Vec<regex::Regex>>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Each row's `absent` regexes, compiled.
+static ABSENT: LazyLock<Vec<Vec<regex::Regex>>> = LazyLock::new(|| {
+    RULES
+        .iter()
+        .map(|r| {
+            r.absent
+                .iter()
+                .map(|p| regex::Regex::new(p).expect("a rule's pattern is a valid regex"))
+                .collect()
+        })
+        .collect()
+});
+
 /// What a screen showed, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
@@ -579,13 +604,16 @@ fn matches(
 /// `writing` is whether its terminal was written to within [`QUIET`] (`None`:
 /// not known, and the rows that need it do not match).
 pub fn classify(cli: Cli, screen: &[String], writing: Option<bool>) -> Verdict {
-    for (rule, regexes) in RULES.iter().zip(COMPILED.iter()) {
+    for ((rule, regexes), absent) in RULES.iter().zip(COMPILED.iter()).zip(ABSENT.iter()) {
         if rule.cli != cli {
             continue;
         }
         let Some(rows) = matches(rule, regexes, screen, writing) else {
             continue;
         };
+        if absent.iter().any(|re| screen.iter().any(|l| re.is_match(l))) {
+            continue;
+        }
         let first = rows[0];
         let last = rows.iter().copied().max().unwrap_or(first);
         let (top, bottom) = match &regexes[rule.lines.len() + rule.above.len()..] {
@@ -729,6 +757,13 @@ mod tests {
         assert_eq!(classify(Codex, &idle, Some(false)).state, WaitingForInput);
         assert_eq!(classify(Codex, &idle, Some(true)).state, Working);
         assert_eq!(classify(Codex, &idle, None).state, State::Unknown);
+        // The start screen is idle while Codex redraws it (issue 38 item 6);
+        // with an answer on it, writes are an answer streaming in.
+        let start = ">_ OpenAI Codex (v0.171.0)\n   ~/work\n\n› Ask Codex to do anything\n  ← for agents · ? for shortcuts\n";
+        assert_eq!(classify(Codex, &screen(start), Some(true)).state, WaitingForInput);
+        assert_eq!(classify(Codex, &screen(start), None).state, WaitingForInput);
+        let streaming = ">_ OpenAI Codex (v0.171.0)\n› Say hello\n• Hello from\n› Ask Codex to do anything\n  ? for shortcuts\n";
+        assert_eq!(classify(Codex, &screen(streaming), Some(true)).state, Working);
         assert!(needs_activity(Codex) && !needs_activity(ClaudeCode));
     }
 
