@@ -12,8 +12,8 @@ other runs share the machine:
 - broker files in every runtime directory a broker of this user may use
   (`$XDG_RUNTIME_DIR/tmux-mcp`, `/run/user/UID/tmux-mcp`,
   `${TMUX_TMPDIR:-/tmp}/tmux-mcp-UID[.N]`, `/tmp/tmux-mcp-UID[.N]`): a
-  `srv-*.log` whose broker served a tmux socket under RUN, with its `.sock`
-  and `.lock`;
+  `srv-*.log` whose broker served a tmux socket under RUN, with everything
+  named after it (`.sock`, `.lock`, a retired socket, job directories);
 - paths outside RUN that a test made and recorded with `record_outside`
   (Codex CLI's daemon sockets live in `/tmp/codex-daemon-UID`, a directory
   Codex fixes whatever TMPDIR says).
@@ -120,8 +120,10 @@ def broker_files(run: str) -> list[Path]:
             except OSError:
                 continue
             if f"tmux={run}/" in text or f"tmux=\"{run}/" in text:
+                # srv-GEN.sock, .lock, .log, and what else bears its name
+                # (a retired broker's socket, run_command's job directories).
                 stem = log.name[: -len(".log")]
-                out += [p for p in (d / f"{stem}.sock", d / f"{stem}.lock", log) if p.exists() or p.is_symlink()]
+                out += sorted(p for p in d.iterdir() if p.name.startswith(f"{stem}."))
     return out
 
 
