@@ -611,7 +611,10 @@ pub fn classify(cli: Cli, screen: &[String], writing: Option<bool>) -> Verdict {
         let Some(rows) = matches(rule, regexes, screen, writing) else {
             continue;
         };
-        if absent.iter().any(|re| screen.iter().any(|l| re.is_match(l))) {
+        if absent
+            .iter()
+            .any(|re| screen.iter().any(|l| re.is_match(l)))
+        {
             continue;
         }
         let first = rows[0];
@@ -760,10 +763,16 @@ mod tests {
         // The start screen is idle while Codex redraws it (issue 38 item 6);
         // with an answer on it, writes are an answer streaming in.
         let start = ">_ OpenAI Codex (v0.171.0)\n   ~/work\n\n› Ask Codex to do anything\n  ← for agents · ? for shortcuts\n";
-        assert_eq!(classify(Codex, &screen(start), Some(true)).state, WaitingForInput);
+        assert_eq!(
+            classify(Codex, &screen(start), Some(true)).state,
+            WaitingForInput
+        );
         assert_eq!(classify(Codex, &screen(start), None).state, WaitingForInput);
         let streaming = ">_ OpenAI Codex (v0.171.0)\n› Say hello\n• Hello from\n› Ask Codex to do anything\n  ? for shortcuts\n";
-        assert_eq!(classify(Codex, &screen(streaming), Some(true)).state, Working);
+        assert_eq!(
+            classify(Codex, &screen(streaming), Some(true)).state,
+            Working
+        );
         assert!(needs_activity(Codex) && !needs_activity(ClaudeCode));
     }
 

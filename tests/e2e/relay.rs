@@ -75,6 +75,8 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
     // The waits below must still be in flight when the broker is killed, however
     // slow this machine is between sending them and the kill; with the default
     // 5 s request timeout a loaded CI machine answered them `deadline` first.
+    // The harness's @mcp-request-timeout 5 would win over the flag.
+    srv.tmux(&["set-option", "-gu", "@mcp-request-timeout"]);
     srv.start_broker_with(&["--request-timeout", "60"]);
     let c = McpClient::attach(
         &srv,
@@ -300,6 +302,8 @@ async fn broker_kill_9_under_a_flood_keeps_the_mcp_session() {
 #[test]
 fn replayed_initialize_is_swallowed_and_ids_are_echoed() {
     let srv = TmuxServer::start();
+    // The harness's @mcp-request-timeout 5 would win over the flag.
+    srv.tmux(&["set-option", "-gu", "@mcp-request-timeout"]);
     srv.start_broker_with(&["--request-timeout", "60"]); // the wait outlives any delay before the kill
     let mut raw = RawClient::attach(&srv, &["--enable-tool", "tmux_wait"]);
     let _diag = StderrOnPanic(&srv);

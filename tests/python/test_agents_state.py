@@ -180,12 +180,12 @@ async def test_a_screen_that_looks_idle_while_an_answer_streams_is_told_by_the_w
     pane = await shell_pane(srv)
     await start_agent(srv, pane, "codex", screens)
     async with mcp_session(srv) as s:
-        t0 = time.monotonic()
         out = await call_ok(s, "list_agents")
         a = out["agents"][0]
+        # The start screen is its own row (no answer on it yet: issue 38
+        # item 6); the quiet row is what the wait below ends on.
         assert (a["cli"], a["state"]) == ("codex", "waiting_for_input"), a
-        assert "nothing written for 1 s" in a["rule"], a
-        assert time.monotonic() - t0 >= 1.0, "quiet was not watched for a second"
+        assert "the start screen" in a["rule"], a
         srv.tmux("send-keys", "-t", pane, "-l", "s")
         await wait_until(lambda: "word3" in srv.tmux("capture-pane", "-p", "-t", pane))
         out = await call_ok(s, "list_agents")

@@ -190,13 +190,29 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
 
 /// How long programs may take to fail at once before the workspace is read back.
 const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(60);
+/// How long a dead pane's exit status is waited for.
+const STATUS_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The built workspace as it is now: every window and pane that exists as
 /// the list tools describe it (a dead pane that remain-on-exit keeps, dead
 /// with its exit status), and the ids of those whose program exited at once
 /// and that tmux closed. An error when nothing of it is left.
 async fn report(session: &Session, session_id: &str, ids: &Made) -> Result<ToolOutput, ToolOutput> {
-    let after = arrange::read_back(session, "built the workspace").await?;
+    // tmux marks a pane dead when its terminal closes and learns the exit
+    // status when it reaps the process, a moment later: read again until
+    // every dead pane has its status (at most STATUS_WAIT).
+    let mut after = arrange::read_back(session, "built the workspace").await?;
+    let until = std::time::Instant::now() + STATUS_WAIT;
+    while std::time::Instant::now() < until
+        && ids.iter().flat_map(|(_, p)| p).any(|p| {
+            after
+                .pane_record(session, p)
+                .is_ok_and(|r| r.is_dead() && !r.has_dead_status())
+        })
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        after = arrange::read_back(session, "built the workspace").await?;
+    }
     let mut windows = Vec::new();
     for (window, panes) in ids {
         let mut records = Vec::new();

@@ -72,11 +72,19 @@ pub fn error(code: &str, detail: &str, delivery: Delivery) -> ToolOutput {
 }
 
 /// `s` with its first letter capitalised: it follows the fixed message's
-/// full stop (`… result. The reference's generation …`).
+/// full stop (`… result. The reference's generation …`). Only a plain word
+/// is: a name (`tmux_close is …`, `target: …`, `tmux …`) stays as it is spelled.
 fn sentence_case(s: &str) -> String {
+    let word = s.split(' ').next().unwrap_or_default();
+    let plain = word
+        .trim_end_matches("'s")
+        .chars()
+        .all(|c| c.is_ascii_lowercase());
     let mut chars = s.chars();
     match chars.next() {
-        Some(c) if c.is_ascii_lowercase() => c.to_ascii_uppercase().to_string() + chars.as_str(),
+        Some(c) if c.is_ascii_lowercase() && plain && word != "tmux" => {
+            c.to_ascii_uppercase().to_string() + chars.as_str()
+        }
         _ => s.to_string(),
     }
 }
@@ -208,5 +216,12 @@ mod sentence_tests {
             "{}",
             e.text
         );
+        for name in [
+            "tmux_close is in the destructive tier",
+            "target: no such pane",
+            "tmux reported",
+        ] {
+            assert!(policy_denied_because(name).text.ends_with(name), "{name}");
+        }
     }
 }

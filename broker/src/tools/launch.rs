@@ -187,7 +187,11 @@ mod tests {
         assert!(find_program("/no/such/program", None, None).is_err());
         // A directory and a file that is not executable are not programs.
         assert!(find_program("/tmp", None, None).is_err());
-        assert!(find_program("/etc/hostname", None, None).is_err());
+        let plain = std::env::temp_dir().join(format!("tmcp-not-a-program-{}", std::process::id()));
+        std::fs::write(&plain, b"data").unwrap();
+        let refused = find_program(&plain.to_string_lossy(), None, None);
+        std::fs::remove_file(&plain).unwrap();
+        assert!(refused.is_err());
         assert_eq!(find_program("bin/sh", None, Some(Path::new("/"))), Ok(()));
         assert_eq!(find_program("./x", None, None), Ok(()));
     }

