@@ -27,7 +27,6 @@ use crate::{mcp, tools};
 use futures::StreamExt;
 use interprocess::local_socket::tokio::{Listener, Stream as LocalStream};
 use interprocess::local_socket::traits::tokio::Listener as _;
-use interprocess::local_socket::traits::StreamCommon as _;
 use interprocess::local_socket::{GenericFilePath, ListenerOptions, ToFsName};
 use interprocess::os::unix::local_socket::ListenerOptionsExt as _;
 use std::fs::{File, OpenOptions};
@@ -419,14 +418,11 @@ async fn handle_connection(
     jobs: Arc<Jobs>,
     own_uid: u32,
 ) -> Result<(), wire::WireError> {
-    let creds = stream.peer_creds()?;
-    let cred = platform::PeerCred {
-        pid: creds.pid().unwrap_or(0) as u32,
-        uid: creds.euid().unwrap_or(u32::MAX),
-        gid: creds.egid().unwrap_or(u32::MAX),
-    };
     let LocalStream::UdSocket(stream) = stream;
     let mut stream = UnixStream::from(stream);
+    // The platform's call, not interprocess's `peer_creds`: that has no pid
+    // on macOS, and the relay's pid is how its pane is found.
+    let cred = platform::peer_cred(&stream)?;
     if let Err(reason) = sys::check_peer(&cred, own_uid) {
         tracing::warn!("refused peer pid {}: {reason}", cred.pid);
         return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;

@@ -226,18 +226,19 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             id.generation
         ),
     );
+    let ib = platform::IDENTITY_BACKEND;
     r.line(
         platform::exit_fd(std::process::id()).is_ok(),
-        "pidfd_open",
+        ib.exit_call(),
         "needed for process identity and exit watching",
     );
     r.line(
         probe.pidfd.is_some(),
-        "SO_PEERPIDFD",
+        ib.peer_exit_call(),
         if probe.pidfd.is_some() {
-            "supported (race-free server pidfd)"
+            "supported (the server's exit descriptor, race-free)".to_string()
         } else {
-            "unsupported; the broker falls back to pidfd_open"
+            format!("unsupported; the broker falls back to {}", ib.exit_call())
         },
     );
     let backend = Backend::detect(id.pid);
@@ -248,9 +249,13 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             .unavailable
             .as_ref()
             .map(|e| e.to_string())
-            .unwrap_or_else(|| "linux-pidfd: same PID namespace as the tmux server".into()),
+            .unwrap_or_else(|| ib.requirement().into()),
     );
-    r.line(process_table::readable(), process_table::SOURCE, "procfs");
+    r.line(
+        process_table::readable(),
+        process_table::SOURCE,
+        "the process table (parents, terminals, start times)",
+    );
 
     // Hooks: show-hooks fires no hook.
     let global = tmux

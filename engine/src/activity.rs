@@ -219,16 +219,25 @@ impl Drop for NetWatch {
 
 /// Everything that changes a pane's screen: its programs' writes (inotify, at
 /// once) and, through the net, what nobody wrote (within [`NET_INTERVAL`]).
+/// Where the platform cannot watch a terminal's writes (macOS: the watch
+/// answers `Unsupported`), the net alone: every change within [`NET_INTERVAL`].
 pub struct ScreenEvents {
-    tty: TtyWatch,
+    tty: Option<TtyWatch>,
     net: NetWatch,
 }
 
 impl ScreenEvents {
     /// Usually through `Broker::screen_events`.
     pub async fn new(net: &Net, registry: &Arc<Registry>, pane: &Pane) -> io::Result<ScreenEvents> {
-        let tty = TtyWatch::new(&pane.tty)?;
-        Ok(ScreenEvents::armed(tty, net, registry, pane).await)
+        let tty = match TtyWatch::new(&pane.tty) {
+            Ok(tty) => Some(tty),
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => None,
+            Err(e) => return Err(e),
+        };
+        Ok(ScreenEvents {
+            tty,
+            net: net.watch(registry, pane).await,
+        })
     }
 
     /// With `tty`, a watch on `pane`'s terminal taken earlier (a subscription
@@ -241,7 +250,7 @@ impl ScreenEvents {
         pane: &Pane,
     ) -> ScreenEvents {
         ScreenEvents {
-            tty,
+            tty: Some(tty),
             net: net.watch(registry, pane).await,
         }
     }
@@ -255,8 +264,14 @@ impl ScreenEvents {
     /// terminal, or the net saw the screen change (also once, spuriously,
     /// soon after the watch starts: its first reading always tells).
     pub async fn next_change(&self) -> io::Result<Change> {
+        let written = async {
+            match &self.tty {
+                Some(tty) => tty.changed().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            r = self.tty.changed() => r.map(|()| Change::Written),
+            r = written => r.map(|()| Change::Written),
             () = self.net.changed() => Ok(Change::Seen),
         }
     }

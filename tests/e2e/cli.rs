@@ -43,7 +43,8 @@ fn doctor_reports_ok() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("SO_PEERPIDFD"), "{stdout}");
+    let peer_exit = tmux_mcp_core::platform::IDENTITY_BACKEND.peer_exit_call();
+    assert!(stdout.contains(peer_exit), "{stdout}");
     assert!(stdout.contains("process identity"), "{stdout}");
     assert!(!stdout.contains("FAIL"), "{stdout}");
 }

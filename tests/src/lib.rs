@@ -1398,11 +1398,14 @@ pub fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// POSIX `mkfifo -m 600` (rustix has no `mkfifoat` on macOS).
 pub fn mkfifo(path: &Path) {
-    let mode = rustix::fs::Mode::from_raw_mode(0o600);
-    if let Err(e) = rustix::fs::mkfifoat(rustix::fs::CWD, path, mode) {
-        panic!("mkfifo {}: {e}", path.display());
-    }
+    let st = Command::new("mkfifo")
+        .args(["-m", "600"])
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo {}: {e}", path.display()));
+    assert!(st.success(), "mkfifo {}: {st}", path.display());
 }
 
 /// Opens a fifo end in a thread (opening blocks until the other end is opened).

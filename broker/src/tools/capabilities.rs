@@ -27,7 +27,6 @@ pub const SPEC: ToolSpec = ToolSpec {
 crate::constant!(Local, "local");
 crate::constant!(BoundedRows, "bounded_rows");
 crate::constant!(Unknown, "unknown");
-crate::constant!(LinuxPidfd, "linux-pidfd");
 
 /// What `tmux_capabilities` answers (the output schema is derived from it).
 #[derive(Serialize, JsonSchema)]
@@ -112,7 +111,8 @@ struct BrokerInfo {
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ProcessIdentityInfo {
-    backend: LinuxPidfd,
+    /// `linux-pidfd` or `darwin-kqueue`: the backend this build has.
+    backend: tmux_mcp_core::platform::IdentityBackend,
     available: bool,
     reason: Option<String>,
 }
@@ -145,7 +145,7 @@ pub async fn call(session: &Session) -> ToolOutput {
     let check = HookCheck::for_version(&snap.server.version);
     let mut requirements = vec![
         "tmux >= 3.3",
-        "Linux pidfd backend: broker, tmux server and pane process in one PID namespace",
+        tmux_mcp_core::platform::IDENTITY_BACKEND.requirement(),
         "live pane process",
         "empty effective capture hook",
     ];
@@ -195,7 +195,7 @@ pub async fn call(session: &Session) -> ToolOutput {
             clients: if tmux_mcp_engine::clients::readable(&snap.server.version).is_ok() { ClientsMode::FormatLoop } else { ClientsMode::Unavailable },
         },
         broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: broker.sessions_open() },
-        process_identity: ProcessIdentityInfo { backend: LinuxPidfd, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
+        process_identity: ProcessIdentityInfo { backend: tmux_mcp_core::platform::IDENTITY_BACKEND, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
     };
     envelope::ok_typed("tmux_capabilities", &data)
 }

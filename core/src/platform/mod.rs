@@ -1,23 +1,24 @@
 //! The platform seam: every call specific to one operating system is behind
 //! this module, and only here (`tests/e2e/layers.rs` checks that no
 //! `cfg(target_os)` and no Linux-only call appears outside `core/src/platform/`).
-//! Linux is the one backend today; ARCHITECTURE.md "Platform seam" plans the
-//! macOS one against this same interface.
+//! Two backends: `linux/` and `darwin/` (macOS); ARCHITECTURE.md "Platform
+//! seam" names the call behind each item in both.
 //!
-//! The interface, each item as a second backend would provide it:
+//! The interface, each item as each backend provides it:
 //! - [`exit_fd`] / [`peer_exit_fd`]: a descriptor that turns readable when a
 //!   process exits (Linux: a pidfd; macOS: a kqueue holding `EVFILT_PROC`
 //!   `NOTE_EXIT`), for a pid or for a unix socket's peer;
 //! - [`peer_cred`]: a unix socket peer's pid, uid and gid;
 //! - [`Watch`]: events of a file or directory without reading it (a
 //!   terminal's writes, terminals coming and going in [`TERMINALS_DIR`]),
-//!   awaited through tokio; a backend may answer `Unsupported`, and the callers then fall
-//!   back to tmux's own state;
+//!   awaited through tokio; a backend may answer `Unsupported` (macOS does for
+//!   a terminal's writes), and the callers then fall back to tmux's own state;
 //! - [`open_pty`]: a pty pair of the broker's own, the slave opened without
 //!   a path lookup where the kernel allows it;
 //! - [`process_table`]: parent, process group, controlling terminal, start
 //!   time, argv, executable, boot id and PID namespace of a process;
-//! - [`cwd_of`], [`release_free_memory`].
+//! - [`cwd_of`], [`release_free_memory`]; [`IDENTITY_BACKEND`], the
+//!   process-identity backend by its published name.
 //!
 //! Portable POSIX (sockets, `flock`, `poll`, signals, termios) is not here:
 //! it is in `sys` and the callers.
@@ -28,13 +29,70 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub use linux::{
     cwd_of, exit_fd, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory, Pty,
-    Watch, WatchFor, TERMINALS_DIR,
+    Watch, WatchFor, IDENTITY_BACKEND, TERMINALS_DIR,
 };
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+mod darwin;
+
+#[cfg(target_os = "macos")]
+pub use darwin::{
+    cwd_of, exit_fd, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory, Pty,
+    Watch, WatchFor, IDENTITY_BACKEND, TERMINALS_DIR,
+};
+
+/// The Darwin backend's decisions are pure functions: built on every OS in
+/// tests, so that Linux runs their unit tests too.
+#[cfg(all(test, not(target_os = "macos")))]
+#[path = "darwin/rules.rs"]
+mod darwin_rules;
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 compile_error!(
-    "tmux-mcp has a Linux backend only; ARCHITECTURE.md \"Platform seam\" plans the macOS one"
+    "tmux-mcp has a Linux and a macOS backend only; ARCHITECTURE.md \"Platform seam\" says what another needs"
 );
+
+/// A process-identity backend, by the name `tmux_capabilities` publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub enum IdentityBackend {
+    // Linux: pidfds, one PID namespace.
+    #[serde(rename = "linux-pidfd")]
+    LinuxPidfd,
+    // macOS: kqueue `EVFILT_PROC`, identity by pid and start time.
+    #[serde(rename = "darwin-kqueue")]
+    DarwinKqueue,
+}
+
+impl IdentityBackend {
+    /// What tracking a pane's process needs of this backend, as
+    /// `tmux_capabilities` lists it in `observation.requirements`.
+    pub fn requirement(self) -> &'static str {
+        match self {
+            IdentityBackend::LinuxPidfd => {
+                "Linux pidfd backend: broker, tmux server and pane process in one PID namespace"
+            }
+            IdentityBackend::DarwinKqueue => {
+                "Darwin kqueue backend: EVFILT_PROC exit events, pane process identified by pid and start time (proc_pidinfo)"
+            }
+        }
+    }
+
+    /// The call that makes an exit descriptor (`tmux-mcp doctor`).
+    pub fn exit_call(self) -> &'static str {
+        match self {
+            IdentityBackend::LinuxPidfd => "pidfd_open",
+            IdentityBackend::DarwinKqueue => "kqueue EVFILT_PROC",
+        }
+    }
+
+    /// The call that makes a socket peer's exit descriptor (`doctor`).
+    pub fn peer_exit_call(self) -> &'static str {
+        match self {
+            IdentityBackend::LinuxPidfd => "SO_PEERPIDFD",
+            IdentityBackend::DarwinKqueue => "LOCAL_PEERPID",
+        }
+    }
+}
 
 /// A unix socket peer's credentials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,6 +15,9 @@ use tokio::io::unix::AsyncFd;
 /// Where the terminals of panes appear and go (one `N` per pty).
 pub const TERMINALS_DIR: &str = "/dev/pts";
 
+/// The process-identity backend, by its published name.
+pub const IDENTITY_BACKEND: super::IdentityBackend = super::IdentityBackend::LinuxPidfd;
+
 /// `SO_PEERPIDFD` (Linux 6.5+); not every libc crate version names it.
 const SO_PEERPIDFD: libc::c_int = 77;
 

@@ -12,6 +12,8 @@ const path = require("node:path");
 const PACKAGES = {
   "linux x64": "tmux-mcp-plugin-linux-x64",
   "linux arm64": "tmux-mcp-plugin-linux-arm64",
+  "darwin x64": "tmux-mcp-plugin-darwin-x64",
+  "darwin arm64": "tmux-mcp-plugin-darwin-arm64",
 };
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"];
 
@@ -23,7 +25,7 @@ function fail(message) {
 function binary(name) {
   const pkg = PACKAGES[`${process.platform} ${process.arch}`];
   if (!pkg) {
-    fail(`no binaries for ${process.platform}/${process.arch}: tmux-mcp runs on Linux (x64, arm64)`);
+    fail(`no binaries for ${process.platform}/${process.arch}: tmux-mcp runs on Linux and macOS (x64, arm64)`);
   }
   let dir;
   try {
