@@ -91,6 +91,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::mirror::Mirror;
 use tmux_mcp_engine::registry::Pane;
+use tmux_mcp_engine::tty_watch::TtyWatch;
 use tmux_mcp_engine::Broker;
 use tokio::sync::watch;
 
@@ -610,31 +611,68 @@ async fn read_line(session: &Session, pane: &Pane) -> Result<shell_line::Seen, S
     shell_line::Seen::parse(&state, &rows).ok_or_else(|| format!("unreadable cursor {state:?}"))
 }
 
-/// The probe's wait for the shell's echo, and how often it looks.
+/// The probe's wait for the shell's echo; how often it looks where the
+/// terminal's writes cannot be watched; how long the terminal must stay
+/// unwritten for the echo to count as whole.
 const PROBE_WAIT: Duration = Duration::from_millis(1500);
 const PROBE_EVERY: Duration = Duration::from_millis(10);
+const PROBE_QUIET: Duration = Duration::from_millis(4);
 
-/// The cursor row once it differs from `before` and two reads agree, or
-/// `None` when nothing moved within [`PROBE_WAIT`].
+/// The cursor row once the echo of what was just sent has settled, or `None`
+/// when nothing moved within [`PROBE_WAIT`]. With `watch` (the pane's
+/// terminal, watched since before the keys were sent) it reads the screen
+/// after the shell has written and then stayed quiet for [`PROBE_QUIET`]
+/// (the probe costs a few milliseconds, not a polling interval); without it
+/// (no such watch on this platform) it reads every [`PROBE_EVERY`] until two
+/// reads agree.
 async fn settled(
     session: &Session,
     pane: &Pane,
     before: &shell_line::Seen,
+    watch: Option<&TtyWatch>,
 ) -> Result<Option<shell_line::Seen>, String> {
-    let until = Instant::now() + PROBE_WAIT;
-    let mut last: Option<shell_line::Seen> = None;
-    while Instant::now() < until {
-        tokio::time::sleep(PROBE_EVERY).await;
-        let now = read_line(session, pane).await?;
-        if now == *before {
-            continue;
+    let until = tokio::time::Instant::now() + PROBE_WAIT;
+    let Some(watch) = watch else {
+        let mut last: Option<shell_line::Seen> = None;
+        while tokio::time::Instant::now() < until {
+            tokio::time::sleep(PROBE_EVERY).await;
+            let now = read_line(session, pane).await?;
+            if now == *before {
+                continue;
+            }
+            if last.as_ref() == Some(&now) {
+                return Ok(Some(now));
+            }
+            last = Some(now);
         }
-        if last.as_ref() == Some(&now) {
-            return Ok(Some(now));
+        return Ok(last);
+    };
+    loop {
+        // A write, then quiet: the shell has drawn what it will draw.
+        if tokio::time::timeout_at(until, watch.changed())
+            .await
+            .is_err()
+        {
+            let now = read_line(session, pane).await?;
+            return Ok((now != *before).then_some(now));
         }
-        last = Some(now);
+        while tokio::time::Instant::now() < until
+            && tokio::time::timeout(PROBE_QUIET, watch.changed())
+                .await
+                .is_ok()
+        {}
+        // tmux reads the terminal a moment after the shell wrote it.
+        for _ in 0..5 {
+            let now = read_line(session, pane).await?;
+            if now != *before {
+                return Ok(Some(now));
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        if tokio::time::Instant::now() >= until {
+            return Ok(None);
+        }
     }
-    Ok(last)
 }
 
 /// Proves the pane's command line empty (see [`shell_line`]): refused with
@@ -665,6 +703,8 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
     if cooked {
         return Ok(false);
     }
+    // Watched before the keys go, so the echo's write cannot be missed.
+    let watch = TtyWatch::new(&pane.tty).ok();
     let probe = [
         vec![
             "send-keys".to_string(),
@@ -695,7 +735,7 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
             delivery,
         ));
     }
-    let after = settled(session, pane, &before).await;
+    let after = settled(session, pane, &before, watch.as_ref()).await;
     let verdict = match &after {
         Ok(Some(after)) => shell_line::judge(&before, after),
         _ => shell_line::Probe::Unclear,
@@ -718,6 +758,7 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
             .ok()
             .and_then(Option::as_ref)
             .unwrap_or(&before),
+        watch.as_ref(),
     )
     .await
     {
