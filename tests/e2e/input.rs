@@ -815,8 +815,12 @@ async fn run_command_in_sh_alternate_screen_refused_lost_shell_and_no_files_left
     assert_eq!(r["state"], "lost", "{r}");
     assert!(r["lostReason"].as_str().unwrap().contains("exited"), "{r}");
 
-    // Every job's directory is gone once its result is in.
-    assert_eq!(job_dirs(&srv), Vec::<String>::new());
+    // Every job's directory is gone once its shell has read its release
+    // (a lost job's at once).
+    let gone = poll(Duration::from_secs(5), || {
+        job_dirs(&srv).is_empty().then_some(())
+    });
+    assert!(gone.is_some(), "{:?}", job_dirs(&srv));
     let e = call_err(&c, "send_keys", json!({ "paneId": doomed, "text": "x" })).await;
     assert!(e.contains("does not exist"), "{e}");
     c.close().await;

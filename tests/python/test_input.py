@@ -153,7 +153,7 @@ async def test_run_command_output_shows_in_the_pane_live_from_a_terminal(tmux_se
         joined = srv.tmux("capture-pane", "-p", "-J", "-t", pane)
         m = re.search(r"\{ (.*); \} >(\S+\.run-[0-9a-f]{16}/t) 2>&1; \. (\S+)$", joined, re.M)
         assert m and m.group(1) == cmd and m.group(2) == m.group(3), joined
-        assert not os.path.lexists(m.group(2)), m.group(2)
+        await wait_until(lambda: not os.path.lexists(m.group(2)))
         assert "\\33_" not in screen and "read -r" not in screen and "/dev/pts/" not in screen, screen
         # The colour reached the pane as the program wrote it.
         assert "\x1b[31mred" in srv.tmux("capture-pane", "-p", "-e", "-t", pane), "no colour in the pane"

@@ -118,7 +118,9 @@ async def test_the_status_is_the_command_s_and_a_recalled_line_runs_nothing(tmux
             r = await call_ok(s, "run_command", {"paneId": pane, "command": f"echo agent-ran >> {marker}"})
             assert r["state"] == "done" and marker.read_text() == "agent-ran\n", (name, r)
             links = [w for w in screen(srv, pane).split() if w.endswith("/t") and ".run-" in w]
-            assert links and not any(os.path.lexists(link) for link in links), (name, links)
+            assert links, (name, screen(srv, pane))
+            # It goes once the shell has read its release (at most ~2 s).
+            await wait_until(lambda: not any(os.path.lexists(link) for link in links))
             # A new terminal takes the lowest free pty number, the one the
             # job's own terminal had (the old line named it: /dev/pts/N).
             other = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sleep", "100")

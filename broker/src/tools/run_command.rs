@@ -45,7 +45,8 @@
 //! broker seeing the server go. Nothing polls tmux. One broker task per job
 //! does this and is the only thing the broker starts; it ends when the marker
 //! arrives, when the pane's shell or the server goes, or after [`RUNNING_TTL`],
-//! and removes the directory.
+//! and removes the output file at once and the directory (with the link the
+//! shell still opens for its release) once the shell has read the release.
 //!
 //! The typed command runs in the person's shell and keeps running whatever
 //! happens to the call: a blocking call that reaches its timeout returns the
@@ -887,10 +888,6 @@ async fn collect(
         }
     };
     drop(out);
-    if status.is_ok() {
-        // In its own task: the result need not wait for the shell's read.
-        tokio::spawn(mirror.close());
-    }
     let finish = match status {
         Ok(status) => {
             let elapsed = started.elapsed();
@@ -917,8 +914,19 @@ async fn collect(
             elapsed: started.elapsed(),
         },
     };
-    let _ = std::fs::remove_dir_all(&dir);
+    let done = matches!(finish, Finish::Done { .. });
+    let _ = std::fs::remove_file(dir.join("out"));
     tx.send_replace(Some(finish));
+    if done {
+        // The shell still opens the job's link after the marker (the
+        // release `read`, fish's `head`): the link goes once it has read
+        // its release (Mirror::close, at most ~2 s), or the server goes.
+        tokio::select! {
+            _ = mirror.close() => {}
+            _ = broker.server_gone() => {}
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The file's last lines within `limits`, and what was dropped before them.
