@@ -706,22 +706,12 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
     }
     // Watched before the keys go, so the echo's write cannot be missed.
     let watch = TtyWatch::new(&pane.tty).ok();
+    // C-a as a key, the space as text: the commands every typing tool sends.
     let probe = [
-        vec![
-            "send-keys".to_string(),
-            "-t".into(),
-            id.clone(),
-            "C-a".into(),
-        ],
-        vec![
-            "send-keys".to_string(),
-            "-l".into(),
-            "-t".into(),
-            id.clone(),
-            "--".into(),
-            " ".into(),
-        ],
-    ];
+        send::commands(id, Input::Keys(&["C-a".to_string()])),
+        send::commands(id, Input::Text(" ")),
+    ]
+    .concat();
     if let Err((landed, f)) = send::deliver(session, &probe).await {
         let delivery = if landed == 0 {
             f.delivery
@@ -745,12 +735,9 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
         return Ok(true);
     }
     let undo: Vec<String> = verdict.undo().iter().map(|k| k.to_string()).collect();
-    let undo_cmd = [
-        ["send-keys".to_string(), "-t".into(), id.clone()].to_vec(),
-        undo.clone(),
-    ]
-    .concat();
-    let undone = send::deliver(session, &[undo_cmd]).await.is_ok();
+    let undone = send::deliver(session, &send::commands(id, Input::Keys(&undo)))
+        .await
+        .is_ok();
     let now = match settled(
         session,
         pane,
