@@ -21,7 +21,7 @@ struct Args {
     /// The tmux server's socket path (tmux's #{socket_path}).
     #[arg(long, value_name = "PATH")]
     socket: PathBuf,
-    /// Directory for the broker socket, lock and log (default: see ARCHITECTURE.md).
+    /// Directory for the broker socket, lock and log (default: see docs/internals.md, "Lifetime and the single-instance rule").
     #[arg(long, value_name = "DIR")]
     runtime_dir: Option<PathBuf>,
     /// Enable a tool for every session of this broker (repeatable).

@@ -453,7 +453,7 @@ async fn handle_connection(
             wire::write_frame_async(&mut stream, &Reply::Status(Box::new(status(&broker)))).await
         }
         Hello::Cursor(req) => {
-            let reply = tools::capture::handoff(&broker, &req.pane_id).await;
+            let reply = crate::handoff::handoff(&broker, &req.pane_id).await;
             wire::write_frame_async(&mut stream, &reply).await
         }
         Hello::Mcp(h) => serve_mcp(stream, broker, jobs, cred.pid, h).await,

@@ -12,9 +12,11 @@
 pub mod broker_main;
 pub mod completion;
 pub mod daemon;
+pub mod handoff;
 pub mod jobs;
 pub mod mcp;
 pub mod prompts;
 pub mod resources;
 pub mod session;
+pub mod toolkit;
 pub mod tools;

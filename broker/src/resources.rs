@@ -285,14 +285,20 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
                 t.why_disabled(session.safety)
             )
         });
-        return Ok((r.mime(), tools::reference::render(t, note.as_deref())));
+        return Ok((
+            r.mime(),
+            crate::toolkit::reference::render(t, note.as_deref()),
+        ));
     }
     let (tool, args) = match r {
         Resource::Server => ("get_server_info", json!({})),
         Resource::Sessions => ("list_sessions", json!({})),
         // Every pane in one read, as far as one page goes (`total` and
         // `nextCursor` say when a server has more).
-        Resource::Panes => ("list_panes", json!({ "limit": tools::LIST_PANES_PAGE_MAX })),
+        Resource::Panes => (
+            "list_panes",
+            json!({ "limit": crate::toolkit::paging::PAGE_MAX }),
+        ),
         Resource::Screen(p) => ("capture_pane", json!({ "paneId": p })),
         Resource::Info(p) => ("get_pane_info", json!({ "paneId": p })),
         Resource::Handed { .. } | Resource::Tool(_) => unreachable!("read above"),

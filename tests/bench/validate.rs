@@ -4,7 +4,7 @@
 //! the `tools/list` entries of every tool (schemas derived by schemars).
 //! Prints figures, asserts nothing. `cargo bench -p tmux-mcp-e2e --bench
 //! validate` (the release profile, whose opt-level for jsonschema and its
-//! dependencies is what this measures: see ARCHITECTURE.md, "Build time").
+//! dependencies is what this measures: see docs/benchmarks.md, "Build time").
 
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -47,14 +47,14 @@ fn main() {
         );
     }
     let tools: Vec<_> =
-        tmux_mcp_broker::tools::catalog(tmux_mcp_broker::tools::Toolset::Default).collect();
+        tmux_mcp_broker::tools::catalog(tmux_mcp_broker::toolkit::spec::Toolset::Default).collect();
     let t = Instant::now();
     const M: u32 = 200;
     for _ in 0..M {
         for spec in &tools {
-            std::hint::black_box(tmux_mcp_broker::tools::describe(
+            std::hint::black_box(tmux_mcp_broker::toolkit::publish::describe(
                 spec,
-                tmux_mcp_broker::tools::Toolset::Default,
+                tmux_mcp_broker::toolkit::spec::Toolset::Default,
             ));
         }
     }

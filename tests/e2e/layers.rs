@@ -285,6 +285,75 @@ fn the_cycle_finder_sees_a_circle() {
     assert_eq!(c[0].len(), 3);
 }
 
+/// The edges of `g` that break the broker's tools layering: a tool module
+/// (`tools::x`, not the catalog `tools` itself) naming another tool module,
+/// or a toolkit module naming `tools` or a tool.
+fn tool_layer_breaches(g: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<String> {
+    let is_tool = |m: &Module| m.len() == 2 && m[0] == "tools";
+    let mut out = Vec::new();
+    for (from, tos) in g {
+        for to in tos {
+            let breach = (is_tool(from) && is_tool(to) && from != to)
+                || (from.first().map(String::as_str) == Some("toolkit")
+                    && to.first().map(String::as_str) == Some("tools"));
+            if breach {
+                out.push(format!("{} -> {}", from.join("::"), to.join("::")));
+            }
+        }
+    }
+    out
+}
+
+/// Architecture invariant (ARCHITECTURE.md "Adding a tool"): tools are
+/// leaves. No tool module names another tool module, and the toolkit (the
+/// one layer every tool is spelled over) never names the tools: what two
+/// tools share lives in the toolkit, or in the engine.
+#[test]
+fn tools_are_leaves_over_the_toolkit() {
+    let g = graph("broker");
+    let tools = g.keys().filter(|m| m.len() == 2 && m[0] == "tools").count();
+    assert!(
+        tools > 30,
+        "found only {tools} tool modules in broker/src/tools"
+    );
+    let bad = tool_layer_breaches(&g);
+    assert!(
+        bad.is_empty(),
+        "tool modules naming each other, or the toolkit naming tools: {bad:#?}"
+    );
+}
+
+/// The check sees a planted import: a tool naming another tool, and the
+/// toolkit naming a tool, each fail it (so the test above can fail).
+#[test]
+fn the_tool_layer_check_sees_a_planted_import() {
+    let mut g = graph("broker");
+    assert!(tool_layer_breaches(&g).is_empty());
+    let m = |s: &str| s.split("::").map(str::to_string).collect::<Module>();
+    g.get_mut(&m("tools::wait_for_idle"))
+        .expect("tools::wait_for_idle exists")
+        .insert(m("tools::wait_for_text"));
+    g.get_mut(&m("toolkit::events"))
+        .expect("toolkit::events exists")
+        .insert(m("tools::wait"));
+    assert_eq!(
+        tool_layer_breaches(&g),
+        [
+            "toolkit::events -> tools::wait",
+            "tools::wait_for_idle -> tools::wait_for_text"
+        ]
+    );
+    // Parsed from source, too: a `use super::x` in a tool is an edge.
+    let ast: syn::File = syn::parse_str("use super::wait_for_text::Watched; fn f() {}").unwrap();
+    let mut paths = Paths::default();
+    paths.visit_file(&ast);
+    assert!(paths.0.contains(&vec![
+        "super".to_string(),
+        "wait_for_text".into(),
+        "Watched".into()
+    ]));
+}
+
 /// What a file outside the platform module must not hold (tests excluded):
 /// each item a `cfg(target_os|target_env)`, a Linux-only call, or a Linux
 /// path, with where it is.

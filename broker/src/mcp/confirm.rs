@@ -11,7 +11,7 @@
 //! and is asked again, so an answer counts only for the question it answered.
 
 use crate::session::{PendingConfirmation, Session};
-use crate::tools::confirm::{Answer, Ask, AskNow, Rounds};
+use crate::toolkit::confirm::{Answer, Ask, AskNow, Rounds};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction,
@@ -42,7 +42,7 @@ pub fn ask_for(
     // Only a destructive tool asks (kill, respawn, close and the seed
     // family's destructive tools, which ask where they end something).
     let may_ask = crate::tools::spec_in(session.toolset, &request.name)
-        .is_some_and(|t| t.tier() == crate::tools::Tier::Destructive);
+        .is_some_and(|t| t.tier() == crate::toolkit::spec::Tier::Destructive);
     if !session.confirm || !may_ask {
         return Ask::Not;
     }

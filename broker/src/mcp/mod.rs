@@ -18,7 +18,9 @@ use crate::completion;
 use crate::prompts;
 use crate::resources::{self, ReadError, Resource};
 use crate::session::{LogLevel, LogSink, Session};
-use crate::tools::{self, ProgressSink};
+use crate::toolkit::publish;
+use crate::toolkit::spec::{Progress, ProgressSink, ToolOutput};
+use crate::tools;
 use futures::future::BoxFuture;
 use rmcp::model::*;
 use rmcp::service::{
@@ -231,7 +233,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, McpError> {
         let tools = tools::catalog(self.session.toolset)
             .filter(|t| self.session.enabled.contains(t.name))
-            .map(|t| serde_json::from_value::<Tool>(tools::describe(t, self.session.toolset)))
+            .map(|t| serde_json::from_value::<Tool>(publish::describe(t, self.session.toolset)))
             .collect::<Result<Vec<_>, _>>();
         let tools = tools.map_err(|e| {
             McpError::internal_error(
@@ -263,7 +265,7 @@ impl ServerHandler for Handler {
         // Kept only when an answer may have to come back in a retry.
         let kept = confirm::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {
-            tools::Progress::new(Arc::new(PeerProgress {
+            Progress::new(Arc::new(PeerProgress {
                 peer: context.peer.clone(),
                 token,
             }))
@@ -545,7 +547,7 @@ fn cancelled(why: &str) -> McpError {
 /// answered (the tool model does not emit them itself yet): a capture refused
 /// because an `after-capture-pane` hook is set (warning), a reference or
 /// cursor gone stale (info).
-async fn notices(session: &Session, tool: &str, out: &tools::ToolOutput) {
+async fn notices(session: &Session, tool: &str, out: &ToolOutput) {
     if !out.is_error {
         return;
     }

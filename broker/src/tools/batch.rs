@@ -5,8 +5,8 @@
 //! Every read tool fires no tmux hook, so neither does a batch of them. The
 //! calls run concurrently (each through the same admission as alone).
 
-use super::typed::schema_of;
-use super::{Annotations, Call, CallFuture, Family, Tier, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, Tier, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,8 +17,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Up to 32 read-only tool calls in one request; results in order, each as the tool alone would answer.",
     details: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Batch of reads"),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<Args>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<Args>,
     output_schema: schema_of::<Batch>,
     run,
 };
@@ -99,7 +99,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                         Value::Object(one.arguments.unwrap_or_default()),
                         None,
                         // Read-only calls only: nothing to ask about.
-                        super::confirm::Ask::Not,
+                        crate::toolkit::confirm::Ask::Not,
                     )
                     .await
                 }

@@ -14,17 +14,18 @@
 //! what reached tmux. A new session is outside a session-scoped agent's view,
 //! so it needs `--scope server`, as `create_session` does.
 
-use super::act;
-use super::arrange::{self, Name, ProgramArgs};
-use super::envelope::Delivery;
-use super::list_panes::PaneRecord;
-use super::list_sessions::SessionRecord;
-use super::list_windows::WindowRecord;
-use super::refs::{Kind, INT_MAX};
-use super::spawn::spawn;
-use super::typed::{input_of, schema_of};
-use super::{launch, Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::act;
+use crate::toolkit::arrange::{self, Name, ProgramArgs};
+use crate::toolkit::envelope::Delivery;
+use crate::toolkit::launch;
+use crate::toolkit::launch::spawn;
+use crate::toolkit::records::PaneRecord;
+use crate::toolkit::records::SessionRecord;
+use crate::toolkit::records::WindowRecord;
+use crate::toolkit::refs::{Kind, INT_MAX};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,7 +37,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Create a session with its windows, panes, programs and layouts from one document; on failure closes what it created.",
     details: "Create a new detached session from one document in the tmuxp/tmuxinator shape: session (its name), optional cwd (every pane's directory unless the pane sets its own), width, height, and windows: [{name, layout, panes: [{argv | shell, cwd, env}]}] (1-32 windows of 1-32 panes; a pane with neither argv nor shell runs the default command). layout is even-horizontal, even-vertical, main-horizontal, main-vertical or tiled. Everything is checked before anything is sent; then new-session, split-window per further pane, select-layout, new-window per further window. Returns the session, each window and each pane as the list tools describe them (references {kind, id, generation}). If a step fails, the session it created is killed (nothing else is touched) and the error says so. Needs --scope server. Mutating tier.",
     annotations: Annotations::mutating("Build a workspace", false),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Built>,
     run,
@@ -181,7 +182,7 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
             k.text
         ),
     };
-    super::refs::refresh_after(&session.broker).await;
+    crate::toolkit::refs::refresh_after(&session.broker).await;
     Err(ToolOutput::libtmux_error(format!(
         "Building the workspace failed: {}{undo}",
         e.text
@@ -346,9 +347,9 @@ async fn create(
         let (first, cwd) = &panes[0];
         let (window, pane) = if w == 0 {
             let mut cmd: Vec<String> = vec!["new-session".into(), "-d".into()];
-            cmd.extend(["-s".into(), super::refs::format_arg(&a.session)]);
+            cmd.extend(["-s".into(), crate::toolkit::refs::format_arg(&a.session)]);
             if let Some(n) = &win.name {
-                cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+                cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
             }
             if let Some(x) = a.width {
                 cmd.extend(["-x".into(), x.to_string()]);
@@ -366,7 +367,7 @@ async fn create(
             let at = format!("{}:", made.as_deref().unwrap_or_default());
             let mut cmd: Vec<String> = vec!["new-window".into(), "-d".into(), "-t".into(), at];
             if let Some(n) = &win.name {
-                cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+                cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
             }
             let kinds = [Kind::Window, Kind::Pane];
             cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);

@@ -1,10 +1,10 @@
 //! `tmux_capabilities`: what this broker is, which server it is bound to, which
 //! tools this session may use, and the limits and guarantees it keeps.
 
-use super::envelope::{self, Delivery};
-use super::typed::data_schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::envelope::{self, Delivery};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::data_schema_of;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -18,8 +18,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Broker and tmux server: version, generation, tools, limits. A tool's full reference: resource tmux://tool/{name}.",
     details: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
     annotations: Annotations::read_only("tmux capabilities"),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<super::typed::NoArgs>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
     output_schema,
     run,
 };
@@ -173,7 +173,7 @@ pub async fn call(session: &Session) -> ToolOutput {
         },
         enabled_tools: super::enabled_in_catalog_order(&session.enabled).into_iter().map(String::from).collect(),
         safety: session.safety,
-        criteria_schema: super::criteria::schema(),
+        criteria_schema: crate::toolkit::criteria::schema(),
         limits,
         owns_daemon: true,
         resource_subscriptions: true,

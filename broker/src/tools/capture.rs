@@ -3,18 +3,18 @@
 //! pane's process and returns `next_cursor`; `{target, cursor}` returns the exact
 //! row splice since that capture.
 
-use super::envelope::{self, Delivery};
-use super::refs::PaneRef;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::contracts;
+use crate::toolkit::envelope::{self, Delivery};
+use crate::toolkit::refs::PaneRef;
+use crate::toolkit::screen::{observe_error, scope_json, snapshot_data, ScopeArgs};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::sync::OnceLock;
 use tmux_mcp_core::limits;
 use tmux_mcp_core::sys;
-use tmux_mcp_core::wire::{CursorReply, Reply};
-use tmux_mcp_engine::capture::{self, CursorEntry, Rows, Scope};
+use tmux_mcp_engine::capture::{self, CursorEntry, Rows};
 use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::retention::{Owner, View};
 use tmux_mcp_engine::Broker;
@@ -25,68 +25,11 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.",
     details: "",
     annotations: Annotations::read_only("Capture pane rows"),
-    listed: super::Listed::OptIn,
-    input_schema,
-    output_schema,
+    listed: crate::toolkit::spec::Listed::OptIn,
+    input_schema: contracts::tmux_capture_input,
+    output_schema: contracts::tmux_capture_output,
     run,
 };
-
-/// The contract files, published byte-for-byte in meaning (key order kept).
-fn input_schema() -> Value {
-    static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        serde_json::from_str(include_str!("../../contracts/tmux_capture.input.json"))
-            .expect("contract parses")
-    })
-    .clone()
-}
-
-fn output_schema() -> Value {
-    static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        serde_json::from_str(include_str!("../../contracts/tmux_capture.output.json"))
-            .expect("contract parses")
-    })
-    .clone()
-}
-
-/// The envelope for an observation failure; the fixed message is followed by
-/// the specific reason (never the input payload).
-pub fn observe_error(e: &ObserveError) -> ToolOutput {
-    let (code, delivery) = match e {
-        ObserveError::StaleTarget { observed, .. } => (
-            "stale_target",
-            if *observed {
-                Delivery::Observed
-            } else {
-                Delivery::NotSent
-            },
-        ),
-        ObserveError::Unsupported { observed, .. } => (
-            "unsupported",
-            if *observed {
-                Delivery::Observed
-            } else {
-                Delivery::NotSent
-            },
-        ),
-        ObserveError::Transport { observed, .. } => (
-            "transport_error",
-            if *observed {
-                Delivery::PossiblySent
-            } else {
-                Delivery::NotSent
-            },
-        ),
-        ObserveError::OutOfScope => {
-            return envelope::policy_denied_because(&format!(
-                "Refused: {}. Nothing was sent to tmux.",
-                e.why()
-            ))
-        }
-    };
-    envelope::error(code, e.why(), delivery)
-}
 
 fn stale_cursor(why: &str) -> ToolOutput {
     envelope::error("stale_cursor", why, Delivery::NotSent)
@@ -119,33 +62,6 @@ struct SnapshotArgs {
     track: bool,
     #[serde(flatten)]
     scope: ScopeArgs,
-}
-
-/// A capture's bounds as tmux_capture and tmux_wait take them; an absent one
-/// is its default ([`Scope::default`]).
-#[derive(Default, Deserialize, JsonSchema)]
-pub struct ScopeArgs {
-    #[schemars(range(min = 1, max = 1000))]
-    max_lines: Option<usize>,
-    #[schemars(range(min = 1, max = 262144))]
-    max_bytes: Option<usize>,
-    #[schemars(range(max = 1000))]
-    history_lines: Option<usize>,
-}
-
-impl ScopeArgs {
-    pub fn scope(&self) -> Scope {
-        let d = Scope::default();
-        Scope {
-            max_lines: self.max_lines.unwrap_or(d.max_lines),
-            max_bytes: self.max_bytes.unwrap_or(d.max_bytes),
-            history_lines: self.history_lines.unwrap_or(d.history_lines),
-        }
-    }
-}
-
-fn scope_json(s: &Scope) -> Value {
-    json!({ "max_lines": s.max_lines, "max_bytes": s.max_bytes, "history_lines": s.history_lines })
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -306,36 +222,6 @@ async fn snapshot(session: &Session, args: &SnapshotArgs, started: f64) -> ToolO
     finish(broker, data, text, retain)
 }
 
-/// The snapshot-mode state object of the contract (without `next_cursor`).
-pub fn snapshot_data(
-    target: &PaneRef,
-    capture_id: &str,
-    process_generation: Option<&str>,
-    rows: &Rows,
-    scope: &Scope,
-    started: f64,
-) -> Value {
-    json!({
-        "mode": "snapshot",
-        "target": target,
-        "capture_id": capture_id,
-        "process_generation": process_generation,
-        "rows": rows.rows,
-        "encoding": rows.encoding.as_str(),
-        "row_count": rows.rows.len(),
-        "bytes": rows.bytes,
-        "truncated": rows.truncated,
-        "history_continuity": "unknown",
-        "interval": { "clock": "monotonic_seconds", "started": started, "finished": sys::monotonic_seconds() },
-        "scope": scope_json(scope),
-    })
-}
-
-/// The JSON Schema of that state object, taken from the published contract.
-pub fn snapshot_data_schema() -> Value {
-    output_schema()["oneOf"][0]["properties"]["data"]["oneOf"][0].clone()
-}
-
 /// Checks the response size, then retains the cursor entry (nothing is retained
 /// for a response that is too large).
 fn finish(
@@ -423,115 +309,6 @@ fn printable(rows: &Rows) -> String {
     String::from_utf8_lossy(&rows.raw()).into_owned()
 }
 
-// ---------------------------------------------------------------------------
-// The hand-off cursor of the key binding
-// ---------------------------------------------------------------------------
-
-/// The key binding's request: the pane's reference plus a tracking cursor made
-/// by a `track: true` capture at the key press. Any session of this broker may
-/// continue that cursor (read-only): handing a pane over is consent for it.
-pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
-    let snap = match broker.registry.refresh().await {
-        Ok(s) => s,
-        Err(e) => {
-            return Reply::Refused {
-                reason: format!("cannot read the pane table: {e}"),
-            }
-        }
-    };
-    // Which of the helper's own commands would run a hook of the person's: a
-    // command without a target (set-buffer) takes hooks from a session tmux
-    // picks, so every session is asked. A check that fails counts as set.
-    let sessions = snap.session_ids();
-    let mut hooked = Vec::new();
-    for name in tmux_mcp_core::wire::HANDOFF_HOOKS {
-        if !matches!(
-            broker.registry.hook_is_set(name, &sessions).await,
-            Ok(false)
-        ) {
-            hooked.push(name.to_string());
-        }
-    }
-    let refuse = |why: String, reference: String| {
-        Reply::Cursor(CursorReply {
-            reference,
-            cursor: None,
-            note: None,
-            refused: Some(why),
-            hooked: hooked.clone(),
-        })
-    };
-    let Some(pane) = snap.pane(pane_id).cloned() else {
-        return refuse(
-            format!("no pane {pane_id} in this tmux server"),
-            String::new(),
-        );
-    };
-    let reference = super::refs::reference(
-        super::refs::Kind::Pane,
-        &pane.id,
-        &broker.identity.generation,
-    )
-    .to_string();
-    let made = match tmux_mcp_engine::observe::identity_of(broker, &pane) {
-        Err(e) => Err(e),
-        Ok(identity) => {
-            tmux_mcp_engine::observe::capture(
-                broker,
-                pane,
-                &tmux_mcp_engine::capture::Scope::default(),
-                Some(identity),
-            )
-            .await
-        }
-    };
-    let (cursor, note) = match made {
-        // Handing over a pane its agent could not read: refused, loudly.
-        Err(e) if e.is_hook_refusal() => {
-            return refuse(
-                format!("pane {} is not handed over: {}", pane_id, e.why()),
-                reference,
-            )
-        }
-        Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
-        Ok(c) => {
-            let key = sys::random_hex(16);
-            let entry = tmux_mcp_engine::capture::CursorEntry {
-                pane_id: c.pane.id.clone(),
-                generation: broker.identity.generation.clone(),
-                rows: c.rows,
-                scope: tmux_mcp_engine::capture::Scope::default(),
-                identity: c.identity.expect("tracked capture has an identity"),
-                handoff: true,
-            };
-            // Pinned for its TTL and readable by every agent: handing the pane
-            // over is the person's consent (for this one pane, read-only).
-            let owner = tmux_mcp_engine::retention::Owner {
-                agent: None,
-                view: tmux_mcp_engine::retention::View::Anyone,
-            };
-            match broker.retained.insert(
-                key.clone(),
-                tmux_mcp_engine::retention::Retained::Cursor(entry),
-                owner,
-            ) {
-                Ok(()) => (Some(key), None),
-                Err(_) => (
-                    None,
-                    Some("no tracking cursor: the capture exceeds the retention budget".into()),
-                ),
-            }
-        }
-    };
-    Reply::Cursor(CursorReply {
-        reference,
-        cursor,
-        note,
-        refused: None,
-        hooked,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,7 +318,7 @@ mod tests {
     /// decode).
     #[test]
     fn args_accept_what_the_contract_accepts() {
-        let contract = jsonschema::validator_for(&input_schema()).unwrap();
+        let contract = jsonschema::validator_for(&contracts::tmux_capture_input()).unwrap();
         let derived =
             jsonschema::validator_for(&serde_json::to_value(schemars::schema_for!(Args)).unwrap())
                 .unwrap();
@@ -577,7 +354,7 @@ mod tests {
                         assert!(args.get("cursor").is_none(), "{args}");
                         assert_eq!(s.track, args["track"] == true);
                         let scope = s.scope.scope();
-                        let d = Scope::default();
+                        let d = tmux_mcp_engine::capture::Scope::default();
                         let want = |k: &str, def: usize| {
                             args.get(k)
                                 .and_then(Value::as_u64)

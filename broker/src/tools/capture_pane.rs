@@ -3,19 +3,19 @@
 //! 1,000,000-byte result ceiling *before* tmux is asked (B.0 row bounding).
 //!
 //! The row bounding is `tmux_mcp_engine::lines`; pane resolution and the
-//! family's failure texts are `super::read`.
+//! family's failure texts are `crate::toolkit::read`.
 //!
 //! The TypeScript reference wraps raw-id commands in a "daemon guard"; here the
 //! generation model (the broker serves exactly one tmux server instance) and
 //! `observe`'s in-queue guard cover the same ground.
 
-use super::read::{observe_failure, resolve};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::contracts;
+use crate::toolkit::read::{observe_failure, resolve};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
-use std::sync::OnceLock;
+use serde_json::json;
 use tmux_mcp_engine::lines::{
     decode_lines, effective_result_lines, plan_grid, tail_bytes, tail_lines, GridPlan,
     MAX_RESULT_BYTES,
@@ -28,9 +28,9 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.",
     details: "",
     annotations: Annotations::read_only("Capture a pane"),
-    listed: super::Listed::AtTier,
-    input_schema,
-    output_schema,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: contracts::capture_pane_input,
+    output_schema: contracts::capture_pane_output,
     run,
 };
 
@@ -59,25 +59,6 @@ pub struct Args {
     /// limit.
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 9_007_199_254_740_991_i64))]
     max_lines: Option<i64>,
-}
-
-/// The contract files, published as they are (key order kept).
-fn input_schema() -> Value {
-    static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        serde_json::from_str(include_str!("../../contracts/capture_pane.input.json"))
-            .expect("contract parses")
-    })
-    .clone()
-}
-
-fn output_schema() -> Value {
-    static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        serde_json::from_str(include_str!("../../contracts/capture_pane.output.json"))
-            .expect("contract parses")
-    })
-    .clone()
 }
 
 // ---------------------------------------------------------------------------
@@ -212,9 +193,15 @@ mod tests {
 
     #[test]
     fn published_schemas_are_the_contracts() {
-        assert_eq!(input_schema()["required"], json!(["paneId"]));
-        assert_eq!(output_schema()["additionalProperties"], json!(false));
-        let schema = input_schema();
+        assert_eq!(
+            contracts::capture_pane_input()["required"],
+            json!(["paneId"])
+        );
+        assert_eq!(
+            contracts::capture_pane_output()["additionalProperties"],
+            json!(false)
+        );
+        let schema = contracts::capture_pane_input();
         let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
         assert_eq!(
             keys,
@@ -225,8 +212,8 @@ mod tests {
 
     #[test]
     fn args_derive_the_contract() {
-        let mut derived = super::super::typed::input_of::<Args>();
+        let mut derived = crate::toolkit::typed::input_of::<Args>();
         derived["$schema"] = json!("http://json-schema.org/draft-07/schema#");
-        assert_eq!(derived, input_schema());
+        assert_eq!(derived, contracts::capture_pane_input());
     }
 }

@@ -7,11 +7,11 @@
 //! default `capture_since`'s (grid-based, a retained cursor, losses reported
 //! with a reason): this module only translates.
 
-use super::capture_pane_python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
-use super::capture_since::{self, pane_of_cursor};
-use super::typed::{nullable_input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
+use crate::toolkit::since::{self as capture_since, pane_of_cursor};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -22,7 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Return only the lines a tmux pane shows that are new since `cursor` (omit it to start: the visible screen and a cursor). Pane: pane_id, else window_id, else session_id / session_name / the first session (its first window's first pane), or the pane of the cursor alone. Lines that could not be recovered (history-limit, clear-history, a respawn) are reported with lines_missed: true, never silently dropped. max_lines (default 500) and max_bytes (default 128000) keep the newest lines; null asks for the broker's largest (10000 lines, 1000000 bytes). Read-only; fires no tmux hook.",
     details: "",
     annotations: Annotations::read_only("Capture since"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema,
     output_schema: schema_of::<Since>,
     run,
@@ -109,7 +109,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     let out = capture_since::call(
         session,
         capture_since::Args {
-            pane_id: super::ids::PaneId(pane_id),
+            pane_id: crate::toolkit::ids::PaneId(pane_id),
             cursor,
             max_lines: Some(unlimited(max_lines)),
             max_bytes: Some(unlimited(max_bytes)),
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn args_decode_every_property_and_null_limits_as_no_limit() {
-        let decode = |v: Value| super::super::typed::decode::<Args>(&v).unwrap();
+        let decode = |v: Value| crate::toolkit::typed::decode::<Args>(&v).unwrap();
         let a = decode(json!({}));
         assert_eq!(
             (a.max_lines, a.max_bytes),
@@ -160,6 +160,6 @@ mod tests {
             (None, Some(10), Some("c"))
         );
         assert!(a.pane.targeted());
-        super::super::typed::assert_every_property_decoded::<Args>(&input_schema(), json!({}));
+        crate::toolkit::typed::assert_every_property_decoded::<Args>(&input_schema(), json!({}));
     }
 }

@@ -5,13 +5,14 @@
 //! refused, as is closing the agent's own pane, or the window or a session that
 //! holds it, without `--allow-self`.
 
-use super::confirm::{self, Ask};
-use super::entity_refs::AnyRef;
-use super::envelope;
-use super::refs::{self, Kind};
-use super::typed::{data_schema_of, input_of, ExitZero, Observed};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::act;
+use crate::toolkit::confirm::{self, Ask};
+use crate::toolkit::entity_refs::AnyRef;
+use crate::toolkit::envelope;
+use crate::toolkit::refs::{self, Kind};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{data_schema_of, input_of, ExitZero, Observed};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -22,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Close a session, window or pane by reference. Refuses what would end the tmux server, and the agent's own pane without --allow-self.",
     details: "Close exactly one referenced session, window or pane (kill-session / kill-window / kill-pane by id, never by name). Closing a session or window also closes what it contains. Refuses to close what would end the tmux server (its last panes), and the agent's own pane or what contains it unless attached with --allow-self.",
     annotations: Annotations::destructive("Close a session, window or pane"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema,
     output_schema,
     run,
@@ -79,7 +80,7 @@ async fn call(session: &Session, ask: &Ask, args: Args) -> ToolOutput {
         ));
     }
     let command = target.kind.kill_command();
-    let question = confirm::ending("Close", &target);
+    let question = act::ending("Close", &target);
     if let Err(e) = confirm::ask(ask, "tmux_close", &question, |m| {
         refs::policy_denied(&format!("{m} Nothing was sent."))
     })

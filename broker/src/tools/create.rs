@@ -13,13 +13,13 @@
 //!   see, so it is refused (`policy_denied`); windows and panes are created only
 //!   in visible parents.
 
-use super::entity_refs::{AnyRef, SessionRef};
-use super::envelope::{self, Delivery};
-use super::launch::{self, Program};
-use super::refs::{self, Kind, INT_MAX, NO_NUL};
-use super::typed::{data_schema_of, input_of, Observed, Unobserved};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::entity_refs::{AnyRef, SessionRef};
+use crate::toolkit::envelope::{self, Delivery};
+use crate::toolkit::launch::{self, Program};
+use crate::toolkit::refs::{self, Kind, INT_MAX, NO_NUL};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{data_schema_of, input_of, Observed, Unobserved};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -33,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Create a session, window or pane running argv directly (no shell); returns the new references.",
     details: "Create a tmux session, window or pane running argv (executed directly, never through a shell; a one-element argv runs as `/usr/bin/env -- argv0`). kind \"session\": name, optional window_name, width, height. kind \"window\": parent session reference, name, optional index, focus. kind \"pane\": parent pane reference, direction horizontal|vertical, optional size (cells or \"N%\"), focus. Optional cwd (an existing directory; relative to the agent's cwd) and environment (NAME → value). Returns the created references (session, window, pane as applicable); the program's completion is not observed. With --scope session, only windows and panes in the agent's own session can be created.",
     annotations: Annotations::destructive("Create a session, window or pane"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema,
     output_schema,
     run,

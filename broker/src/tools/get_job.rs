@@ -4,9 +4,9 @@
 //! whose view covers the one that started it (like retained cursors); a finished
 //! job stays readable for `crate::jobs::DONE_TTL`.
 
-use super::run_command::{self, JobView};
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::job::{self as run_command, JobView};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -16,7 +16,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Collect a run_command job: running, done (exit status and output) or lost.",
     details: "Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.",
     annotations: Annotations::read_only("Get a run_command job"),
-    listed: super::Listed::With("run_command"),
+    listed: crate::toolkit::spec::Listed::With("run_command"),
     input_schema: input_of::<Args>,
     output_schema: schema_of::<JobView>,
     run,

@@ -2,15 +2,15 @@
 //! window it is in and the sessions it is placed in (their `list_windows` and
 //! `list_sessions` records), all cut to the agent's scope. One table read.
 
-use super::criteria::Graph;
-use super::ids::PaneId;
-use super::list_panes::{self, PaneRecord};
-use super::list_sessions::{self, SessionRecord};
-use super::list_windows::{self, WindowRecord};
-use super::read;
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::criteria::Graph;
+use crate::toolkit::ids::PaneId;
+use crate::toolkit::read;
+use crate::toolkit::records::SessionRecord;
+use crate::toolkit::records::WindowRecord;
+use crate::toolkit::records::{self, PaneRecord};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "One pane's record with its window and sessions.",
     details: "Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Get pane info"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Info>,
     run,
@@ -74,8 +74,8 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         &[],
         session.generation(),
     );
-    let record = list_panes::record(session, &pane);
-    let Some(window) = list_windows::records(session, &g, None)
+    let record = records::pane_record(session, &pane);
+    let Some(window) = records::window_records(session, &g, None)
         .into_iter()
         .find(|w| w.id() == pane.window_id)
     else {
@@ -84,7 +84,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             args.pane_id
         )));
     };
-    let sessions: Vec<SessionRecord> = list_sessions::records(session, &g)
+    let sessions: Vec<SessionRecord> = records::session_records(session, &g)
         .into_iter()
         .filter(|s| pane.in_session(s.id()))
         .collect();

@@ -4,9 +4,9 @@
 //! a hook (`clients`: the `L:` format loop of tmux >= 3.5). On an older tmux
 //! the result says they are unavailable, and why.
 
-use super::typed::schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -16,8 +16,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "The tmux server, the agent's pane and scope, the broker, attached clients.",
     details: "Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("Get server info"),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<super::typed::NoArgs>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
     output_schema: schema_of::<Info>,
     run,
 };
@@ -32,7 +32,7 @@ struct Info {
     /// Seconds since the epoch, as tmux reports it (`#{start_time}`).
     server_start_time: u64,
     scope: tmux_mcp_core::wire::Scope,
-    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
     caller_pane_id: Option<String>,
     caller_session_ids: Vec<String>,
     broker: BrokerInfo,
@@ -69,7 +69,7 @@ struct ClientRecord {
     /// `null` when tmux reports no size (a control client that set none).
     width: Option<u32>,
     height: Option<u32>,
-    #[schemars(regex(pattern = super::ids::SESSION_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     readonly: bool,

@@ -5,17 +5,17 @@
 //! is theirs to stop). Unlike `tmux_close`, the agent's own pane, its window
 //! and its session are never killed, whatever the flags (`SelfRule::Never`).
 
-use super::act::{self, SelfRule};
-use super::arrange::{Killed, KilledRef};
-use super::confirm::{self, Ask};
-use super::entity_refs::{SessionRef, WindowRef};
-use super::envelope::Delivery;
-use super::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
-use super::refs::PaneRef;
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::guarded;
 use crate::session::Session;
+use crate::toolkit::act::{self, SelfRule};
+use crate::toolkit::arrange::{Killed, KilledRef};
+use crate::toolkit::confirm::{self, Ask};
+use crate::toolkit::entity_refs::{SessionRef, WindowRef};
+use crate::toolkit::envelope::Delivery;
+use crate::toolkit::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
+use crate::toolkit::refs::PaneRef;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -26,7 +26,7 @@ pub const KILL_PANE: ToolSpec = ToolSpec {
     description: "Kill a pane and its process, by id. Never the agent's own pane or the server's last pane.",
     details: "Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.",
     annotations: Annotations::destructive("Kill pane"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<KillPaneArgs>,
     output_schema: schema_of::<Killed<PaneRef>>,
     run: run_kill_pane,
@@ -38,7 +38,7 @@ pub const KILL_WINDOW: ToolSpec = ToolSpec {
     description: "Kill a window with its panes and processes, by id. Never the agent's own window or the server's last.",
     details: "Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.",
     annotations: Annotations::destructive("Kill window"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<KillWindowArgs>,
     output_schema: schema_of::<Killed<WindowRef>>,
     run: run_kill_window,
@@ -50,7 +50,7 @@ pub const KILL_SESSION: ToolSpec = ToolSpec {
     description: "Kill a session, by id; windows only in it close with their panes. Never the agent's own session or the last one.",
     details: "Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.",
     annotations: Annotations::destructive("Kill session"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<KillSessionArgs>,
     output_schema: schema_of::<Killed<SessionRef>>,
     run: run_kill_session,
@@ -116,7 +116,7 @@ async fn call<R: KilledRef>(
     let command = t.kind.kill_command();
     let name = t.name().map(str::to_string);
     let tool = format!("kill_{}", t.kind.as_str());
-    confirm::ask(ask, &tool, &confirm::ending("Kill", &t), |m| {
+    confirm::ask(ask, &tool, &act::ending("Kill", &t), |m| {
         act::error(m, Delivery::NotSent)
     })
     .await?;

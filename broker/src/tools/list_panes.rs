@@ -6,17 +6,16 @@
 //! The model of a typed tool: `Args` is decoded from the arguments, `Listing`
 //! is what is serialized, and the output schema is derived from it.
 
-use super::ids::SessionFilter;
-use super::refs;
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::ids::SessionFilter;
+use crate::toolkit::records::{pane_record as record, process_state, PaneRecord, ProcessState};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::sync::Arc;
 use tmux_mcp_core::feed::{Depth, Shape};
-use tmux_mcp_core::wire::ProcessStatus;
 use tmux_mcp_engine::registry::{session_ids, Pane, RefreshError, Snapshot};
 
 pub const SPEC: ToolSpec = ToolSpec {
@@ -25,13 +24,13 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List panes: id, placements, process, size, command, cwd; paged.",
     details: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: brief` gives each pane as {id, at, command, cwd, state}: `at` is where it is placed, `session:window.pane`. Read-only.",
     annotations: Annotations::read_only("List panes"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Listing>,
     run,
 };
 
-use super::paging::{self, PAGE_MAX};
+use crate::toolkit::paging::{self, PAGE_MAX};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -45,7 +44,7 @@ struct Args {
     #[schemars(range(min = 1, max = PAGE_MAX))]
     limit: usize,
     /// A page's nextCursor.
-    cursor: Option<super::ids::PaneId>,
+    cursor: Option<crate::toolkit::ids::PaneId>,
 }
 
 #[derive(Deserialize, JsonSchema, Default, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +65,7 @@ struct Listing {
     /// Panes that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
     next_cursor: Option<String>,
 }
 
@@ -104,76 +103,13 @@ impl JsonSchema for Record {
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct BriefRecord {
-    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
     id: String,
     /// `session:window.pane`, one per session the pane is placed in.
     at: Vec<String>,
     command: String,
     cwd: String,
     state: ProcessState,
-}
-
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct PaneRecord {
-    #[serde(rename = "ref")]
-    reference: refs::PaneRef,
-    #[schemars(regex(pattern = super::ids::PANE_ID))]
-    id: String,
-    index: i64,
-    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
-    window_id: String,
-    window_name: String,
-    active: bool,
-    title: String,
-    pid: u32,
-    #[schemars(regex(pattern = r"^[a-f0-9]{32}$"))]
-    process_generation: Option<String>,
-    process_state: ProcessState,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    process_note: Option<String>,
-    dead: bool,
-    dead_status: Option<i32>,
-    width: u32,
-    height: u32,
-    history_size: u64,
-    command: String,
-    cwd: String,
-    placements: Vec<PlacementRecord>,
-    is_caller_pane: bool,
-}
-
-impl PaneRecord {
-    pub(super) fn id(&self) -> &str {
-        &self.id
-    }
-
-    pub(super) fn is_dead(&self) -> bool {
-        self.dead
-    }
-
-    pub(super) fn has_dead_status(&self) -> bool {
-        self.dead_status.is_some()
-    }
-}
-
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum ProcessState {
-    Running,
-    Exited,
-    Dead,
-    Untracked,
-}
-
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PlacementRecord {
-    #[schemars(regex(pattern = super::ids::SESSION_ID))]
-    session_id: String,
-    session_name: String,
-    index: i64,
-    window_active: bool,
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -284,51 +220,6 @@ fn brief(p: &Pane) -> BriefRecord {
         command: p.command.clone(),
         cwd: p.cwd.clone(),
         state: process_state(&p.process_status()),
-    }
-}
-
-fn process_state(st: &ProcessStatus) -> ProcessState {
-    match st.state.as_str() {
-        "running" => ProcessState::Running,
-        "exited" => ProcessState::Exited,
-        "dead" => ProcessState::Dead,
-        _ => ProcessState::Untracked,
-    }
-}
-
-pub(super) fn record(session: &Session, p: &Pane) -> PaneRecord {
-    let st = p.process_status();
-    let process_state = process_state(&st);
-    PaneRecord {
-        reference: refs::PaneRef::new(&p.id, session.generation()),
-        id: p.id.clone(),
-        index: p.index,
-        window_id: p.window_id.clone(),
-        window_name: p.window_name.clone(),
-        active: p.active,
-        title: p.title.clone(),
-        pid: p.pid,
-        process_generation: st.process_generation,
-        process_state,
-        process_note: st.note,
-        dead: p.dead,
-        dead_status: p.dead_status,
-        width: p.width,
-        height: p.height,
-        history_size: p.history_size,
-        command: p.command.clone(),
-        cwd: p.cwd.clone(),
-        placements: p
-            .placements
-            .iter()
-            .map(|pl| PlacementRecord {
-                session_id: pl.session_id.clone(),
-                session_name: pl.session_name.clone(),
-                index: pl.window_index,
-                window_active: pl.window_active,
-            })
-            .collect(),
-        is_caller_pane: session.is_caller(&p.id),
     }
 }
 

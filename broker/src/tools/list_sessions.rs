@@ -7,18 +7,16 @@
 //! derivation of sessions and windows from placements), so a session-scoped
 //! agent sees only its own sessions.
 
-use super::criteria::{Entity, Graph, Record};
-use super::entity_refs::SessionRef;
-use super::shells;
-use super::typed::schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::records::{graph, session_records as records, SessionRecord};
+use crate::toolkit::shells;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Arc;
 use tmux_mcp_engine::clients;
-use tmux_mcp_engine::registry::{Pane, Placement, Snapshot};
+use tmux_mcp_engine::registry::{Pane, Placement};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "list_sessions",
@@ -26,8 +24,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List sessions: windows, clients; busy, dead and attended panes.",
     details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, paneCount, busyCount, deadCount and attendedCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List sessions"),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<super::typed::NoArgs>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
     output_schema: schema_of::<Listing>,
     run,
 };
@@ -178,136 +176,6 @@ impl SessionPanes {
             }
         }
         t
-    }
-}
-
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct SessionRecord {
-    #[serde(rename = "ref")]
-    reference: SessionRef,
-    #[schemars(regex(pattern = super::ids::SESSION_ID))]
-    id: String,
-    name: String,
-    /// Seconds since the epoch.
-    created: u64,
-    /// Clients attached to the session.
-    attached: u64,
-    window_count: u64,
-    windows: Vec<SessionWindow>,
-    holds_caller_pane: bool,
-}
-
-/// A window as linked into this session.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct SessionWindow {
-    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
-    window_id: String,
-    index: i64,
-    active: bool,
-}
-
-/// The session fields of a graph record (`criteria::Graph::build`).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SessionFields {
-    id: String,
-    name: String,
-    created: u64,
-    attached: u64,
-    window_count: u64,
-}
-
-/// The window-link fields of a graph record.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct LinkFields {
-    pub session_id: String,
-    pub window_id: String,
-    pub index: i64,
-    pub active: bool,
-}
-
-pub(super) fn fields<T: serde::de::DeserializeOwned>(r: &Record) -> T {
-    serde_json::from_value(r.fields.clone()).expect("criteria::Graph records carry these fields")
-}
-
-/// A fresh snapshot and the record graph of what `session` may see.
-pub(super) async fn graph(session: &Session) -> Result<(Arc<Snapshot>, Graph), ToolOutput> {
-    let snap = session.broker.registry.refresh().await.map_err(|e| {
-        ToolOutput::libtmux_error(format!(
-            "Could not read the session table from tmux: {e}. Nothing was changed."
-        ))
-    })?;
-    let g = graph_of(session, &snap);
-    Ok((snap, g))
-}
-
-/// The record graph of what `session` may see of `snap`.
-pub(super) fn graph_of(session: &Session, snap: &Snapshot) -> Graph {
-    let visible: Vec<_> = session.visible(snap).collect();
-    Graph::build(
-        visible.iter().map(|p| p.as_ref()),
-        &[],
-        session.generation(),
-    )
-}
-
-/// The id of the visible session `wanted` names: by id first, then by name
-/// (SPEC B.4). The error names `field` and lists the visible sessions.
-pub(super) fn resolve_session(g: &Graph, field: &str, wanted: &str) -> Result<String, ToolOutput> {
-    let sessions: Vec<SessionFields> = g.records(Entity::Session).iter().map(fields).collect();
-    if let Some(s) = sessions
-        .iter()
-        .find(|s| s.id == wanted)
-        .or_else(|| sessions.iter().find(|s| s.name == wanted))
-    {
-        return Ok(s.id.clone());
-    }
-    let known: Vec<String> = sessions
-        .iter()
-        .map(|s| format!("{} ({})", s.id, s.name))
-        .collect();
-    Err(ToolOutput::libtmux_error(format!(
-        "Argument {field}: no session with id or name {wanted:?} is visible to this agent. Visible sessions: {}. Nothing was sent to tmux.",
-        if known.is_empty() { "none".to_string() } else { known.join(", ") }
-    )))
-}
-
-/// The session records of `g`, in numeric id order.
-pub(super) fn records(session: &Session, g: &Graph) -> Vec<SessionRecord> {
-    let links: Vec<LinkFields> = g.records(Entity::WindowLink).iter().map(fields).collect();
-    g.records(Entity::Session)
-        .iter()
-        .map(|r| {
-            let f: SessionFields = fields(r);
-            let windows = links
-                .iter()
-                .filter(|l| l.session_id == f.id)
-                .map(|l| SessionWindow {
-                    window_id: l.window_id.clone(),
-                    index: l.index,
-                    active: l.active,
-                })
-                .collect();
-            SessionRecord {
-                reference: SessionRef::new(&f.id, session.generation()),
-                holds_caller_pane: session.caller_sessions.contains(&f.id),
-                id: f.id,
-                name: f.name,
-                created: f.created,
-                attached: f.attached,
-                window_count: f.window_count,
-                windows,
-            }
-        })
-        .collect()
-}
-
-impl SessionRecord {
-    pub(super) fn id(&self) -> &str {
-        &self.id
     }
 }
 

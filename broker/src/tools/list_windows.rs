@@ -5,17 +5,16 @@
 //! sessions that hold it in full. Derived from the registry snapshot through
 //! `criteria::Graph`.
 
-use super::criteria::{Entity, Graph, Record};
-use super::entity_refs::WindowRef;
-use super::ids::{SessionFilter, WindowId};
-use super::list_sessions::{self, fields, LinkFields};
-use super::paging::{self, PAGE_MAX};
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::ids::{SessionFilter, WindowId};
+use crate::toolkit::paging::{self, PAGE_MAX};
+use crate::toolkit::records::{self};
+use crate::toolkit::records::{WindowRecord, Windows};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use tmux_mcp_core::feed::{Depth, Shape};
 use tmux_mcp_engine::registry::{session_ids, RefreshError, Snapshot};
@@ -26,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "List windows: size, layout, panes, links; paged.",
     details: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). Read-only; fires no tmux hook.",
     annotations: Annotations::read_only("List windows"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Listing>,
     run,
@@ -55,152 +54,8 @@ struct Listing {
     /// Windows that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
     next_cursor: Option<String>,
-}
-
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct WindowRecord {
-    #[serde(rename = "ref")]
-    reference: WindowRef,
-    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
-    id: String,
-    name: String,
-    width: u32,
-    height: u32,
-    pane_count: u64,
-    layout: String,
-    #[schemars(regex(pattern = super::ids::PANE_ID))]
-    active_pane_id: Option<String>,
-    links: Vec<WindowLink>,
-}
-
-/// Where the window is linked: a session (visible to this agent) and index.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct WindowLink {
-    #[schemars(regex(pattern = super::ids::SESSION_ID))]
-    session_id: String,
-    session_name: String,
-    index: i64,
-    /// Whether this is the session's current window.
-    active: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WindowFields {
-    id: String,
-    name: String,
-    width: u32,
-    height: u32,
-    pane_count: u64,
-    layout: String,
-}
-
-/// The windows of a graph and what their records need, indexed once: every
-/// lookup is a map, not a scan of every pane and link (on 1,000 windows a scan
-/// per window cost milliseconds, paid on every page).
-struct Windows<'g> {
-    session: &'g Session,
-    /// In numeric id order.
-    windows: &'g [Record],
-    by_id: HashMap<&'g str, &'g Record>,
-    /// Window id → its links, in the graph's (session, index) order.
-    links: HashMap<&'g str, Vec<&'g Record>>,
-    /// Window id → its active pane (the first, in pane order).
-    active: HashMap<&'g str, &'g str>,
-    /// Session id → name.
-    names: HashMap<&'g str, &'g str>,
-}
-
-/// A string field of a graph record.
-fn text<'r>(r: &'r Record, key: &str) -> &'r str {
-    r.fields[key].as_str().unwrap_or_default()
-}
-
-impl<'g> Windows<'g> {
-    fn of(session: &'g Session, g: &'g Graph) -> Windows<'g> {
-        let windows = g.records(Entity::Window);
-        let mut links: HashMap<&str, Vec<&Record>> = HashMap::new();
-        for l in g.records(Entity::WindowLink) {
-            links.entry(text(l, "windowId")).or_default().push(l);
-        }
-        let mut active = HashMap::new();
-        for p in g.records(Entity::Pane) {
-            if p.fields["active"] == serde_json::Value::Bool(true) {
-                active.entry(text(p, "windowId")).or_insert(text(p, "id"));
-            }
-        }
-        Windows {
-            session,
-            windows,
-            by_id: windows.iter().map(|w| (text(w, "id"), w)).collect(),
-            links,
-            active,
-            names: g
-                .records(Entity::Session)
-                .iter()
-                .map(|s| (text(s, "id"), text(s, "name")))
-                .collect(),
-        }
-    }
-
-    /// The ids of the windows linked into session `only` (every window
-    /// when `None`), in numeric id order.
-    fn ids(&self, only: Option<&str>) -> Vec<&'g str> {
-        self.windows
-            .iter()
-            .map(|w| text(w, "id"))
-            .filter(|id| {
-                only.is_none_or(|s| {
-                    self.links
-                        .get(id)
-                        .is_some_and(|ls| ls.iter().any(|l| text(l, "sessionId") == s))
-                })
-            })
-            .collect()
-    }
-
-    /// The record of window `id` (one of [`ids`](Self::ids)).
-    fn record(&self, id: &str) -> WindowRecord {
-        let w: WindowFields = fields(self.by_id[id]);
-        let links = self.links.get(id).map_or(&[][..], Vec::as_slice);
-        WindowRecord {
-            reference: WindowRef::new(&w.id, self.session.generation()),
-            active_pane_id: self.active.get(id).map(|p| p.to_string()),
-            links: links
-                .iter()
-                .map(|l| {
-                    let l: LinkFields = fields(l);
-                    WindowLink {
-                        session_name: self
-                            .names
-                            .get(l.session_id.as_str())
-                            .map(|n| n.to_string())
-                            .unwrap_or_default(),
-                        session_id: l.session_id,
-                        index: l.index,
-                        active: l.active,
-                    }
-                })
-                .collect(),
-            id: w.id,
-            name: w.name,
-            width: w.width,
-            height: w.height,
-            pane_count: w.pane_count,
-            layout: w.layout,
-        }
-    }
-}
-
-/// The window records of `g` (numeric id order), only those linked into
-/// session `only` when given.
-pub(super) fn records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<WindowRecord> {
-    let w = Windows::of(session, g);
-    w.ids(only).into_iter().map(|id| w.record(id)).collect()
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -268,11 +123,11 @@ fn select(
     snap: &Snapshot,
     args: &Args,
 ) -> Result<paging::Page<WindowRecord>, ToolOutput> {
-    let g = list_sessions::graph_of(session, snap);
+    let g = records::graph_of(session, snap);
     let only = args
         .session
         .as_deref()
-        .map(|s| list_sessions::resolve_session(&g, "session", s))
+        .map(|s| records::resolve_session(&g, "session", s))
         .transpose()?;
     let w = Windows::of(session, &g);
     let page = paging::page(
@@ -344,10 +199,4 @@ fn page_sessions(snap: &Snapshot, windows: &[WindowRecord]) -> Vec<String> {
             .iter()
             .filter(|p| ids.contains(p.window_id.as_str())),
     )
-}
-
-impl WindowRecord {
-    pub(super) fn id(&self) -> &str {
-        &self.id
-    }
 }

@@ -1,42 +1,29 @@
-//! The tool facade: the catalog of published tools, per-session policy, input
-//! validation against the published schema, and dispatch to each tool.
+//! The tools: one module per tool (or per small family of tools), each a leaf
+//! over [`crate::toolkit`]; here only the catalog of published tools, the
+//! per-session policy over it, and dispatch.
 //!
-//! Tools are thin: they read the registry (engine) and shape a result. Two
-//! families share this facade: the seed family `tmux_*` (results in the
-//! `{ok, data | error}` envelope) and the libtmux family (camelCase, plain results).
+//! Architecture invariant: no tool module names another tool module
+//! (`tests/e2e/layers.rs`); what two tools share lives in the toolkit.
 
-pub mod act;
-mod arrange;
 mod batch;
 mod build_workspace;
 mod capabilities;
-pub mod capture;
-pub mod capture_pane;
+mod capture;
+mod capture_pane;
 mod capture_pane_python;
 mod capture_since;
 mod capture_since_python;
 mod close;
-pub mod confirm;
 mod create;
-pub mod criteria;
-pub mod entity_refs;
-pub mod envelope;
 mod get_job;
 mod get_pane_info;
 mod get_server_info;
-pub mod ids;
 mod kill;
-mod launch;
 mod list_agents;
 mod list_panes;
-pub use paging::PAGE_MAX as LIST_PANES_PAGE_MAX;
 mod list_sessions;
 mod list_windows;
-mod paging;
 mod paste_text;
-mod read;
-pub mod reference;
-mod refs;
 mod rename;
 mod resize_pane;
 mod respawn_pane;
@@ -44,168 +31,29 @@ mod run_command;
 mod search_panes;
 mod search_panes_python;
 mod select;
-pub mod send;
+mod send;
 mod send_keys;
 mod send_prompt;
-mod shell_line;
-mod shells;
 mod show_environment;
 mod show_hooks;
 mod show_options;
 mod snapshot;
 mod snapshot_pane;
 mod spawn;
-pub mod typed;
 mod wait;
 mod wait_for_agent;
 mod wait_for_idle;
 mod wait_for_text;
 
 use crate::session::Session;
-use serde_json::{json, Value};
+use crate::toolkit::spec::{Call, Family, Listed, Progress, Tier, ToolOutput, ToolSpec, Toolset};
+use crate::toolkit::validate::Validator;
+use crate::toolkit::{confirm, envelope};
+use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// `tmux_*`: envelope results, `policy_denied` when disabled.
-    Seed,
-    /// libtmux vocabulary: plain results, tool errors naming the enabling option.
-    Libtmux,
-}
-
-/// What a tool does to the person's tmux, honestly (MCP tool annotations).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Annotations {
-    pub title: Option<&'static str>,
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
-    pub open_world: bool,
-}
-
-/// A tool's tier (`readonly` / `mutating` / `destructive`), from its annotations.
-pub use tmux_mcp_core::wire::Tier;
-
-impl Annotations {
-    /// A read: changes nothing in tmux, so repeating it has no further effect
-    /// (idempotent), and it touches nothing outside the person's tmux server.
-    /// Every read publishes exactly these hints, the seed tools included:
-    /// clients act on them (Codex CLI refuses a tool hinted destructive when
-    /// it runs unattended), so MCP's defaults are never left in place.
-    pub const fn read_only(title: &'static str) -> Annotations {
-        Annotations {
-            title: Some(title),
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        }
-    }
-
-    /// Changes state but loses nothing (the mutating tier): typing, arranging.
-    pub const fn mutating(title: &'static str, idempotent: bool) -> Annotations {
-        Annotations {
-            title: Some(title),
-            read_only: false,
-            destructive: false,
-            idempotent,
-            open_world: false,
-        }
-    }
-
-    pub const fn destructive(title: &'static str) -> Annotations {
-        Annotations {
-            title: Some(title),
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-            open_world: false,
-        }
-    }
-
-    /// The safety tier, from the hints alone: read-only, else destructive or
-    /// not. Destructive means the tool's own action can lose something (a
-    /// process, a pane, history); typing into a pane is mutating — the tier the
-    /// person grants with `--safety mutating` — and says so in its description.
-    pub fn tier(&self) -> Tier {
-        match (self.read_only, self.destructive) {
-            (true, _) => Tier::Readonly,
-            (false, false) => Tier::Mutating,
-            (false, true) => Tier::Destructive,
-        }
-    }
-
-    pub fn to_json(&self) -> Value {
-        let mut v = json!({});
-        if let Some(t) = self.title {
-            v["title"] = json!(t);
-        }
-        v["readOnlyHint"] = json!(self.read_only);
-        v["destructiveHint"] = json!(self.destructive);
-        v["idempotentHint"] = json!(self.idempotent);
-        v["openWorldHint"] = json!(self.open_world);
-        v
-    }
-}
-
-/// One call of a tool: the session, the arguments (already checked against
-/// the published input schema), and where progress goes.
-pub struct Call<'a> {
-    pub session: &'a Session,
-    pub args: Value,
-    pub progress: Option<Progress>,
-    /// How a destructive tool asks the person first (`attach --confirm`).
-    pub ask: confirm::Ask,
-}
-
-pub type CallFuture<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
-
-/// A tool, whole: everything about it is here, registered once in [`CATALOG`].
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub family: Family,
-    /// What `tools/list` says: what the tool is for and its one rule that is
-    /// not obvious. It is paid for in every agent's context, so the rest is in
-    /// `details`.
-    pub description: &'static str,
-    /// The rest of the tool's documentation, served in its reference
-    /// (`tmux://tool/{name}`, [`reference`]) and not in `tools/list`; empty
-    /// when the description is all of it (a seed contract's).
-    pub details: &'static str,
-    /// What the tool does; decides its tier and, in the seed family, whether
-    /// its errors carry `effects` (destructive tools).
-    pub annotations: Annotations,
-    /// When the tool is on without `--enable-tool`.
-    pub listed: Listed,
-    pub input_schema: fn() -> Value,
-    pub output_schema: fn() -> Value,
-    pub run: for<'a> fn(Call<'a>) -> CallFuture<'a>,
-}
-
-/// When a tool is on without `--enable-tool` / `@mcp-enable-tools`. Every
-/// listed tool costs each agent context (issue 20), so a tool that is seldom
-/// what an agent came for is named by the person, and a tool that only serves
-/// another comes with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listed {
-    /// On for every session whose safety tier covers the tool's.
-    AtTier,
-    /// On only when named: the seed family's policy (A.0.4: only its
-    /// discovery tools are on by default), and the configuration reads
-    /// (`show_options`, `show_environment`, `show_hooks`).
-    OptIn,
-    /// On exactly when the named tool is (`get_job` collects what only
-    /// `run_command` starts).
-    With(&'static str),
-}
-
 impl ToolSpec {
-    pub fn tier(&self) -> Tier {
-        self.annotations.tier()
-    }
-
     /// On without `--enable-tool` for a session at tier `safety`: at or below
     /// the tier and listed at it, or the companion of a tool that is.
     pub fn on_at(&self, safety: Tier) -> bool {
@@ -234,10 +82,6 @@ impl ToolSpec {
         } else {
             format!("{name} is opt-in; enable it with `tmux-mcp attach --enable-tool {name}` or `set -g @mcp-enable-tools {name}`")
         }
-    }
-
-    pub fn published_annotations(&self) -> Value {
-        self.annotations.to_json()
     }
 }
 
@@ -306,8 +150,6 @@ pub fn catalog(toolset: Toolset) -> impl Iterator<Item = &'static ToolSpec> {
     })
 }
 
-pub use tmux_mcp_core::wire::Toolset;
-
 /// Tool `name` as `toolset` spells it.
 pub fn spec_in(toolset: Toolset, name: &str) -> Option<&'static ToolSpec> {
     catalog(toolset).find(|t| t.name == name)
@@ -354,182 +196,15 @@ pub fn enabled_in_catalog_order(enabled: &BTreeSet<String>) -> Vec<&'static str>
         .collect()
 }
 
-/// The `_meta` key of a tool's safety tier in `tools/list`.
-pub const TIER_META: &str = "tmux-mcp/tier";
-
-/// Tools whose input schema is a seed contract, published byte for byte.
-const CONTRACT_INPUTS: &[&str] = &["tmux_capture", "capture_pane", "snapshot_pane"];
-
-impl ToolSpec {
-    /// The input schema as enforced, with every argument's whole description:
-    /// every integer bounded by what the broker can hold, a contract's too
-    /// (so `start: 2^63` is refused naming `start` and its maximum, not by a
-    /// decoder that cannot say which field). The tool's reference shows this one.
-    pub fn full_input_schema(&self) -> Value {
-        let mut schema = (self.input_schema)();
-        typed::bound_integers(&mut schema);
-        schema
-    }
-
-    /// The input schema as published in `tools/list`: the enforced one made
-    /// lean ([`typed::lean_input`]: first paragraphs of descriptions, none of
-    /// the bounds that only say how the broker stores a value). It accepts
-    /// everything the enforced one does, so it stays true; what it leaves out
-    /// is still refused by name. A contract is published as it is.
-    ///
-    /// `additionalProperties: false` and defaults of `false`/`[]`/`{}` are
-    /// left out too ([`typed::open_objects`]: every tool refuses an argument
-    /// it does not know, naming it, so saying so costs each agent's context
-    /// and tells its model nothing it acts on). The Python toolset keeps
-    /// them: it publishes tmux-python/libtmux-mcp's shape.
-    pub fn published_input_schema(&self, toolset: Toolset) -> Value {
-        if CONTRACT_INPUTS.contains(&self.name) {
-            // Byte for byte: only the bounds the broker adds are left out.
-            return (self.input_schema)();
-        }
-        let mut schema = self.full_input_schema();
-        typed::lean_input(&mut schema);
-        if toolset == Toolset::Default {
-            typed::open_objects(&mut schema);
-        }
-        schema
-    }
-}
-
-/// The `tools/list` entry of one tool, as `toolset` publishes it.
-pub fn describe(t: &ToolSpec, toolset: Toolset) -> Value {
-    json!({
-        "name": t.name,
-        "description": t.description,
-        "inputSchema": t.published_input_schema(toolset),
-        "outputSchema": (t.output_schema)(),
-        "annotations": t.published_annotations(),
-        // The tier the broker enforces (from the honest annotations), so a
-        // client can tell it even where the annotations are a seed's verbatim.
-        "_meta": { TIER_META: t.tier().as_str() },
-    })
-}
-
-/// What a tool call produced, before it is framed as an MCP result.
-#[derive(Debug, Clone)]
-pub struct ToolOutput {
-    pub structured: Option<Value>,
-    pub text: String,
-    pub is_error: bool,
-}
-
-impl ToolOutput {
-    /// A libtmux-family tool error: text only, nothing reached tmux unless said.
-    pub fn libtmux_error(message: impl Into<String>) -> Self {
-        ToolOutput {
-            structured: None,
-            text: message.into(),
-            is_error: true,
-        }
-    }
-}
-
-/// Per tool: its enforced input schema and the compiled validator.
-struct Validator {
-    schema: Value,
-    compiled: jsonschema::Validator,
-}
-
 fn validators() -> &'static HashMap<(Toolset, &'static str), Validator> {
     static V: OnceLock<HashMap<(Toolset, &'static str), Validator>> = OnceLock::new();
     V.get_or_init(|| {
         [Toolset::Default, Toolset::Python]
             .into_iter()
             .flat_map(|set| catalog(set).map(move |t| (set, t)))
-            .map(|(set, t)| {
-                let schema = t.full_input_schema();
-                let compiled =
-                    jsonschema::validator_for(&schema).expect("published input schema compiles");
-                ((set, t.name), Validator { schema, compiled })
-            })
+            .map(|(set, t)| ((set, t.name), Validator::new(t.full_input_schema())))
             .collect()
     })
-}
-
-/// The failing leaves of `e`: a `oneOf`/`anyOf` failure is replaced by the
-/// errors of the variant the caller meant, recursively, so the message names
-/// the field that is wrong (`/target/id`), not its parent (`/target`).
-fn leaves<'a>(schema: &Value, args: &Value, e: &'a jsonschema::ValidationError<'a>) -> Vec<String> {
-    use jsonschema::error::ValidationErrorKind as K;
-    match e.kind() {
-        K::OneOfNotValid { context } | K::AnyOf { context } if !context.is_empty() => {
-            let variants = schema
-                .pointer(e.schema_path().as_str())
-                .and_then(Value::as_array);
-            let instance = args
-                .pointer(e.instance_path().as_str())
-                .unwrap_or(&Value::Null);
-            let best = (0..context.len())
-                .max_by_key(|&i| {
-                    (
-                        variants
-                            .and_then(|v| v.get(i))
-                            .map_or(0, |v| intent(v, instance)),
-                        std::cmp::Reverse(context[i].len()),
-                    )
-                })
-                .unwrap_or(0);
-            let out: Vec<String> = context[best]
-                .iter()
-                .flat_map(|sub| leaves(schema, args, sub))
-                .collect();
-            if out.is_empty() {
-                vec![problem(e)]
-            } else {
-                out
-            }
-        }
-        _ => vec![problem(e)],
-    }
-}
-
-/// How surely `instance` was meant for `variant`: a matching `const` (`kind`,
-/// `type`), at any depth, decides; then the variant's required keys present,
-/// then its other keys present.
-fn intent(variant: &Value, instance: &Value) -> i64 {
-    if let Some(alts) = variant["oneOf"].as_array().or(variant["anyOf"].as_array()) {
-        return alts.iter().map(|a| intent(a, instance)).max().unwrap_or(0);
-    }
-    let Some(obj) = instance.as_object() else {
-        return 0;
-    };
-    let mut score = 0;
-    for (k, sub) in variant["properties"].as_object().into_iter().flatten() {
-        let Some(v) = obj.get(k) else { continue };
-        score += 1;
-        // A one-value `enum` is a `const` (schemars derives a unit variant so).
-        let fixed = sub.get("const").or_else(|| {
-            sub.get("enum")
-                .and_then(Value::as_array)
-                .filter(|vs| vs.len() == 1)
-                .map(|vs| &vs[0])
-        });
-        match fixed {
-            Some(c) => score += if c == v { 1000 } else { -1000 },
-            None => score += intent(sub, v),
-        }
-    }
-    let required = variant["required"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str);
-    score + 10 * required.filter(|k| obj.contains_key(*k)).count() as i64
-}
-
-fn problem(e: &jsonschema::ValidationError) -> String {
-    let path = e.instance_path().to_string();
-    let field = if path.is_empty() {
-        "arguments".to_string()
-    } else {
-        format!("argument {path}")
-    };
-    format!("{field}: {}", describe_kind(e))
 }
 
 /// Checks `args` against the tool's published input schema; the error names the
@@ -540,121 +215,9 @@ pub fn validate_input(name: &str, args: &Value) -> Result<(), String> {
 
 /// [`validate_input`] against `toolset`'s spelling of the tool.
 pub fn validate_in(toolset: Toolset, name: &str, args: &Value) -> Result<(), String> {
-    let Some(v) = validators().get(&(toolset, name)) else {
-        return Ok(());
-    };
-    if v.compiled.is_valid(args) {
-        return Ok(());
-    }
-    let mut found: Vec<String> = Vec::new();
-    for e in v.compiled.iter_errors(args) {
-        for p in leaves(&v.schema, args, &e) {
-            if !found.contains(&p) {
-                found.push(p);
-            }
-        }
-        if found.len() >= 3 {
-            break;
-        }
-    }
-    found.truncate(3);
-    Err(if found.is_empty() {
-        "arguments do not match the published input schema".to_string()
-    } else {
-        found.join("; ")
-    })
-}
-
-/// What was expected (the rule that failed), without echoing the offending value.
-fn describe_kind(e: &jsonschema::ValidationError) -> String {
-    use jsonschema::error::ValidationErrorKind as K;
-    match e.kind() {
-        K::MinItems { limit } => format!("must hold at least {limit} item{}", plural(*limit)),
-        K::MaxItems { limit } => format!("must hold at most {limit} item{}", plural(*limit)),
-        K::MinProperties { limit } => format!("must hold at least {limit} field{}", plural(*limit)),
-        K::MaxProperties { limit } => format!("must hold at most {limit} field{}", plural(*limit)),
-        K::ExclusiveMinimum { limit } => format!("must be > {limit}"),
-        K::ExclusiveMaximum { limit } => format!("must be < {limit}"),
-        K::MultipleOf { multiple_of } => format!("must be a multiple of {multiple_of}"),
-        K::UniqueItems => "items must be unique".to_string(),
-        K::Contains => "must contain an item that matches the published item schema".to_string(),
-        K::FalseSchema => "no value is allowed here".to_string(),
-        K::Not { .. } => "matches a form the published schema excludes".to_string(),
-        K::Format { format } => format!("must be a valid {format}"),
-        K::OneOfMultipleValid { .. } => {
-            "matches more than one of the alternatives; give the fields of exactly one".to_string()
-        }
-        K::OneOfNotValid { .. } | K::AnyOf { .. } => {
-            "matches none of the alternatives of the published schema".to_string()
-        }
-        K::AdditionalItems { limit } => {
-            format!("must hold at most {limit} item{}", plural(*limit as u64))
-        }
-        K::UnevaluatedProperties { unexpected } => {
-            format!("unexpected field(s) {}", unexpected.join(", "))
-        }
-        // A key of a map (an environment variable's name): the key's own rule.
-        K::PropertyNames { error } => format!("a field name {}", describe_kind(error)),
-        K::AdditionalProperties { unexpected } => {
-            format!("unexpected field(s) {}", unexpected.join(", "))
-        }
-        K::Required { property } => format!(
-            "missing required field {}",
-            property
-                .as_str()
-                .map_or_else(|| property.to_string(), str::to_string)
-        ),
-        K::Type { kind } => format!("expected type {kind:?}")
-            .replace("Single(", "")
-            .replace(')', "")
-            .to_lowercase(),
-        K::Pattern { pattern } if pattern == refs::NO_CONTROL => {
-            "must not contain control characters".to_string()
-        }
-        K::Pattern { pattern } => format!("must match the pattern {pattern}"),
-        K::Minimum { limit } => format!("must be >= {limit}"),
-        K::Maximum { limit } => format!("must be <= {limit}"),
-        K::MinLength { limit } => format!("must be at least {limit} characters"),
-        K::MaxLength { limit } => format!("must be at most {limit} characters"),
-        K::Enum { options } => format!("must be one of {options}"),
-        K::Constant { expected_value } => format!("must equal {expected_value}"),
-        _ => "does not match the published input schema".to_string(),
-    }
-}
-
-fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
-/// Where a long-running call reports progress (`notifications/progress`), when
-/// the client asked for it with a `progressToken`. The MCP layer supplies the
-/// sink; `report` returns once the notification is on its way.
-#[derive(Clone)]
-pub struct Progress {
-    sink: std::sync::Arc<dyn ProgressSink>,
-}
-
-/// Delivers progress reports to the client (implemented by the MCP layer).
-pub trait ProgressSink: Send + Sync {
-    fn report(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: String,
-    ) -> futures::future::BoxFuture<'static, ()>;
-}
-
-impl Progress {
-    pub fn new(sink: std::sync::Arc<dyn ProgressSink>) -> Self {
-        Progress { sink }
-    }
-
-    pub async fn report(&self, progress: f64, total: Option<f64>, message: &str) {
-        self.sink.report(progress, total, message.to_string()).await;
+    match validators().get(&(toolset, name)) {
+        Some(v) => v.check(args),
+        None => Ok(()),
     }
 }
 
@@ -863,7 +426,7 @@ mod tests {
             match v {
                 serde_json::Value::Object(m) => {
                     if let Some(f) = m.get("format").and_then(serde_json::Value::as_str) {
-                        if !super::typed::STANDARD_FORMATS.contains(&f) {
+                        if !crate::toolkit::typed::STANDARD_FORMATS.contains(&f) {
                             bad.push(format!("{tool} {path}/format = {f}"));
                         }
                     }
@@ -895,7 +458,7 @@ mod tests {
         let mut bad = Vec::new();
         for set in [super::Toolset::Default, super::Toolset::Python] {
             for t in super::catalog(set) {
-                let listed = super::describe(t, set);
+                let listed = crate::toolkit::publish::describe(t, set);
                 walk(t.name, "inputSchema", &listed["inputSchema"], &mut bad);
                 walk(t.name, "outputSchema", &listed["outputSchema"], &mut bad);
             }

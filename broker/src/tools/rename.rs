@@ -6,15 +6,15 @@
 //! keeps them).
 //! tmux itself turns `automatic-rename` off for a window renamed this way.
 
-use super::act::{self, SelfRule};
-use super::arrange::Name;
-use super::arrange::{self, SessionAction, WindowAction};
-use super::ids::{Generation, Guarded, SessionId, WindowId};
-use super::refs::{self, Kind};
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::guarded;
 use crate::session::Session;
+use crate::toolkit::act::{self, SelfRule};
+use crate::toolkit::arrange::Name;
+use crate::toolkit::arrange::{self, SessionAction, WindowAction};
+use crate::toolkit::ids::{Generation, Guarded, SessionId, WindowId};
+use crate::toolkit::refs::{self, Kind};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -24,7 +24,7 @@ pub const RENAME_SESSION: ToolSpec = ToolSpec {
     description: "Rename a session; returns the name tmux gave.",
     details: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
     annotations: Annotations::mutating("Rename session", true),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<SessionArgs>,
     output_schema: schema_of::<SessionAction>,
     run: run_rename_session,
@@ -36,7 +36,7 @@ pub const RENAME_WINDOW: ToolSpec = ToolSpec {
     description: "Rename a window (tmux then stops renaming it automatically).",
     details: "Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.",
     annotations: Annotations::mutating("Rename window", true),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<WindowArgs>,
     output_schema: schema_of::<WindowAction>,
     run: run_rename_window,

@@ -6,14 +6,14 @@
 //! repeated call never undoes the first. Sizes are limited by the window:
 //! the result reports the size tmux actually gave.
 
-use super::act::{self, SelfRule};
-use super::arrange::{self, PaneAction};
-use super::envelope::Delivery;
-use super::ids::{Generation, PaneId};
-use super::refs::INT_MAX;
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::act::{self, SelfRule};
+use crate::toolkit::arrange::{self, PaneAction};
+use crate::toolkit::envelope::Delivery;
+use crate::toolkit::ids::{Generation, PaneId};
+use crate::toolkit::refs::INT_MAX;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Resize a pane with one of: width and/or height, adjust (move a border), zoom.",
     details: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
     annotations: Annotations::mutating("Resize pane", false),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<PaneAction>,
     run,

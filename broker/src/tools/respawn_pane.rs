@@ -6,14 +6,14 @@
 //! respawned. The result is the pane read back: new pid, new process
 //! generation.
 
-use super::act::{self, SelfRule};
-use super::arrange::{self, PaneAction, ProgramArgs};
-use super::confirm::{self, Ask};
-use super::envelope::Delivery;
-use super::ids::{Generation, PaneId};
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::act::{self, SelfRule};
+use crate::toolkit::arrange::{self, PaneAction, ProgramArgs};
+use crate::toolkit::confirm::{self, Ask};
+use crate::toolkit::envelope::Delivery;
+use crate::toolkit::ids::{Generation, PaneId};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -24,7 +24,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Restart a pane's program (argv, shell, or its original command); a running one only with kill: true.",
     details: "Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.",
     annotations: Annotations::destructive("Respawn pane"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<PaneAction>,
     run,
@@ -89,7 +89,7 @@ async fn call(
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let question = format!(
         "Respawn pane {}? {}; then {} starts there.",
-        confirm::pane_line(pane),
+        act::pane_line(pane),
         if pane.dead {
             "It is dead"
         } else {

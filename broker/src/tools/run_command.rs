@@ -72,19 +72,18 @@
 //! that is not proven empty (the probe's keys taken back), a line that does
 //! not parse.
 
-use super::act;
-use super::envelope::Delivery;
-use super::ids::{Generation, PaneId};
-use super::refs::PaneRef;
-use super::send::{self, Input};
-use super::shell_line;
-use super::shells::{self, Syntax};
-use super::typed::schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::jobs::{admit, prune, Finish, Job, JobState, Jobs, Output};
 use crate::session::Session;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::toolkit::act;
+use crate::toolkit::envelope::Delivery;
+use crate::toolkit::ids::{Generation, PaneId};
+use crate::toolkit::job::{lookup, summary, view, JobView};
+use crate::toolkit::shell_line;
+use crate::toolkit::shells::{self, Syntax};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
+use crate::toolkit::typing::{self, Input};
+use serde::Deserialize;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,8 +101,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.",
     details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Run a command in a pane's shell", false),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<Args>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<Args>,
     output_schema: schema_of::<JobView>,
     run,
 };
@@ -125,7 +124,7 @@ struct Args {
     /// completes, CR submits.
     #[schemars(
         length(min = 1, max = 16384),
-        regex(pattern = super::refs::NO_CONTROL_BUT_LF)
+        regex(pattern = crate::toolkit::refs::NO_CONTROL_BUT_LF)
     )]
     command: String,
     // Capped at the request timeout (the result says so).
@@ -140,106 +139,6 @@ struct Args {
     /// Kept from the end (default 65536).
     #[schemars(range(min = 1, max = MAX_OUTPUT_BYTES))]
     max_output_bytes: Option<usize>,
-}
-
-/// A job as `run_command` and `get_job` report it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct JobView {
-    pub job_id: String,
-    pub pane: PaneRef,
-    pub command: String,
-    pub state: JobState,
-    /// `$?` of the command line, when done.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_status: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Output>,
-    /// Why the job was lost, when it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lost_reason: Option<String>,
-    /// Milliseconds since the line was typed (to the status, when done).
-    pub elapsed_ms: u64,
-    /// The wait this call used (run_command without detach only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Whether timeoutMs was cut to the request timeout.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_clamped: Option<bool>,
-}
-
-/// `job` as `run_command` and `get_job` report it.
-fn view(job: &Job, id: &str) -> JobView {
-    let finish = job.finish.borrow().clone();
-    let (state, exit_status, output, lost_reason, elapsed) = match finish {
-        None => (JobState::Running, None, None, None, job.started.elapsed()),
-        Some(Finish::Done {
-            status,
-            output,
-            elapsed,
-        }) => (JobState::Done, Some(status), Some(output), None, elapsed),
-        Some(Finish::Lost { why, elapsed }) => (JobState::Lost, None, None, Some(why), elapsed),
-    };
-    JobView {
-        job_id: id.to_string(),
-        pane: PaneRef::new(&job.pane, &job.generation),
-        command: job.command.clone(),
-        state,
-        exit_status,
-        output,
-        lost_reason,
-        elapsed_ms: elapsed.as_millis() as u64,
-        timeout_ms: None,
-        timeout_clamped: None,
-    }
-}
-
-/// The job `id` as `session` may see it (`get_job`): unknown, expired and
-/// other views' jobs are all "no such job".
-pub fn lookup(session: &Session, id: &str) -> Option<JobView> {
-    let mut table = session.jobs.lock();
-    prune(&mut table);
-    let job = table
-        .get_mut(id)
-        .filter(|j| j.generation == session.generation() && session.view().covers(&j.owner.view))?;
-    let v = view(job, id);
-    if v.state != JobState::Running {
-        job.collected = true;
-    }
-    Some(v)
-}
-
-/// A finished job's text for the model.
-pub fn summary(v: &JobView) -> String {
-    match v.state {
-        JobState::Running => format!(
-            "job {} on {} is still running after {} ms; collect it with get_job",
-            v.job_id, v.pane.id, v.elapsed_ms
-        ),
-        JobState::Lost => format!(
-            "job {} on {} was lost: {}",
-            v.job_id,
-            v.pane.id,
-            v.lost_reason.as_deref().unwrap_or_default()
-        ),
-        JobState::Done => {
-            let o = v.output.as_ref();
-            let dropped = o
-                .filter(|o| o.dropped_bytes > 0)
-                .map(|o| {
-                    format!(
-                        " [{} earlier line(s), {} byte(s) dropped]",
-                        o.dropped_lines, o.dropped_bytes
-                    )
-                })
-                .unwrap_or_default();
-            format!(
-                "exit status {}{dropped}\n{}",
-                v.exit_status.unwrap_or_default(),
-                o.map_or("", |o| o.text.as_str())
-            )
-        }
-    }
 }
 
 /// Marks the job orphaned when the blocking call is dropped before answering.
@@ -363,7 +262,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         } else {
             &line
         };
-        let mut commands = send::commands(&pane.id, Input::Text(rest));
+        let mut commands = typing::commands(&pane.id, Input::Text(rest));
         commands.push(vec![
             "send-keys".into(),
             "-t".into(),
@@ -371,7 +270,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             "Enter".into(),
         ]);
         let started = Instant::now();
-        if let Err((_, f)) = send::deliver(session, &commands).await {
+        if let Err((_, f)) = typing::deliver(session, &commands).await {
             let _ = std::fs::remove_dir_all(&dir);
             return act::error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
         }
@@ -708,11 +607,11 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
     let watch = TtyWatch::new(&pane.tty).ok();
     // C-a as a key, the space as text: the commands every typing tool sends.
     let probe = [
-        send::commands(id, Input::Keys(&["C-a".to_string()])),
-        send::commands(id, Input::Text(" ")),
+        typing::commands(id, Input::Keys(&["C-a".to_string()])),
+        typing::commands(id, Input::Text(" ")),
     ]
     .concat();
-    if let Err((landed, f)) = send::deliver(session, &probe).await {
+    if let Err((landed, f)) = typing::deliver(session, &probe).await {
         let delivery = if landed == 0 {
             f.delivery
         } else {
@@ -735,7 +634,7 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
         return Ok(true);
     }
     let undo: Vec<String> = verdict.undo().iter().map(|k| k.to_string()).collect();
-    let undone = send::deliver(session, &send::commands(id, Input::Keys(&undo)))
+    let undone = typing::deliver(session, &typing::commands(id, Input::Keys(&undo)))
         .await
         .is_ok();
     let now = match settled(

@@ -10,7 +10,7 @@
 //! after the page), `total_panes_matched`, `offset`, `limit`.
 //!
 //! The mechanism is ours, not the reference's: the search is the default
-//! `search_panes`'s engine (`search_panes::search_panes`: guarded,
+//! `search_panes`'s engine (`toolkit::search::search_panes`: guarded,
 //! hook-refusing captures, the agent's scope, the matching budget of bytes,
 //! lines and time, at most 200 panes); this module picks the candidates and
 //! translates. The reference's "fast path" (`list-panes -f '#{C/i:PATTERN}'`)
@@ -19,14 +19,14 @@
 //! table does not carry, is read for the page's panes with one hook-free
 //! format expansion (`Registry::expand_format`).
 
-use super::capture_pane_python::{check_socket, nullable, ServerArg};
-use super::list_sessions;
-use super::search_panes::{
+use crate::session::Session;
+use crate::toolkit::python::{check_socket, nullable, ServerArg};
+use crate::toolkit::records;
+use crate::toolkit::search::{
     self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
 };
-use super::typed::{nullable_input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
-use crate::session::Session;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,7 +39,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Search the content of the tmux panes this agent may see (optionally one session: session_id, else session_name) for a pattern: literal unless regex is true (Rust regex syntax: no look-around or back-references), case-insensitive unless match_case is true. Reads the visible screen, or the content_start..content_end range (tmux capture-pane -S/-E: 0 is the top visible line, negative numbers reach into history), with wrapped lines joined. Each matching pane is returned with its geometry, window, session and its last max_matched_lines_per_pane (default 50) matching lines; panes are sorted by pane id and paged with offset and limit (default 500, null for no cap); truncated_panes lists the matched panes after this page. truncated is true when anything was left out. Panes whose capture would run an after-capture-pane hook are skipped and named in the text. Read-only; fires no tmux hook.",
     details: "",
     annotations: Annotations::read_only("Search panes"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema,
     output_schema: schema_of::<Found>,
     run,
@@ -61,7 +61,7 @@ struct Found {
     /// or a bound of the search (see the text).
     truncated: bool,
     /// The matched panes after this page (call again with a larger offset).
-    #[schemars(inner(regex(pattern = super::ids::PANE_ID)))]
+    #[schemars(inner(regex(pattern = crate::toolkit::ids::PANE_ID)))]
     truncated_panes: Vec<String>,
     /// Matched panes in all (before paging).
     total_panes_matched: usize,
@@ -74,7 +74,7 @@ struct Found {
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PaneContentMatch {
-    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
     pane_id: String,
     /// Left edge column, 0-based and window-relative (`null`: the pane was gone when its geometry was read).
     pane_left: Option<i64>,
@@ -90,11 +90,11 @@ struct PaneContentMatch {
     pane_tty: String,
     pane_current_command: String,
     pane_current_path: String,
-    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
     window_id: String,
     window_name: String,
     /// The session searched, else the pane's first session this agent sees.
-    #[schemars(regex(pattern = super::ids::SESSION_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     /// The last matching lines, top to bottom.
@@ -141,7 +141,7 @@ struct Args {
     session_name: Option<String>,
     /// Only the panes of this session (e.g. '$1'); wins over session_name.
     #[serde(default)]
-    #[schemars(regex(pattern = super::ids::SESSION_ID))]
+    #[schemars(regex(pattern = crate::toolkit::ids::SESSION_ID))]
     session_id: Option<String>,
     /// true: case-sensitive.
     #[serde(default)]
@@ -191,10 +191,10 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         ))
     })?;
     check_socket(session, &args.server)?;
-    let (snap, g) = list_sessions::graph(session).await?;
+    let (snap, g) = records::graph(session).await?;
     let only = match (args.session_id.as_deref(), args.session_name.as_deref()) {
-        (Some(id), _) => Some(list_sessions::resolve_session(&g, "session_id", id)?),
-        (None, Some(name)) => Some(list_sessions::resolve_session(&g, "session_name", name)?),
+        (Some(id), _) => Some(records::resolve_session(&g, "session_id", id)?),
+        (None, Some(name)) => Some(records::resolve_session(&g, "session_name", name)?),
         (None, None) => None,
     };
     // Candidates as this agent sees them (scope-cut placements), by pane id.
@@ -216,7 +216,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         per_pane: args.per_pane,
         keep_last: true,
     };
-    let searched = search_panes::search_panes(session, &snap, &candidates, &plan).await;
+    let searched = search::search_panes(session, &snap, &candidates, &plan).await;
     if searched.panes_searched == 0 && !candidates.is_empty() {
         let why: Vec<String> = searched
             .panes_skipped
@@ -509,7 +509,7 @@ mod tests {
             json!({ "pattern": "x" }),
             json!({ "pattern": "x", "limit": null, "content_start": -10, "max_matched_lines_per_pane": 2.0 }),
         );
-        let d: Args = super::super::typed::decode(&a).unwrap();
+        let d: Args = crate::toolkit::typed::decode(&a).unwrap();
         assert_eq!(
             (
                 d.regex,
@@ -522,9 +522,9 @@ mod tests {
             ),
             (false, false, 50, Some(500), 0, None, None)
         );
-        let n: Args = super::super::typed::decode(&b).unwrap();
+        let n: Args = crate::toolkit::typed::decode(&b).unwrap();
         assert_eq!((n.limit, n.content_start, n.per_pane), (None, Some(-10), 2));
-        super::super::typed::assert_every_property_decoded::<Args>(
+        crate::toolkit::typed::assert_every_property_decoded::<Args>(
             &input_schema(),
             json!({ "pattern": "x" }),
         );

@@ -3,12 +3,12 @@
 //! current window (`select-window -t @N`); the result is read back from a
 //! fresh table. Selecting the agent's own pane or window is harmless to it.
 
-use super::act::{self, SelfRule};
-use super::arrange::{self, PaneAction, WindowAction};
-use super::ids::{Generation, PaneId, WindowId};
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::act::{self, SelfRule};
+use crate::toolkit::arrange::{self, PaneAction, WindowAction};
+use crate::toolkit::ids::{Generation, PaneId, WindowId};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -18,7 +18,7 @@ pub const SELECT_PANE: ToolSpec = ToolSpec {
     description: "Make a pane its window's active pane.",
     details: "Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.",
     annotations: Annotations::mutating("Select pane", true),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<PaneArgs>,
     output_schema: schema_of::<PaneAction>,
     run: run_select_pane,
@@ -30,7 +30,7 @@ pub const SELECT_WINDOW: ToolSpec = ToolSpec {
     description: "Make a window its session's current window.",
     details: "Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).",
     annotations: Annotations::mutating("Select window", true),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<WindowArgs>,
     output_schema: schema_of::<WindowAction>,
     run: run_select_window,

@@ -1,19 +1,19 @@
 //! `send_keys` (libtmux family, mutating): tmux key names (`keys`) or text
 //! (`text`, literal by default) into one pane, optionally followed by Enter.
 //!
-//! The typing itself is `tmux_send`'s ([`send::commands`]): `--` ends the flags
+//! The typing itself is `tmux_send`'s ([`typing::commands`]): `--` ends the flags
 //! so a leading `-` is a key name or text, a trailing `;` is escaped so tmux
 //! never splits the command there, and a long input goes as several commands
 //! that each fit one tmux message. Enter is a separate `send-keys Enter` (the
 //! Enter *key*, CR), because inside `-l` the word "Enter" would be typed as text.
 
-use super::act;
-use super::envelope::Delivery;
-use super::ids::{Generation, PaneId};
-use super::refs::{PaneRef, NO_NUL};
-use super::send::{self, Input};
-use super::typed::schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::act;
+use crate::toolkit::envelope::Delivery;
+use crate::toolkit::ids::{Generation, PaneId};
+use crate::toolkit::refs::{PaneRef, NO_NUL};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
+use crate::toolkit::typing::{self, Input};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -23,8 +23,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Type into a pane: tmux key names (keys) or literal text; enter: true presses Enter afterwards.",
     details: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
     annotations: Annotations::mutating("Send keys to a pane", false),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<Args>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<Args>,
     output_schema: schema_of::<Sent>,
     run,
 };
@@ -104,7 +104,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Err(e) => return e,
             };
         let mut commands = input
-            .map(|i| send::commands(&target.id, i))
+            .map(|i| typing::commands(&target.id, i))
             .unwrap_or_default();
         if args.enter {
             commands.push(vec![
@@ -114,7 +114,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 "Enter".into(),
             ]);
         }
-        if let Err((landed, f)) = send::deliver(session, &commands).await {
+        if let Err((landed, f)) = typing::deliver(session, &commands).await {
             if landed == 0 {
                 return act::failed(&f);
             }

@@ -14,15 +14,16 @@
 //! draft), event-driven as the waits are. An Enter that did not submit is a
 //! clear error; nothing is pressed twice.
 
-use super::ids::{Generation, PaneId};
-use super::list_agents::{Agent, StateName};
-use super::paste_text::{paste, LineEnding};
-use super::refs::NO_NUL;
-use super::send::{commands, deliver, Input};
-use super::typed::schema_of;
-use super::wait_for_agent::{agent_of, AgentWatch};
-use super::{act, Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::act;
+use crate::toolkit::agents::{agent_of, AgentWatch};
+use crate::toolkit::agents::{Agent, StateName};
+use crate::toolkit::ids::{Generation, PaneId};
+use crate::toolkit::paste::{paste, LineEnding};
+use crate::toolkit::refs::NO_NUL;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
+use crate::toolkit::typing::{commands, deliver, Input};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -33,8 +34,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Send a prompt (any number of lines) to the coding agent in a pane as one message and submit it; verified on its screen.",
     details: "For a pane whose coding-agent CLI (see list_agents) waits for input with an empty input box: a turn still running is waited for (within timeoutMs); an approval dialog, a draft in the box or an unknown screen sends nothing. Pastes text through a private buffer (bracketed, so line feeds stay inside the one message), waits until the screen shows the draft and the terminal is quiet for 150 ms, presses Enter once, then waits, event-driven, until the screen shows the submission (the agent works, asks for approval, or its input box is empty again) or timeoutMs (default 10000; an error saying the prompt did not submit: the draft is still in the box). submit false stops after the paste. Mutating tier; the agent's own pane needs --allow-self.",
     annotations: Annotations::mutating("Send a prompt to a coding agent", false),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<Args>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<Args>,
     output_schema: schema_of::<Prompted>,
     run,
 };

@@ -8,12 +8,12 @@
 //! unreadable rather than read as something else. Formats cannot list the
 //! environment, or tell an unset variable from an empty one.
 
-use super::ids::SessionFilter;
-use super::show_options::{context, escaped_note, expand_keys, ContextRecord, NamedValue};
-use super::typed::input_of;
-use super::typed::schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::ids::SessionFilter;
+use crate::toolkit::options::{context, escaped_note, expand_keys, ContextRecord, NamedValue};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::input_of;
+use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read tmux environment variables, globally or as a session sees them (names with an upper-case letter).",
     details: "Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.",
     annotations: Annotations::read_only("Show environment"),
-    listed: super::Listed::OptIn,
+    listed: crate::toolkit::spec::Listed::OptIn,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,

@@ -4,12 +4,12 @@
 //! its table (3.3a–3.7c), so it can never fire one; see `tmux_mcp_core::hooks`. The
 //! broker never sets or changes a hook.
 
-use super::ids::{PaneId, SessionFilter, WindowId};
-use super::show_options::{context, escaped_note, ContextKind, ContextRecord};
-use super::typed::input_of;
-use super::typed::schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::ids::{PaneId, SessionFilter, WindowId};
+use crate::toolkit::options::{context, escaped_note, ContextKind, ContextRecord};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::input_of;
+use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +19,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "The tmux hooks set globally or on a session, window or pane.",
     details: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
     annotations: Annotations::read_only("Show hooks"),
-    listed: super::Listed::OptIn,
+    listed: crate::toolkit::spec::Listed::OptIn,
     input_schema: input_of::<Args>,
     output_schema: schema_of::<Shown>,
     run,

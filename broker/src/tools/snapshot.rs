@@ -10,11 +10,11 @@
 //! session may see, cut to its scope, and a page cursor is readable only by a
 //! session whose view covers the one that made it (`retention`).
 
-use super::criteria::{self, Entity, Graph};
-use super::envelope::{self, Delivery};
-use super::typed::data_schema_of;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::criteria::{self, Entity, Graph};
+use crate::toolkit::envelope::{self, Delivery};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::data_schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -27,7 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Records of sessions, windows, panes, window links or clients matching criteria; cursor alone pages on.",
     details: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux entity client is refused as unsupported (reading them would run a user hook) and other entities report client coverage unavailable.",
     annotations: Annotations::read_only("tmux metadata snapshot"),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema,
     output_schema,
     run,
@@ -67,7 +67,7 @@ fn criteria_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 fn input_schema() -> Value {
-    super::typed::input_of::<Args>()
+    crate::toolkit::typed::input_of::<Args>()
 }
 
 /// What every page of one result repeats; retained with the records.

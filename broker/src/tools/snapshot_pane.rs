@@ -3,12 +3,12 @@
 //! hook-free table read and the content from a separate guarded capture: they
 //! are not an atomic snapshot.
 
-use super::read;
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::contracts;
+use crate::toolkit::read;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use serde_json::{json, Value};
 use std::cmp::Ordering;
-use std::sync::OnceLock;
 use tmux_mcp_engine::lines::{
     bound_text, decode_lines, effective_result_lines, tail_bytes, BoundedText, MAX_RESULT_BYTES,
 };
@@ -21,29 +21,11 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.",
     details: "",
     annotations: Annotations::read_only("Snapshot a pane"),
-    listed: super::Listed::AtTier,
-    input_schema,
-    output_schema,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: contracts::snapshot_pane_input,
+    output_schema: contracts::snapshot_pane_output,
     run,
 };
-
-fn input_schema() -> Value {
-    static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        serde_json::from_str(include_str!("../../contracts/snapshot_pane.input.json"))
-            .expect("contract parses")
-    })
-    .clone()
-}
-
-fn output_schema() -> Value {
-    static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        serde_json::from_str(include_str!("../../contracts/snapshot_pane.output.json"))
-            .expect("contract parses")
-    })
-    .clone()
-}
 
 /// Room kept for everything around the pane view in one result.
 const RESERVE: i64 = 16_384;
@@ -325,9 +307,9 @@ mod tests {
 
     #[test]
     fn args_derive_the_contract() {
-        let mut derived = super::super::typed::input_of::<Args>();
+        let mut derived = crate::toolkit::typed::input_of::<Args>();
         derived["$schema"] = serde_json::json!("http://json-schema.org/draft-07/schema#");
-        assert_eq!(derived, input_schema());
+        assert_eq!(derived, contracts::snapshot_pane_input());
     }
 
     #[test]

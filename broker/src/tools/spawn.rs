@@ -5,16 +5,17 @@
 //! so names are the ones tmux gave. A new session would be outside a
 //! session-scoped agent's view, so only a server-scoped one may create one.
 
-use super::act::{self, SelfRule};
-use super::arrange::Name;
-use super::arrange::{self, ProgramArgs, Spawned};
-use super::envelope::Delivery;
-use super::ids::{Generation, PaneId, SessionId};
-use super::launch;
-use super::refs::{Kind, INT_MAX};
-use super::typed::{input_of, schema_of};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::act::{self, SelfRule};
+use crate::toolkit::arrange::Name;
+use crate::toolkit::arrange::{self, ProgramArgs, Spawned};
+use crate::toolkit::envelope::Delivery;
+use crate::toolkit::ids::{Generation, PaneId, SessionId};
+use crate::toolkit::launch;
+use crate::toolkit::launch::spawn;
+use crate::toolkit::refs::{Kind, INT_MAX};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,7 +28,7 @@ pub const CREATE_SESSION: ToolSpec = ToolSpec {
     description: "Create a detached session running argv (or shell, or the default command); needs --scope server.",
     details: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
     annotations: Annotations::mutating("Create session", false),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<SessionArgs>,
     output_schema: schema_of::<Spawned>,
     run: run_create_session,
@@ -39,7 +40,7 @@ pub const CREATE_WINDOW: ToolSpec = ToolSpec {
     description: "Create a window in a session running argv (or shell, or the default command).",
     details: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
     annotations: Annotations::mutating("Create window", false),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<WindowArgs>,
     output_schema: schema_of::<Spawned>,
     run: run_create_window,
@@ -51,7 +52,7 @@ pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
     description: "Split a pane; the new pane runs argv (or shell, or the default command).",
     details: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
     annotations: Annotations::mutating("Split window", false),
-    listed: super::Listed::AtTier,
+    listed: crate::toolkit::spec::Listed::AtTier,
     input_schema: input_of::<SplitArgs>,
     output_schema: schema_of::<Spawned>,
     run: run_split_window,
@@ -183,10 +184,10 @@ async fn create_session(
     }
     let mut cmd: Vec<String> = vec!["new-session".into(), "-d".into()];
     if let Some(n) = &a.name {
-        cmd.extend(["-s".into(), super::refs::format_arg(n)]);
+        cmd.extend(["-s".into(), crate::toolkit::refs::format_arg(n)]);
     }
     if let Some(n) = &a.window_name {
-        cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+        cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
     }
     if let Some(x) = a.width {
         cmd.extend(["-x".into(), x.to_string()]);
@@ -233,7 +234,7 @@ async fn create_window(
     };
     cmd.extend(["-t".into(), at]);
     if let Some(n) = &a.name {
-        cmd.extend(["-n".into(), super::refs::format_arg(n)]);
+        cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
     }
     cmd.extend([
         "-P".into(),
@@ -329,30 +330,6 @@ async fn read_back_spawned(
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     arrange::read_back(session, what).await
-}
-
-/// Runs a creation whose `-F` is [`launch::print_format`]`(expected)`; the
-/// new ids and the new pane's pid. A pane tmux started elsewhere than `cwd`
-/// is an error (it exists).
-pub(super) async fn spawn(
-    session: &Session,
-    cmd: &[String],
-    expected: &[Kind],
-    cwd: Option<&std::path::Path>,
-) -> Result<(Vec<String>, Option<u32>), ToolOutput> {
-    let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let printed = act::run(session, &argv).await?;
-    let ids = arrange::printed_ids(&printed, expected)?;
-    if let Some(why) =
-        launch::started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str))
-    {
-        super::refs::refresh_after(&session.broker).await;
-        return Err(act::error(
-            &format!("{why}; close it or use it as it is."),
-            Delivery::Observed,
-        ));
-    }
-    Ok((ids, launch::printed_pid(&printed)))
 }
 
 fn result(

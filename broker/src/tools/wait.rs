@@ -11,19 +11,19 @@
 //! `progressToken`; cancellation drops the wait and everything it holds. The server exiting ends a wait with
 //! `observation_lost` (delivery `observed`: the broker saw it happen).
 
-use super::capture::{observe_error, snapshot_data, snapshot_data_schema, ScopeArgs};
-use super::envelope::{self, Delivery};
-use super::refs::PaneRef;
-use super::typed::{data_schema_of, input_of, Unobserved};
-use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
 use crate::session::Session;
+use crate::toolkit::envelope::{self, Delivery};
+use crate::toolkit::events::{Event, PaneEvents};
+use crate::toolkit::refs::PaneRef;
+use crate::toolkit::screen::{observe_error, snapshot_data, snapshot_data_schema, ScopeArgs};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{data_schema_of, input_of, Unobserved};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
 use tmux_mcp_core::limits;
 use tmux_mcp_core::sys;
-use tmux_mcp_engine::activity::{Change, ScreenEvents};
 use tmux_mcp_engine::capture::Rows;
 use tmux_mcp_engine::observe::{self, ObserveError};
 
@@ -33,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Wait until a pane's screen contains text or its process exits; returns the capture or the exit.",
     details: "Wait event-driven (tty inotify; typed echo within 250 ms) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.",
     annotations: Annotations::read_only("Wait for pane text or process exit"),
-    listed: super::Listed::OptIn,
+    listed: crate::toolkit::spec::Listed::OptIn,
     input_schema,
     output_schema,
     run,
@@ -270,184 +270,6 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
                 );
             }
         }
-    }
-}
-
-/// When the screen is read again after the last output event: tmux may parse
-/// the bytes a moment after the program wrote them (the event comes at the
-/// write), sooner or later depending on load, so a short re-read catches the
-/// usual case and a later one the slow case.
-const SETTLE: [Duration; 2] = [Duration::from_millis(4), Duration::from_millis(25)];
-
-/// What woke a wait ([`PaneEvents::next`]).
-#[derive(Debug)]
-pub enum Event {
-    /// The pane wrote to its terminal: read the screen again.
-    Output,
-    /// A settle re-read after output is due.
-    Settled,
-    /// Nothing was written for the idle period.
-    Idle,
-    /// The deadline passed.
-    Timeout,
-    /// The watched process exited (pidfd).
-    Exited,
-    /// The tmux server exited (or the broker is stopping).
-    ServerGone,
-    WatchFailed(std::io::Error),
-}
-
-/// The events of one pane during one wait, without polling: writes to its
-/// terminal (inotify, [`ScreenEvents`]) with the settle re-reads after them, its
-/// process exiting (pidfd), the server going, an optional quiet period, and
-/// the deadline; progress notifications go out once a second meanwhile when
-/// the client asked. Shared by `tmux_wait`, `wait_for_text` and `wait_for_idle`,
-/// which decide what each event means. Holds the wait's admission place.
-pub struct PaneEvents<'a> {
-    broker: &'a tmux_mcp_engine::Broker,
-    _place: tokio::sync::SemaphorePermit<'a>,
-    id: String,
-    watch: Option<ScreenEvents>,
-    exit: Option<std::sync::Arc<tmux_mcp_core::process::ProcessIdentity>>,
-    started: std::time::Instant,
-    timeout: Duration,
-    deadline: tokio::time::Instant,
-    idle: Option<Duration>,
-    last_output: tokio::time::Instant,
-    settle: Option<tokio::time::Instant>,
-    tick: tokio::time::Interval,
-    progress: Option<Progress>,
-    events: u64,
-    /// Writes to the terminal among the events, and when the last came.
-    writes: u64,
-    last_write: tokio::time::Instant,
-}
-
-impl<'a> PaneEvents<'a> {
-    /// A wait on pane `id` that began at `started` and ends `timeout` later.
-    pub fn new(
-        broker: &'a tmux_mcp_engine::Broker,
-        place: tokio::sync::SemaphorePermit<'a>,
-        id: &str,
-        started: std::time::Instant,
-        timeout: Duration,
-        progress: Option<Progress>,
-    ) -> PaneEvents<'a> {
-        let now = tokio::time::Instant::now();
-        let deadline = tokio::time::Instant::from_std(started) + timeout;
-        let second = Duration::from_secs(1);
-        PaneEvents {
-            broker,
-            _place: place,
-            id: id.to_string(),
-            watch: None,
-            exit: None,
-            started,
-            timeout,
-            deadline,
-            idle: None,
-            last_output: now,
-            settle: None,
-            tick: tokio::time::interval_at(now + second, second),
-            progress,
-            events: 0,
-            writes: 0,
-            last_write: now,
-        }
-    }
-
-    /// Also wake on output to the pane's terminal.
-    pub fn watching(mut self, watch: ScreenEvents) -> Self {
-        self.watch = Some(watch);
-        self
-    }
-
-    /// Also wake when this process exits.
-    pub fn exit_of(
-        mut self,
-        identity: std::sync::Arc<tmux_mcp_core::process::ProcessIdentity>,
-    ) -> Self {
-        self.exit = Some(identity);
-        self
-    }
-
-    /// Also wake when nothing was written for `quiet` (from now, or the last output).
-    pub fn idle(mut self, quiet: Duration) -> Self {
-        self.idle = Some(quiet);
-        self
-    }
-
-    /// Changes the quiet period (`None`: no idle events). An idle event
-    /// comes again after every `next` until the period is changed or output
-    /// comes, so a wait that goes on after one turns it off here.
-    pub fn set_idle(&mut self, quiet: Option<Duration>) {
-        self.idle = quiet;
-    }
-
-    pub async fn next(&mut self) -> Event {
-        loop {
-            let far = self.deadline + Duration::from_secs(3600);
-            let idle_at = self.idle.map_or(far, |d| self.last_output + d);
-            tokio::select! {
-                _ = async { self.exit.as_ref().expect("guarded").wait_exit().await }, if self.exit.is_some() => return Event::Exited,
-                r = async { self.watch.as_ref().expect("guarded").next_change().await }, if self.watch.is_some() => {
-                    let change = match r {
-                        Ok(c) => c,
-                        Err(e) => return Event::WatchFailed(e),
-                    };
-                    self.events += 1;
-                    self.last_output = tokio::time::Instant::now();
-                    if change == Change::Written {
-                        self.writes += 1;
-                        self.last_write = self.last_output;
-                    }
-                    self.settle = Some(self.last_output + SETTLE[0]);
-                    return Event::Output;
-                }
-                _ = tokio::time::sleep_until(self.settle.unwrap_or(far)), if self.settle.is_some() => {
-                    // The next re-read after the last output, if any is left.
-                    let now = tokio::time::Instant::now();
-                    self.settle = SETTLE.iter().map(|d| self.last_output + *d).find(|t| *t > now);
-                    return Event::Settled;
-                }
-                _ = tokio::time::sleep_until(idle_at), if self.idle.is_some() => return Event::Idle,
-                _ = tokio::time::sleep_until(self.deadline) => return Event::Timeout,
-                _ = self.broker.server_gone() => return Event::ServerGone,
-                _ = self.tick.tick() => {
-                    if let Some(p) = &self.progress {
-                        let waited = self.started.elapsed().as_secs_f64();
-                        let total = self.timeout.as_secs_f64();
-                        p.report(waited.min(total), Some(total), &format!("waiting on {} for {waited:.0} s", self.id)).await;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Since the wait began.
-    pub fn waited(&self) -> Duration {
-        self.started.elapsed()
-    }
-
-    /// Since the last output (or since this wait started watching).
-    pub fn quiet(&self) -> Duration {
-        self.last_output.elapsed()
-    }
-
-    /// Output events (bursts of writes to the terminal) seen.
-    pub fn events(&self) -> u64 {
-        self.events
-    }
-
-    /// Events that were writes by the pane's programs (not the safety net's
-    /// readings, whose first one always tells).
-    pub fn writes(&self) -> u64 {
-        self.writes
-    }
-
-    /// Since the last write to the terminal (or since this wait started).
-    pub fn quiet_writes(&self) -> Duration {
-        self.last_write.elapsed()
     }
 }
 

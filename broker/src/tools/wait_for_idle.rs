@@ -3,17 +3,17 @@
 //!
 //! Quiet is measured on the pane's terminal with inotify (every `write(2)` of
 //! its programs is an event; see `tty_watch`), from the moment the call starts,
-//! through the same events as `wait_for_text` ([`Watched`] over `wait::PaneEvents`). It reads no pane
+//! through the same events as `wait_for_text` (`toolkit::events::Watched` over its `PaneEvents`). It reads no pane
 //! content and sends tmux nothing but the fresh table read that resolves the
 //! pane. Echo by the kernel of typed input (a program reading in cooked mode)
 //! is not a write by the program and does not count as output.
 
-use super::ids::{Generation, PaneId};
-use super::refs::PaneRef;
-use super::typed::schema_of;
-use super::wait::Event;
-use super::wait_for_text::{ClockReport, Watched};
-use super::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::events::Event;
+use crate::toolkit::events::{ClockReport, Watched};
+use crate::toolkit::ids::{Generation, PaneId};
+use crate::toolkit::refs::PaneRef;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -23,8 +23,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Wait until a pane has written nothing for idleSeconds (default 1).",
     details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
     annotations: Annotations::read_only("Wait for a pane to go quiet"),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<Args>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<Args>,
     output_schema: schema_of::<Idle>,
     run,
 };

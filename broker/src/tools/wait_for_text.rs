@@ -16,22 +16,14 @@
 //! the screen line it matched on. The screen as it was when the call started
 //! counts: text already shown matches at once.
 
-use super::act::{self, SelfRule};
-use super::ids::{Generation, PaneId};
-use super::read;
-use super::refs::PaneRef;
-use super::search_panes::build_regex;
-use super::typed::schema_of;
-use super::wait::{Event, PaneEvents};
-use super::{Annotations, Call, CallFuture, Family, Progress, ToolOutput, ToolSpec};
-use crate::session::Session;
+use crate::toolkit::events::{ClockReport, Event, Watched};
+use crate::toolkit::ids::{Generation, PaneId};
+use crate::toolkit::refs::PaneRef;
+use crate::toolkit::search::build_regex;
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::time::{Duration, Instant};
-use tmux_mcp_engine::admission::Refused;
-use tmux_mcp_engine::lines;
-use tmux_mcp_engine::observe;
-use tmux_mcp_engine::registry::Pane;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "wait_for_text",
@@ -39,8 +31,8 @@ pub const SPEC: ToolSpec = ToolSpec {
     description: "Wait until a pane shows one of patterns, a stopPattern, or goes idle; text already shown counts.",
     details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns which pattern matched, the line and row of its first match, and moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
     annotations: Annotations::read_only("Wait for text in a pane"),
-    listed: super::Listed::AtTier,
-    input_schema: super::typed::input_of::<Args>,
+    listed: crate::toolkit::spec::Listed::AtTier,
+    input_schema: crate::toolkit::typed::input_of::<Args>,
     output_schema: schema_of::<Waited>,
     run,
 };
@@ -100,133 +92,6 @@ struct Waited {
     more_lines: Vec<String>,
     #[serde(flatten)]
     clock: ClockReport,
-}
-
-/// How long a wait took and the timeout it used (shared with wait_for_idle).
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ClockReport {
-    pub waited_ms: u64,
-    pub timeout_ms: u64,
-    /// Whether the timeoutMs asked for was cut to the request timeout.
-    pub timeout_clamped: bool,
-    /// Output events (bursts of writes to the pane's terminal) seen.
-    pub output_events: u64,
-}
-
-/// A libtmux-family wait on one pane: the shared [`PaneEvents`] plus the pane
-/// (for its guarded captures) and the timeout as the family reports it.
-pub struct Watched<'a> {
-    pub ev: PaneEvents<'a>,
-    pub pane: Pane,
-    timeout_ms: u64,
-    clamped: bool,
-}
-
-impl<'a> Watched<'a> {
-    /// Resolves pane `id` (fresh read: existence, generation, scope), then
-    /// [`Watched::on`] it.
-    pub async fn start(
-        session: &'a Session,
-        id: &str,
-        generation: Option<&str>,
-        asked_ms: Option<u64>,
-        idle: Option<f64>,
-        progress: Option<Progress>,
-    ) -> Result<Watched<'a>, ToolOutput> {
-        let started = Instant::now();
-        let target = act::target(session, id, generation, SelfRule::Allowed).await?;
-        let pane = target.panes[0].clone();
-        Watched::on(session, pane, started, asked_ms, idle, progress).await
-    }
-
-    /// A wait on `pane`, already resolved by the caller, that began at
-    /// `started`: takes a wait place and starts watching its terminal;
-    /// `asked_ms` is clamped to the request timeout.
-    pub async fn on(
-        session: &'a Session,
-        pane: Pane,
-        started: Instant,
-        asked_ms: Option<u64>,
-        idle: Option<f64>,
-        progress: Option<Progress>,
-    ) -> Result<Watched<'a>, ToolOutput> {
-        let broker: &'a tmux_mcp_engine::Broker = &session.broker;
-        let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
-        let asked = asked_ms.unwrap_or(cap_ms);
-        let timeout_ms = asked.min(cap_ms);
-        let id = pane.id.clone();
-        if pane.dead {
-            return Err(act::error(
-                &format!("Pane {id} is dead (its program exited); nothing will write to it."),
-                super::envelope::Delivery::NotSent,
-            ));
-        }
-        // A wait holds its place for its whole timeout, so the number running
-        // at once is capped (admission), like tmux_wait's.
-        let place = broker.admission.wait().map_err(|r: Refused| {
-            ToolOutput::libtmux_error(format!("{}. Nothing was sent to tmux.", r.0))
-        })?;
-        let watch = session.broker.screen_events(&pane).await.map_err(|e| {
-            ToolOutput::libtmux_error(format!(
-                "Cannot watch pane {id}'s terminal {}: {e}. Nothing was sent to tmux.",
-                pane.tty
-            ))
-        })?;
-        let mut ev = PaneEvents::new(
-            broker,
-            place,
-            &id,
-            started,
-            Duration::from_millis(timeout_ms),
-            progress,
-        )
-        .watching(watch);
-        if let Some(quiet) = idle {
-            ev = ev.idle(Duration::from_secs_f64(quiet));
-        }
-        Ok(Watched {
-            ev,
-            pane,
-            timeout_ms,
-            clamped: timeout_ms < asked,
-        })
-    }
-
-    /// The next event; the ones that end the wait with an error come as `Err`.
-    pub async fn next(&mut self) -> Result<Event, ToolOutput> {
-        match self.ev.next().await {
-            Event::WatchFailed(e) => Err(ToolOutput::libtmux_error(format!(
-                "Watching pane {}'s terminal failed: {e}.",
-                self.pane.id
-            ))),
-            Event::ServerGone => Err(ToolOutput::libtmux_error(format!(
-                "The tmux server exited (or the broker stopped) while waiting on {}.",
-                self.pane.id
-            ))),
-            e => Ok(e),
-        }
-    }
-
-    pub fn report(&self) -> ClockReport {
-        ClockReport {
-            waited_ms: self.ev.waited().as_millis() as u64,
-            timeout_ms: self.timeout_ms,
-            timeout_clamped: self.clamped,
-            output_events: self.ev.events(),
-        }
-    }
-
-    /// One guarded, hook-refusing capture of the visible screen, as lines.
-    pub async fn screen(&mut self, session: &Session) -> Result<Vec<String>, ToolOutput> {
-        match observe::capture_range(&session.broker, self.pane.clone(), None, None, false).await {
-            Ok((pane, out)) => {
-                self.pane = pane;
-                Ok(lines::decode_lines(&out))
-            }
-            Err(e) => Err(read::observe_failure(&self.pane.id, &e)),
-        }
-    }
 }
 
 fn compile(patterns: &[String], field: &str, args: &Args) -> Result<Vec<regex::Regex>, ToolOutput> {

@@ -7,7 +7,7 @@
 
 use super::envelope::Delivery;
 use super::refs::{self, Failure, Kind, Refusal, Target};
-use super::ToolOutput;
+use super::spec::ToolOutput;
 use crate::session::Session;
 
 /// What a tool may do to the agent's own pane (the pane the relay runs in),
@@ -167,6 +167,36 @@ pub async fn run(session: &Session, argv: &[&str]) -> Result<String, ToolOutput>
     refs::run_command(&session.broker, argv)
         .await
         .map_err(|f| failed(&f))
+}
+
+/// The question for ending `t` (`verb`: "Kill", "Close"): what it is, and
+/// every pane that closes with the program it runs.
+pub fn ending(verb: &str, t: &Target) -> String {
+    let what = format!("{} {}{}", t.kind.as_str(), t.id, quoted(t.name()));
+    let panes: Vec<String> = t.panes.iter().map(pane_line).collect();
+    format!(
+        "{verb} {what}? {} pane(s) close, ending what runs there: {}.",
+        panes.len(),
+        panes.join("; ")
+    )
+}
+
+/// A pane as the person knows it: id, place, program and pid.
+pub fn pane_line(p: &tmux_mcp_engine::registry::Pane) -> String {
+    let place = p
+        .placements
+        .first()
+        .map(|pl| format!(" in {}:{}", pl.session_name, pl.window_index))
+        .unwrap_or_default();
+    if p.dead {
+        format!("{}{place} (dead)", p.id)
+    } else {
+        format!("{}{place} running {} (pid {})", p.id, p.command, p.pid)
+    }
+}
+
+fn quoted(name: Option<&str>) -> String {
+    name.map(|n| format!(" ({n:?})")).unwrap_or_default()
 }
 
 #[cfg(test)]

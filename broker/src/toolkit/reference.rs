@@ -6,7 +6,7 @@
 //! `tools/list` carries their first paragraphs), so the reference cannot say
 //! something the schema does not.
 
-use super::ToolSpec;
+use super::spec::ToolSpec;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -174,10 +174,10 @@ mod tests {
     #[test]
     fn every_tool_has_a_reference_naming_each_argument() {
         for set in [
-            super::super::Toolset::Default,
-            super::super::Toolset::Python,
+            crate::toolkit::spec::Toolset::Default,
+            crate::toolkit::spec::Toolset::Python,
         ] {
-            for t in super::super::catalog(set) {
+            for t in crate::tools::catalog(set) {
                 let text = render(t, None);
                 assert!(text.starts_with(&format!("# {}\n\n{}\n", t.name, t.description)));
                 if !t.details.is_empty() {

@@ -1,7 +1,7 @@
 //! The seed family's result envelope: `{ok:true,data}` or
 //! `{ok:false,error:{code,message,delivery[,effects]}}` (docs/spec.md A.0.2).
 
-use super::ToolOutput;
+use super::spec::ToolOutput;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,8 +130,8 @@ pub fn mutation_error(
 /// before dispatch (policy, validation) when `tool` is a seed mutation tool
 /// (destructive, A.0.2); any other output is returned as is. `tmux_run` would
 /// have an effects shape of its own (A.8).
-pub fn for_tool(tool: &super::ToolSpec, mut out: ToolOutput) -> ToolOutput {
-    if !(tool.family == super::Family::Seed && tool.annotations.destructive) {
+pub fn for_tool(tool: &super::spec::ToolSpec, mut out: ToolOutput) -> ToolOutput {
+    if !(tool.family == super::spec::Family::Seed && tool.annotations.destructive) {
         return out;
     }
     if let Some(err) = out

@@ -100,9 +100,9 @@ impl AnyRef {
 
 #[cfg(test)]
 mod tests {
-    use super::super::refs::{ref_schema, reference, Kind};
-    use super::super::typed::schema_of;
     use super::*;
+    use crate::toolkit::refs::{ref_schema, reference, Kind};
+    use crate::toolkit::typed::schema_of;
     use serde_json::json;
 
     #[test]

@@ -4,7 +4,7 @@
 //! session can see, a scope refusal says how to widen it, a refused capture
 //! names the hook.
 
-use super::ToolOutput;
+use super::spec::ToolOutput;
 use crate::session::Session;
 use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};

@@ -99,7 +99,7 @@ pub trait Guarded: Sync {
 #[macro_export]
 macro_rules! guarded {
     ($args:ty, $field:ident) => {
-        impl $crate::tools::ids::Guarded for $args {
+        impl $crate::toolkit::ids::Guarded for $args {
             fn id(&self) -> &str {
                 &self.$field
             }
@@ -112,8 +112,8 @@ macro_rules! guarded {
 
 #[cfg(test)]
 mod tests {
-    use super::super::typed::input_of;
     use super::*;
+    use crate::toolkit::typed::input_of;
     use schemars::JsonSchema;
     use serde::Deserialize;
     use serde_json::json;

@@ -11,11 +11,11 @@ use super::criteria::Graph;
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
 use super::launch::{self, Program};
-use super::list_panes::{self, PaneRecord};
-use super::list_sessions::{self, SessionRecord};
-use super::list_windows::{self, WindowRecord};
+use super::records::SessionRecord;
+use super::records::WindowRecord;
+use super::records::{self, PaneRecord};
 use super::refs::{self, PaneRef, NO_NUL};
-use super::ToolOutput;
+use super::spec::ToolOutput;
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -122,26 +122,6 @@ pub fn program_tail(
     Ok((launch::program_tail(cwd.as_deref(), env, which), cwd))
 }
 
-/// The ids tmux printed for `-P -F` (space separated), each of the expected
-/// kind; else an error saying tmux did act.
-pub fn printed_ids(printed: &str, expected: &[refs::Kind]) -> Result<Vec<String>, ToolOutput> {
-    let ids: Vec<&str> = printed
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
-    if ids.len() == expected.len()
-        && ids
-            .iter()
-            .zip(expected)
-            .all(|(id, k)| refs::Kind::of_id(id) == Some(*k))
-    {
-        return Ok(ids.into_iter().map(str::to_string).collect());
-    }
-    Err(act::error(&format!("tmux reported success but printed no recognisable ids ({:?}); what it created may exist. Call list_panes.", printed.trim()), Delivery::Observed))
-}
-
 /// The table after an action, as this session sees it: the snapshot and the
 /// record graph of the list tools.
 pub struct After {
@@ -185,18 +165,18 @@ impl After {
 
     pub fn pane_record(&self, session: &Session, id: &str) -> Result<PaneRecord, ToolOutput> {
         self.pane(session, id)
-            .map(|p| list_panes::record(session, &p))
+            .map(|p| records::pane_record(session, &p))
     }
 
     pub fn window_record(&self, session: &Session, id: &str) -> Result<WindowRecord, ToolOutput> {
-        list_windows::records(session, &self.graph, None)
+        records::window_records(session, &self.graph, None)
             .into_iter()
             .find(|w| w.id() == id)
             .ok_or_else(|| Self::missing("window", id))
     }
 
     pub fn session_record(&self, session: &Session, id: &str) -> Result<SessionRecord, ToolOutput> {
-        list_sessions::records(session, &self.graph)
+        records::session_records(session, &self.graph)
             .into_iter()
             .find(|s| s.id() == id)
             .ok_or_else(|| Self::missing("session", id))
@@ -214,7 +194,7 @@ impl After {
             generation: session.generation().to_string(),
             window: self.window_record(session, &pane.window_id)?,
             window_zoomed: pane.window_zoomed,
-            pane: list_panes::record(session, &pane),
+            pane: records::pane_record(session, &pane),
         };
         Ok(ToolOutput::typed(&out, text))
     }
@@ -319,7 +299,8 @@ impl KilledRef for SessionRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::launch::{print_format, printed_pid, started_elsewhere};
+    use crate::toolkit::launch::printed_ids;
+    use crate::toolkit::launch::{print_format, printed_pid, started_elsewhere};
     use serde_json::json;
 
     /// What a creation printed (`print_format`): ids, then the start directory.
@@ -448,7 +429,7 @@ mod tests {
         use tmux_mcp_core::wire::Tier;
         for name in TOOLS {
             let t =
-                super::super::spec(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));
+                crate::tools::spec(name).unwrap_or_else(|| panic!("{name} is not in the catalog"));
             let want = if name.starts_with("kill_") || name == "respawn_pane" {
                 Tier::Destructive
             } else {
@@ -456,7 +437,7 @@ mod tests {
             };
             assert_eq!(t.tier(), want, "{name}");
             assert!(
-                t.listed == super::super::Listed::AtTier && !t.on_at(Tier::Readonly),
+                t.listed == crate::toolkit::spec::Listed::AtTier && !t.on_at(Tier::Readonly),
                 "{name}: hidden at the default tier, on at its own"
             );
             assert!(t.on_at(want), "{name}");
@@ -466,15 +447,15 @@ mod tests {
             }
         }
         // Bad input is refused by the published schema, naming the field.
-        let e = super::super::validate_input("kill_pane", &json!({ "paneId": "@1" })).unwrap_err();
+        let e = crate::tools::validate_input("kill_pane", &json!({ "paneId": "@1" })).unwrap_err();
         assert!(e.starts_with("argument /paneId: must match"), "{e}");
-        let e = super::super::validate_input(
+        let e = crate::tools::validate_input(
             "split_window",
             &json!({ "paneId": "%1", "direction": "sideways" }),
         )
         .unwrap_err();
         assert!(e.starts_with("argument /direction: must be one of"), "{e}");
-        let e = super::super::validate_input(
+        let e = crate::tools::validate_input(
             "create_session",
             &json!({ "argv": ["sh"], "program": "x" }),
         )

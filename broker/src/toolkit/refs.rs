@@ -9,7 +9,7 @@
 //! A session or window with no pane does not exist in tmux, so this is exact.
 
 use super::envelope::{self, Delivery};
-use super::ToolOutput;
+use super::spec::ToolOutput;
 use crate::session::Session;
 use serde_json::{json, Value};
 use tmux_mcp_core::tmux::TmuxError;
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn typed_pane_ref_has_the_published_schema() {
-        let derived = super::super::typed::schema_of::<PaneRef>();
+        let derived = crate::toolkit::typed::schema_of::<PaneRef>();
         let v = jsonschema::validator_for(&derived).unwrap();
         let hand = jsonschema::validator_for(&ref_schema(Kind::Pane)).unwrap();
         for r in [
@@ -475,9 +475,12 @@ mod tests {
             "effects must be required"
         );
         assert!(v.is_valid(
-            &envelope::for_tool(&crate::tools::send::SPEC, envelope::policy_denied())
-                .structured
-                .unwrap()
+            &envelope::for_tool(
+                crate::tools::spec("tmux_send").unwrap(),
+                envelope::policy_denied()
+            )
+            .structured
+            .unwrap()
         ));
     }
 }

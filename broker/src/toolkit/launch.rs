@@ -4,7 +4,10 @@
 //! the `-c`/`-e`/`--` tail; the `-P -F` that makes tmux print the new ids with
 //! the pane's pid and start directory, and what that tells.
 
-use super::refs;
+use super::act;
+use super::envelope::Delivery;
+use super::refs::{self, Kind};
+use super::spec::ToolOutput;
 use crate::session::Session;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -168,6 +171,48 @@ pub fn started_elsewhere(asked: Option<&Path>, printed: &str, pane: &str) -> Opt
     let asked = asked?.to_str()?;
     let (_, started) = printed_pane(printed);
     (started != asked).then(|| format!("tmux created pane {pane} but started it in {started:?}, not in the directory asked for ({asked:?})"))
+}
+
+/// Runs a creation whose `-F` is [`print_format`]`(expected)`; the
+/// new ids and the new pane's pid. A pane tmux started elsewhere than `cwd`
+/// is an error (it exists).
+pub async fn spawn(
+    session: &Session,
+    cmd: &[String],
+    expected: &[Kind],
+    cwd: Option<&std::path::Path>,
+) -> Result<(Vec<String>, Option<u32>), ToolOutput> {
+    let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let printed = act::run(session, &argv).await?;
+    let ids = printed_ids(&printed, expected)?;
+    if let Some(why) = started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str)) {
+        refs::refresh_after(&session.broker).await;
+        return Err(act::error(
+            &format!("{why}; close it or use it as it is."),
+            Delivery::Observed,
+        ));
+    }
+    Ok((ids, printed_pid(&printed)))
+}
+
+/// The ids tmux printed for `-P -F` (space separated), each of the expected
+/// kind; else an error saying tmux did act.
+pub fn printed_ids(printed: &str, expected: &[Kind]) -> Result<Vec<String>, ToolOutput> {
+    let ids: Vec<&str> = printed
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    if ids.len() == expected.len()
+        && ids
+            .iter()
+            .zip(expected)
+            .all(|(id, k)| Kind::of_id(id) == Some(*k))
+    {
+        return Ok(ids.into_iter().map(str::to_string).collect());
+    }
+    Err(act::error(&format!("tmux reported success but printed no recognisable ids ({:?}); what it created may exist. Call list_panes.", printed.trim()), Delivery::Observed))
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! schemas derived from the Rust type that is serialized, so the published
 //! schema and the result cannot drift apart.
 
-use super::{refs, Call, ToolOutput};
+use super::refs;
+use super::spec::{Call, ToolOutput};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -440,7 +441,7 @@ pub fn bound_integers(schema: &mut Value) {
 impl<'a> Call<'a> {
     /// A tool's `run` when it is "decode the arguments, then `call`": a
     /// decoding failure is the tool's answer (nothing was sent).
-    pub fn run_typed<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    pub fn run_typed<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
     where
         A: DeserializeOwned + Send + 'a,
         F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
@@ -451,7 +452,7 @@ impl<'a> Call<'a> {
 
     /// [`Call::run_typed`] for a `call` that returns its refusals as `Err`
     /// (so its body can use `?`).
-    pub fn run_fallible<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    pub fn run_fallible<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
     where
         A: DeserializeOwned + Send + 'a,
         F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
@@ -464,7 +465,7 @@ impl<'a> Call<'a> {
 
     /// [`Call::run_typed`] for the seed family, whose refusal is its
     /// envelope's `invalid_input` (not sent).
-    pub fn run_seed<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    pub fn run_seed<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
     where
         A: DeserializeOwned + Send + 'a,
         F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
@@ -475,7 +476,7 @@ impl<'a> Call<'a> {
 
     /// [`Call::run_seed`] for a mutation: the arguments' string bytes are
     /// checked against the mutation ceiling first.
-    pub fn run_seed_mutation<A, F, Fut>(self, call: F) -> super::CallFuture<'a>
+    pub fn run_seed_mutation<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
     where
         A: DeserializeOwned + Send + 'a,
         F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
@@ -490,7 +491,7 @@ impl<'a> Call<'a> {
         )
     }
 
-    fn run_with<A, D, F, Fut>(self, decode: D, call: F) -> super::CallFuture<'a>
+    fn run_with<A, D, F, Fut>(self, decode: D, call: F) -> super::spec::CallFuture<'a>
     where
         A: DeserializeOwned + Send + 'a,
         D: FnOnce(&Call<'a>) -> Result<A, ToolOutput> + Send + 'a,
@@ -709,7 +710,7 @@ mod tests {
     struct Sample {
         delivery: Observed,
         status: ExitZero,
-        target: super::super::refs::PaneRef,
+        target: crate::toolkit::refs::PaneRef,
     }
 
     #[test]
@@ -731,7 +732,7 @@ mod tests {
         let v = serde_json::to_value(Sample {
             delivery: Observed,
             status: ExitZero,
-            target: super::super::refs::PaneRef::new("%1", "g"),
+            target: crate::toolkit::refs::PaneRef::new("%1", "g"),
         })
         .unwrap();
         assert!(jsonschema::validator_for(&s).unwrap().is_valid(&v), "{v}");

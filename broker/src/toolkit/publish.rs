@@ -1,0 +1,62 @@
+//! How `tools/list` publishes a tool: its enforced input schema (every
+//! integer bounded), the lean one it lists, its annotations and tier.
+
+use super::spec::{ToolSpec, Toolset};
+use super::typed;
+use serde_json::{json, Value};
+
+/// The `_meta` key of a tool's safety tier in `tools/list`.
+pub const TIER_META: &str = "tmux-mcp/tier";
+
+/// Tools whose input schema is a seed contract, published byte for byte.
+const CONTRACT_INPUTS: &[&str] = &["tmux_capture", "capture_pane", "snapshot_pane"];
+
+impl ToolSpec {
+    /// The input schema as enforced, with every argument's whole description:
+    /// every integer bounded by what the broker can hold, a contract's too
+    /// (so `start: 2^63` is refused naming `start` and its maximum, not by a
+    /// decoder that cannot say which field). The tool's reference shows this one.
+    pub fn full_input_schema(&self) -> Value {
+        let mut schema = (self.input_schema)();
+        typed::bound_integers(&mut schema);
+        schema
+    }
+
+    /// The input schema as published in `tools/list`: the enforced one made
+    /// lean ([`typed::lean_input`]: first paragraphs of descriptions, none of
+    /// the bounds that only say how the broker stores a value). It accepts
+    /// everything the enforced one does, so it stays true; what it leaves out
+    /// is still refused by name. A contract is published as it is.
+    ///
+    /// `additionalProperties: false` and defaults of `false`/`[]`/`{}` are
+    /// left out too ([`typed::open_objects`]: every tool refuses an argument
+    /// it does not know, naming it, so saying so costs each agent's context
+    /// and tells its model nothing it acts on). The Python toolset keeps
+    /// them: it publishes tmux-python/libtmux-mcp's shape.
+    pub fn published_input_schema(&self, toolset: Toolset) -> Value {
+        if CONTRACT_INPUTS.contains(&self.name) {
+            // Byte for byte: only the bounds the broker adds are left out.
+            return (self.input_schema)();
+        }
+        let mut schema = self.full_input_schema();
+        typed::lean_input(&mut schema);
+        if toolset == Toolset::Default {
+            typed::open_objects(&mut schema);
+        }
+        schema
+    }
+}
+
+/// The `tools/list` entry of one tool, as `toolset` publishes it.
+pub fn describe(t: &ToolSpec, toolset: Toolset) -> Value {
+    json!({
+        "name": t.name,
+        "description": t.description,
+        "inputSchema": t.published_input_schema(toolset),
+        "outputSchema": (t.output_schema)(),
+        "annotations": t.published_annotations(),
+        // The tier the broker enforces (from the honest annotations), so a
+        // client can tell it even where the annotations are a seed's verbatim.
+        "_meta": { TIER_META: t.tier().as_str() },
+    })
+}

@@ -1,0 +1,408 @@
+//! The record graph: what a session may see of the pane table, as the
+//! session, window and pane records the listing tools publish and the
+//! arranging tools read back (built on [`criteria::Graph`]).
+
+use super::criteria::{Entity, Graph, Record};
+use super::entity_refs::{SessionRef, WindowRef};
+use super::refs;
+use super::spec::ToolOutput;
+use crate::session::Session;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tmux_mcp_core::wire::ProcessStatus;
+use tmux_mcp_engine::registry::{Pane, Snapshot};
+
+// Sessions.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionRecord {
+    #[serde(rename = "ref")]
+    pub reference: SessionRef,
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
+    pub id: String,
+    pub name: String,
+    /// Seconds since the epoch.
+    pub created: u64,
+    /// Clients attached to the session.
+    pub attached: u64,
+    pub window_count: u64,
+    pub windows: Vec<SessionWindow>,
+    pub holds_caller_pane: bool,
+}
+
+/// A window as linked into this session.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionWindow {
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
+    pub window_id: String,
+    pub index: i64,
+    pub active: bool,
+}
+
+/// The session fields of a graph record (`criteria::Graph::build`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFields {
+    pub id: String,
+    pub name: String,
+    pub created: u64,
+    pub attached: u64,
+    pub window_count: u64,
+}
+
+/// The window-link fields of a graph record.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkFields {
+    pub session_id: String,
+    pub window_id: String,
+    pub index: i64,
+    pub active: bool,
+}
+
+pub fn fields<T: serde::de::DeserializeOwned>(r: &Record) -> T {
+    serde_json::from_value(r.fields.clone()).expect("criteria::Graph records carry these fields")
+}
+
+/// A fresh snapshot and the record graph of what `session` may see.
+pub async fn graph(session: &Session) -> Result<(Arc<Snapshot>, Graph), ToolOutput> {
+    let snap = session.broker.registry.refresh().await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the session table from tmux: {e}. Nothing was changed."
+        ))
+    })?;
+    let g = graph_of(session, &snap);
+    Ok((snap, g))
+}
+
+/// The record graph of what `session` may see of `snap`.
+pub fn graph_of(session: &Session, snap: &Snapshot) -> Graph {
+    let visible: Vec<_> = session.visible(snap).collect();
+    Graph::build(
+        visible.iter().map(|p| p.as_ref()),
+        &[],
+        session.generation(),
+    )
+}
+
+/// The id of the visible session `wanted` names: by id first, then by name
+/// (SPEC B.4). The error names `field` and lists the visible sessions.
+pub fn resolve_session(g: &Graph, field: &str, wanted: &str) -> Result<String, ToolOutput> {
+    let sessions: Vec<SessionFields> = g.records(Entity::Session).iter().map(fields).collect();
+    if let Some(s) = sessions
+        .iter()
+        .find(|s| s.id == wanted)
+        .or_else(|| sessions.iter().find(|s| s.name == wanted))
+    {
+        return Ok(s.id.clone());
+    }
+    let known: Vec<String> = sessions
+        .iter()
+        .map(|s| format!("{} ({})", s.id, s.name))
+        .collect();
+    Err(ToolOutput::libtmux_error(format!(
+        "Argument {field}: no session with id or name {wanted:?} is visible to this agent. Visible sessions: {}. Nothing was sent to tmux.",
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+    )))
+}
+
+/// The session records of `g`, in numeric id order.
+pub fn session_records(session: &Session, g: &Graph) -> Vec<SessionRecord> {
+    let links: Vec<LinkFields> = g.records(Entity::WindowLink).iter().map(fields).collect();
+    g.records(Entity::Session)
+        .iter()
+        .map(|r| {
+            let f: SessionFields = fields(r);
+            let windows = links
+                .iter()
+                .filter(|l| l.session_id == f.id)
+                .map(|l| SessionWindow {
+                    window_id: l.window_id.clone(),
+                    index: l.index,
+                    active: l.active,
+                })
+                .collect();
+            SessionRecord {
+                reference: SessionRef::new(&f.id, session.generation()),
+                holds_caller_pane: session.caller_sessions.contains(&f.id),
+                id: f.id,
+                name: f.name,
+                created: f.created,
+                attached: f.attached,
+                window_count: f.window_count,
+                windows,
+            }
+        })
+        .collect()
+}
+
+impl SessionRecord {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+// Windows.
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WindowRecord {
+    #[serde(rename = "ref")]
+    pub reference: WindowRef,
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
+    pub id: String,
+    pub name: String,
+    pub width: u32,
+    pub height: u32,
+    pub pane_count: u64,
+    pub layout: String,
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    pub active_pane_id: Option<String>,
+    pub links: Vec<WindowLink>,
+}
+
+/// Where the window is linked: a session (visible to this agent) and index.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WindowLink {
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
+    pub session_id: String,
+    pub session_name: String,
+    pub index: i64,
+    /// Whether this is the session's current window.
+    pub active: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowFields {
+    pub id: String,
+    pub name: String,
+    pub width: u32,
+    pub height: u32,
+    pub pane_count: u64,
+    pub layout: String,
+}
+
+/// The windows of a graph and what their records need, indexed once: every
+/// lookup is a map, not a scan of every pane and link (on 1,000 windows a scan
+/// per window cost milliseconds, paid on every page).
+pub struct Windows<'g> {
+    pub session: &'g Session,
+    /// In numeric id order.
+    pub windows: &'g [Record],
+    pub by_id: HashMap<&'g str, &'g Record>,
+    /// Window id → its links, in the graph's (session, index) order.
+    pub links: HashMap<&'g str, Vec<&'g Record>>,
+    /// Window id → its active pane (the first, in pane order).
+    pub active: HashMap<&'g str, &'g str>,
+    /// Session id → name.
+    pub names: HashMap<&'g str, &'g str>,
+}
+
+/// A string field of a graph record.
+fn text<'r>(r: &'r Record, key: &str) -> &'r str {
+    r.fields[key].as_str().unwrap_or_default()
+}
+
+impl<'g> Windows<'g> {
+    pub fn of(session: &'g Session, g: &'g Graph) -> Windows<'g> {
+        let windows = g.records(Entity::Window);
+        let mut links: HashMap<&str, Vec<&Record>> = HashMap::new();
+        for l in g.records(Entity::WindowLink) {
+            links.entry(text(l, "windowId")).or_default().push(l);
+        }
+        let mut active = HashMap::new();
+        for p in g.records(Entity::Pane) {
+            if p.fields["active"] == serde_json::Value::Bool(true) {
+                active.entry(text(p, "windowId")).or_insert(text(p, "id"));
+            }
+        }
+        Windows {
+            session,
+            windows,
+            by_id: windows.iter().map(|w| (text(w, "id"), w)).collect(),
+            links,
+            active,
+            names: g
+                .records(Entity::Session)
+                .iter()
+                .map(|s| (text(s, "id"), text(s, "name")))
+                .collect(),
+        }
+    }
+
+    /// The ids of the windows linked into session `only` (every window
+    /// when `None`), in numeric id order.
+    pub fn ids(&self, only: Option<&str>) -> Vec<&'g str> {
+        self.windows
+            .iter()
+            .map(|w| text(w, "id"))
+            .filter(|id| {
+                only.is_none_or(|s| {
+                    self.links
+                        .get(id)
+                        .is_some_and(|ls| ls.iter().any(|l| text(l, "sessionId") == s))
+                })
+            })
+            .collect()
+    }
+
+    /// The record of window `id` (one of [`ids`](Self::ids)).
+    pub fn record(&self, id: &str) -> WindowRecord {
+        let w: WindowFields = fields(self.by_id[id]);
+        let links = self.links.get(id).map_or(&[][..], Vec::as_slice);
+        WindowRecord {
+            reference: WindowRef::new(&w.id, self.session.generation()),
+            active_pane_id: self.active.get(id).map(|p| p.to_string()),
+            links: links
+                .iter()
+                .map(|l| {
+                    let l: LinkFields = fields(l);
+                    WindowLink {
+                        session_name: self
+                            .names
+                            .get(l.session_id.as_str())
+                            .map(|n| n.to_string())
+                            .unwrap_or_default(),
+                        session_id: l.session_id,
+                        index: l.index,
+                        active: l.active,
+                    }
+                })
+                .collect(),
+            id: w.id,
+            name: w.name,
+            width: w.width,
+            height: w.height,
+            pane_count: w.pane_count,
+            layout: w.layout,
+        }
+    }
+}
+
+/// The window records of `g` (numeric id order), only those linked into
+/// session `only` when given.
+pub fn window_records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<WindowRecord> {
+    let w = Windows::of(session, g);
+    w.ids(only).into_iter().map(|id| w.record(id)).collect()
+}
+
+impl WindowRecord {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+// Panes.
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PaneRecord {
+    #[serde(rename = "ref")]
+    pub reference: refs::PaneRef,
+    #[schemars(regex(pattern = super::ids::PANE_ID))]
+    pub id: String,
+    pub index: i64,
+    #[schemars(regex(pattern = super::ids::WINDOW_ID))]
+    pub window_id: String,
+    pub window_name: String,
+    pub active: bool,
+    pub title: String,
+    pub pid: u32,
+    #[schemars(regex(pattern = r"^[a-f0-9]{32}$"))]
+    pub process_generation: Option<String>,
+    pub process_state: ProcessState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_note: Option<String>,
+    pub dead: bool,
+    pub dead_status: Option<i32>,
+    pub width: u32,
+    pub height: u32,
+    pub history_size: u64,
+    pub command: String,
+    pub cwd: String,
+    pub placements: Vec<PlacementRecord>,
+    pub is_caller_pane: bool,
+}
+
+impl PaneRecord {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn is_dead(&self) -> bool {
+        self.dead
+    }
+
+    pub fn has_dead_status(&self) -> bool {
+        self.dead_status.is_some()
+    }
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessState {
+    Running,
+    Exited,
+    Dead,
+    Untracked,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlacementRecord {
+    #[schemars(regex(pattern = super::ids::SESSION_ID))]
+    pub session_id: String,
+    pub session_name: String,
+    pub index: i64,
+    pub window_active: bool,
+}
+
+pub fn process_state(st: &ProcessStatus) -> ProcessState {
+    match st.state.as_str() {
+        "running" => ProcessState::Running,
+        "exited" => ProcessState::Exited,
+        "dead" => ProcessState::Dead,
+        _ => ProcessState::Untracked,
+    }
+}
+
+pub fn pane_record(session: &Session, p: &Pane) -> PaneRecord {
+    let st = p.process_status();
+    let process_state = process_state(&st);
+    PaneRecord {
+        reference: refs::PaneRef::new(&p.id, session.generation()),
+        id: p.id.clone(),
+        index: p.index,
+        window_id: p.window_id.clone(),
+        window_name: p.window_name.clone(),
+        active: p.active,
+        title: p.title.clone(),
+        pid: p.pid,
+        process_generation: st.process_generation,
+        process_state,
+        process_note: st.note,
+        dead: p.dead,
+        dead_status: p.dead_status,
+        width: p.width,
+        height: p.height,
+        history_size: p.history_size,
+        command: p.command.clone(),
+        cwd: p.cwd.clone(),
+        placements: p
+            .placements
+            .iter()
+            .map(|pl| PlacementRecord {
+                session_id: pl.session_id.clone(),
+                session_name: pl.session_name.clone(),
+                index: pl.window_index,
+                window_active: pl.window_active,
+            })
+            .collect(),
+        is_caller_pane: session.is_caller(&p.id),
+    }
+}

@@ -1,0 +1,181 @@
+//! What a tool is: its declaration ([`ToolSpec`], registered once in
+//! `crate::tools::CATALOG`), one call of it ([`Call`]), what it produced
+//! ([`ToolOutput`]), where its progress goes, and how `tools/list` publishes it.
+
+use super::confirm;
+pub use super::output::ToolOutput;
+use crate::session::Session;
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `tmux_*`: envelope results, `policy_denied` when disabled.
+    Seed,
+    /// libtmux vocabulary: plain results, tool errors naming the enabling option.
+    Libtmux,
+}
+
+/// What a tool does to the person's tmux, honestly (MCP tool annotations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    pub title: Option<&'static str>,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// A tool's tier (`readonly` / `mutating` / `destructive`), from its annotations.
+pub use tmux_mcp_core::wire::{Tier, Toolset};
+
+impl Annotations {
+    /// A read: changes nothing in tmux, so repeating it has no further effect
+    /// (idempotent), and it touches nothing outside the person's tmux server.
+    /// Every read publishes exactly these hints, the seed tools included:
+    /// clients act on them (Codex CLI refuses a tool hinted destructive when
+    /// it runs unattended), so MCP's defaults are never left in place.
+    pub const fn read_only(title: &'static str) -> Annotations {
+        Annotations {
+            title: Some(title),
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        }
+    }
+
+    /// Changes state but loses nothing (the mutating tier): typing, arranging.
+    pub const fn mutating(title: &'static str, idempotent: bool) -> Annotations {
+        Annotations {
+            title: Some(title),
+            read_only: false,
+            destructive: false,
+            idempotent,
+            open_world: false,
+        }
+    }
+
+    pub const fn destructive(title: &'static str) -> Annotations {
+        Annotations {
+            title: Some(title),
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            open_world: false,
+        }
+    }
+
+    /// The safety tier, from the hints alone: read-only, else destructive or
+    /// not. Destructive means the tool's own action can lose something (a
+    /// process, a pane, history); typing into a pane is mutating — the tier the
+    /// person grants with `--safety mutating` — and says so in its description.
+    pub fn tier(&self) -> Tier {
+        match (self.read_only, self.destructive) {
+            (true, _) => Tier::Readonly,
+            (false, false) => Tier::Mutating,
+            (false, true) => Tier::Destructive,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({});
+        if let Some(t) = self.title {
+            v["title"] = json!(t);
+        }
+        v["readOnlyHint"] = json!(self.read_only);
+        v["destructiveHint"] = json!(self.destructive);
+        v["idempotentHint"] = json!(self.idempotent);
+        v["openWorldHint"] = json!(self.open_world);
+        v
+    }
+}
+
+/// One call of a tool: the session, the arguments (already checked against
+/// the published input schema), and where progress goes.
+pub struct Call<'a> {
+    pub session: &'a Session,
+    pub args: Value,
+    pub progress: Option<Progress>,
+    /// How a destructive tool asks the person first (`attach --confirm`).
+    pub ask: confirm::Ask,
+}
+
+pub type CallFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
+
+/// A tool, whole: everything about it is here, registered once in `crate::tools::CATALOG`.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub family: Family,
+    /// What `tools/list` says: what the tool is for and its one rule that is
+    /// not obvious. It is paid for in every agent's context, so the rest is in
+    /// `details`.
+    pub description: &'static str,
+    /// The rest of the tool's documentation, served in its reference
+    /// (`tmux://tool/{name}`, [`reference`]) and not in `tools/list`; empty
+    /// when the description is all of it (a seed contract's).
+    pub details: &'static str,
+    /// What the tool does; decides its tier and, in the seed family, whether
+    /// its errors carry `effects` (destructive tools).
+    pub annotations: Annotations,
+    /// When the tool is on without `--enable-tool`.
+    pub listed: Listed,
+    pub input_schema: fn() -> Value,
+    pub output_schema: fn() -> Value,
+    pub run: for<'a> fn(Call<'a>) -> CallFuture<'a>,
+}
+
+/// When a tool is on without `--enable-tool` / `@mcp-enable-tools`. Every
+/// listed tool costs each agent context (issue 20), so a tool that is seldom
+/// what an agent came for is named by the person, and a tool that only serves
+/// another comes with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed {
+    /// On for every session whose safety tier covers the tool's.
+    AtTier,
+    /// On only when named: the seed family's policy (A.0.4: only its
+    /// discovery tools are on by default), and the configuration reads
+    /// (`show_options`, `show_environment`, `show_hooks`).
+    OptIn,
+    /// On exactly when the named tool is (`get_job` collects what only
+    /// `run_command` starts).
+    With(&'static str),
+}
+
+impl ToolSpec {
+    pub fn tier(&self) -> Tier {
+        self.annotations.tier()
+    }
+
+    pub fn published_annotations(&self) -> Value {
+        self.annotations.to_json()
+    }
+}
+
+/// Where a long-running call reports progress (`notifications/progress`), when
+/// the client asked for it with a `progressToken`. The MCP layer supplies the
+/// sink; `report` returns once the notification is on its way.
+#[derive(Clone)]
+pub struct Progress {
+    sink: std::sync::Arc<dyn ProgressSink>,
+}
+
+/// Delivers progress reports to the client (implemented by the MCP layer).
+pub trait ProgressSink: Send + Sync {
+    fn report(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: String,
+    ) -> futures::future::BoxFuture<'static, ()>;
+}
+
+impl Progress {
+    pub fn new(sink: std::sync::Arc<dyn ProgressSink>) -> Self {
+        Progress { sink }
+    }
+
+    pub async fn report(&self, progress: f64, total: Option<f64>, message: &str) {
+        self.sink.report(progress, total, message.to_string()).await;
+    }
+}
