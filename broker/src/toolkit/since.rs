@@ -51,7 +51,8 @@ const MARGIN: i64 = 32;
 const ALL_HISTORY: i64 = -(1 << 30);
 const STATE: &str = "#{history_size} #{history_limit} #{cursor_y} #{pane_height} #{alternate_on} #{pane_pid} #{pane_dead}";
 
-/// The arguments of `capture_since` (the default toolset's spelling).
+// The arguments of `capture_since` (the default toolset's spelling); no doc
+// comment: it would become the schema's description.
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
