@@ -48,6 +48,20 @@ fn crates_depend_only_downward() {
     }
 }
 
+/// Architecture invariant: `core` holds no MCP concern: no schema crate and
+/// no MCP crate among its dependencies (the published schemas of the core
+/// types it serializes are the broker's, `toolkit::wire_schemas`).
+#[test]
+fn core_knows_nothing_of_mcp() {
+    let text = std::fs::read_to_string(root().join("core/Cargo.toml")).unwrap();
+    for banned in ["schemars", "rmcp", "jsonschema"] {
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with(banned)),
+            "core/Cargo.toml depends on {banned}"
+        );
+    }
+}
+
 /// A module path inside one crate (`[]` is the crate root).
 type Module = Vec<String>;
 

@@ -1,5 +1,5 @@
 //! The MCP side of asking the person before a destructive action
-//! (`tools::confirm` is the tools' side): which way this call can ask, and
+//! (`toolkit::confirm` is the tools' side): which way this call can ask, and
 //! the `input_required` round of 2026-07-28.
 //!
 //! Before 2026-07-28 the broker sends `elicitation/create` while the call
@@ -30,22 +30,16 @@ const PENDING_FOR: Duration = Duration::from_secs(tmux_mcp_core::limits::CONFIRM
 /// Questions kept per session at most (the oldest goes first).
 const PENDING_MAX: usize = 32;
 
-/// How this call may ask, before it runs. `args` is the call's arguments
-/// (compared with what a `requestState` was made for).
+/// How this call of a destructive tool may ask, before it runs, in a
+/// session that confirms (the caller checks both). `args` is the call's
+/// arguments (compared with what a `requestState` was made for).
 pub fn ask_for(
-    session: &Session,
     context: &RequestContext<RoleServer>,
     request: &CallToolRequestParams,
     args: &Value,
     legacy: bool,
+    session: &Session,
 ) -> Ask {
-    // Only a destructive tool asks (kill, respawn, close and the seed
-    // family's destructive tools, which ask where they end something).
-    let may_ask = crate::tools::spec_in(session.toolset, &request.name)
-        .is_some_and(|t| t.tier() == crate::toolkit::spec::Tier::Destructive);
-    if !session.confirm || !may_ask {
-        return Ask::Not;
-    }
     let can_ask = context
         .client_capabilities()
         .and_then(|c| c.elicitation)

@@ -19,7 +19,8 @@ use crate::prompts;
 use crate::resources::{self, ReadError, Resource};
 use crate::session::{LogLevel, LogSink, Session};
 use crate::toolkit::publish;
-use crate::toolkit::spec::{Progress, ProgressSink, ToolOutput};
+use crate::toolkit::confirm::Ask;
+use crate::toolkit::spec::{Progress, ProgressSink, Tier, ToolOutput};
 use crate::tools;
 use futures::future::BoxFuture;
 use rmcp::model::*;
@@ -255,13 +256,17 @@ impl ServerHandler for Handler {
             .take()
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        let ask = confirm::ask_for(
-            &self.session,
-            &context,
-            &request,
-            &args,
-            legacy_era(&context),
-        );
+        // Only a destructive tool can ask the person (kill, respawn, close
+        // and the seed family's destructive tools); every other call skips
+        // confirmation altogether.
+        let may_ask = self.session.confirm
+            && tools::spec_in(self.session.toolset, &request.name)
+                .is_some_and(|t| t.tier() == Tier::Destructive);
+        let ask = if may_ask {
+            confirm::ask_for(&context, &request, &args, legacy_era(&context), &self.session)
+        } else {
+            Ask::Not
+        };
         // Kept only when an answer may have to come back in a retry.
         let kept = confirm::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {

@@ -40,3 +40,4 @@ pub mod spec;
 pub mod typed;
 pub mod typing;
 pub mod validate;
+pub mod wire_schemas;

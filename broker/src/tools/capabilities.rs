@@ -36,6 +36,7 @@ struct Capabilities {
     server_identity: ServerIdentity,
     enabled_tools: Vec<String>,
     /// The highest tool tier this session may use (attach --safety, @mcp-safety); tools named by --enable-tool are enabled whatever their tier.
+    #[schemars(with = "crate::toolkit::wire_schemas::Tier")]
     safety: tmux_mcp_core::wire::Tier,
     /// The JSON Schema of `tmux_snapshot`'s `where` criteria.
     #[schemars(schema_with = "any_object")]
@@ -103,6 +104,7 @@ enum HookCheckMode {
 #[serde(deny_unknown_fields)]
 struct BrokerInfo {
     pid: u32,
+    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     caller_pane: Option<String>,
     sessions_open: u64,
@@ -112,6 +114,7 @@ struct BrokerInfo {
 #[serde(deny_unknown_fields)]
 struct ProcessIdentityInfo {
     /// `linux-pidfd` or `darwin-kqueue`: the backend this build has.
+    #[schemars(with = "crate::toolkit::wire_schemas::IdentityBackend")]
     backend: tmux_mcp_core::platform::IdentityBackend,
     available: bool,
     reason: Option<String>,

@@ -36,6 +36,7 @@ struct Args {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Info {
     generation: String,
+    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     pane: PaneRecord,
     window: WindowRecord,

@@ -31,6 +31,7 @@ struct Info {
     server_pid: u32,
     /// Seconds since the epoch, as tmux reports it (`#{start_time}`).
     server_start_time: u64,
+    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
     caller_pane_id: Option<String>,

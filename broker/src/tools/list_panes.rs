@@ -59,6 +59,7 @@ enum Detail {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
+    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     caller_pane_id: Option<String>,
     panes: Vec<Record>,

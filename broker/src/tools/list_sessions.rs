@@ -34,6 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
+    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     caller_pane_id: Option<String>,
     /// Over every visible pane, each counted once.

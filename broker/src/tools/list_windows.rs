@@ -49,6 +49,7 @@ struct Args {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
+    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     windows: Vec<WindowRecord>,
     /// Windows that match, on every page.

@@ -53,7 +53,7 @@ compile_error!(
 );
 
 /// A process-identity backend, by the name `tmux_capabilities` publishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum IdentityBackend {
     // Linux: pidfds, one PID namespace.
     #[serde(rename = "linux-pidfd")]
