@@ -14,35 +14,15 @@
 use serde_json::{json, Value};
 use tmux_mcp_e2e::*;
 
-/// Arguments that make each read-only tool do its read on pane `%0`
-/// (`gen` is the server generation). A read tool missing here fails the test.
+/// Arguments that make read tool `tool` do its read on pane `%0` (`gen` is
+/// the server generation): the tool's own sample (`ToolSpec::sample`), which
+/// every read tool has (a unit test of the catalog says so).
 fn sample_args(tool: &str, gen: &str) -> Option<Value> {
-    let pane = pane_ref(gen, "%0");
-    Some(match tool {
-        "tmux_capabilities" | "list_panes" | "list_sessions" | "list_windows"
-        | "get_server_info" | "show_hooks" => json!({}),
-        "tmux_snapshot" => json!({"entity": "pane"}),
-        "capture_pane" | "snapshot_pane" | "get_pane_info" | "capture_since" => {
-            json!({"paneId": "%0"})
-        }
-        "show_options" => json!({"names": ["status", "history-limit"], "pane": "%0"}),
-        "show_environment" => json!({"names": ["PATH"]}),
-        "search_panes" => json!({"pattern": "x", "scrollbackLines": 5}),
-        "batch" => {
-            json!({"calls": [{"tool": "list_panes"}, {"tool": "capture_pane", "arguments": {"paneId": "%0"}}]})
-        }
-        "tmux_capture" => json!({"target": pane}),
-        "tmux_wait" => {
-            json!({"target": pane, "condition": {"type": "screen_contains", "text": "$"}, "timeout": 0.5})
-        }
-        "get_job" => json!({"jobId": "0123456789abcdef0123456789abcdef"}),
-        "wait_for_text" => json!({"paneId": "%0", "patterns": ["$"], "timeoutMs": 300}),
-        "wait_for_idle" => json!({"paneId": "%0", "idleSeconds": 0.2, "timeoutMs": 500}),
-        // %0 runs a shell, not an agent: the /proc scan and the table read.
-        "list_agents" => json!({}),
-        "wait_for_agent" => json!({"paneId": "%0", "timeoutMs": 300}),
-        _ => return None,
-    })
+    let sample = tmux_mcp_broker::tools::spec(tool)?.sample?;
+    Some(sample(&tmux_mcp_broker::toolkit::spec::Sample {
+        pane: "%0",
+        generation: gen,
+    }))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,25 +34,17 @@ async fn no_read_tool_or_resource_fires_any_hook() {
     let _person = TerminalClient::attach(&srv, "main", 80, 24);
     let trap = HookTrap::at(srv.dir().join("hooks.log"));
     let sentinel = || srv.tmux(&["display-message", "-p", ""]);
-    // Every tool: the highest tier, and every opt-in tool of the README's
-    // tools table by name.
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    // Every tool: the highest tier, and every opt-in tool of the catalog by
+    // name.
     let mut extra: Vec<String> = ["--safety", "destructive", "--scope", "server"]
         .map(String::from)
         .to_vec();
-    for line in readme.lines() {
-        if let Some(name) = line
-            .strip_prefix("| `")
-            .and_then(|l| l.split_once("` | opt-in |"))
-            .map(|(n, _)| n)
-        {
-            extra.extend(["--enable-tool".to_string(), name.to_string()]);
+    for t in tmux_mcp_broker::tools::CATALOG {
+        if t.listed == tmux_mcp_broker::toolkit::spec::Listed::OptIn {
+            extra.extend(["--enable-tool".to_string(), t.name.to_string()]);
         }
     }
-    assert!(
-        extra.len() > 4,
-        "no opt-in tool found in README.md's tools table"
-    );
+    assert!(extra.len() > 4, "no opt-in tool found in the catalog");
     let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
     let c = McpClient::attach(&srv, &extra).await;
     let gen = generation(&c).await;

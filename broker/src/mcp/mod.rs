@@ -18,8 +18,8 @@ use crate::completion;
 use crate::prompts;
 use crate::resources::{self, ReadError, Resource};
 use crate::session::{LogLevel, LogSink, Session};
-use crate::toolkit::publish;
 use crate::toolkit::confirm::Ask;
+use crate::toolkit::publish;
 use crate::toolkit::spec::{Progress, ProgressSink, Tier, ToolOutput};
 use crate::tools;
 use futures::future::BoxFuture;
@@ -263,7 +263,13 @@ impl ServerHandler for Handler {
             && tools::spec_in(self.session.toolset, &request.name)
                 .is_some_and(|t| t.tier() == Tier::Destructive);
         let ask = if may_ask {
-            confirm::ask_for(&context, &request, &args, legacy_era(&context), &self.session)
+            confirm::ask_for(
+                &context,
+                &request,
+                &args,
+                legacy_era(&context),
+                &self.session,
+            )
         } else {
             Ask::Not
         };

@@ -103,7 +103,10 @@ pub struct Call<'a> {
 pub type CallFuture<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
 
-/// A tool, whole: everything about it is here, registered once in `crate::tools::CATALOG`.
+/// A tool, whole: everything about it is here, registered once in
+/// `crate::tools::CATALOG`. Declared with [`ToolSpec::new`] and the setters
+/// below, so a tool states only what differs from the usual: a libtmux-family
+/// tool, on at its tier, documented by its description alone, with no sample.
 pub struct ToolSpec {
     pub name: &'static str,
     pub family: Family,
@@ -112,8 +115,8 @@ pub struct ToolSpec {
     /// `details`.
     pub description: &'static str,
     /// The rest of the tool's documentation, served in its reference
-    /// (`tmux://tool/{name}`, [`reference`]) and not in `tools/list`; empty
-    /// when the description is all of it (a seed contract's).
+    /// (`tmux://tool/{name}`, `toolkit::reference`) and not in `tools/list`;
+    /// empty when the description is all of it (a seed contract's).
     pub details: &'static str,
     /// What the tool does; decides its tier and, in the seed family, whether
     /// its errors carry `effects` (destructive tools).
@@ -123,6 +126,68 @@ pub struct ToolSpec {
     pub input_schema: fn() -> Value,
     pub output_schema: fn() -> Value,
     pub run: for<'a> fn(Call<'a>) -> CallFuture<'a>,
+    /// Arguments that make the tool do its work on one pane of a fresh
+    /// server: the hook trap calls every read tool with them (a read tool
+    /// must have one), and a unit test checks each against the input schema.
+    pub sample: Option<fn(&Sample) -> Value>,
+}
+
+/// What a [`ToolSpec::sample`] may name: a pane that exists and runs a shell,
+/// and the server's generation (for the seed family's references).
+pub struct Sample<'a> {
+    pub pane: &'a str,
+    pub generation: &'a str,
+}
+
+impl ToolSpec {
+    /// Tool `name`: what it does to tmux, its input and output schemas and
+    /// its implementation; the rest has the usual defaults.
+    pub const fn new(
+        name: &'static str,
+        annotations: Annotations,
+        input_schema: fn() -> Value,
+        output_schema: fn() -> Value,
+        run: for<'a> fn(Call<'a>) -> CallFuture<'a>,
+    ) -> ToolSpec {
+        ToolSpec {
+            name,
+            family: Family::Libtmux,
+            description: "",
+            details: "",
+            annotations,
+            listed: Listed::AtTier,
+            input_schema,
+            output_schema,
+            run,
+            sample: None,
+        }
+    }
+
+    pub const fn description(mut self, description: &'static str) -> ToolSpec {
+        self.description = description;
+        self
+    }
+
+    pub const fn details(mut self, details: &'static str) -> ToolSpec {
+        self.details = details;
+        self
+    }
+
+    /// A tool of the seed family (`tmux_*`: the envelope, `policy_denied`).
+    pub const fn seed(mut self) -> ToolSpec {
+        self.family = Family::Seed;
+        self
+    }
+
+    pub const fn listed(mut self, listed: Listed) -> ToolSpec {
+        self.listed = listed;
+        self
+    }
+
+    pub const fn sample(mut self, sample: fn(&Sample) -> Value) -> ToolSpec {
+        self.sample = Some(sample);
+        self
+    }
 }
 
 /// When a tool is on without `--enable-tool` / `@mcp-enable-tools`. Every

@@ -5,23 +5,23 @@
 //! Every read tool fires no tmux hook, so neither does a batch of them. The
 //! calls run concurrently (each through the same admission as alone).
 
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, Tier, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Tier, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::Value;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "batch",
-    family: Family::Libtmux,
-    description: "Up to 32 read-only tool calls in one request; results in order, each as the tool alone would answer.",
-    details: "Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.",
-    annotations: Annotations::read_only("Batch of reads"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Batch>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "batch",
+    Annotations::read_only("Batch of reads"),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Batch>,
     run,
-};
+)
+.description("Up to 32 read-only tool calls in one request; results in order, each as the tool alone would answer.")
+.details("Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.")
+.sample(|s| json!({"calls": [{"tool": "list_panes"}, {"tool": "capture_pane", "arguments": {"paneId": s.pane}}]}));
 
 /// Most calls one batch may carry.
 const MAX_CALLS: usize = 32;

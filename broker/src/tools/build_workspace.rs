@@ -24,24 +24,22 @@ use crate::toolkit::records::PaneRecord;
 use crate::toolkit::records::SessionRecord;
 use crate::toolkit::records::WindowRecord;
 use crate::toolkit::refs::{Kind, INT_MAX};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tmux_mcp_core::wire::Scope;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "build_workspace",
-    family: Family::Libtmux,
-    description: "Create a session with its windows, panes, programs and layouts from one document; on failure closes what it created.",
-    details: "Create a new detached session from one document in the tmuxp/tmuxinator shape: session (its name), optional cwd (every pane's directory unless the pane sets its own), width, height, and windows: [{name, layout, panes: [{argv | shell, cwd, env}]}] (1-32 windows of 1-32 panes; a pane with neither argv nor shell runs the default command). layout is even-horizontal, even-vertical, main-horizontal, main-vertical or tiled. Everything is checked before anything is sent; then new-session, split-window per further pane, select-layout, new-window per further window. Returns the session, each window and each pane as the list tools describe them (references {kind, id, generation}). If a step fails, the session it created is killed (nothing else is touched) and the error says so. Needs --scope server. Mutating tier.",
-    annotations: Annotations::mutating("Build a workspace", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<Built>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "build_workspace",
+    Annotations::mutating("Build a workspace", false),
+    input_of::<Args>,
+    schema_of::<Built>,
     run,
-};
+)
+.description("Create a session with its windows, panes, programs and layouts from one document; on failure closes what it created.")
+.details("Create a new detached session from one document in the tmuxp/tmuxinator shape: session (its name), optional cwd (every pane's directory unless the pane sets its own), width, height, and windows: [{name, layout, panes: [{argv | shell, cwd, env}]}] (1-32 windows of 1-32 panes; a pane with neither argv nor shell runs the default command). layout is even-horizontal, even-vertical, main-horizontal, main-vertical or tiled. Everything is checked before anything is sent; then new-session, split-window per further pane, select-layout, new-window per further window. Returns the session, each window and each pane as the list tools describe them (references {kind, id, generation}). If a step fails, the session it created is killed (nothing else is touched) and the error says so. Needs --scope server. Mutating tier.");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

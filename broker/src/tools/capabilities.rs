@@ -3,26 +3,27 @@
 
 use crate::session::Session;
 use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::data_schema_of;
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::json;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tmux_mcp_core::limits;
 use tmux_mcp_engine::observe::HookCheck;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "tmux_capabilities",
-    family: Family::Seed,
-    description: "Broker and tmux server: version, generation, tools, limits. A tool's full reference: resource tmux://tool/{name}.",
-    details: "Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.",
-    annotations: Annotations::read_only("tmux capabilities"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "tmux_capabilities",
+    Annotations::read_only("tmux capabilities"),
+    crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
     output_schema,
     run,
-};
+)
+.seed()
+.description("Broker and tmux server: version, generation, tools, limits. A tool's full reference: resource tmux://tool/{name}.")
+.details("Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.")
+.sample(|_| json!({}));
 
 crate::constant!(Local, "local");
 crate::constant!(BoundedRows, "bounded_rows");

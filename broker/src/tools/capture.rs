@@ -8,7 +8,7 @@ use crate::toolkit::contracts;
 use crate::toolkit::envelope::{self, Delivery};
 use crate::toolkit::refs::PaneRef;
 use crate::toolkit::screen::{observe_error, scope_json, snapshot_data, ScopeArgs};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -19,17 +19,17 @@ use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::retention::{Owner, View};
 use tmux_mcp_engine::Broker;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "tmux_capture",
-    family: Family::Seed,
-    description: "Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.",
-    details: "",
-    annotations: Annotations::read_only("Capture pane rows"),
-    listed: crate::toolkit::spec::Listed::OptIn,
-    input_schema: contracts::tmux_capture_input,
-    output_schema: contracts::tmux_capture_output,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "tmux_capture",
+    Annotations::read_only("Capture pane rows"),
+    contracts::tmux_capture_input,
+    contracts::tmux_capture_output,
     run,
-};
+)
+.seed()
+.description("Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.")
+.listed(crate::toolkit::spec::Listed::OptIn)
+.sample(|s| json!({"target": json!({"kind": "pane", "id": s.pane, "generation": s.generation})}));
 
 fn stale_cursor(why: &str) -> ToolOutput {
     envelope::error("stale_cursor", why, Delivery::NotSent)

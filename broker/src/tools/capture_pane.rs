@@ -12,7 +12,7 @@
 use crate::session::Session;
 use crate::toolkit::contracts;
 use crate::toolkit::read::{observe_failure, resolve};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -22,17 +22,15 @@ use tmux_mcp_engine::lines::{
 };
 use tmux_mcp_engine::observe;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "capture_pane",
-    family: Family::Libtmux,
-    description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.",
-    details: "",
-    annotations: Annotations::read_only("Capture a pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: contracts::capture_pane_input,
-    output_schema: contracts::capture_pane_output,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "capture_pane",
+    Annotations::read_only("Capture a pane"),
+    contracts::capture_pane_input,
+    contracts::capture_pane_output,
     run,
-};
+)
+.description("Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.")
+.sample(|s| json!({"paneId": s.pane}));
 
 /// The arguments. The published schema is the seed contract, byte for byte
 /// (key order and draft included); `Args` derives the same schema, which a

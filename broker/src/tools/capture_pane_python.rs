@@ -15,7 +15,7 @@
 use crate::session::Session;
 use crate::toolkit::python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
 use crate::toolkit::read;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,17 +24,14 @@ use std::sync::OnceLock;
 use tmux_mcp_engine::lines::decode_lines;
 use tmux_mcp_engine::observe;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "capture_pane",
-    family: Family::Libtmux,
-    description: "Capture the visible contents of a tmux pane (terminal scrollback).\n\nUse for tmux pane output — ‘capture the build log’, ‘what did the server print’ — not editor file contents. The tool for reading what is displayed in a terminal; use search_panes to search across multiple panes at once.\n\nOutput is tail-preserved: when the capture exceeds max_lines the oldest lines are dropped and the returned string is prefixed with a single [... truncated K lines ...] header line so the agent can tell truncation occurred and re-request with a narrower start/end window or a larger max_lines if needed. Pass max_lines=None to disable truncation entirely.",
-    details: "",
-    annotations: Annotations::read_only("Capture pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "capture_pane",
+    Annotations::read_only("Capture pane"),
     input_schema,
-    output_schema: schema_of::<Captured>,
+    schema_of::<Captured>,
     run,
-};
+)
+.description("Capture the visible contents of a tmux pane (terminal scrollback).\n\nUse for tmux pane output — ‘capture the build log’, ‘what did the server print’ — not editor file contents. The tool for reading what is displayed in a terminal; use search_panes to search across multiple panes at once.\n\nOutput is tail-preserved: when the capture exceeds max_lines the oldest lines are dropped and the returned string is prefixed with a single [... truncated K lines ...] header line so the agent can tell truncation occurred and re-request with a narrower start/end window or a larger max_lines if needed. Pass max_lines=None to disable truncation entirely.");
 
 /// The seed's default `max_lines` (`CAPTURE_DEFAULT_MAX_LINES`).
 const DEFAULT_MAX_LINES: i64 = 500;

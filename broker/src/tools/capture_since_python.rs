@@ -10,23 +10,20 @@
 use crate::session::Session;
 use crate::toolkit::python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
 use crate::toolkit::since::{self as capture_since, pane_of_cursor};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "capture_since",
-    family: Family::Libtmux,
-    description: "Return only the lines a tmux pane shows that are new since `cursor` (omit it to start: the visible screen and a cursor). Pane: pane_id, else window_id, else session_id / session_name / the first session (its first window's first pane), or the pane of the cursor alone. Lines that could not be recovered (history-limit, clear-history, a respawn) are reported with lines_missed: true, never silently dropped. max_lines (default 500) and max_bytes (default 128000) keep the newest lines; null asks for the broker's largest (10000 lines, 1000000 bytes). Read-only; fires no tmux hook.",
-    details: "",
-    annotations: Annotations::read_only("Capture since"),
-    listed: crate::toolkit::spec::Listed::AtTier,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "capture_since",
+    Annotations::read_only("Capture since"),
     input_schema,
-    output_schema: schema_of::<Since>,
+    schema_of::<Since>,
     run,
-};
+)
+.description("Return only the lines a tmux pane shows that are new since `cursor` (omit it to start: the visible screen and a cursor). Pane: pane_id, else window_id, else session_id / session_name / the first session (its first window's first pane), or the pane of the cursor alone. Lines that could not be recovered (history-limit, clear-history, a respawn) are reported with lines_missed: true, never silently dropped. max_lines (default 500) and max_bytes (default 128000) keep the newest lines; null asks for the broker's largest (10000 lines, 1000000 bytes). Read-only; fires no tmux hook.");
 
 const DEFAULT_MAX_LINES: i64 = 500;
 const DEFAULT_MAX_BYTES: i64 = 128_000;

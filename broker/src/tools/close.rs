@@ -11,23 +11,22 @@ use crate::toolkit::confirm::{self, Ask};
 use crate::toolkit::entity_refs::AnyRef;
 use crate::toolkit::envelope;
 use crate::toolkit::refs::{self, Kind};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{data_schema_of, input_of, ExitZero, Observed};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "tmux_close",
-    family: Family::Seed,
-    description: "Close a session, window or pane by reference. Refuses what would end the tmux server, and the agent's own pane without --allow-self.",
-    details: "Close exactly one referenced session, window or pane (kill-session / kill-window / kill-pane by id, never by name). Closing a session or window also closes what it contains. Refuses to close what would end the tmux server (its last panes), and the agent's own pane or what contains it unless attached with --allow-self.",
-    annotations: Annotations::destructive("Close a session, window or pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "tmux_close",
+    Annotations::destructive("Close a session, window or pane"),
     input_schema,
     output_schema,
     run,
-};
+)
+.seed()
+.description("Close a session, window or pane by reference. Refuses what would end the tmux server, and the agent's own pane without --allow-self.")
+.details("Close exactly one referenced session, window or pane (kill-session / kill-window / kill-pane by id, never by name). Closing a session or window also closes what it contains. Refuses to close what would end the tmux server (its last panes), and the agent's own pane or what contains it unless attached with --allow-self.");
 
 /// The arguments: one reference of any kind (`kind` says which).
 #[derive(Deserialize, JsonSchema)]

@@ -18,7 +18,7 @@ use crate::toolkit::entity_refs::{AnyRef, SessionRef};
 use crate::toolkit::envelope::{self, Delivery};
 use crate::toolkit::launch::{self, Program};
 use crate::toolkit::refs::{self, Kind, INT_MAX, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{data_schema_of, input_of, Observed, Unobserved};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -27,17 +27,16 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use tmux_mcp_core::wire::Scope;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "tmux_create",
-    family: Family::Seed,
-    description: "Create a session, window or pane running argv directly (no shell); returns the new references.",
-    details: "Create a tmux session, window or pane running argv (executed directly, never through a shell; a one-element argv runs as `/usr/bin/env -- argv0`). kind \"session\": name, optional window_name, width, height. kind \"window\": parent session reference, name, optional index, focus. kind \"pane\": parent pane reference, direction horizontal|vertical, optional size (cells or \"N%\"), focus. Optional cwd (an existing directory; relative to the agent's cwd) and environment (NAME → value). Returns the created references (session, window, pane as applicable); the program's completion is not observed. With --scope session, only windows and panes in the agent's own session can be created.",
-    annotations: Annotations::destructive("Create a session, window or pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "tmux_create",
+    Annotations::destructive("Create a session, window or pane"),
     input_schema,
     output_schema,
     run,
-};
+)
+.seed()
+.description("Create a session, window or pane running argv directly (no shell); returns the new references.")
+.details("Create a tmux session, window or pane running argv (executed directly, never through a shell; a one-element argv runs as `/usr/bin/env -- argv0`). kind \"session\": name, optional window_name, width, height. kind \"window\": parent session reference, name, optional index, focus. kind \"pane\": parent pane reference, direction horizontal|vertical, optional size (cells or \"N%\"), focus. Optional cwd (an existing directory; relative to the agent's cwd) and environment (NAME → value). Returns the created references (session, window, pane as applicable); the program's completion is not observed. With --scope session, only windows and panes in the agent's own session can be created.");
 
 /// The arguments: what to create (`kind` says which) and the program it runs.
 #[derive(Deserialize, JsonSchema)]

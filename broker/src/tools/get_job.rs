@@ -5,22 +5,23 @@
 //! job stays readable for `crate::jobs::DONE_TTL`.
 
 use crate::toolkit::job::{self as run_command, JobView};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "get_job",
-    family: Family::Libtmux,
-    description: "Collect a run_command job: running, done (exit status and output) or lost.",
-    details: "Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.",
-    annotations: Annotations::read_only("Get a run_command job"),
-    listed: crate::toolkit::spec::Listed::With("run_command"),
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<JobView>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "get_job",
+    Annotations::read_only("Get a run_command job"),
+    input_of::<Args>,
+    schema_of::<JobView>,
     run,
-};
+)
+.description("Collect a run_command job: running, done (exit status and output) or lost.")
+.details("Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.")
+.listed(crate::toolkit::spec::Listed::With("run_command"))
+.sample(|_| json!({"jobId": "0123456789abcdef0123456789abcdef"}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -9,22 +9,22 @@ use crate::toolkit::read;
 use crate::toolkit::records::SessionRecord;
 use crate::toolkit::records::WindowRecord;
 use crate::toolkit::records::{self, PaneRecord};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "get_pane_info",
-    family: Family::Libtmux,
-    description: "One pane's record with its window and sessions.",
-    details: "Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.",
-    annotations: Annotations::read_only("Get pane info"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<Info>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "get_pane_info",
+    Annotations::read_only("Get pane info"),
+    input_of::<Args>,
+    schema_of::<Info>,
     run,
-};
+)
+.description("One pane's record with its window and sessions.")
+.details("Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.")
+.sample(|s| json!({"paneId": s.pane}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

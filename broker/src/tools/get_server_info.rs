@@ -5,22 +5,22 @@
 //! the result says they are unavailable, and why.
 
 use crate::session::Session;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::json;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "get_server_info",
-    family: Family::Libtmux,
-    description: "The tmux server, the agent's pane and scope, the broker, attached clients.",
-    details: "Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). Read-only; fires no tmux hook.",
-    annotations: Annotations::read_only("Get server info"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
-    output_schema: schema_of::<Info>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "get_server_info",
+    Annotations::read_only("Get server info"),
+    crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
+    schema_of::<Info>,
     run,
-};
+)
+.description("The tmux server, the agent's pane and scope, the broker, attached clients.")
+.details("Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). Read-only; fires no tmux hook.")
+.sample(|_| json!({}));
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

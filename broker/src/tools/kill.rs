@@ -14,47 +14,41 @@ use crate::toolkit::entity_refs::{SessionRef, WindowRef};
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
 use crate::toolkit::refs::PaneRef;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-pub const KILL_PANE: ToolSpec = ToolSpec {
-    name: "kill_pane",
-    family: Family::Libtmux,
-    description: "Kill a pane and its process, by id. Never the agent's own pane or the server's last pane.",
-    details: "Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.",
-    annotations: Annotations::destructive("Kill pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<KillPaneArgs>,
-    output_schema: schema_of::<Killed<PaneRef>>,
-    run: run_kill_pane,
-};
+pub const KILL_PANE: ToolSpec = ToolSpec::new(
+    "kill_pane",
+    Annotations::destructive("Kill pane"),
+    input_of::<KillPaneArgs>,
+    schema_of::<Killed<PaneRef>>,
+    run_kill_pane,
+)
+.description("Kill a pane and its process, by id. Never the agent's own pane or the server's last pane.")
+.details("Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.");
 
-pub const KILL_WINDOW: ToolSpec = ToolSpec {
-    name: "kill_window",
-    family: Family::Libtmux,
-    description: "Kill a window with its panes and processes, by id. Never the agent's own window or the server's last.",
-    details: "Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.",
-    annotations: Annotations::destructive("Kill window"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<KillWindowArgs>,
-    output_schema: schema_of::<Killed<WindowRef>>,
-    run: run_kill_window,
-};
+pub const KILL_WINDOW: ToolSpec = ToolSpec::new(
+    "kill_window",
+    Annotations::destructive("Kill window"),
+    input_of::<KillWindowArgs>,
+    schema_of::<Killed<WindowRef>>,
+    run_kill_window,
+)
+.description("Kill a window with its panes and processes, by id. Never the agent's own window or the server's last.")
+.details("Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.");
 
-pub const KILL_SESSION: ToolSpec = ToolSpec {
-    name: "kill_session",
-    family: Family::Libtmux,
-    description: "Kill a session, by id; windows only in it close with their panes. Never the agent's own session or the last one.",
-    details: "Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.",
-    annotations: Annotations::destructive("Kill session"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<KillSessionArgs>,
-    output_schema: schema_of::<Killed<SessionRef>>,
-    run: run_kill_session,
-};
+pub const KILL_SESSION: ToolSpec = ToolSpec::new(
+    "kill_session",
+    Annotations::destructive("Kill session"),
+    input_of::<KillSessionArgs>,
+    schema_of::<Killed<SessionRef>>,
+    run_kill_session,
+)
+.description("Kill a session, by id; windows only in it close with their panes. Never the agent's own session or the last one.")
+.details("Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

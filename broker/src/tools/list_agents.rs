@@ -13,24 +13,24 @@
 use crate::session::Session;
 use crate::toolkit::agents::{survey, Agent};
 use crate::toolkit::ids::SessionFilter;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::collections::HashSet;
 use tmux_mcp_engine::registry::Pane;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "list_agents",
-    family: Family::Libtmux,
-    description: "Panes running a coding-agent CLI (Claude Code, Codex, Gemini, aider, opencode), each with its state.",
-    details: "Finds coding-agent CLIs from the processes on each pane's terminal (executable and arguments, not the title) and reads each one's visible screen once (a guarded capture, refused while an after-capture-pane hook is set). state is working, waiting_for_input, waiting_for_approval (question holds the question shown), exited (an agent this broker saw before is gone; the pane may still be open) or unknown (no rule of the CLI's table matched: never a guess). lines are the screen lines that decided it; rule names the row and the CLI version it was checked against. Optionally only the panes of one session. Read-only; types nothing.",
-    annotations: Annotations::read_only("List coding agents in panes"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<Listing>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "list_agents",
+    Annotations::read_only("List coding agents in panes"),
+    input_of::<Args>,
+    schema_of::<Listing>,
     run,
-};
+)
+.description("Panes running a coding-agent CLI (Claude Code, Codex, Gemini, aider, opencode), each with its state.")
+.details("Finds coding-agent CLIs from the processes on each pane's terminal (executable and arguments, not the title) and reads each one's visible screen once (a guarded capture, refused while an after-capture-pane hook is set). state is working, waiting_for_input, waiting_for_approval (question holds the question shown), exited (an agent this broker saw before is gone; the pane may still be open) or unknown (no rule of the CLI's table matched: never a guess). lines are the screen lines that decided it; rule names the row and the CLI version it was checked against. Optionally only the panes of one session. Read-only; types nothing.")
+.sample(|_| json!({}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

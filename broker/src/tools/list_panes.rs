@@ -9,26 +9,26 @@
 use crate::session::Session;
 use crate::toolkit::ids::SessionFilter;
 use crate::toolkit::records::{pane_record as record, process_state, PaneRecord, ProcessState};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::borrow::Cow;
 use std::sync::Arc;
 use tmux_mcp_core::feed::{Depth, Shape};
 use tmux_mcp_engine::registry::{session_ids, Pane, RefreshError, Snapshot};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "list_panes",
-    family: Family::Libtmux,
-    description: "List panes: id, placements, process, size, command, cwd; paged.",
-    details: "List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: brief` gives each pane as {id, at, command, cwd, state}: `at` is where it is placed, `session:window.pane`. Read-only.",
-    annotations: Annotations::read_only("List panes"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<Listing>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "list_panes",
+    Annotations::read_only("List panes"),
+    input_of::<Args>,
+    schema_of::<Listing>,
     run,
-};
+)
+.description("List panes: id, placements, process, size, command, cwd; paged.")
+.details("List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: brief` gives each pane as {id, at, command, cwd, state}: `at` is where it is placed, `session:window.pane`. Read-only.")
+.sample(|_| json!({}));
 
 use crate::toolkit::paging::{self, PAGE_MAX};
 

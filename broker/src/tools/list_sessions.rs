@@ -10,25 +10,25 @@
 use crate::session::Session;
 use crate::toolkit::records::{graph, session_records as records, SessionRecord};
 use crate::toolkit::shells;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::json;
 use std::collections::HashMap;
 use tmux_mcp_engine::clients;
 use tmux_mcp_engine::registry::{Pane, Placement};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "list_sessions",
-    family: Family::Libtmux,
-    description: "List sessions: windows, clients; busy, dead and attended panes.",
-    details: "List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, paneCount, busyCount, deadCount and attendedCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.",
-    annotations: Annotations::read_only("List sessions"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
-    output_schema: schema_of::<Listing>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "list_sessions",
+    Annotations::read_only("List sessions"),
+    crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
+    schema_of::<Listing>,
     run,
-};
+)
+.description("List sessions: windows, clients; busy, dead and attended panes.")
+.details("List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, paneCount, busyCount, deadCount and attendedCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.")
+.sample(|_| json!({}));
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

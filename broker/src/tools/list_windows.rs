@@ -10,26 +10,26 @@ use crate::toolkit::ids::{SessionFilter, WindowId};
 use crate::toolkit::paging::{self, PAGE_MAX};
 use crate::toolkit::records::{self};
 use crate::toolkit::records::{WindowRecord, Windows};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use std::collections::HashSet;
 use std::sync::Arc;
 use tmux_mcp_core::feed::{Depth, Shape};
 use tmux_mcp_engine::registry::{session_ids, RefreshError, Snapshot};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "list_windows",
-    family: Family::Libtmux,
-    description: "List windows: size, layout, panes, links; paged.",
-    details: "List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). Read-only; fires no tmux hook.",
-    annotations: Annotations::read_only("List windows"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<Listing>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "list_windows",
+    Annotations::read_only("List windows"),
+    input_of::<Args>,
+    schema_of::<Listing>,
     run,
-};
+)
+.description("List windows: size, layout, panes, links; paged.")
+.details("List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). Read-only; fires no tmux hook.")
+.sample(|_| json!({}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

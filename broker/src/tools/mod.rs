@@ -293,6 +293,34 @@ mod tests {
     use super::validate_input;
     use serde_json::json;
 
+    /// Every tool states what it is for, and every read tool has a sample
+    /// its own input schema accepts (the hook trap calls each with it).
+    #[test]
+    fn every_tool_is_declared_whole() {
+        use crate::toolkit::spec::Sample;
+        let s = Sample {
+            pane: "%0",
+            generation: "0123456789abcdef0123456789abcdef",
+        };
+        for t in super::CATALOG {
+            assert!(!t.description.is_empty(), "{}: no description", t.name);
+            assert!(t.annotations.title.is_some(), "{}: no title", t.name);
+            match t.sample {
+                Some(sample) => {
+                    let args = sample(&s);
+                    if let Err(e) = validate_input(t.name, &args) {
+                        panic!("{}: its sample {args} is refused: {e}", t.name);
+                    }
+                }
+                None => assert!(
+                    t.tier() != super::Tier::Readonly,
+                    "{}: a read tool needs a sample (ToolSpec::sample)",
+                    t.name
+                ),
+            }
+        }
+    }
+
     /// A companion names a tool of the catalog that is listed on its own, and
     /// comes with it whichever way that tool is on: by tier or by name.
     #[test]

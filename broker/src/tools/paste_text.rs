@@ -22,22 +22,20 @@ use crate::toolkit::act;
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::paste::{paste, LineEnding};
 use crate::toolkit::refs::{PaneRef, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "paste_text",
-    family: Family::Libtmux,
-    description: "Paste text into a pane through a private buffer, bracketed when its program asked for that; no Enter is pressed.",
-    details: "Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
-    annotations: Annotations::mutating("Paste text into a pane", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Pasted>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "paste_text",
+    Annotations::mutating("Paste text into a pane", false),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Pasted>,
     run,
-};
+)
+.description("Paste text into a pane through a private buffer, bracketed when its program asked for that; no Enter is pressed.")
+.details("Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -13,34 +13,30 @@ use crate::toolkit::arrange::Name;
 use crate::toolkit::arrange::{self, SessionAction, WindowAction};
 use crate::toolkit::ids::{Generation, Guarded, SessionId, WindowId};
 use crate::toolkit::refs::{self, Kind};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub const RENAME_SESSION: ToolSpec = ToolSpec {
-    name: "rename_session",
-    family: Family::Libtmux,
-    description: "Rename a session; returns the name tmux gave.",
-    details: "Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.",
-    annotations: Annotations::mutating("Rename session", true),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<SessionArgs>,
-    output_schema: schema_of::<SessionAction>,
-    run: run_rename_session,
-};
+pub const RENAME_SESSION: ToolSpec = ToolSpec::new(
+    "rename_session",
+    Annotations::mutating("Rename session", true),
+    input_of::<SessionArgs>,
+    schema_of::<SessionAction>,
+    run_rename_session,
+)
+.description("Rename a session; returns the name tmux gave.")
+.details("Rename a session (rename-session -t sessionId). Optional generation. Returns the session record read back from tmux with the name tmux gave (tmux up to 3.5 turns `.` and `:` into `_`). Control characters are refused; a name another session has is refused by tmux.");
 
-pub const RENAME_WINDOW: ToolSpec = ToolSpec {
-    name: "rename_window",
-    family: Family::Libtmux,
-    description: "Rename a window (tmux then stops renaming it automatically).",
-    details: "Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.",
-    annotations: Annotations::mutating("Rename window", true),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<WindowArgs>,
-    output_schema: schema_of::<WindowAction>,
-    run: run_rename_window,
-};
+pub const RENAME_WINDOW: ToolSpec = ToolSpec::new(
+    "rename_window",
+    Annotations::mutating("Rename window", true),
+    input_of::<WindowArgs>,
+    schema_of::<WindowAction>,
+    run_rename_window,
+)
+.description("Rename a window (tmux then stops renaming it automatically).")
+.details("Rename a window (rename-window -t windowId; tmux then stops renaming it automatically). Optional generation. Returns the window record read back from tmux with the name tmux gave. Control characters are refused.");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

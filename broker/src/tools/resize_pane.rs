@@ -12,22 +12,20 @@ use crate::toolkit::arrange::{self, PaneAction};
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::refs::INT_MAX;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "resize_pane",
-    family: Family::Libtmux,
-    description: "Resize a pane with one of: width and/or height, adjust (move a border), zoom.",
-    details: "Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.",
-    annotations: Annotations::mutating("Resize pane", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<PaneAction>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "resize_pane",
+    Annotations::mutating("Resize pane", false),
+    input_of::<Args>,
+    schema_of::<PaneAction>,
     run,
-};
+)
+.description("Resize a pane with one of: width and/or height, adjust (move a border), zoom.")
+.details("Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -12,23 +12,21 @@ use crate::toolkit::arrange::{self, PaneAction, ProgramArgs};
 use crate::toolkit::confirm::{self, Ask};
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "respawn_pane",
-    family: Family::Libtmux,
-    description: "Restart a pane's program (argv, shell, or its original command); a running one only with kill: true.",
-    details: "Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.",
-    annotations: Annotations::destructive("Respawn pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<PaneAction>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "respawn_pane",
+    Annotations::destructive("Respawn pane"),
+    input_of::<Args>,
+    schema_of::<PaneAction>,
     run,
-};
+)
+.description("Restart a pane's program (argv, shell, or its original command); a running one only with kill: true.")
+.details("Restart the program of a pane (respawn-pane -t paneId) with argv (executed directly; `shell` for a command line through the shell; neither: the command the pane was started with). If the pane's process is still running this is refused unless kill is true, which kills it first (destructive). Optional cwd, env, generation. The agent's own pane is never respawned. Returns the pane record read back from tmux (its new pid and process generation) and its window.");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

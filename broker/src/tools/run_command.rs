@@ -80,7 +80,7 @@ use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::job::{lookup, summary, view, JobView};
 use crate::toolkit::shell_line;
 use crate::toolkit::shells::{self, Syntax};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use crate::toolkit::typing::{self, Input};
 use serde::Deserialize;
@@ -95,17 +95,15 @@ use tmux_mcp_engine::tty_watch::TtyWatch;
 use tmux_mcp_engine::Broker;
 use tokio::sync::watch;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "run_command",
-    family: Family::Libtmux,
-    description: "Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.",
-    details: "Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.",
-    annotations: Annotations::mutating("Run a command in a pane's shell", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<JobView>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "run_command",
+    Annotations::mutating("Run a command in a pane's shell", false),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<JobView>,
     run,
-};
+)
+.description("Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.")
+.details("Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.");
 
 /// How long a job's status is awaited before the job is dropped.
 pub const RUNNING_TTL: Duration = Duration::from_secs(3600);

@@ -21,24 +21,24 @@ use crate::toolkit::refs::PaneRef;
 use crate::toolkit::search::{
     build_regex, page, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
 };
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use tmux_mcp_engine::lines::effective_result_lines;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "search_panes",
-    family: Family::Libtmux,
-    description: "Find text or a regex in panes' screens and scrollback; the matching lines, paged.",
-    details: "Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.",
-    annotations: Annotations::read_only("Search panes"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Found>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "search_panes",
+    Annotations::read_only("Search panes"),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Found>,
     run,
-};
+)
+.description("Find text or a regex in panes' screens and scrollback; the matching lines, paged.")
+.details("Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.")
+.sample(|_| json!({"pattern": "x", "scrollbackLines": 5}));
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

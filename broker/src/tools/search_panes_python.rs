@@ -25,7 +25,7 @@ use crate::toolkit::records;
 use crate::toolkit::search::{
     self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
 };
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -33,17 +33,14 @@ use serde_json::Value;
 use std::collections::HashMap;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "search_panes",
-    family: Family::Libtmux,
-    description: "Search the content of the tmux panes this agent may see (optionally one session: session_id, else session_name) for a pattern: literal unless regex is true (Rust regex syntax: no look-around or back-references), case-insensitive unless match_case is true. Reads the visible screen, or the content_start..content_end range (tmux capture-pane -S/-E: 0 is the top visible line, negative numbers reach into history), with wrapped lines joined. Each matching pane is returned with its geometry, window, session and its last max_matched_lines_per_pane (default 50) matching lines; panes are sorted by pane id and paged with offset and limit (default 500, null for no cap); truncated_panes lists the matched panes after this page. truncated is true when anything was left out. Panes whose capture would run an after-capture-pane hook are skipped and named in the text. Read-only; fires no tmux hook.",
-    details: "",
-    annotations: Annotations::read_only("Search panes"),
-    listed: crate::toolkit::spec::Listed::AtTier,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "search_panes",
+    Annotations::read_only("Search panes"),
     input_schema,
-    output_schema: schema_of::<Found>,
+    schema_of::<Found>,
     run,
-};
+)
+.description("Search the content of the tmux panes this agent may see (optionally one session: session_id, else session_name) for a pattern: literal unless regex is true (Rust regex syntax: no look-around or back-references), case-insensitive unless match_case is true. Reads the visible screen, or the content_start..content_end range (tmux capture-pane -S/-E: 0 is the top visible line, negative numbers reach into history), with wrapped lines joined. Each matching pane is returned with its geometry, window, session and its last max_matched_lines_per_pane (default 50) matching lines; panes are sorted by pane id and paged with offset and limit (default 500, null for no cap); truncated_panes lists the matched panes after this page. truncated is true when anything was left out. Panes whose capture would run an after-capture-pane hook are skipped and named in the text. Read-only; fires no tmux hook.");
 
 const DEFAULT_PER_PANE: i64 = 50;
 const DEFAULT_LIMIT: i64 = 500;

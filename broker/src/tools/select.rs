@@ -7,34 +7,30 @@ use crate::session::Session;
 use crate::toolkit::act::{self, SelfRule};
 use crate::toolkit::arrange::{self, PaneAction, WindowAction};
 use crate::toolkit::ids::{Generation, PaneId, WindowId};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub const SELECT_PANE: ToolSpec = ToolSpec {
-    name: "select_pane",
-    family: Family::Libtmux,
-    description: "Make a pane its window's active pane.",
-    details: "Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.",
-    annotations: Annotations::mutating("Select pane", true),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<PaneArgs>,
-    output_schema: schema_of::<PaneAction>,
-    run: run_select_pane,
-};
+pub const SELECT_PANE: ToolSpec = ToolSpec::new(
+    "select_pane",
+    Annotations::mutating("Select pane", true),
+    input_of::<PaneArgs>,
+    schema_of::<PaneAction>,
+    run_select_pane,
+)
+.description("Make a pane its window's active pane.")
+.details("Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.");
 
-pub const SELECT_WINDOW: ToolSpec = ToolSpec {
-    name: "select_window",
-    family: Family::Libtmux,
-    description: "Make a window its session's current window.",
-    details: "Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).",
-    annotations: Annotations::mutating("Select window", true),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<WindowArgs>,
-    output_schema: schema_of::<WindowAction>,
-    run: run_select_window,
-};
+pub const SELECT_WINDOW: ToolSpec = ToolSpec::new(
+    "select_window",
+    Annotations::mutating("Select window", true),
+    input_of::<WindowArgs>,
+    schema_of::<WindowAction>,
+    run_select_window,
+)
+.description("Make a window its session's current window.")
+.details("Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -20,24 +20,23 @@
 use crate::session::Session;
 use crate::toolkit::envelope;
 use crate::toolkit::refs::{self, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{data_schema_of, input_of, ExitZero, Observed};
 use crate::toolkit::typing::{commands, deliver, Input};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "tmux_send",
-    family: Family::Seed,
-    description: "Send literal text or tmux key names to one pane; no Enter is appended.",
-    details: "Send input to exactly one pane: {type:\"text\", text} is typed literally (send-keys -l; ';', 'Enter', 'C-c', a leading '-' and line feeds arrive as those characters) or {type:\"keys\", keys:[…]} names tmux keys (\"Enter\", \"C-c\", \"Up\", …); never both. No Enter is appended. Text ≤ 65536 characters, 1–256 keys, no NUL; ≤ 65536 string bytes in all. Success means tmux accepted the input (completion dispatch_only), not that a program read it. The agent's own pane needs --allow-self.",
-    annotations: Annotations::destructive("Send text or keys to a pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "tmux_send",
+    Annotations::destructive("Send text or keys to a pane"),
     input_schema,
     output_schema,
     run,
-};
+)
+.seed()
+.description("Send literal text or tmux key names to one pane; no Enter is appended.")
+.details("Send input to exactly one pane: {type:\"text\", text} is typed literally (send-keys -l; ';', 'Enter', 'C-c', a leading '-' and line feeds arrive as those characters) or {type:\"keys\", keys:[…]} names tmux keys (\"Enter\", \"C-c\", \"Up\", …); never both. No Enter is appended. Text ≤ 65536 characters, 1–256 keys, no NUL; ≤ 65536 string bytes in all. Success means tmux accepted the input (completion dispatch_only), not that a program read it. The agent's own pane needs --allow-self.");
 
 /// The arguments: one pane, and what to type into it.
 #[derive(Deserialize, JsonSchema)]

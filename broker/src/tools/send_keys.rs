@@ -11,23 +11,21 @@ use crate::toolkit::act;
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::refs::{PaneRef, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use crate::toolkit::typing::{self, Input};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "send_keys",
-    family: Family::Libtmux,
-    description: "Type into a pane: tmux key names (keys) or literal text; enter: true presses Enter afterwards.",
-    details: "Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.",
-    annotations: Annotations::mutating("Send keys to a pane", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Sent>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "send_keys",
+    Annotations::mutating("Send keys to a pane", false),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Sent>,
     run,
-};
+)
+.description("Type into a pane: tmux key names (keys) or literal text; enter: true presses Enter afterwards.")
+.details("Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.");
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -21,24 +21,22 @@ use crate::toolkit::agents::{Agent, StateName};
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::paste::{paste, LineEnding};
 use crate::toolkit::refs::NO_NUL;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use crate::toolkit::typing::{commands, deliver, Input};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "send_prompt",
-    family: Family::Libtmux,
-    description: "Send a prompt (any number of lines) to the coding agent in a pane as one message and submit it; verified on its screen.",
-    details: "For a pane whose coding-agent CLI (see list_agents) waits for input with an empty input box: a turn still running is waited for (within timeoutMs); an approval dialog, a draft in the box or an unknown screen sends nothing. Pastes text through a private buffer (bracketed, so line feeds stay inside the one message), waits until the screen shows the draft and the terminal is quiet for 150 ms, presses Enter once, then waits, event-driven, until the screen shows the submission (the agent works, asks for approval, or its input box is empty again) or timeoutMs (default 10000; an error saying the prompt did not submit: the draft is still in the box). submit false stops after the paste. Mutating tier; the agent's own pane needs --allow-self.",
-    annotations: Annotations::mutating("Send a prompt to a coding agent", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Prompted>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "send_prompt",
+    Annotations::mutating("Send a prompt to a coding agent", false),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Prompted>,
     run,
-};
+)
+.description("Send a prompt (any number of lines) to the coding agent in a pane as one message and submit it; verified on its screen.")
+.details("For a pane whose coding-agent CLI (see list_agents) waits for input with an empty input box: a turn still running is waited for (within timeoutMs); an approval dialog, a draft in the box or an unknown screen sends nothing. Pastes text through a private buffer (bracketed, so line feeds stay inside the one message), waits until the screen shows the draft and the terminal is quiet for 150 ms, presses Enter once, then waits, event-driven, until the screen shows the submission (the agent works, asks for approval, or its input box is empty again) or timeoutMs (default 10000; an error saying the prompt did not submit: the draft is still in the box). submit false stops after the paste. Mutating tier; the agent's own pane needs --allow-self.");
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

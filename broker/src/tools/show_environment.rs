@@ -11,23 +11,24 @@
 use crate::session::Session;
 use crate::toolkit::ids::SessionFilter;
 use crate::toolkit::options::{context, escaped_note, expand_keys, ContextRecord, NamedValue};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::input_of;
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "show_environment",
-    family: Family::Libtmux,
-    description: "Read tmux environment variables, globally or as a session sees them (names with an upper-case letter).",
-    details: "Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.",
-    annotations: Annotations::read_only("Show environment"),
-    listed: crate::toolkit::spec::Listed::OptIn,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<Shown>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "show_environment",
+    Annotations::read_only("Show environment"),
+    input_of::<Args>,
+    schema_of::<Shown>,
     run,
-};
+)
+.description("Read tmux environment variables, globally or as a session sees them (names with an upper-case letter).")
+.details("Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.")
+.listed(crate::toolkit::spec::Listed::OptIn)
+.sample(|_| json!({"names": ["PATH"]}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

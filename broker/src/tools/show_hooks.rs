@@ -7,23 +7,24 @@
 use crate::session::Session;
 use crate::toolkit::ids::{PaneId, SessionFilter, WindowId};
 use crate::toolkit::options::{context, escaped_note, ContextKind, ContextRecord};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::input_of;
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "show_hooks",
-    family: Family::Libtmux,
-    description: "The tmux hooks set globally or on a session, window or pane.",
-    details: "List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.",
-    annotations: Annotations::read_only("Show hooks"),
-    listed: crate::toolkit::spec::Listed::OptIn,
-    input_schema: input_of::<Args>,
-    output_schema: schema_of::<Shown>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "show_hooks",
+    Annotations::read_only("Show hooks"),
+    input_of::<Args>,
+    schema_of::<Shown>,
     run,
-};
+)
+.description("The tmux hooks set globally or on a session, window or pane.")
+.details("List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.")
+.listed(crate::toolkit::spec::Listed::OptIn)
+.sample(|_| json!({}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

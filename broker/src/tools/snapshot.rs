@@ -13,25 +13,26 @@
 use crate::session::Session;
 use crate::toolkit::criteria::{self, Entity, Graph};
 use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::data_schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use serde_json::{Map, Value};
 use tmux_mcp_core::sys;
 use tmux_mcp_engine::retention::Retained;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "tmux_snapshot",
-    family: Family::Seed,
-    description: "Records of sessions, windows, panes, window links or clients matching criteria; cursor alone pages on.",
-    details: "Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux entity client is refused as unsupported (reading them would run a user hook) and other entities report client coverage unavailable.",
-    annotations: Annotations::read_only("tmux metadata snapshot"),
-    listed: crate::toolkit::spec::Listed::AtTier,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "tmux_snapshot",
+    Annotations::read_only("tmux metadata snapshot"),
     input_schema,
     output_schema,
     run,
-};
+)
+.seed()
+.description("Records of sessions, windows, panes, window links or clients matching criteria; cursor alone pages on.")
+.details("Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux entity client is refused as unsupported (reading them would run a user hook) and other entities report client coverage unavailable.")
+.sample(|_| json!({"entity": "pane"}));
 
 /// The arguments: a query, or the cursor of a page to continue from.
 #[derive(Deserialize, JsonSchema)]

@@ -6,7 +6,7 @@
 use crate::session::Session;
 use crate::toolkit::contracts;
 use crate::toolkit::read;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use serde_json::{json, Value};
 use std::cmp::Ordering;
 use tmux_mcp_engine::lines::{
@@ -15,17 +15,15 @@ use tmux_mcp_engine::lines::{
 use tmux_mcp_engine::observe;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "snapshot_pane",
-    family: Family::Libtmux,
-    description: "Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.",
-    details: "",
-    annotations: Annotations::read_only("Snapshot a pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: contracts::snapshot_pane_input,
-    output_schema: contracts::snapshot_pane_output,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "snapshot_pane",
+    Annotations::read_only("Snapshot a pane"),
+    contracts::snapshot_pane_input,
+    contracts::snapshot_pane_output,
     run,
-};
+)
+.description("Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.")
+.sample(|s| json!({"paneId": s.pane}));
 
 /// Room kept for everything around the pane view in one result.
 const RESERVE: i64 = 16_384;

@@ -14,7 +14,7 @@ use crate::toolkit::ids::{Generation, PaneId, SessionId};
 use crate::toolkit::launch;
 use crate::toolkit::launch::spawn;
 use crate::toolkit::refs::{Kind, INT_MAX};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -22,41 +22,35 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 use tmux_mcp_core::wire::Scope;
 
-pub const CREATE_SESSION: ToolSpec = ToolSpec {
-    name: "create_session",
-    family: Family::Libtmux,
-    description: "Create a detached session running argv (or shell, or the default command); needs --scope server.",
-    details: "Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.",
-    annotations: Annotations::mutating("Create session", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<SessionArgs>,
-    output_schema: schema_of::<Spawned>,
-    run: run_create_session,
-};
+pub const CREATE_SESSION: ToolSpec = ToolSpec::new(
+    "create_session",
+    Annotations::mutating("Create session", false),
+    input_of::<SessionArgs>,
+    schema_of::<Spawned>,
+    run_create_session,
+)
+.description("Create a detached session running argv (or shell, or the default command); needs --scope server.")
+.details("Create a detached tmux session (new-session -d) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, windowName, width, height, cwd, env. Returns the new session, window and pane records (references {kind, id, generation}) and the names tmux gave (tmux up to 3.5 turns `.` and `:` in session names into `_`). Needs --scope server: a new session is outside a session-scoped agent's view.");
 
-pub const CREATE_WINDOW: ToolSpec = ToolSpec {
-    name: "create_window",
-    family: Family::Libtmux,
-    description: "Create a window in a session running argv (or shell, or the default command).",
-    details: "Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.",
-    annotations: Annotations::mutating("Create window", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<WindowArgs>,
-    output_schema: schema_of::<Spawned>,
-    run: run_create_window,
-};
+pub const CREATE_WINDOW: ToolSpec = ToolSpec::new(
+    "create_window",
+    Annotations::mutating("Create window", false),
+    input_of::<WindowArgs>,
+    schema_of::<Spawned>,
+    run_create_window,
+)
+.description("Create a window in a session running argv (or shell, or the default command).")
+.details("Create a window in a session (new-window -t sessionId:) running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional name, index (must be free), select (make it the session's current window; default false), cwd, env, generation. Returns the session, the new window and its pane (references {kind, id, generation}) with the name tmux gave.");
 
-pub const SPLIT_WINDOW: ToolSpec = ToolSpec {
-    name: "split_window",
-    family: Family::Libtmux,
-    description: "Split a pane; the new pane runs argv (or shell, or the default command).",
-    details: "Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).",
-    annotations: Annotations::mutating("Split window", false),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: input_of::<SplitArgs>,
-    output_schema: schema_of::<Spawned>,
-    run: run_split_window,
-};
+pub const SPLIT_WINDOW: ToolSpec = ToolSpec::new(
+    "split_window",
+    Annotations::mutating("Split window", false),
+    input_of::<SplitArgs>,
+    schema_of::<Spawned>,
+    run_split_window,
+)
+.description("Split a pane; the new pane runs argv (or shell, or the default command).")
+.details("Split a pane (split-window -t paneId) into a new pane placed right, left, below or above it, running argv (executed directly; `shell` for a command line through the shell; neither: the user's default command). Optional size (cells, or \"N%\" of the pane), select (make the new pane active; default false), cwd, env, generation. Returns the new pane and its window (references {kind, id, generation}).");
 
 // `schemars(deny_unknown_fields)`, not serde's: serde refuses unknown
 // fields only without `flatten`, and the published schema has refused them

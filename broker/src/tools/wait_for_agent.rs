@@ -15,23 +15,23 @@ use crate::toolkit::act::{self, SelfRule};
 use crate::toolkit::agents::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::events::ClockReport;
 use crate::toolkit::ids::PaneId;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use tmux_mcp_engine::agents::State;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "wait_for_agent",
-    family: Family::Libtmux,
-    description: "Wait until a pane's coding agent reaches one of states; returns the lines that decided it.",
-    details: "Finds the pane's coding-agent CLI as list_agents does, then waits, event-driven (tty inotify), judging the visible screen after each burst of output by the CLI's rule table, until the state is one of states (default waiting_for_input, waiting_for_approval, exited; the screen as it is when the call starts counts), or timeoutMs (outcome timeout, with the last state seen; clamped to the request timeout, reported). The agent's process ending is seen at the next output (the shell's prompt) or when the pane closes. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing. Sends progress notifications when a progressToken is given.",
-    annotations: Annotations::read_only("Wait for a coding agent's state"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Waited>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "wait_for_agent",
+    Annotations::read_only("Wait for a coding agent's state"),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Waited>,
     run,
-};
+)
+.description("Wait until a pane's coding agent reaches one of states; returns the lines that decided it.")
+.details("Finds the pane's coding-agent CLI as list_agents does, then waits, event-driven (tty inotify), judging the visible screen after each burst of output by the CLI's rule table, until the state is one of states (default waiting_for_input, waiting_for_approval, exited; the screen as it is when the call starts counts), or timeoutMs (outcome timeout, with the last state seen; clamped to the request timeout, reported). The agent's process ending is seen at the next output (the shell's prompt) or when the pane closes. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing. Sends progress notifications when a progressToken is given.")
+.sample(|s| json!({"paneId": s.pane, "timeoutMs": 300}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -12,22 +12,22 @@ use crate::toolkit::events::Event;
 use crate::toolkit::events::{ClockReport, Watched};
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::refs::PaneRef;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "wait_for_idle",
-    family: Family::Libtmux,
-    description: "Wait until a pane has written nothing for idleSeconds (default 1).",
-    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.",
-    annotations: Annotations::read_only("Wait for a pane to go quiet"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Idle>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "wait_for_idle",
+    Annotations::read_only("Wait for a pane to go quiet"),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Idle>,
     run,
-};
+)
+.description("Wait until a pane has written nothing for idleSeconds (default 1).")
+.details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.")
+.sample(|s| json!({"paneId": s.pane, "idleSeconds": 0.2, "timeoutMs": 500}));
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -20,22 +20,22 @@ use crate::toolkit::events::{ClockReport, Event, Watched};
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::refs::PaneRef;
 use crate::toolkit::search::build_regex;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Family, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "wait_for_text",
-    family: Family::Libtmux,
-    description: "Wait until a pane shows one of patterns, a stopPattern, or goes idle; text already shown counts.",
-    details: "Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns which pattern matched, the line and row of its first match, and moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.",
-    annotations: Annotations::read_only("Wait for text in a pane"),
-    listed: crate::toolkit::spec::Listed::AtTier,
-    input_schema: crate::toolkit::typed::input_of::<Args>,
-    output_schema: schema_of::<Waited>,
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "wait_for_text",
+    Annotations::read_only("Wait for text in a pane"),
+    crate::toolkit::typed::input_of::<Args>,
+    schema_of::<Waited>,
     run,
-};
+)
+.description("Wait until a pane shows one of patterns, a stopPattern, or goes idle; text already shown counts.")
+.details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns which pattern matched, the line and row of its first match, and moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
+.sample(|s| json!({"paneId": s.pane, "patterns": ["$"], "timeoutMs": 300}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
