@@ -1,0 +1,127 @@
+//! Lists that name every tool are the catalog's (rust-analyzer's sourcegen
+//! habit): each is derived from `tools::CATALOG` and the tools' own
+//! declarations, or checked against them here, and a failing check says how
+//! to regenerate the list.
+//!
+//! Architecture invariant: README.md's tools table is `CATALOG`, in catalog
+//! order, with each tool's default and tier as the catalog declares them.
+//! Regenerate it with
+//! `TMUX_MCP_UPDATE_DOCS=1 cargo test -p tmux-mcp-e2e --test inventory`:
+//! the prose of a row kept, a new tool's row filled from its declaration.
+
+use std::collections::HashMap;
+use tmux_mcp_broker::toolkit::spec::{Listed, Tier, ToolSpec};
+use tmux_mcp_e2e::repo_root;
+
+const HEADER: &str = "| tool | default | tier | what it does |";
+
+/// The default column: `on` (listed for every agent), `tier` (once the
+/// agent's tier reaches the tool's), `opt-in`, or `with X`.
+fn default_of(t: &ToolSpec) -> String {
+    match t.listed {
+        Listed::AtTier if t.tier() == Tier::Readonly => "on".into(),
+        Listed::AtTier => "tier".into(),
+        Listed::OptIn => "opt-in".into(),
+        Listed::With(other) => format!("with `{other}`"),
+    }
+}
+
+/// The README's table as it is, and the table the catalog makes of it:
+/// (the text before the table, its rows, the text after; the rows it
+/// should have).
+fn tables(readme: &str) -> (String, Vec<String>, String, Vec<String>) {
+    let start = readme
+        .find(HEADER)
+        .expect("README.md has the tools table header");
+    let body_start = start + readme[start..].find('\n').unwrap() + 1; // the header line
+    let body_start = body_start + readme[body_start..].find('\n').unwrap() + 1; // |---|
+    let mut end = body_start;
+    let mut rows = Vec::new();
+    for line in readme[body_start..].split_inclusive('\n') {
+        if !line.starts_with("| `") {
+            break;
+        }
+        rows.push(line.trim_end_matches('\n').to_string());
+        end += line.len();
+    }
+    // The prose kept per tool: the last cell of its row.
+    let prose: HashMap<String, String> = rows
+        .iter()
+        .filter_map(|r| {
+            let name = r.strip_prefix("| `")?.split('`').next()?.to_string();
+            // The prose is the rest after the third separator (it may hold
+            // an escaped `\|` of its own).
+            let cells: Vec<&str> = r.splitn(4, " | ").collect();
+            Some((name, cells.get(3)?.strip_suffix(" |")?.to_string()))
+        })
+        .collect();
+    let want = tmux_mcp_broker::tools::CATALOG
+        .iter()
+        .map(|t| {
+            let what = prose.get(t.name).cloned().unwrap_or_else(|| {
+                let doc = if t.details.is_empty() {
+                    t.description
+                } else {
+                    t.details
+                };
+                doc.replace('|', "\\|")
+            });
+            format!(
+                "| `{}` | {} | {} | {what} |",
+                t.name,
+                default_of(t),
+                t.tier().as_str()
+            )
+        })
+        .collect();
+    (
+        readme[..body_start].to_string(),
+        rows,
+        readme[end..].to_string(),
+        want,
+    )
+}
+
+#[test]
+fn the_readme_tools_table_is_the_catalog() {
+    let path = repo_root().join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (before, rows, after, want) = tables(&readme);
+    if rows == want {
+        return;
+    }
+    if std::env::var_os("TMUX_MCP_UPDATE_DOCS").is_some() {
+        let text = format!("{before}{}\n{after}", want.join("\n"));
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let name = |r: &String| r.split('`').nth(1).unwrap_or_default().to_string();
+    let have: Vec<String> = rows.iter().map(name).collect();
+    let wanted: Vec<String> = want.iter().map(name).collect();
+    let differing: Vec<&String> = want.iter().filter(|w| !rows.contains(w)).collect();
+    panic!(
+        "README.md's tools table is not the catalog (tools {have:?}, catalog {wanted:?}); rows that differ (as the catalog makes them):\n{}\n\nRegenerate it: TMUX_MCP_UPDATE_DOCS=1 cargo test -p tmux-mcp-e2e --test inventory",
+        differing
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// The check fails on a table that lost a row or says another tier (so the
+/// test above can fail), and the regenerated table passes it.
+#[test]
+fn the_table_check_sees_a_wrong_table() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let (before, _, after, want) = tables(&readme);
+    let good = format!("{before}{}\n{after}", want.join("\n"));
+    let (_, rows, _, want2) = tables(&good);
+    assert_eq!(rows, want2, "a regenerated table is the catalog");
+    let dropped = good.replacen(&format!("{}\n", want[1]), "", 1);
+    let (_, rows, _, want3) = tables(&dropped);
+    assert_ne!(rows, want3, "a missing row is seen");
+    let retiered = good.replacen("| on | readonly |", "| on | mutating |", 1);
+    let (_, rows, _, want4) = tables(&retiered);
+    assert_ne!(rows, want4, "a wrong tier is seen");
+}
