@@ -19,7 +19,8 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 def source_catalog() -> list[str]:
     """Tool names of `CATALOG` in broker/src/tools/mod.rs, in catalog order: each
     entry is `<module>::<CONST>` (`SPEC`, or one of several specs a module
-    holds, e.g. `kill::KILL_PANE`), whose `name:` is in broker/src/tools/<module>.rs."""
+    holds, e.g. `kill::KILL_PANE`), declared in broker/src/tools/<module>.rs as
+    `ToolSpec::new("<name>", …)`."""
     tools_dir = REPO / "broker" / "src" / "tools"
     mod = (tools_dir / "mod.rs").read_text()
     m = re.search(r"pub const CATALOG: &\[ToolSpec\] = &\[(.*?)\];", mod, re.S)
@@ -32,8 +33,8 @@ def source_catalog() -> list[str]:
         assert m, f"unexpected CATALOG entry {entry!r}"
         module, const = m.groups()
         src = (tools_dir / f"{module}.rs").read_text()
-        spec = re.search(rf"pub const {const}: ToolSpec = ToolSpec \{{\s*name: \"([a-z_]+)\"", src)
-        assert spec, f"no `pub const {const}: ToolSpec = ToolSpec {{ name: ...` in broker/src/tools/{module}.rs"
+        spec = re.search(rf"pub const {const}: ToolSpec = ToolSpec::new\(\s*\"([a-z_]+)\"", src)
+        assert spec, f"no `pub const {const}: ToolSpec = ToolSpec::new(\"…\", …)` in broker/src/tools/{module}.rs"
         names.append(spec.group(1))
     assert names, "CATALOG is empty"
     return names
