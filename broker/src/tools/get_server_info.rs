@@ -4,7 +4,7 @@
 //! a hook (`clients`: the `L:` format loop of tmux >= 3.5). On an older tmux
 //! the result says they are unavailable, and why.
 
-use crate::session::Session;
+use crate::toolkit::records::{clients, Clients};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
@@ -47,73 +47,6 @@ struct BrokerInfo {
     /// How the broker reaches tmux and reads the pane table.
     access: String,
     sessions_open: u64,
-}
-
-/// The attached clients, or why they cannot be read hook-free.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Clients {
-    available: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    unavailable_reason: Option<String>,
-    /// Clients attached to a session this agent may see (empty when unavailable).
-    attached: Vec<ClientRecord>,
-}
-
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ClientRecord {
-    name: String,
-    tty: String,
-    pid: u32,
-    termname: String,
-    /// `null` when tmux reports no size (a control client that set none).
-    width: Option<u32>,
-    height: Option<u32>,
-    #[schemars(regex(pattern = crate::toolkit::ids::SESSION_ID))]
-    session_id: String,
-    session_name: String,
-    readonly: bool,
-    control_mode: bool,
-}
-
-impl From<tmux_mcp_engine::clients::Client> for ClientRecord {
-    fn from(c: tmux_mcp_engine::clients::Client) -> Self {
-        ClientRecord {
-            name: c.name,
-            tty: c.tty,
-            pid: c.pid,
-            termname: c.termname,
-            width: c.width,
-            height: c.height,
-            session_id: c.session_id,
-            session_name: c.session_name,
-            readonly: c.readonly,
-            control_mode: c.control_mode,
-        }
-    }
-}
-
-async fn clients(session: &Session, version: &str) -> Clients {
-    match tmux_mcp_engine::clients::read(&session.broker.registry, version).await {
-        Ok(all) => {
-            let attached = all
-                .into_iter()
-                .filter(|c| session.sees_session(&c.session_id))
-                .map(ClientRecord::from)
-                .collect();
-            Clients {
-                available: true,
-                unavailable_reason: None,
-                attached,
-            }
-        }
-        Err(tmux_mcp_engine::clients::Unavailable(why)) => Clients {
-            available: false,
-            unavailable_reason: Some(why),
-            attached: Vec::new(),
-        },
-    }
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
