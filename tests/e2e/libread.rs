@@ -1349,3 +1349,72 @@ async fn client_records_beside_connecting_clients_do_not_crash_tmux() {
     );
     c.close().await;
 }
+
+/// `list_clients` (issue 40 item 4): opt-in, it names the person's terminal
+/// client, its size and the pane it shows; a session filter keeps one
+/// session's clients and an unknown session is refused by name. On tmux
+/// before 3.5 the clients cannot be read hook-free, and it says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_clients_names_who_looks_at_which_pane() {
+    let srv = TmuxServer::start();
+    srv.tmux(&["new-session", "-d", "-s", "other"]);
+    srv.tmux(&["split-window", "-d", "-t", "main:"]);
+    let plain = McpClient::attach(&srv, &[]).await;
+    assert!(
+        !plain.tools().iter().any(|t| t.name == "list_clients"),
+        "list_clients is opt-in"
+    );
+    plain.close().await;
+    let person = TerminalClient::attach(&srv, "main", 80, 24);
+    let c = McpClient::attach(
+        &srv,
+        &["--scope", "server", "--enable-tool", "list_clients"],
+    )
+    .await;
+    let got = c.call("list_clients", json!({})).await;
+    let shown = srv.tmux(&["display-message", "-p", "-t", "main:", "#{pane_id}"]);
+    if tmux_at_least(3, 5) {
+        assert_eq!(got["available"], json!(true), "{got:#}");
+        let clients = got["clients"].as_array().unwrap();
+        assert_eq!(clients.len(), 1, "the person's client only: {got:#}");
+        let me = &clients[0];
+        assert_eq!(
+            (
+                me["pid"].as_u64(),
+                me["sessionName"].as_str(),
+                me["width"].as_u64(),
+                me["controlMode"].as_bool(),
+                me["paneId"].as_str()
+            ),
+            (
+                Some(person.pid as u64),
+                Some("main"),
+                Some(80),
+                Some(false),
+                Some(shown.trim())
+            ),
+            "{got:#}"
+        );
+        let other = c.call("list_clients", json!({ "session": "other" })).await;
+        assert_eq!(other["clients"], json!([]), "{other:#}");
+    } else {
+        assert_eq!(
+            (got["available"].as_bool(), &got["clients"]),
+            (Some(false), &json!([])),
+            "{got:#}"
+        );
+        let why = got["unavailableReason"].as_str().unwrap();
+        assert!(why.contains("after-list-clients"), "{why}");
+    }
+    let refused = c
+        .call_raw("list_clients", json!({ "session": "nosuch" }))
+        .await;
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    let text = format!("{:?}", refused.content);
+    assert!(
+        text.contains("Argument session") && text.contains("Nothing was sent to tmux"),
+        "{text}"
+    );
+    drop(person);
+    c.close().await;
+}

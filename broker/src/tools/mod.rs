@@ -20,6 +20,7 @@ mod get_pane_info;
 mod get_server_info;
 mod kill;
 mod list_agents;
+mod list_clients;
 mod list_panes;
 mod list_sessions;
 mod list_windows;
@@ -101,6 +102,7 @@ pub const CATALOG: &[ToolSpec] = &[
     list_windows::SPEC,
     get_pane_info::SPEC,
     get_server_info::SPEC,
+    list_clients::SPEC,
     show_options::SPEC,
     show_environment::SPEC,
     show_hooks::SPEC,
