@@ -19,10 +19,12 @@
 
 use crate::completion::Kind;
 use crate::session::Session;
+use crate::toolkit::output::RefusalKind;
+use crate::toolkit::spec::ToolOutput;
 use crate::tools;
 use serde_json::{json, Value};
 use tmux_mcp_engine::lines;
-use tmux_mcp_engine::observe::{self, Freshness};
+use tmux_mcp_engine::observe::{self, Freshness, ObserveError};
 use tmux_mcp_engine::retention::Retained;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,18 +73,26 @@ impl ReadError {
     }
 
     /// Why a read failed, from the text of the read-only tool that did it.
-    fn from_tool_text(text: String) -> ReadError {
-        if text.contains("outside this session's scope") {
-            ReadError::NotVisible(text)
-        } else if text.contains("No pane")
-            || text.contains("does not exist")
-            || text.contains("no longer exists")
-        {
-            ReadError::NotFound(text)
-        } else if text.contains("after-capture-pane") {
-            ReadError::HookSet(text)
-        } else {
-            ReadError::Failed(text)
+    /// A read tool's refusal, by its typed reason (never by its wording).
+    fn from_tool(out: ToolOutput) -> ReadError {
+        match out.refusal {
+            Some(RefusalKind::OutOfScope) => ReadError::NotVisible(out.text),
+            Some(RefusalKind::Gone) => ReadError::NotFound(out.text),
+            Some(RefusalKind::CaptureHook) => ReadError::HookSet(out.text),
+            Some(RefusalKind::StaleCursor) | None => ReadError::Failed(out.text),
+        }
+    }
+
+    /// A failed observation of pane `pane`, by its kind.
+    fn from_observe(pane: &str, e: &ObserveError) -> ReadError {
+        let text = format!("pane {pane}: {}", e.why());
+        match e {
+            ObserveError::OutOfScope => ReadError::NotVisible(text),
+            ObserveError::StaleTarget { .. } => ReadError::NotFound(text),
+            ObserveError::HookSet { .. } => ReadError::HookSet(text),
+            ObserveError::Unsupported { .. } | ObserveError::Transport { .. } => {
+                ReadError::Failed(text)
+            }
         }
     }
 }
@@ -305,7 +315,7 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
     };
     let out = tools::read_through(session, tool, args).await;
     if out.is_error {
-        return Err(ReadError::from_tool_text(out.text));
+        return Err(ReadError::from_tool(out));
     }
     let structured = out.structured.unwrap_or(Value::Null);
     let text = match r {
@@ -328,13 +338,53 @@ async fn read_handed(session: &Session, pane: &str, cursor: &str) -> Result<Stri
         .map_err(|e| ReadError::NotFound(format!("pane {pane}: {}", e.why())))?;
     let (_, out) = observe::capture_range(broker, p, None, None, false)
         .await
-        .map_err(|e| ReadError::from_tool_text(format!("pane {pane}: {}", e.why())))?;
+        .map_err(|e| ReadError::from_observe(pane, &e))?;
     Ok(lines::decode_lines(&out).join("\n"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refused read is classified by its typed kind, never by its words:
+    /// a message that mentions a hook is not a hook refusal, and a hook
+    /// refusal worded anyhow is one.
+    #[test]
+    fn read_errors_follow_the_refusal_kind_not_the_text() {
+        let out = |text: &str, kind| ToolOutput {
+            refusal: kind,
+            ..ToolOutput::libtmux_error(text)
+        };
+        let code = |e: ReadError| e.reason();
+        assert_eq!(
+            code(ReadError::from_tool(out(
+                "an after-capture-pane hook is set",
+                None
+            ))),
+            "tmux_unreachable"
+        );
+        assert_eq!(
+            code(ReadError::from_tool(out(
+                "refused",
+                Some(RefusalKind::CaptureHook)
+            ))),
+            "hook_set"
+        );
+        assert_eq!(
+            code(ReadError::from_tool(out(
+                "No pane %9",
+                Some(RefusalKind::Gone)
+            ))),
+            "not_found"
+        );
+        assert_eq!(
+            code(ReadError::from_tool(out(
+                "x",
+                Some(RefusalKind::OutOfScope)
+            ))),
+            "not_visible"
+        );
+    }
 
     #[test]
     fn pane_uris_parse_in_every_spelling_and_list_encoded() {

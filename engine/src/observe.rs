@@ -44,8 +44,11 @@ use tmux_mcp_core::tmux::TmuxError;
 pub enum ObserveError {
     /// The reference is for another server instance, or the pane is gone.
     StaleTarget { observed: bool, why: String },
-    /// Hooks, tmux version or platform make the request impossible.
+    /// The tmux version or the platform makes the request impossible.
     Unsupported { observed: bool, why: String },
+    /// A capture refused because an `after-capture-pane` hook is set (the
+    /// seed family reports it as `unsupported`).
+    HookSet { observed: bool, why: String },
     /// tmux could not be reached or answered nonsense.
     Transport { observed: bool, why: String },
     /// The pane is outside what this session may see.
@@ -57,6 +60,7 @@ impl ObserveError {
         match self {
             ObserveError::StaleTarget { why, .. }
             | ObserveError::Unsupported { why, .. }
+            | ObserveError::HookSet { why, .. }
             | ObserveError::Transport { why, .. } => why,
             ObserveError::OutOfScope => "the pane is outside this session's scope",
         }
@@ -64,7 +68,7 @@ impl ObserveError {
 
     /// Whether this is the refusal because an `after-capture-pane` hook is set.
     pub fn is_hook_refusal(&self) -> bool {
-        matches!(self, ObserveError::Unsupported { why, .. } if why.starts_with(HOOK_SET))
+        matches!(self, ObserveError::HookSet { .. })
     }
 }
 
@@ -441,7 +445,7 @@ fn hook_refusal(observed: bool) -> ObserveError {
     } else {
         "Nothing was sent."
     };
-    ObserveError::Unsupported {
+    ObserveError::HookSet {
         observed,
         why: format!("{HOOK_SET} (globally or in a session linking this pane's window); tmux-mcp does not capture while it is, so the hook cannot run. {how}"),
     }

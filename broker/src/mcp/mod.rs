@@ -19,8 +19,9 @@ use crate::prompts;
 use crate::resources::{self, ReadError, Resource};
 use crate::session::{LogLevel, LogSink, Session};
 use crate::toolkit::confirm::Ask;
+use crate::toolkit::output::RefusalKind;
 use crate::toolkit::publish;
-use crate::toolkit::spec::{Progress, ProgressSink, Tier, ToolOutput};
+use crate::toolkit::spec::{Family, Progress, ProgressSink, Tier, ToolOutput};
 use crate::tools;
 use futures::future::BoxFuture;
 use rmcp::model::*;
@@ -562,19 +563,16 @@ async fn notices(session: &Session, tool: &str, out: &ToolOutput) {
     if !out.is_error {
         return;
     }
-    let code = out
-        .structured
-        .as_ref()
-        .and_then(|s| s.pointer("/error/code"))
-        .and_then(Value::as_str);
-    let hook = out.text.contains("after-capture-pane hook is set");
-    let (level, what) = match code {
-        _ if hook => (
+    // The seed family's stale references are logged; the libtmux family's
+    // unknown panes are the agent's ordinary answers.
+    let seed = tools::spec_in(session.toolset, tool).is_some_and(|t| t.family == Family::Seed);
+    let (level, what) = match out.refusal {
+        Some(RefusalKind::CaptureHook) => (
             LogLevel::Warning,
             "capture refused: an after-capture-pane hook is set",
         ),
-        Some("stale_target") => (LogLevel::Info, "reference gone stale"),
-        Some("stale_cursor") => (LogLevel::Info, "cursor gone stale"),
+        Some(RefusalKind::Gone) if seed => (LogLevel::Info, "reference gone stale"),
+        Some(RefusalKind::StaleCursor) => (LogLevel::Info, "cursor gone stale"),
         _ => return,
     };
     session

@@ -55,7 +55,9 @@ pub fn refused(r: &Refusal) -> ToolOutput {
         Refusal::Generation => " Read the ids again (list_panes) on this server.",
         _ => "",
     };
-    error(&format!("{}{hint}", r.message()), Delivery::NotSent)
+    let mut out = error(&format!("{}{hint}", r.message()), Delivery::NotSent);
+    out.refusal = r.kind();
+    out
 }
 
 pub fn failed(f: &Failure) -> ToolOutput {

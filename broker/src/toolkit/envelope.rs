@@ -1,6 +1,7 @@
 //! The seed family's result envelope: `{ok:true,data}` or
 //! `{ok:false,error:{code,message,delivery[,effects]}}` (docs/spec.md A.0.2).
 
+use super::output::RefusalKind;
 use super::spec::ToolOutput;
 use serde_json::{json, Value};
 
@@ -26,6 +27,7 @@ pub fn ok(tool: &str, data: Value) -> ToolOutput {
         structured: Some(json!({ "ok": true, "data": data })),
         text: format!("{tool} completed; structuredContent contains the result."),
         is_error: false,
+        refusal: None,
     }
 }
 
@@ -68,6 +70,11 @@ pub fn error(code: &str, detail: &str, delivery: Delivery) -> ToolOutput {
         ),
         text,
         is_error: true,
+        refusal: match code {
+            "stale_target" => Some(RefusalKind::Gone),
+            "stale_cursor" => Some(RefusalKind::StaleCursor),
+            _ => None,
+        },
     }
 }
 

@@ -3,6 +3,7 @@
 //! `send_prompt` paste through here.
 
 use super::act;
+use super::envelope::Delivery;
 use super::refs;
 use super::spec::ToolOutput;
 use super::typing::{split_text, COMMAND_ARG_BYTES};
@@ -31,17 +32,17 @@ pub async fn paste(
     let pieces = fill_commands(&name, text);
     for (i, argv) in pieces.iter().enumerate() {
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        if let Err(f) = act::run(session, &argv).await {
+        if let Err(f) = refs::run_command(&session.broker, &argv).await {
             // Nothing was pasted; the buffer may exist (a later piece, or
             // the first may have landed before the failure): delete it.
-            let cleanup = if i > 0 || f.text.contains("may have") {
+            let cleanup = if i > 0 || f.delivery != Delivery::NotSent {
                 delete(session, &name).await
             } else {
                 String::new()
             };
             return Err(ToolOutput::libtmux_error(format!(
                 "Filling the paste buffer failed; nothing was pasted.{cleanup} {}",
-                f.text
+                act::failed(&f).text
             )));
         }
     }

@@ -4,6 +4,7 @@
 //! session can see, a scope refusal says how to widen it, a refused capture
 //! names the hook.
 
+use super::output::RefusalKind;
 use super::spec::ToolOutput;
 use crate::session::Session;
 use tmux_mcp_engine::observe::{self, ObserveError};
@@ -42,10 +43,10 @@ pub async fn resolve(
         Ok(_) => Err(fail(
             &format!("Pane {id} is outside this session's scope."),
             Some("This MCP session sees only the tmux sessions its own pane is placed in (--scope session). Call list_panes for the panes it may read, or attach with --scope server."),
-        )),
+        ).refused(RefusalKind::OutOfScope)),
         Err(ObserveError::StaleTarget { .. }) => {
             let hint = broker.registry.cached().map(|snap| unknown_pane_hint(session, &snap)).unwrap_or_default();
-            Err(fail(&format!("No pane {id} on this server."), Some(&hint)))
+            Err(fail(&format!("No pane {id} on this server."), Some(&hint)).refused(RefusalKind::Gone))
         }
         Err(e) => Err(fail(&format!("Could not read the pane table from tmux: {}.", e.why()), Some("Nothing was sent to the pane. Check that the tmux server is running, then retry."))),
     }
@@ -71,12 +72,13 @@ fn unknown_pane_hint(session: &Session, snap: &Snapshot) -> String {
 /// A capture failure as a tool error.
 pub fn observe_failure(id: &str, e: &ObserveError) -> ToolOutput {
     match e {
-        ObserveError::Unsupported { why, .. } => fail(
+        ObserveError::HookSet { why, .. } => fail(
             &format!("Refused to capture pane {id}: {why}"),
             Some("The after-capture-pane hook would run a command on every capture. Remove it (set-hook -gu after-capture-pane, or -u in the session that sets it) if captures by tmux-mcp should be allowed."),
-        ),
-        ObserveError::StaleTarget { why, .. } => fail(&format!("Could not capture pane {id}: {why}."), Some("Call list_panes for the panes that exist now.")),
+        ).refused(RefusalKind::CaptureHook),
+        ObserveError::Unsupported { why, .. } => fail(&format!("Refused to capture pane {id}: {why}."), None),
+        ObserveError::StaleTarget { why, .. } => fail(&format!("Could not capture pane {id}: {why}."), Some("Call list_panes for the panes that exist now.")).refused(RefusalKind::Gone),
         ObserveError::Transport { why, .. } => fail(&format!("Could not capture pane {id}: tmux did not answer ({why})."), Some("Check that the tmux server is running, then retry.")),
-        ObserveError::OutOfScope => fail(&format!("Pane {id} is outside this session's scope."), None),
+        ObserveError::OutOfScope => fail(&format!("Pane {id} is outside this session's scope."), None).refused(RefusalKind::OutOfScope),
     }
 }

@@ -9,6 +9,7 @@
 //! A session or window with no pane does not exist in tmux, so this is exact.
 
 use super::envelope::{self, Delivery};
+use super::output::RefusalKind;
 use super::spec::ToolOutput;
 use crate::session::Session;
 use serde_json::{json, Value};
@@ -255,16 +256,27 @@ impl Refusal {
         }
     }
 
+    /// Its kind, as the layers above the tools act on it.
+    pub fn kind(&self) -> Option<RefusalKind> {
+        match self {
+            Refusal::Generation | Refusal::Gone { .. } => Some(RefusalKind::Gone),
+            Refusal::OutOfScope { .. } => Some(RefusalKind::OutOfScope),
+            Refusal::Unreadable(_) => None,
+        }
+    }
+
     /// The seed family's envelope for it.
     pub fn envelope(&self) -> ToolOutput {
         let why = format!("{} Nothing was sent.", self.message());
-        match self {
+        let mut out = match self {
             Refusal::Generation | Refusal::Gone { .. } => {
                 fail("stale_target", &why, Delivery::NotSent)
             }
             Refusal::OutOfScope { .. } => policy_denied(&why),
             Refusal::Unreadable(_) => fail("transport_error", &why, Delivery::NotSent),
-        }
+        };
+        out.refusal = self.kind();
+        out
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::contracts;
 use super::envelope::{self, Delivery};
+use super::output::RefusalKind;
 use super::refs::PaneRef;
 use super::spec::ToolOutput;
 use schemars::JsonSchema;
@@ -26,6 +27,15 @@ pub fn observe_error(e: &ObserveError) -> ToolOutput {
                 Delivery::NotSent
             },
         ),
+        ObserveError::HookSet { observed, .. } => {
+            let delivery = if *observed {
+                Delivery::Observed
+            } else {
+                Delivery::NotSent
+            };
+            return envelope::error("unsupported", e.why(), delivery)
+                .refused(RefusalKind::CaptureHook);
+        }
         ObserveError::Unsupported { observed, .. } => (
             "unsupported",
             if *observed {

@@ -300,7 +300,7 @@ fn scan(
 ) -> bool {
     let lines = match result {
         Ok(l) => l,
-        Err(ObserveError::Unsupported { why, .. }) => {
+        Err(ObserveError::HookSet { why, .. }) => {
             out.panes_skipped.push(PaneProblem {
                 pane_id: pane.id.clone(),
                 reason: why,

@@ -584,6 +584,7 @@ impl ToolOutput {
             structured: Some(serde_json::to_value(value).expect("tool results serialize")),
             text,
             is_error: false,
+            refusal: None,
         }
     }
 }

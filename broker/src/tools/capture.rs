@@ -105,7 +105,9 @@ async fn continue_from(
     }
     let pane = match observe::resolve(broker, generation, id, session.read_freshness()).await {
         Ok(p) => p,
-        Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
+        Err(e @ (ObserveError::Unsupported { .. } | ObserveError::HookSet { .. })) => {
+            return observe_error(&e)
+        }
         Err(e) => return stale_cursor(e.why()),
     };
     if !entry.handoff && !session.can_see(&pane) {
@@ -119,7 +121,9 @@ async fn continue_from(
     let cur = match observe::capture(broker, pane, &entry.scope, Some(entry.identity.clone())).await
     {
         Ok(c) => c,
-        Err(e @ ObserveError::Unsupported { .. }) => return observe_error(&e),
+        Err(e @ (ObserveError::Unsupported { .. } | ObserveError::HookSet { .. })) => {
+            return observe_error(&e)
+        }
         Err(e) => return stale_cursor(e.why()),
     };
     let splice = capture::diff(

@@ -141,6 +141,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
         structured: Some(structured),
         text: rendered,
         is_error: false,
+        refusal: None,
     }
 }
 

@@ -296,6 +296,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
         structured: Some(structured),
         text,
         is_error: false,
+        refusal: None,
     }
 }
 
