@@ -195,21 +195,29 @@ pub async fn spawn(
     Ok((ids, printed_pid(&printed)))
 }
 
-/// The ids tmux printed for `-P -F` (space separated), each of the expected
-/// kind; else an error saying tmux did act.
-pub fn printed_ids(printed: &str, expected: &[Kind]) -> Result<Vec<String>, ToolOutput> {
+/// The ids on the first line tmux printed for `-P -F`
+/// [`print_format`]`(expected)`, space separated, when they are exactly one
+/// of each expected kind in order: the one parser of what a creation prints
+/// (each family words its own error when it is not).
+pub fn parse_printed_ids<'a>(printed: &'a str, expected: &[Kind]) -> Option<Vec<&'a str>> {
     let ids: Vec<&str> = printed
         .lines()
         .next()
         .unwrap_or_default()
         .split_whitespace()
         .collect();
-    if ids.len() == expected.len()
+    (ids.len() == expected.len()
         && ids
             .iter()
             .zip(expected)
-            .all(|(id, k)| Kind::of_id(id) == Some(*k))
-    {
+            .all(|(id, k)| Kind::of_id(id) == Some(*k)))
+    .then_some(ids)
+}
+
+/// The ids tmux printed for `-P -F` (space separated), each of the expected
+/// kind; else an error saying tmux did act.
+pub fn printed_ids(printed: &str, expected: &[Kind]) -> Result<Vec<String>, ToolOutput> {
+    if let Some(ids) = parse_printed_ids(printed, expected) {
         return Ok(ids.into_iter().map(str::to_string).collect());
     }
     Err(act::error(&format!("tmux reported success but printed no recognisable ids ({:?}); what it created may exist. Call list_panes.", printed.trim()), Delivery::Observed))

@@ -256,22 +256,13 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Err(e) => return e,
     };
     let generation = &broker.identity.generation;
-    let ids: Vec<&str> = printed
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
-    let parsed: Option<Vec<AnyRef>> = (ids.len() == expected.len())
-        .then(|| {
-            ids.iter()
-                .zip(expected)
-                .map(|(id, k)| {
-                    (Kind::of_id(id) == Some(*k)).then(|| AnyRef::new(*k, id, generation))
-                })
-                .collect()
-        })
-        .flatten();
+    let ids = launch::parse_printed_ids(&printed, expected).unwrap_or_default();
+    let parsed: Option<Vec<AnyRef>> = (!ids.is_empty()).then(|| {
+        ids.iter()
+            .zip(expected)
+            .map(|(id, k)| AnyRef::new(*k, id, generation))
+            .collect()
+    });
     refs::refresh_after(broker).await;
     let Some(created) = parsed else {
         return envelope::mutation_error(
