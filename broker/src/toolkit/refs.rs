@@ -194,6 +194,14 @@ pub struct Target {
 }
 
 impl Target {
+    /// The pane a pane target names; `None` for a window or a session.
+    pub fn pane(&self) -> Option<&Pane> {
+        match self.kind {
+            Kind::Pane => self.panes.iter().find(|p| p.id == self.id),
+            _ => None,
+        }
+    }
+
     /// The name tmux gives the target: a window's or a session's (as it
     /// read at resolution); a pane has none.
     pub fn name(&self) -> Option<&str> {

@@ -21,11 +21,5 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 .sample(|s| json!({"paneId": s.pane}));
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        call(c.session, args).await
-    })
+    c.run_typed(call)
 }

@@ -149,11 +149,12 @@ async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
         SelfRule::Allowed,
     )
     .await?;
-    let pane = t
-        .panes
-        .iter()
-        .find(|p| p.id == t.id)
-        .expect("a pane target holds its pane");
+    let Some(pane) = t.pane() else {
+        return Err(act::error(
+            &format!("{} is not a pane.", t.id),
+            Delivery::NotSent,
+        ));
+    };
     let (cmds, what) = commands(&a, &t.id, pane.window_zoomed, pane.active)?;
     for cmd in &cmds {
         let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();

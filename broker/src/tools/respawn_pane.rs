@@ -66,11 +66,12 @@ async fn call(
         SelfRule::Never,
     )
     .await?;
-    let pane = t
-        .panes
-        .iter()
-        .find(|p| p.id == t.id)
-        .expect("a pane target holds its pane");
+    let Some(pane) = t.pane() else {
+        return Err(act::error(
+            &format!("{} is not a pane.", t.id),
+            Delivery::NotSent,
+        ));
+    };
     if !pane.dead && !a.kill {
         return Err(act::error(
             &format!("Pane {} still runs {} (pid {}); respawning it would kill that process. Pass kill: true to kill it and respawn.", t.id, pane.command, pane.pid),
