@@ -109,6 +109,12 @@ pub fn resolve_session(g: &Graph, field: &str, wanted: &str) -> Result<String, T
     )))
 }
 
+/// The id of the session a `session` filter argument names, if given
+/// ([`resolve_session`] under the argument's name).
+pub fn session_filter(g: &Graph, wanted: Option<&str>) -> Result<Option<String>, ToolOutput> {
+    wanted.map(|s| resolve_session(g, "session", s)).transpose()
+}
+
 /// The session records of `g`, in numeric id order.
 pub fn session_records(session: &Session, g: &Graph) -> Vec<SessionRecord> {
     let links: Vec<LinkFields> = g.records(Entity::WindowLink).iter().map(fields).collect();

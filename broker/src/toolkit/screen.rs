@@ -18,48 +18,32 @@ use tmux_mcp_engine::observe::ObserveError;
 /// The envelope for an observation failure; the fixed message is followed by
 /// the specific reason (never the input payload).
 pub fn observe_error(e: &ObserveError) -> ToolOutput {
+    // What an observation that failed had sent: nothing, unless tmux ran it.
+    let sent = |observed: bool, then: Delivery| if observed { then } else { Delivery::NotSent };
     let (code, delivery) = match e {
-        ObserveError::StaleTarget { observed, .. } => (
-            "stale_target",
-            if *observed {
-                Delivery::Observed
-            } else {
-                Delivery::NotSent
-            },
-        ),
-        ObserveError::HookSet { observed, .. } => {
-            let delivery = if *observed {
-                Delivery::Observed
-            } else {
-                Delivery::NotSent
-            };
-            return envelope::error("unsupported", e.why(), delivery)
-                .refused(RefusalKind::CaptureHook);
+        ObserveError::StaleTarget { observed, .. } => {
+            ("stale_target", sent(*observed, Delivery::Observed))
         }
-        ObserveError::Unsupported { observed, .. } => (
-            "unsupported",
-            if *observed {
-                Delivery::Observed
-            } else {
-                Delivery::NotSent
-            },
-        ),
-        ObserveError::Transport { observed, .. } => (
-            "transport_error",
-            if *observed {
-                Delivery::PossiblySent
-            } else {
-                Delivery::NotSent
-            },
-        ),
+        ObserveError::HookSet { observed, .. } | ObserveError::Unsupported { observed, .. } => {
+            ("unsupported", sent(*observed, Delivery::Observed))
+        }
+        ObserveError::Transport { observed, .. } => {
+            ("transport_error", sent(*observed, Delivery::PossiblySent))
+        }
         ObserveError::OutOfScope => {
             return envelope::policy_denied_because(&format!(
                 "Refused: {}. Nothing was sent to tmux.",
                 e.why()
             ))
+            .refused(RefusalKind::OutOfScope)
         }
     };
-    envelope::error(code, e.why(), delivery)
+    let out = envelope::error(code, e.why(), delivery);
+    if e.is_hook_refusal() {
+        out.refused(RefusalKind::CaptureHook)
+    } else {
+        out
+    }
 }
 
 /// A capture's bounds as tmux_capture and tmux_wait take them; an absent one

@@ -67,11 +67,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let (snap, g) = records::graph(session).await?;
-    let only = args
-        .session
-        .as_deref()
-        .map(|s| records::resolve_session(&g, "session", s))
-        .transpose()?;
+    let only = records::session_filter(&g, args.session.as_deref())?;
     let found = records::clients(session, &snap.server.version).await;
     let clients: Vec<ListedClient> = found
         .attached

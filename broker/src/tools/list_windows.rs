@@ -125,11 +125,7 @@ fn select(
     args: &Args,
 ) -> Result<paging::Page<WindowRecord>, ToolOutput> {
     let g = records::graph_of(session, snap);
-    let only = args
-        .session
-        .as_deref()
-        .map(|s| records::resolve_session(&g, "session", s))
-        .transpose()?;
+    let only = records::session_filter(&g, args.session.as_deref())?;
     let w = Windows::of(session, &g);
     let page = paging::page(
         w.ids(only.as_deref()),

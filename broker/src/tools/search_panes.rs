@@ -160,11 +160,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let re = matcher(&args)?;
     let (snap, g) = records::graph(session).await?;
-    let only = args
-        .session
-        .as_deref()
-        .map(|s| records::resolve_session(&g, "session", s))
-        .transpose()?;
+    let only = records::session_filter(&g, args.session.as_deref())?;
     // Candidates as this agent sees them (scope-cut placements), by (session, window index, pane index).
     let mut candidates: Vec<Pane> = session
         .visible(&snap)
