@@ -20,6 +20,7 @@ pub mod mirror;
 pub mod observe;
 pub mod registry;
 pub mod retention;
+pub mod since;
 pub mod state;
 pub mod styles;
 pub mod tty_watch;
