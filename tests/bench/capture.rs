@@ -203,6 +203,17 @@ async fn main() {
         let mut input = child.stdin.take().unwrap();
         let mut output = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
+        // The MCP lifecycle first: a call before `initialize` is refused.
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}});
+        input
+            .write_all((init.to_string() + "\n").as_bytes())
+            .unwrap();
+        output.read_line(&mut line).unwrap();
+        assert!(line.contains("\"result\""), "initialize: {line}");
+        let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        input
+            .write_all((ready.to_string() + "\n").as_bytes())
+            .unwrap();
         let call = serde_json::to_string(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "tmux_capture", "arguments": { "target": target } } })).unwrap() + "\n";
         let pids = [broker_pid, child.id(), server.pid()];
         let mut cpu_before = [0u64; 3];
