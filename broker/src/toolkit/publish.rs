@@ -60,3 +60,58 @@ pub fn describe(t: &ToolSpec, toolset: Toolset) -> Value {
         "_meta": { TIER_META: t.tier().as_str() },
     })
 }
+
+#[cfg(test)]
+mod tests {
+
+    /// Nothing published uses a non-standard `format` (schemars writes
+    /// `uint64`, `int32`, `double` …) or a bare boolean subschema.
+    #[test]
+    fn published_schemas_use_standard_keywords_only() {
+        fn walk(tool: &str, path: &str, v: &serde_json::Value, bad: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(f) = m.get("format").and_then(serde_json::Value::as_str) {
+                        if !crate::toolkit::typed::STANDARD_FORMATS.contains(&f) {
+                            bad.push(format!("{tool} {path}/format = {f}"));
+                        }
+                    }
+                    for key in ["properties", "patternProperties", "$defs"] {
+                        for (name, sub) in m
+                            .get(key)
+                            .and_then(serde_json::Value::as_object)
+                            .into_iter()
+                            .flatten()
+                        {
+                            if sub.is_boolean() {
+                                bad.push(format!(
+                                    "{tool} {path}/{key}/{name} is the boolean schema {sub}"
+                                ));
+                            }
+                        }
+                    }
+                    for (k, sub) in m {
+                        walk(tool, &format!("{path}/{k}"), sub, bad);
+                    }
+                }
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, sub)| walk(tool, &format!("{path}/{i}"), sub, bad)),
+                _ => {}
+            }
+        }
+        let mut bad = Vec::new();
+        for set in [
+            crate::toolkit::spec::Toolset::Default,
+            crate::toolkit::spec::Toolset::Python,
+        ] {
+            for t in crate::tools::catalog(set) {
+                let listed = super::describe(t, set);
+                walk(t.name, "inputSchema", &listed["inputSchema"], &mut bad);
+                walk(t.name, "outputSchema", &listed["outputSchema"], &mut bad);
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+}

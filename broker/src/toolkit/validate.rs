@@ -188,3 +188,117 @@ fn plural(n: u64) -> &'static str {
         "s"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::validate_input;
+    use serde_json::json;
+
+    /// Issue "Exact and safe under scrutiny" item 8: the error names the leaf
+    /// inside the variant the caller meant (docs/spec.md A.0.3 invalid_input).
+    #[test]
+    fn errors_name_the_leaf_field_under_one_of() {
+        let g = "0123456789abcdef0123456789abcdef";
+        let e = validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "0", "generation": g } }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /target/id: must match the pattern"),
+            "{e}"
+        );
+        let e = validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "%0", "generation": "" } }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /target/generation: must be at least 1"),
+            "{e}"
+        );
+        let e = validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "cursor": "xyz" }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /cursor: must match"),
+            "the continuation variant was meant: {e}"
+        );
+        let e = validate_input("tmux_wait", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "condition": { "type": "screen_contains" } })).unwrap_err();
+        assert_eq!(e, "argument /condition: missing required field text");
+        let e = validate_input("tmux_send", &json!({ "target": { "kind": "pane", "id": "%0", "generation": g }, "input": { "type": "keys", "keys": [] } })).unwrap_err();
+        assert!(e.starts_with("argument /input/keys:"), "{e}");
+        let e = validate_input(
+            "tmux_close",
+            &json!({ "target": { "kind": "window", "id": "%3", "generation": g } }),
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("argument /target/id: must match the pattern ^@"),
+            "the window variant was meant (kind): {e}"
+        );
+        assert!(validate_input(
+            "tmux_capture",
+            &json!({ "target": { "kind": "pane", "id": "%0", "generation": g } })
+        )
+        .is_ok());
+    }
+
+    /// Every refusal names the field and the rule it broke (never "does not
+    /// match the published input schema" alone, never serde's words).
+    #[test]
+    fn errors_name_the_rule() {
+        let huge: serde_json::Value = serde_json::from_str("18446744073709551616").unwrap(); // 2^64
+        for big in [huge, json!(1e30), json!(1e308)] {
+            let e = validate_input("capture_since", &json!({ "paneId": "%0", "maxBytes": big }))
+                .unwrap_err();
+            assert_eq!(
+                e, "argument /maxBytes: must be <= 18446744073709551615",
+                "{big}"
+            );
+        }
+        assert!(
+            validate_input(
+                "capture_since",
+                &json!({ "paneId": "%0", "maxBytes": 18446744073709551615u64 })
+            )
+            .is_ok(),
+            "u64::MAX is within the schema"
+        );
+        let cases = [
+            (
+                "batch",
+                json!({ "calls": [] }),
+                "argument /calls: must hold at least 1 item",
+            ),
+            (
+                "capture_pane",
+                json!({ "paneId": "%0", "maxLines": 0 }),
+                "argument /maxLines: must be > 0",
+            ),
+            (
+                "tmux_create",
+                json!({ "kind": "session", "name": "s", "argv": [] }),
+                "argument /argv: must hold at least 1 item",
+            ),
+            (
+                "tmux_create",
+                json!({ "kind": "session", "name": "s", "argv": ["true"], "environment": { "1BAD": "x" } }),
+                "argument /environment: a field name must match the pattern",
+            ),
+        ];
+        for (tool, args, want) in cases {
+            let e = validate_input(tool, &args).unwrap_err();
+            assert!(
+                e.starts_with(want),
+                "{tool} {args}: {e:?} should start with {want:?}"
+            );
+            assert!(
+                !e.contains("does not match the published input schema"),
+                "{tool}: {e}"
+            );
+        }
+    }
+}
