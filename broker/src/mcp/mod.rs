@@ -565,13 +565,13 @@ async fn notices(session: &Session, tool: &str, out: &ToolOutput) {
     }
     // The seed family's stale references are logged; the libtmux family's
     // unknown panes are the agent's ordinary answers.
-    let seed = tools::spec_in(session.toolset, tool).is_some_and(|t| t.family == Family::Seed);
+    let seed = || tools::spec_in(session.toolset, tool).is_some_and(|t| t.family == Family::Seed);
     let (level, what) = match out.refusal {
         Some(RefusalKind::CaptureHook) => (
             LogLevel::Warning,
             "capture refused: an after-capture-pane hook is set",
         ),
-        Some(RefusalKind::Gone) if seed => (LogLevel::Info, "reference gone stale"),
+        Some(RefusalKind::Gone) if seed() => (LogLevel::Info, "reference gone stale"),
         Some(RefusalKind::StaleCursor) => (LogLevel::Info, "cursor gone stale"),
         _ => return,
     };

@@ -171,14 +171,14 @@ impl After {
     pub fn window_record(&self, session: &Session, id: &str) -> Result<WindowRecord, ToolOutput> {
         records::window_records(session, &self.graph, None)
             .into_iter()
-            .find(|w| w.id() == id)
+            .find(|w| w.id == id)
             .ok_or_else(|| Self::missing("window", id))
     }
 
     pub fn session_record(&self, session: &Session, id: &str) -> Result<SessionRecord, ToolOutput> {
         records::session_records(session, &self.graph)
             .into_iter()
-            .find(|s| s.id() == id)
+            .find(|s| s.id == id)
             .ok_or_else(|| Self::missing("session", id))
     }
 

@@ -19,38 +19,38 @@ use tmux_mcp_engine::registry::{Pane, Snapshot};
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionRecord {
     #[serde(rename = "ref")]
-    pub reference: SessionRef,
+    reference: SessionRef,
     #[schemars(regex(pattern = super::ids::SESSION_ID))]
     pub id: String,
     pub name: String,
     /// Seconds since the epoch.
-    pub created: u64,
+    created: u64,
     /// Clients attached to the session.
     pub attached: u64,
     pub window_count: u64,
-    pub windows: Vec<SessionWindow>,
+    windows: Vec<SessionWindow>,
     pub holds_caller_pane: bool,
 }
 
 /// A window as linked into this session.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionWindow {
+struct SessionWindow {
     #[schemars(regex(pattern = super::ids::WINDOW_ID))]
-    pub window_id: String,
-    pub index: i64,
-    pub active: bool,
+    window_id: String,
+    index: i64,
+    active: bool,
 }
 
 /// The session fields of a graph record (`criteria::Graph::build`).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionFields {
-    pub id: String,
-    pub name: String,
-    pub created: u64,
-    pub attached: u64,
-    pub window_count: u64,
+struct SessionFields {
+    id: String,
+    name: String,
+    created: u64,
+    attached: u64,
+    window_count: u64,
 }
 
 /// The window-link fields of a graph record.
@@ -145,12 +145,6 @@ pub fn session_records(session: &Session, g: &Graph) -> Vec<SessionRecord> {
         .collect()
 }
 
-impl SessionRecord {
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-}
-
 // Windows.
 
 #[derive(Serialize, JsonSchema)]
@@ -184,29 +178,29 @@ pub struct WindowLink {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WindowFields {
-    pub id: String,
-    pub name: String,
-    pub width: u32,
-    pub height: u32,
-    pub pane_count: u64,
-    pub layout: String,
+struct WindowFields {
+    id: String,
+    name: String,
+    width: u32,
+    height: u32,
+    pane_count: u64,
+    layout: String,
 }
 
 /// The windows of a graph and what their records need, indexed once: every
 /// lookup is a map, not a scan of every pane and link (on 1,000 windows a scan
 /// per window cost milliseconds, paid on every page).
 pub struct Windows<'g> {
-    pub session: &'g Session,
+    session: &'g Session,
     /// In numeric id order.
-    pub windows: &'g [Record],
-    pub by_id: HashMap<&'g str, &'g Record>,
+    windows: &'g [Record],
+    by_id: HashMap<&'g str, &'g Record>,
     /// Window id → its links, in the graph's (session, index) order.
-    pub links: HashMap<&'g str, Vec<&'g Record>>,
+    links: HashMap<&'g str, Vec<&'g Record>>,
     /// Window id → its active pane (the first, in pane order).
-    pub active: HashMap<&'g str, &'g str>,
+    active: HashMap<&'g str, &'g str>,
     /// Session id → name.
-    pub names: HashMap<&'g str, &'g str>,
+    names: HashMap<&'g str, &'g str>,
 }
 
 /// A string field of a graph record.
@@ -297,42 +291,36 @@ pub fn window_records(session: &Session, g: &Graph, only: Option<&str>) -> Vec<W
     w.ids(only).into_iter().map(|id| w.record(id)).collect()
 }
 
-impl WindowRecord {
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-}
-
 // Panes.
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PaneRecord {
     #[serde(rename = "ref")]
-    pub reference: refs::PaneRef,
+    reference: refs::PaneRef,
     #[schemars(regex(pattern = super::ids::PANE_ID))]
-    pub id: String,
-    pub index: i64,
+    id: String,
+    index: i64,
     #[schemars(regex(pattern = super::ids::WINDOW_ID))]
-    pub window_id: String,
-    pub window_name: String,
-    pub active: bool,
-    pub title: String,
-    pub pid: u32,
+    window_id: String,
+    window_name: String,
+    active: bool,
+    title: String,
+    pid: u32,
     #[schemars(regex(pattern = r"^[a-f0-9]{32}$"))]
-    pub process_generation: Option<String>,
-    pub process_state: ProcessState,
+    process_generation: Option<String>,
+    process_state: ProcessState,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub process_note: Option<String>,
-    pub dead: bool,
-    pub dead_status: Option<i32>,
-    pub width: u32,
-    pub height: u32,
-    pub history_size: u64,
-    pub command: String,
-    pub cwd: String,
-    pub placements: Vec<PlacementRecord>,
-    pub is_caller_pane: bool,
+    process_note: Option<String>,
+    dead: bool,
+    dead_status: Option<i32>,
+    width: u32,
+    height: u32,
+    history_size: u64,
+    command: String,
+    cwd: String,
+    placements: Vec<PlacementRecord>,
+    is_caller_pane: bool,
 }
 
 impl PaneRecord {
@@ -360,12 +348,12 @@ pub enum ProcessState {
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PlacementRecord {
+struct PlacementRecord {
     #[schemars(regex(pattern = super::ids::SESSION_ID))]
-    pub session_id: String,
-    pub session_name: String,
-    pub index: i64,
-    pub window_active: bool,
+    session_id: String,
+    session_name: String,
+    index: i64,
+    window_active: bool,
 }
 
 pub fn process_state(st: &ProcessStatus) -> ProcessState {

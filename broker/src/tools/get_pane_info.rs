@@ -78,7 +78,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let record = records::pane_record(session, &pane);
     let Some(window) = records::window_records(session, &g, None)
         .into_iter()
-        .find(|w| w.id() == pane.window_id)
+        .find(|w| w.id == pane.window_id)
     else {
         return Err(ToolOutput::libtmux_error(format!(
             "Pane {} is in no window any more; call list_panes.",
@@ -87,16 +87,16 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     };
     let sessions: Vec<SessionRecord> = records::session_records(session, &g)
         .into_iter()
-        .filter(|s| pane.in_session(s.id()))
+        .filter(|s| pane.in_session(&s.id))
         .collect();
     let text = format!(
         "pane {} in window {} ({}), session(s) {}; pid {} {} {}x{}{}{}",
         pane.id,
-        window.id(),
+        window.id,
         pane.window_name,
         sessions
             .iter()
-            .map(|s| s.id())
+            .map(|s| s.id.as_str())
             .collect::<Vec<_>>()
             .join(","),
         pane.pid,

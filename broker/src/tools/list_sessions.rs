@@ -192,7 +192,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let sessions: Vec<ListedSession> = records(c.session, &g)
             .into_iter()
             .map(|s| ListedSession {
-                panes: per.remove(s.id()).unwrap_or_default(),
+                panes: per.remove(s.id.as_str()).unwrap_or_default(),
                 session: s,
             })
             .collect();
