@@ -244,6 +244,22 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         cfg.safety,
         cfg.request_timeout_seconds,
     ));
+    // Enrolled shells write their marks here (`tmux-mcp shell-init`); the
+    // directory is the server instance's, so it is kept across a broker
+    // restart and removed with the server.
+    match paths::ensure_private_dir(&broker.paths.marks) {
+        Ok(()) => {
+            broker.marks.set_dir(broker.paths.marks.clone());
+            tokio::spawn(tmux_mcp_engine::shell_watch::follow(
+                Arc::downgrade(&broker),
+                broker.paths.marks.clone(),
+            ));
+        }
+        Err(e) => tracing::warn!(
+            "no shell integration: {}: {e}",
+            broker.paths.marks.display()
+        ),
+    }
     // The broker's own state beside the engine's: run_command's jobs.
     let jobs = Arc::new(Jobs::default());
 
@@ -320,6 +336,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     // stopped by a signal while its server lives keeps its log.
     if reason == SERVER_EXITED || server_gone_soon(&broker.identity).await {
         let _ = std::fs::remove_file(&bpaths.log);
+        let _ = std::fs::remove_dir_all(&bpaths.marks);
     }
     Ok(Outcome::Stopped(reason))
 }

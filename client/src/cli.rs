@@ -5,9 +5,10 @@
 //! - `feed` — run by tmux (`run-shell`) to hand the broker the pane table.
 //! - `cursor` — run by the key binding to hand a pane to an agent.
 //! - `start`, `status`, `doctor`, `socket-path` — for people and scripts.
+//! - `shell-init` — the shell integration a person evals in their rc file.
 
 use crate::locate::ServerArgs;
-use crate::{doctor, helpers, locate, relay, uninstall};
+use crate::{doctor, helpers, locate, relay, shell_init, uninstall};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -91,6 +92,19 @@ enum Command {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// Print the shell integration to eval in your shell's rc file
+    /// (`eval "$(tmux-mcp shell-init zsh)"`; fish: `tmux-mcp shell-init fish
+    /// | source`), so the broker knows what your shell runs; `--check` says
+    /// whether this shell is enrolled.
+    ShellInit {
+        #[command(flatten)]
+        server: ServerArgs,
+        #[arg(value_enum, required_unless_present = "check")]
+        shell: Option<crate::shell_init::Shell>,
+        /// Say whether the shell this runs in is enrolled (exit 1 if not).
+        #[arg(long, conflicts_with = "shell")]
+        check: bool,
+    },
     /// Check everything tmux-mcp depends on and say what is wrong.
     Doctor {
         #[command(flatten)]
@@ -113,6 +127,7 @@ pub fn main() -> ExitCode {
             | Command::Doctor { .. }
             | Command::Start { .. }
             | Command::Uninstall { .. }
+            | Command::ShellInit { .. }
     ) {
         // Commands for people print reports: `tmux-mcp status | head` ends
         // them quietly, as any Unix tool, instead of a panic on EPIPE (Rust
@@ -160,6 +175,14 @@ pub fn main() -> ExitCode {
         }),
         Command::Status { server, json } => doctor::status(&server, json),
         Command::Doctor { server } => doctor::doctor(&server),
+        Command::ShellInit {
+            server,
+            shell,
+            check,
+        } => match shell {
+            Some(shell) if !check => shell_init::init(&server, shell),
+            _ => shell_init::check(&server),
+        },
         Command::Uninstall { server } => uninstall::uninstall(&server),
     };
     match result {

@@ -395,6 +395,11 @@ pub struct BrokerPaths {
     pub socket: PathBuf,
     pub lock: PathBuf,
     pub log: PathBuf,
+    /// The directory enrolled shells write their marks to (`tmux-mcp
+    /// shell-init`): one file per pane, named by its pane id. Per server
+    /// instance, so it outlives a broker restart and never mixes two servers'
+    /// panes of the same id.
+    pub marks: PathBuf,
 }
 
 impl BrokerPaths {
@@ -405,6 +410,7 @@ impl BrokerPaths {
             socket: dir.join(format!("{stem}.sock")),
             lock: dir.join(format!("{stem}.lock")),
             log: dir.join(format!("{stem}.log")),
+            marks: dir.join(format!("{stem}.sh")),
         }
     }
 

@@ -51,6 +51,8 @@ pub struct Broker {
     pub activity: Net,
     /// The agent CLIs seen in panes, so one that exits is reported `exited`.
     pub agents: crate::agents::Seen,
+    /// What enrolled shells say (`tmux-mcp shell-init`).
+    pub marks: crate::marks::Marks,
 }
 
 impl Broker {
@@ -80,6 +82,7 @@ impl Broker {
             changes: Default::default(),
             activity: Default::default(),
             agents: Default::default(),
+            marks: Default::default(),
         }
     }
 

@@ -15,6 +15,7 @@ pub mod arrange;
 pub mod confirm;
 pub mod contracts;
 pub mod criteria;
+pub mod enrolled;
 pub mod entity_refs;
 pub mod envelope;
 pub mod events;

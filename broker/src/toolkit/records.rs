@@ -321,6 +321,9 @@ pub struct PaneRecord {
     cwd: String,
     placements: Vec<PlacementRecord>,
     is_caller_pane: bool,
+    /// Its enrolled shell (`tmux-mcp shell-init`); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shell: Option<Box<super::enrolled::ShellRecord>>,
 }
 
 impl PaneRecord {
@@ -398,6 +401,7 @@ pub fn pane_record(session: &Session, p: &Pane) -> PaneRecord {
             })
             .collect(),
         is_caller_pane: session.is_caller(&p.id),
+        shell: super::enrolled::shell(session, &p.id).map(Box::new),
     }
 }
 

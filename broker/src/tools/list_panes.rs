@@ -73,7 +73,7 @@ struct Listing {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Record {
-    Full(PaneRecord),
+    Full(Box<PaneRecord>),
     Brief(BriefRecord),
 }
 
@@ -143,7 +143,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         .items
         .iter()
         .map(|p| match args.detail {
-            Detail::Full => Record::Full(record(session, p)),
+            Detail::Full => Record::Full(Box::new(record(session, p))),
             Detail::Brief => Record::Brief(brief(p)),
         })
         .collect();

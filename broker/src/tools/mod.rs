@@ -15,6 +15,7 @@ mod capture_since;
 mod capture_since_python;
 mod close;
 mod create;
+mod get_commands;
 mod get_job;
 mod get_pane_info;
 mod get_server_info;
@@ -103,6 +104,7 @@ pub const CATALOG: &[ToolSpec] = &[
     get_pane_info::SPEC,
     get_server_info::SPEC,
     list_clients::SPEC,
+    get_commands::SPEC,
     show_options::SPEC,
     show_environment::SPEC,
     show_hooks::SPEC,

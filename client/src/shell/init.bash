@@ -1,0 +1,57 @@
+# tmux-mcp shell integration for bash (`eval "$(tmux-mcp shell-init bash)"`).
+# Tells the broker of this tmux server what this shell runs: a line per prompt
+# and per command, appended to a file in the broker's private directory with
+# builtins only (no fork at a prompt, no tmux command, so no tmux hook fires).
+# Inert outside tmux and while no broker runs (its directory is then absent).
+if [[ $- == *i* && -n ${TMUX_PANE-} && -z ${__tmcp_f-} ]]; then
+__tmcp_d=@DIR@
+__tmcp_f=$__tmcp_d/$TMUX_PANE
+__tmcp_at=
+__tmcp_put() { # KIND STATUS CWD TEXT
+    [[ -d $__tmcp_d ]] || return 0
+    local s=${3//\\/\\\\} c=${4//\\/\\\\}
+    s=${s//$'\t'/\\t} c=${c//$'\t'/\\t}
+    s=${s//$'\n'/\\n} c=${c//$'\n'/\\n}
+    s=${s//$'\r'/\\r} c=${c//$'\r'/\\r}
+    { printf '%s\tbash\t%s\t%s\t%s\t%s\t%s\n' "$1" "$$" "${EPOCHREALTIME-}" "$2" "$s" "$c" >>"$__tmcp_f"; } 2>/dev/null
+}
+__tmcp_precmd() {
+    local s=$?
+    __tmcp_at=
+    __tmcp_put P "$s" "$PWD" ""
+    __tmcp_h=$HISTCMD # the number the next line gets if history keeps it
+    return $s
+}
+__tmcp_arm() { __tmcp_at=1; }
+# The first DEBUG trap after the prompt is the line the person entered (an
+# empty line runs PROMPT_COMMAND at once); a line history did not keep
+# (ignorespace, ignoredups) is named by its first command. The fork of
+# `history 1` is per command, never per prompt.
+__tmcp_debug() {
+    [[ -n $__tmcp_at && -z ${COMP_LINE-} ]] || return 0
+    __tmcp_at=
+    [[ $BASH_COMMAND == __tmcp_precmd ]] && return 0
+    local c=$BASH_COMMAND
+    if [[ $HISTCMD == "${__tmcp_h-}" ]]; then
+        c=$(LC_ALL=C HISTTIMEFORMAT= builtin history 1)
+        [[ $c =~ ^\ *[0-9]+[\*\ ]\ (.*)$ ]] && c=${BASH_REMATCH[1]}
+    fi
+    __tmcp_put C "" "$PWD" "$c"
+}
+if [[ -n ${bash_preexec_imported-}${__bp_imported-} ]]; then
+    __tmcp_preexec() { __tmcp_put C "" "$PWD" "$1"; }
+    precmd_functions=(__tmcp_precmd "${precmd_functions[@]}")
+    preexec_functions+=(__tmcp_preexec)
+else
+    PROMPT_COMMAND="__tmcp_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"
+    if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+        PROMPT_COMMAND+=(__tmcp_arm)
+    else
+        PROMPT_COMMAND+=$'\n__tmcp_arm'
+    fi
+    # A DEBUG trap of the person's own is kept: commands are then not
+    # reported as they start, only as they end.
+    [[ -z $(trap -p DEBUG) ]] && trap '__tmcp_debug "$_"' DEBUG
+fi
+__tmcp_put I "" "$PWD" "$BASH_VERSION"
+fi

@@ -1,0 +1,581 @@
+//! What enrolled shells say (`tmux-mcp shell-init`): OSC 133's marks,
+//! written as lines to a file per pane in the server's marks directory
+//! (`BrokerPaths::marks`), read here into each pane's shell and its recent
+//! commands.
+//!
+//! A line is `KIND \t SHELL \t PID \t TIME \t STATUS \t CWD \t TEXT`: `I` the
+//! shell enrolled (TEXT its version), `C` a command line started (TEXT the
+//! line), `P` the shell is back at its prompt (STATUS the last command's
+//! `$?`). TIME is the shell's clock (`$EPOCHREALTIME`) where it has one,
+//! else the broker's when it read the line; CWD and TEXT escape `\`, tab,
+//! LF and CR with a backslash. The shells append with builtins only, so
+//! nothing here ever asks them or tmux anything.
+//!
+//! Bounds: [`KEEP`] commands per pane, each command's output at most
+//! [`OUTPUT_BYTES`] (its tail), and [`TOTAL_OUTPUT`] over all panes (the
+//! oldest outputs go first); a pane file is read from where the last read
+//! stopped and set aside once it grows past [`ROTATE`].
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Commands kept per pane.
+pub const KEEP: usize = 20;
+/// A command's output kept (the tail).
+pub const OUTPUT_BYTES: usize = 65_536;
+/// Outputs kept over all panes.
+pub const TOTAL_OUTPUT: usize = 8 << 20;
+/// A pane file's size past which it is set aside after a read.
+const ROTATE: u64 = 256 << 10;
+/// At most this much of a pane file is read at once.
+const READ_MAX: u64 = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Init,
+    Command,
+    Prompt,
+}
+
+/// One line a shell wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub kind: Kind,
+    pub shell: String,
+    pub pid: u32,
+    pub time: Option<f64>,
+    pub status: Option<i32>,
+    pub cwd: String,
+    pub text: String,
+}
+
+pub fn parse(line: &str) -> Option<Mark> {
+    let f: Vec<&str> = line.split('\t').collect();
+    let [kind, shell, pid, time, status, cwd, text] = f[..] else {
+        return None;
+    };
+    let kind = match kind {
+        "I" => Kind::Init,
+        "C" => Kind::Command,
+        "P" => Kind::Prompt,
+        _ => return None,
+    };
+    Some(Mark {
+        kind,
+        shell: shell.to_string(),
+        pid: pid.parse().ok()?,
+        // bash writes $EPOCHREALTIME with the locale's decimal point.
+        time: time.replace(',', ".").parse().ok(),
+        status: status.parse().ok(),
+        cwd: unescape(cwd),
+        text: unescape(text),
+    })
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some(o) => out.push(o),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+pub fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The enrolled shell of a pane: the one that wrote its latest mark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shell {
+    pub name: String,
+    pub version: String,
+    pub pid: u32,
+}
+
+/// What a command printed, as the screen and history hold it: the rows from
+/// the one after its command line to the cursor when it ended.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Output {
+    pub lines: Vec<String>,
+    /// Lines dropped from the start: past [`OUTPUT_BYTES`], or no longer in
+    /// the pane's history when the command ended.
+    pub dropped: usize,
+    /// Why the rows are not certain, when they are not.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    /// Counts the pane's commands from 1 (per broker).
+    pub seq: u64,
+    pub text: String,
+    pub cwd: String,
+    pub shell_pid: u32,
+    pub started: f64,
+    pub ended: Option<f64>,
+    pub status: Option<i32>,
+    /// The grid row (history and screen, absolute) the output starts at.
+    pub start_row: Option<u64>,
+    pub output: Option<Output>,
+    /// Why there is no output, when there is none.
+    pub output_missing: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct PaneLog {
+    offset: u64,
+    shell: Option<Shell>,
+    cwd: String,
+    prompt_since: Option<f64>,
+    commands: VecDeque<Command>,
+    next_seq: u64,
+    /// What reads found and the follower has not handled yet.
+    pending: Changed,
+}
+
+/// A pane's shell as the tools report it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaneShell {
+    pub shell: Shell,
+    pub cwd: String,
+    /// The command running, if the shell is not at its prompt.
+    pub running: Option<Command>,
+    /// Since when it is at its prompt or runs `running`.
+    pub since: f64,
+    /// `$?` of the last command that ended.
+    pub last_status: Option<i32>,
+}
+
+/// What one read of a pane's file changed.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Changed {
+    /// A command started: its seq (to find its first output row).
+    pub started: Vec<u64>,
+    /// A command ended: its seq (to keep what it printed).
+    pub ended: Vec<u64>,
+}
+
+#[derive(Default)]
+pub struct Marks {
+    dir: Mutex<Option<PathBuf>>,
+    panes: Mutex<HashMap<String, PaneLog>>,
+    /// Bumped whenever a command ends, so waits can wake at once.
+    ends: tokio::sync::watch::Sender<u64>,
+}
+
+impl Marks {
+    /// Where the shells write (set once the broker made the directory).
+    pub fn set_dir(&self, dir: PathBuf) {
+        *self.dir.lock().unwrap() = Some(dir);
+    }
+
+    pub fn dir(&self) -> Option<PathBuf> {
+        self.dir.lock().unwrap().clone()
+    }
+
+    /// Command ends as they come (the count of them).
+    pub fn ends(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.ends.subscribe()
+    }
+
+    /// The pane ids with a marks file.
+    pub fn files(&self) -> Vec<String> {
+        let Some(dir) = self.dir() else {
+            return Vec::new();
+        };
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with('%') && n[1..].bytes().all(|b| b.is_ascii_digit()))
+            .collect()
+    }
+
+    /// What reads of `pane` found that the follower has not handled.
+    pub fn take_pending(&self, pane: &str) -> Changed {
+        let mut panes = self.panes.lock().unwrap();
+        panes
+            .get_mut(pane)
+            .map(|l| std::mem::take(&mut l.pending))
+            .unwrap_or_default()
+    }
+
+    /// Reads what `pane`'s shell wrote since the last read (whoever reads:
+    /// a tool's or the follower's; what changed waits in `take_pending`).
+    pub fn read(&self, pane: &str) {
+        let Some(dir) = self.dir() else {
+            return;
+        };
+        let path = dir.join(pane);
+        let mut panes = self.panes.lock().unwrap();
+        let log = panes.entry(pane.to_string()).or_default();
+        let mut changed = std::mem::take(&mut log.pending);
+        let Some(bytes) = read_from(&path, &mut log.offset) else {
+            log.pending = changed;
+            return;
+        };
+        let mut ended = 0;
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            if let Some(m) = parse(line) {
+                if apply(log, m, &mut changed) {
+                    ended += 1;
+                }
+            }
+        }
+        if log.offset > ROTATE {
+            // The shell opens the file by name for every mark, so after the
+            // rename its next mark starts a new file; what it wrote between
+            // our read and the rename is read from the old one.
+            let old = dir.join(format!("{pane}.old"));
+            if std::fs::rename(&path, &old).is_ok() {
+                if let Some(rest) = read_from(&old, &mut log.offset) {
+                    for line in String::from_utf8_lossy(&rest).lines() {
+                        if let Some(m) = parse(line) {
+                            if apply(log, m, &mut changed) {
+                                ended += 1;
+                            }
+                        }
+                    }
+                }
+                let _ = std::fs::remove_file(&old);
+                log.offset = 0;
+            }
+        }
+        log.pending = changed;
+        drop(panes);
+        if ended > 0 {
+            self.ends.send_modify(|n| *n += ended);
+        }
+    }
+
+    /// The pane's enrolled shell, if a live one wrote its marks.
+    pub fn shell(&self, pane: &str) -> Option<PaneShell> {
+        self.shell_if(pane, pid_alive)
+    }
+
+    fn shell_if(&self, pane: &str, alive: impl Fn(u32) -> bool) -> Option<PaneShell> {
+        self.read(pane);
+        let panes = self.panes.lock().unwrap();
+        let log = panes.get(pane)?;
+        let shell = log.shell.clone().filter(|s| alive(s.pid))?;
+        let running = log
+            .commands
+            .back()
+            .filter(|c| c.ended.is_none() && c.shell_pid == shell.pid)
+            .cloned();
+        let last_status = log
+            .commands
+            .iter()
+            .rev()
+            .find(|c| c.ended.is_some())
+            .and_then(|c| c.status);
+        let since = match &running {
+            Some(c) => c.started,
+            None => log.prompt_since.unwrap_or(0.0),
+        };
+        Some(PaneShell {
+            shell,
+            cwd: log.cwd.clone(),
+            running,
+            since,
+            last_status,
+        })
+    }
+
+    /// The pane's commands, newest first.
+    pub fn commands(&self, pane: &str) -> Vec<Command> {
+        self.read(pane);
+        let panes = self.panes.lock().unwrap();
+        panes
+            .get(pane)
+            .map(|l| l.commands.iter().rev().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn command(&self, pane: &str, seq: u64) -> Option<Command> {
+        let panes = self.panes.lock().unwrap();
+        panes
+            .get(pane)?
+            .commands
+            .iter()
+            .find(|c| c.seq == seq)
+            .cloned()
+    }
+
+    pub fn set_start_row(&self, pane: &str, seq: u64, row: u64) {
+        self.find_mut(pane, seq, |c| c.start_row = Some(row));
+    }
+
+    /// Keeps what a command printed (its tail), within the bounds.
+    pub fn set_output(&self, pane: &str, seq: u64, out: Result<Output, String>) {
+        let mut panes = self.panes.lock().unwrap();
+        let Some(c) = panes
+            .get_mut(pane)
+            .and_then(|l| l.commands.iter_mut().find(|c| c.seq == seq))
+        else {
+            return;
+        };
+        match out {
+            Ok(mut o) => {
+                let mut size: usize = o.lines.iter().map(|l| l.len() + 1).sum();
+                while size > OUTPUT_BYTES && !o.lines.is_empty() {
+                    size -= o.lines.remove(0).len() + 1;
+                    o.dropped += 1;
+                }
+                c.output = Some(o);
+            }
+            Err(why) => c.output_missing = Some(why),
+        }
+        // The oldest outputs go first when all of them pass the bound.
+        let mut all: Vec<(f64, String, u64, usize)> = panes
+            .iter()
+            .flat_map(|(p, l)| {
+                l.commands.iter().filter_map(move |c| {
+                    let o = c.output.as_ref()?;
+                    Some((
+                        c.ended.unwrap_or(0.0),
+                        p.clone(),
+                        c.seq,
+                        o.lines.iter().map(|l| l.len() + 1).sum(),
+                    ))
+                })
+            })
+            .collect();
+        let mut total: usize = all.iter().map(|a| a.3).sum();
+        if total <= TOTAL_OUTPUT {
+            return;
+        }
+        all.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (_, p, seq, size) in all {
+            if total <= TOTAL_OUTPUT {
+                break;
+            }
+            if let Some(c) = panes
+                .get_mut(&p)
+                .and_then(|l| l.commands.iter_mut().find(|c| c.seq == seq))
+            {
+                c.output = None;
+                c.output_missing =
+                    Some("dropped: the broker keeps 8 MiB of command output over all panes".into());
+                total -= size;
+            }
+        }
+    }
+
+    fn find_mut<T>(&self, pane: &str, seq: u64, f: impl FnOnce(&mut Command) -> T) -> Option<T> {
+        let mut panes = self.panes.lock().unwrap();
+        let c = panes
+            .get_mut(pane)?
+            .commands
+            .iter_mut()
+            .find(|c| c.seq == seq)?;
+        Some(f(c))
+    }
+
+    /// A pane went: its marks go with it (file and memory).
+    pub fn forget(&self, pane: &str) {
+        self.panes.lock().unwrap().remove(pane);
+        if let Some(dir) = self.dir() {
+            let _ = std::fs::remove_file(dir.join(pane));
+        }
+    }
+}
+
+/// Whether process `pid` exists (signal 0: nothing is sent).
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill(2) with signal 0 only checks the process exists.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
+/// The bytes of `path` from `*offset` to its last complete line; the offset
+/// moves past them. A file shorter than the offset was replaced: read anew.
+fn read_from(path: &Path, offset: &mut u64) -> Option<Vec<u8>> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    if len < *offset {
+        *offset = 0;
+    }
+    if len == *offset {
+        return None;
+    }
+    f.seek(SeekFrom::Start(*offset)).ok()?;
+    let mut buf = Vec::new();
+    f.take(READ_MAX).read_to_end(&mut buf).ok()?;
+    let end = buf.iter().rposition(|b| *b == b'\n')? + 1;
+    buf.truncate(end);
+    *offset += end as u64;
+    Some(buf)
+}
+
+/// Applies one mark; true when it ended a command.
+fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
+    let time = m.time.unwrap_or_else(now);
+    let same = log.shell.as_ref().is_some_and(|s| s.pid == m.pid);
+    if m.kind == Kind::Init || !same {
+        let version = match (m.kind, &log.shell) {
+            (Kind::Init, _) => m.text.clone(),
+            (_, Some(s)) if s.name == m.shell => s.version.clone(),
+            _ => String::new(),
+        };
+        log.shell = Some(Shell {
+            name: m.shell.clone(),
+            version,
+            pid: m.pid,
+        });
+    }
+    if !m.cwd.is_empty() {
+        log.cwd = m.cwd.clone();
+    }
+    match m.kind {
+        Kind::Init => {
+            log.prompt_since = Some(time);
+            false
+        }
+        Kind::Command => {
+            // A command of the same shell left open never printed its end
+            // (the shell was killed, or a line it did not report ended).
+            log.next_seq += 1;
+            log.commands.push_back(Command {
+                seq: log.next_seq,
+                text: m.text,
+                cwd: m.cwd,
+                shell_pid: m.pid,
+                started: time,
+                ended: None,
+                status: None,
+                start_row: None,
+                output: None,
+                output_missing: None,
+            });
+            while log.commands.len() > KEEP {
+                log.commands.pop_front();
+            }
+            changed.started.push(log.next_seq);
+            false
+        }
+        Kind::Prompt => {
+            log.prompt_since = Some(time);
+            let Some(c) = log
+                .commands
+                .back_mut()
+                .filter(|c| c.ended.is_none() && c.shell_pid == m.pid)
+            else {
+                return false;
+            };
+            c.ended = Some(time);
+            c.status = m.status;
+            changed.ended.push(c.seq);
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: &str, pid: u32, status: &str, text: &str) -> String {
+        format!("{kind}\tzsh\t{pid}\t100.5\t{status}\t/tmp\t{text}\n")
+    }
+
+    #[test]
+    fn a_line_parses_with_its_escapes_and_a_comma_clock() {
+        let m = parse("C\tbash\t42\t1700000000,25\t\t/a\\tb\tprintf 'x\\ny' \\\\ z").unwrap();
+        assert_eq!(m.kind, Kind::Command);
+        assert_eq!(m.pid, 42);
+        assert_eq!(m.time, Some(1_700_000_000.25));
+        assert_eq!(m.status, None);
+        assert_eq!(m.cwd, "/a\tb");
+        assert_eq!(m.text, "printf 'x\ny' \\ z");
+        assert_eq!(parse("X\tzsh\t1\t\t\t\t"), None);
+        assert_eq!(parse("P\tzsh\t1\t\t0\t/"), None, "a field short");
+    }
+
+    #[test]
+    fn marks_make_commands_with_status_and_the_shell_state() {
+        let dir = std::env::temp_dir().join(format!("tmcp-marks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let marks = Marks::default();
+        marks.set_dir(dir.clone());
+        let file = dir.join("%7");
+        let mut text = line("I", 9, "", "5.9") + &line("P", 9, "0", "");
+        text += &line("C", 9, "", "false");
+        // A partial line is left for the next read.
+        std::fs::write(&file, text + "P\tzsh\t9").unwrap();
+        let ends = marks.ends();
+        marks.read("%7");
+        assert_eq!(marks.take_pending("%7").started, vec![1]);
+        assert_eq!(marks.take_pending("%7"), Changed::default());
+        let s = marks.shell_if("%7", |_| true).unwrap();
+        assert_eq!(s.shell.name, "zsh");
+        assert_eq!(s.shell.version, "5.9");
+        assert_eq!(s.running.as_ref().unwrap().text, "false");
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        f.write_all(b"\t100.5\t1\t/tmp\t\n").unwrap();
+        assert!(
+            marks.shell_if("%7", |_| false).is_none(),
+            "a dead shell is not enrolled"
+        );
+        let s = marks.shell_if("%7", |_| true).unwrap();
+        assert!(s.running.is_none());
+        assert_eq!(s.last_status, Some(1));
+        assert_eq!(*ends.borrow(), 1, "the end is announced");
+        let cmds = marks.commands("%7");
+        assert_eq!(cmds.len(), 1);
+        assert_eq!((cmds[0].status, cmds[0].ended), (Some(1), Some(100.5)));
+        marks.forget("%7");
+        assert!(!file.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn outputs_keep_their_tail_within_the_bound() {
+        let marks = Marks::default();
+        let mut log = PaneLog::default();
+        let mut ch = Changed::default();
+        apply(&mut log, parse(&line("C", 1, "", "yes")).unwrap(), &mut ch);
+        apply(&mut log, parse(&line("P", 1, "0", "")).unwrap(), &mut ch);
+        marks.panes.lock().unwrap().insert("%1".into(), log);
+        let lines: Vec<String> = (0..20_000).map(|i| format!("line {i}")).collect();
+        marks.set_output(
+            "%1",
+            1,
+            Ok(Output {
+                lines,
+                dropped: 0,
+                note: None,
+            }),
+        );
+        let c = marks.command("%1", 1).unwrap();
+        let o = c.output.unwrap();
+        assert_eq!(o.lines.last().unwrap(), "line 19999");
+        assert!(o.lines.iter().map(|l| l.len() + 1).sum::<usize>() <= OUTPUT_BYTES);
+        assert_eq!(o.dropped + o.lines.len(), 20_000);
+    }
+}

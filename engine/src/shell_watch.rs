@@ -1,0 +1,151 @@
+//! Follows what enrolled shells write ([`crate::marks`]) as they write it:
+//! the platform's watch on the marks directory (Linux: inotify; every mark
+//! is a write in it), else a look every 250 ms (macOS, where writes to a
+//! file in a directory raise no event on the directory). For each command
+//! it keeps what the command printed, from the grid: where its output starts
+//! (the row after its command line, found from the cursor when it started)
+//! and the rows to the cursor when its shell was back at the prompt.
+//!
+//! Reading rows is a guarded capture like any read: with an
+//! `after-capture-pane` hook set the broker captures nothing and says so.
+
+use crate::marks::{Command, Output};
+use crate::registry::Pane;
+use crate::since;
+use crate::state::Broker;
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tmux_mcp_core::platform::{Watch, WatchFor};
+
+/// Rows of one command's output read at most (its last ones).
+const MAX_ROWS: u64 = 5_000;
+
+/// Runs until the broker goes.
+pub async fn follow(broker: Weak<Broker>, dir: PathBuf) {
+    let watch = dir
+        .to_str()
+        .and_then(|d| Watch::new(d, WatchFor::Writes).ok());
+    let mut panes = match broker.upgrade() {
+        Some(b) => b.pane_set(),
+        None => return,
+    };
+    loop {
+        let gone = tokio::select! {
+            _ = async {
+                match &watch {
+                    Some(w) => { let _ = w.changed().await; }
+                    None => tokio::time::sleep(Duration::from_millis(250)).await,
+                }
+            } => false,
+            r = panes.changed() => r.is_err(),
+        };
+        let Some(b) = broker.upgrade() else { return };
+        if gone {
+            return;
+        }
+        let live: Option<Vec<String>> = panes
+            .borrow()
+            .as_ref()
+            .map(|s| s.panes.iter().map(|(id, _)| id.clone()).collect());
+        for pane in b.marks.files() {
+            if live.as_ref().is_some_and(|l| !l.contains(&pane)) {
+                b.marks.forget(&pane);
+                continue;
+            }
+            b.marks.read(&pane);
+            let changed = b.marks.take_pending(&pane);
+            for seq in changed.started {
+                started(&b, &pane, seq).await;
+            }
+            for seq in changed.ended {
+                ended(&b, &pane, seq).await;
+            }
+        }
+    }
+}
+
+fn pane_of(b: &Broker, id: &str) -> Option<Pane> {
+    b.registry.cached()?.pane(id).cloned()
+}
+
+/// Finds the row the command's output starts at: below the command line the
+/// shell echoed, the nearest row above the cursor ending with the command's
+/// last line; else the cursor's row.
+async fn started(b: &Arc<Broker>, id: &str, seq: u64) {
+    let (Some(pane), Some(cmd)) = (pane_of(b, id), b.marks.command(id, seq)) else {
+        return;
+    };
+    let Ok((_, grid)) = since::read(b, pane, 0, false).await else {
+        return;
+    };
+    let cursor = grid.cursor_abs();
+    b.marks
+        .set_start_row(id, seq, start_row(&grid, cursor, &cmd));
+}
+
+fn start_row(grid: &since::Grid, cursor: u64, cmd: &Command) -> u64 {
+    let last = cmd.text.lines().last().unwrap_or_default().trim_end();
+    if last.is_empty() {
+        return cursor;
+    }
+    let Some(at) = grid.index(cursor) else {
+        return cursor;
+    };
+    (0..=at.min(grid.rows.len().saturating_sub(1)))
+        .rev()
+        .find(|&i| grid.rows[i].trim_end().ends_with(last))
+        .map_or(cursor, |i| grid.first + i as u64 + 1)
+}
+
+async fn ended(b: &Arc<Broker>, id: &str, seq: u64) {
+    let (Some(pane), Some(cmd)) = (pane_of(b, id), b.marks.command(id, seq)) else {
+        return;
+    };
+    let Some(start) = cmd.start_row else {
+        b.marks.set_output(
+            id,
+            seq,
+            Err("the broker did not see where the command's output started".into()),
+        );
+        return;
+    };
+    // The state first: where the cursor is now, to read no more than needed.
+    let out = match since::read(b, pane.clone(), 0, false).await {
+        Ok((_, now)) => {
+            let cursor = now.cursor_abs();
+            let from = start.max(cursor.saturating_sub(MAX_ROWS));
+            let rel = from as i64 - now.state.history_size as i64;
+            match since::read(b, pane, rel, false).await {
+                Ok((_, g)) => Ok(rows(&g, start, from, cursor)),
+                Err(e) => Err(e.why().to_string()),
+            }
+        }
+        Err(e) => Err(e.why().to_string()),
+    };
+    b.marks.set_output(id, seq, out);
+}
+
+fn rows(g: &since::Grid, start: u64, from: u64, cursor: u64) -> Output {
+    let mut note = None;
+    let s = &g.state;
+    if s.history_limit > 0 && s.history_size >= s.history_limit {
+        note = Some("the pane's history was full (history-limit): its oldest rows went, so these rows may begin later than the output did".to_string());
+    }
+    let (a, z) = (
+        g.index(from).unwrap_or(0),
+        g.index(cursor).unwrap_or(g.rows.len()),
+    );
+    let mut lines: Vec<String> = g.rows[a.min(g.rows.len())..z.min(g.rows.len())]
+        .iter()
+        .map(|r| r.trim_end().to_string())
+        .collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    Output {
+        lines,
+        dropped: (from - start) as usize,
+        note,
+    }
+}

@@ -1,0 +1,225 @@
+//! Shell integration (`tmux-mcp shell-init`) with the real shells: bash, zsh
+//! and fish, each started without its rc files in a pane of a private tmux
+//! server, enrolled as a person would (the eval line typed at its prompt).
+//! What the shell reports reaches `get_pane_info` (at its prompt, running a
+//! command) and `get_commands` (the person's failing command, its status and
+//! the exact rows it printed); `--check` says the pane is enrolled; a pane
+//! not enrolled is refused with how to enroll; enrolment and marks fire no
+//! tmux hook.
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use tmux_mcp_e2e::*;
+
+/// A pane running `shell` without rc files (a fixed one-line prompt), its id.
+fn shell_pane(srv: &TmuxServer, shell: &str) -> String {
+    let home = srv.scratch(&format!("home-{shell}"));
+    std::fs::create_dir_all(&home).unwrap();
+    let h = home.to_str().unwrap();
+    let argv = match shell {
+        "bash" => "bash --norc --noprofile -i",
+        "zsh" => "zsh -f -i",
+        _ => "fish --no-config -i",
+    };
+    // As a person's pane has it: TMUX and TMUX_PANE, nothing else of ours.
+    let line = format!(
+        "exec env -i HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data \
+         TERM=xterm-256color PATH=/usr/local/bin:/usr/bin:/bin 'PS1=$ ' 'PROMPT=$ ' \
+         TMUX=\"$TMUX\" TMUX_PANE=\"$TMUX_PANE\" {argv}"
+    );
+    let args = ["new-window", "-d", "-P", "-F", "#{pane_id}", &line];
+    let id = srv.tmux(&args).trim().to_string();
+    poll(Duration::from_secs(10), || {
+        let named = srv
+            .tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                &id,
+                "#{pane_current_command}",
+            ])
+            .trim()
+            == shell;
+        let prompt = !srv
+            .tmux(&["capture-pane", "-p", "-t", &id])
+            .trim()
+            .is_empty();
+        (named && prompt).then_some(())
+    })
+    .unwrap_or_else(|| panic!("{shell} did not start in {id}"));
+    id
+}
+
+fn type_line(srv: &TmuxServer, pane: &str, line: &str) {
+    srv.tmux(&["send-keys", "-t", pane, "-l", line]);
+    srv.tmux(&["send-keys", "-t", pane, "Enter"]);
+}
+
+fn enroll_line(shell: &str) -> String {
+    let bin = bin("tmux-mcp");
+    let bin = bin.to_str().unwrap();
+    match shell {
+        "fish" => format!("{bin} shell-init fish | source"),
+        s => format!("eval \"$({bin} shell-init {s})\""),
+    }
+}
+
+async fn shell_of(c: &McpClient, pane: &str) -> Option<Value> {
+    let info = c.call("get_pane_info", json!({ "paneId": pane })).await;
+    info["pane"].get("shell").cloned()
+}
+
+async fn wait_shell(c: &McpClient, pane: &str, want: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..200 {
+        if let Some(s) = shell_of(c, pane).await {
+            if want(&s) {
+                return s;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "{pane}: the shell never reached the state: {:?}",
+        shell_of(c, pane).await
+    );
+}
+
+async fn enrolled_shell_reports_its_commands(shell: &str) {
+    let srv = TmuxServer::start();
+    let trap = HookTrap::new(&srv);
+    let c = McpClient::attach(
+        &srv,
+        &["--scope", "server", "--enable-tool", "get_commands"],
+    )
+    .await;
+    let pane = shell_pane(&srv, shell);
+    // Not enrolled yet: no shell in its record, get_commands says how.
+    assert_eq!(shell_of(&c, &pane).await, None);
+    let refused = c.call_raw("get_commands", json!({ "paneId": pane })).await;
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    let text = format!("{:?}", refused.content);
+    assert!(
+        text.contains("no enrolled shell") && text.contains("shell-init"),
+        "{text}"
+    );
+
+    // Every hook but those of the commands this test types and reads with
+    // (the broker's own captures fire none: with after-capture-pane set it
+    // would capture nothing).
+    // Arming is set-hook, so after-set-hook is left out too.
+    let armed = trap.arm_every_after_hook(
+        &srv,
+        &["after-send-keys", "after-capture-pane", "after-set-hook"],
+    );
+    type_line(&srv, &pane, &enroll_line(shell));
+    let s = wait_shell(&c, &pane, |s| s["state"] == "prompt").await;
+    assert_eq!(s["name"], json!(shell), "{s:#}");
+
+    // The person's failing command: its status and exactly what it printed.
+    let failing = "sh -c 'echo out-a; echo out-b >&2; exit 3'";
+    type_line(&srv, &pane, failing);
+    let mut got = Value::Null;
+    for _ in 0..200 {
+        got = c
+            .call("get_commands", json!({ "paneId": pane, "limit": 1 }))
+            .await;
+        if got["commands"][0].get("lines").is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let last = &got["commands"][0];
+    assert_eq!(last["command"], json!(failing), "{got:#}");
+    assert_eq!(last["exitStatus"], json!(3), "{got:#}");
+    assert_eq!(last["lines"], json!(["out-a", "out-b"]), "{got:#}");
+    assert!(
+        last["endedAt"].as_f64() >= last["startedAt"].as_f64(),
+        "{got:#}"
+    );
+    assert_eq!(got["shell"]["lastStatus"], json!(3), "{got:#}");
+
+    // A command running: the pane says which, then the prompt again.
+    type_line(&srv, &pane, "sleep 30");
+    let s = wait_shell(&c, &pane, |s| s["state"] == "running").await;
+    assert_eq!(s["command"], json!("sleep 30"), "{s:#}");
+    srv.tmux(&["send-keys", "-t", &pane, "C-c"]);
+    wait_shell(&c, &pane, |s| s["state"] == "prompt").await;
+
+    // Older commands page with `before`, newest first.
+    type_line(&srv, &pane, "echo second");
+    let all = loop {
+        let all = c
+            .call("get_commands", json!({ "paneId": pane, "limit": 20 }))
+            .await;
+        if all["commands"][0]["command"] == "echo second"
+            && all["commands"][0].get("lines").is_some()
+        {
+            break all;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let texts: Vec<&str> = all["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    let at = texts.iter().position(|t| *t == failing).unwrap();
+    assert_eq!(
+        &texts[..at + 1],
+        &["echo second", "sleep 30", failing],
+        "{all:#}"
+    );
+    assert_eq!(all["commands"][0]["lines"], json!(["second"]), "{all:#}");
+    let seq = all["commands"][0]["seq"].as_u64().unwrap();
+    let older = c
+        .call(
+            "get_commands",
+            json!({ "paneId": pane, "limit": 1, "before": seq }),
+        )
+        .await;
+    assert_eq!(
+        older["commands"][0]["command"],
+        json!("sleep 30"),
+        "{older:#}"
+    );
+    assert_eq!(older["more"], json!(true), "{older:#}");
+
+    // The person can check their pane.
+    let bin = bin("tmux-mcp");
+    type_line(
+        &srv,
+        &pane,
+        &format!("{} shell-init --check", bin.display()),
+    );
+    poll(Duration::from_secs(10), || {
+        srv.tmux(&["capture-pane", "-p", "-t", &pane])
+            .contains(&format!("enrolled: {shell} (pid"))
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "--check: {}",
+            srv.tmux(&["capture-pane", "-p", "-t", &pane])
+        )
+    });
+    // A sentinel through the trap's own path: whatever fired came before it.
+    let fired = trap.fire_sentinel(&srv, "after-send-keys", &["send-keys", "-t", &pane, ""]);
+    assert_eq!(fired, "", "hooks fired ({} armed)", armed.len());
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_enrolled_reports_its_commands() {
+    enrolled_shell_reports_its_commands("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_enrolled_reports_its_commands() {
+    enrolled_shell_reports_its_commands("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_enrolled_reports_its_commands() {
+    enrolled_shell_reports_its_commands("fish").await;
+}
