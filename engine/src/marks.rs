@@ -6,7 +6,10 @@
 //! A line is `KIND \t SHELL \t PID \t TIME \t STATUS \t CWD \t TEXT`: `I` the
 //! shell enrolled (TEXT its version), `C` a command line started (TEXT the
 //! line), `P` the shell is back at its prompt (STATUS the last command's
-//! `$?`). TIME is the shell's clock (`$EPOCHREALTIME`) where it has one,
+//! `$?`; TEXT the run's id when the command was a broker's run), `R` the
+//! line editor took a broker's run (TEXT: its id, the length of the
+//! person's line it set aside, and 1 when the shell pressed accept-line
+//! itself, 0 when the broker must). TIME is the shell's clock (`$EPOCHREALTIME`) where it has one,
 //! else the broker's when it read the line; CWD and TEXT escape `\`, tab,
 //! LF and CR with a backslash. The shells append with builtins only, so
 //! nothing here ever asks them or tmux anything.
@@ -38,6 +41,7 @@ pub enum Kind {
     Init,
     Command,
     Prompt,
+    Run,
 }
 
 /// One line a shell wrote.
@@ -61,6 +65,7 @@ pub fn parse(line: &str) -> Option<Mark> {
         "I" => Kind::Init,
         "C" => Kind::Command,
         "P" => Kind::Prompt,
+        "R" => Kind::Run,
         _ => return None,
     };
     Some(Mark {
@@ -136,6 +141,8 @@ pub struct Command {
     pub output: Option<Output>,
     /// Why there is no output, when there is none.
     pub output_missing: Option<String>,
+    /// The broker has read its rows (or given up: `output_missing`).
+    pub output_done: bool,
 }
 
 #[derive(Debug, Default)]
@@ -148,6 +155,24 @@ struct PaneLog {
     next_seq: u64,
     /// What reads found and the follower has not handled yet.
     pending: Changed,
+    /// The last run the line editor took (`R`).
+    taken: Option<Taken>,
+}
+
+/// A broker's run as the line editor took it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taken {
+    pub id: String,
+    pub shell_pid: u32,
+    /// Characters of the person's line set aside (to give back).
+    pub kept: usize,
+    /// The shell pressed accept-line itself.
+    pub accepted: bool,
+    /// The run's command, once the shell said it started (`C`).
+    pub seq: Option<u64>,
+    /// The shell is back at its prompt after the run: `$?`.
+    pub status: Option<i32>,
+    pub done: bool,
 }
 
 /// A pane's shell as the tools report it.
@@ -178,6 +203,10 @@ pub struct Marks {
     panes: Mutex<HashMap<String, PaneLog>>,
     /// Bumped whenever a command ends, so waits can wake at once.
     ends: tokio::sync::watch::Sender<u64>,
+    /// Bumped whenever anything here changes (a mark read, rows kept).
+    changed: tokio::sync::watch::Sender<u64>,
+    /// One broker run at a time per pane's shell.
+    runs: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Marks {
@@ -193,6 +222,33 @@ impl Marks {
     /// Command ends as they come (the count of them).
     pub fn ends(&self) -> tokio::sync::watch::Receiver<u64> {
         self.ends.subscribe()
+    }
+
+    /// Every change, as it comes (the count of them).
+    pub fn changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// The lock a broker run holds on `pane`'s shell from sending its
+    /// command to the command's end.
+    pub fn run_lock(&self, pane: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+        self.runs
+            .lock()
+            .unwrap()
+            .entry(pane.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// The run `id` if the line editor of `pane` took it.
+    pub fn taken(&self, pane: &str, id: &str) -> Option<Taken> {
+        self.read(pane);
+        let panes = self.panes.lock().unwrap();
+        panes.get(pane)?.taken.clone().filter(|t| t.id == id)
     }
 
     /// The pane ids with a marks file.
@@ -232,7 +288,9 @@ impl Marks {
             return;
         };
         let mut ended = 0;
+        let mut any = false;
         for line in String::from_utf8_lossy(&bytes).lines() {
+            any = true;
             if let Some(m) = parse(line) {
                 if apply(log, m, &mut changed) {
                     ended += 1;
@@ -262,6 +320,9 @@ impl Marks {
         drop(panes);
         if ended > 0 {
             self.ends.send_modify(|n| *n += ended);
+        }
+        if any {
+            self.bump();
         }
     }
 
@@ -321,6 +382,7 @@ impl Marks {
 
     pub fn set_start_row(&self, pane: &str, seq: u64, row: u64) {
         self.find_mut(pane, seq, |c| c.start_row = Some(row));
+        self.bump();
     }
 
     /// Keeps what a command printed (its tail), within the bounds.
@@ -343,6 +405,7 @@ impl Marks {
             }
             Err(why) => c.output_missing = Some(why),
         }
+        c.output_done = true;
         // The oldest outputs go first when all of them pass the bound.
         let mut all: Vec<(f64, String, u64, usize)> = panes
             .iter()
@@ -359,6 +422,7 @@ impl Marks {
             })
             .collect();
         let mut total: usize = all.iter().map(|a| a.3).sum();
+        self.bump();
         if total <= TOTAL_OUTPUT {
             return;
         }
@@ -453,6 +517,22 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
             log.prompt_since = Some(time);
             false
         }
+        Kind::Run => {
+            let mut f = m.text.split(' ');
+            let id = f.next().unwrap_or_default().to_string();
+            let kept = f.next().and_then(|k| k.parse().ok()).unwrap_or(0);
+            let accepted = f.next() == Some("1");
+            log.taken = Some(Taken {
+                id,
+                shell_pid: m.pid,
+                kept,
+                accepted,
+                seq: None,
+                status: None,
+                done: false,
+            });
+            false
+        }
         Kind::Command => {
             // A command of the same shell left open never printed its end
             // (the shell was killed, or a line it did not report ended).
@@ -468,15 +548,31 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
                 start_row: None,
                 output: None,
                 output_missing: None,
+                output_done: false,
             });
             while log.commands.len() > KEEP {
                 log.commands.pop_front();
             }
             changed.started.push(log.next_seq);
+            if let Some(t) = log
+                .taken
+                .as_mut()
+                .filter(|t| !t.done && t.seq.is_none() && t.shell_pid == m.pid)
+            {
+                t.seq = Some(log.next_seq);
+            }
             false
         }
         Kind::Prompt => {
             log.prompt_since = Some(time);
+            if let Some(t) = log
+                .taken
+                .as_mut()
+                .filter(|t| !t.done && !m.text.is_empty() && t.id == m.text)
+            {
+                t.status = m.status;
+                t.done = true;
+            }
             let Some(c) = log
                 .commands
                 .back_mut()

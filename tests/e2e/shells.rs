@@ -69,8 +69,13 @@ async fn shell_of(c: &McpClient, pane: &str) -> Option<Value> {
     info["pane"].get("shell").cloned()
 }
 
-async fn wait_shell(c: &McpClient, pane: &str, want: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..200 {
+async fn wait_shell(
+    c: &McpClient,
+    srv: &TmuxServer,
+    pane: &str,
+    want: impl Fn(&Value) -> bool,
+) -> Value {
+    for _ in 0..400 {
         if let Some(s) = shell_of(c, pane).await {
             if want(&s) {
                 return s;
@@ -112,7 +117,7 @@ async fn enrolled_shell_reports_its_commands(shell: &str) {
         &["after-send-keys", "after-capture-pane", "after-set-hook"],
     );
     type_line(&srv, &pane, &enroll_line(shell));
-    let s = wait_shell(&c, &pane, |s| s["state"] == "prompt").await;
+    let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
     assert_eq!(s["name"], json!(shell), "{s:#}");
 
     // The person's failing command: its status and exactly what it printed.
@@ -140,10 +145,10 @@ async fn enrolled_shell_reports_its_commands(shell: &str) {
 
     // A command running: the pane says which, then the prompt again.
     type_line(&srv, &pane, "sleep 30");
-    let s = wait_shell(&c, &pane, |s| s["state"] == "running").await;
+    let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "running").await;
     assert_eq!(s["command"], json!("sleep 30"), "{s:#}");
     srv.tmux(&["send-keys", "-t", &pane, "C-c"]);
-    wait_shell(&c, &pane, |s| s["state"] == "prompt").await;
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
 
     // Older commands page with `before`, newest first.
     type_line(&srv, &pane, "echo second");
@@ -222,4 +227,123 @@ async fn zsh_enrolled_reports_its_commands() {
 #[tokio::test(flavor = "multi_thread")]
 async fn fish_enrolled_reports_its_commands() {
     enrolled_shell_reports_its_commands("fish").await;
+}
+
+fn screen(srv: &TmuxServer, pane: &str) -> String {
+    srv.tmux(&["capture-pane", "-p", "-t", pane])
+}
+
+/// Waits until the pane's last non-empty row satisfies `want`.
+fn wait_row(srv: &TmuxServer, pane: &str, want: impl Fn(&str) -> bool) -> String {
+    poll(Duration::from_secs(10), || {
+        let s = screen(srv, pane);
+        let last = s.lines().rev().find(|l| !l.trim().is_empty())?.to_string();
+        want(&last).then_some(last)
+    })
+    .unwrap_or_else(|| panic!("{pane}: {}", screen(srv, pane)))
+}
+
+/// `run_command` in an enrolled shell sends only a key chord: the pane shows
+/// the prompt, the command and its output; the person's half-typed line is
+/// given back; `$?` is the command's; nothing enters history; builtins see
+/// the terminal; `cd` persists; two agents' runs do not interleave.
+async fn enrolled_run_command(shell: &str) {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let other = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let pane = shell_pane(&srv, shell);
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    srv.tmux(&["send-keys", "-t", &pane, "clear", "Enter"]);
+    wait_row(&srv, &pane, |l| l.trim_end().ends_with(['$', '>', '#']));
+    // The person has started a line.
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "echo person-text"]);
+    wait_row(&srv, &pane, |l| l.ends_with("echo person-text"));
+
+    let command = "echo agent-ran; sh -c 'exit 4'";
+    let got = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": command, "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(got["state"], json!("done"), "{got:#}");
+    assert_eq!(got["exitStatus"], json!(4), "{got:#}");
+    assert_eq!(got["output"]["text"], json!("agent-ran\n"), "{got:#}");
+    // Given back, and the pane shows nothing but prompt, command and output.
+    wait_row(&srv, &pane, |l| l.ends_with("echo person-text"));
+    let shown = screen(&srv, &pane);
+    let rows: Vec<&str> = shown.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        rows.len() == 3,
+        "prompt+command, output, prompt+person's line:\n{shown}"
+    );
+    assert!(rows[0].ends_with(command), "{shown}");
+    assert_eq!(rows[1], "agent-ran", "{shown}");
+    assert!(!shown.contains("9400") && !shown.contains(">/"), "{shown}");
+
+    // $? is the command's; the agent's line is not in history.
+    srv.tmux(&["send-keys", "-t", &pane, "C-u"]);
+    let probe = match shell {
+        "fish" => "echo st=$status hist=(history search --contains agent-r | string match -r 'agent-r[a]n' | count)",
+        "zsh" => "echo st=$? hist=$(fc -ln 1 | grep -c 'agent-r[a]n')",
+        _ => "echo st=$? hist=$(history | grep -c 'agent-r[a]n')",
+    };
+    type_line(&srv, &pane, probe);
+    poll(Duration::from_secs(10), || {
+        screen(&srv, &pane).contains("st=4 hist=0").then_some(())
+    })
+    .unwrap_or_else(|| panic!("{}", screen(&srv, &pane)));
+
+    // Builtins see the terminal; cd persists in the person's shell.
+    let tty = c
+        .call("run_command", json!({ "paneId": pane, "command": "test -t 1 && echo on-a-tty; cd /", "timeoutMs": 5000 }))
+        .await;
+    assert_eq!(tty["output"]["text"], json!("on-a-tty\n"), "{tty:#}");
+    let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    assert_eq!(s["cwd"], json!("/"), "{s:#}");
+
+    // Two agents at once: the second waits for the first; nothing interleaves.
+    let (a, b) = tokio::join!(
+        c.call(
+            "run_command",
+            json!({ "paneId": pane, "command": "sleep 1; echo first", "timeoutMs": 5000 })
+        ),
+        async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            other
+                .call(
+                    "run_command",
+                    json!({ "paneId": pane, "command": "echo second", "timeoutMs": 5000 }),
+                )
+                .await
+        }
+    );
+    assert_eq!(
+        (&a["output"]["text"], &a["exitStatus"]),
+        (&json!("first\n"), &json!(0)),
+        "{a:#}"
+    );
+    assert_eq!(
+        (&b["output"]["text"], &b["exitStatus"]),
+        (&json!("second\n"), &json!(0)),
+        "{b:#}"
+    );
+    c.close().await;
+    other.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_enrolled_run_command_types_nothing_but_a_chord() {
+    enrolled_run_command("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_enrolled_run_command_types_nothing_but_a_chord() {
+    enrolled_run_command("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_enrolled_run_command_types_nothing_but_a_chord() {
+    enrolled_run_command("fish").await;
 }

@@ -35,6 +35,7 @@ pub mod refs;
 pub mod screen;
 pub mod search;
 pub mod shell_line;
+pub mod shell_run;
 pub mod shells;
 pub mod since;
 pub mod spec;

@@ -75,10 +75,12 @@
 use crate::jobs::{admit, prune, Finish, Job, JobState, Jobs, Output};
 use crate::session::Session;
 use crate::toolkit::act;
+use crate::toolkit::enrolled::{self, ShellRecord};
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::job::{lookup, summary, view, JobView};
 use crate::toolkit::shell_line;
+use crate::toolkit::shell_run;
 use crate::toolkit::shells::{self, Syntax};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
@@ -171,6 +173,12 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Err(e) => return e,
             };
         let pane = target.panes[0].clone();
+        // An enrolled shell is asked, not typed into (a run of another
+        // agent's in it is waited for, so this comes before the checks of
+        // what the pane shows).
+        if let Some(sh) = enrolled::shell(session, &pane.id) {
+            return enrolled_run(session, &pane, sh, &args, timeout_ms, asked_ms).await;
+        }
         let (shell, syntax) = match shell_of(&pane.command) {
             Ok(s) => s,
             Err(why) => {
@@ -307,43 +315,132 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             },
         );
 
-        if args.detach {
-            return match lookup(session, &id) {
-                Some(v) => ToolOutput::typed(&v, summary(&v)),
-                None => act::error(
-                    &format!("Job {id} vanished right after it was started."),
-                    Delivery::Observed,
-                ),
-            };
-        }
-        let mut guard = CancelGuard(&session.jobs, Some(id.clone()));
-        let mut rx = rx;
-        let _ = tokio::time::timeout(
-            Duration::from_millis(timeout_ms),
-            rx.wait_for(Option::is_some),
-        )
-        .await;
-        guard.1 = None;
-        let mut v = {
-            let mut table = session.jobs.lock();
-            let Some(job) = table.get(&id) else {
-                return act::error("The job vanished.", Delivery::Observed);
-            };
-            let v = view(job, &id);
-            // A blocking call that got the result has collected the job.
-            if v.state != JobState::Running {
-                table.remove(&id);
-            }
-            v
-        };
-        v.timeout_ms = Some(timeout_ms);
-        v.timeout_clamped = Some(timeout_ms < asked_ms);
-        let mut text = summary(&v);
-        if timeout_ms < asked_ms && v.state == JobState::Running {
-            text.push_str(&format!(" (timeoutMs {asked_ms} was clamped to the request timeout {timeout_ms} ms; `set -g @mcp-request-timeout SECONDS` raises it)"));
-        }
-        ToolOutput::typed(&v, text)
+        answer(session, &id, rx, args.detach, timeout_ms, asked_ms).await
     })
+}
+
+/// `run_command` in an enrolled shell ([`shell_run`]): the shell's line
+/// editor takes the command as if typed; only a key chord is sent.
+async fn enrolled_run(
+    session: &Session,
+    pane: &Pane,
+    sh: ShellRecord,
+    args: &Args,
+    timeout_ms: u64,
+    asked_ms: u64,
+) -> ToolOutput {
+    if pane.in_mode != 0 {
+        return act::error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
+    }
+    if let Some(syntax) = shells::kind(&sh.name).1 {
+        if let Some(why) = syntax_error(Some(sh.pid), syntax, &args.command).await {
+            return act::error(
+                &format!(
+                    "The command does not parse in the pane's shell ({}): {why}.",
+                    sh.name
+                ),
+                Delivery::NotSent,
+            );
+        }
+    }
+    let owner = session.owner();
+    if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
+        return act::error(&why, Delivery::NotSent);
+    }
+    let id = tmux_mcp_core::sys::random_hex(16);
+    let run = match shell_run::start(
+        session,
+        &pane.id,
+        &args.command,
+        &id,
+        Duration::from_millis(timeout_ms),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let started = Instant::now();
+    let (tx, rx) = watch::channel(None);
+    let (lines, bytes) = (
+        args.max_lines.unwrap_or(DEFAULT_LINES),
+        args.max_output_bytes
+            .unwrap_or(DEFAULT_OUTPUT_BYTES)
+            .min(MAX_OUTPUT_BYTES),
+    );
+    let (broker, jobs) = (session.broker.clone(), session.jobs.clone());
+    tokio::spawn(async move {
+        let (finish, run) =
+            shell_run::finish(broker.clone(), run, lines, bytes, started, RUNNING_TTL).await;
+        // The person's line is back before the agent hears of the end.
+        shell_run::give_back(&broker, &run).await;
+        tx.send_replace(Some(finish));
+        prune(&mut jobs.lock());
+    });
+    session.jobs.lock().insert(
+        id.clone(),
+        Job {
+            owner,
+            generation: session.generation().to_string(),
+            pane: pane.id.clone(),
+            command: args.command.clone(),
+            started,
+            finish: rx.clone(),
+            finished_at: None,
+            orphaned: false,
+            collected: false,
+        },
+    );
+    answer(session, &id, rx, args.detach, timeout_ms, asked_ms).await
+}
+
+/// The call's answer once the job is recorded: at once with `detach`, else
+/// when it finishes or the wait ends (a running job to collect with get_job).
+async fn answer(
+    session: &Session,
+    id: &str,
+    rx: watch::Receiver<Option<Finish>>,
+    detach: bool,
+    timeout_ms: u64,
+    asked_ms: u64,
+) -> ToolOutput {
+    let id = id.to_string();
+    if detach {
+        return match lookup(session, &id) {
+            Some(v) => ToolOutput::typed(&v, summary(&v)),
+            None => act::error(
+                &format!("Job {id} vanished right after it was started."),
+                Delivery::Observed,
+            ),
+        };
+    }
+    let mut guard = CancelGuard(&session.jobs, Some(id.clone()));
+    let mut rx = rx;
+    let _ = tokio::time::timeout(
+        Duration::from_millis(timeout_ms),
+        rx.wait_for(Option::is_some),
+    )
+    .await;
+    guard.1 = None;
+    let mut v = {
+        let mut table = session.jobs.lock();
+        let Some(job) = table.get(&id) else {
+            return act::error("The job vanished.", Delivery::Observed);
+        };
+        let v = view(job, &id);
+        // A blocking call that got the result has collected the job.
+        if v.state != JobState::Running {
+            table.remove(&id);
+        }
+        v
+    };
+    v.timeout_ms = Some(timeout_ms);
+    v.timeout_clamped = Some(timeout_ms < asked_ms);
+    let mut text = summary(&v);
+    if timeout_ms < asked_ms && v.state == JobState::Running {
+        text.push_str(&format!(" (timeoutMs {asked_ms} was clamped to the request timeout {timeout_ms} ms; `set -g @mcp-request-timeout SECONDS` raises it)"));
+    }
+    ToolOutput::typed(&v, text)
 }
 
 use std::os::unix::fs::DirBuilderExt;

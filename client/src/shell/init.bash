@@ -18,7 +18,10 @@ __tmcp_put() { # KIND STATUS CWD TEXT
 __tmcp_precmd() {
     local s=$?
     __tmcp_at=
-    __tmcp_put P "$s" "$PWD" ""
+    # An agent's line (run_command) leaves no history entry.
+    [[ -n ${__tmcp_job-} && $HISTCMD != "${__tmcp_h-}" ]] && builtin history -d $((HISTCMD - 1))
+    __tmcp_put P "$s" "$PWD" "${__tmcp_job-}"
+    __tmcp_job=
     __tmcp_h=$HISTCMD # the number the next line gets if history keeps it
     return $s
 }
@@ -29,6 +32,8 @@ __tmcp_arm() { __tmcp_at=1; }
 # `history 1` is per command, never per prompt.
 __tmcp_debug() {
     [[ -n $__tmcp_at && -z ${COMP_LINE-} ]] || return 0
+    # A key binding's command (bind -x, ours or fzf's) is not a line.
+    [[ -n ${READLINE_LINE+x} ]] && return 0
     __tmcp_at=
     [[ $BASH_COMMAND == __tmcp_precmd ]] && return 0
     local c=$BASH_COMMAND
@@ -53,5 +58,30 @@ else
     # reported as they start, only as they end.
     [[ -z $(trap -p DEBUG) ]] && trap '__tmcp_debug "$_"' DEBUG
 fi
+# run_command through this shell: the broker writes the command to
+# $__tmcp_f.run and sends private key chords; the line editor takes the
+# command as if typed (\e[9400~), the broker then presses accept-line
+# (\e[9401~), and gives the person's half-typed line back after (\e[9402~).
+__tmcp_take() {
+    local id cmd
+    [[ -f $__tmcp_f.run ]] || return 0
+    { IFS= read -r id; IFS= read -r -d '' cmd; } <"$__tmcp_f.run"
+    [[ -n $id ]] || return 0
+    __tmcp_kept=$READLINE_LINE __tmcp_kept_at=$READLINE_POINT __tmcp_job=$id
+    READLINE_LINE=$cmd READLINE_POINT=${#cmd}
+    __tmcp_put R "" "$PWD" "$id ${#__tmcp_kept} 0"
+}
+__tmcp_give() {
+    if [[ -z $READLINE_LINE && -n ${__tmcp_kept-} ]]; then
+        READLINE_LINE=$__tmcp_kept READLINE_POINT=$__tmcp_kept_at
+    fi
+    __tmcp_kept=
+}
+for __tmcp_m in emacs vi-insert vi-command; do
+    bind -m $__tmcp_m -x '"\e[9400~": __tmcp_take'
+    bind -m $__tmcp_m '"\e[9401~": accept-line'
+    bind -m $__tmcp_m -x '"\e[9402~": __tmcp_give'
+done
+unset __tmcp_m
 __tmcp_put I "" "$PWD" "$BASH_VERSION"
 fi

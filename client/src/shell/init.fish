@@ -23,7 +23,36 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
     end
     function __tmcp_postexec --on-event fish_postexec
         set -l s $status
-        __tmcp_put P $s ''
+        __tmcp_put P $s "$__tmcp_job"
+        set -g __tmcp_job
+    end
+    # run_command through this shell: the broker writes the command to
+    # $__tmcp_f.run and sends private key chords; the line editor takes the
+    # command as if typed (\e[9400~; a leading space keeps it out of
+    # history), and gives the person's half-typed line back after (\e[9402~).
+    function __tmcp_take
+        test -f $__tmcp_f.run; or return 0
+        read -z -l all <$__tmcp_f.run
+        set -l parts (string split -m1 \n -- $all)
+        test -n "$parts[1]"; or return 0
+        set -g __tmcp_kept (commandline | string collect)
+        set -g __tmcp_kept_at (commandline -C)
+        set -g __tmcp_job $parts[1]
+        __tmcp_put R '' "$parts[1] "(string length -- "$__tmcp_kept")" 1"
+        commandline -r -- " $parts[2]"
+        commandline -f execute
+    end
+    function __tmcp_give
+        set -l now (commandline | string collect)
+        if test -z "$now"; and test -n "$__tmcp_kept"
+            commandline -r -- $__tmcp_kept
+            commandline -C $__tmcp_kept_at
+        end
+        set -g __tmcp_kept
+    end
+    for m in default insert
+        bind -M $m \e\[9400\~ __tmcp_take
+        bind -M $m \e\[9402\~ __tmcp_give
     end
     __tmcp_put I '' $FISH_VERSION
 end

@@ -18,9 +18,34 @@ __tmcp_put() { # KIND STATUS CWD TEXT
 }
 __tmcp_precmd() {
     local s=$?
-    __tmcp_put P $s $PWD ''
+    __tmcp_put P $s $PWD "${__tmcp_job-}"
+    typeset -g __tmcp_job=
     return $s
 }
+# An agent's line (run_command) leaves no history entry.
+__tmcp_addhist() { [[ -z ${__tmcp_job-} ]]; }
+# run_command through this shell: the broker writes the command to
+# $__tmcp_f.run and sends a private key chord (\e[9400~); the line editor
+# takes the command as if typed, the person's half-typed line pushed and
+# given back at the next prompt (push-line).
+__tmcp_take() {
+    emulate -L zsh
+    local id cmd
+    [[ -f $__tmcp_f.run ]] || return 0
+    { IFS= read -r id; IFS= read -r -d '' cmd } <$__tmcp_f.run
+    [[ -n $id ]] || return 0
+    local kept=${#BUFFER}
+    (( kept )) && zle push-line
+    typeset -g __tmcp_job=$id
+    __tmcp_put R '' $PWD "$id $kept 1"
+    BUFFER=$cmd
+    zle accept-line
+}
+zle -N __tmcp_take
+bindkey -M emacs '\e[9400~' __tmcp_take
+bindkey -M viins '\e[9400~' __tmcp_take
+bindkey -M vicmd '\e[9400~' __tmcp_take
+zshaddhistory_functions+=(__tmcp_addhist)
 __tmcp_preexec() { __tmcp_put C '' $PWD "${1:-$3}"; }
 precmd_functions=(__tmcp_precmd $precmd_functions)
 preexec_functions+=(__tmcp_preexec)

@@ -1,0 +1,274 @@
+//! A command line run through a pane's enrolled shell (`tmux-mcp
+//! shell-init`): nothing is typed but a private key chord; the shell's line
+//! editor takes the command as if the person had typed it.
+//!
+//! The broker writes the command to `<pane id>.run` in the marks directory
+//! and sends [`TAKE`]; the shell's binding reads the file, sets the person's
+//! half-typed line aside (zsh `push-line`; bash `READLINE_LINE`, fish
+//! `commandline`, given back with [`GIVE`] once the command ended), puts the
+//! command in the editor, writes an `R` mark, and presses accept-line (bash
+//! cannot from a binding: the broker sends [`ACCEPT`] after the `R`). The
+//! pane shows the prompt, the command and its output; the command runs in
+//! the shell itself, on the pane's terminal, so `$?`, `cd`, `test -t 1` and
+//! builtins are as if typed; the snippet keeps the line out of history. The
+//! status comes from the shell's `P` mark, the output from the rows the
+//! broker keeps for the command (`tmux_mcp_engine::shell_watch`).
+//!
+//! One run at a time per shell: a second waits for the first to end.
+
+use super::act;
+use super::enrolled::{self, ShellRecord, ShellState};
+use super::envelope::Delivery;
+use super::typing;
+use crate::jobs::{Finish, Output};
+use crate::session::Session;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tmux_mcp_engine::marks::{pid_alive, Command};
+use tmux_mcp_engine::Broker;
+
+/// `ESC [ 9 4 0 0 ~`: take the command from the request file.
+pub const TAKE: &str = "\x1b[9400~";
+/// `ESC [ 9 4 0 1 ~`: accept-line (bash).
+pub const ACCEPT: &str = "\x1b[9401~";
+/// `ESC [ 9 4 0 2 ~`: give the person's line back (bash, fish).
+pub const GIVE: &str = "\x1b[9402~";
+
+/// How long the line editor has to take the command.
+const TAKE_WAIT: Duration = Duration::from_secs(2);
+/// How long the rows of an ended command may take to be read.
+const ROWS_WAIT: Duration = Duration::from_secs(3);
+
+/// A run the shell took; held until it ends (one at a time per shell).
+pub struct Run {
+    pub id: String,
+    pub pane: String,
+    pub shell: ShellRecord,
+    kept: usize,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+fn chord(pane: &str, keys: &str) -> Vec<String> {
+    let mut argv = vec![
+        "send-keys".to_string(),
+        "-H".into(),
+        "-t".into(),
+        pane.to_string(),
+    ];
+    argv.extend(keys.bytes().map(|b| format!("{b:02x}")));
+    argv
+}
+
+/// Bytes sent to the pane for one run: the chords, never the command.
+pub fn bytes_sent(shell: &str, kept: bool) -> usize {
+    TAKE.len()
+        + if shell == "bash" { ACCEPT.len() } else { 0 }
+        + if kept && shell != "zsh" {
+            GIVE.len()
+        } else {
+            0
+        }
+}
+
+/// Hands `command` to the enrolled shell of `pane` (waiting up to `turn`
+/// for another run of that shell to end); returns once its line editor
+/// took it.
+pub async fn start(
+    session: &Session,
+    pane: &str,
+    command: &str,
+    id: &str,
+    turn: Duration,
+) -> Result<Run, crate::toolkit::spec::ToolOutput> {
+    let marks = &session.broker.marks;
+    let lock = marks.run_lock(pane);
+    let Ok(guard) = tokio::time::timeout(turn, lock.lock_owned()).await else {
+        return Err(act::error(
+            &format!("Pane {pane}'s shell is running another agent's command (run_command) and did not finish within the wait."),
+            Delivery::NotSent,
+        ));
+    };
+    let Some(shell) = enrolled::shell(session, pane) else {
+        return Err(act::error(
+            &format!("Pane {pane}'s enrolled shell is gone."),
+            Delivery::NotSent,
+        ));
+    };
+    if shell.state != ShellState::Prompt {
+        return Err(act::error(
+            &format!(
+                "Pane {pane}'s shell is running {:?}; run_command waits for nobody's command but another agent's. Try again at its prompt.",
+                shell.command.as_deref().unwrap_or_default()
+            ),
+            Delivery::NotSent,
+        ));
+    }
+    let Some(dir) = marks.dir() else {
+        return Err(act::error(
+            "The broker has no marks directory.",
+            Delivery::NotSent,
+        ));
+    };
+    let request = dir.join(format!("{pane}.run"));
+    let staged = dir.join(format!("{pane}.run.new"));
+    let written = std::fs::write(&staged, format!("{id}\n{command}"))
+        .and_then(|()| std::fs::rename(&staged, &request));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&staged);
+        return Err(act::error(
+            &format!("Could not write the command for the shell: {e}."),
+            Delivery::NotSent,
+        ));
+    }
+    let mut changed = marks.changed();
+    if let Err((_, f)) = typing::deliver(session, &[chord(pane, TAKE)]).await {
+        let _ = std::fs::remove_file(&request);
+        return Err(act::error(
+            &format!("Sending the shell its key chord failed: {}", f.message),
+            Delivery::NotSent,
+        ));
+    }
+    let taken = async {
+        loop {
+            if let Some(t) = marks.taken(pane, id) {
+                return t;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(100), changed.changed()).await;
+        }
+    };
+    let taken = tokio::time::timeout(TAKE_WAIT, taken).await;
+    let _ = std::fs::remove_file(&request);
+    let Ok(taken) = taken else {
+        return Err(act::error(
+            &format!("The shell in pane {pane} did not take the command within {} s: its line editor did not run the binding (a menu, a search or a program reading the terminal?). Only the 7-byte key chord ESC [9400~ was sent; the shell now ignores it.", TAKE_WAIT.as_secs()),
+            Delivery::Observed,
+        ));
+    };
+    if !taken.accepted {
+        if let Err((_, f)) = typing::deliver(session, &[chord(pane, ACCEPT)]).await {
+            return Err(act::error(
+                &format!("The shell took the command, but pressing accept-line failed: {}; the command waits in its line editor.", f.message),
+                Delivery::Observed,
+            ));
+        }
+    }
+    Ok(Run {
+        id: id.to_string(),
+        pane: pane.to_string(),
+        shell,
+        kept: taken.kept,
+        _turn: guard,
+    })
+}
+
+/// Waits for the run's end: the shell back at its prompt (its status) and
+/// the command's rows kept; lost when the shell exits or the server goes.
+pub async fn finish(
+    broker: Arc<Broker>,
+    run: Run,
+    lines: usize,
+    bytes: usize,
+    started: Instant,
+    ttl: Duration,
+) -> (Finish, Run) {
+    let marks = &broker.marks;
+    let mut changed = marks.changed();
+    let deadline = tokio::time::Instant::now() + ttl;
+    let mut ended_at: Option<tokio::time::Instant> = None;
+    let finish = loop {
+        if let Some(t) = marks.taken(&run.pane, &run.id) {
+            if t.done {
+                let now = tokio::time::Instant::now();
+                let since = *ended_at.get_or_insert(now);
+                match t.seq.and_then(|s| marks.command(&run.pane, s)) {
+                    Some(c) if c.output_done || now - since > ROWS_WAIT => {
+                        break Finish::Done {
+                            status: t.status.unwrap_or(-1),
+                            output: output_of(&c, lines, bytes),
+                            elapsed: started.elapsed(),
+                        };
+                    }
+                    Some(_) => {}
+                    None => {
+                        break Finish::Lost {
+                            why: format!(
+                                "the shell did not run the line (it was back at its prompt with $? {} and never started a command: did the line parse?)",
+                                t.status.map_or("unknown".into(), |s| s.to_string())
+                            ),
+                            elapsed: started.elapsed(),
+                        };
+                    }
+                }
+            }
+        }
+        if !pid_alive(run.shell.pid) {
+            break Finish::Lost {
+                why: "the pane's shell exited before the command ended".into(),
+                elapsed: started.elapsed(),
+            };
+        }
+        tokio::select! {
+            _ = changed.changed() => {}
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+            _ = broker.server_gone() => break Finish::Lost {
+                why: "the tmux server exited (or the broker stopped)".into(),
+                elapsed: started.elapsed(),
+            },
+            _ = tokio::time::sleep_until(deadline) => break Finish::Lost {
+                why: format!("no status within {} s", ttl.as_secs()),
+                elapsed: started.elapsed(),
+            },
+        }
+    };
+    (finish, run)
+}
+
+/// Gives the person's half-typed line back (bash, fish; zsh's push-line
+/// does it itself), into an empty line only.
+pub async fn give_back(broker: &Broker, run: &Run) {
+    if run.kept == 0 || run.shell.name == "zsh" {
+        return;
+    }
+    let argv = chord(&run.pane, GIVE);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let _ = super::refs::run_command(broker, &argv).await;
+}
+
+/// The command's rows as a job's output, its tail within the limits.
+fn output_of(c: &Command, max_lines: usize, max_bytes: usize) -> Output {
+    let Some(o) = &c.output else {
+        return Output {
+            text: format!(
+                "(the rows it printed could not be read: {})",
+                c.output_missing.as_deref().unwrap_or("not yet read")
+            ),
+            total_bytes: 0,
+            total_lines: 0,
+            dropped_bytes: 0,
+            dropped_lines: 0,
+        };
+    };
+    let total_lines = (o.dropped + o.lines.len()) as u64;
+    let total_bytes: u64 = o.lines.iter().map(|l| l.len() as u64 + 1).sum();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut size = 0;
+    for l in o.lines.iter().rev() {
+        if kept.len() == max_lines || size + l.len() + 1 > max_bytes {
+            break;
+        }
+        size += l.len() + 1;
+        kept.push(l);
+    }
+    kept.reverse();
+    let mut text = kept.join("\n");
+    if !kept.is_empty() {
+        text.push('\n');
+    }
+    Output {
+        dropped_bytes: total_bytes - text.len() as u64,
+        dropped_lines: total_lines - kept.len() as u64,
+        text,
+        total_bytes,
+        total_lines,
+    }
+}
