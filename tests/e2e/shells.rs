@@ -84,8 +84,9 @@ async fn wait_shell(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!(
-        "{pane}: the shell never reached the state: {:?}",
-        shell_of(c, pane).await
+        "{pane}: the shell never reached the state: {:?}; the pane shows:\n{}",
+        shell_of(c, pane).await,
+        srv.tmux(&["capture-pane", "-p", "-t", pane])
     );
 }
 
