@@ -332,7 +332,12 @@ impl Marks {
     }
 
     fn shell_if(&self, pane: &str, alive: impl Fn(u32) -> bool) -> Option<PaneShell> {
-        self.read(pane);
+        // Only a pane whose shell wrote is read again here (the follower
+        // reads every new file as it is written): a listing of a thousand
+        // panes opens no file for those that never enrolled.
+        if self.panes.lock().unwrap().contains_key(pane) {
+            self.read(pane);
+        }
         let panes = self.panes.lock().unwrap();
         let log = panes.get(pane)?;
         let shell = log.shell.clone().filter(|s| alive(s.pid))?;
@@ -621,6 +626,7 @@ mod tests {
         // A partial line is left for the next read.
         std::fs::write(&file, text + "P\tzsh\t9").unwrap();
         let ends = marks.ends();
+        assert!(marks.shell_if("%7", |_| true).is_none(), "not read yet");
         marks.read("%7");
         assert_eq!(marks.take_pending("%7").started, vec![1]);
         assert_eq!(marks.take_pending("%7"), Changed::default());

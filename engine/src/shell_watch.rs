@@ -21,38 +21,23 @@ use tmux_mcp_core::platform::{Watch, WatchFor};
 /// Rows of one command's output read at most (its last ones).
 const MAX_ROWS: u64 = 5_000;
 
-/// Runs until the broker goes.
+/// Runs until the broker goes. It reads no pane table of its own (a table
+/// read is a tmux command): a pane's marks go when the pane is not in the
+/// last table read and its shell has exited.
 pub async fn follow(broker: Weak<Broker>, dir: PathBuf) {
     let watch = dir
         .to_str()
         .and_then(|d| Watch::new(d, WatchFor::Writes).ok());
-    let mut panes = match broker.upgrade() {
-        Some(b) => b.pane_set(),
-        None => return,
-    };
     loop {
-        let gone = tokio::select! {
-            _ = async {
-                match &watch {
-                    Some(w) => { let _ = w.changed().await; }
-                    None => tokio::time::sleep(Duration::from_millis(250)).await,
-                }
-            } => false,
-            r = panes.changed() => r.is_err(),
-        };
-        let Some(b) = broker.upgrade() else { return };
-        if gone {
-            return;
-        }
-        let live: Option<Vec<String>> = panes
-            .borrow()
-            .as_ref()
-            .map(|s| s.panes.iter().map(|(id, _)| id.clone()).collect());
-        for pane in b.marks.files() {
-            if live.as_ref().is_some_and(|l| !l.contains(&pane)) {
-                b.marks.forget(&pane);
-                continue;
+        match &watch {
+            Some(w) => {
+                let _ = w.changed().await;
             }
+            None => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+        let Some(b) = broker.upgrade() else { return };
+        let table = b.registry.cached();
+        for pane in b.marks.files() {
             b.marks.read(&pane);
             let changed = b.marks.take_pending(&pane);
             for seq in changed.started {
@@ -60,6 +45,10 @@ pub async fn follow(broker: Weak<Broker>, dir: PathBuf) {
             }
             for seq in changed.ended {
                 ended(&b, &pane, seq).await;
+            }
+            let listed = table.as_ref().is_none_or(|t| t.pane(&pane).is_some());
+            if !listed && b.marks.shell(&pane).is_none() {
+                b.marks.forget(&pane);
             }
         }
     }
