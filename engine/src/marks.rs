@@ -201,8 +201,9 @@ pub struct Changed {
 pub struct Marks {
     dir: Mutex<Option<PathBuf>>,
     panes: Mutex<HashMap<String, PaneLog>>,
-    /// Bumped whenever a command ends, so waits can wake at once.
-    ends: tokio::sync::watch::Sender<u64>,
+    /// Bumped whenever a command ends (with the pane it ended in), so waits
+    /// on that pane wake at once.
+    ends: tokio::sync::watch::Sender<(u64, String)>,
     /// Bumped whenever anything here changes (a mark read, rows kept).
     changed: tokio::sync::watch::Sender<u64>,
     /// One broker run at a time per pane's shell.
@@ -219,8 +220,8 @@ impl Marks {
         self.dir.lock().unwrap().clone()
     }
 
-    /// Command ends as they come (the count of them).
-    pub fn ends(&self) -> tokio::sync::watch::Receiver<u64> {
+    /// Command ends as they come: their count and the pane of the last.
+    pub fn ends(&self) -> tokio::sync::watch::Receiver<(u64, String)> {
         self.ends.subscribe()
     }
 
@@ -319,7 +320,10 @@ impl Marks {
         log.pending = changed;
         drop(panes);
         if ended > 0 {
-            self.ends.send_modify(|n| *n += ended);
+            self.ends.send_modify(|(n, p)| {
+                *n += ended;
+                *p = pane.to_string();
+            });
         }
         if any {
             self.bump();
@@ -647,7 +651,11 @@ mod tests {
         let s = marks.shell_if("%7", |_| true).unwrap();
         assert!(s.running.is_none());
         assert_eq!(s.last_status, Some(1));
-        assert_eq!(*ends.borrow(), 1, "the end is announced");
+        assert_eq!(
+            *ends.borrow(),
+            (1, "%7".to_string()),
+            "the end is announced"
+        );
         let cmds = marks.commands("%7");
         assert_eq!(cmds.len(), 1);
         assert_eq!((cmds[0].status, cmds[0].ended), (Some(1), Some(100.5)));

@@ -348,3 +348,114 @@ async fn zsh_enrolled_run_command_types_nothing_but_a_chord() {
 async fn fish_enrolled_run_command_types_nothing_but_a_chord() {
     enrolled_run_command("fish").await;
 }
+
+async fn job_until(c: &McpClient, id: &str, state: &str) -> Value {
+    for _ in 0..200 {
+        let j = c.call("get_job", json!({ "jobId": id })).await;
+        if j["state"] == state {
+            return j;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("job {id} never reached {state}");
+}
+
+/// What goes wrong mid-run: the broker killed with -9 (the next one reads
+/// the shell's marks anew: the shell is at its prompt and the run is among
+/// its commands; a new run works), then the shell killed (the job is lost,
+/// saying why). No hook fires for enrolment, marks or runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_survives_what_dies_around_it() {
+    let srv = TmuxServer::start();
+    let trap = HookTrap::new(&srv);
+    let c = McpClient::attach(
+        &srv,
+        &[
+            "--scope",
+            "server",
+            "--safety",
+            "mutating",
+            "--enable-tool",
+            "get_commands",
+        ],
+    )
+    .await;
+    let pane = shell_pane(&srv, "zsh");
+    let armed = trap.arm_every_after_hook(
+        &srv,
+        &["after-send-keys", "after-capture-pane", "after-set-hook"],
+    );
+    type_line(&srv, &pane, &enroll_line("zsh"));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+
+    let first = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "sleep 1; echo slept", "detach": true }),
+        )
+        .await;
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "running").await;
+    kill_pid(srv.wait_for_one_broker(Duration::from_secs(5)), 9);
+    // The relay starts the next broker (a request in flight when the broker
+    // died is answered with an error saying so); it reads the marks anew.
+    for _ in 0..100 {
+        let mut args = serde_json::Map::new();
+        args.insert("paneId".into(), json!(pane));
+        let params = rmcp::model::CallToolRequestParams::new("get_pane_info").with_arguments(args);
+        if c.peer().call_tool(params).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    assert_eq!(s["lastStatus"], json!(0), "{s:#}");
+    let listed = c
+        .call("get_commands", json!({ "paneId": pane, "limit": 1 }))
+        .await;
+    assert_eq!(
+        listed["commands"][0]["command"],
+        json!("sleep 1; echo slept"),
+        "{listed:#}"
+    );
+    assert_eq!(listed["commands"][0]["exitStatus"], json!(0), "{listed:#}");
+    let gone = c
+        .call_raw("get_job", json!({ "jobId": first["jobId"] }))
+        .await;
+    assert_eq!(
+        gone.is_error,
+        Some(true),
+        "the job went with its broker: {gone:?}"
+    );
+    let again = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo after-restart", "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(
+        again["output"]["text"],
+        json!("after-restart\n"),
+        "{again:#}"
+    );
+
+    // The shell dies mid-run: the job is lost, and says why.
+    let run = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "sleep 30", "detach": true }),
+        )
+        .await;
+    let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "running").await;
+    kill_pid(s["pid"].as_u64().unwrap() as u32, 9);
+    let lost = job_until(&c, run["jobId"].as_str().unwrap(), "lost").await;
+    assert!(
+        lost["lostReason"]
+            .as_str()
+            .unwrap()
+            .contains("shell exited"),
+        "{lost:#}"
+    );
+    let fired = trap.fire_sentinel(&srv, "after-send-keys", &["send-keys", "-t", "main", ""]);
+    assert_eq!(fired, "", "hooks fired ({} armed)", armed.len());
+    c.close().await;
+}

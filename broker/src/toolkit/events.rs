@@ -43,7 +43,8 @@ pub enum Event {
 /// The events of one pane during one wait, without polling: writes to its
 /// terminal (inotify, [`ScreenEvents`]) with the settle re-reads after them, its
 /// process exiting (pidfd), the server going, an optional quiet period, and
-/// the deadline; progress notifications go out once a second meanwhile when
+/// the deadline, an enrolled shell's command ending in the pane (a re-read);
+/// progress notifications go out once a second meanwhile when
 /// the client asked. Shared by `tmux_wait`, `wait_for_text` and `wait_for_idle`,
 /// which decide what each event means. Holds the wait's admission place.
 pub struct PaneEvents<'a> {
@@ -64,6 +65,9 @@ pub struct PaneEvents<'a> {
     /// Writes to the terminal among the events, and when the last came.
     writes: u64,
     last_write: tokio::time::Instant,
+    /// Command ends of enrolled shells (`tmux-mcp shell-init`): one in this
+    /// pane is a re-read at once, before the prompt's own write is seen.
+    ends: tokio::sync::watch::Receiver<(u64, String)>,
 }
 
 impl<'a> PaneEvents<'a> {
@@ -96,6 +100,7 @@ impl<'a> PaneEvents<'a> {
             events: 0,
             writes: 0,
             last_write: now,
+            ends: broker.marks.ends(),
         }
     }
 
@@ -152,6 +157,11 @@ impl<'a> PaneEvents<'a> {
                     let now = tokio::time::Instant::now();
                     self.settle = SETTLE.iter().map(|d| self.last_output + *d).find(|t| *t > now);
                     return Event::Settled;
+                }
+                Ok(()) = self.ends.changed() => {
+                    if self.ends.borrow_and_update().1 == self.id {
+                        return Event::Settled;
+                    }
                 }
                 _ = tokio::time::sleep_until(idle_at), if self.idle.is_some() => return Event::Idle,
                 _ = tokio::time::sleep_until(self.deadline) => return Event::Timeout,
