@@ -42,6 +42,10 @@ pub enum Kind {
     Command,
     Prompt,
     Run,
+    /// A script's `/bin/sh` said its pid (`S`; TEXT the run's id).
+    ScriptPid,
+    /// A script ended (`X`; STATUS its `$?`, TEXT the run's id).
+    ScriptEnd,
 }
 
 /// One line a shell wrote.
@@ -66,6 +70,8 @@ pub fn parse(line: &str) -> Option<Mark> {
         "C" => Kind::Command,
         "P" => Kind::Prompt,
         "R" => Kind::Run,
+        "S" => Kind::ScriptPid,
+        "X" => Kind::ScriptEnd,
         _ => return None,
     };
     Some(Mark {
@@ -168,6 +174,12 @@ pub struct Taken {
     pub kept: usize,
     /// The shell pressed accept-line itself.
     pub accepted: bool,
+    /// A script (tmux_run): run by the binding, never put in the editor.
+    pub script: bool,
+    /// Refused: the editor held the person's text (a script needs it empty).
+    pub busy: bool,
+    /// The script's `/bin/sh`, once it said so.
+    pub script_pid: Option<u32>,
     /// The run's command, once the shell said it started (`C`).
     pub seq: Option<u64>,
     /// The shell is back at its prompt after the run: `$?`.
@@ -506,7 +518,8 @@ fn read_from(path: &Path, offset: &mut u64) -> Option<Vec<u8>> {
 fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
     let time = m.time.unwrap_or_else(now);
     let same = log.shell.as_ref().is_some_and(|s| s.pid == m.pid);
-    if m.kind == Kind::Init || !same {
+    // A script's /bin/sh is not the pane's shell.
+    if m.kind != Kind::ScriptPid && (m.kind == Kind::Init || !same) {
         let version = match (m.kind, &log.shell) {
             (Kind::Init, _) => m.text.clone(),
             (_, Some(s)) if s.name == m.shell => s.version.clone(),
@@ -518,7 +531,7 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
             pid: m.pid,
         });
     }
-    if !m.cwd.is_empty() {
+    if !m.cwd.is_empty() && m.kind != Kind::ScriptPid {
         log.cwd = m.cwd.clone();
     }
     match m.kind {
@@ -526,16 +539,36 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
             log.prompt_since = Some(time);
             false
         }
+        Kind::ScriptPid => {
+            if let Some(t) = log.taken.as_mut().filter(|t| t.script && t.id == m.text) {
+                t.script_pid = Some(m.pid);
+            }
+            false
+        }
+        Kind::ScriptEnd => {
+            if let Some(t) = log
+                .taken
+                .as_mut()
+                .filter(|t| t.script && !t.done && t.id == m.text)
+            {
+                t.status = m.status;
+                t.done = true;
+            }
+            false
+        }
         Kind::Run => {
             let mut f = m.text.split(' ');
             let id = f.next().unwrap_or_default().to_string();
             let kept = f.next().and_then(|k| k.parse().ok()).unwrap_or(0);
-            let accepted = f.next() == Some("1");
+            let how = f.next().unwrap_or_default();
             log.taken = Some(Taken {
                 id,
                 shell_pid: m.pid,
                 kept,
-                accepted,
+                accepted: how == "1",
+                script: how == "script",
+                busy: how == "busy",
+                script_pid: None,
                 seq: None,
                 status: None,
                 done: false,

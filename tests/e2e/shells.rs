@@ -459,3 +459,149 @@ async fn a_run_survives_what_dies_around_it() {
     assert_eq!(fired, "", "hooks fired ({} armed)", armed.len());
     c.close().await;
 }
+
+/// `tmux_run`: an authored script in an enrolled shell's idle, empty editor;
+/// stdout and stderr apart, the status or signal, the authorization; nothing
+/// on the pane; refused (nothing run) while the person has text in the
+/// editor; overflow an error; a script past its timeout stopped.
+async fn tmux_run_in(shell: &str) {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(
+        &srv,
+        &[
+            "--scope",
+            "server",
+            "--safety",
+            "destructive",
+            "--enable-tool",
+            "tmux_run",
+        ],
+    )
+    .await;
+    let generation = generation(&c).await;
+    let pane = shell_pane(&srv, shell);
+    let target = pane_ref(&generation, &pane);
+    // Not enrolled: refused, saying how.
+    let refused = c
+        .call_envelope("tmux_run", json!({ "target": target, "script": "true" }))
+        .await;
+    let text = refused.expect_error("unsupported", "not_sent");
+    assert!(text.contains("shell-init"), "{text}");
+
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    srv.tmux(&["send-keys", "-t", &pane, "clear", "Enter"]);
+    let idle = wait_row(&srv, &pane, |l| l.trim_end().ends_with(['$', '>', '#']));
+    let before = screen(&srv, &pane);
+
+    let script = "echo out; echo err >&2; pwd; exit 3";
+    let ran = c
+        .call_envelope("tmux_run", json!({ "target": target, "script": script }))
+        .await;
+    let d = ran.data();
+    assert_eq!(
+        d["completion"],
+        json!({ "state": "exited", "exit_status": 3 }),
+        "{d:#}"
+    );
+    let cwd = shell_of(&c, &pane).await.unwrap()["cwd"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        d["stdout"],
+        json!({ "encoding": "utf-8", "data": format!("out\n{cwd}\n"), "bytes": 5 + cwd.len(), "truncated": false }),
+        "{d:#}"
+    );
+    assert_eq!(d["stderr"]["data"], json!("err\n"), "{d:#}");
+    let a = &d["authorization"];
+    assert_eq!(
+        (a["pane_id"].as_str(), a["server_generation"].as_str()),
+        (Some(pane.as_str()), Some(generation.as_str())),
+        "{a:#}"
+    );
+    // The digest as coreutils computes it.
+    let file = srv.scratch("script");
+    std::fs::write(&file, script).unwrap();
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let hex = String::from_utf8_lossy(&sum.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(a["script_digest"], json!(format!("sha256:{hex}")), "{a:#}");
+    assert_eq!(
+        a["enrollment_generation"].as_str().unwrap().len(),
+        32,
+        "{a:#}"
+    );
+    assert_eq!(
+        screen(&srv, &pane),
+        before,
+        "the pane shows nothing of the run"
+    );
+
+    let killed = c
+        .call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "kill -TERM $$" }),
+        )
+        .await;
+    assert_eq!(
+        killed.data()["completion"]["signal"],
+        json!(15),
+        "{:#}",
+        killed.structured
+    );
+
+    let big = c
+        .call_envelope("tmux_run", json!({ "target": target, "script": "i=0; while [ $i -lt 200 ]; do echo 0123456789; i=$((i+1)); done", "max_output_bytes": 1000 }))
+        .await;
+    big.expect_error("capacity", "observed");
+
+    let slow = c
+        .call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "sleep 30", "timeout_ms": 500 }),
+        )
+        .await;
+    slow.expect_error("deadline", "observed");
+
+    // The person's text in the editor: nothing runs, the text stays.
+    let marker = srv.dir().join(format!("ran-{shell}"));
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "echo half"]);
+    wait_row(&srv, &pane, |l| l.ends_with("echo half"));
+    let busy = c
+        .call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": format!("touch {}", marker.display()) }),
+        )
+        .await;
+    let why = busy.expect_error("policy_denied", "observed");
+    assert!(why.contains("person's text"), "{why}");
+    assert!(!marker.exists(), "the script ran into a busy editor");
+    assert!(
+        wait_row(&srv, &pane, |l| l.ends_with("echo half")).starts_with(idle.trim_end()),
+        "{}",
+        screen(&srv, &pane)
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_tmux_run_passes_its_contract() {
+    tmux_run_in("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_tmux_run_passes_its_contract() {
+    tmux_run_in("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_tmux_run_passes_its_contract() {
+    tmux_run_in("fish").await;
+}

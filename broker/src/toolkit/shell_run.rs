@@ -16,7 +16,6 @@
 //!
 //! One run at a time per shell: a second waits for the first to end.
 
-use super::act;
 use super::enrolled::{self, ShellRecord, ShellState};
 use super::envelope::Delivery;
 use super::typing;
@@ -24,7 +23,7 @@ use crate::jobs::{Finish, Output};
 use crate::session::Session;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tmux_mcp_engine::marks::{pid_alive, Command};
+use tmux_mcp_engine::marks::{pid_alive, Command, Taken};
 use tmux_mcp_engine::Broker;
 
 /// `ESC [ 9 4 0 0 ~`: take the command from the request file.
@@ -44,8 +43,36 @@ pub struct Run {
     pub id: String,
     pub pane: String,
     pub shell: ShellRecord,
-    kept: usize,
+    pub taken: Taken,
     _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+/// What the broker asks of the shell's binding.
+pub enum Request<'a> {
+    /// A command line, into the editor as if typed (`run_command`).
+    Line(&'a str),
+    /// A script run by `/bin/sh` from the binding, only when the editor is
+    /// empty (`tmux_run`): `/bin/sh WRAPPER <OUT-and-ERR files>`.
+    Script {
+        wrapper: &'a std::path::Path,
+        out: &'a std::path::Path,
+        err: &'a std::path::Path,
+    },
+}
+
+/// Why a run did not start; each family words it (its code, its envelope).
+pub struct NotStarted {
+    pub code: &'static str,
+    pub message: String,
+    pub delivery: Delivery,
+}
+
+fn not_started(code: &'static str, message: String, delivery: Delivery) -> NotStarted {
+    NotStarted {
+        code,
+        message,
+        delivery,
+    }
 }
 
 fn chord(pane: &str, keys: &str) -> Vec<String> {
@@ -70,61 +97,75 @@ pub fn bytes_sent(shell: &str, kept: bool) -> usize {
         }
 }
 
-/// Hands `command` to the enrolled shell of `pane` (waiting up to `turn`
+/// Hands `request` to the enrolled shell of `pane` (waiting up to `turn`
 /// for another run of that shell to end); returns once its line editor
 /// took it.
 pub async fn start(
     session: &Session,
     pane: &str,
-    command: &str,
+    request: Request<'_>,
     id: &str,
     turn: Duration,
-) -> Result<Run, crate::toolkit::spec::ToolOutput> {
+) -> Result<Run, NotStarted> {
     let marks = &session.broker.marks;
     let lock = marks.run_lock(pane);
     let Ok(guard) = tokio::time::timeout(turn, lock.lock_owned()).await else {
-        return Err(act::error(
-            &format!("Pane {pane}'s shell is running another agent's command (run_command) and did not finish within the wait."),
+        return Err(not_started(
+            "busy",
+            format!("Pane {pane}'s shell is running another agent's command and did not finish within the wait."),
             Delivery::NotSent,
         ));
     };
     let Some(shell) = enrolled::shell(session, pane) else {
-        return Err(act::error(
-            &format!("Pane {pane}'s enrolled shell is gone."),
+        return Err(not_started(
+            "not_enrolled",
+            format!("Pane {pane}'s enrolled shell is gone."),
             Delivery::NotSent,
         ));
     };
     if shell.state != ShellState::Prompt {
-        return Err(act::error(
-            &format!(
-                "Pane {pane}'s shell is running {:?}; run_command waits for nobody's command but another agent's. Try again at its prompt.",
+        return Err(not_started(
+            "busy",
+            format!(
+                "Pane {pane}'s shell is running {:?}. Try again at its prompt.",
                 shell.command.as_deref().unwrap_or_default()
             ),
             Delivery::NotSent,
         ));
     }
     let Some(dir) = marks.dir() else {
-        return Err(act::error(
-            "The broker has no marks directory.",
+        return Err(not_started(
+            "unavailable",
+            "The broker has no marks directory.".into(),
             Delivery::NotSent,
         ));
     };
+    let body = match request {
+        Request::Line(command) => format!("{id}\n{command}"),
+        Request::Script { wrapper, out, err } => format!(
+            "{id} script\n{}\n{}\n{}",
+            wrapper.display(),
+            out.display(),
+            err.display()
+        ),
+    };
     let request = dir.join(format!("{pane}.run"));
     let staged = dir.join(format!("{pane}.run.new"));
-    let written = std::fs::write(&staged, format!("{id}\n{command}"))
-        .and_then(|()| std::fs::rename(&staged, &request));
+    let written = std::fs::write(&staged, body).and_then(|()| std::fs::rename(&staged, &request));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&staged);
-        return Err(act::error(
-            &format!("Could not write the command for the shell: {e}."),
+        return Err(not_started(
+            "unavailable",
+            format!("Could not write the request for the shell: {e}."),
             Delivery::NotSent,
         ));
     }
     let mut changed = marks.changed();
     if let Err((_, f)) = typing::deliver(session, &[chord(pane, TAKE)]).await {
         let _ = std::fs::remove_file(&request);
-        return Err(act::error(
-            &format!("Sending the shell its key chord failed: {}", f.message),
+        return Err(not_started(
+            f.code,
+            format!("Sending the shell its key chord failed: {}", f.message),
             Delivery::NotSent,
         ));
     }
@@ -139,15 +180,24 @@ pub async fn start(
     let taken = tokio::time::timeout(TAKE_WAIT, taken).await;
     let _ = std::fs::remove_file(&request);
     let Ok(taken) = taken else {
-        return Err(act::error(
-            &format!("The shell in pane {pane} did not take the command within {} s: its line editor did not run the binding (a menu, a search or a program reading the terminal?). Only the 7-byte key chord ESC [9400~ was sent; the shell now ignores it.", TAKE_WAIT.as_secs()),
+        return Err(not_started(
+            "editor_unavailable",
+            format!("The shell in pane {pane} did not take the request within {} s: its line editor did not run the binding (a menu, a search or a program reading the terminal?). Only the 7-byte key chord ESC [9400~ was sent; the shell now ignores it.", TAKE_WAIT.as_secs()),
             Delivery::Observed,
         ));
     };
-    if !taken.accepted {
+    if taken.busy {
+        return Err(not_started(
+            "editor_busy",
+            format!("The line editor of pane {pane}'s shell holds the person's text ({} characters); a script runs only in an empty editor. Nothing ran; only the 7-byte key chord ESC [9400~ was sent, which the shell took and ignored.", taken.kept),
+            Delivery::Observed,
+        ));
+    }
+    if !taken.accepted && !taken.script {
         if let Err((_, f)) = typing::deliver(session, &[chord(pane, ACCEPT)]).await {
-            return Err(act::error(
-                &format!("The shell took the command, but pressing accept-line failed: {}; the command waits in its line editor.", f.message),
+            return Err(not_started(
+                f.code,
+                format!("The shell took the command, but pressing accept-line failed: {}; the command waits in its line editor.", f.message),
                 Delivery::Observed,
             ));
         }
@@ -156,9 +206,63 @@ pub async fn start(
         id: id.to_string(),
         pane: pane.to_string(),
         shell,
-        kept: taken.kept,
+        taken,
         _turn: guard,
     })
+}
+
+/// How a script ended ([`wait_script`]).
+pub enum ScriptEnd {
+    /// `$?` of its `/bin/sh`.
+    Status(i32),
+    /// Still running at the deadline: its `/bin/sh` was sent SIGTERM.
+    TimedOut {
+        stopped: Option<i32>,
+    },
+    Lost(String),
+}
+
+/// Waits up to `timeout` for the script of `run` to end; at the deadline its
+/// `/bin/sh` gets SIGTERM (its own children are not signalled) and two more
+/// seconds to end.
+pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> ScriptEnd {
+    let marks = &broker.marks;
+    let ended = |marks: &tmux_mcp_engine::marks::Marks| {
+        marks
+            .taken(&run.pane, &run.id)
+            .filter(|t| t.done)
+            .map(|t| t.status.unwrap_or(-1))
+    };
+    let until = |deadline: tokio::time::Instant| async move {
+        let mut changed = marks.changed();
+        loop {
+            if let Some(s) = ended(marks) {
+                return Ok(s);
+            }
+            if !pid_alive(run.shell.pid) {
+                return Err("the pane's shell exited before the script ended".to_string());
+            }
+            tokio::select! {
+                _ = changed.changed() => {}
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+                _ = broker.server_gone() => return Err("the tmux server exited (or the broker stopped)".into()),
+                _ = tokio::time::sleep_until(deadline) => return Err(String::new()),
+            }
+        }
+    };
+    match until(tokio::time::Instant::now() + timeout).await {
+        Ok(s) => ScriptEnd::Status(s),
+        Err(why) if !why.is_empty() => ScriptEnd::Lost(why),
+        Err(_) => {
+            if let Some(pid) = marks.taken(&run.pane, &run.id).and_then(|t| t.script_pid) {
+                let _ = tmux_mcp_core::sys::terminate(pid);
+            }
+            let stopped = until(tokio::time::Instant::now() + Duration::from_secs(2))
+                .await
+                .ok();
+            ScriptEnd::TimedOut { stopped }
+        }
+    }
 }
 
 /// Waits for the run's end: the shell back at its prompt (its status) and
@@ -226,7 +330,7 @@ pub async fn finish(
 /// Gives the person's half-typed line back (bash, fish; zsh's push-line
 /// does it itself), into an empty line only.
 pub async fn give_back(broker: &Broker, run: &Run) {
-    if run.kept == 0 || run.shell.name == "zsh" {
+    if run.taken.kept == 0 || run.shell.name == "zsh" {
         return;
     }
     let argv = chord(&run.pane, GIVE);

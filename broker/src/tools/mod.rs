@@ -42,6 +42,7 @@ mod show_options;
 mod snapshot;
 mod snapshot_pane;
 mod spawn;
+mod tmux_run;
 mod wait;
 mod wait_for_agent;
 mod wait_for_idle;
@@ -96,6 +97,7 @@ pub const CATALOG: &[ToolSpec] = &[
     close::SPEC,
     capture::SPEC,
     wait::SPEC,
+    tmux_run::SPEC,
     list_panes::SPEC,
     capture_pane::SPEC,
     snapshot_pane::SPEC,

@@ -351,14 +351,14 @@ async fn enrolled_run(
     let run = match shell_run::start(
         session,
         &pane.id,
-        &args.command,
+        shell_run::Request::Line(&args.command),
         &id,
         Duration::from_millis(timeout_ms),
     )
     .await
     {
         Ok(r) => r,
-        Err(e) => return e,
+        Err(e) => return act::error(&e.message, e.delivery),
     };
     let started = Instant::now();
     let (tx, rx) = watch::channel(None);

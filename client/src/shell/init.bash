@@ -67,6 +67,21 @@ __tmcp_take() {
     [[ -f $__tmcp_f.run ]] || return 0
     { IFS= read -r id; IFS= read -r -d '' cmd; } <"$__tmcp_f.run"
     [[ -n $id ]] || return 0
+    if [[ $id == *' script' ]]; then
+        # tmux_run: an authored script, only into an idle, empty editor; it
+        # runs under /bin/sh with its output in the broker's files.
+        id=${id% script}
+        if [[ -n $READLINE_LINE ]]; then
+            __tmcp_put R "" "$PWD" "$id ${#READLINE_LINE} busy"
+            return 0
+        fi
+        local f
+        mapfile -t f <<<"$cmd"
+        __tmcp_put R "" "$PWD" "$id 0 script"
+        command /bin/sh "${f[0]}" </dev/null >"${f[1]}" 2>"${f[2]}"
+        __tmcp_put X "$?" "$PWD" "$id"
+        return 0
+    fi
     __tmcp_kept=$READLINE_LINE __tmcp_kept_at=$READLINE_POINT __tmcp_job=$id
     READLINE_LINE=$cmd READLINE_POINT=${#cmd}
     __tmcp_put R "" "$PWD" "$id ${#__tmcp_kept} 0"

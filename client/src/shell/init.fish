@@ -35,6 +35,21 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         read -z -l all <$__tmcp_f.run
         set -l parts (string split -m1 \n -- $all)
         test -n "$parts[1]"; or return 0
+        if string match -q '* script' -- $parts[1]
+            # tmux_run: an authored script, only into an idle, empty editor;
+            # it runs under /bin/sh with its output in the broker's files.
+            set -l id (string replace ' script' '' -- $parts[1])
+            set -l now (commandline | string collect)
+            if test -n "$now"
+                __tmcp_put R '' "$id "(string length -- "$now")" busy"
+                return 0
+            end
+            set -l f (string split \n -- $parts[2])
+            __tmcp_put R '' "$id 0 script"
+            command /bin/sh $f[1] </dev/null >$f[2] 2>$f[3]
+            __tmcp_put X $status $id
+            return 0
+        end
         set -g __tmcp_kept (commandline | string collect)
         set -g __tmcp_kept_at (commandline -C)
         set -g __tmcp_job $parts[1]

@@ -34,6 +34,20 @@ __tmcp_take() {
     [[ -f $__tmcp_f.run ]] || return 0
     { IFS= read -r id; IFS= read -r -d '' cmd } <$__tmcp_f.run
     [[ -n $id ]] || return 0
+    if [[ $id == *' script' ]]; then
+        # tmux_run: an authored script, only into an idle, empty editor; it
+        # runs under /bin/sh with its output in the broker's files.
+        id=${id% script}
+        if [[ -n $BUFFER ]]; then
+            __tmcp_put R '' $PWD "$id ${#BUFFER} busy"
+            return 0
+        fi
+        local -a f=("${(@f)cmd}")
+        __tmcp_put R '' $PWD "$id 0 script"
+        command /bin/sh $f[1] </dev/null >$f[2] 2>$f[3]
+        __tmcp_put X $? $PWD $id
+        return 0
+    fi
     local kept=${#BUFFER}
     (( kept )) && zle push-line
     typeset -g __tmcp_job=$id

@@ -1,0 +1,383 @@
+//! `tmux_run` (seed family, opt-in, docs/spec.md A.8): an authored POSIX
+//! script run in a pane's enrolled shell (`tmux-mcp shell-init`), only when
+//! its line editor is idle and empty, with stdout and stderr apart, the
+//! exit status or signal, and the authorization it ran under.
+//!
+//! The broker writes the script and a wrapper to the marks directory and
+//! hands the shell a request through its private key chord
+//! ([`shell_run`]); the shell's binding refuses when the person has text in
+//! the editor, else runs `/bin/sh WRAPPER </dev/null >OUT 2>ERR` from the
+//! binding itself (so nothing appears on the pane and nothing enters
+//! history) and writes the status as a mark. The wrapper runs an inner
+//! `/bin/sh` that says its pid (so a script past the timeout can be
+//! stopped), limits the files it writes to `max_output_bytes` + 1
+//! (`ulimit -f`), and sources the script. The script inherits the shell's
+//! environment and working directory.
+//!
+//! Output over `max_output_bytes` is the error `capacity` (`observed`: the
+//! script ran), never a truncated success. A script still running at the
+//! deadline gets SIGTERM (its own children are not signalled) and is the
+//! error `deadline` (`observed`). A status of 129–192 is reported as the
+//! signal 1–64 (a shell cannot tell a death by that signal from `exit`
+//! with that number). The files go when the call ends.
+
+use crate::session::Session;
+use crate::toolkit::enrolled::{self, HOW_TO_ENROLL};
+use crate::toolkit::envelope::{self, Delivery};
+use crate::toolkit::refs::{self, NO_NUL};
+use crate::toolkit::shell_run::{self, Request, ScriptEnd};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
+use crate::toolkit::typed::{data_schema_of, input_of, Observed};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tmux_mcp_core::sys;
+
+pub const SPEC: ToolSpec = ToolSpec::new(
+    "tmux_run",
+    Annotations::destructive("Run a script in an enrolled shell"),
+    input_schema,
+    output_schema,
+    run,
+)
+.seed()
+.listed(Listed::OptIn)
+.description("Run an authored POSIX script in a pane's enrolled shell (idle, empty editor): stdout, stderr, exit status.")
+.details("Run an authored POSIX script (/bin/sh) in the shell of one pane that its person enrolled with tmux-mcp shell-init (bash, zsh or fish), only while its line editor is idle and empty (else editor_busy, nothing run). The script inherits the shell's environment and working directory, reads /dev/null, shows nothing on the pane and leaves no history entry. Returns completion (exited + exit_status, or signaled + signal), stdout and stderr apart ({encoding, data, bytes, truncated:false}; over max_output_bytes is the error capacity, never a truncated success), and the authorization it ran under (run_id, script_digest, server_generation, pane_id, enrollment_generation, process_generation). timeout_ms is clamped to the request timeout; a script still running then gets SIGTERM and the error deadline. Opt-in; the agent's own pane needs --allow-self.");
+
+const MAX_OUTPUT: usize = 262_144;
+const DEFAULT_OUTPUT: usize = 65_536;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    target: refs::PaneRef,
+    /// The script, run by /bin/sh.
+    #[schemars(length(min = 1, max = 65536), regex(pattern = NO_NUL))]
+    script: String,
+    /// Clamped to the request timeout.
+    #[schemars(range(min = 1, max = 3_600_000))]
+    timeout_ms: Option<u64>,
+    /// Per stream; more is the error capacity (default 65536).
+    #[schemars(range(min = 1, max = 262_144))]
+    max_output_bytes: Option<usize>,
+}
+
+fn input_schema() -> Value {
+    input_of::<Args>()
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Encoding {
+    #[serde(rename = "utf-8")]
+    Utf8,
+    Base64,
+}
+
+crate::constant!(NotTruncated, false);
+
+/// One output stream, whole.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Stream {
+    encoding: Encoding,
+    data: String,
+    bytes: u64,
+    truncated: NotTruncated,
+}
+
+/// How the script ended.
+#[derive(Serialize, JsonSchema)]
+#[serde(tag = "state", rename_all = "lowercase", deny_unknown_fields)]
+enum Completion {
+    Exited {
+        exit_status: i32,
+    },
+    Signaled {
+        /// The signal's number (its name where known: `signal_name`).
+        signal: i32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signal_name: Option<String>,
+    },
+}
+
+/// What the run was authorized as.
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Authorization {
+    run_id: String,
+    /// `sha256:` and the hex digest of the script's bytes.
+    script_digest: String,
+    server_generation: String,
+    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    pane_id: String,
+    /// The enrolled shell instance (hash of pane, shell pid and name).
+    enrollment_generation: String,
+    /// The shell process's generation when it is the pane's own process.
+    process_generation: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Ran {
+    target: refs::PaneRef,
+    delivery: Observed,
+    completion: Completion,
+    stdout: Stream,
+    stderr: Stream,
+    authorization: Authorization,
+}
+
+fn output_schema() -> Value {
+    refs::output_schema(data_schema_of::<Ran>())
+}
+
+fn run(c: Call<'_>) -> CallFuture<'_> {
+    c.run_seed_mutation(call)
+}
+
+/// The run's files in the marks directory; removed when dropped.
+struct Files {
+    script: PathBuf,
+    wrapper: PathBuf,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        for p in [&self.script, &self.wrapper, &self.out, &self.err] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn quoted(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+fn files(dir: &Path, pane: &str, id: &str, script: &str, max: usize) -> std::io::Result<Files> {
+    let f = Files {
+        script: dir.join(format!("{pane}.{id}.script")),
+        wrapper: dir.join(format!("{pane}.{id}.sh")),
+        out: dir.join(format!("{pane}.{id}.out")),
+        err: dir.join(format!("{pane}.{id}.err")),
+    };
+    std::fs::write(&f.script, script)?;
+    // ulimit -f counts 512-byte blocks: one byte over the limit is caught.
+    let blocks = (max + 1).div_ceil(512) + 1;
+    // The script runs in an inner /bin/sh that says its pid (the one a
+    // timeout stops): the outer one, the shell's child, always exits
+    // normally, since bash puts its terminal back in cooked mode after a
+    // child of a key binding dies by a signal. `set --` hides the
+    // arguments from the script.
+    std::fs::write(
+        &f.wrapper,
+        format!(
+            "/bin/sh -c '__tmcp_s=$1; printf \"S\\tsh\\t%s\\t\\t\\t\\t%s\\n\" \"$$\" \"$2\" >>\"$3\"; ulimit -f \"$4\" 2>/dev/null; set --; . \"$__tmcp_s\"' sh {script} '{id}' {marks} {blocks}\nexit $?\n",
+            marks = quoted(&dir.join(pane)),
+            script = quoted(&f.script),
+        ),
+    )?;
+    Ok(f)
+}
+
+fn stream(bytes: Vec<u8>) -> Stream {
+    let n = bytes.len() as u64;
+    match String::from_utf8(bytes) {
+        Ok(data) => Stream {
+            encoding: Encoding::Utf8,
+            data,
+            bytes: n,
+            truncated: NotTruncated,
+        },
+        Err(e) => Stream {
+            encoding: Encoding::Base64,
+            data: tmux_mcp_engine::capture::base64_encode(e.as_bytes()),
+            bytes: n,
+            truncated: NotTruncated,
+        },
+    }
+}
+
+fn hex_digest(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p);
+        h.update([0]);
+    }
+    sys::hex(&h.finalize())
+}
+
+const SIGNALS: [&str; 31] = [
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+];
+
+fn completion(status: i32) -> Completion {
+    if (129..=192).contains(&status) {
+        let signal = status - 128;
+        Completion::Signaled {
+            signal,
+            signal_name: SIGNALS
+                .get(signal as usize - 1)
+                .filter(|_| cfg!(target_os = "linux") || signal <= 15)
+                .map(|n| format!("SIG{n}")),
+        }
+    } else {
+        Completion::Exited {
+            exit_status: status,
+        }
+    }
+}
+
+async fn call(session: &Session, args: Args) -> ToolOutput {
+    let target = match refs::resolve(session, args.target.parts()).await {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    if target.holds_caller(session) && !session.allow_self {
+        return refs::self_denied("Running a script in");
+    }
+    let pane = target.panes[0].clone();
+    if pane.dead {
+        return refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent);
+    }
+    let Some(shell) = enrolled::shell(session, &pane.id) else {
+        return refs::fail(
+            "unsupported",
+            &format!(
+                "Pane {} has no enrolled shell; tmux_run runs only in one. To {HOW_TO_ENROLL}. Nothing was sent.",
+                pane.id
+            ),
+            Delivery::NotSent,
+        );
+    };
+    let Some(dir) = session.broker.marks.dir() else {
+        return refs::fail(
+            "unsupported",
+            "The broker has no marks directory (shell integration is off). Nothing was sent.",
+            Delivery::NotSent,
+        );
+    };
+    let max = args
+        .max_output_bytes
+        .unwrap_or(DEFAULT_OUTPUT)
+        .min(MAX_OUTPUT);
+    let timeout_ms = args
+        .timeout_ms
+        .unwrap_or(u64::MAX)
+        .min((session.request_timeout_seconds * 1000.0) as u64);
+    let id = sys::random_hex(16);
+    let files = match files(&dir, &pane.id, &id, &args.script, max) {
+        Ok(f) => f,
+        Err(e) => {
+            return refs::fail(
+                "transport_error",
+                &format!("Could not write the script for the shell: {e}. Nothing was sent."),
+                Delivery::NotSent,
+            )
+        }
+    };
+    let started = std::time::Instant::now();
+    let run = match shell_run::start(
+        session,
+        &pane.id,
+        Request::Script {
+            wrapper: &files.wrapper,
+            out: &files.out,
+            err: &files.err,
+        },
+        &id,
+        Duration::from_millis(timeout_ms),
+    )
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            let code = match e.code {
+                "editor_busy" | "busy" | "editor_unavailable" | "not_enrolled" => "policy_denied",
+                "unavailable" => "unsupported",
+                c => c,
+            };
+            return refs::fail(code, &e.message, e.delivery);
+        }
+    };
+    let left = Duration::from_millis(timeout_ms).saturating_sub(started.elapsed());
+    let status = match shell_run::wait_script(&session.broker, &run, left).await {
+        ScriptEnd::Status(s) => s,
+        ScriptEnd::TimedOut { stopped } => {
+            return refs::fail(
+                "deadline",
+                &format!(
+                    "The script was still running after {timeout_ms} ms; its /bin/sh was sent SIGTERM ({}). Its own children were not signalled.",
+                    match stopped {
+                        Some(s) => format!("it ended with status {s}"),
+                        None => "it had not ended 2 s later".to_string(),
+                    }
+                ),
+                Delivery::Observed,
+            )
+        }
+        ScriptEnd::Lost(why) => {
+            return refs::fail("observation_lost", &format!("The script's end was not seen: {why}."), Delivery::Observed)
+        }
+    };
+    let (out, err) = (
+        std::fs::read(&files.out).unwrap_or_default(),
+        std::fs::read(&files.err).unwrap_or_default(),
+    );
+    if out.len() > max || err.len() > max || status == 128 + 25 {
+        return refs::fail(
+            "capacity",
+            &format!(
+                "The script wrote more than max_output_bytes ({max}) to {} (the file size limit stops it there; status {status}). It ran; nothing of its output is returned.",
+                if out.len() > max { "stdout" } else if err.len() > max { "stderr" } else { "a file" }
+            ),
+            Delivery::Observed,
+        );
+    }
+    let generation = session.generation().to_string();
+    let process_generation = pane
+        .process
+        .as_ref()
+        .ok()
+        .filter(|p| p.pid == shell.pid)
+        .map(|p| p.generation.clone());
+    let authorization = Authorization {
+        run_id: id,
+        script_digest: format!("sha256:{}", {
+            let mut h = Sha256::new();
+            h.update(args.script.as_bytes());
+            sys::hex(&h.finalize())
+        }),
+        enrollment_generation: hex_digest(&[
+            b"tmux-mcp enrollment v1",
+            generation.as_bytes(),
+            pane.id.as_bytes(),
+            shell.pid.to_string().as_bytes(),
+            shell.name.as_bytes(),
+        ])[..32]
+            .to_string(),
+        server_generation: generation.clone(),
+        pane_id: pane.id.clone(),
+        process_generation,
+    };
+    drop(run);
+    envelope::ok_typed(
+        "tmux_run",
+        &Ran {
+            target: refs::PaneRef::new(&pane.id, &generation),
+            delivery: Observed,
+            completion: completion(status),
+            stdout: stream(out),
+            stderr: stream(err),
+            authorization,
+        },
+    )
+}
