@@ -647,7 +647,7 @@ mod tests {
         assert_eq!(m.status, None);
         assert_eq!(m.cwd, "/a\tb");
         assert_eq!(m.text, "printf 'x\ny' \\ z");
-        assert_eq!(parse("X\tzsh\t1\t\t\t\t"), None);
+        assert_eq!(parse("Z\tzsh\t1\t\t\t\t"), None, "an unknown kind");
         assert_eq!(parse("P\tzsh\t1\t\t0\t/"), None, "a field short");
     }
 

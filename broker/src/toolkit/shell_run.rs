@@ -223,8 +223,8 @@ pub enum ScriptEnd {
 }
 
 /// Waits up to `timeout` for the script of `run` to end; at the deadline its
-/// `/bin/sh` gets SIGTERM (its own children are not signalled) and two more
-/// seconds to end.
+/// `/bin/sh` and every process under it get SIGTERM, and two more seconds
+/// to end.
 pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> ScriptEnd {
     let marks = &broker.marks;
     let ended = |marks: &tmux_mcp_engine::marks::Marks| {
@@ -254,8 +254,20 @@ pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> Scrip
         Ok(s) => ScriptEnd::Status(s),
         Err(why) if !why.is_empty() => ScriptEnd::Lost(why),
         Err(_) => {
-            if let Some(pid) = marks.taken(&run.pane, &run.id).and_then(|t| t.script_pid) {
-                let _ = tmux_mcp_core::sys::terminate(pid);
+            // The inner /bin/sh says its pid as it starts: wait a moment for
+            // it if it has not yet, then stop it and every process under it.
+            let mut pid = None;
+            for _ in 0..20 {
+                pid = marks.taken(&run.pane, &run.id).and_then(|t| t.script_pid);
+                if pid.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            if let Some(pid) = pid {
+                for p in std::iter::once(pid).chain(descendants(pid)) {
+                    let _ = tmux_mcp_core::sys::terminate(p);
+                }
             }
             let stopped = until(tokio::time::Instant::now() + Duration::from_secs(2))
                 .await
@@ -325,6 +337,24 @@ pub async fn finish(
         }
     };
     (finish, run)
+}
+
+/// The processes under `pid` (children, theirs, …), from the process table.
+fn descendants(pid: u32) -> Vec<u32> {
+    let Ok(all) = tmux_mcp_core::platform::process_table::all() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for p in all.iter().filter(|p| p.ppid == parent && p.pid != pid) {
+            if !out.contains(&p.pid) {
+                out.push(p.pid);
+                parents.push(p.pid);
+            }
+        }
+    }
+    out
 }
 
 /// Gives the person's half-typed line back (bash, fish; zsh's push-line

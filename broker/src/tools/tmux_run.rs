@@ -16,8 +16,8 @@
 //!
 //! Output over `max_output_bytes` is the error `capacity` (`observed`: the
 //! script ran), never a truncated success. A script still running at the
-//! deadline gets SIGTERM (its own children are not signalled) and is the
-//! error `deadline` (`observed`). A status of 129–192 is reported as the
+//! deadline gets SIGTERM, with every process under it, and is the error
+//! `deadline` (`observed`). A status of 129–192 is reported as the
 //! signal 1–64 (a shell cannot tell a death by that signal from `exit`
 //! with that number). The files go when the call ends.
 
@@ -46,7 +46,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 .seed()
 .listed(Listed::OptIn)
 .description("Run an authored POSIX script in a pane's enrolled shell (idle, empty editor): stdout, stderr, exit status.")
-.details("Run an authored POSIX script (/bin/sh) in the shell of one pane that its person enrolled with tmux-mcp shell-init (bash, zsh or fish), only while its line editor is idle and empty (else editor_busy, nothing run). The script inherits the shell's environment and working directory, reads /dev/null, shows nothing on the pane and leaves no history entry. Returns completion (exited + exit_status, or signaled + signal), stdout and stderr apart ({encoding, data, bytes, truncated:false}; over max_output_bytes is the error capacity, never a truncated success), and the authorization it ran under (run_id, script_digest, server_generation, pane_id, enrollment_generation, process_generation). timeout_ms is clamped to the request timeout; a script still running then gets SIGTERM and the error deadline. Opt-in; the agent's own pane needs --allow-self.");
+.details("Run an authored POSIX script (/bin/sh) in the shell of one pane that its person enrolled with tmux-mcp shell-init (bash, zsh or fish), only while its line editor is idle and empty (else editor_busy, nothing run). The script inherits the shell's environment and working directory, reads /dev/null, shows nothing on the pane and leaves no history entry. Returns completion (exited + exit_status, or signaled + signal), stdout and stderr apart ({encoding, data, bytes, truncated:false}; over max_output_bytes is the error capacity, never a truncated success), and the authorization it ran under (run_id, script_digest, server_generation, pane_id, enrollment_generation, process_generation). timeout_ms is clamped to the request timeout; a script still running then gets SIGTERM (with its child processes) and the error deadline. Opt-in; the agent's own pane needs --allow-self.");
 
 const MAX_OUTPUT: usize = 262_144;
 const DEFAULT_OUTPUT: usize = 65_536;
@@ -315,7 +315,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             return refs::fail(
                 "deadline",
                 &format!(
-                    "The script was still running after {timeout_ms} ms; its /bin/sh was sent SIGTERM ({}). Its own children were not signalled.",
+                    "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM ({}).",
                     match stopped {
                         Some(s) => format!("it ended with status {s}"),
                         None => "it had not ended 2 s later".to_string(),
