@@ -14,8 +14,11 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
     end
     function __tmcp_put # KIND STATUS TEXT
         test -d $__tmcp_d; or return 0
-        set -l s (__tmcp_esc $PWD)
-        set -l c (__tmcp_esc $argv[3])
+        # Escaping only what needs it keeps a prompt's cost down.
+        set -l s $PWD
+        set -l c $argv[3]
+        string match -qr '[\\\\\t\r\n]' -- $s; and set s (__tmcp_esc $s)
+        string match -qr '[\\\\\t\r\n]' -- $c; and set c (__tmcp_esc $c)
         printf '%s\tfish\t%s\t\t%s\t%s\t%s\n' $argv[1] $fish_pid "$argv[2]" "$s" "$c" >>$__tmcp_f 2>/dev/null
     end
     function __tmcp_preexec --on-event fish_preexec
