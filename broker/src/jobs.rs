@@ -74,6 +74,30 @@ pub struct Job {
     pub collected: bool,
 }
 
+impl Job {
+    /// A job started now-ish (at `started`) whose end comes through `finish`.
+    pub fn new(
+        owner: Owner,
+        generation: &str,
+        pane: &str,
+        command: &str,
+        started: Instant,
+        finish: watch::Receiver<Option<Finish>>,
+    ) -> Job {
+        Job {
+            owner,
+            generation: generation.to_string(),
+            pane: pane.to_string(),
+            command: command.to_string(),
+            started,
+            finish,
+            finished_at: None,
+            orphaned: false,
+            collected: false,
+        }
+    }
+}
+
 /// The broker's jobs, by id: one table shared by every session of the broker
 /// (a job is visible to any session whose view covers its owner's), owned by
 /// the daemon and reached through `Session::jobs`, like every other store.

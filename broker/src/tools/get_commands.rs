@@ -96,13 +96,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         &args.pane_id,
         tmux_mcp_engine::observe::Freshness::Cached,
     )
-    .await?;
-    let Some(pane) = session.scoped(&pane) else {
-        return Err(ToolOutput::libtmux_error(format!(
-            "Pane {} is outside this session's scope.",
-            args.pane_id
-        )));
-    };
+    .await?; // refuses a pane outside this session's scope
     let Some(shell) = enrolled::shell(session, &pane.id) else {
         return Err(ToolOutput::libtmux_error(format!(
             "Pane {} has no enrolled shell, so its commands are not known (nothing was sent to tmux); {HOW_TO_ENROLL}.",

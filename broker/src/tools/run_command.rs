@@ -300,22 +300,15 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             collect(broker, ended, identity, limits, started, tx).await;
             prune(&mut jobs.lock());
         });
-        session.jobs.lock().insert(
-            id.clone(),
-            Job {
-                owner,
-                generation: session.generation().to_string(),
-                pane: pane.id.clone(),
-                command: args.command.clone(),
-                started,
-                finish: rx.clone(),
-                finished_at: None,
-                orphaned: false,
-                collected: false,
-            },
+        let job = Job::new(
+            owner,
+            session.generation(),
+            &pane.id,
+            &args.command,
+            started,
+            rx,
         );
-
-        answer(session, &id, rx, args.detach, timeout_ms, asked_ms).await
+        answer(session, &id, job, args.detach, timeout_ms, asked_ms).await
     })
 }
 
@@ -377,34 +370,30 @@ async fn enrolled_run(
         tx.send_replace(Some(finish));
         prune(&mut jobs.lock());
     });
-    session.jobs.lock().insert(
-        id.clone(),
-        Job {
-            owner,
-            generation: session.generation().to_string(),
-            pane: pane.id.clone(),
-            command: args.command.clone(),
-            started,
-            finish: rx.clone(),
-            finished_at: None,
-            orphaned: false,
-            collected: false,
-        },
+    let job = Job::new(
+        owner,
+        session.generation(),
+        &pane.id,
+        &args.command,
+        started,
+        rx,
     );
-    answer(session, &id, rx, args.detach, timeout_ms, asked_ms).await
+    answer(session, &id, job, args.detach, timeout_ms, asked_ms).await
 }
 
-/// The call's answer once the job is recorded: at once with `detach`, else
-/// when it finishes or the wait ends (a running job to collect with get_job).
+/// Records the job, then answers: at once with `detach`, else when it
+/// finishes or the wait ends (a running job to collect with get_job).
 async fn answer(
     session: &Session,
     id: &str,
-    rx: watch::Receiver<Option<Finish>>,
+    job: Job,
     detach: bool,
     timeout_ms: u64,
     asked_ms: u64,
 ) -> ToolOutput {
     let id = id.to_string();
+    let rx = job.finish.clone();
+    session.jobs.lock().insert(id.clone(), job);
     if detach {
         return match lookup(session, &id) {
             Some(v) => ToolOutput::typed(&v, summary(&v)),
