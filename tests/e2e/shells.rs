@@ -605,3 +605,39 @@ async fn bash_tmux_run_passes_its_contract() {
 async fn fish_tmux_run_passes_its_contract() {
     tmux_run_in("fish").await;
 }
+
+/// Outside tmux the snippet is a comment (nothing to enroll), and `--check`
+/// says the shell is not enrolled (exit 1); a shell tmux-mcp does not enroll
+/// (dash) is refused by name.
+#[test]
+fn outside_tmux_shell_init_is_inert() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = tmux_mcp(&["shell-init", shell])
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{shell}: {out:?}");
+        assert!(
+            text.lines().all(|l| l.starts_with('#')) && text.contains("not in a tmux pane"),
+            "{shell}: {text}"
+        );
+    }
+    let check = tmux_mcp(&["shell-init", "--check"])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(1), "{check:?}");
+    assert!(
+        String::from_utf8_lossy(&check.stdout).starts_with("not enrolled"),
+        "{check:?}"
+    );
+    let dash = tmux_mcp(&["shell-init", "dash"]).output().unwrap();
+    assert!(!dash.status.success(), "{dash:?}");
+    assert!(
+        String::from_utf8_lossy(&dash.stderr).contains("dash"),
+        "{dash:?}"
+    );
+}
