@@ -562,13 +562,29 @@ async fn tmux_run_in(shell: &str) {
         .await;
     big.expect_error("capacity", "observed");
 
+    // A sleep of its own length per shell (the three tests run at once).
+    let sleep = match shell {
+        "bash" => "sleep 31",
+        "zsh" => "sleep 32",
+        _ => "sleep 33",
+    };
     let slow = c
         .call_envelope(
             "tmux_run",
-            json!({ "target": target, "script": "sleep 30", "timeout_ms": 500 }),
+            json!({ "target": target, "script": format!("{sleep}; echo never"), "timeout_ms": 500 }),
         )
         .await;
     slow.expect_error("deadline", "observed");
+    // The script's own child went with it.
+    let argv: Vec<&str> = sleep.split(' ').collect();
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .any(|pid| cmdline(pid) == argv)
+    };
+    let gone = poll(Duration::from_secs(5), || (!running()).then_some(()));
+    assert!(gone.is_some(), "the script's {sleep} was left running");
 
     // The person's text in the editor: nothing runs, the text stays.
     let marker = srv.dir().join(format!("ran-{shell}"));
