@@ -244,6 +244,21 @@ fn wait_row(srv: &TmuxServer, pane: &str, want: impl Fn(&str) -> bool) -> String
     .unwrap_or_else(|| panic!("{pane}: {}", screen(srv, pane)))
 }
 
+/// Clears the pane (`clear` typed) and waits until the screen holds only
+/// the prompt; that row.
+fn cleared(srv: &TmuxServer, pane: &str) -> String {
+    type_line(srv, pane, "clear");
+    poll(Duration::from_secs(10), || {
+        let s = screen(srv, pane);
+        let rows: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+        match rows[..] {
+            [one] if one.trim_end().ends_with(['$', '>', '#']) => Some(one.to_string()),
+            _ => None,
+        }
+    })
+    .unwrap_or_else(|| panic!("{pane} never showed only its prompt: {}", screen(srv, pane)))
+}
+
 /// `run_command` in an enrolled shell sends only a key chord: the pane shows
 /// the prompt, the command and its output; the person's half-typed line is
 /// given back; `$?` is the command's; nothing enters history; builtins see
@@ -255,8 +270,7 @@ async fn enrolled_run_command(shell: &str) {
     let pane = shell_pane(&srv, shell);
     type_line(&srv, &pane, &enroll_line(shell));
     wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
-    srv.tmux(&["send-keys", "-t", &pane, "clear", "Enter"]);
-    wait_row(&srv, &pane, |l| l.trim_end().ends_with(['$', '>', '#']));
+    let _ = cleared(&srv, &pane);
     // The person has started a line.
     srv.tmux(&["send-keys", "-t", &pane, "-l", "echo person-text"]);
     wait_row(&srv, &pane, |l| l.ends_with("echo person-text"));
@@ -490,8 +504,7 @@ async fn tmux_run_in(shell: &str) {
 
     type_line(&srv, &pane, &enroll_line(shell));
     wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
-    srv.tmux(&["send-keys", "-t", &pane, "clear", "Enter"]);
-    let idle = wait_row(&srv, &pane, |l| l.trim_end().ends_with(['$', '>', '#']));
+    let idle = cleared(&srv, &pane);
     let before = screen(&srv, &pane);
 
     let script = "echo out; echo err >&2; pwd; exit 3";
