@@ -331,6 +331,13 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
             let _ = std::fs::remove_file(&lock.path);
         }
     }
+    if retired.is_none() {
+        // An empty marks directory holds nothing worth keeping for the next
+        // broker (which makes it again); one with enrolled shells' files is
+        // kept while the server lives. Removed while the lock is still ours,
+        // so no successor has made it its own yet.
+        let _ = std::fs::remove_dir(&bpaths.marks);
+    }
     drop(lock);
     // When the server is gone, so is everything the log was about; a broker
     // stopped by a signal while its server lives keeps its log.

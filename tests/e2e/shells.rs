@@ -8,6 +8,7 @@
 //! tmux hook.
 
 use serde_json::{json, Value};
+use std::path::PathBuf;
 use std::time::Duration;
 use tmux_mcp_e2e::*;
 
@@ -669,4 +670,42 @@ fn outside_tmux_shell_init_is_inert() {
         String::from_utf8_lossy(&dash.stderr).contains("dash"),
         "{dash:?}"
     );
+}
+
+/// A broker stopped while its server lives leaves no empty marks directory
+/// behind, and keeps one holding an enrolled shell's file for the next
+/// broker; the server's end removes it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_marks_directory_goes_when_empty_and_stays_while_it_holds_marks() {
+    let mut srv = TmuxServer::start();
+    let sock = srv.start_broker();
+    let marks = PathBuf::from(sock.to_string_lossy().replace(".sock", ".sh"));
+    // Made right after the broker starts listening.
+    poll(Duration::from_secs(5), || marks.is_dir().then_some(()))
+        .unwrap_or_else(|| panic!("no marks directory {}", marks.display()));
+    let stop = |srv: &TmuxServer| {
+        let pid = srv.wait_for_one_broker(Duration::from_secs(5));
+        kill_pid(pid, libc::SIGTERM);
+        poll(Duration::from_secs(10), || (!pid_alive(pid)).then_some(()))
+            .expect("the broker did not stop");
+    };
+    stop(&srv);
+    assert!(!marks.exists(), "an empty marks directory was left");
+
+    srv.start_broker();
+    poll(Duration::from_secs(5), || marks.is_dir().then_some(())).expect("made again");
+    let file = marks.join("%0");
+    std::fs::write(&file, "I\tzsh\t1\t\t\t/\t5.9\n").unwrap();
+    stop(&srv);
+    assert!(
+        file.exists(),
+        "an enrolled shell's marks went with the broker"
+    );
+    // The next broker serves them; the server's end removes them.
+    srv.start_broker();
+    let pid = srv.wait_for_one_broker(Duration::from_secs(5));
+    srv.kill_server();
+    poll(Duration::from_secs(10), || (!pid_alive(pid)).then_some(()))
+        .expect("the broker outlived its server");
+    assert!(!marks.exists(), "the marks directory outlived the server");
 }
