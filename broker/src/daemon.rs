@@ -150,6 +150,11 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         return Err(DaemonError::UnknownTools(unknown));
     }
     let probe = server::probe(&cfg.tmux_socket)?;
+    // Signals are caught from here on: a SIGTERM during start-up (tmux
+    // exiting right after it started us) is handled once the broker is
+    // up, with the cleanup of any stop, instead of killing it half made
+    // with its socket and lock left behind.
+    let mut stop = Stop::new(probe.pidfd, probe.identity.pid);
     let identity = probe.identity;
     let dir = match cfg.runtime_dir.clone() {
         Some(dir) => {
@@ -265,7 +270,6 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
 
     let accept = tokio::spawn(accept_loop(listener, broker.clone(), jobs.clone()));
     tokio::spawn(publish_option(broker.clone()));
-    let mut stop = Stop::new(probe.pidfd, broker.identity.pid);
     let mut reason = stop.next().await;
     let mut retired: Option<PathBuf> = None;
     if reason == RETIRE {
