@@ -99,17 +99,15 @@ pub fn check(server: &ServerArgs) -> anyhow::Result<ExitCode> {
     // SAFETY: getppid(2) has no preconditions and cannot fail.
     let shell_pid = unsafe { libc::getppid() } as u32;
     let marks = std::fs::read_to_string(dir.join(&pane)).unwrap_or_default();
-    let ours = marks
+    // This shell's marks (the third field is the writer's pid) and its name.
+    let mine: Vec<&str> = marks
         .lines()
         .filter(|l| l.split('\t').nth(2).and_then(|p| p.parse::<u32>().ok()) == Some(shell_pid))
-        .count();
-    let name = marks
-        .lines()
-        .rev()
-        .find_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f.get(2)?.parse::<u32>().ok()? == shell_pid).then(|| f[1].to_string())
-        })
+        .collect();
+    let ours = mine.len();
+    let name = mine
+        .last()
+        .and_then(|l| l.split('\t').nth(1))
         .unwrap_or_default();
     if ours > 0 {
         println!(

@@ -300,16 +300,7 @@ impl Marks {
             log.pending = changed;
             return;
         };
-        let mut ended = 0;
-        let mut any = false;
-        for line in String::from_utf8_lossy(&bytes).lines() {
-            any = true;
-            if let Some(m) = parse(line) {
-                if apply(log, m, &mut changed) {
-                    ended += 1;
-                }
-            }
-        }
+        let mut ended = apply_all(log, &bytes, &mut changed);
         if log.offset > ROTATE {
             // The shell opens the file by name for every mark, so after the
             // rename its next mark starts a new file; what it wrote between
@@ -317,13 +308,7 @@ impl Marks {
             let old = dir.join(format!("{pane}.old"));
             if std::fs::rename(&path, &old).is_ok() {
                 if let Some(rest) = read_from(&old, &mut log.offset) {
-                    for line in String::from_utf8_lossy(&rest).lines() {
-                        if let Some(m) = parse(line) {
-                            if apply(log, m, &mut changed) {
-                                ended += 1;
-                            }
-                        }
-                    }
+                    ended += apply_all(log, &rest, &mut changed);
                 }
                 let _ = std::fs::remove_file(&old);
                 log.offset = 0;
@@ -337,9 +322,8 @@ impl Marks {
                 *p = pane.to_string();
             });
         }
-        if any {
-            self.bump();
-        }
+        // `bytes` held at least one whole line: something was read.
+        self.bump();
     }
 
     /// The pane's enrolled shell, if a live one wrote its marks.
@@ -402,7 +386,15 @@ impl Marks {
     }
 
     pub fn set_start_row(&self, pane: &str, seq: u64, row: u64) {
-        self.find_mut(pane, seq, |c| c.start_row = Some(row));
+        if let Some(c) = self
+            .panes
+            .lock()
+            .unwrap()
+            .get_mut(pane)
+            .and_then(|l| l.commands.iter_mut().find(|c| c.seq == seq))
+        {
+            c.start_row = Some(row);
+        }
         self.bump();
     }
 
@@ -464,16 +456,6 @@ impl Marks {
         }
     }
 
-    fn find_mut<T>(&self, pane: &str, seq: u64, f: impl FnOnce(&mut Command) -> T) -> Option<T> {
-        let mut panes = self.panes.lock().unwrap();
-        let c = panes
-            .get_mut(pane)?
-            .commands
-            .iter_mut()
-            .find(|c| c.seq == seq)?;
-        Some(f(c))
-    }
-
     /// A pane went: its marks go with it (file and memory).
     pub fn forget(&self, pane: &str) {
         self.panes.lock().unwrap().remove(pane);
@@ -512,6 +494,16 @@ fn read_from(path: &Path, offset: &mut u64) -> Option<Vec<u8>> {
     buf.truncate(end);
     *offset += end as u64;
     Some(buf)
+}
+
+/// Applies every mark in `bytes` (whole lines); how many ended a command.
+fn apply_all(log: &mut PaneLog, bytes: &[u8], changed: &mut Changed) -> u64 {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(parse)
+        .map(|m| apply(log, m, changed))
+        .filter(|ended| *ended)
+        .count() as u64
 }
 
 /// Applies one mark; true when it ended a command.

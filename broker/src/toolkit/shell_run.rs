@@ -86,17 +86,6 @@ fn chord(pane: &str, keys: &str) -> Vec<String> {
     argv
 }
 
-/// Bytes sent to the pane for one run: the chords, never the command.
-pub fn bytes_sent(shell: &str, kept: bool) -> usize {
-    TAKE.len()
-        + if shell == "bash" { ACCEPT.len() } else { 0 }
-        + if kept && shell != "zsh" {
-            GIVE.len()
-        } else {
-            0
-        }
-}
-
 /// Hands `request` to the enrolled shell of `pane` (waiting up to `turn`
 /// for another run of that shell to end); returns once its line editor
 /// took it.

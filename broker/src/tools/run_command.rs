@@ -281,13 +281,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             return act::error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
         }
         let (tx, rx) = watch::channel(None);
-        let limits = Limits {
-            lines: args.max_lines.unwrap_or(DEFAULT_LINES),
-            bytes: args
-                .max_output_bytes
-                .unwrap_or(DEFAULT_OUTPUT_BYTES)
-                .min(MAX_OUTPUT_BYTES),
-        };
+        let limits = args.limits();
         let identity = pane.process.as_ref().ok().cloned();
         let (broker, jobs) = (broker.clone(), session.jobs.clone());
         tokio::spawn(async move {
@@ -355,12 +349,7 @@ async fn enrolled_run(
     };
     let started = Instant::now();
     let (tx, rx) = watch::channel(None);
-    let (lines, bytes) = (
-        args.max_lines.unwrap_or(DEFAULT_LINES),
-        args.max_output_bytes
-            .unwrap_or(DEFAULT_OUTPUT_BYTES)
-            .min(MAX_OUTPUT_BYTES),
-    );
+    let Limits { lines, bytes } = args.limits();
     let (broker, jobs) = (session.broker.clone(), session.jobs.clone());
     tokio::spawn(async move {
         let (finish, run) =
@@ -808,6 +797,19 @@ async fn never_started(shell_pid: Option<u32>, link: &Path, output: &AtomicBool)
 struct Limits {
     lines: usize,
     bytes: usize,
+}
+
+impl Args {
+    /// The output kept: maxLines and maxOutputBytes, or their defaults.
+    fn limits(&self) -> Limits {
+        Limits {
+            lines: self.max_lines.unwrap_or(DEFAULT_LINES),
+            bytes: self
+                .max_output_bytes
+                .unwrap_or(DEFAULT_OUTPUT_BYTES)
+                .min(MAX_OUTPUT_BYTES),
+        }
+    }
 }
 
 /// The job's one task: copies the command's output to the pane and the job's

@@ -204,29 +204,18 @@ fn stream(bytes: Vec<u8>) -> Stream {
     }
 }
 
-fn hex_digest(parts: &[&[u8]]) -> String {
-    let mut h = Sha256::new();
-    for p in parts {
-        h.update(p);
-        h.update([0]);
-    }
-    sys::hex(&h.finalize())
+/// The SHA-256 of `bytes`, in hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    sys::hex(&Sha256::digest(bytes))
 }
-
-const SIGNALS: [&str; 31] = [
-    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
-    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
-    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
-];
 
 fn completion(status: i32) -> Completion {
     if (129..=192).contains(&status) {
         let signal = status - 128;
         Completion::Signaled {
             signal,
-            signal_name: SIGNALS
+            signal_name: tmux_mcp_core::platform::SIGNAL_NAMES
                 .get(signal as usize - 1)
-                .filter(|_| cfg!(target_os = "linux") || signal <= 15)
                 .map(|n| format!("SIG{n}")),
         }
     } else {
@@ -351,18 +340,14 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         .map(|p| p.generation.clone());
     let authorization = Authorization {
         run_id: id,
-        script_digest: format!("sha256:{}", {
-            let mut h = Sha256::new();
-            h.update(args.script.as_bytes());
-            sys::hex(&h.finalize())
-        }),
-        enrollment_generation: hex_digest(&[
-            b"tmux-mcp enrollment v1",
-            generation.as_bytes(),
-            pane.id.as_bytes(),
-            shell.pid.to_string().as_bytes(),
-            shell.name.as_bytes(),
-        ])[..32]
+        script_digest: format!("sha256:{}", sha256_hex(args.script.as_bytes())),
+        enrollment_generation: sha256_hex(
+            format!(
+                "tmux-mcp enrollment v1\0{generation}\0{}\0{}\0{}\0",
+                pane.id, shell.pid, shell.name
+            )
+            .as_bytes(),
+        )[..32]
             .to_string(),
         server_generation: generation.clone(),
         pane_id: pane.id.clone(),

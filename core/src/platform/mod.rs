@@ -29,7 +29,7 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub use linux::{
     cwd_of, exit_fd, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory, Pty,
-    Watch, WatchFor, IDENTITY_BACKEND, TERMINALS_DIR,
+    Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
 };
 
 #[cfg(target_os = "macos")]
@@ -38,7 +38,7 @@ mod darwin;
 #[cfg(target_os = "macos")]
 pub use darwin::{
     cwd_of, exit_fd, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory, Pty,
-    Watch, WatchFor, IDENTITY_BACKEND, TERMINALS_DIR,
+    Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
 };
 
 /// The Darwin backend's decisions are pure functions: built on every OS in

@@ -123,6 +123,13 @@ pub fn peer_exit_fd(socket: &(impl AsRawFd + AsFd)) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
+/// Signal names by number (1–31), as macOS numbers them (`<sys/signal.h>`).
+pub const SIGNAL_NAMES: [&str; 31] = [
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "EMT", "FPE", "KILL", "BUS", "SEGV", "SYS",
+    "PIPE", "ALRM", "TERM", "URG", "STOP", "TSTP", "CONT", "CHLD", "TTIN", "TTOU", "IO", "XCPU",
+    "XFSZ", "VTALRM", "PROF", "WINCH", "INFO", "USR1", "USR2",
+];
+
 /// What a [`Watch`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WatchFor {

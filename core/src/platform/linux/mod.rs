@@ -18,6 +18,13 @@ pub const TERMINALS_DIR: &str = "/dev/pts";
 /// The process-identity backend, by its published name.
 pub const IDENTITY_BACKEND: super::IdentityBackend = super::IdentityBackend::LinuxPidfd;
 
+/// Signal names by number (1–31), as Linux numbers them.
+pub const SIGNAL_NAMES: [&str; 31] = [
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+];
+
 /// `SO_PEERPIDFD` (Linux 6.5+); not every libc crate version names it.
 const SO_PEERPIDFD: libc::c_int = 77;
 
