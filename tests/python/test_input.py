@@ -205,15 +205,24 @@ async def test_run_command_in_bash_dash_zsh_and_fish(tmux_server):
             pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "HISTFILE=/dev/null", *argv)
             await wait_until(lambda: "$" in srv.tmux("capture-pane", "-p", "-t", pane))
             assert srv.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}") == name
+            def foreground():
+                return srv.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")
             r = await call_ok(s, "run_command", {"paneId": pane, "command": "expr 6 '*' 7; cd /tmp; sh -c 'exit 4'"})
             assert (r["state"], r["exitStatus"], r["output"]["text"]) == ("done", 4, "42\n"), (name, r)
+            # A job that is done has given the terminal back to the shell (fish
+            # holds it in its `cat | source` until that ends; tmux meanwhile
+            # names a program of the script, or the pane's first word, `env`),
+            # so the next call finds the shell at once.
+            assert foreground() == name, (name, foreground())
             # zsh takes `#` as a comment only with interactivecomments set, as
             # when the person types it.
             pwd = "pwd" if name == "zsh" else "pwd # a comment"
             r = await call_ok(s, "run_command", {"paneId": pane, "command": pwd})
             assert (r["exitStatus"], r["output"]["text"]) == (0, "/tmp\n"), (name, r)
+            assert foreground() == name, (name, foreground())
             r = await call_ok(s, "run_command", {"paneId": pane, "command": "sleep 0.1 &"})
             assert r["state"] == "done", (name, r)
+            assert foreground() == name, (name, foreground())
             # The shell is back at its prompt, and the pane shows the output
             # and the typed lines, never the end marker.
             await wait_until(lambda: srv.tmux("capture-pane", "-p", "-t", pane).rstrip().endswith("$"))
@@ -227,6 +236,32 @@ async def test_run_command_in_bash_dash_zsh_and_fish(tmux_server):
                 # fish skips a line that begins with a space).
                 r = await call_ok(s, "run_command", {"paneId": pane, "command": "history"})
                 assert "expr" not in r["output"]["text"] and "pwd" not in r["output"]["text"], (name, r)
+
+
+# Prompts that run a program each time, as git prompts and starship do: it
+# holds the terminal's foreground after every command.
+SLOW_PROMPTS = {
+    "bash": ["bash", "--norc", "--noprofile", "-c", "PS1='$ ' PROMPT_COMMAND='sleep 0.4' exec bash --norc --noprofile"],
+    "zsh": ["zsh", "-f", "-c", "precmd() { sleep 0.4; }; PS1='$ '; exec zsh -f"],
+    "fish": ["fish", "--no-config", "-C", "function fish_prompt; sleep 0.4; echo -n '$ '; end"],
+}
+
+
+@async_test(timeout=60)
+async def test_run_command_is_done_when_the_shell_is_back_at_its_prompt(tmux_server):
+    srv = tmux_server
+    async with mcp_session(srv, *MUTATING) as s:
+        for name, argv in SLOW_PROMPTS.items():
+            pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "HISTFILE=/dev/null", *argv)
+            await wait_until(lambda: "$" in srv.tmux("capture-pane", "-p", "-t", pane), timeout=10)
+            await wait_until(lambda: srv.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}") == name)
+            for word in ("first", "second", "third"):
+                # Each call follows the last at once: the prompt's program has
+                # ended and the shell holds its terminal again.
+                r = await call_ok(s, "run_command", {"paneId": pane, "command": f"echo {word}"})
+                assert (r["state"], r["exitStatus"], r["output"]["text"]) == ("done", 0, f"{word}\n"), (name, r)
+                now = srv.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")
+                assert now == name, (name, word, now)
 
 
 @async_test(timeout=40)

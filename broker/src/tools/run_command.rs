@@ -36,6 +36,11 @@
 //! history; elsewhere the leading space keeps it out where
 //! `HIST_IGNORE_SPACE` (zsh) is set.
 //!
+//! A job is done once its shell is back at its prompt (the terminal's
+//! foreground again and, with a line editor, in it; at most
+//! [`PROMPT_WAIT`] after the status), so a call right after finds the shell
+//! ready, also where the prompt runs programs (git prompts, starship).
+//!
 //! Before typing, the shell's own parse of the line (`-n`) refuses a line it
 //! would reject; a line that still never starts (the shell neither writes
 //! nor opens the job's terminal within [`START_WAIT`]) ends the job as lost.
@@ -283,6 +288,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let (tx, rx) = watch::channel(None);
         let limits = args.limits();
         let identity = pane.process.as_ref().ok().cloned();
+        let (pane_pid, tty) = (pane.pid, pane.tty.clone());
+        let editor = matches!(shell, "bash" | "zsh" | "fish");
         let (broker, jobs) = (broker.clone(), session.jobs.clone());
         tokio::spawn(async move {
             let ended = Ended {
@@ -290,6 +297,9 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 mirror,
                 out,
                 shell_pid,
+                pane_pid,
+                tty,
+                editor,
             };
             collect(broker, ended, identity, limits, started, tx).await;
             prune(&mut jobs.lock());
@@ -589,6 +599,11 @@ async fn read_line(session: &Session, pane: &Pane) -> Result<shell_line::Seen, S
 /// unwritten for the echo to count as whole.
 const PROBE_WAIT: Duration = Duration::from_millis(1500);
 const PROBE_EVERY: Duration = Duration::from_millis(10);
+/// How long a line that fails the emptiness check is read again before it
+/// is refused: the prompt may still be being made (fish runs its prompt's
+/// programs while it holds the terminal in its editor's mode, so a done job
+/// cannot wait for them).
+const PROMPT_DRAW_WAIT: Duration = Duration::from_millis(1000);
 const PROBE_QUIET: Duration = Duration::from_millis(4);
 
 /// The cursor row once the echo of what was just sent has settled, or `None`
@@ -662,16 +677,28 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
     if cooked && matches!(shell, "bash" | "zsh" | "fish") {
         return Err(act::error(&format!("Pane {id}'s {shell} is not in its line editor (its terminal is in cooked mode: it is running something that reads a line itself, such as `read`), so it is not at a prompt. Nothing was typed."), Delivery::NotSent));
     }
-    let before = read_line(session, pane).await.map_err(|why| {
-        act::error(&format!("Pane {id} could not be read to prove its command line empty ({why}); nothing was typed."), Delivery::NotSent)
-    })?;
+    let read = || async {
+        read_line(session, pane).await.map_err(|why| {
+            act::error(&format!("Pane {id} could not be read to prove its command line empty ({why}); nothing was typed."), Delivery::NotSent)
+        })
+    };
     let check = if cooked {
         shell_line::precheck_cooked
     } else {
         shell_line::precheck
     };
-    if let Err(why) = check(&before) {
-        return Err(act::error(&format!("Pane {id}'s command line cannot be proven empty: {why}. Nothing was typed; the line must be empty (finish or clear it), or type with send_keys."), Delivery::NotSent));
+    // A shell just back at its prompt may not have drawn it yet (fish draws
+    // it after it holds its terminal again, and tmux reads the drawing a
+    // moment later): a line that fails the check is read again for a moment
+    // before it is refused.
+    let mut before = read().await?;
+    let until = tokio::time::Instant::now() + PROMPT_DRAW_WAIT;
+    while let Err(why) = check(&before) {
+        if tokio::time::Instant::now() >= until {
+            return Err(act::error(&format!("Pane {id}'s command line cannot be proven empty: {why}. Nothing was typed; the line must be empty (finish or clear it), or type with send_keys."), Delivery::NotSent));
+        }
+        tokio::time::sleep(PROBE_EVERY).await;
+        before = read().await?;
     }
     if cooked {
         return Ok(false);
@@ -763,6 +790,36 @@ struct Ended {
     out: std::fs::File,
     /// The shell the line was typed into, watched for opening the terminal.
     shell_pid: Option<u32>,
+    /// The pane's process and terminal, and whether its shell has a line
+    /// editor: what tells that the shell is back at its prompt.
+    pane_pid: u32,
+    tty: String,
+    editor: bool,
+}
+
+/// How long a job that has its status waits for its shell to be back at the
+/// prompt before it is done anyway (a prompt that runs programs, as git
+/// prompts and starship do, takes its time).
+const PROMPT_WAIT: Duration = Duration::from_secs(3);
+
+/// Waits (at most [`PROMPT_WAIT`]) until the shell is back at its prompt
+/// after the end marker: the foreground of its terminal again (until then
+/// fish's `cat | source`, the `head` of its script, or a program the prompt
+/// runs hold it, and tmux names that program, or the pane's first word when
+/// its group's leader has gone) and, for a shell with a line editor, in the
+/// editor (the terminal out of cooked mode). So a job that is done leaves a
+/// shell the next call finds at its prompt, as a person would.
+async fn back_at_prompt(pane_pid: u32, shell_pid: Option<u32>, tty: &str, editor: bool) {
+    let Some(shell_pid) = shell_pid else { return };
+    let deadline = tokio::time::Instant::now() + PROMPT_WAIT;
+    loop {
+        let ready = foreground_pid(pane_pid) == Some(shell_pid)
+            && !(editor && tmux_mcp_engine::mirror::canonical(tty).unwrap_or(false));
+        if ready || tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
 
 /// How long the typed line has to start (the shell opening the job's
@@ -829,6 +886,9 @@ async fn collect(
         mut mirror,
         mut out,
         shell_pid,
+        pane_pid,
+        tty,
+        editor,
     } = ended;
     let deadline = tokio::time::Instant::now() + RUNNING_TTL;
     let output = AtomicBool::new(false);
@@ -860,9 +920,15 @@ async fn collect(
         }
     };
     drop(out);
+    let elapsed = started.elapsed();
+    if status.is_ok() {
+        tokio::select! {
+            _ = back_at_prompt(pane_pid, shell_pid, &tty, editor) => {}
+            _ = broker.server_gone() => {}
+        }
+    }
     let finish = match status {
         Ok(status) => {
-            let elapsed = started.elapsed();
             // The file may be large: counting its lines must not hold a runtime thread.
             let path = dir.join("out");
             let read = tokio::task::spawn_blocking(move || read_tail(&path, limits))
