@@ -118,6 +118,26 @@ pub struct Shell {
     pub name: String,
     pub version: String,
     pub pid: u32,
+    /// The process's start time (clock ticks) when its first mark was read:
+    /// what tells it from a later process given the same pid.
+    pub start: Option<u64>,
+}
+
+impl Shell {
+    /// Whether the shell that wrote the marks still runs: its pid names a
+    /// process that is not a zombie (killed, not yet reaped by its parent)
+    /// and that started when the shell did. Where the process table cannot
+    /// be read, whether the pid exists.
+    pub fn alive(&self) -> bool {
+        use tmux_mcp_core::platform::process_table;
+        match process_table::stat(self.pid) {
+            Ok(st) => {
+                !matches!(st.state, 'Z' | 'X') && self.start.is_none_or(|t| t == st.start_ticks)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => pid_alive(self.pid),
+            Err(_) => false,
+        }
+    }
 }
 
 /// What a command printed, as the screen and history hold it: the rows from
@@ -328,10 +348,10 @@ impl Marks {
 
     /// The pane's enrolled shell, if a live one wrote its marks.
     pub fn shell(&self, pane: &str) -> Option<PaneShell> {
-        self.shell_if(pane, pid_alive)
+        self.shell_if(pane, Shell::alive)
     }
 
-    fn shell_if(&self, pane: &str, alive: impl Fn(u32) -> bool) -> Option<PaneShell> {
+    fn shell_if(&self, pane: &str, alive: impl Fn(&Shell) -> bool) -> Option<PaneShell> {
         // Only a pane whose shell wrote is read again here (the follower
         // reads every new file as it is written): a listing of a thousand
         // panes opens no file for those that never enrolled.
@@ -340,7 +360,7 @@ impl Marks {
         }
         let panes = self.panes.lock().unwrap();
         let log = panes.get(pane)?;
-        let shell = log.shell.clone().filter(|s| alive(s.pid))?;
+        let shell = log.shell.clone().filter(|s| alive(s))?;
         let running = log
             .commands
             .back()
@@ -521,6 +541,9 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
             name: m.shell.clone(),
             version,
             pid: m.pid,
+            start: tmux_mcp_core::platform::process_table::stat(m.pid)
+                .ok()
+                .map(|st| st.start_ticks),
         });
     }
     if !m.cwd.is_empty() && m.kind != Kind::ScriptPid {
@@ -687,6 +710,47 @@ mod tests {
         marks.forget("%7");
         assert!(!file.exists());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_shell_is_alive_while_its_own_process_runs_unreaped_or_not() {
+        use tmux_mcp_core::platform::process_table;
+        let shell_of = |pid: u32, start: Option<u64>| Shell {
+            name: "zsh".into(),
+            version: String::new(),
+            pid,
+            start,
+        };
+        let mut running = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = running.id();
+        let start = process_table::stat(pid).unwrap().start_ticks;
+        assert!(shell_of(pid, Some(start)).alive(), "a running shell");
+        assert!(
+            shell_of(pid, None).alive(),
+            "one first seen without its start"
+        );
+        assert!(
+            !shell_of(pid, Some(start + 1)).alive(),
+            "another process that has the pid now"
+        );
+        // Killed and not yet reaped: a zombie is not a running shell (kill(pid, 0) says it exists).
+        running.kill().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        // (macOS's table may not list a zombie at all: that reads as gone.)
+        while matches!(process_table::stat(pid).map(|st| st.state), Ok(c) if c != 'Z') {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the child never became a zombie"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(pid_alive(pid), "kill(pid, 0) takes the zombie for alive");
+        assert!(!shell_of(pid, Some(start)).alive(), "a zombie");
+        running.wait().unwrap();
+        assert!(!shell_of(pid, Some(start)).alive(), "reaped");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::jobs::{Finish, Output};
 use crate::session::Session;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tmux_mcp_engine::marks::{pid_alive, Command, Taken};
+use tmux_mcp_engine::marks::{Command, Taken};
 use tmux_mcp_engine::Broker;
 
 /// `ESC [ 9 4 0 0 ~`: take the command from the request file.
@@ -228,7 +228,7 @@ pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> Scrip
             if let Some(s) = ended(marks) {
                 return Ok(s);
             }
-            if !pid_alive(run.shell.pid) {
+            if !shell_alive(broker, run) {
                 return Err("the pane's shell exited before the script ended".to_string());
             }
             tokio::select! {
@@ -306,7 +306,7 @@ pub async fn finish(
                 }
             }
         }
-        if !pid_alive(run.shell.pid) {
+        if !shell_alive(&broker, &run) {
             break Finish::Lost {
                 why: "the pane's shell exited before the command ended".into(),
                 elapsed: started.elapsed(),
@@ -326,6 +326,15 @@ pub async fn finish(
         }
     };
     (finish, run)
+}
+
+/// Whether the run's shell still runs (a zombie, or a later process given its
+/// pid, is not it): the pane's enrolled shell is still the one it asked.
+fn shell_alive(broker: &Broker, run: &Run) -> bool {
+    broker
+        .marks
+        .shell(&run.pane)
+        .is_some_and(|s| s.shell.pid == run.shell.pid)
 }
 
 /// The processes under `pid` (children, theirs, …), from the process table.
