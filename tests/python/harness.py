@@ -81,6 +81,9 @@ def require_binary() -> None:
 # --------------------------------------------------------------------------
 
 
+NEUTRAL_SHELL = "exec env HISTFILE=/dev/null bash --noprofile --norc"
+
+
 class TmuxServer:
     """One real tmux server on `<private tmpdir>/sock`, started with -f /dev/null."""
 
@@ -94,9 +97,13 @@ class TmuxServer:
         # The server's (so every pane's) TMPDIR is its own: what a shell keeps
         # there (fish: fish.USER) goes with the server's directory.
         (self.dir / "tmp").mkdir()
+        # Panes started without a command run a bash that reads no rc file,
+        # not the person's login shell (as tests/src/lib.rs's NEUTRAL_SHELL).
         subprocess.run(
-            [TMUX, "-S", self.sock, "-f", "/dev/null", "new-session", "-d",
-             "-s", "main", "-x", "200", "-y", "50"],
+            [TMUX, "-S", self.sock, "-f", "/dev/null",
+             "set-option", "-g", "default-shell", shutil.which("bash") or "/bin/bash", ";",
+             "set-option", "-g", "default-command", NEUTRAL_SHELL, ";",
+             "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"],
             check=True, env=clean_env(TMPDIR=str(self.dir / "tmp")), timeout=15,
             stdin=subprocess.DEVNULL, capture_output=True,
         )

@@ -318,6 +318,22 @@ pub struct TmuxServer {
     seq: AtomicU64,
 }
 
+/// What a pane started without a command runs on a test server (through
+/// `bash -c`, which reads no file either, and which execs a pane's single
+/// command as the person's bash would): bash without profile, rc or history
+/// file.
+pub const NEUTRAL_SHELL: &str = "exec env HISTFILE=/dev/null bash --noprofile --norc";
+
+/// bash's path on `PATH` (the test servers' `default-shell`).
+pub fn bash_path() -> String {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("bash"))
+        .find(|p| p.is_file())
+        .map_or_else(|| "/bin/bash".to_string(), |p| p.display().to_string())
+}
+
 impl TmuxServer {
     /// A server started with `-f /dev/null` and session `main` (200x50).
     pub fn start() -> TmuxServer {
@@ -353,6 +369,20 @@ impl TmuxServer {
         };
         let mut cmd = Command::new("tmux");
         cmd.arg("-S").arg(&sock).arg("-f").arg(&conf).args([
+            // Panes started without a command run a bash that reads no rc
+            // file, not the person's login shell: a test must not depend on
+            // their shell, and a server killed while a profile runs
+            // (pyenv's rehash) left its processes and lock files behind.
+            "set-option",
+            "-g",
+            "default-shell",
+            &bash_path(),
+            ";",
+            "set-option",
+            "-g",
+            "default-command",
+            NEUTRAL_SHELL,
+            ";",
             "new-session",
             "-d",
             "-s",
