@@ -104,7 +104,9 @@ class TmuxServer:
              "set-option", "-g", "default-shell", shutil.which("bash") or "/bin/bash", ";",
              "set-option", "-g", "default-command", NEUTRAL_SHELL, ";",
              "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"],
-            check=True, env=clean_env(TMPDIR=str(self.dir / "tmp")), timeout=15,
+            # HISTFILE: no shell of a test writes the person's history file
+            # (the server's environment is every pane's).
+            check=True, env=clean_env(TMPDIR=str(self.dir / "tmp"), HISTFILE="/dev/null"), timeout=15,
             stdin=subprocess.DEVNULL, capture_output=True,
         )
         self.pid = int(self.tmux("display-message", "-p", "#{pid}"))

@@ -392,7 +392,10 @@ impl TmuxServer {
             "-y",
             "50",
         ]);
+        // No shell of a test writes the person's history file (the server's
+        // environment is every pane's).
         let out = clean(cmd)
+            .env("HISTFILE", "/dev/null")
             .stdin(Stdio::null())
             .output()
             .expect("running tmux");
