@@ -1,7 +1,8 @@
 """Where the time of a listing goes through the official MCP Python SDK, and
 what its own check of each result against the output schema costs.
 
-    .venv/bin/python tests/bench/listing_python.py [--rounds N] [--mcp-tmux PATH]
+    scripts/bench --python-listing [--rounds N] [--mcp-tmux PATH]
+    (or .venv/bin/python tests/bench/listing_python.py … with a release build made)
 
 On one private tmux server of 1,001 panes (the scale benchmarks' shape: 100
 sessions x 10 windows and the first session's pane), in one run:
