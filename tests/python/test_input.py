@@ -242,7 +242,8 @@ async def test_run_command_in_bash_dash_zsh_and_fish(tmux_server):
 # holds the terminal's foreground after every command.
 SLOW_PROMPTS = {
     "bash": ["bash", "--norc", "--noprofile", "-c", "PS1='$ ' PROMPT_COMMAND='sleep 0.4' exec bash --norc --noprofile"],
-    "zsh": ["zsh", "-f", "-c", "precmd() { sleep 0.4; }; PS1='$ '; exec zsh -f"],
+    # zsh: its own .zshrc in a directory of the test (ZDOTDIR; -d: no /etc/zsh files).
+    "zsh": ["env", "ZDOTDIR={dir}", "zsh", "-d"],
     "fish": ["fish", "--no-config", "-C", "function fish_prompt; sleep 0.4; echo -n '$ '; end"],
 }
 
@@ -251,7 +252,9 @@ SLOW_PROMPTS = {
 async def test_run_command_is_done_when_the_shell_is_back_at_its_prompt(tmux_server):
     srv = tmux_server
     async with mcp_session(srv, *MUTATING) as s:
+        (srv.dir / ".zshrc").write_text("precmd() { sleep 0.4; }\nPS1='$ '\n")
         for name, argv in SLOW_PROMPTS.items():
+            argv = [a.replace("{dir}", str(srv.dir)) for a in argv]
             pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "HISTFILE=/dev/null", *argv)
             await wait_until(lambda: "$" in srv.tmux("capture-pane", "-p", "-t", pane), timeout=10)
             await wait_until(lambda: srv.tmux("display-message", "-p", "-t", pane, "#{pane_current_command}") == name)
