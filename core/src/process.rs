@@ -52,6 +52,14 @@ impl ProcessIdentity {
     }
 }
 
+/// Whether `st` (a fresh read of a pid) is the process that had that pid
+/// when `start_ticks` was read, still running: a zombie (killed, not yet
+/// reaped by its parent; `kill(pid, 0)` takes it for alive) is not, nor is a
+/// later process given the same pid. `None`: the start was never read.
+pub fn runs_as(st: &process_table::ProcStat, start_ticks: Option<u64>) -> bool {
+    !matches!(st.state, 'Z' | 'X') && start_ticks.is_none_or(|t| t == st.start_ticks)
+}
+
 /// Why a pane has no process identity. Shown by `tmux-mcp doctor`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdentityError {

@@ -212,7 +212,7 @@ impl Found {
     /// Whether the process is still the one that was found.
     pub fn alive(&self) -> bool {
         process_table::stat(self.pid)
-            .is_ok_and(|st| st.start_ticks == self.start_ticks && st.state != 'Z')
+            .is_ok_and(|st| tmux_mcp_core::process::runs_as(&st, Some(self.start_ticks)))
     }
 }
 

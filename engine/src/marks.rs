@@ -131,9 +131,7 @@ impl Shell {
     pub fn alive(&self) -> bool {
         use tmux_mcp_core::platform::process_table;
         match process_table::stat(self.pid) {
-            Ok(st) => {
-                !matches!(st.state, 'Z' | 'X') && self.start.is_none_or(|t| t == st.start_ticks)
-            }
+            Ok(st) => tmux_mcp_core::process::runs_as(&st, self.start),
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => pid_alive(self.pid),
             Err(_) => false,
         }

@@ -95,23 +95,23 @@ def check_ms(schema: dict, instance: object, rounds: int) -> float:
     return median(times)
 
 
-def variants(schema: dict) -> dict[str, dict]:
+def variants(schema: dict, brief: bool) -> dict[str, dict]:
     """The published schema and leaner ones that take the same results."""
     items = schema["properties"]["panes"]["items"]
-    out = {"published (a per-record if/then/else on `at`)": schema}
 
     def with_items(new_items) -> dict:
         v = copy.deepcopy(schema)
         v["properties"]["panes"]["items"] = new_items
         return v
 
-    # What a switch above the records would leave: each record against its
-    # one shape, no per-record `if` (the brief or the full shape alone).
-    out["one record shape, no per-record switch"] = None  # chosen per call
-    out["records: `type: object` only (types of fields unchecked)"] = with_items({"type": "object"})
-    out["records: nothing checked (`items: true`)"] = with_items(True)
-    out["_then"], out["_else"] = with_items(items["then"]), with_items(items["else"])
-    return out
+    return {
+        "published (a per-record if/then/else on `at`)": schema,
+        # What a switch above the records would leave: each record against
+        # its one shape, no per-record `if`.
+        "one record shape, no per-record switch": with_items(items["then"] if brief else items["else"]),
+        "records: `type: object` only (types of fields unchecked)": with_items({"type": "object"}),
+        "records: nothing checked (`items: true`)": with_items(True),
+    }
 
 
 @asynccontextmanager
@@ -159,15 +159,9 @@ async def main() -> None:
                   f"without the SDK's check {median(unchecked):7.1f} ms")
 
         print("\nthe SDK's check alone (jsonschema), p50:")
-        shapes = variants(schema)
         for label, (_, _, structured) in results.items():
-            brief = label.startswith("brief")
             print(f"  {label}:")
-            for name, v in shapes.items():
-                if name.startswith("_"):
-                    continue
-                if v is None:
-                    v = shapes["_then"] if brief else shapes["_else"]
+            for name, v in variants(schema, brief=label.startswith("brief")).items():
                 print(f"    {name:<58} {check_ms(v, structured, opts.rounds):7.1f} ms")
 
         if mcp_tmux and os.path.exists(mcp_tmux):

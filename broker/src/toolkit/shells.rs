@@ -44,6 +44,13 @@ pub fn is_shell(command: &str) -> bool {
     kind(command).1.is_some()
 }
 
+/// Whether shell `name` reads its prompt's line with a line editor of its
+/// own (readline, ZLE, fish's reader), which turns the terminal's cooked
+/// mode off while it reads.
+pub fn has_line_editor(name: &str) -> bool {
+    matches!(name, "bash" | "zsh" | "fish")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

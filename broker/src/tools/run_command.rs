@@ -289,7 +289,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let limits = args.limits();
         let identity = pane.process.as_ref().ok().cloned();
         let (pane_pid, tty) = (pane.pid, pane.tty.clone());
-        let editor = matches!(shell, "bash" | "zsh" | "fish");
+        let editor = shells::has_line_editor(shell);
         let (broker, jobs) = (broker.clone(), session.jobs.clone());
         tokio::spawn(async move {
             let ended = Ended {
@@ -674,7 +674,7 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
     let cooked = tmux_mcp_engine::mirror::canonical(&pane.tty).map_err(|e| {
         act::error(&format!("Pane {id}'s terminal could not be read to tell whether its shell is at its prompt ({e}); nothing was typed."), Delivery::NotSent)
     })?;
-    if cooked && matches!(shell, "bash" | "zsh" | "fish") {
+    if cooked && shells::has_line_editor(shell) {
         return Err(act::error(&format!("Pane {id}'s {shell} is not in its line editor (its terminal is in cooked mode: it is running something that reads a line itself, such as `read`), so it is not at a prompt. Nothing was typed."), Delivery::NotSent));
     }
     let read = || async {
