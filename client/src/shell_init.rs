@@ -81,8 +81,23 @@ pub fn init(server: &ServerArgs, shell: Shell) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     };
-    print!("{}", shell.snippet().replace("@DIR@", &quoted(&dir)?));
+    print!(
+        "{}",
+        printed(shell.snippet()).replace("@DIR@", &quoted(&dir)?)
+    );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The snippet as evaluated: without its comment lines, which a shell whose
+/// `interactive_comments` is off (bash's `shopt -u`) would run as commands
+/// in an `eval`; the snippets keep every comment on a line of its own.
+fn printed(snippet: &str) -> String {
+    let mut out = String::with_capacity(snippet.len());
+    for line in snippet.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// Whether the shell this runs in (the parent process) is enrolled: a mark
@@ -126,4 +141,25 @@ pub fn check(server: &ServerArgs) -> anyhow::Result<ExitCode> {
         println!("  {}", s.rc_line());
     }
     Ok(ExitCode::from(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No `#` starts a word in what is evaluated: a comment left in it
+    /// would run as a command where interactive_comments is off.
+    #[test]
+    fn the_printed_snippets_hold_no_comment() {
+        for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+            let text = printed(shell.snippet());
+            for line in text.lines() {
+                let word_start = line
+                    .char_indices()
+                    .any(|(i, c)| c == '#' && (i == 0 || line[..i].ends_with([' ', '\t'])));
+                assert!(!word_start, "{shell:?}: {line:?}");
+            }
+            assert!(text.contains("__tmcp_take"), "{shell:?}");
+        }
+    }
 }

@@ -9,7 +9,8 @@
 //! `$?`; TEXT the run's id when the command was a broker's run), `R` the
 //! line editor took a broker's run (TEXT: its id, the length of the
 //! person's line it set aside, and 1 when the shell pressed accept-line
-//! itself, 0 when the broker must). TIME is the shell's clock (`$EPOCHREALTIME`) where it has one,
+//! itself, 0 when the broker must; `busy` or `refused:WHY` when it left its
+//! editor untouched). TIME is the shell's clock (`$EPOCHREALTIME`) where it has one,
 //! else the broker's when it read the line; CWD and TEXT escape `\`, tab,
 //! LF and CR with a backslash. The shells append with builtins only, so
 //! nothing here ever asks them or tmux anything.
@@ -196,6 +197,11 @@ pub struct Taken {
     pub script: bool,
     /// Refused: the editor held the person's text (a script needs it empty).
     pub busy: bool,
+    /// Refused by the shell, which left its editor untouched: why
+    /// (`continuation`: not at the primary prompt; `prompt-unknown`: it
+    /// cannot tell; `comments`: the line's `#` would not be a comment
+    /// there; `pager`, `search`: fish's completion pager or history search).
+    pub refused: Option<String>,
     /// The script's `/bin/sh`, once it said so.
     pub script_pid: Option<u32>,
     /// The run's command, once the shell said it started (`C`).
@@ -581,6 +587,7 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
                 accepted: how == "1",
                 script: how == "script",
                 busy: how == "busy",
+                refused: how.strip_prefix("refused:").map(str::to_string),
                 script_pid: None,
                 seq: None,
                 status: None,

@@ -709,3 +709,285 @@ async fn the_marks_directory_goes_when_empty_and_stays_while_it_holds_marks() {
         .expect("the broker outlived its server");
     assert!(!marks.exists(), "the marks directory outlived the server");
 }
+
+/// The text of a refused call (its content, joined).
+fn refusal(r: &rmcp::model::CallToolResult) -> String {
+    assert_eq!(r.is_error, Some(true), "expected a refusal: {r:?}");
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The person is inside a here-document (`cat > FILE <<EOF`, a line typed,
+/// not entered): the agent's command is refused by the shell itself, which
+/// leaves its editor as it was, and the file holds only what the person
+/// typed; at the primary prompt the same command runs.
+async fn a_continuation_line_is_never_taken(shell: &str) {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let pane = shell_pane(&srv, shell);
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let _ = cleared(&srv, &pane);
+    let file = srv.scratch(&format!("notes-{shell}.conf"));
+    type_line(&srv, &pane, &format!("cat > {} <<EOF", file.display()));
+    wait_row(&srv, &pane, |l| l.trim_end().ends_with('>'));
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "listen=8080"]);
+    wait_row(&srv, &pane, |l| l.ends_with("listen=8080"));
+
+    let got = c
+        .call_raw(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo AGENT-DID-IT", "timeoutMs": 5000 }),
+        )
+        .await;
+    let text = refusal(&got);
+    assert!(text.contains("continuation"), "{text}");
+    // The person's line is untouched: finishing the here-document writes
+    // exactly what they typed.
+    wait_row(&srv, &pane, |l| l.ends_with("listen=8080"));
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    type_line(&srv, &pane, "EOF");
+    let written = poll(Duration::from_secs(10), || {
+        std::fs::read_to_string(&file)
+            .ok()
+            .filter(|s| !s.is_empty())
+    });
+    assert_eq!(
+        written.as_deref(),
+        Some("listen=8080\n"),
+        "{}",
+        screen(&srv, &pane)
+    );
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let ok = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo at-the-prompt", "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(
+        (&ok["state"], &ok["output"]["text"]),
+        (&json!("done"), &json!("at-the-prompt\n")),
+        "{ok:#}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_a_continuation_line_is_never_taken() {
+    a_continuation_line_is_never_taken("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_a_continuation_line_is_never_taken() {
+    a_continuation_line_is_never_taken("zsh").await;
+}
+
+/// A program the shell started without reporting it holds the terminal
+/// (bash: the person's own DEBUG trap, so no command mark; zsh:
+/// edit-command-line; fish: Alt-E, both from the line editor): the marks
+/// say "at the prompt", the kernel says the foreground is another program,
+/// so nothing is sent, and what the person then types is all the program
+/// gets.
+async fn nothing_is_sent_while_another_program_holds_the_terminal(shell: &str) {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let pane = shell_pane(&srv, shell);
+    let file = srv.scratch(&format!("edited-{shell}"));
+    let f = file.display().to_string();
+    // The "editor" is `tee`: it reads the terminal and writes the file.
+    match shell {
+        "bash" => type_line(&srv, &pane, "trap ': person' DEBUG"),
+        "zsh" => type_line(&srv, &pane, &format!("VISUAL='tee -a {f}'; autoload -Uz edit-command-line; zle -N edit-command-line; bindkey '^X' edit-command-line")),
+        // Alt-E's edit_command_buffer needs fish's config; a binding of
+        // the person's own starts the program the same way.
+        _ => type_line(&srv, &pane, &format!("bind \\ee 'tee -a {f}'")),
+    }
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let _ = cleared(&srv, &pane);
+    match shell {
+        "bash" => type_line(&srv, &pane, &format!("tee -a {f}")),
+        "zsh" => {
+            srv.tmux(&["send-keys", "-t", &pane, "C-x"]);
+        }
+        _ => {
+            srv.tmux(&["send-keys", "-t", &pane, "M-e"]);
+        }
+    }
+    poll(Duration::from_secs(10), || {
+        (srv.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_current_command}",
+        ])
+        .trim()
+            == "tee")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("tee never held {pane}: {}", screen(&srv, &pane)));
+    // The broker still believes the shell is at its prompt.
+    let s = shell_of(&c, &pane).await.expect("enrolled");
+    assert_eq!(s["state"], json!("prompt"), "{s:#}");
+
+    let got = c
+        .call_raw(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo AGENT-DID-IT", "timeoutMs": 5000 }),
+        )
+        .await;
+    let text = refusal(&got);
+    assert!(
+        text.contains("foreground") && text.contains("tee") && text.contains("Nothing was sent"),
+        "{text}"
+    );
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "person-typed"]);
+    srv.tmux(&["send-keys", "-t", &pane, "Enter", "C-d"]);
+    let written = poll(Duration::from_secs(10), || {
+        std::fs::read_to_string(&file)
+            .ok()
+            .filter(|s| s.contains("person-typed"))
+    })
+    .unwrap_or_else(|| panic!("tee never wrote: {}", screen(&srv, &pane)));
+    // fish leaves its terminal raw for a binding's program: `^M^D` come as
+    // bytes; never the chord or the command.
+    assert!(
+        written.starts_with("person-typed")
+            && !written.contains(['\x1b', '~'])
+            && !written.contains("AGENT"),
+        "{written:?}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_nothing_is_sent_while_another_program_holds_the_terminal() {
+    nothing_is_sent_while_another_program_holds_the_terminal("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_nothing_is_sent_while_another_program_holds_the_terminal() {
+    nothing_is_sent_while_another_program_holds_the_terminal("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_nothing_is_sent_while_another_program_holds_the_terminal() {
+    nothing_is_sent_while_another_program_holds_the_terminal("fish").await;
+}
+
+/// A shell that inherited another pane's TMUX_PANE writes that pane's
+/// marks: the pane's own program (here `tee`) is never sent the chord,
+/// since the writer of the marks is not on the pane's terminal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shell_with_an_inherited_tmux_pane_gets_nothing_sent_to_that_pane() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let pane = shell_pane(&srv, "bash");
+    let other = shell_pane(&srv, "bash");
+    let file = srv.scratch("inherited");
+    let f = file.display().to_string();
+    // The other pane's shell says it is `pane`'s.
+    type_line(&srv, &other, &format!("export TMUX_PANE={pane}"));
+    type_line(&srv, &other, &enroll_line("bash"));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    type_line(&srv, &pane, &format!("tee -a {f}"));
+    poll(Duration::from_secs(10), || {
+        (srv.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_current_command}",
+        ])
+        .trim()
+            == "tee")
+            .then_some(())
+    })
+    .expect("tee in the pane");
+    let got = c
+        .call_raw(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo AGENT-DID-IT", "timeoutMs": 5000 }),
+        )
+        .await;
+    let text = refusal(&got);
+    assert!(
+        text.contains("not on pane") && text.contains("Nothing was sent"),
+        "{text}"
+    );
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "person-typed"]);
+    srv.tmux(&["send-keys", "-t", &pane, "Enter", "C-d"]);
+    let written = poll(Duration::from_secs(10), || {
+        std::fs::read_to_string(&file)
+            .ok()
+            .filter(|s| s.contains("person-typed"))
+    });
+    assert_eq!(written.as_deref(), Some("person-typed\n"));
+    // The other pane's screen got no chord either.
+    assert!(
+        !screen(&srv, &other).contains("AGENT"),
+        "{}",
+        screen(&srv, &other)
+    );
+    c.close().await;
+}
+
+/// `rm -rf ./cache # keep src` where the person's shell would not read `#`
+/// as a comment (zsh's default; bash with interactive_comments off) is
+/// refused with nothing run, so `src` survives; where it would, it runs.
+async fn a_comment_means_what_the_shell_means(shell: &str) {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let pane = shell_pane(&srv, shell);
+    let dir = srv.scratch(&format!("comments-{shell}"));
+    std::fs::create_dir_all(dir.join("cache")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    type_line(&srv, &pane, &format!("cd {}", dir.display()));
+    // Off before enrolling: the snippet itself must evaluate so.
+    if shell == "bash" {
+        type_line(&srv, &pane, "shopt -u interactive_comments");
+    }
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let command = "rm -rf ./cache # keep src";
+    let got = c
+        .call_raw(
+            "run_command",
+            json!({ "paneId": pane, "command": command, "timeoutMs": 5000 }),
+        )
+        .await;
+    let text = refusal(&got);
+    assert!(text.contains("comment"), "{text}");
+    assert!(dir.join("cache").is_dir() && dir.join("src").is_dir());
+    // Comments on: the same line runs and keeps src.
+    let on = match shell {
+        "bash" => "shopt -s interactive_comments",
+        _ => "setopt interactive_comments",
+    };
+    type_line(&srv, &pane, on);
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let ran = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": command, "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(ran["exitStatus"], json!(0), "{ran:#}");
+    assert!(!dir.join("cache").exists() && dir.join("src").is_dir());
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_a_comment_means_what_the_shell_means() {
+    a_comment_means_what_the_shell_means("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_a_comment_means_what_the_shell_means() {
+    a_comment_means_what_the_shell_means("zsh").await;
+}

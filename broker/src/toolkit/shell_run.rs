@@ -24,6 +24,7 @@ use crate::session::Session;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::marks::{Command, Taken};
+use tmux_mcp_engine::registry::Pane;
 use tmux_mcp_engine::Broker;
 
 /// `ESC [ 9 4 0 0 ~`: take the command from the request file.
@@ -86,16 +87,68 @@ fn chord(pane: &str, keys: &str) -> Vec<String> {
     argv
 }
 
+/// What the kernel says of the pane's terminal, checked right before the
+/// key chord is sent (the marks are evidence, never the proof): the enrolled
+/// shell's process has the pane's terminal as its controlling terminal, its
+/// process group is the terminal's foreground (not `vim`, `cat` or an editor
+/// it started, whatever its marks say), and the terminal is out of cooked
+/// mode (a line editor reads, not `read` or a here-document read by a shell
+/// without one). `Err` says which failed.
+pub fn shell_holds_terminal(pane: &Pane, shell: &ShellRecord) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    use tmux_mcp_core::platform::process_table;
+    let id = &pane.id;
+    let st = process_table::stat(shell.pid).map_err(|e| {
+        format!(
+            "the enrolled {} (pid {}) could not be read ({e})",
+            shell.name, shell.pid
+        )
+    })?;
+    let tty = std::fs::metadata(&pane.tty)
+        .map_err(|e| format!("pane {id}'s terminal {} could not be read ({e})", pane.tty))?;
+    if st.tty_nr == 0 || st.tty_nr != tty.rdev() {
+        return Err(format!(
+            "the enrolled {} (pid {}) is not on pane {id}'s terminal {} (a shell of another pane that inherited TMUX_PANE={id}?)",
+            shell.name, shell.pid, pane.tty
+        ));
+    }
+    if st.tpgid != st.pgrp || u32::try_from(st.pgrp).ok() != Some(shell.pid) {
+        let holder = u32::try_from(st.tpgid)
+            .ok()
+            .and_then(|p| process_table::stat(p).ok())
+            .map_or_else(
+                || format!("process group {}", st.tpgid),
+                |p| format!("{:?} (pid {})", p.comm, p.pid),
+            );
+        return Err(format!(
+            "the foreground of pane {id}'s terminal is {holder}, not its enrolled {} (pid {})",
+            shell.name, shell.pid
+        ));
+    }
+    match tmux_mcp_engine::mirror::canonical(&pane.tty) {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(format!(
+            "pane {id}'s terminal is in cooked mode: its {} is not reading in its line editor (a builtin such as `read` has it)",
+            shell.name
+        )),
+        Err(e) => Err(format!("pane {id}'s terminal mode could not be read ({e})")),
+    }
+}
+
 /// Hands `request` to the enrolled shell of `pane` (waiting up to `turn`
 /// for another run of that shell to end); returns once its line editor
-/// took it.
+/// took it. Nothing is sent unless [`shell_holds_terminal`] holds; the
+/// shell's binding itself refuses (and leaves its editor as it was) unless
+/// it reads at its primary prompt.
 pub async fn start(
     session: &Session,
-    pane: &str,
+    pane: &Pane,
     request: Request<'_>,
     id: &str,
     turn: Duration,
 ) -> Result<Run, NotStarted> {
+    let pane_ref = pane;
+    let pane = pane.id.as_str();
     let marks = &session.broker.marks;
     let lock = marks.run_lock(pane);
     let Ok(guard) = tokio::time::timeout(turn, lock.lock_owned()).await else {
@@ -119,6 +172,13 @@ pub async fn start(
                 "Pane {pane}'s shell is running {:?}. Try again at its prompt.",
                 shell.command.as_deref().unwrap_or_default()
             ),
+            Delivery::NotSent,
+        ));
+    }
+    if let Err(why) = shell_holds_terminal(pane_ref, &shell) {
+        return Err(not_started(
+            "not_at_prompt",
+            format!("Pane {pane}'s shell is not proven at its prompt: {why}. Nothing was sent."),
             Delivery::NotSent,
         ));
     }
@@ -175,6 +235,21 @@ pub async fn start(
             Delivery::Observed,
         ));
     };
+    if let Some(why) = &taken.refused {
+        let what = match why.as_str() {
+            "continuation" => "its line editor reads a continuation line (a here-document, an open quote or an unfinished compound command the person is typing), not the primary prompt".to_string(),
+            "prompt-unknown" => "it cannot tell which prompt its line editor reads at (PS2 was set after the shell-init line by something that runs at every prompt, or promptvars is off)".to_string(),
+            "comments" => "the command holds `#`, which this shell (interactive_comments off) would not read as a comment, where the parse check did; the command would mean something else".to_string(),
+            "pager" => "its completion pager is open".to_string(),
+            "search" => "a history search is open in its line editor".to_string(),
+            other => format!("it refused ({other})"),
+        };
+        return Err(not_started(
+            if why == "comments" { "invalid_input" } else { "not_at_prompt" },
+            format!("Pane {pane}'s shell refused the request: {what}. Nothing ran; only the 7-byte key chord ESC [9400~ was sent, which the shell's binding took and ignored, leaving the person's line as it was."),
+            Delivery::Observed,
+        ));
+    }
     if taken.busy {
         return Err(not_started(
             "editor_busy",

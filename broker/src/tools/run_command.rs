@@ -347,7 +347,7 @@ async fn enrolled_run(
     let id = tmux_mcp_core::sys::random_hex(16);
     let run = match shell_run::start(
         session,
-        &pane.id,
+        pane,
         shell_run::Request::Line(&args.command),
         &id,
         Duration::from_millis(timeout_ms),

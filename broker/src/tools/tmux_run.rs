@@ -276,7 +276,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     let started = std::time::Instant::now();
     let run = match shell_run::start(
         session,
-        &pane.id,
+        &pane,
         Request::Script {
             wrapper: &files.wrapper,
             out: &files.out,
@@ -290,7 +290,8 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Ok(r) => r,
         Err(e) => {
             let code = match e.code {
-                "editor_busy" | "busy" | "editor_unavailable" | "not_enrolled" => "policy_denied",
+                "editor_busy" | "busy" | "editor_unavailable" | "not_enrolled"
+                | "not_at_prompt" => "policy_denied",
                 "unavailable" => "unsupported",
                 c => c,
             };

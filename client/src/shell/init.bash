@@ -7,7 +7,15 @@ if [[ $- == *i* && -n ${TMUX_PANE-} && -z ${__tmcp_f-} ]]; then
 __tmcp_d=@DIR@
 __tmcp_f=$__tmcp_d/$TMUX_PANE
 __tmcp_at=
-__tmcp_put() { # KIND STATUS CWD TEXT
+# Which prompt the line editor reads at: a continuation prompt (PS2: a
+# here-document, an open quote, a `do` without `done`) sets __tmcp_c to 1
+# as it is drawn, through an empty expansion appended to PS2 (no fork); each
+# primary prompt's precmd sets it to 0 and puts the expansion back if PS2
+# was set anew. Unset until the first prompt, so nothing is taken before.
+__tmcp_c=
+__tmcp_ps2='${__tmcp_v[__tmcp_c=1]-}'
+# __tmcp_put KIND STATUS CWD TEXT
+__tmcp_put() {
     [[ -d $__tmcp_d ]] || return 0
     local s=${3//\\/\\\\} c=${4//\\/\\\\}
     s=${s//$'\t'/\\t} c=${c//$'\t'/\\t}
@@ -18,11 +26,14 @@ __tmcp_put() { # KIND STATUS CWD TEXT
 __tmcp_precmd() {
     local s=$?
     __tmcp_at=
+    __tmcp_c=0
+    [[ $PS2 == *"$__tmcp_ps2"* ]] || ! shopt -q promptvars || PS2+=$__tmcp_ps2
     # An agent's line (run_command) leaves no history entry.
     [[ -n ${__tmcp_job-} && $HISTCMD != "${__tmcp_h-}" ]] && builtin history -d $((HISTCMD - 1))
     __tmcp_put P "$s" "$PWD" "${__tmcp_job-}"
     __tmcp_job=
-    __tmcp_h=$HISTCMD # the number the next line gets if history keeps it
+    # The number the next line gets if history keeps it.
+    __tmcp_h=$HISTCMD
     return $s
 }
 __tmcp_arm() { __tmcp_at=1; }
@@ -62,11 +73,25 @@ fi
 # $__tmcp_f.run and sends private key chords; the line editor takes the
 # command as if typed (\e[9400~), the broker then presses accept-line
 # (\e[9401~), and gives the person's half-typed line back after (\e[9402~).
+# Refused (an R mark saying why, the editor untouched) unless the editor
+# reads at the primary prompt, as proven by __tmcp_c; a line with `#` when
+# interactive_comments is off (the broker's parse check reads comments).
 __tmcp_take() {
-    local id cmd
+    local id cmd why=
     [[ -f $__tmcp_f.run ]] || return 0
     { IFS= read -r id; IFS= read -r -d '' cmd; } <"$__tmcp_f.run"
     [[ -n $id ]] || return 0
+    if [[ $__tmcp_c != 0 ]]; then
+        why=continuation
+    elif [[ $PS2 != *"$__tmcp_ps2"* ]] || ! shopt -q promptvars; then
+        why=prompt-unknown
+    elif [[ $id != *' script' && $cmd == *'#'* ]] && ! shopt -q interactive_comments; then
+        why=comments
+    fi
+    if [[ -n $why ]]; then
+        __tmcp_put R "" "$PWD" "${id% script} 0 refused:$why"
+        return 0
+    fi
     if [[ $id == *' script' ]]; then
         # tmux_run: an authored script, only into an idle, empty editor; it
         # runs under /bin/sh with its output in the broker's files.

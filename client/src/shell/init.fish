@@ -12,7 +12,8 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         set s (string replace -a -- \r \\r $s)
         string join -- \\n $s
     end
-    function __tmcp_put # KIND STATUS TEXT
+    # __tmcp_put KIND STATUS TEXT
+    function __tmcp_put
         test -d $__tmcp_d; or return 0
         # Escaping only what needs it keeps a prompt's cost down.
         set -l s $PWD
@@ -38,6 +39,18 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         read -z -l all <$__tmcp_f.run
         set -l parts (string split -m1 \n -- $all)
         test -n "$parts[1]"; or return 0
+        # Refused (an R mark saying why, the editor untouched) while the
+        # pager (completions) or a history search is open.
+        set -l why
+        if commandline --paging-mode
+            set why pager
+        else if commandline --search-mode
+            set why search
+        end
+        if test -n "$why"
+            __tmcp_put R '' (string replace ' script' '' -- $parts[1])" 0 refused:$why"
+            return 0
+        end
         if string match -q '* script' -- $parts[1]
             # tmux_run: an authored script, only into an idle, empty editor;
             # it runs under /bin/sh with its output in the broker's files.

@@ -7,7 +7,8 @@ if [[ -o interactive && -n ${TMUX_PANE-} && -z ${__tmcp_f-} ]]; then
 typeset -g __tmcp_d=@DIR@
 typeset -g __tmcp_f=$__tmcp_d/$TMUX_PANE
 zmodload -F zsh/datetime p:EPOCHREALTIME 2>/dev/null
-__tmcp_put() { # KIND STATUS CWD TEXT
+# __tmcp_put KIND STATUS CWD TEXT
+__tmcp_put() {
     emulate -L zsh
     [[ -d $__tmcp_d ]] || return 0
     local s=${3//\\/\\\\} c=${4//\\/\\\\}
@@ -28,12 +29,28 @@ __tmcp_addhist() { [[ -z ${__tmcp_job-} ]]; }
 # $__tmcp_f.run and sends a private key chord (\e[9400~); the line editor
 # takes the command as if typed, the person's half-typed line pushed and
 # given back at the next prompt (push-line).
+# Refused (an R mark saying why, the editor untouched) unless ZLE reads at
+# the primary prompt ($CONTEXT start, nothing read before: not a
+# here-document's or an open quote's continuation); a line holding a comment
+# when interactive_comments is off (the person's zsh would run `# …` as
+# words, the broker's parse check reads it as a comment).
 __tmcp_take() {
+    local ctx=$CONTEXT ic=$options[interactivecomments]
     emulate -L zsh
-    local id cmd
+    local id cmd why=
     [[ -f $__tmcp_f.run ]] || return 0
     { IFS= read -r id; IFS= read -r -d '' cmd } <$__tmcp_f.run
     [[ -n $id ]] || return 0
+    if [[ $ctx != start || -n $PREBUFFER ]]; then
+        why=continuation
+    elif [[ $id != *' script' && $ic != on ]]; then
+        local -a words=(${(Z+c+)cmd}) code=(${(Z+C+)cmd})
+        (( $#words == $#code )) || why=comments
+    fi
+    if [[ -n $why ]]; then
+        __tmcp_put R '' $PWD "${id% script} 0 refused:$why"
+        return 0
+    fi
     if [[ $id == *' script' ]]; then
         # tmux_run: an authored script, only into an idle, empty editor; it
         # runs under /bin/sh with its output in the broker's files.
