@@ -46,6 +46,24 @@ pub fn async_fd(
         .map_err(|e| io::Error::other(e.to_string()))
 }
 
+/// Opens the FIFO at `path` for reading without blocking, and for writing
+/// too (the second descriptor): while the caller holds that writer, reads
+/// never see end of file, so the reader waits for data (not for a writer to
+/// come) and ends when the caller says, not when the last writer closes.
+pub fn open_fifo(path: &std::path::Path) -> io::Result<(OwnedFd, OwnedFd)> {
+    use rustix::fs::{open, Mode, OFlags};
+    let flags = OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let reader = open(path, OFlags::RDONLY | flags, Mode::empty())?;
+    let writer = open(path, OFlags::WRONLY | flags, Mode::empty())?;
+    Ok((reader, writer))
+}
+
+/// Reads what `fd` holds now into `buf` (a non-blocking descriptor:
+/// `WouldBlock` when nothing is there; 0 at end of file).
+pub fn read_now(fd: &impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
+    rustix::io::read(fd, buf).map_err(Into::into)
+}
+
 /// Seconds on the system's monotonic clock (CLOCK_MONOTONIC; epoch arbitrary).
 pub fn monotonic_seconds() -> f64 {
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);

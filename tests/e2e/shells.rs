@@ -575,6 +575,32 @@ async fn tmux_run_in(shell: &str) {
         .call_envelope("tmux_run", json!({ "target": target, "script": "i=0; while [ $i -lt 200 ]; do echo 0123456789; i=$((i+1)); done", "max_output_bytes": 1000 }))
         .await;
     big.expect_error("capacity", "observed");
+    // Only the captured streams are limited: the files a script writes are
+    // whole (a `ulimit -f` cut them at max_output_bytes + 1 with a success).
+    let files = c
+        .call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "d=$(mktemp -d); head -c 300000 /dev/zero >\"$d/a\"; cp \"$d/a\" \"$d/b\"; wc -c <\"$d/b\"; rm -r \"$d\"", "max_output_bytes": 1000 }),
+        )
+        .await;
+    let d = files.data();
+    assert_eq!(
+        (
+            &d["completion"]["exit_status"],
+            d["stdout"]["data"].as_str().map(str::trim)
+        ),
+        (&json!(0), Some("300000")),
+        "{d:#}"
+    );
+    // Over the limit on stderr, too, with the script's own status.
+    let loud = c
+        .call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "head -c 5000 /dev/zero >&2; echo done", "max_output_bytes": 1000 }),
+        )
+        .await;
+    let text = loud.expect_error("capacity", "observed");
+    assert!(text.contains("stderr"), "{text}");
 
     // A sleep of its own length per shell (the three tests run at once).
     let sleep = match shell {

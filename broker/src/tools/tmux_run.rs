@@ -10,9 +10,11 @@
 //! binding itself (so nothing appears on the pane and nothing enters
 //! history) and writes the status as a mark. The wrapper runs an inner
 //! `/bin/sh` that says its pid (so a script past the timeout can be
-//! stopped), limits the files it writes to `max_output_bytes` + 1
-//! (`ulimit -f`), and sources the script. The script inherits the shell's
-//! environment and working directory.
+//! stopped) and sources the script. OUT and ERR are FIFOs the broker reads
+//! while the script runs ([`Pipe`]), at most `max_output_bytes` + 1 bytes
+//! each: only the captured streams are limited, never the files the script
+//! writes (a `ulimit -f` would cut those too). The script inherits the
+//! shell's environment and working directory.
 //!
 //! Output over `max_output_bytes` is the error `capacity` (`observed`: the
 //! script ran), never a truncated success. A script still running at the
@@ -140,12 +142,16 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
     c.run_seed_mutation(call)
 }
 
-/// The run's files in the marks directory; removed when dropped.
+/// The run's files in the marks directory; removed when dropped, the
+/// FIFOs' paths before their readers close, so a shell that has not opened
+/// one yet finds no path (and fails) rather than a FIFO without a reader (on
+/// which its open would wait for ever).
 struct Files {
     script: PathBuf,
     wrapper: PathBuf,
     out: PathBuf,
     err: PathBuf,
+    pipes: Option<(Pipe, Pipe)>,
 }
 
 impl Drop for Files {
@@ -153,6 +159,75 @@ impl Drop for Files {
         for p in [&self.script, &self.wrapper, &self.out, &self.err] {
             let _ = std::fs::remove_file(p);
         }
+        drop(self.pipes.take());
+    }
+}
+
+/// One of the script's streams, read through a FIFO while the script runs:
+/// at most `max` + 1 bytes; past `max` the read end closes, so the writer
+/// gets SIGPIPE and the call is the error `capacity`. Only the captured
+/// streams are limited, never the files the script writes.
+struct Pipe {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<(Vec<u8>, bool)>,
+}
+
+impl Pipe {
+    fn open(path: &Path, max: usize) -> std::io::Result<Pipe> {
+        tmux_mcp_core::platform::mkfifo(path)?;
+        let (reader, writer) = sys::open_fifo(path)?;
+        let fd = sys::async_fd(reader, tokio::io::Interest::READABLE)?;
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            // Held so that no read sees end of file before the script ends.
+            let _writer = writer;
+            let mut kept = Vec::new();
+            let mut chunk = vec![0u8; 16 << 10];
+            let mut take = |kept: &mut Vec<u8>| loop {
+                match sys::read_now(fd.get_ref(), &mut chunk) {
+                    Ok(0) => return true,
+                    Ok(n) => {
+                        kept.extend_from_slice(&chunk[..n]);
+                        if kept.len() > max {
+                            return true;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return e.kind() != std::io::ErrorKind::WouldBlock,
+                }
+            };
+            loop {
+                tokio::select! {
+                    ready = fd.readable() => {
+                        let Ok(mut guard) = ready else { break };
+                        guard.clear_ready();
+                        if take(&mut kept) {
+                            break;
+                        }
+                    }
+                    // The script ended (or the call did): what is left.
+                    _ = &mut stopped => {
+                        take(&mut kept);
+                        break;
+                    }
+                }
+            }
+            let over = kept.len() > max;
+            kept.truncate(max + 1);
+            (kept, over)
+        });
+        Ok(Pipe {
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    /// What the script wrote to it, and whether that was over the limit.
+    async fn finish(&mut self) -> (Vec<u8>, bool) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task).await.unwrap_or_default()
     }
 }
 
@@ -161,15 +236,14 @@ fn quoted(p: &Path) -> String {
 }
 
 fn files(dir: &Path, pane: &str, id: &str, script: &str, max: usize) -> std::io::Result<Files> {
-    let f = Files {
+    let mut f = Files {
         script: dir.join(format!("{pane}.{id}.script")),
         wrapper: dir.join(format!("{pane}.{id}.sh")),
         out: dir.join(format!("{pane}.{id}.out")),
         err: dir.join(format!("{pane}.{id}.err")),
+        pipes: None,
     };
     std::fs::write(&f.script, script)?;
-    // ulimit -f counts 512-byte blocks: one byte over the limit is caught.
-    let blocks = (max + 1).div_ceil(512) + 1;
     // The script runs in an inner /bin/sh that says its pid (the one a
     // timeout stops): the outer one, the shell's child, always exits
     // normally, since bash puts its terminal back in cooked mode after a
@@ -178,11 +252,12 @@ fn files(dir: &Path, pane: &str, id: &str, script: &str, max: usize) -> std::io:
     std::fs::write(
         &f.wrapper,
         format!(
-            "/bin/sh -c '__tmcp_s=$1; printf \"S\\tsh\\t%s\\t\\t\\t\\t%s\\n\" \"$$\" \"$2\" >>\"$3\"; ulimit -f \"$4\" 2>/dev/null; set --; . \"$__tmcp_s\"' sh {script} '{id}' {marks} {blocks}\nexit $?\n",
+            "/bin/sh -c '__tmcp_s=$1; printf \"S\\tsh\\t%s\\t\\t\\t\\t%s\\n\" \"$$\" \"$2\" >>\"$3\"; set --; . \"$__tmcp_s\"' sh {script} '{id}' {marks}\nexit $?\n",
             marks = quoted(&dir.join(pane)),
             script = quoted(&f.script),
         ),
     )?;
+    f.pipes = Some((Pipe::open(&f.out, max)?, Pipe::open(&f.err, max)?));
     Ok(f)
 }
 
@@ -318,16 +393,21 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             return refs::fail("observation_lost", &format!("The script's end was not seen: {why}."), Delivery::Observed)
         }
     };
-    let (out, err) = (
-        std::fs::read(&files.out).unwrap_or_default(),
-        std::fs::read(&files.err).unwrap_or_default(),
-    );
-    if out.len() > max || err.len() > max || status == 128 + 25 {
+    let mut files = files;
+    let Some((out_pipe, err_pipe)) = files.pipes.as_mut() else {
+        return refs::fail(
+            "observation_lost",
+            "The script's output was not read.",
+            Delivery::Observed,
+        );
+    };
+    let ((out, out_over), (err, err_over)) = tokio::join!(out_pipe.finish(), err_pipe.finish());
+    if out_over || err_over {
         return refs::fail(
             "capacity",
             &format!(
-                "The script wrote more than max_output_bytes ({max}) to {} (the file size limit stops it there; status {status}). It ran; nothing of its output is returned.",
-                if out.len() > max { "stdout" } else if err.len() > max { "stderr" } else { "a file" }
+                "The script wrote more than max_output_bytes ({max}) to {}: the broker stopped reading there, so its writer got SIGPIPE (status {status}). It ran; nothing of its output is returned.",
+                if out_over { "stdout" } else { "stderr" }
             ),
             Delivery::Observed,
         );

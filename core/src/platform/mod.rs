@@ -28,8 +28,8 @@ mod linux;
 
 #[cfg(target_os = "linux")]
 pub use linux::{
-    cwd_of, exit_fd, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory, Pty,
-    Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
+    cwd_of, exit_fd, mkfifo, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory,
+    Pty, Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
 };
 
 #[cfg(target_os = "macos")]
@@ -37,8 +37,8 @@ mod darwin;
 
 #[cfg(target_os = "macos")]
 pub use darwin::{
-    cwd_of, exit_fd, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory, Pty,
-    Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
+    cwd_of, exit_fd, mkfifo, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory,
+    Pty, Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
 };
 
 /// The Darwin backend's decisions are pure functions: built on every OS in

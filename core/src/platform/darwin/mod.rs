@@ -253,6 +253,20 @@ pub fn open_pty() -> io::Result<Pty> {
     })
 }
 
+/// Makes a FIFO (named pipe) at `path`, readable and writable by its owner
+/// only (`mkfifo(3)`; rustix has no `mkfifoat` for Apple targets).
+pub fn mkfifo(path: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// The working directory of process `pid` (`proc_pidinfo`
 /// `PROC_PIDVNODEPATHINFO`, `pvi_cdir`).
 pub fn cwd_of(pid: u32) -> io::Result<PathBuf> {

@@ -169,6 +169,17 @@ pub fn open_pty() -> io::Result<Pty> {
 }
 
 /// The working directory of process `pid`.
+/// Makes a FIFO (named pipe) at `path`, readable and writable by its owner
+/// only (`mkfifo(3)`).
+pub fn mkfifo(path: &std::path::Path) -> io::Result<()> {
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .map_err(Into::into)
+}
+
 pub fn cwd_of(pid: u32) -> io::Result<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd"))
 }
