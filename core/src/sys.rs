@@ -97,6 +97,14 @@ pub fn terminate(pid: u32) -> io::Result<()> {
     )?)
 }
 
+/// Sends SIGKILL to `pid` (what a process that ignores SIGTERM gets).
+pub fn kill_hard(pid: u32) -> io::Result<()> {
+    Ok(rustix::process::kill_process(
+        process_id(pid)?,
+        rustix::process::Signal::KILL,
+    )?)
+}
+
 /// `pid` as the kernel's process id; no process has 0 or one beyond
 /// `i32::MAX`, so those are `ESRCH`.
 pub fn process_id(pid: u32) -> io::Result<rustix::process::Pid> {

@@ -1017,3 +1017,123 @@ async fn bash_a_comment_means_what_the_shell_means() {
 async fn zsh_a_comment_means_what_the_shell_means() {
     a_comment_means_what_the_shell_means("zsh").await;
 }
+
+/// The person presses Ctrl-C while an agent's script runs from the shell's
+/// binding: the call says so at once (the script's SIGINT), not at its
+/// deadline; the shell is left at its prompt, in its line editor, and the
+/// next run works. A pane in copy mode gets nothing (the chord would go to
+/// the mode and throw the person out of it).
+async fn tmux_run_interrupted_and_copy_mode(shell: &str) {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(
+        &srv,
+        &[
+            "--scope",
+            "server",
+            "--safety",
+            "destructive",
+            "--enable-tool",
+            "tmux_run",
+        ],
+    )
+    .await;
+    let generation = generation(&c).await;
+    let pane = shell_pane(&srv, shell);
+    let target = pane_ref(&generation, &pane);
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let _ = cleared(&srv, &pane);
+
+    let started = std::time::Instant::now();
+    let (ran, ()) = tokio::join!(
+        c.call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "sleep 20; echo never", "timeout_ms": 15000 }),
+        ),
+        async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            srv.tmux(&["send-keys", "-t", &pane, "C-c"]);
+        }
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "told after {:?}: {:#}",
+        started.elapsed(),
+        ran.structured
+    );
+    match ran.data().get("completion") {
+        Some(done) => assert_eq!(done["signal"], json!(2), "{:#}", ran.structured),
+        None => {
+            let text = ran.expect_error("observation_lost", "observed");
+            assert!(text.contains("interrupted"), "{text}");
+        }
+    }
+    // Back in its editor: the next script runs.
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let again = poll_async(Duration::from_secs(5), || async {
+        let r = c
+            .call_envelope(
+                "tmux_run",
+                json!({ "target": target, "script": "echo again" }),
+            )
+            .await;
+        (r.data()["stdout"]["data"] == json!("again\n")).then_some(())
+    })
+    .await;
+    assert!(again.is_some(), "{}", screen(&srv, &pane));
+    assert!(
+        !screen(&srv, &pane).contains("9400"),
+        "{}",
+        screen(&srv, &pane)
+    );
+
+    // A script that ignores SIGTERM is killed at its deadline, so it cannot
+    // hold the person's prompt; the shell takes the next script.
+    let stubborn = c
+        .call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "trap '' TERM; sleep 40", "timeout_ms": 1000 }),
+        )
+        .await;
+    let text = stubborn.expect_error("deadline", "observed");
+    assert!(
+        text.contains("SIGKILL") && text.contains("ended with status"),
+        "{text}"
+    );
+    let after = c
+        .call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "echo after" }),
+        )
+        .await;
+    assert_eq!(after.data()["stdout"]["data"], json!("after\n"));
+
+    srv.tmux(&["copy-mode", "-t", &pane]);
+    let refused = c
+        .call_envelope("tmux_run", json!({ "target": target, "script": "echo no" }))
+        .await;
+    let text = refused.expect_error("policy_denied", "not_sent");
+    assert!(text.contains("copy mode"), "{text}");
+    assert_eq!(
+        srv.tmux(&["display-message", "-p", "-t", &pane, "#{pane_in_mode}"])
+            .trim(),
+        "1",
+        "the person was thrown out of copy mode"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_tmux_run_interrupted_and_copy_mode() {
+    tmux_run_interrupted_and_copy_mode("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_tmux_run_interrupted_and_copy_mode() {
+    tmux_run_interrupted_and_copy_mode("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_tmux_run_interrupted_and_copy_mode() {
+    tmux_run_interrupted_and_copy_mode("fish").await;
+}

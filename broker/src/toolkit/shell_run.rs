@@ -175,6 +175,13 @@ pub async fn start(
             Delivery::NotSent,
         ));
     }
+    if pane_ref.in_mode != 0 {
+        return Err(not_started(
+            "not_at_prompt",
+            format!("Pane {pane} is in copy mode (or another mode): the key chord would go to the mode, not to its shell's line editor. Nothing was sent."),
+            Delivery::NotSent,
+        ));
+    }
     if let Err(why) = shell_holds_terminal(pane_ref, &shell) {
         return Err(not_started(
             "not_at_prompt",
@@ -279,12 +286,19 @@ pub async fn start(
 pub enum ScriptEnd {
     /// `$?` of its `/bin/sh`.
     Status(i32),
-    /// Still running at the deadline: its `/bin/sh` was sent SIGTERM.
+    /// Still running at the deadline: its `/bin/sh` and every process
+    /// under it were sent SIGTERM, and SIGKILL two seconds later if still
+    /// there (`killed`).
     TimedOut {
         stopped: Option<i32>,
+        killed: bool,
     },
     Lost(String),
 }
+
+/// How long a script's end mark may lag its `/bin/sh`'s exit before the end
+/// counts as lost (the binding that writes it was interrupted).
+const END_MARK_WAIT: Duration = Duration::from_millis(500);
 
 /// Waits up to `timeout` for the script of `run` to end; at the deadline its
 /// `/bin/sh` and every process under it get SIGTERM, and two more seconds
@@ -299,12 +313,22 @@ pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> Scrip
     };
     let until = |deadline: tokio::time::Instant| async move {
         let mut changed = marks.changed();
+        let mut script_gone: Option<tokio::time::Instant> = None;
         loop {
             if let Some(s) = ended(marks) {
                 return Ok(s);
             }
             if !shell_alive(broker, run) {
                 return Err("the pane's shell exited before the script ended".to_string());
+            }
+            // The script's /bin/sh is gone, yet its end never came: the
+            // shell's binding that writes it was interrupted.
+            let pid = marks.taken(&run.pane, &run.id).and_then(|t| t.script_pid);
+            if pid.is_some_and(|p| !tmux_mcp_engine::marks::pid_alive(p) || is_zombie(p)) {
+                let since = *script_gone.get_or_insert_with(tokio::time::Instant::now);
+                if since.elapsed() > END_MARK_WAIT {
+                    return Err("the script's /bin/sh ended, but the shell's binding never reported its status (it was interrupted: Ctrl-C or Ctrl-\\ in the pane?)".to_string());
+                }
             }
             tokio::select! {
                 _ = changed.changed() => {}
@@ -328,15 +352,27 @@ pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> Scrip
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            if let Some(pid) = pid {
-                for p in std::iter::once(pid).chain(descendants(pid)) {
-                    let _ = tmux_mcp_core::sys::terminate(p);
-                }
+            let tree: Vec<u32> = pid
+                .map(|pid| std::iter::once(pid).chain(descendants(pid)).collect())
+                .unwrap_or_default();
+            for &p in &tree {
+                let _ = tmux_mcp_core::sys::terminate(p);
             }
-            let stopped = until(tokio::time::Instant::now() + Duration::from_secs(2))
+            let mut stopped = until(tokio::time::Instant::now() + Duration::from_secs(2))
                 .await
                 .ok();
-            ScriptEnd::TimedOut { stopped }
+            // A script that ignores SIGTERM would hold the shell's editor
+            // (and the person's prompt) for ever.
+            let mut killed = false;
+            if stopped.is_none() {
+                for &p in &tree {
+                    killed |= tmux_mcp_core::sys::kill_hard(p).is_ok();
+                }
+                stopped = until(tokio::time::Instant::now() + Duration::from_secs(2))
+                    .await
+                    .ok();
+            }
+            ScriptEnd::TimedOut { stopped, killed }
         }
     }
 }
@@ -410,6 +446,11 @@ fn shell_alive(broker: &Broker, run: &Run) -> bool {
         .marks
         .shell(&run.pane)
         .is_some_and(|s| s.shell.pid == run.shell.pid)
+}
+
+/// Whether `pid` has exited but is not yet reaped.
+fn is_zombie(pid: u32) -> bool {
+    tmux_mcp_core::platform::process_table::stat(pid).is_ok_and(|st| st.state == 'Z')
 }
 
 /// The processes under `pid` (children, theirs, …), from the process table.

@@ -248,11 +248,14 @@ fn files(dir: &Path, pane: &str, id: &str, script: &str, max: usize) -> std::io:
     // timeout stops): the outer one, the shell's child, always exits
     // normally, since bash puts its terminal back in cooked mode after a
     // child of a key binding dies by a signal. `set --` hides the
-    // arguments from the script.
+    // arguments from the script. The outer one exits (130, 131) after a
+    // Ctrl-C or Ctrl-\\ the person sends to the pane has stopped the script,
+    // rather than die of it, for the same reason: the binding then reports
+    // the status (the inner one's signal) at once.
     std::fs::write(
         &f.wrapper,
         format!(
-            "/bin/sh -c '__tmcp_s=$1; printf \"S\\tsh\\t%s\\t\\t\\t\\t%s\\n\" \"$$\" \"$2\" >>\"$3\"; set --; . \"$__tmcp_s\"' sh {script} '{id}' {marks}\nexit $?\n",
+            "trap 'exit 130' INT; trap 'exit 131' QUIT\n/bin/sh -c '__tmcp_s=$1; printf \"S\\tsh\\t%s\\t\\t\\t\\t%s\\n\" \"$$\" \"$2\" >>\"$3\"; set --; . \"$__tmcp_s\"' sh {script} '{id}' {marks}\nexit $?\n",
             marks = quoted(&dir.join(pane)),
             script = quoted(&f.script),
         ),
@@ -376,14 +379,15 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     let left = Duration::from_millis(timeout_ms).saturating_sub(started.elapsed());
     let status = match shell_run::wait_script(&session.broker, &run, left).await {
         ScriptEnd::Status(s) => s,
-        ScriptEnd::TimedOut { stopped } => {
+        ScriptEnd::TimedOut { stopped, killed } => {
             return refs::fail(
                 "deadline",
                 &format!(
-                    "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM ({}).",
+                    "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM{} ({}).",
+                    if killed { ", and SIGKILL 2 s later" } else { "" },
                     match stopped {
                         Some(s) => format!("it ended with status {s}"),
-                        None => "it had not ended 2 s later".to_string(),
+                        None => "it had not ended 2 s after the last signal: the pane's shell may still wait for it".to_string(),
                     }
                 ),
                 Delivery::Observed,
