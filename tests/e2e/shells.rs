@@ -1137,3 +1137,46 @@ async fn zsh_tmux_run_interrupted_and_copy_mode() {
 async fn fish_tmux_run_interrupted_and_copy_mode() {
     tmux_run_interrupted_and_copy_mode("fish").await;
 }
+
+/// bash: a PROMPT_COMMAND hook set after the shell-init line (appended,
+/// prepended, or PROMPT_COMMAND overwritten, as rc files, prompt frameworks
+/// and tools do) leaves run_command right: the status is the command's, the
+/// run ends, and the next one is not refused as busy.
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_prompt_command_hooks_after_the_line_keep_runs_right() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    for (n, hook) in [
+        "PROMPT_COMMAND=\"$PROMPT_COMMAND; true\"",
+        "PROMPT_COMMAND=\"true; $PROMPT_COMMAND\"",
+        "PROMPT_COMMAND='true'",
+        "PROMPT_COMMAND=(\"${PROMPT_COMMAND[@]}\" true)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let pane = shell_pane(&srv, "bash");
+        type_line(&srv, &pane, &enroll_line("bash"));
+        wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+        type_line(&srv, &pane, hook);
+        type_line(&srv, &pane, "echo hooked-$((40+2))");
+        wait_row(&srv, &pane, |l| l.trim_end().ends_with('$'));
+        let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+        assert_eq!(s["state"], json!("prompt"), "{n} {hook}: {s:#}");
+        for (command, status) in [("false", 1), ("echo x", 0), ("sh -c 'exit 3'", 3)] {
+            let got = c
+                .call(
+                    "run_command",
+                    json!({ "paneId": pane, "command": command, "timeoutMs": 5000 }),
+                )
+                .await;
+            assert_eq!(
+                (&got["state"], &got["exitStatus"]),
+                (&json!("done"), &json!(status)),
+                "{hook}: {command}: {got:#}\n{}",
+                screen(&srv, &pane)
+            );
+        }
+    }
+    c.close().await;
+}

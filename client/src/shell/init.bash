@@ -25,6 +25,7 @@ __tmcp_put() {
 }
 __tmcp_precmd() {
     local s=$?
+    [[ -n ${__tmcp_bp-} ]] || __tmcp_wrap
     __tmcp_at=
     __tmcp_c=0
     [[ $PS2 == *"$__tmcp_ps2"* ]] || ! shopt -q promptvars || PS2+=$__tmcp_ps2
@@ -37,11 +38,36 @@ __tmcp_precmd() {
     return $s
 }
 __tmcp_arm() { __tmcp_at=1; }
+# The person's rc, a prompt framework or a tool (direnv, a virtualenv) may
+# set PROMPT_COMMAND after this snippet: __tmcp_precmd must run first (it
+# reads $?) and __tmcp_arm last (what runs after it is taken for the
+# person's line). Both are put back in place, ours elsewhere turned into
+# __tmcp_keep, which keeps $?. Checked at each prompt and, when
+# PROMPT_COMMAND lost __tmcp_precmd, before each command.
+__tmcp_keep() { return; }
+__tmcp_wrap() {
+    # Options set here end with the function (a person's `set -u` would
+    # refuse ${PROMPT_COMMAND@a} of a plain variable).
+    local -
+    set +u
+    local p n=${#PROMPT_COMMAND[@]}
+    if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+        [[ $n -ge 2 && ${PROMPT_COMMAND[0]} == __tmcp_precmd && ${PROMPT_COMMAND[n-1]} == __tmcp_arm ]] && return 0
+        local a=("${PROMPT_COMMAND[@]//__tmcp_precmd/__tmcp_keep}")
+        PROMPT_COMMAND=(__tmcp_precmd "${a[@]//__tmcp_arm/__tmcp_keep}" __tmcp_arm)
+    else
+        [[ $PROMPT_COMMAND == __tmcp_precmd$'\n'* && $PROMPT_COMMAND == *$'\n'__tmcp_arm ]] && return 0
+        p=${PROMPT_COMMAND-}
+        p=${p//__tmcp_precmd/__tmcp_keep}
+        PROMPT_COMMAND=__tmcp_precmd$'\n'${p//__tmcp_arm/__tmcp_keep}$'\n'__tmcp_arm
+    fi
+}
 # The first DEBUG trap after the prompt is the line the person entered (an
 # empty line runs PROMPT_COMMAND at once); a line history did not keep
 # (ignorespace, ignoredups) is named by its first command. The fork of
 # `history 1` is per command, never per prompt.
 __tmcp_debug() {
+    [[ ${PROMPT_COMMAND[*]-} == *__tmcp_precmd* ]] || __tmcp_wrap
     [[ -n $__tmcp_at && -z ${COMP_LINE-} ]] || return 0
     # A key binding's command (bind -x, ours or fzf's) is not a line.
     [[ -n ${READLINE_LINE+x} ]] && return 0
@@ -55,16 +81,12 @@ __tmcp_debug() {
     __tmcp_put C "" "$PWD" "$c"
 }
 if [[ -n ${bash_preexec_imported-}${__bp_imported-} ]]; then
+    __tmcp_bp=1
     __tmcp_preexec() { __tmcp_put C "" "$PWD" "$1"; }
     precmd_functions=(__tmcp_precmd "${precmd_functions[@]}")
     preexec_functions+=(__tmcp_preexec)
 else
-    PROMPT_COMMAND="__tmcp_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"
-    if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
-        PROMPT_COMMAND+=(__tmcp_arm)
-    else
-        PROMPT_COMMAND+=$'\n__tmcp_arm'
-    fi
+    __tmcp_wrap
     # A DEBUG trap of the person's own is kept: commands are then not
     # reported as they start, only as they end.
     [[ -z $(trap -p DEBUG) ]] && trap '__tmcp_debug "$_"' DEBUG
