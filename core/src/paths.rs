@@ -388,6 +388,59 @@ fn make_private(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// A private directory as it was when the broker took it (device and inode):
+/// what tells it from one made later at the same path, by anyone, after it
+/// was removed (a `/tmp` cleaner, an `rm -rf`). Checked before each write
+/// into it, so nothing is ever written through a directory another user
+/// made, and nothing is ever taken from one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirId {
+    dev: u64,
+    ino: u64,
+}
+
+impl DirId {
+    /// `dir`'s identity if it is a real directory (not a symlink) of this
+    /// user's that nobody else may enter (no group or other bits).
+    pub fn of_private(dir: &Path) -> Result<DirId, String> {
+        let md = fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let uid = sys::current_uid();
+        if md.file_type().is_symlink() || !md.is_dir() {
+            return Err(format!("{} is not a directory", dir.display()));
+        }
+        if md.uid() != uid {
+            return Err(format!(
+                "{} is owned by uid {}, not by this user (uid {uid})",
+                dir.display(),
+                md.uid()
+            ));
+        }
+        if md.mode() & 0o077 != 0 {
+            return Err(format!(
+                "{} has mode {:o}: others may enter it",
+                dir.display(),
+                md.mode() & 0o7777
+            ));
+        }
+        Ok(DirId {
+            dev: md.dev(),
+            ino: md.ino(),
+        })
+    }
+
+    /// Whether `dir` is still this directory, and still private.
+    pub fn check(&self, dir: &Path) -> Result<(), String> {
+        match DirId::of_private(dir) {
+            Ok(now) if now == *self => Ok(()),
+            Ok(_) => Err(format!(
+                "{} is not the directory the broker made: it was removed and made again",
+                dir.display()
+            )),
+            Err(why) => Err(why),
+        }
+    }
+}
+
 /// The broker's files for one tmux server, named from its generation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerPaths {

@@ -235,7 +235,14 @@ pub struct Changed {
 
 #[derive(Default)]
 pub struct Marks {
-    dir: Mutex<Option<PathBuf>>,
+    /// The directory and what it and its parent were when the broker made it.
+    #[allow(clippy::type_complexity)]
+    dir: Mutex<
+        Option<(
+            PathBuf,
+            Result<(tmux_mcp_core::paths::DirId, tmux_mcp_core::paths::DirId), String>,
+        )>,
+    >,
     panes: Mutex<HashMap<String, PaneLog>>,
     /// Bumped whenever a command ends (with the pane it ended in), so waits
     /// on that pane wake at once.
@@ -249,11 +256,27 @@ pub struct Marks {
 impl Marks {
     /// Where the shells write (set once the broker made the directory).
     pub fn set_dir(&self, dir: PathBuf) {
-        *self.dir.lock().unwrap() = Some(dir);
+        use tmux_mcp_core::paths::DirId;
+        let ids = DirId::of_private(&dir).and_then(|own| {
+            let parent = dir.parent().ok_or("no parent")?;
+            Ok((own, DirId::of_private(parent)?))
+        });
+        *self.dir.lock().unwrap() = Some((dir, ids));
     }
 
-    pub fn dir(&self) -> Option<PathBuf> {
-        self.dir.lock().unwrap().clone()
+    /// The marks directory, checked at each use: it and the runtime
+    /// directory holding it must still be the private ones the broker made
+    /// (a directory removed and made again, by anyone, is never written
+    /// into, nor is a request ever read back from it). `Err` says why not.
+    pub fn dir(&self) -> Result<PathBuf, String> {
+        let held = self.dir.lock().unwrap().clone();
+        let Some((dir, ids)) = held else {
+            return Err("the broker has no marks directory (shell integration is off)".into());
+        };
+        let (own, parent) = ids?;
+        parent.check(dir.parent().unwrap_or(&dir))?;
+        own.check(&dir)?;
+        Ok(dir)
     }
 
     /// Command ends as they come: their count and the pane of the last.
@@ -290,7 +313,7 @@ impl Marks {
 
     /// The pane ids with a marks file.
     pub fn files(&self) -> Vec<String> {
-        let Some(dir) = self.dir() else {
+        let Ok(dir) = self.dir() else {
             return Vec::new();
         };
         let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -313,7 +336,7 @@ impl Marks {
     /// Reads what `pane`'s shell wrote since the last read (whoever reads:
     /// a tool's or the follower's; what changed waits in `take_pending`).
     pub fn read(&self, pane: &str) {
-        let Some(dir) = self.dir() else {
+        let Ok(dir) = self.dir() else {
             return;
         };
         let path = dir.join(pane);
@@ -483,7 +506,7 @@ impl Marks {
     /// A pane went: its marks go with it (file and memory).
     pub fn forget(&self, pane: &str) {
         self.panes.lock().unwrap().remove(pane);
-        if let Some(dir) = self.dir() {
+        if let Ok(dir) = self.dir() {
             let _ = std::fs::remove_file(dir.join(pane));
         }
     }
@@ -673,10 +696,18 @@ mod tests {
 
     #[test]
     fn marks_make_commands_with_status_and_the_shell_state() {
-        let dir = std::env::temp_dir().join(format!("tmcp-marks-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // Private, as the broker's runtime and marks directories are.
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir().join(format!("tmcp-marks-{}", std::process::id()));
+        let dir = base.join("srv.sh");
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .recursive(true)
+            .create(&dir)
+            .unwrap();
         let marks = Marks::default();
         marks.set_dir(dir.clone());
+        assert_eq!(marks.dir(), Ok(dir.clone()));
         let file = dir.join("%7");
         let mut text = line("I", 9, "", "5.9") + &line("P", 9, "0", "");
         text += &line("C", 9, "", "false");
@@ -714,7 +745,7 @@ mod tests {
         assert_eq!((cmds[0].status, cmds[0].ended), (Some(1), Some(100.5)));
         marks.forget("%7");
         assert!(!file.exists());
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub struct Broker {
     pub agents: crate::agents::Seen,
     /// What enrolled shells say (`tmux-mcp shell-init`).
     pub marks: crate::marks::Marks,
+    /// The runtime directory as the broker found it (`None`: not private).
+    dir_id: Option<tmux_mcp_core::paths::DirId>,
 }
 
 impl Broker {
@@ -66,6 +68,7 @@ impl Broker {
     ) -> Broker {
         Broker {
             identity,
+            dir_id: tmux_mcp_core::paths::DirId::of_private(&paths.dir).ok(),
             paths,
             registry: Arc::new(registry),
             enable_tools,
@@ -83,6 +86,18 @@ impl Broker {
             activity: Default::default(),
             agents: Default::default(),
             marks: Default::default(),
+        }
+    }
+
+    /// The runtime directory, when it is still the private one the broker
+    /// started in: what to check before writing into it (a job's directory).
+    pub fn private_dir(&self) -> Result<&std::path::Path, String> {
+        match &self.dir_id {
+            Some(id) => id.check(&self.paths.dir).map(|()| self.paths.dir.as_path()),
+            None => Err(format!(
+                "{} was not a private directory of this user's when the broker started",
+                self.paths.dir.display()
+            )),
         }
     }
 

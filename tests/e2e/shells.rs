@@ -1180,3 +1180,164 @@ async fn bash_prompt_command_hooks_after_the_line_keep_runs_right() {
     }
     c.close().await;
 }
+
+/// A local user made for one test, removed (with what it made) when dropped.
+struct OtherUser {
+    name: String,
+    made: Vec<PathBuf>,
+}
+
+impl OtherUser {
+    /// `None` where users cannot be made here (not root, no useradd).
+    fn make() -> Option<OtherUser> {
+        let name = format!("tmcp{}", std::process::id() % 100_000);
+        let ok = std::process::Command::new("useradd")
+            .args(["-M", "-r", "-s", "/bin/sh", &name])
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| OtherUser {
+            name,
+            made: Vec::new(),
+        })
+    }
+
+    /// Runs `script` under /bin/sh as this user; its success.
+    fn sh(&mut self, script: &str) -> bool {
+        std::process::Command::new("runuser")
+            .args(["-u", &self.name, "--", "/bin/sh", "-c", script])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for OtherUser {
+    fn drop(&mut self) {
+        for p in &self.made {
+            let _ = std::fs::remove_dir_all(p);
+        }
+        let _ = std::process::Command::new("userdel")
+            .arg(&self.name)
+            .status();
+    }
+}
+
+/// The broker's runtime directory is removed while tmux and the broker run
+/// (a /tmp cleaner), and another local user makes it again, with the marks
+/// directory in it, open to all: the enrolled shell writes none of the
+/// person's command lines there, the broker writes no request there and
+/// makes no job directory there, and nothing is typed into either pane.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runtime_directory_made_again_by_another_user_is_never_used() {
+    let Some(mut eve) = OtherUser::make() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root, where the test's second user can be made"
+        );
+        eprintln!("SKIPPED: a second local user cannot be made here (needs root and useradd)");
+        return;
+    };
+    // A base like /tmp (sticky, open to all), the test's own.
+    let base = PathBuf::from(format!("/tmp/tmcp-xdg-{}", std::process::id()));
+    std::fs::create_dir(&base).unwrap();
+    eve.made.push(base.clone());
+    std::fs::set_permissions(&base, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let xdg = base.to_str().unwrap();
+
+    let srv = TmuxServer::start();
+    srv.tmux(&["set-environment", "-g", "XDG_RUNTIME_DIR", xdg]);
+    let c = McpClient::attach_env(
+        &srv,
+        &["--scope", "server", "--safety", "mutating"],
+        &[("XDG_RUNTIME_DIR", xdg)],
+    )
+    .await;
+    let runtime = base.join("tmux-mcp");
+    assert!(
+        runtime.is_dir(),
+        "the broker's runtime directory is {runtime:?}"
+    );
+    let generation = generation(&c).await;
+    let marks = runtime.join(format!("srv-{}.sh", &generation[..16]));
+    let pane_of = |n: &str| {
+        let home = srv.scratch(&format!("home-{n}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let line = format!(
+            "exec env -i HOME={} TERM=xterm-256color PATH=/usr/local/bin:/usr/bin:/bin 'PS1=$ ' \
+             XDG_RUNTIME_DIR={xdg} TMUX=\"$TMUX\" TMUX_PANE=\"$TMUX_PANE\" bash --norc --noprofile -i",
+            home.display()
+        );
+        srv.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", &line])
+            .trim()
+            .to_string()
+    };
+    let pane = pane_of("enrolled");
+    let plain = pane_of("plain");
+    wait_row(&srv, &pane, |l| l.ends_with('$'));
+    wait_row(&srv, &plain, |l| l.ends_with('$'));
+    type_line(&srv, &pane, &enroll_line("bash"));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    assert!(marks.join(&pane).is_file(), "the shell writes to {marks:?}");
+    let ok = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo before", "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(ok["output"]["text"], json!("before\n"), "{ok:#}");
+
+    // The cleaner, then the other user.
+    std::fs::remove_dir_all(&runtime).unwrap();
+    assert!(
+        eve.sh(&format!(
+            "umask 0 && mkdir -m 777 {r} {m} && ln -s /etc/passwd {m}/{pane}.run.new",
+            r = runtime.display(),
+            m = marks.display()
+        )),
+        "the other user could not make the directories"
+    );
+    eve.made.push(runtime.clone());
+
+    // The person's next command line is not written where she reads.
+    type_line(&srv, &pane, "echo secret-$((6*7))");
+    wait_row(&srv, &pane, |l| l.ends_with('$'));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let left: Vec<_> = std::fs::read_dir(&marks)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    assert_eq!(left.len(), 1, "only her symlink is there: {left:?}");
+
+    for (p, what) in [(&pane, "enrolled"), (&plain, "typed")] {
+        let before = screen(&srv, p);
+        let got = c
+            .call_raw(
+                "run_command",
+                json!({ "paneId": p, "command": "echo AGENT-DID-IT", "timeoutMs": 3000 }),
+            )
+            .await;
+        let text = refusal(&got);
+        assert!(
+            (text.contains("made again") || text.contains("owned by uid"))
+                && (text.contains("Nothing was sent") || text.contains("Nothing was typed")),
+            "{what}: {text}"
+        );
+        assert_eq!(
+            screen(&srv, p),
+            before,
+            "{what}: something reached the pane"
+        );
+    }
+    let after: Vec<_> = std::fs::read_dir(&runtime)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    assert_eq!(
+        after.len(),
+        1,
+        "the broker wrote into her directory: {after:?}"
+    );
+    assert!(std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .contains("root:"));
+    c.close().await;
+}

@@ -855,6 +855,28 @@ impl McpClient {
         Self::attach_binary(&bin("tmux-mcp"), socket, extra, stderr_path).await
     }
 
+    /// `tmux-mcp attach` with extra environment (e.g. an `XDG_RUNTIME_DIR`
+    /// of the test's, where the broker's runtime directory then is).
+    pub async fn attach_env(
+        server: &TmuxServer,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> McpClient {
+        let stderr_path = server.scratch("attach-stderr");
+        let mut cmd = tokio::process::Command::new(bin("tmux-mcp"));
+        cmd.arg("attach").arg("-S").arg(server.socket()).args(extra);
+        for v in FOREIGN_TMUX_VARS {
+            cmd.env_remove(v);
+        }
+        cmd.envs(env.iter().copied());
+        let err = std::fs::File::create(&stderr_path).expect("stderr file");
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(err)
+            .spawn()
+            .expect("spawning tmux-mcp attach");
+        Self::serve(transport, stderr_path).await
+    }
+
     /// Through another build's `tmux-mcp` (benchmarks compare builds; its
     /// broker is the `tmux-mcp-broker` next to it).
     pub async fn attach_binary(

@@ -189,12 +189,15 @@ pub async fn start(
             Delivery::NotSent,
         ));
     }
-    let Some(dir) = marks.dir() else {
-        return Err(not_started(
-            "unavailable",
-            "The broker has no marks directory.".into(),
-            Delivery::NotSent,
-        ));
+    let dir = match marks.dir() {
+        Ok(d) => d,
+        Err(why) => {
+            return Err(not_started(
+                "unavailable",
+                format!("The request for the shell cannot be written: {why}. Nothing was sent."),
+                Delivery::NotSent,
+            ))
+        }
     };
     let body = match request {
         Request::Line(command) => format!("{id}\n{command}"),

@@ -209,6 +209,14 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
             return act::error(&why, Delivery::NotSent);
         }
+        // The job's directory holds what the shell sources: never made in a
+        // runtime directory someone made again after the broker's went.
+        if let Err(why) = broker.private_dir() {
+            return act::error(
+                &format!("The job's directory cannot be made: {why}. Nothing was typed."),
+                Delivery::NotSent,
+            );
+        }
         let dir = job_dir(broker, &id);
         if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             return act::error(
@@ -355,7 +363,8 @@ async fn enrolled_run(
     .await
     {
         Ok(r) => r,
-        Err(e) => return act::error(&e.message, e.delivery),
+        // act::error says itself whether anything was sent.
+        Err(e) => return act::error(e.message.trim_end_matches(" Nothing was sent."), e.delivery),
     };
     let started = Instant::now();
     let (tx, rx) = watch::channel(None);

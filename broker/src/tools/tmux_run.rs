@@ -325,12 +325,15 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             Delivery::NotSent,
         );
     };
-    let Some(dir) = session.broker.marks.dir() else {
-        return refs::fail(
-            "unsupported",
-            "The broker has no marks directory (shell integration is off). Nothing was sent.",
-            Delivery::NotSent,
-        );
+    let dir = match session.broker.marks.dir() {
+        Ok(d) => d,
+        Err(why) => {
+            return refs::fail(
+                "unsupported",
+                &format!("The script cannot be written for the shell: {why}. Nothing was sent."),
+                Delivery::NotSent,
+            )
+        }
     };
     let max = args
         .max_output_bytes

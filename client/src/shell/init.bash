@@ -6,6 +6,13 @@
 if [[ $- == *i* && -n ${TMUX_PANE-} && -z ${__tmcp_f-} ]]; then
 __tmcp_d=@DIR@
 __tmcp_f=$__tmcp_d/$TMUX_PANE
+__tmcp_p=${__tmcp_d%/*}
+# The marks directory and the runtime directory holding it are this user's
+# own, no symlink: one removed and made again by another user (a /tmp
+# cleaner ran) is never written to, nor a request read from it.
+__tmcp_ours() {
+    [[ -d $__tmcp_d && -O $__tmcp_d && ! -L $__tmcp_d && -O $__tmcp_p && ! -L $__tmcp_p ]]
+}
 __tmcp_at=
 # Which prompt the line editor reads at: a continuation prompt (PS2: a
 # here-document, an open quote, a `do` without `done`) sets __tmcp_c to 1
@@ -16,7 +23,7 @@ __tmcp_c=
 __tmcp_ps2='${__tmcp_v[__tmcp_c=1]-}'
 # __tmcp_put KIND STATUS CWD TEXT
 __tmcp_put() {
-    [[ -d $__tmcp_d ]] || return 0
+    __tmcp_ours || return 0
     local s=${3//\\/\\\\} c=${4//\\/\\\\}
     s=${s//$'\t'/\\t} c=${c//$'\t'/\\t}
     s=${s//$'\n'/\\n} c=${c//$'\n'/\\n}
@@ -100,7 +107,7 @@ fi
 # interactive_comments is off (the broker's parse check reads comments).
 __tmcp_take() {
     local id cmd why=
-    [[ -f $__tmcp_f.run ]] || return 0
+    [[ -f $__tmcp_f.run && -O $__tmcp_f.run && ! -L $__tmcp_f.run ]] && __tmcp_ours || return 0
     { IFS= read -r id; IFS= read -r -d '' cmd; } <"$__tmcp_f.run"
     [[ -n $id ]] || return 0
     if [[ $__tmcp_c != 0 ]]; then

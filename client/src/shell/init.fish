@@ -6,6 +6,13 @@
 if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
     set -g __tmcp_d @DIR@
     set -g __tmcp_f $__tmcp_d/$TMUX_PANE
+    set -g __tmcp_p (string replace -r '/[^/]*$' '' -- $__tmcp_d)
+    # The marks directory and the runtime directory holding it are this
+    # user's own, no symlink: one removed and made again by another user (a
+    # /tmp cleaner ran) is never written to, nor a request read from it.
+    function __tmcp_ours
+        test -d $__tmcp_d -a -O $__tmcp_d -a ! -L $__tmcp_d -a -O $__tmcp_p -a ! -L $__tmcp_p
+    end
     function __tmcp_esc
         set -l s (string replace -a -- \\ \\\\ $argv[1])
         set s (string replace -a -- \t \\t $s)
@@ -14,7 +21,7 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
     end
     # __tmcp_put KIND STATUS TEXT
     function __tmcp_put
-        test -d $__tmcp_d; or return 0
+        __tmcp_ours; or return 0
         # Escaping only what needs it keeps a prompt's cost down.
         set -l s $PWD
         set -l c $argv[3]
@@ -35,7 +42,7 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
     # command as if typed (\e[9400~; a leading space keeps it out of
     # history), and gives the person's half-typed line back after (\e[9402~).
     function __tmcp_take
-        test -f $__tmcp_f.run; or return 0
+        test -f $__tmcp_f.run -a -O $__tmcp_f.run -a ! -L $__tmcp_f.run; and __tmcp_ours; or return 0
         read -z -l all <$__tmcp_f.run
         set -l parts (string split -m1 \n -- $all)
         test -n "$parts[1]"; or return 0

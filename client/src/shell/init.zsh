@@ -6,11 +6,18 @@
 if [[ -o interactive && -n ${TMUX_PANE-} && -z ${__tmcp_f-} ]]; then
 typeset -g __tmcp_d=@DIR@
 typeset -g __tmcp_f=$__tmcp_d/$TMUX_PANE
+typeset -g __tmcp_p=${__tmcp_d%/*}
+# The marks directory and the runtime directory holding it are this user's
+# own, no symlink: one removed and made again by another user (a /tmp
+# cleaner ran) is never written to, nor a request read from it.
+__tmcp_ours() {
+    [[ -d $__tmcp_d && -O $__tmcp_d && ! -L $__tmcp_d && -O $__tmcp_p && ! -L $__tmcp_p ]]
+}
 zmodload -F zsh/datetime p:EPOCHREALTIME 2>/dev/null
 # __tmcp_put KIND STATUS CWD TEXT
 __tmcp_put() {
     emulate -L zsh
-    [[ -d $__tmcp_d ]] || return 0
+    __tmcp_ours || return 0
     local s=${3//\\/\\\\} c=${4//\\/\\\\}
     s=${s//$'\t'/\\t} c=${c//$'\t'/\\t}
     s=${s//$'\n'/\\n} c=${c//$'\n'/\\n}
@@ -38,7 +45,7 @@ __tmcp_take() {
     local ctx=$CONTEXT ic=$options[interactivecomments]
     emulate -L zsh
     local id cmd why=
-    [[ -f $__tmcp_f.run ]] || return 0
+    [[ -f $__tmcp_f.run && -O $__tmcp_f.run && ! -L $__tmcp_f.run ]] && __tmcp_ours || return 0
     { IFS= read -r id; IFS= read -r -d '' cmd } <$__tmcp_f.run
     [[ -n $id ]] || return 0
     if [[ $ctx != start || -n $PREBUFFER ]]; then
