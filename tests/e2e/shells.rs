@@ -1341,3 +1341,59 @@ async fn a_runtime_directory_made_again_by_another_user_is_never_used() {
         .contains("root:"));
     c.close().await;
 }
+
+/// The person types while an agent's command is handed to bash: their keys
+/// never join the command (the take and the accept are one chord, read
+/// before anything typed after it), so what ran is exactly the agent's.
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_keys_typed_during_a_run_never_join_the_command() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let pane = shell_pane(&srv, "bash");
+    type_line(&srv, &pane, &enroll_line("bash"));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let dir = srv.scratch("typed-during");
+    std::fs::create_dir_all(&dir).unwrap();
+    for round in 0..8 {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let typist = {
+            let (stop, sock, pane) = (stop.clone(), srv.socket().to_path_buf(), pane.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = std::process::Command::new("tmux")
+                        .arg("-S")
+                        .arg(&sock)
+                        .args(["send-keys", "-t", &pane, "-l", "Z"])
+                        .status();
+                }
+            })
+        };
+        // What ran is told by what it made (the output rows are the
+        // screen's, where the terminal echoes the person's keys too).
+        let command = format!("touch {}/r{round}", dir.display());
+        let got = c
+            .call(
+                "run_command",
+                json!({ "paneId": pane, "command": command, "timeoutMs": 5000 }),
+            )
+            .await;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        typist.join().unwrap();
+        let mut made: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        made.sort();
+        let want: Vec<String> = (0..=round).map(|r| format!("r{r}")).collect();
+        assert_eq!(
+            (&got["exitStatus"], &made),
+            (&json!(0), &want),
+            "round {round}: {got:#}\n{}",
+            screen(&srv, &pane)
+        );
+        // The person's Zs are theirs: cleared before the next round.
+        srv.tmux(&["send-keys", "-t", &pane, "C-e", "C-u"]);
+        wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    }
+    c.close().await;
+}

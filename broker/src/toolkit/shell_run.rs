@@ -7,7 +7,9 @@
 //! half-typed line aside (zsh `push-line`; bash `READLINE_LINE`, fish
 //! `commandline`, given back with [`GIVE`] once the command ended), puts the
 //! command in the editor, writes an `R` mark, and presses accept-line (bash
-//! cannot from a binding: the broker sends [`ACCEPT`] after the `R`). The
+//! through its chord's macro, whose second key it binds to accept-line only
+//! when it took a command; a snippet enrolled before that gets [`ACCEPT`]
+//! from the broker after its `R`). The
 //! pane shows the prompt, the command and its output; the command runs in
 //! the shell itself, on the pane's terminal, so `$?`, `cd`, `test -t 1` and
 //! builtins are as if typed; the snippet keeps the line out of history. The

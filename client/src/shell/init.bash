@@ -99,14 +99,25 @@ else
     [[ -z $(trap -p DEBUG) ]] && trap '__tmcp_debug "$_"' DEBUG
 fi
 # run_command through this shell: the broker writes the command to
-# $__tmcp_f.run and sends private key chords; the line editor takes the
-# command as if typed (\e[9400~), the broker then presses accept-line
-# (\e[9401~), and gives the person's half-typed line back after (\e[9402~).
+# $__tmcp_f.run and sends a private key chord (\e[9400~), a macro of two
+# keys read before anything the person types: the line editor takes the
+# command as if typed (\e[9403~, __tmcp_take), then presses \e[9401~,
+# which __tmcp_take binds to accept-line once it took a command and to
+# nothing otherwise (a bind -x function cannot accept the line itself, and
+# a second chord from the broker would let keys typed in between join the
+# command). The person's half-typed line comes back after (\e[9402~).
+__tmcp_accept() {
+    local m
+    for m in emacs vi-insert vi-command; do
+        bind -m $m "\"\\e[9401~\": $1"
+    done
+}
 # Refused (an R mark saying why, the editor untouched) unless the editor
 # reads at the primary prompt, as proven by __tmcp_c; a line with `#` when
 # interactive_comments is off (the broker's parse check reads comments).
 __tmcp_take() {
     local id cmd why=
+    __tmcp_accept '""'
     [[ -f $__tmcp_f.run && -O $__tmcp_f.run && ! -L $__tmcp_f.run ]] && __tmcp_ours || return 0
     { IFS= read -r id; IFS= read -r -d '' cmd; } <"$__tmcp_f.run"
     [[ -n $id ]] || return 0
@@ -138,7 +149,8 @@ __tmcp_take() {
     fi
     __tmcp_kept=$READLINE_LINE __tmcp_kept_at=$READLINE_POINT __tmcp_job=$id
     READLINE_LINE=$cmd READLINE_POINT=${#cmd}
-    __tmcp_put R "" "$PWD" "$id ${#__tmcp_kept} 0"
+    __tmcp_accept accept-line
+    __tmcp_put R "" "$PWD" "$id ${#__tmcp_kept} 1"
 }
 __tmcp_give() {
     if [[ -z $READLINE_LINE && -n ${__tmcp_kept-} ]]; then
@@ -147,8 +159,9 @@ __tmcp_give() {
     __tmcp_kept=
 }
 for __tmcp_m in emacs vi-insert vi-command; do
-    bind -m $__tmcp_m -x '"\e[9400~": __tmcp_take'
-    bind -m $__tmcp_m '"\e[9401~": accept-line'
+    bind -m $__tmcp_m -x '"\e[9403~": __tmcp_take'
+    bind -m $__tmcp_m '"\e[9400~": "\e[9403~\e[9401~"'
+    bind -m $__tmcp_m '"\e[9401~": ""'
     bind -m $__tmcp_m -x '"\e[9402~": __tmcp_give'
 done
 unset __tmcp_m
