@@ -537,7 +537,16 @@ fn read_from(path: &Path, offset: &mut u64) -> Option<Vec<u8>> {
     f.seek(SeekFrom::Start(*offset)).ok()?;
     let mut buf = Vec::new();
     f.take(READ_MAX).read_to_end(&mut buf).ok()?;
-    let end = buf.iter().rposition(|b| *b == b'\n')? + 1;
+    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+        // A line longer than a whole read (no snippet writes one: a forger
+        // or a broken file) is passed over, so the marks after it are read;
+        // its tail, up to the next line break, parses as no mark.
+        if buf.len() as u64 == READ_MAX {
+            *offset += READ_MAX;
+        }
+        return None;
+    };
+    let end = end + 1;
     buf.truncate(end);
     *offset += end as u64;
     Some(buf)
@@ -582,7 +591,14 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
             false
         }
         Kind::ScriptPid => {
-            if let Some(t) = log.taken.as_mut().filter(|t| t.script && t.id == m.text) {
+            // The first says it: a later one for the same run is not the
+            // wrapper's (marks are evidence; any program of the person's
+            // could write one).
+            if let Some(t) = log
+                .taken
+                .as_mut()
+                .filter(|t| t.script && t.id == m.text && t.script_pid.is_none())
+            {
                 t.script_pid = Some(m.pid);
             }
             false
@@ -692,6 +708,32 @@ mod tests {
         assert_eq!(m.text, "printf 'x\ny' \\ z");
         assert_eq!(parse("Z\tzsh\t1\t\t\t\t"), None, "an unknown kind");
         assert_eq!(parse("P\tzsh\t1\t\t0\t/"), None, "a field short");
+    }
+
+    #[test]
+    fn a_line_longer_than_a_read_is_passed_over() {
+        let dir = std::env::temp_dir().join(format!("tmcp-long-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("%1");
+        let mut text = "C\tbash\t9\t\t\t/\t".to_string() + &"x".repeat(READ_MAX as usize + 500_000);
+        text += "\n";
+        text += &line("P", 9, "3", "");
+        std::fs::write(&file, text).unwrap();
+        let mut log = PaneLog::default();
+        let mut changed = Changed::default();
+        let mut reads = 0;
+        while let Some(bytes) = read_from(&file, &mut log.offset).or_else(|| {
+            reads += 1;
+            (reads < 4).then(Vec::new)
+        }) {
+            apply_all(&mut log, &bytes, &mut changed);
+        }
+        assert_eq!(
+            log.shell.as_ref().map(|s| s.pid),
+            Some(9),
+            "the mark after the long line was read"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -99,20 +99,38 @@ async fn ended(b: &Arc<Broker>, id: &str, seq: u64) {
         );
         return;
     };
+    // The end mark can come before tmux has read what the command wrote to
+    // the terminal (tmux reads it a moment later; the kernel does not say
+    // when): rows that show nothing are read again a few times.
+    let mut out = read_rows(b, &pane, start).await;
+    for _ in 0..EMPTY_REREADS {
+        if !matches!(&out, Ok(o) if o.lines.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        out = read_rows(b, &pane, start).await;
+    }
+    b.marks.set_output(id, seq, out);
+}
+
+/// How often rows that show no output are read again (5 ms apart).
+const EMPTY_REREADS: usize = 4;
+
+/// The rows from `start` to the cursor (the last [`MAX_ROWS`]).
+async fn read_rows(b: &Arc<Broker>, pane: &Pane, start: u64) -> Result<Output, String> {
     // The state first: where the cursor is now, to read no more than needed.
-    let out = match since::read(b, pane.clone(), 0, false).await {
+    match since::read(b, pane.clone(), 0, false).await {
         Ok((_, now)) => {
             let cursor = now.cursor_abs();
             let from = start.max(cursor.saturating_sub(MAX_ROWS));
             let rel = from as i64 - now.state.history_size as i64;
-            match since::read(b, pane, rel, false).await {
+            match since::read(b, pane.clone(), rel, false).await {
                 Ok((_, g)) => Ok(rows(&g, start, from, cursor)),
                 Err(e) => Err(e.why().to_string()),
             }
         }
         Err(e) => Err(e.why().to_string()),
-    };
-    b.marks.set_output(id, seq, out);
+    }
 }
 
 fn rows(g: &since::Grid, start: u64, from: u64, cursor: u64) -> Output {

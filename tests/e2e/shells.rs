@@ -315,7 +315,20 @@ async fn enrolled_run_command(shell: &str) {
     let tty = c
         .call("run_command", json!({ "paneId": pane, "command": "test -t 1 && echo on-a-tty; cd /", "timeoutMs": 5000 }))
         .await;
-    assert_eq!(tty["output"]["text"], json!("on-a-tty\n"), "{tty:#}");
+    assert_eq!(
+        tty["output"]["text"],
+        json!("on-a-tty\n"),
+        "{tty:#}\n{}",
+        screen(&srv, &pane)
+    );
+    // The command's row shows the command only (fish drew its autosuggestion
+    // after it: `cd /bin/`, and the output was not found below it).
+    let shown = screen(&srv, &pane);
+    let row = shown
+        .lines()
+        .find(|l| l.contains("test -t 1"))
+        .unwrap_or_default();
+    assert!(row.trim_end().ends_with("cd /"), "{shown}");
     let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
     assert_eq!(s["cwd"], json!("/"), "{s:#}");
 
@@ -1395,5 +1408,88 @@ async fn bash_keys_typed_during_a_run_never_join_the_command() {
         srv.tmux(&["send-keys", "-t", &pane, "C-e", "C-u"]);
         wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
     }
+    c.close().await;
+}
+
+/// A program of the person's forges a script's pid mark (`S`) naming an
+/// unrelated process: at the deadline the broker stops only processes under
+/// the run's shell, so the unrelated one lives.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_script_pid_gets_no_signal() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(
+        &srv,
+        &[
+            "--scope",
+            "server",
+            "--safety",
+            "destructive",
+            "--enable-tool",
+            "tmux_run",
+        ],
+    )
+    .await;
+    let generation = generation(&c).await;
+    let pane = shell_pane(&srv, "bash");
+    let target = pane_ref(&generation, &pane);
+    type_line(&srv, &pane, &enroll_line("bash"));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let mut victim = std::process::Command::new("sleep")
+        .arg("61")
+        .spawn()
+        .unwrap();
+    let file = srv.scratch("forged-file");
+    let (ran, ()) = tokio::join!(
+        c.call_envelope(
+            "tmux_run",
+            json!({ "target": target, "script": "sleep 4", "timeout_ms": 1500 }),
+        ),
+        async {
+            // The run's id from its R mark, then an S mark of the victim.
+            let name = format!("srv-{}.sh", &generation[..16]);
+            let dir = poll(Duration::from_secs(5), || {
+                let out = std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("ls -d /tmp/tmux-mcp-*/{name} /run/user/*/tmux-mcp/{name} ${{XDG_RUNTIME_DIR:-/nonexistent}}/tmux-mcp/{name} 2>/dev/null"))
+                    .output()
+                    .ok()?;
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(PathBuf::from)
+                    .find(|d| {
+                        std::fs::read_to_string(d.join(&pane))
+                            .is_ok_and(|t| t.lines().any(|l| l.starts_with("R\t") && l.ends_with(" script")))
+                    })
+            })
+            .expect("the run's R mark");
+            let text = std::fs::read_to_string(dir.join(&pane)).unwrap();
+            let id = text
+                .lines()
+                .rev()
+                .find(|l| l.starts_with("R\t"))
+                .and_then(|l| l.rsplit('\t').next())
+                .and_then(|t| t.split(' ').next())
+                .unwrap()
+                .to_string();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let forged = format!("S\tsh\t{}\t\t\t\t{id}\n", victim.id());
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.join(&pane))
+                .unwrap()
+                .write_all(forged.as_bytes())
+                .unwrap();
+            std::fs::write(&file, "written").unwrap();
+        }
+    );
+    ran.expect_error("deadline", "observed");
+    assert!(file.exists());
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "the unrelated process got the broker's signal"
+    );
+    victim.kill().unwrap();
+    let _ = victim.wait();
     c.close().await;
 }

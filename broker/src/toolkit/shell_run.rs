@@ -36,6 +36,9 @@ pub const ACCEPT: &str = "\x1b[9401~";
 /// `ESC [ 9 4 0 2 ~`: give the person's line back (bash, fish).
 pub const GIVE: &str = "\x1b[9402~";
 
+/// How long the kernel may take to say the shell holds its terminal in its
+/// line editor (its prompt's hooks run first) before a call is refused.
+const HOLD_WAIT: Duration = Duration::from_millis(1500);
 /// How long the line editor has to take the command.
 const TAKE_WAIT: Duration = Duration::from_secs(2);
 /// How long the rows of an ended command may take to be read.
@@ -184,12 +187,21 @@ pub async fn start(
             Delivery::NotSent,
         ));
     }
-    if let Err(why) = shell_holds_terminal(pane_ref, &shell) {
-        return Err(not_started(
-            "not_at_prompt",
-            format!("Pane {pane}'s shell is not proven at its prompt: {why}. Nothing was sent."),
-            Delivery::NotSent,
-        ));
+    // A shell just back from a command runs its prompt's hooks (and their
+    // programs) before its editor reads again: the kernel is asked again
+    // for a moment before the call is refused.
+    let until = Instant::now() + HOLD_WAIT;
+    while let Err(why) = shell_holds_terminal(pane_ref, &shell) {
+        if Instant::now() >= until {
+            return Err(not_started(
+                "not_at_prompt",
+                format!(
+                    "Pane {pane}'s shell is not proven at its prompt: {why}. Nothing was sent."
+                ),
+                Delivery::NotSent,
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let dir = match marks.dir() {
         Ok(d) => d,
@@ -357,7 +369,13 @@ pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> Scrip
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
+            // Only a process under the run's shell: the pid comes from a
+            // mark, which any program of the person's could have written.
+            let under_shell = |p: u32| {
+                tmux_mcp_core::platform::process_table::ancestry(p, 16).contains(&run.shell.pid)
+            };
             let tree: Vec<u32> = pid
+                .filter(|&p| under_shell(p))
                 .map(|pid| std::iter::once(pid).chain(descendants(pid)).collect())
                 .unwrap_or_default();
             for &p in &tree {

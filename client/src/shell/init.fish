@@ -78,7 +78,9 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         set -g __tmcp_job $parts[1]
         __tmcp_put R '' "$parts[1] "(string length -- "$__tmcp_kept")" 1"
         commandline -r -- " $parts[2]"
-        commandline -f execute
+        # No autosuggestion drawn after the command (it would look like part
+        # of it: `cd /` shown as `cd /bin/`).
+        commandline -f suppress-autosuggestion execute
     end
     function __tmcp_give
         set -l now (commandline | string collect)
