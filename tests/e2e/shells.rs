@@ -1493,3 +1493,70 @@ async fn a_forged_script_pid_gets_no_signal() {
     let _ = victim.wait();
     c.close().await;
 }
+
+/// Not enrolled, a here-document at a prompt framework's continuation
+/// prompt (starship's `∙ `, or `... `): the typed path refuses with nothing
+/// typed, and the file holds only what the person typed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typed_run_is_refused_at_a_framework_s_continuation_prompt() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    for ps2 in ["∙ ", "... "] {
+        let pane = shell_pane(&srv, "bash");
+        type_line(&srv, &pane, &format!("PS2='{ps2}'"));
+        let file = srv.scratch("framework-ps2");
+        type_line(&srv, &pane, &format!("cat > {} <<EOF", file.display()));
+        wait_row(&srv, &pane, |l| l == ps2.trim_end());
+        let got = c
+            .call_raw(
+                "run_command",
+                json!({ "paneId": pane, "command": "echo AGENT-DID-IT", "timeoutMs": 3000 }),
+            )
+            .await;
+        let text = refusal(&got);
+        assert!(text.contains("continuation"), "{ps2:?}: {text}");
+        type_line(&srv, &pane, "listen=8080");
+        type_line(&srv, &pane, "EOF");
+        let written = poll(Duration::from_secs(10), || {
+            std::fs::read_to_string(&file)
+                .ok()
+                .filter(|s| !s.is_empty())
+        });
+        assert_eq!(
+            written.as_deref(),
+            Some("listen=8080\n"),
+            "{ps2:?}: {}",
+            screen(&srv, &pane)
+        );
+    }
+    c.close().await;
+}
+
+/// The agent's command starts a nested shell that enrolls too (its marks
+/// make it the pane's shell for a while): the run's own shell still runs and
+/// waits for it, so the run ends with its status, not as lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_starts_a_nested_enrolled_shell_is_not_lost() {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
+    let pane = shell_pane(&srv, "bash");
+    type_line(&srv, &pane, &enroll_line("bash"));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let nested = format!(
+        "bash --norc --noprofile -i -c 'eval \"$({} shell-init bash)\" 2>/dev/null; sleep 0.5; exit 7'",
+        bin("tmux-mcp").display()
+    );
+    let got = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": nested, "timeoutMs": 8000 }),
+        )
+        .await;
+    assert_eq!(
+        (&got["state"], &got["exitStatus"]),
+        (&json!("done"), &json!(7)),
+        "{got:#}\n{}",
+        screen(&srv, &pane)
+    );
+    c.close().await;
+}

@@ -37,6 +37,11 @@ pub struct ShellRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_status: Option<i32>,
     pub cwd: String,
+    /// Its process's start time (clock ticks), with `pid` what tells it
+    /// from a later process given the same pid; not published.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub start: Option<u64>,
 }
 
 impl ShellRecord {
@@ -44,6 +49,7 @@ impl ShellRecord {
         ShellRecord {
             name: s.shell.name,
             pid: s.shell.pid,
+            start: s.shell.start,
             state: if s.running.is_some() {
                 ShellState::Running
             } else {

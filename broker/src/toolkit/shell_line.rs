@@ -102,8 +102,15 @@ pub fn precheck_cooked(seen: &Seen) -> Result<(), String> {
 }
 
 /// A continuation prompt: bash's and dash's default `PS2` (`> `), zsh's
-/// (`%_> `: the open constructs, `quote> `, `cmdsubst dquote> `).
+/// (`%_> `: the open constructs, `quote> `, `cmdsubst dquote> `), and the
+/// ones prompt frameworks set (starship's `∙ `, `... `, `.. `). An
+/// unenrolled shell's `PS2` can be anything: enrolled shells prove which
+/// prompt they read at; here the screen is all there is.
 fn is_continuation(left: &str) -> bool {
+    let left = left.trim();
+    if left == "∙" || (left.len() >= 2 && left.chars().all(|c| c == '.' || c == '·')) {
+        return true;
+    }
     let Some(words) = left.strip_suffix('>') else {
         return false;
     };
@@ -204,7 +211,16 @@ mod tests {
             let s = seen(ok.chars().count() as u32, ok.trim_end());
             assert_eq!(precheck(&s), Ok(()), "{ok:?}");
         }
-        for bad in ["> ", "quote> ", "cmdsubst dquote> ", "", "   "] {
+        for bad in [
+            "> ",
+            "quote> ",
+            "cmdsubst dquote> ",
+            "",
+            "   ",
+            "∙ ",
+            "... ",
+            ".. ",
+        ] {
             let s = seen(bad.chars().count() as u32, bad.trim_end());
             assert!(precheck(&s).is_err(), "{bad:?}");
         }

@@ -464,11 +464,15 @@ pub async fn finish(
 
 /// Whether the run's shell still runs (a zombie, or a later process given its
 /// pid, is not it): the pane's enrolled shell is still the one it asked.
-fn shell_alive(broker: &Broker, run: &Run) -> bool {
-    broker
-        .marks
-        .shell(&run.pane)
-        .is_some_and(|s| s.shell.pid == run.shell.pid)
+/// Its own process, not the pane's current record: a command that starts a
+/// nested enrolled shell makes that one the pane's, while the run's shell
+/// waits for it and still runs.
+fn shell_alive(_broker: &Broker, run: &Run) -> bool {
+    use tmux_mcp_core::platform::process_table;
+    match process_table::stat(run.shell.pid) {
+        Ok(st) => tmux_mcp_core::process::runs_as(&st, run.shell.start),
+        Err(e) => e.kind() == std::io::ErrorKind::PermissionDenied,
+    }
 }
 
 /// Whether `pid` has exited but is not yet reaped.
