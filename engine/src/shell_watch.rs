@@ -99,22 +99,9 @@ async fn ended(b: &Arc<Broker>, id: &str, seq: u64) {
         );
         return;
     };
-    // The end mark can come before tmux has read what the command wrote to
-    // the terminal (tmux reads it a moment later; the kernel does not say
-    // when): rows that show nothing are read again a few times.
-    let mut out = read_rows(b, &pane, start).await;
-    for _ in 0..EMPTY_REREADS {
-        if !matches!(&out, Ok(o) if o.lines.is_empty()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        out = read_rows(b, &pane, start).await;
-    }
+    let out = read_rows(b, &pane, start).await;
     b.marks.set_output(id, seq, out);
 }
-
-/// How often rows that show no output are read again (5 ms apart).
-const EMPTY_REREADS: usize = 4;
 
 /// The rows from `start` to the cursor (the last [`MAX_ROWS`]).
 async fn read_rows(b: &Arc<Broker>, pane: &Pane, start: u64) -> Result<Output, String> {
