@@ -61,16 +61,17 @@ def table(title: str, rows: list[tuple[str, int, int]]) -> None:
 
 
 async def main(before: Path | None, as_json: bool) -> None:
+    this = harness.BIN
     runs = {}
     if before is not None:
         runs["before"] = await run(before / "tmux-mcp")
-    runs["this build"] = await run(harness.BIN)
+    runs["this build"] = await run(this)
     if as_json:
         print(json.dumps({k: {label: {"claude_codex": cc, "gemini": gem} for label, cc, gem in v}
                           for k, v in runs.items()}))
         return
     for title, rows in runs.items():
-        table(f"{title} ({'before' if title == 'before' else harness.BIN}):", rows)
+        table(f"{title} ({before if title == 'before' else this}):", rows)
 
 
 if __name__ == "__main__":
