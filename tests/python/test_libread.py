@@ -229,10 +229,13 @@ async def test_pane_and_server_info(tmux_server):
     # No client is attached in this test (the broker's own connections are
     # command clients, which are left out).
     if tmux_at_least(3, 5):
-        assert server["clients"] == {"available": True, "attached": []}, server
+        # No client attached: the list is left out.
+        assert server["clients"] == {"available": True}, server
     else:
-        assert server["clients"]["available"] is False and server["clients"]["attached"] == [], server
+        assert server["clients"]["available"] is False and "attached" not in server["clients"], server
         assert "after-list-clients" in server["clients"]["unavailableReason"], server
+    # At their defaults (server scope, outside tmux): left out.
+    assert not {"scope", "callerPaneId", "callerSessionIds"} & set(server), server
 
 
 @async_test()
@@ -306,5 +309,7 @@ async def test_search_panes_finds_lines_and_pages(tmux_server):
     assert [(m["paneId"], m["lineNumber"], m["text"]) for m in f["matches"]] == \
         [(pane, 1, "needle one"), (pane, 2, "NEEDLE two"), (pane, 3, "needle three")], f
     assert [m["text"] for m in p1["matches"] + p2["matches"]] == ["needle one", "needle three"], (p1, p2)
-    assert p2["nextOffset"] is None and p1["totalMatches"] == 2, p2
+    # The last page has no nextOffset; the first has no offset (0, left out).
+    assert "nextOffset" not in p2 and "offset" not in p1 and p2["offset"] == 1 and p1["totalMatches"] == 2, (p1, p2)
+    assert [m["at"] for m in f["matches"]] == [["s1:0.0"]] * 3 and "ref" not in f["matches"][0], f
     assert bad.is_error and bad.text.startswith("Argument pattern: not a valid regular expression"), bad

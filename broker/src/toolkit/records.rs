@@ -414,7 +414,9 @@ pub struct Clients {
     pub available: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
-    /// Clients attached to a session this agent may see (empty when unavailable).
+    /// Clients attached to a session this agent may see; absent when none
+    /// (or unavailable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attached: Vec<ClientRecord>,
 }
 
