@@ -70,9 +70,15 @@ async def test_a_dead_pane_says_so_in_its_lean_record(tmux_server):
     tmux_server.tmux("set-option", "-g", "remain-on-exit", "on")
     pane = tmux_server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "exit 3")
     await harness.wait_until(lambda: tmux_server.tmux("display-message", "-p", "-t", pane, "#{pane_dead}") == "1")
+    # tmux does not always record the exit status (tests/e2e/scale.rs tries
+    # five panes for one): deadStatus is what tmux says, absent when it says
+    # nothing (read once the pane is dead, when tmux has settled it).
+    status = tmux_server.tmux("display-message", "-p", "-t", pane, "#{pane_dead_status}")
+    assert status in ("", "3"), status
     async with mcp_session(tmux_server) as s:
         listed = {p["id"]: p for p in (await call_ok(s, "list_panes"))["panes"]}
-        assert listed[pane]["dead"] is True and listed[pane]["deadStatus"] == 3, listed[pane]
+        assert listed[pane]["dead"] is True and listed[pane].get("deadStatus") == (int(status) if status else None), \
+            (listed[pane], status)
         assert listed[pane]["state"] in ("dead", "exited"), listed[pane]
         r = await call(s, "list_sessions")
         assert r.structured["deadCount"] == 1 and r.structured["sessions"][0]["deadPanes"] == [pane], r
