@@ -21,6 +21,7 @@ way, and prints both side by side: before and after in one run.
 import argparse
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -44,6 +45,7 @@ async def run(bin_path: Path) -> list[tuple[str, int, int]]:
     finally:
         for p in srv.shutdown():
             print(f"model_bytes: {p}", file=sys.stderr)
+        shutil.rmtree(srv.dir, ignore_errors=True)
     return [(label, cc, gem) for label, cc, gem, _ in rows]
 
 
