@@ -59,6 +59,12 @@ async def test_the_listings_a_model_reads_stay_within_issue_49s_targets(tmux_ser
         assert [w.get("activeIn") for w in windows] == [[n] if i == 0 else None
                                                         for n in workspace12.SESSIONS for i in (0, 1)], windows
 
+        # capture_since does not restate the pane the call named; its cursor
+        # is what the next call needs.
+        since = rows["capture_since"][2].structured
+        assert "paneId" not in since and since["seeded"] is True and len(since["cursor"]) == 22, since
+        assert since["lines"][-2:] == ["api:0.0 step 5 ok", since["lines"][-1]], since
+
         info = rows["get_pane_info"][2].structured["pane"]
         assert info["id"] == ids[0] and info["windowId"] == windows[0]["id"] and info["pid"] > 0, info
         assert "isCallerPane" not in info, info
