@@ -302,15 +302,17 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
     }
     let (tool, args) = match r {
         Resource::Server => ("get_server_info", json!({})),
-        Resource::Sessions => ("list_sessions", json!({})),
+        // The whole records: a resource is read by the application, which
+        // wants every field (the tools' lean default is for a model).
+        Resource::Sessions => ("list_sessions", json!({ "detail": "full" })),
         // Every pane in one read, as far as one page goes (`total` and
         // `nextCursor` say when a server has more).
         Resource::Panes => (
             "list_panes",
-            json!({ "limit": crate::toolkit::paging::PAGE_MAX }),
+            json!({ "limit": crate::toolkit::paging::PAGE_MAX, "detail": "full" }),
         ),
         Resource::Screen(p) => ("capture_pane", json!({ "paneId": p })),
-        Resource::Info(p) => ("get_pane_info", json!({ "paneId": p })),
+        Resource::Info(p) => ("get_pane_info", json!({ "paneId": p, "detail": "full" })),
         Resource::Handed { .. } | Resource::Tool(_) => unreachable!("read above"),
     };
     let out = tools::read_through(session, tool, args).await;

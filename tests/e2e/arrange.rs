@@ -213,8 +213,8 @@ async fn create_split_select_rename_resize_read_back_from_tmux() {
         ),
         (Some(120), Some(40))
     );
-    // The references are the list tools' own.
-    let sessions = c.call("list_sessions", json!({})).await;
+    // The references are the list tools' own (their whole records).
+    let sessions = c.call("list_sessions", json!({"detail": "full"})).await;
     let listed = sessions["sessions"]
         .as_array()
         .unwrap()
@@ -225,7 +225,7 @@ async fn create_split_select_rename_resize_read_back_from_tmux() {
         (&listed["ref"], &listed["name"]),
         (&s["session"]["ref"], &s["session"]["name"])
     );
-    let panes = c.call("list_panes", json!({})).await;
+    let panes = c.call("list_panes", json!({"detail": "full"})).await;
     assert_eq!(
         pane(&panes, pid)["ref"],
         json!({ "kind": "pane", "id": pid, "generation": gen })
@@ -500,7 +500,11 @@ async fn kill_and_respawn_exactly_the_target_never_the_last() {
         vpid,
         "the refused respawn changed the pane"
     );
-    let old_gen = pane(&c.call("list_panes", json!({})).await, &vpane)["processGeneration"].clone();
+    let old_gen = pane(
+        &c.call("list_panes", json!({"detail": "full"})).await,
+        &vpane,
+    )["processGeneration"]
+        .clone();
     let r = c.call("respawn_pane", json!({ "paneId": vpane, "kill": true, "shell": "echo respawned-$((6*7)); exec sleep 1000" })).await;
     screen_with(&srv, &vpane, "respawned-42");
     let new_pid = show(&srv, &vpane, "#{pane_pid}");

@@ -92,8 +92,16 @@ const SURFACES: &[Surface] = &[
         // tmux_capabilities' process identity backend, pidfd or
         // darwin-kqueue (issue 39): 34,981 B. A pane's enrolled shell in
         // list_panes' and get_pane_info's records (issue 41): 35,715 B.
+        // The listings' lean results (issue 49): list_sessions, list_windows
+        // and get_pane_info take `detail: "full"`, and their output schemas
+        // and list_panes' describe the lean records beside the whole ones
+        // (if/then/else): 38,090 B whole, the output schemas a client keeps;
+        // model-visible 7,992 B, descriptions cut to make room for the
+        // three `detail` arguments. search_panes' matches without a
+        // reference, window and placements: 37,122 B whole; capture_since
+        // without paneId: 37,086 B.
         visible: (8_000, 8_000),
-        whole: (30_000, 35_715),
+        whole: (30_000, 37_086),
     },
     Surface {
         label: "every tool (--safety destructive + every opt-in tool)",
@@ -118,8 +126,11 @@ const SURFACES: &[Surface] = &[
         // the creating tools) and get_commands (issue 41): 107,816 B over
         // 44 tools -> 2,451 B. tmux_run, the seed family's (its envelope's
         // oneOf makes its output schema 8.8 kB): 111,630 B over 45 -> 2,481 B.
+        // The listings' lean results beside the whole ones (issue 49):
+        // 114,005 B over 45 -> 2,534 B; search_panes' leaner matches:
+        // 113,037 B -> 2,512 B.
         visible: (421, 631),
-        whole: (1_842, 2_481),
+        whole: (1_842, 2_512),
     },
 ];
 

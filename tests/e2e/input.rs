@@ -633,7 +633,8 @@ async fn wait_for_text_returns_on_later_text_stop_markers_idle_and_timeout() {
             r["patternIndex"].as_u64(),
             r["line"].as_str()
         ),
-        (Some("stopped"), Some(0), Some("FAIL-5")),
+        // patternIndex 0 is left out.
+        (Some("stopped"), None, Some("FAIL-5")),
         "{r}"
     );
 
@@ -649,7 +650,8 @@ async fn wait_for_text_returns_on_later_text_stop_markers_idle_and_timeout() {
             r["timeoutMs"].as_u64(),
             r["timeoutClamped"].as_bool()
         ),
-        (Some("timeout"), Some(300), Some(false)),
+        // Not clamped: timeoutClamped left out.
+        (Some("timeout"), Some(300), None),
         "{r}"
     );
     assert!(r["waitedMs"].as_u64().unwrap() >= 300);

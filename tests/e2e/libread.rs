@@ -140,13 +140,37 @@ async fn list_sessions_matches_tmux() {
     two_sessions_with_a_linked_window(&srv);
     let c = McpClient::attach(&srv, &[]).await;
     let generation = generation(&c).await;
-    let got = c.call("list_sessions", json!({})).await;
+    let got = c.call("list_sessions", json!({"detail": "full"})).await;
     assert_eq!(got["generation"], json!(generation));
-    assert_eq!(
-        (got["scope"].as_str(), &got["callerPaneId"]),
-        (Some("server"), &Value::Null)
-    );
+    // At their defaults (server scope, no caller pane), left out.
+    assert_eq!((got.get("scope"), got.get("callerPaneId")), (None, None));
     let want = rows(&srv, &["list-sessions", "-F", "#{session_id} #{session_name} #{session_created} #{session_attached} #{session_windows}"]);
+    // The lean records (the default): id, name, windowCount, attached when
+    // not 0, and no reference.
+    let lean = c.call("list_sessions", json!({})).await;
+    assert_eq!(lean["generation"], json!(generation));
+    let listed: Vec<(String, String, String, String)> = lean["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            assert!(
+                s.get("ref").is_none() && s.get("attached") != Some(&json!(0)),
+                "{s:#}"
+            );
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["name"].as_str().unwrap().to_string(),
+                s.get("attached").unwrap_or(&json!(0)).to_string(),
+                s["windowCount"].to_string(),
+            )
+        })
+        .collect();
+    let wanted: Vec<(String, String, String, String)> = want
+        .iter()
+        .map(|w| (w[0].clone(), w[1].clone(), w[3].clone(), w[4].clone()))
+        .collect();
+    assert_eq!(listed, wanted, "{lean:#}");
     let sessions = got["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), want.len(), "{got:#}");
     for (s, w) in sessions.iter().zip(&want) {
@@ -199,7 +223,8 @@ async fn list_windows_matches_tmux_and_filters_by_session() {
     srv.quiet_panes("cat");
     let c = McpClient::attach(&srv, &[]).await;
     let generation = generation(&c).await;
-    let got = c.call("list_windows", json!({})).await;
+    let got = c.call("list_windows", json!({"detail": "full"})).await;
+    let lean = c.call("list_windows", json!({})).await;
     // One line per window link; a linked window appears once per session.
     let mut want: BTreeMap<String, (Vec<String>, Vec<Value>)> = BTreeMap::new();
     for r in rows(&srv, &["list-windows", "-a", "-F", "#{window_id} #{window_width} #{window_height} #{window_panes} #{session_id} #{session_name} #{window_index} #{window_active} #{window_layout} #{pane_id}"]) {
@@ -251,6 +276,42 @@ async fn list_windows_matches_tmux_and_filters_by_session() {
             links,
             "links of {id}"
         );
+    }
+    // The lean records say the same in fewer fields: `at` per link, the
+    // sessions whose current window it is, size, pane count.
+    for (w, full) in lean["windows"].as_array().unwrap().iter().zip(windows) {
+        let links = full["links"].as_array().unwrap();
+        let at: Vec<String> = links
+            .iter()
+            .map(|l| format!("{}:{}", l["sessionName"].as_str().unwrap(), l["index"]))
+            .collect();
+        let active: Vec<&Value> = links
+            .iter()
+            .filter(|l| l["active"] == json!(true))
+            .map(|l| &l["sessionName"])
+            .collect();
+        assert_eq!(
+            (
+                &w["id"],
+                &w["name"],
+                &w["at"],
+                w.get("activeIn"),
+                &w["paneCount"]
+            ),
+            (
+                &full["id"],
+                &full["name"],
+                &json!(at),
+                (!active.is_empty()).then(|| json!(active)).as_ref(),
+                &full["paneCount"]
+            ),
+            "{w:#} against {full:#}"
+        );
+        assert_eq!(
+            w["size"],
+            json!(format!("{}x{}", full["width"], full["height"]))
+        );
+        assert!(w.get("ref").is_none() && w.get("layout").is_none(), "{w:#}");
     }
     let linked = windows
         .iter()
@@ -324,11 +385,32 @@ async fn get_pane_info_agrees_with_the_listings() {
         .trim()
         .to_string();
     let c = McpClient::attach(&srv, &[]).await;
-    let panes = c.call("list_panes", json!({})).await;
-    let windows = c.call("list_windows", json!({})).await;
-    let sessions = c.call("list_sessions", json!({})).await;
+    let full = json!({"detail": "full"});
+    let panes = c.call("list_panes", full.clone()).await;
+    let windows = c.call("list_windows", full.clone()).await;
+    let sessions = c.call("list_sessions", full.clone()).await;
+    let lean_panes = c.call("list_panes", json!({})).await;
     for id in ["%0", second.as_str()] {
-        let info = c.call("get_pane_info", json!({"paneId": id})).await;
+        // Lean: the list_panes record with the window's id and name, the pid
+        // and the title.
+        let lean = c.call("get_pane_info", json!({"paneId": id})).await;
+        let mut rest = lean["pane"].as_object().unwrap().clone();
+        let whole = pane(&panes, id);
+        for k in ["windowId", "windowName", "pid", "title"] {
+            assert_eq!(rest.remove(k).as_ref(), Some(&whole[k]), "{id}: {k}");
+        }
+        assert_eq!(
+            Value::Object(rest),
+            *pane(&lean_panes, id),
+            "{id}: the lean list_panes record"
+        );
+        assert!(
+            lean.get("window").is_none() && lean.get("sessions").is_none(),
+            "{lean:#}"
+        );
+        let info = c
+            .call("get_pane_info", json!({"paneId": id, "detail": "full"}))
+            .await;
         assert_eq!(
             info["pane"],
             *pane(&panes, id),
@@ -416,13 +498,15 @@ async fn get_server_info_matches_the_server() {
         info["serverStartTime"].to_string(),
         srv.tmux(&["display-message", "-p", "#{start_time}"]).trim()
     );
+    // At their defaults (server scope, outside tmux): left out.
     assert_eq!(
         (
-            info["scope"].as_str(),
-            &info["callerPaneId"],
-            &info["callerSessionIds"]
+            info.get("scope"),
+            info.get("callerPaneId"),
+            info.get("callerSessionIds")
         ),
-        (Some("server"), &Value::Null, &json!([]))
+        (None, None, None),
+        "{info:#}"
     );
     assert!(
         srv.brokers()
@@ -449,11 +533,9 @@ async fn get_server_info_matches_the_server() {
         );
     } else {
         assert_eq!(
-            (
-                clients["available"].as_bool(),
-                clients["attached"].as_array().map(Vec::len)
-            ),
-            (Some(false), Some(0)),
+            // None attached: the list is left out.
+            (clients["available"].as_bool(), clients.get("attached")),
+            (Some(false), None),
             "{info:#}"
         );
         let why = clients["unavailableReason"].as_str().unwrap();
@@ -515,8 +597,25 @@ fn session_scope_sees_only_the_callers_sessions() {
     let w = checked_structured(
         &tools,
         "list_windows",
+        &call(&mut ch, "list_windows", json!({"detail": "full"})),
+    );
+    let lean = checked_structured(
+        &tools,
+        "list_windows",
         &call(&mut ch, "list_windows", json!({})),
     );
+    assert_eq!(lean["scope"], json!("session"), "{lean:#}");
+    for win in lean["windows"].as_array().unwrap() {
+        assert_eq!(
+            win["at"].as_array().unwrap().len(),
+            1,
+            "another session leaked through a link: {win:#}"
+        );
+        assert!(
+            win["at"][0].as_str().unwrap().starts_with("main:"),
+            "{win:#}"
+        );
+    }
     for win in w["windows"].as_array().unwrap() {
         assert_eq!(
             win["links"]
@@ -555,7 +654,21 @@ fn session_scope_sees_only_the_callers_sessions() {
     let p = checked_structured(
         &tools,
         "get_pane_info",
+        &call(
+            &mut ch,
+            "get_pane_info",
+            json!({"paneId": "%0", "detail": "full"}),
+        ),
+    );
+    let lean = checked_structured(
+        &tools,
+        "get_pane_info",
         &call(&mut ch, "get_pane_info", json!({"paneId": "%0"})),
+    );
+    assert_eq!(
+        lean["pane"]["at"],
+        json!(["main:0.0"]),
+        "main:0 is linked into other too, which must not show: {lean:#}"
     );
     assert_eq!(
         p["sessions"]
@@ -1105,15 +1218,29 @@ async fn search_panes_literal_regex_case_caps_and_paging() {
         (Some(3), Some(2), Some(3)),
         "main's pane is searched too"
     );
+    // The generation once; each match placed as `session:window.pane`.
+    assert_eq!(f["generation"], json!(generation), "{f:#}");
     let m = &f["matches"][0];
-    assert_eq!(
-        m["ref"],
-        json!({"kind": "pane", "id": a, "generation": generation})
+    assert_eq!(m["at"], json!(["s1:0.0"]), "{m:#}");
+    assert!(
+        m.get("ref").is_none() && m.get("placements").is_none(),
+        "{m:#}"
     );
-    assert_eq!(
-        m["placements"],
-        json!([{"sessionId": srv.tmux(&["display-message", "-p", "-t", "s1:", "#{session_id}"]).trim(), "sessionName": "s1", "index": 0}])
-    );
+    // Flags at false, empty lists and a 0 offset are left out.
+    for k in [
+        "offset",
+        "nextOffset",
+        "pageByteClamped",
+        "panesTruncated",
+        "panesSkipped",
+        "panesFailed",
+        "paneLimitClamped",
+        "effectiveScrollbackLines",
+        "scrollbackClamped",
+        "matchingClamped",
+    ] {
+        assert!(f.get(k).is_none(), "{k} at its default: {f:#}");
+    }
     // Line numbers index tmux's own capture of the visible screen.
     let own: Vec<String> = srv
         .tmux(&["capture-pane", "-p", "-t", &a])
@@ -1304,7 +1431,8 @@ async fn search_panes_stops_at_the_matching_budget() {
     assert_eq!(f["matchingClamped"], json!(true), "{f:#}");
     // main's small pane, 5 big ones (≈ 251 KB), and the 6th, in which the budget runs out.
     assert_eq!(f["panesSearched"], json!(7), "{f:#}");
-    // Within the budget, the same search completes.
+    // Within the budget, the same search completes (matchingClamped left
+    // out: false).
     let f = c
         .call(
             "search_panes",
@@ -1312,8 +1440,8 @@ async fn search_panes_stops_at_the_matching_budget() {
         )
         .await;
     assert_eq!(
-        (f["matchingClamped"].as_bool(), f["panesSearched"].as_u64()),
-        (Some(false), Some(1)),
+        (f.get("matchingClamped"), f["panesSearched"].as_u64()),
+        (None, Some(1)),
         "{f:#}"
     );
     c.close().await;

@@ -107,7 +107,7 @@ async fn wait_screen_contains_returns_when_text_appears() {
     );
     let id = new_window(&srv, &format!("sh -c {}", sh_quote(&script)));
     let target = pane_ref(&gen, &id);
-    let list = c.call("list_panes", json!({})).await;
+    let list = c.call("list_panes", json!({"detail": "full"})).await;
     let pgen = pane(&list, &id)["processGeneration"]
         .as_str()
         .expect("a tracked pane has a processGeneration")
@@ -313,7 +313,7 @@ async fn wait_process_exit_and_deadline() {
 
     let id = new_window(&srv, "sh -c 'sleep 1.5; exit 3'");
     let target = pane_ref(&gen, &id);
-    let list = c.call("list_panes", json!({})).await;
+    let list = c.call("list_panes", json!({"detail": "full"})).await;
     let pgen = pane(&list, &id)["processGeneration"]
         .as_str()
         .expect("processGeneration of a live pane")

@@ -9,7 +9,7 @@ use tmux_mcp_e2e::*;
 async fn respawn_gives_new_process_generation() {
     let srv = TmuxServer::start();
     let c = McpClient::attach(&srv, &[]).await;
-    let before = c.call("list_panes", json!({})).await;
+    let before = c.call("list_panes", json!({"detail": "full"})).await;
     let p1 = pane(&before, "%0").clone();
     let g1 = p1["processGeneration"]
         .as_str()
@@ -18,11 +18,11 @@ async fn respawn_gives_new_process_generation() {
     assert_eq!(p1["processState"], "running");
 
     // Asking again without a respawn keeps the generation (it names the process).
-    let same = c.call("list_panes", json!({})).await;
+    let same = c.call("list_panes", json!({"detail": "full"})).await;
     assert_eq!(pane(&same, "%0")["processGeneration"], json!(g1));
 
     srv.tmux(&["respawn-pane", "-k", "-t", "%0"]);
-    let after = c.call("list_panes", json!({})).await;
+    let after = c.call("list_panes", json!({"detail": "full"})).await;
     let p2 = pane(&after, "%0");
     let g2 = p2["processGeneration"]
         .as_str()
@@ -73,7 +73,7 @@ async fn killed_pane_process_seen_exited_without_polling_tmux() {
     );
 
     let c = McpClient::attach(&srv, &[]).await;
-    let list = c.call("list_panes", json!({})).await;
+    let list = c.call("list_panes", json!({"detail": "full"})).await;
     let p = pane(&list, pane_id);
     assert_eq!(p["processState"], "running", "{p:#}");
     assert_eq!(p["pid"], pid);
@@ -112,7 +112,7 @@ async fn killed_pane_process_seen_exited_without_polling_tmux() {
     );
 
     // Asking tmux afterwards shows the pane dead (remain-on-exit).
-    let after = c.call("list_panes", json!({})).await;
+    let after = c.call("list_panes", json!({"detail": "full"})).await;
     let p = pane(&after, pane_id);
     assert_eq!(p["dead"], true, "{p:#}");
     assert_eq!(p["processState"], "dead", "{p:#}");
@@ -134,7 +134,7 @@ fn caller_pane_found_from_process_ancestry() {
     let resp = ch.request(
         2,
         "tools/call",
-        json!({"name": "list_panes", "arguments": {}}),
+        json!({"name": "list_panes", "arguments": {"detail": "full"}}),
     );
     let relay_err = || std::fs::read_to_string(&relay.stderr).unwrap_or_default();
     let list = checked_structured(&tools, "list_panes", &resp);
@@ -190,6 +190,21 @@ fn caller_pane_found_from_process_ancestry() {
     for p in list["panes"].as_array().unwrap() {
         assert_eq!(p["isCallerPane"], json!(p["id"] == json!(caller)), "{p:#}");
     }
+    // The lean listing names the caller's pane once, at the top.
+    let lean = checked_structured(
+        &tools,
+        "list_panes",
+        &ch.request(
+            30,
+            "tools/call",
+            json!({"name": "list_panes", "arguments": {}}),
+        ),
+    );
+    assert_eq!(
+        (&lean["callerPaneId"], &lean["scope"]),
+        (&json!(caller), &json!("session")),
+        "{lean:#}"
+    );
     let cap_resp = ch.request(
         3,
         "tools/call",
@@ -206,7 +221,7 @@ fn caller_pane_found_from_process_ancestry() {
     let resp2 = outside.request(
         2,
         "tools/call",
-        json!({"name": "list_panes", "arguments": {}}),
+        json!({"name": "list_panes", "arguments": {"detail": "full"}}),
     );
     let list2 = checked_structured(&tools2, "list_panes", &resp2);
     assert_eq!(
@@ -214,7 +229,7 @@ fn caller_pane_found_from_process_ancestry() {
         Value::Null,
         "TMUX_PANE alone made a caller pane: {list2:#}"
     );
-    assert_eq!(list2["scope"], "server");
+    assert_eq!(list2.get("scope"), None, "server, the default: {list2:#}");
     assert!(list2["panes"]
         .as_array()
         .unwrap()

@@ -215,7 +215,11 @@ async fn resources_read_like_the_tools_that_read_the_same_things() {
     assert_eq!(panes["panes"].as_array().map(Vec::len), Some(2));
     let sessions: Value =
         serde_json::from_str(&read_text(&c, "tmux://sessions").await.unwrap()).unwrap();
-    assert_eq!(sessions, tools.call("list_sessions", json!({})).await);
+    // Resources give the whole records (`detail: full`).
+    assert_eq!(
+        sessions,
+        tools.call("list_sessions", json!({"detail": "full"})).await
+    );
     let server: Value =
         serde_json::from_str(&read_text(&c, "tmux://server").await.unwrap()).unwrap();
     assert_eq!(server["generation"], json!(generation(&tools).await));

@@ -21,7 +21,7 @@ async fn capture_pane_runs_no_table_read() {
         srv.tmux(&["new-window", "-d", "sleep 1000"]);
     }
     let c = McpClient::attach(&srv, &[]).await;
-    c.call("list_panes", json!({})).await; // the broker's table knows every pane
+    c.call("list_panes", json!({"detail": "full"})).await; // the broker's table knows every pane
     let before = commands(&srv);
     for _ in 0..5 {
         let r = c.call("capture_pane", json!({ "paneId": "%0" })).await;
@@ -134,7 +134,7 @@ async fn table_read_survives_separators_in_every_free_text_field() {
         srv.tmux(&["new-window", "-d", "-t", "main:", "sleep 1001"]);
     }
     let c = McpClient::attach(&srv, &[]).await;
-    let list = c.call("list_panes", json!({})).await;
+    let list = c.call("list_panes", json!({"detail": "full"})).await;
     let panes = list["panes"].as_array().unwrap();
     assert_eq!(panes.len(), 3, "{list:#}");
     let p = panes
@@ -255,7 +255,7 @@ async fn records_equal_tmux_at_every_level() {
         .expect("tmux never recorded exit status 3 in 5 panes");
 
     let c = McpClient::attach(&srv, &["--scope", "server"]).await;
-    let list = c.call("list_panes", json!({})).await;
+    let list = c.call("list_panes", json!({"detail": "full"})).await;
     let panes = list["panes"].as_array().unwrap();
     let tmux = |target: &str, format: &str| {
         srv.tmux(&["display-message", "-p", "-t", target, format])

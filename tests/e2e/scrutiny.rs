@@ -135,7 +135,17 @@ fn item1_session_scope_does_not_leak_through_linked_windows() {
         "a relation reached the other session: {via:#}"
     );
 
-    let list = relay_call(&mut r, 6, "list_panes", json!({}));
+    // The lean records place a pane by session name: none in beta.
+    let lean = relay_call(&mut r, 6, "list_panes", json!({}));
+    for p in lean["panes"].as_array().unwrap() {
+        for at in p["at"].as_array().unwrap() {
+            assert!(
+                at.as_str().unwrap().starts_with("main:"),
+                "list_panes shows a placement in another session: {p:#}"
+            );
+        }
+    }
+    let list = relay_call(&mut r, 60, "list_panes", json!({"detail": "full"}));
     for p in list["panes"].as_array().unwrap() {
         for pl in p["placements"].as_array().unwrap() {
             assert_eq!(
@@ -349,7 +359,7 @@ async fn item4_killed_pane_untracked_capture_is_stale_target_not_sent() {
         .to_string();
     let c = McpClient::attach(&srv, CAPTURE).await;
     let gen = generation(&c).await;
-    c.call("list_panes", json!({})).await; // the broker's table now has the pane
+    c.call("list_panes", json!({"detail": "full"})).await; // the broker's table now has the pane
     srv.tmux(&["kill-pane", "-t", &victim]);
     let r = c
         .call_envelope("tmux_capture", json!({ "target": pane_ref(&gen, &victim) }))

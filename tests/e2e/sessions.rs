@@ -62,8 +62,8 @@ async fn two_servers_two_brokers_no_crosstalk() {
     assert_eq!(b.brokers(), vec![broker_b]);
     assert_ne!(a.status()["broker_socket"], b.status()["broker_socket"]);
 
-    let la = ca.call("list_panes", json!({})).await;
-    let lb = cb.call("list_panes", json!({})).await;
+    let la = ca.call("list_panes", json!({"detail": "full"})).await;
+    let lb = cb.call("list_panes", json!({"detail": "full"})).await;
     // Each lists exactly its own server's panes, with that server's pids …
     assert_eq!(
         listed(&la),
@@ -126,8 +126,8 @@ async fn two_clients_served_at_once() {
     // Both sessions are open at the same time before either calls a tool.
     let (c1, c2) = tokio::join!(McpClient::attach(&srv, &[]), McpClient::attach(&srv, &[]));
     let (l1, l2) = tokio::join!(
-        c1.call("list_panes", json!({})),
-        c2.call("list_panes", json!({}))
+        c1.call("list_panes", json!({"detail": "full"})),
+        c2.call("list_panes", json!({"detail": "full"}))
     );
     let want: BTreeSet<String> = srv
         .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
@@ -162,7 +162,7 @@ async fn two_clients_served_at_once() {
     assert_eq!(srv.status()["sessions_open"], 2);
     c1.close().await;
     // The other session is unaffected by the first one leaving.
-    let again = c2.call("list_panes", json!({})).await;
+    let again = c2.call("list_panes", json!({"detail": "full"})).await;
     assert_eq!(again["generation"], l2["generation"]);
     let open = poll_async(Duration::from_secs(3), || async {
         (srv.status()["sessions_open"] == 1).then_some(())
@@ -213,7 +213,7 @@ async fn every_feed_mode_lists_the_same_panes() {
             assert!(how.contains("exec"), "{flags}: tmux_access is {how:?}");
         }
         let c = McpClient::attach(&srv, &[]).await;
-        let list = c.call("list_panes", json!({})).await;
+        let list = c.call("list_panes", json!({"detail": "full"})).await;
         assert_eq!(listed(&list), tmux_panes(&srv), "{flags}: {list:#}");
         assert_eq!(
             srv.brokers(),

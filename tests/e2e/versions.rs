@@ -45,7 +45,7 @@ async fn protocol_client_and_table_read_on_this_tmux() {
     // The table the broker read has every pane tmux has, with the fields that
     // are filled in on every version.
     srv.tmux(&["split-window", "-d", "-t", "main"]);
-    let list = c.call("list_panes", json!({})).await;
+    let list = c.call("list_panes", json!({"detail": "full"})).await;
     let want = srv.tmux(&[
         "list-panes",
         "-a",

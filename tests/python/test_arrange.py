@@ -47,7 +47,7 @@ async def test_create_rename_split_kill_read_back(tmux_server):
         assert made["session"]["name"] == real, (made, real)
         if not tmux_at_least(3, 6):
             assert real == "py_sess_1", real
-        listed = {x["id"]: x for x in (await call_ok(s, "list_sessions"))["sessions"]}
+        listed = {x["id"]: x for x in (await call_ok(s, "list_sessions", {"detail": "full"}))["sessions"]}
         assert listed[sid]["ref"] == made["session"]["ref"], (listed, made)
 
         renamed = await call_ok(s, "rename_window", {"windowId": wid, "generation": made["generation"], "name": "py;win"})

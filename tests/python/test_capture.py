@@ -39,9 +39,14 @@ def apply_splice(prev: list[str], data: dict) -> list[str]:
 
 
 async def pane_target(session, pane: str) -> dict:
-    """The pane's reference from list_panes (cross-checked with tmux_capabilities)."""
+    """The pane's reference as an agent makes it from list_panes (the pane's id
+    and the listing's generation), cross-checked with tmux_capabilities and
+    with the whole record's reference (detail: full)."""
     listing = await call_ok(session, "list_panes")
-    ref = next(p["ref"] for p in listing["panes"] if p["id"] == pane)
+    assert pane in [p["id"] for p in listing["panes"]], listing
+    ref = {"kind": "pane", "id": pane, "generation": listing["generation"]}
+    full = await call_ok(session, "list_panes", {"detail": "full"})
+    assert ref == next(p["ref"] for p in full["panes"] if p["id"] == pane), full
     caps = await call_ok(session, "tmux_capabilities")
     assert ref == {"kind": "pane", "id": pane, "generation": caps["data"]["server_identity"]["generation"]}, ref
     return ref

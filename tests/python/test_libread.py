@@ -49,12 +49,19 @@ async def test_sessions_and_windows_match_tmux(tmux_server):
     two_sessions(tmux_server)
     async with mcp_session(tmux_server) as s:
         generation = (await call_ok(s, "tmux_capabilities"))["data"]["server_identity"]["generation"]
-        sessions = (await call_ok(s, "list_sessions"))["sessions"]
-        windows = (await call_ok(s, "list_windows"))["windows"]
+        lean = await call_ok(s, "list_sessions")
+        sessions = (await call_ok(s, "list_sessions", {"detail": "full"}))["sessions"]
+        lean_windows = (await call_ok(s, "list_windows"))["windows"]
+        windows = (await call_ok(s, "list_windows", {"detail": "full"}))["windows"]
         other = (await call_ok(s, "list_windows", {"session": "other"}))["windows"]
     want = fields(tmux_server, "list-sessions", "-F", "#{session_id} #{session_name} #{session_windows} #{session_attached}")
     assert [(x["id"], x["name"], x["windowCount"], x["attached"]) for x in sessions] == \
         [(i, n, int(w), int(a)) for i, n, w, a in want], (sessions, want)
+    # The lean records say the same, a count of 0 left out, and no reference.
+    assert lean["generation"] == generation and "scope" not in lean, lean
+    assert [(x["id"], x["name"], x["windowCount"], x.get("attached", 0)) for x in lean["sessions"]] == \
+        [(i, n, int(w), int(a)) for i, n, w, a in want], (lean, want)
+    assert all("ref" not in x and x.get("attached") != 0 for x in lean["sessions"]), lean
     for x in sessions:
         assert SESSION_ID.match(x["id"]) and x["ref"] == {"kind": "session", "id": x["id"], "generation": generation}, x
     links = {}
@@ -64,6 +71,16 @@ async def test_sessions_and_windows_match_tmux(tmux_server):
     for w in windows:
         assert w["ref"] == {"kind": "window", "id": w["id"], "generation": generation}, w
         assert [{k: l[k] for k in ("sessionId", "index", "active")} for l in w["links"]] == links[w["id"]], (w, links)
+    # Lean: where (session:index), which sessions' current window, size, panes.
+    at = {}
+    for wid, sname, idx, active, size, panes in fields(tmux_server, "list-windows", "-a", "-F", "#{window_id} #{session_name} #{window_index} #{window_active} #{window_width}x#{window_height} #{window_panes}"):
+        w = at.setdefault(wid, {"at": [], "activeIn": [], "size": size, "paneCount": int(panes)})
+        w["at"].append(f"{sname}:{idx}")
+        if active == "1":
+            w["activeIn"].append(sname)
+    assert {w["id"]: {"at": w["at"], "activeIn": w.get("activeIn", []), "size": w["size"], "paneCount": w["paneCount"]}
+            for w in lean_windows} == at, (lean_windows, at)
+    assert all(w.get("activeIn") != [] and "ref" not in w for w in lean_windows), lean_windows
     want_other = tmux_server.tmux("list-windows", "-t", "other", "-F", "#{window_id}").split()
     assert sorted(w["id"] for w in other) == sorted(want_other), (other, want_other)
 
@@ -95,12 +112,14 @@ async def test_list_sessions_summarises_busy_and_dead_panes_as_tmux_shows_them(t
         gone = sorted({p for sid, p, d, c in rows if sid in ids and d == "1"}, key=lambda x: int(x[1:]))
         return len({p for sid, p, _, _ in rows if sid in ids}), busy, gone
     def got(x):
-        return x["paneCount"], sorted(x["busyPanes"], key=lambda x: int(x[1:])), sorted(x["deadPanes"], key=lambda x: int(x[1:]))
+        # An empty list is left out of a lean record.
+        assert x.get("busyPanes") != [] and x.get("deadPanes") != [], x
+        return x["paneCount"], sorted(x.get("busyPanes", []), key=lambda x: int(x[1:])), sorted(x.get("deadPanes", []), key=lambda x: int(x[1:]))
     for x in r["sessions"]:
         assert got(x) == want({x["id"]}), (x, rows)
     n, busy, gone = want({sid for sid, _, _, _ in rows})
     assert (r["paneCount"], r["busyCount"], r["deadCount"]) == (n, len(busy), len(gone)), (r, rows)
-    assert any(dead in x["deadPanes"] for x in r["sessions"]) and r["busyCount"] >= 2, r  # the two sleeps
+    assert any(dead in x.get("deadPanes", []) for x in r["sessions"]) and r["busyCount"] >= 2, r  # the two sleeps
     # A pane in a window linked into two sessions counts in both, once in all.
     assert r["paneCount"] == len({p for _, p, _, _ in rows}) < sum(x["paneCount"] for x in r["sessions"]), r
 
@@ -143,10 +162,10 @@ async def test_list_windows_pages_read_apart_hold_the_whole_listing(tmux_server)
     server.tmux("link-window", "-d", "-s", "alpha:1", "-t", "gamma:7")
     server.tmux("select-window", "-t", "gamma:7")
     async with mcp_session(server) as s:
-        for filt in ({}, {"session": "gamma"}):
+        for filt in ({}, {"session": "gamma"}, {"detail": "full"}):
             whole = await call_ok(s, "list_windows", {**filt, "limit": 10000})
             n = whole["total"]
-            assert len(whole["windows"]) == n == (10 if not filt else 4), whole
+            assert len(whole["windows"]) == n == (4 if "session" in filt else 10), whole
             for limit in (1, 2, 3):
                 got, cursor = [], None
                 while True:
@@ -171,11 +190,13 @@ async def test_a_window_moved_before_its_page_is_read_is_listed_where_it_is(tmux
     server.tmux("new-window", "-d", "-t", "main", "sh")
     server.tmux("new-session", "-d", "-s", "other", "sh")
     async with mcp_session(server) as s:
-        first = await call_ok(s, "list_windows", {"limit": 2})
+        first = await call_ok(s, "list_windows", {"limit": 2, "detail": "full"})
         moved = first["windows"][1]["id"]
         assert [l["sessionName"] for l in first["windows"][1]["links"]] == ["main"], first
         server.tmux("move-window", "-s", moved, "-t", "other:5")
-        again = await call_ok(s, "list_windows", {"limit": 2})
+        lean = await call_ok(s, "list_windows", {"limit": 2})
+        assert lean["windows"][1]["at"] == ["other:5"], lean
+        again = await call_ok(s, "list_windows", {"limit": 2, "detail": "full"})
         assert [w["id"] for w in again["windows"]] == [w["id"] for w in first["windows"]], (first, again)
         w = again["windows"][1]
         assert [(l["sessionName"], l["index"]) for l in w["links"]] == [("other", 5)], w
@@ -189,9 +210,20 @@ async def test_pane_and_server_info(tmux_server):
     two_sessions(tmux_server)
     async with mcp_session(tmux_server) as s:
         panes = {p["id"]: p for p in (await call_ok(s, "list_panes"))["panes"]}
-        info = await call_ok(s, "get_pane_info", {"paneId": "%0"})
+        full_panes = {p["id"]: p for p in (await call_ok(s, "list_panes", {"detail": "full"}))["panes"]}
+        lean = await call_ok(s, "get_pane_info", {"paneId": "%0"})
+        info = await call_ok(s, "get_pane_info", {"paneId": "%0", "detail": "full"})
         server = await call_ok(s, "get_server_info")
-    assert info["pane"] == panes["%0"], (info, panes["%0"])
+    # Lean: the list_panes record, with its window, pid and title.
+    pane = lean["pane"]
+    assert {k: v for k, v in pane.items() if k in panes["%0"]} == panes["%0"], (pane, panes["%0"])
+    # (The window's name is not compared: automatic-rename may change it
+    # between the two reads.)
+    wid, pid, title = tmux_server.tmux("display-message", "-p", "-t", "%0", "#{window_id}|#{pane_pid}|#{pane_title}").split("|")
+    assert (pane["windowId"], pane["pid"], pane["title"]) == (wid, int(pid), title), pane
+    assert isinstance(pane["windowName"], str) and pane["windowName"], pane
+    assert set(lean) == {"generation", "pane"} and "isCallerPane" not in pane, lean
+    assert info["pane"] == full_panes["%0"], (info, full_panes["%0"])
     assert sorted(x["name"] for x in info["sessions"]) == ["main", "other"], info
     assert info["window"]["activePaneId"] == "%0", info
     version = tmux_server.tmux("-V").strip().removeprefix("tmux ")
@@ -200,10 +232,13 @@ async def test_pane_and_server_info(tmux_server):
     # No client is attached in this test (the broker's own connections are
     # command clients, which are left out).
     if tmux_at_least(3, 5):
-        assert server["clients"] == {"available": True, "attached": []}, server
+        # No client attached: the list is left out.
+        assert server["clients"] == {"available": True}, server
     else:
-        assert server["clients"]["available"] is False and server["clients"]["attached"] == [], server
+        assert server["clients"]["available"] is False and "attached" not in server["clients"], server
         assert "after-list-clients" in server["clients"]["unavailableReason"], server
+    # At their defaults (server scope, outside tmux): left out.
+    assert not {"scope", "callerPaneId", "callerSessionIds"} & set(server), server
 
 
 @async_test()
@@ -277,5 +312,7 @@ async def test_search_panes_finds_lines_and_pages(tmux_server):
     assert [(m["paneId"], m["lineNumber"], m["text"]) for m in f["matches"]] == \
         [(pane, 1, "needle one"), (pane, 2, "NEEDLE two"), (pane, 3, "needle three")], f
     assert [m["text"] for m in p1["matches"] + p2["matches"]] == ["needle one", "needle three"], (p1, p2)
-    assert p2["nextOffset"] is None and p1["totalMatches"] == 2, p2
+    # The last page has no nextOffset; the first has no offset (0, left out).
+    assert "nextOffset" not in p2 and "offset" not in p1 and p2["offset"] == 1 and p1["totalMatches"] == 2, (p1, p2)
+    assert [m["at"] for m in f["matches"]] == [["s1:0.0"]] * 3 and "ref" not in f["matches"][0], f
     assert bad.is_error and bad.text.startswith("Argument pattern: not a valid regular expression"), bad

@@ -1,6 +1,26 @@
-"""list_panes: pane references carry the server generation; values match tmux."""
+"""list_panes: lean records by default, whole ones (references carrying the
+server generation) with detail: full; values match tmux."""
 
-from harness import PANE_ID, SESSION_ID, async_test, call_ok, mcp_session
+from harness import HEX32, PANE_ID, SESSION_ID, async_test, call_ok, mcp_session
+
+
+def check_lean(server, pane, settled=True):
+    """A default (lean) record against tmux: where, how big, active, and (for
+    a pane whose program has exec'd, `settled`) what runs and where."""
+    pid_ = pane["id"]
+    assert isinstance(pid_, str) and PANE_ID.match(pid_), pane
+    fmt = "#{pane_width}x#{pane_height} #{pane_active} #{pane_dead} #{pane_current_path} #{pane_current_command}"
+    size, active, dead, cwd, command = server.tmux("display-message", "-p", "-t", pid_, fmt).split(" ", 4)
+    assert pane["size"] == size, (pane, size)
+    assert isinstance(pane["cwd"], str) and isinstance(pane["command"], str), pane
+    if settled:
+        assert pane["cwd"] == cwd and pane["command"] == command, (pane, cwd, command)
+    # Left out at their defaults: present only when true.
+    assert pane.get("active", False) is (active == "1") and pane.get("dead", False) is (dead == "1"), pane
+    places = server.tmux("list-panes", "-a", "-F", "#{pane_id} #{session_name}:#{window_index}.#{pane_index}").splitlines()
+    assert pane["at"] == [p.split(" ", 1)[1] for p in places if p.split(" ", 1)[0] == pid_], (pane, places)
+    assert "state" not in pane or pane["state"] != "running", pane
+    assert not {"ref", "isCallerPane", "placements", "processGeneration"} & set(pane), pane
 
 
 def check_pane(server, pane, generation):
@@ -28,15 +48,26 @@ def check_pane(server, pane, generation):
 
 @async_test()
 async def test_list_panes_matches_tmux_and_carries_generation(tmux_server):
+    # Every pane's program exec'd first: its command and directory stay put
+    # between the listing and tmux's read.
+    tmux_server.tmux("split-window", "-d", "-t", "main")
+    tmux_server.quiet_panes("cat")
     async with mcp_session(tmux_server) as s:
         caps = await call_ok(s, "tmux_capabilities")
         generation = caps["data"]["server_identity"]["generation"]
         sc = await call_ok(s, "list_panes")
-    panes = sc["panes"]
+        full = await call_ok(s, "list_panes", {"detail": "full"})
     tmux_ids = tmux_server.tmux("list-panes", "-a", "-F", "#{pane_id}").split()
-    assert sorted(p["id"] for p in panes) == sorted(tmux_ids), (panes, tmux_ids)
-    for pane in panes:
-        check_pane(tmux_server, pane, generation)
+    # The generation once per result; no caller pane (the test runner is
+    # outside this server), so none is named.
+    assert sc["generation"] == full["generation"] == generation and "callerPaneId" not in sc, sc
+    for listing, check in ((sc, check_lean), (full, lambda srv, p: check_pane(srv, p, generation))):
+        panes = listing["panes"]
+        assert sorted(p["id"] for p in panes) == sorted(tmux_ids), (panes, tmux_ids)
+        for pane in panes:
+            check(tmux_server, pane)
+    for pane in full["panes"]:
+        assert HEX32.match(pane["processGeneration"]) and pane["processState"] == "running", pane
 
 
 @async_test()
@@ -46,10 +77,9 @@ async def test_list_panes_sees_split_window_on_next_call(tmux_server):
         new = tmux_server.tmux("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}")
         assert new not in before
         sc = await call_ok(s, "list_panes")
-        generation = (await call_ok(s, "tmux_capabilities"))["data"]["server_identity"]["generation"]
     after = {p["id"]: p for p in sc["panes"]}
     assert set(after) == before | {new}, (sorted(before), new, sorted(after))
-    check_pane(tmux_server, after[new], generation)
+    check_lean(tmux_server, after[new], settled=False)
 
 
 @async_test(60)
@@ -57,7 +87,8 @@ async def test_list_panes_pages_by_id_and_gives_brief_records(tmux_server):
     """Pages of `limit` panes in pane-id order: every pane exactly once across
     the pages, also when panes come and go between them; `total` counts them
     all and the last page has no nextCursor. `detail: brief` records say where
-    a pane is as tmux's target syntax and are a fraction of a full record."""
+    a pane is as tmux's target syntax and are a fraction of a full record; the
+    default records a little more than brief ones."""
     server = tmux_server
     for _ in range(5):
         server.tmux("new-window", "-d", "-t", "main", "cat")
@@ -99,12 +130,15 @@ async def test_list_panes_pages_by_id_and_gives_brief_records(tmux_server):
         work = server.tmux("list-panes", "-s", "-t", "work", "-F", "#{pane_id} work:#{window_index}.#{pane_index} #{pane_current_command} #{pane_current_path}").splitlines()
         assert [f"{p['id']} {p['at'][0]} {p['command']} {p['cwd']}" for p in brief["panes"]] == work, (brief, work)
         for p in brief["panes"]:
-            assert set(p) == {"id", "at", "command", "cwd", "state"} and p["state"] == "running", p
-        full = await call_ok(s, "list_panes", {"session": "work"})
+            # Running, so no state; no size (a brief read has none).
+            assert set(p) == {"id", "at", "command", "cwd"}, p
+        full = await call_ok(s, "list_panes", {"session": "work", "detail": "full"})
+        normal = await call_ok(s, "list_panes", {"session": "work"})
         import json as _json
         ratio = len(_json.dumps(brief["panes"])) / len(_json.dumps(full["panes"]))
-        print(f"brief records are {ratio:.2f} of full ones")
-        assert ratio < 0.5, ratio
+        lean = len(_json.dumps(normal["panes"])) / len(_json.dumps(full["panes"]))
+        print(f"brief records are {ratio:.2f} of full ones, default ones {lean:.2f}")
+        assert ratio < lean < 0.5, (ratio, lean)
 
         for bad, field in [({"limit": 0}, "limit"), ({"cursor": "5"}, "cursor"), ({"detail": "short"}, "detail")]:
             r = await s.call_tool("list_panes", bad)
@@ -134,14 +168,14 @@ async def test_pages_read_apart_hold_the_same_records_as_the_whole_listing(tmux_
     server.tmux("link-window", "-d", "-s", "alpha:1", "-t", "gamma:7")
     server.quiet_panes("cat")
     async with mcp_session(server) as s:
-        for detail in ("full", "brief"):
-            whole = await call_ok(s, "list_panes", {"detail": detail, "limit": 10000})
+        for detail in ({}, {"detail": "full"}, {"detail": "brief"}):
+            whole = await call_ok(s, "list_panes", {**detail, "limit": 10000})
             expected = [_stable(p) for p in whole["panes"]]
             assert len(expected) == whole["total"] == 13, whole
             for limit in (1, 2, 5):
                 got, cursor = [], None
                 while True:
-                    args = {"detail": detail, "limit": limit, **({"cursor": cursor} if cursor else {})}
+                    args = {**detail, "limit": limit, **({"cursor": cursor} if cursor else {})}
                     page = await call_ok(s, "list_panes", args)
                     assert page["total"] == 13, page
                     got += [_stable(p) for p in page["panes"]]
@@ -162,18 +196,21 @@ async def test_a_pane_moved_to_another_session_before_its_page_is_read_is_listed
     server.tmux("new-window", "-d", "-t", "main")
     server.tmux("new-session", "-d", "-s", "other")
     async with mcp_session(server) as s:
-        first = await call_ok(s, "list_panes", {"limit": 2})
+        first = await call_ok(s, "list_panes", {"limit": 2, "detail": "full"})
         generation = (await call_ok(s, "tmux_capabilities"))["data"]["server_identity"]["generation"]
         moved = first["panes"][1]["id"]
         assert [p["sessionName"] for p in first["panes"][1]["placements"]] == ["main"], first
         server.tmux("move-window", "-s", moved, "-t", "other:5")
-        again = await call_ok(s, "list_panes", {"limit": 2})
+        again = await call_ok(s, "list_panes", {"limit": 2, "detail": "full"})
         assert [p["id"] for p in again["panes"]] == [p["id"] for p in first["panes"]], (first, again)
         pane = again["panes"][1]
         assert [(p["sessionName"], p["index"]) for p in pane["placements"]] == [("other", 5)], pane
         check_pane(server, pane, generation)
         brief = await call_ok(s, "list_panes", {"limit": 2, "detail": "brief"})
         assert brief["panes"][1]["at"] == ["other:5.0"] and brief["panes"][1]["command"], brief
+        lean = await call_ok(s, "list_panes", {"limit": 2})
+        check_lean(server, lean["panes"][1], settled=False)
+        assert lean["panes"][1]["at"] == ["other:5.0"], lean
 
 
 @async_test(60)
@@ -187,17 +224,17 @@ async def test_a_respawned_pane_keeps_one_process_generation_across_pages(tmux_s
         server.tmux("new-window", "-d", "-t", "main")
     server.tmux("new-session", "-d", "-s", "other")
     async with mcp_session(server) as s:
-        first = await call_ok(s, "list_panes", {"limit": 2})
+        first = await call_ok(s, "list_panes", {"limit": 2, "detail": "full"})
         assert "nextCursor" in first, first
         pane = first["panes"][1]
         server.tmux("respawn-pane", "-k", "-t", pane["id"])
         gens = []
         for _ in range(3):
-            page = await call_ok(s, "list_panes", {"limit": 2})
+            page = await call_ok(s, "list_panes", {"limit": 2, "detail": "full"})
             now = page["panes"][1]
             assert now["id"] == pane["id"] and now["processState"] == "running", now
             gens.append(now["processGeneration"])
         assert gens[0] != pane["processGeneration"], (pane, gens)
         assert gens == [gens[0]] * 3, gens
-        whole = await call_ok(s, "list_panes", {"limit": 10000})
+        whole = await call_ok(s, "list_panes", {"limit": 10000, "detail": "full"})
         assert [p["processGeneration"] for p in whole["panes"] if p["id"] == pane["id"]] == [gens[0]], whole

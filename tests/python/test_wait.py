@@ -23,8 +23,10 @@ def tag() -> str:
 
 
 async def pane_ref(session, pane: str) -> dict:
+    """The pane's reference from list_panes: its id and the listing's generation."""
     listing = await call_ok(session, "list_panes")
-    return next(p["ref"] for p in listing["panes"] if p["id"] == pane)
+    assert pane in [p["id"] for p in listing["panes"]], listing
+    return {"kind": "pane", "id": pane, "generation": listing["generation"]}
 
 
 def check_schema(tools: dict, name: str, structured: dict) -> None:

@@ -210,10 +210,17 @@ impl<'a> PaneEvents<'a> {
 pub struct ClockReport {
     pub waited_ms: u64,
     pub timeout_ms: u64,
-    /// Whether the timeoutMs asked for was cut to the request timeout.
+    /// Present (true) when the timeoutMs asked for was cut to the request
+    /// timeout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub timeout_clamped: bool,
-    /// Output events (bursts of writes to the pane's terminal) seen.
+    /// Output events (bursts of writes to the pane's terminal) seen; absent: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub output_events: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A libtmux-family wait on one pane: the shared [`PaneEvents`] plus the pane

@@ -91,11 +91,11 @@ pub fn pane_of_cursor(session: &Session, key: &str) -> Option<String> {
 }
 
 /// The result. Fields that are usually empty are left out, so a delta of one
-/// line stays small on the wire.
+/// line stays small on the wire; the pane is the one the call named (a
+/// cursor of another pane is refused), so it is not restated (issue 49).
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Out {
-    pane_id: String,
     /// Pass this as `cursor` next time.
     cursor: String,
     /// The new lines, oldest first (trailing spaces trimmed by tmux).
@@ -551,7 +551,6 @@ fn finish(
         (false, false) => format!("[cursor {key}]"),
     });
     let out = Out {
-        pane_id: id.to_string(),
         cursor: key,
         lines: lines.into_iter().map(|l| l.text).collect(),
         lines_missed: missed.is_some(),

@@ -106,7 +106,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     let out = capture_since::call(
         session,
         capture_since::Args {
-            pane_id: crate::toolkit::ids::PaneId(pane_id),
+            pane_id: crate::toolkit::ids::PaneId(pane_id.clone()),
             cursor,
             max_lines: Some(unlimited(max_lines)),
             max_bytes: Some(unlimited(max_bytes)),
@@ -119,7 +119,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         return out;
     };
     let since = Since {
-        pane_id: s["paneId"].as_str().unwrap_or_default().to_string(),
+        pane_id,
         cursor: s["cursor"].as_str().unwrap_or_default().to_string(),
         lines: s["lines"]
             .as_array()

@@ -1,6 +1,7 @@
-//! `get_pane_info` (libtmux family): one pane's `list_panes` record, plus the
-//! window it is in and the sessions it is placed in (their `list_windows` and
-//! `list_sessions` records), all cut to the agent's scope. One table read.
+//! `get_pane_info` (libtmux family): one pane's `list_panes` record with its
+//! window, pid and title; with `detail: full` the whole records of the pane,
+//! the window it is in and the sessions it is placed in (their `list_windows`
+//! and `list_sessions` records), all cut to the agent's scope. One table read.
 
 use crate::session::Session;
 use crate::toolkit::criteria::Graph;
@@ -8,7 +9,7 @@ use crate::toolkit::ids::PaneId;
 use crate::toolkit::read;
 use crate::toolkit::records::SessionRecord;
 use crate::toolkit::records::WindowRecord;
-use crate::toolkit::records::{self, PaneRecord};
+use crate::toolkit::records::{self, Full, LeanPane, PaneRecord};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -22,25 +23,79 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Info>,
     run,
 )
-.description("One pane's record with its window and sessions.")
-.details("Describe one tmux pane by id (%N): its list_panes record (reference {kind, id, generation}, placements, pid, process generation and state, size, command, cwd, title, isCallerPane), the window it is in and the sessions it is placed in, with their references. Read-only; fires no tmux hook.")
+.description("One pane: where, size, command, pid, title.")
+.details("Describe one tmux pane by id (%N): its list_panes record ({id, at, size, command, cwd}, active, and what is not at its default) with its window id and name, pid and title; isCallerPane (true) when it is the caller's own. `detail: full`: the whole records of the pane (reference {kind, id, generation}, placements, process generation and state, history size), of the window it is in and of the sessions it is placed in. Read-only; fires no tmux hook.")
 .sample(|s| json!({"paneId": s.pane}));
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Args {
     pane_id: PaneId,
+    detail: Option<Full>,
 }
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Info {
     generation: String,
+    /// Absent: server; session: this agent sees only the sessions of the
+    /// caller's pane.
+    #[serde(
+        default = "records::server_scope",
+        skip_serializing_if = "records::is_server_scope"
+    )]
     #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
-    pane: PaneRecord,
-    window: WindowRecord,
-    sessions: Vec<SessionRecord>,
+    pane: Pane,
+    /// The window's `list_windows` record (`detail: full` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "WindowRecord")]
+    window: Option<WindowRecord>,
+    /// The `list_sessions` records of the sessions the pane is placed in
+    /// (`detail: full` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<SessionRecord>")]
+    sessions: Option<Vec<SessionRecord>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Pane {
+    Full(Box<PaneRecord>),
+    Lean(Box<LeanInfo>),
+}
+
+/// A lean pane has `at`, a whole one `placements` (see `list_panes`' `Record`).
+impl JsonSchema for Pane {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Pane".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let lean = g.subschema_for::<LeanInfo>();
+        let full = g.subschema_for::<PaneRecord>();
+        schemars::json_schema!({ "if": { "required": ["at"] }, "then": lean, "else": full })
+    }
+}
+
+/// The pane's `list_panes` record and what else says which pane it is.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LeanInfo {
+    #[serde(flatten)]
+    pane: LeanPane,
+    #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
+    window_id: String,
+    window_name: String,
+    pid: u32,
+    title: String,
+    /// Present (true) when this is the caller's own pane.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    is_caller_pane: bool,
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -75,7 +130,6 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         &[],
         session.generation(),
     );
-    let record = records::pane_record(session, &pane);
     let Some(window) = records::window_records(session, &g, None)
         .into_iter()
         .find(|w| w.id == pane.window_id)
@@ -110,12 +164,28 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             ""
         },
     );
-    let info = Info {
-        generation: session.generation().to_string(),
-        scope: session.scope,
-        pane: record,
-        window,
-        sessions,
+    let info = match args.detail {
+        Some(Full::Full) => Info {
+            generation: session.generation().to_string(),
+            scope: session.scope,
+            pane: Pane::Full(Box::new(records::pane_record(session, &pane))),
+            window: Some(window),
+            sessions: Some(sessions),
+        },
+        None => Info {
+            generation: session.generation().to_string(),
+            scope: session.scope,
+            pane: Pane::Lean(Box::new(LeanInfo {
+                pane: records::lean_pane(session, &pane, false),
+                window_id: pane.window_id.clone(),
+                window_name: pane.window_name.clone(),
+                pid: pane.pid,
+                title: pane.title.clone(),
+                is_caller_pane: session.is_caller(&pane.id),
+            })),
+            window: None,
+            sessions: None,
+        },
     };
     Ok(ToolOutput::typed(&info, text))
 }

@@ -19,7 +19,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .description("The tmux server, the agent's pane and scope, the broker, attached clients.")
-.details("Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). Read-only; fires no tmux hook.")
+.details("Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). What is at its default is left out: scope (server), callerPaneId and callerSessionIds (outside tmux), clients.attached (none). Read-only; fires no tmux hook.")
 .sample(|_| json!({}));
 
 #[derive(Serialize, JsonSchema)]
@@ -31,10 +31,19 @@ struct Info {
     server_pid: u32,
     /// Seconds since the epoch, as tmux reports it (`#{start_time}`).
     server_start_time: u64,
+    /// Absent: server; session: only the sessions of the caller's pane.
+    #[serde(
+        default = "crate::toolkit::records::server_scope",
+        skip_serializing_if = "crate::toolkit::records::is_server_scope"
+    )]
     #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    /// The caller's own pane; absent when the agent runs outside tmux.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", regex(pattern = crate::toolkit::ids::PANE_ID))]
     caller_pane_id: Option<String>,
+    /// The sessions the caller's pane is in; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     caller_session_ids: Vec<String>,
     broker: BrokerInfo,
     clients: Clients,

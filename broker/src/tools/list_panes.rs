@@ -1,14 +1,17 @@
-//! `list_panes` (libtmux family): every pane this session may see, with its
-//! entity reference, placements, process and whether it is the caller's pane;
-//! paged by pane id (a page stays within tens of kB on a server of 1,000
-//! panes), each record whole or brief.
+//! `list_panes` (libtmux family): every pane this session may see: where it is
+//! placed, what runs in it, its size; paged by pane id (a page stays within
+//! tens of kB on a server of 1,000 panes). Each record lean (the default,
+//! `records::LeanPane`: what the text line says, for the clients that give
+//! their model only the structured content), whole (`detail: full`, the
+//! record graph's `PaneRecord`: references, process generation, every
+//! placement) or brief (lean, from a brief table read).
 //!
 //! The model of a typed tool: `Args` is decoded from the arguments, `Listing`
 //! is what is serialized, and the output schema is derived from it.
 
 use crate::session::Session;
 use crate::toolkit::ids::SessionFilter;
-use crate::toolkit::records::{pane_record as record, process_state, PaneRecord, ProcessState};
+use crate::toolkit::records::{self, lean_pane, pane_record as record, LeanPane, PaneRecord};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -26,8 +29,8 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Listing>,
     run,
 )
-.description("List panes: id, placements, process, size, command, cwd; paged.")
-.details("List tmux panes with their stable reference {kind, id, generation}, the sessions and window indexes they are placed in, pid, process generation, dead flag, size, current command and directory, and whether a pane is the caller's own. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: brief` gives each pane as {id, at, command, cwd, state}: `at` is where it is placed, `session:window.pane`. Read-only.")
+.description("List panes: where, size, command, cwd; paged.")
+.details("List tmux panes, each as {id, at, size, command, cwd}: `at` is where it is placed, `session:window.pane` (one per session), size `WIDTHxHEIGHT`; `active: true` marks its window's active pane, and dead, deadStatus, state (exited, dead, untracked; absent while running), processNote and shell (its enrolled shell) appear only when they say something. The server's generation and, when the agent runs in tmux, callerPaneId are given once per result. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, window id and name, title, pid, process generation and state, history size, every placement (session id and name, window index, whether it is the current window), isCallerPane. `detail: brief`: {id, at, command, cwd} and what is not at its default, from a cheaper table read. Read-only.")
 .sample(|_| json!({}));
 
 use crate::toolkit::paging::{self, PAGE_MAX};
@@ -37,9 +40,8 @@ use crate::toolkit::paging::{self, PAGE_MAX};
 struct Args {
     /// Only panes of this session.
     session: Option<SessionFilter>,
-    /// brief: id, at, command, cwd, state.
-    #[serde(default)]
-    detail: Detail,
+    // full: whole records; brief: id, at, command, cwd (the details say so).
+    detail: Option<Detail>,
     #[serde(default = "paging::default_limit")]
     #[schemars(range(min = 1, max = PAGE_MAX))]
     limit: usize,
@@ -47,20 +49,38 @@ struct Args {
     cursor: Option<crate::toolkit::ids::PaneId>,
 }
 
-#[derive(Deserialize, JsonSchema, Default, Clone, Copy, PartialEq, Eq)]
+// A listing's records: lean (absent: `Normal`), whole or brief (not a doc
+// comment, which schemars would publish).
+#[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 enum Detail {
-    #[default]
+    #[serde(skip)]
+    Normal,
     Full,
     Brief,
+}
+
+impl Args {
+    fn detail(&self) -> Detail {
+        self.detail.unwrap_or(Detail::Normal)
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
+    /// Absent: server (every pane of the server); session: only the sessions
+    /// of the caller's pane.
+    #[serde(
+        default = "records::server_scope",
+        skip_serializing_if = "records::is_server_scope"
+    )]
     #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
+    /// The caller's own pane; absent when the agent runs outside tmux.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", regex(pattern = crate::toolkit::ids::PANE_ID))]
     caller_pane_id: Option<String>,
     panes: Vec<Record>,
     /// Panes that match, on every page.
@@ -74,10 +94,10 @@ struct Listing {
 #[serde(untagged)]
 enum Record {
     Full(Box<PaneRecord>),
-    Brief(BriefRecord),
+    Lean(LeanPane),
 }
 
-/// A record is brief exactly when it has `at` (a full record places a pane
+/// A record is lean exactly when it has `at` (a full record places a pane
 /// with `placements`), so its schema says so with `if`/`then`/`else`, and a
 /// validating client checks each record against one shape. With `anyOf` it
 /// tried the full shape first and built its errors for every brief record:
@@ -94,23 +114,10 @@ impl JsonSchema for Record {
     }
 
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let brief = g.subschema_for::<BriefRecord>();
+        let lean = g.subschema_for::<LeanPane>();
         let full = g.subschema_for::<PaneRecord>();
-        schemars::json_schema!({ "if": { "required": ["at"] }, "then": brief, "else": full })
+        schemars::json_schema!({ "if": { "required": ["at"] }, "then": lean, "else": full })
     }
-}
-
-/// A pane in a few words: enough to pick one and name it to a tool.
-#[derive(Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct BriefRecord {
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
-    id: String,
-    /// `session:window.pane`, one per session the pane is placed in.
-    at: Vec<String>,
-    command: String,
-    cwd: String,
-    state: ProcessState,
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -118,8 +125,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> ToolOutput {
-    let depth = match args.detail {
-        Detail::Full => Depth::Full,
+    let depth = match args.detail() {
+        Detail::Full | Detail::Normal => Depth::Full,
         Detail::Brief => Depth::Brief,
     };
     let snap = match read(session, &args, depth).await {
@@ -134,7 +141,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Ok(p) => p,
         Err(msg) => return ToolOutput::libtmux_error(msg),
     };
-    let mut text = summary(session, &page.items, args.detail);
+    let mut text = summary(session, &page.items, args.detail());
     if let Some(line) = page.more_line("pane(s)") {
         text.push('\n');
         text.push_str(&line);
@@ -142,9 +149,10 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     let panes = page
         .items
         .iter()
-        .map(|p| match args.detail {
+        .map(|p| match args.detail() {
             Detail::Full => Record::Full(Box::new(record(session, p))),
-            Detail::Brief => Record::Brief(brief(p)),
+            Detail::Normal => Record::Lean(lean_pane(session, p, false)),
+            Detail::Brief => Record::Lean(lean_pane(session, p, true)),
         })
         .collect();
     let listing = Listing {
@@ -210,20 +218,6 @@ fn select<'a>(
     ))
 }
 
-fn brief(p: &Pane) -> BriefRecord {
-    BriefRecord {
-        at: p
-            .placements
-            .iter()
-            .map(|pl| format!("{}:{}.{}", pl.session_name, pl.window_index, p.index))
-            .collect(),
-        id: p.id.clone(),
-        command: p.command.clone(),
-        cwd: p.cwd.clone(),
-        state: process_state(&p.process_status()),
-    }
-}
-
 /// One line per pane for clients that show only text.
 fn summary(session: &Session, panes: &[Cow<'_, Pane>], detail: Detail) -> String {
     let mut lines = vec![format!(
@@ -238,7 +232,7 @@ fn summary(session: &Session, panes: &[Cow<'_, Pane>], detail: Detail) -> String
             .map(|pl| format!("{}:{}", pl.session_name, pl.window_index))
             .collect();
         let size = match detail {
-            Detail::Full => format!(" {}x{} pid {}", p.width, p.height, p.pid),
+            Detail::Full | Detail::Normal => format!(" {}x{} pid {}", p.width, p.height, p.pid),
             Detail::Brief => String::new(),
         };
         lines.push(format!(

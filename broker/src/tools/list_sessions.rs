@@ -1,6 +1,7 @@
 //! `list_sessions` (libtmux family): every tmux session this agent may see,
-//! with its reference, attached-client count, window count and the windows
-//! linked into it, and a summary an agent can read before anything else: how
+//! with its attached-client count and window count (lean by default; with
+//! `detail: full` its reference and the windows linked into it too), and a
+//! summary an agent can read before anything else: how
 //! many panes each session has, which are busy (their foreground program is
 //! not a shell) and which are dead, with totals over the server. Derived from
 //! the registry snapshot through the record graph of `criteria` (one
@@ -8,12 +9,14 @@
 //! agent sees only its own sessions.
 
 use crate::session::Session;
-use crate::toolkit::records::{graph, session_records as records, SessionRecord};
+use crate::toolkit::records::{
+    self, graph, session_records as records, Full, LeanSession, SessionRecord,
+};
 use crate::toolkit::shells;
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::HashMap;
 use tmux_mcp_engine::clients;
@@ -22,25 +25,101 @@ use tmux_mcp_engine::registry::{Pane, Placement};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "list_sessions",
     Annotations::read_only("List sessions"),
-    crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
+    crate::toolkit::typed::input_of::<Args>,
     schema_of::<Listing>,
     run,
 )
-.description("List sessions: windows, clients; busy, dead and attended panes.")
-.details("List the tmux sessions this agent may see, each with its stable reference {kind, id, generation}, name, creation time, number of attached clients, window count, the windows linked into it (index, active), whether the caller's own pane is in it, and its panes: paneCount, busyPanes (the ids of live panes whose foreground program is not a shell) deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, paneCount, busyCount, deadCount and attendedCount over the server count each pane once (a window linked into two sessions is in both sessions' lists). Read-only; fires no tmux hook.")
+.description("List sessions: busy, dead and attended panes, windows.")
+.details("List the tmux sessions this agent may see, each as {id, name, windowCount, paneCount} and what is not at its default: attached (clients attached), holdsCallerPane (the caller's own pane is in it), busyPanes (the ids of live panes whose foreground program is not a shell), deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, the server's generation, and paneCount, busyCount, deadCount and attendedCount over the server, each pane counted once (a window linked into two sessions is in both sessions' lists); a count of 0 is left out. `detail: full` gives the whole records: reference {kind, id, generation}, creation time, the windows linked in (index, active), every list. Read-only; fires no tmux hook.")
 .sample(|_| json!({}));
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    detail: Option<Full>,
+}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
+    /// Absent: server (every session of the server); session: only the
+    /// sessions of the caller's pane.
+    #[serde(
+        default = "records::server_scope",
+        skip_serializing_if = "records::is_server_scope"
+    )]
     #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
+    /// The caller's own pane; absent when the agent runs outside tmux.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", regex(pattern = crate::toolkit::ids::PANE_ID))]
     caller_pane_id: Option<String>,
     /// Over every visible pane, each counted once.
     #[serde(flatten)]
     totals: Totals,
-    sessions: Vec<ListedSession>,
+    sessions: Sessions,
+}
+
+/// The sessions, lean (the default) or whole (`detail: full`).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Sessions {
+    Full(Vec<ListedSession>),
+    Lean(Vec<LeanListedSession>),
+}
+
+/// A whole record has `ref`: `if`/`then`/`else` on it, so a validating
+/// client checks each record against one shape (see `list_panes`' `Record`).
+impl JsonSchema for Sessions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Sessions".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let lean = g.subschema_for::<LeanListedSession>();
+        let full = g.subschema_for::<ListedSession>();
+        schemars::json_schema!({
+            "type": "array",
+            "items": { "if": { "required": ["ref"] }, "then": full, "else": lean }
+        })
+    }
+}
+
+/// A session as listed by default: its lean record and its panes, the lists
+/// left out when empty.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LeanListedSession {
+    #[serde(flatten)]
+    session: LeanSession,
+    pane_count: u64,
+    /// Live panes whose foreground program is not a shell; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    busy_panes: Vec<String>,
+    /// Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    dead_panes: Vec<String>,
+    /// Shown to a person on a client attached to this session (B.2.2);
+    /// absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attended_panes: Vec<String>,
+}
+
+impl ListedSession {
+    fn lean(self) -> LeanListedSession {
+        LeanListedSession {
+            session: self.session.lean(),
+            pane_count: self.panes.pane_count,
+            busy_panes: self.panes.busy_panes,
+            dead_panes: self.panes.dead_panes,
+            attended_panes: self.panes.attended_panes,
+        }
+    }
 }
 
 /// A session with the summary of its panes.
@@ -72,8 +151,14 @@ struct SessionPanes {
 #[serde(rename_all = "camelCase")]
 struct Totals {
     pane_count: u64,
+    /// Absent: 0.
+    #[serde(default, skip_serializing_if = "records::is_zero")]
     busy_count: u64,
+    /// Absent: 0.
+    #[serde(default, skip_serializing_if = "records::is_zero")]
     dead_count: u64,
+    /// Absent: 0.
+    #[serde(default, skip_serializing_if = "records::is_zero")]
     attended_count: u64,
 }
 
@@ -182,6 +267,10 @@ impl SessionPanes {
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     Box::pin(async move {
+        let args = match c.parse::<Args>() {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
         let (snap, g) = match graph(c.session).await {
             Ok(x) => x,
             Err(e) => return e,
@@ -219,7 +308,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             scope: c.session.scope,
             caller_pane_id: c.session.caller_pane.clone(),
             totals,
-            sessions,
+            sessions: match args.detail {
+                Some(Full::Full) => Sessions::Full(sessions),
+                None => Sessions::Lean(sessions.into_iter().map(ListedSession::lean).collect()),
+            },
         };
         ToolOutput::typed(&listing, lines.join("\n"))
     })

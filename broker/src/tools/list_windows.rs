@@ -1,6 +1,7 @@
 //! `list_windows` (libtmux family): every tmux window this agent may see, with
-//! its reference, size, layout, active pane and the sessions it is linked into
-//! (cut to the agent's scope). Optionally only the windows of one session;
+//! its size, pane count and the sessions it is linked into (cut to the
+//! agent's scope): lean records by default (`records::LeanWindow`), the whole
+//! ones (reference, layout, active pane, links) with `detail: full`. Optionally only the windows of one session;
 //! paged like `list_panes` (`paging`), and like it a page reads only the
 //! sessions that hold it in full. Derived from the registry snapshot through
 //! `criteria::Graph`.
@@ -9,7 +10,7 @@ use crate::session::Session;
 use crate::toolkit::ids::{SessionFilter, WindowId};
 use crate::toolkit::paging::{self, PAGE_MAX};
 use crate::toolkit::records::{self};
-use crate::toolkit::records::{WindowRecord, Windows};
+use crate::toolkit::records::{Full, LeanWindow, WindowRecord, Windows as Graphed};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -27,8 +28,8 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Listing>,
     run,
 )
-.description("List windows: size, layout, panes, links; paged.")
-.details("List the tmux windows this agent may see, each with its stable reference {kind, id, generation}, name, size, layout, pane count, active pane and the sessions it is linked into (session id and name, index, whether it is that session's current window). Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). Read-only; fires no tmux hook.")
+.description("List windows: where, size, pane count; paged.")
+.details("List the tmux windows this agent may see, each as {id, name, at, size, paneCount}: `at` is where it is linked, `session:index` (one per session this agent may see), size `WIDTHxHEIGHT`; activeIn names the sessions whose current window it is (absent when none). The server's generation is given once per result. Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, width and height, layout, active pane id, links (session id and name, index, active). Read-only; fires no tmux hook.")
 .sample(|_| json!({}));
 
 #[derive(Deserialize, JsonSchema)]
@@ -43,20 +44,57 @@ struct Args {
     limit: usize,
     /// A page's nextCursor.
     cursor: Option<WindowId>,
+    detail: Option<Full>,
 }
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listing {
     generation: String,
+    /// Absent: server (every window of the server); session: only the
+    /// sessions of the caller's pane.
+    #[serde(
+        default = "records::server_scope",
+        skip_serializing_if = "records::is_server_scope"
+    )]
     #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
-    windows: Vec<WindowRecord>,
+    windows: Windows,
     /// Windows that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
     next_cursor: Option<String>,
+}
+
+/// The page's records, lean (the default) or whole (`detail: full`).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Windows {
+    Full(Vec<WindowRecord>),
+    Lean(Vec<LeanWindow>),
+}
+
+/// A listing's records are all lean or all whole, and a lean one has `at`:
+/// `if`/`then`/`else` on the first, so a validating client checks each
+/// against one shape (see `list_panes`' `Record`).
+impl JsonSchema for Windows {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Windows".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let lean = g.subschema_for::<LeanWindow>();
+        let full = g.subschema_for::<WindowRecord>();
+        schemars::json_schema!({
+            "type": "array",
+            "items": { "if": { "required": ["at"] }, "then": lean, "else": full }
+        })
+    }
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -109,7 +147,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         let listing = Listing {
             generation: c.session.generation().to_string(),
             scope: c.session.scope,
-            windows: page.items,
+            windows: match args.detail {
+                Some(Full::Full) => Windows::Full(page.items),
+                None => Windows::Lean(page.items.into_iter().map(WindowRecord::lean).collect()),
+            },
             total: page.total,
             next_cursor: page.next,
         };
@@ -126,7 +167,7 @@ fn select(
 ) -> Result<paging::Page<WindowRecord>, ToolOutput> {
     let g = records::graph_of(session, snap);
     let only = records::session_filter(&g, args.session.as_deref())?;
-    let w = Windows::of(session, &g);
+    let w = Graphed::of(session, &g);
     let page = paging::page(
         w.ids(only.as_deref()),
         |id| id,

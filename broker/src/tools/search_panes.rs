@@ -17,7 +17,6 @@
 
 use crate::session::Session;
 use crate::toolkit::records;
-use crate::toolkit::refs::PaneRef;
 use crate::toolkit::search::{
     build_regex, page, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
 };
@@ -37,7 +36,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .description("Find text or a regex in panes' screens and scrollback; the matching lines, paged.")
-.details("Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines with pane reference, 1-based line number in the captured range, window and placements; at most maxMatchesPerPane per pane; paged with offset/limit. Panes whose capture would run an after-capture-pane hook are skipped and listed. Read-only.")
+.details("Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines as {paneId, at (session:window.pane, one per session), lineNumber (1-based in the captured range), text}, the server's generation once; at most maxMatchesPerPane per pane (panesTruncated lists the panes with more); paged with offset/limit (nextOffset while more remain). Panes whose capture would run an after-capture-pane hook are skipped and listed (panesSkipped), failed captures too (panesFailed); flags and lists are present only when they say something. Read-only.")
 .sample(|_| json!({"pattern": "x", "scrollbackLines": 5}));
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -80,36 +79,63 @@ fn hundred() -> usize {
     100
 }
 
+/// What was found. What is at its default is left out (issue 49: Claude Code
+/// and Codex give their model this JSON, not the text): a flag absent is
+/// false, a list absent is empty, a count absent is 0.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Found {
+    /// The server's generation (a pane reference is `{kind: "pane", id:
+    /// paneId, generation}`).
+    generation: String,
     matches: Vec<Match>,
     /// All matches found (before paging).
     total_matches: usize,
+    /// Absent: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
     offset: usize,
-    limit: usize,
     /// The offset of the next page, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     next_offset: Option<usize>,
     /// The page holds fewer than `limit` matches to stay within its byte bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     page_byte_clamped: bool,
     /// Panes captured and scanned (the last one perhaps only in part, when the
     /// matching budget ran out in it).
     panes_searched: usize,
     panes_matched: usize,
     /// Panes with more matching lines than maxMatchesPerPane (the rest dropped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(inner(regex(pattern = crate::toolkit::ids::PANE_ID)))]
     panes_truncated: Vec<String>,
     /// Panes not captured because an after-capture-pane hook is set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     panes_skipped: Vec<PaneProblem>,
     /// Panes whose capture failed (gone, tmux unreachable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     panes_failed: Vec<PaneProblem>,
     /// More than 200 candidate panes: only the first 200 were searched.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pane_limit_clamped: bool,
+    /// The history lines above the screen searched too (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
     effective_scrollback_lines: i64,
+    /// scrollbackLines was more than the line ceiling allows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     scrollback_clamped: bool,
     /// The call's matching budget (256 KiB, 20,000 lines, 5 s) ran out: later
     /// panes or lines were not searched.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     matching_clamped: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -117,24 +143,16 @@ struct Found {
 struct Match {
     #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
     pane_id: String,
-    #[serde(rename = "ref")]
-    reference: PaneRef,
+    /// `session:window.pane`, one per session the pane is placed in.
+    at: Vec<String>,
     /// 1-based, within the pane's captured range (1 = its top line).
     line_number: usize,
     text: String,
-    #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
-    window_id: String,
+    /// For the text: the window's name and `session:index` places.
+    #[serde(skip)]
     window_name: String,
-    placements: Vec<Placement>,
-}
-
-#[derive(Serialize, JsonSchema, Clone)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Placement {
-    #[schemars(regex(pattern = crate::toolkit::ids::SESSION_ID))]
-    session_id: String,
-    session_name: String,
-    index: i64,
+    #[serde(skip)]
+    places: Vec<String>,
 }
 
 fn matcher(args: &Args) -> Result<regex::Regex, ToolOutput> {
@@ -199,19 +217,18 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
         for (n, text) in &hit.lines {
             all.push(Match {
                 pane_id: pane.id.clone(),
-                reference: PaneRef::new(&pane.id, session.generation()),
-                line_number: *n,
-                text: text.clone(),
-                window_id: pane.window_id.clone(),
-                window_name: pane.window_name.clone(),
-                placements: pane
+                at: pane
                     .placements
                     .iter()
-                    .map(|pl| Placement {
-                        session_id: pl.session_id.clone(),
-                        session_name: pl.session_name.clone(),
-                        index: pl.window_index,
-                    })
+                    .map(|pl| format!("{}:{}.{}", pl.session_name, pl.window_index, pane.index))
+                    .collect(),
+                line_number: *n,
+                text: text.clone(),
+                window_name: pane.window_name.clone(),
+                places: pane
+                    .placements
+                    .iter()
+                    .map(|pl| format!("{}:{}", pl.session_name, pl.window_index))
                     .collect(),
             });
         }
@@ -222,10 +239,10 @@ async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
     let next_offset =
         (args.offset + matches.len() < total_matches).then_some(args.offset + matches.len());
     let out = Found {
+        generation: session.generation().to_string(),
         matches,
         total_matches,
         offset: args.offset,
-        limit: args.limit,
         next_offset,
         page_byte_clamped,
         panes_searched: searched.panes_searched,
@@ -248,15 +265,10 @@ fn summary(f: &Found) -> String {
         .matches
         .iter()
         .map(|m| {
-            let places: Vec<String> = m
-                .placements
-                .iter()
-                .map(|p| format!("{}:{}", p.session_name, p.index))
-                .collect();
             format!(
                 "{} {} {}:{}  {}",
                 m.pane_id,
-                places.join(","),
+                m.places.join(","),
                 m.window_name,
                 m.line_number,
                 m.text
@@ -336,12 +348,11 @@ mod tests {
     fn pages_stop_at_their_byte_bound() {
         let m = |n: usize| Match {
             pane_id: "%1".into(),
-            reference: PaneRef::new("%1", "g"),
+            at: vec!["s:0.0".into()],
             line_number: n,
             text: "x".repeat(100),
-            window_id: "@1".into(),
             window_name: "w".into(),
-            placements: Vec::new(),
+            places: Vec::new(),
         };
         let all = || (1..=10).map(m).collect::<Vec<_>>();
         let one = serde_json::to_string(&m(1)).unwrap().len() + 100 + 64;

@@ -18,7 +18,6 @@
 
 use crate::toolkit::events::{ClockReport, Event, Watched};
 use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::refs::PaneRef;
 use crate::toolkit::search::build_regex;
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
@@ -34,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .description("Wait until a pane shows one of patterns, a stopPattern, or goes idle; text already shown counts.")
-.details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns which pattern matched, the line and row of its first match, and moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
+.details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns paneId, the outcome, which pattern matched (patternIndex when not 0), the line and row of its first match, moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build), waitedMs and timeoutMs; timeoutClamped and outputEvents only when true and not 0. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
 .sample(|s| json!({"paneId": s.pane, "patterns": ["$"], "timeoutMs": 300}));
 
 #[derive(Deserialize, JsonSchema)]
@@ -74,13 +73,15 @@ enum Outcome {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Waited {
-    pane: PaneRef,
+    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    pane_id: String,
     outcome: Outcome,
     /// The pattern (or stop pattern) that matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pattern: Option<String>,
-    /// Its index in patterns (or stopPatterns).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Its index in patterns (or stopPatterns); absent: 0, or nothing matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pattern_index: Option<usize>,
     /// The screen line the match starts on, and its row (0 = top).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,10 +173,10 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                     });
                 if let Some((outcome, list, (i, line, row, more_lines))) = hit {
                     let w = Waited {
-                        pane: PaneRef::new(&ev.pane.id, session.generation()),
+                        pane_id: ev.pane.id.clone(),
                         outcome,
                         pattern: Some(list[i].clone()),
-                        pattern_index: Some(i),
+                        pattern_index: (i > 0).then_some(i),
                         line: Some(line.clone()),
                         row: Some(row),
                         more_lines,
@@ -208,7 +209,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Err(e) => return e,
             };
             let w = Waited {
-                pane: PaneRef::new(&ev.pane.id, session.generation()),
+                pane_id: ev.pane.id.clone(),
                 outcome,
                 pattern: None,
                 pattern_index: None,

@@ -130,8 +130,8 @@ def systems(tools: Path, bindir: Path, libtmux_rs: str | None) -> list[dict[str,
         "ops": {
             "capture": [{"tool": "capture_pane", "args": {"paneId": "{pane}"}},
                         {"tool": "tmux_capture", "args": {"target": ref}}],
-            # The default answer is the first page (100 full records); the
-            # whole server in one answer, compact (brief) and full.
+            # The default answer is the first page (100 records, lean since
+            # issue 49); the whole server in one answer, brief and lean.
             "list": [{"tool": "list_panes", "args": {}},
                      {"tool": "list_panes", "label": "list_panes brief", "args": {"limit": 10000, "detail": "brief"}},
                      {"tool": "list_panes", "label": "list_panes all", "args": {"limit": 10000}}],

@@ -24,12 +24,13 @@ system gets a fresh tmux server per task (private socket, -f /dev/null, one
 
 Per task and system: tool calls (tools/call requests), bytes returned to the
 agent, wall time (from the policy's first call to its answer; the MCP session
-is opened before), and whether the answer is right. Bytes: `text B` is the
-UTF-8 of the result's text content, what a model is given; `struct B` the
-structuredContent as compact JSON (a client may show that instead, or both;
-the peers' text is their structured JSON already). Ratios are ours over the
-best peer that answered right (fewest calls, fewest text bytes, each on its
-own). Prints figures; asserts nothing. --quick (or TASKS_QUICK=1): 5 s instead
+is opened before), and whether the answer is right. Bytes are what each agent
+CLI family gives its model (issue 49): `Gemini B` the UTF-8 of the result's
+text content; `Claude/Codex B` the structuredContent as compact JSON when the
+result has one, else its text (Claude Code and Codex drop the text when there
+is structured content; the peers' text is their structured JSON already).
+Ratios are ours over the best peer that answered right (fewest calls, fewest
+bytes in each family, each on its own). Prints figures; asserts nothing. --quick (or TASKS_QUICK=1): 5 s instead
 of 30 s for (b) and (d). --ours-request-timeout S adds a row of ours whose broker
 runs with --request-timeout S: every wait of ours (wait_for_text, capture_since's
 waitMs, run_command) is clamped to that, 5 s by default, so a longer wait costs
@@ -186,6 +187,9 @@ class Meter:
         self.calls = 0
         self.text = 0
         self.structured = 0
+        # What Claude Code and Codex give their model: the structured content's
+        # compact JSON when there is one, else the text.
+        self.model = 0
         self.tools: dict[str, int] = {}
 
     async def call(self, tool: str, args: dict[str, Any]) -> tuple[str, Any]:
@@ -197,7 +201,11 @@ class Meter:
         text = "".join(getattr(c, "text", "") or "" for c in r.content)
         self.text += len(text.encode())
         if r.structured_content is not None:
-            self.structured += len(json.dumps(r.structured_content, separators=(",", ":"), ensure_ascii=False).encode())
+            sc = len(json.dumps(r.structured_content, separators=(",", ":"), ensure_ascii=False).encode())
+            self.structured += sc
+            self.model += sc
+        else:
+            self.model += len(text.encode())
         if r.is_error:
             raise RuntimeError(f"{tool} failed: {text[:300]}")
         return text, r.structured_content
@@ -426,7 +434,8 @@ async def run_one(system: dict[str, Any], task: str, fx: dict[str, Any], errlog:
             except Exception as e:  # noqa: BLE001
                 row["error"] = f"{type(e).__name__}: {e}"[:300]
                 answer = None
-            row.update(wall=time.monotonic() - t, calls=m.calls, text=m.text, structured=m.structured, tools=m.tools)
+            row.update(wall=time.monotonic() - t, calls=m.calls, text=m.text, structured=m.structured,
+                       model=m.model, tools=m.tools)
             want = expected(task, fx, ids)
             row["correct"] = answer == want
             if not row["correct"] and "error" not in row:
@@ -451,7 +460,9 @@ def report(rows: list[dict[str, Any]], tasks: list[tuple[str, str, str]], fx: di
         peers = [r for r in rs if r["kind"] == "peer" and r.get("correct")]
         best_calls = min((r["calls"] for r in peers), default=None)
         best_text = min((r["text"] for r in peers), default=None)
-        print(f"  {'server':<34} {'calls':>5} {'text B':>8} {'struct B':>9} {'wall s':>7} {'correct':>7} {'calls/best':>10} {'text/best':>9}  policy")
+        best_model = min((r["model"] for r in peers), default=None)
+        print(f"  {'server':<34} {'calls':>5} {'Claude/Codex B':>14} {'Gemini B':>9} {'wall s':>7} {'correct':>7} "
+              f"{'calls/best':>10} {'CC/best':>8} {'Gem/best':>8}  policy")
         for r in rs:
             if "calls" not in r:
                 print(f"  {r['system']:<34} not run: {r.get('error')}")
@@ -459,16 +470,19 @@ def report(rows: list[dict[str, Any]], tasks: list[tuple[str, str, str]], fx: di
             ok = "yes" if r["correct"] else "NO"
             mine = r["kind"] in ("ours", "ours-variant")
             rc = f"{r['calls'] / best_calls:.2f}x" if mine and best_calls else ""
+            rm = f"{r['model'] / best_model:.2f}x" if mine and best_model else ""
             rt = f"{r['text'] / best_text:.2f}x" if mine and best_text else ""
             used = ", ".join(f"{k} {v}" for k, v in r["tools"].items())
-            print(f"  {r['system']:<34} {r['calls']:>5} {r['text']:>8} {r['structured']:>9} {r['wall']:>7.2f} {ok:>7} {rc:>10} {rt:>9}  {r['policy']} [{used}]")
+            print(f"  {r['system']:<34} {r['calls']:>5} {r['model']:>14} {r['text']:>9} {r['wall']:>7.2f} {ok:>7} "
+                  f"{rc:>10} {rm:>8} {rt:>8}  {r['policy']} [{used}]")
             if not r["correct"]:
                 print(f"  {'':<34} {r.get('error', '')}")
         if best_calls is not None:
             ours = next((r for r in rs if r["kind"] == "ours" and r.get("correct")), None)
             if ours:
-                print(f"  target: at most half the calls and bytes of the best peer ({best_calls} calls, {best_text} B): "
-                      f"ours {ours['calls']} calls, {ours['text']} B (not asserted)")
+                print(f"  target (issue 49): in each client family at most the best peer's bytes, (b)-(d) at most half: "
+                      f"Claude/Codex ours {ours['model']} B against {best_model} B, Gemini ours {ours['text']} B "
+                      f"against {best_text} B (not asserted)")
 
 
 def main() -> int:
@@ -523,9 +537,10 @@ def main() -> int:
         print(f"\nscripted agent tasks, ours against the peers: {os.uname().nodename}, {os.cpu_count()} CPUs, "
               f"{subprocess.run(['tmux', '-V'], capture_output=True, text=True).stdout.strip()}, Python SDK mcp {version('mcp')}, "
               f"our binaries {a.bin}{', --quick' if a.quick else ''}; load at start {load}")
-        print("calls: tools/call requests; text B: the result's text content (what a model is given); struct B: its "
-              "structuredContent as compact JSON (the peers' text is that JSON); wall: first call to answer; "
-              "ratios: ours / the best peer that answered right")
+        print("calls: tools/call requests; Claude/Codex B: what Claude Code and Codex give their model, the "
+              "structuredContent as compact JSON, else the text; Gemini B: the result's text content (what Gemini "
+              "gives its model; the peers' text is their JSON); wall: first call to answer; "
+              "ratios: ours / the best peer that answered right, in each family")
         if not a.libtmux_rs:
             print(f"libtmux-rs tmux-mcp 0.1.0-alpha.8: not measured ({a.libtmux_rs_note or 'run with --with-libtmux-rs'})")
         elif not any(family(s) for s in plan_systems if s["name"].startswith("libtmux-rs")):

@@ -6,7 +6,7 @@
 # natural tools (tasks.py says which calls): (a) run a test suite and name the
 # failing test, (b) watch a 30 s build and return its error lines, (c) find which
 # of 20 panes shows ERROR, (d) follow a log that grows for 30 s. Per task and
-# server: tool calls, bytes returned to the agent, wall time, a right answer or
+# server: tool calls, bytes each agent CLI family gives its model, wall time, a right answer or
 # not, and ours over the best peer. Prints figures; asserts nothing.
 # 1. The pinned peers, installed as for scripts/bench --peers (install.sh).
 #    libtmux-rs is listed as not measured: no policies are written for it yet;
