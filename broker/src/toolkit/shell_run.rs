@@ -266,6 +266,7 @@ pub async fn start(
             "comments" => "the command holds `#`, which this shell (interactive_comments off) would not read as a comment, where the parse check did; the command would mean something else".to_string(),
             "pager" => "its completion pager is open".to_string(),
             "search" => "a history search is open in its line editor".to_string(),
+            "mode" => "its line editor is in a vi visual (selection) or replace mode".to_string(),
             other => format!("it refused ({other})"),
         };
         return Err(not_started(

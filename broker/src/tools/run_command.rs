@@ -267,6 +267,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Delivery::NotSent,
             );
         }
+        if shell == "zsh" && zsh_has_comment(shell_pid, &args.command).await {
+            let _ = std::fs::remove_dir_all(&dir);
+            return act::error(
+                &format!("The command holds a comment (`# …`), which an interactive zsh runs as words unless its INTERACTIVE_COMMENTS option is set (off by default), where the parse check reads a comment: pane {}'s shell could mean something else. Remove the comment, or enroll the shell (tmux-mcp shell-init zsh), which tells its options.", pane.id),
+                Delivery::NotSent,
+            );
+        }
         // The line must be empty: proven by the probe, whose space is the
         // typed line's first character.
         let spaced = match prove_empty(session, &pane, shell).await {
@@ -585,6 +592,31 @@ async fn syntax_error(shell_pid: Option<u32>, syntax: Syntax, line: &str) -> Opt
     } else {
         why.join(" / ")
     })
+}
+
+/// Whether zsh's lexer finds a comment in `command` (its words with
+/// comments kept and with them dropped differ), asked of the pane's own zsh
+/// executable; a `#` is a comment only where a word starts. `true` when it
+/// cannot be asked (refused rather than guessed).
+async fn zsh_has_comment(shell_pid: Option<u32>, command: &str) -> bool {
+    if !command.contains('#') {
+        return false;
+    }
+    let Some(exe) = shell_pid.and_then(tmux_mcp_core::platform::process_table::exe) else {
+        return true;
+    };
+    let child = tokio::process::Command::new(&exe)
+        .args(["-f", "-c", "(( ${#${(Z+c+)1}} != ${#${(Z+C+)1}} ))", "zsh"])
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .status();
+    match tokio::time::timeout(Duration::from_secs(1), child).await {
+        Ok(Ok(status)) => status.code() != Some(1),
+        _ => true,
+    }
 }
 
 /// Reads the cursor and its row on a guarded, hook-checked capture.

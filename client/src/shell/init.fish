@@ -53,6 +53,8 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
             set why pager
         else if commandline --search-mode
             set why search
+        else if not contains -- $fish_bind_mode default insert
+            set why mode
         end
         if test -n "$why"
             __tmcp_put R '' (string replace ' script' '' -- $parts[1])" 0 refused:$why"
@@ -90,7 +92,10 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         end
         set -g __tmcp_kept
     end
-    for m in default insert
+    # Every vi mode too: an unbound chord would be read as keys there
+    # (visual mode's `~` flips a character's case); the binding refuses
+    # outside the default and insert modes.
+    for m in default insert visual replace_one replace
         bind -M $m \e\[9400\~ __tmcp_take
         bind -M $m \e\[9402\~ __tmcp_give
     end

@@ -50,6 +50,8 @@ __tmcp_take() {
     [[ -n $id ]] || return 0
     if [[ $ctx != start || -n $PREBUFFER ]]; then
         why=continuation
+    elif (( REGION_ACTIVE )); then
+        why=mode
     elif [[ $id != *' script' && $ic != on ]]; then
         local -a words=(${(Z+c+)cmd}) code=(${(Z+C+)cmd})
         (( $#words == $#code )) || why=comments
@@ -83,6 +85,7 @@ zle -N __tmcp_take
 bindkey -M emacs '\e[9400~' __tmcp_take
 bindkey -M viins '\e[9400~' __tmcp_take
 bindkey -M vicmd '\e[9400~' __tmcp_take
+bindkey -M visual '\e[9400~' __tmcp_take 2>/dev/null
 zshaddhistory_functions+=(__tmcp_addhist)
 __tmcp_preexec() { __tmcp_put C '' $PWD "${1:-$3}"; }
 precmd_functions=(__tmcp_precmd $precmd_functions)
