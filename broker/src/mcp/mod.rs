@@ -6,8 +6,9 @@
 //! 2026-07-28, answered by rmcp), `tools/list` with the published schemas as
 //! they are, `tools/call` through the tool facade with progress and
 //! cancellation, `prompts/list`/`prompts/get` and `completion/complete` (for
-//! prompt arguments and resource templates), and `logging/setLevel` per
-//! session. The rules are in
+//! prompt arguments and resource templates), and log notices (the session's
+//! `logging/setLevel` before 2026-07-28, each request's `_meta` level from
+//! then on). The rules are in
 //! ARCHITECTURE.md, "MCP layer".
 
 mod confirm;
@@ -91,6 +92,9 @@ impl Service<RoleServer> for Server {
         if matches!(request, ClientRequest::PingRequest(_)) {
             return Ok(ServerResult::empty(()));
         }
+        if !legacy_era(&context) {
+            log_level_meta(&context)?;
+        }
         Service::handle_request(&self.0, request, context).await
     }
 
@@ -132,6 +136,25 @@ impl Handler {
         self.legacy.get_or_init(|| {
             Subscriptions::new(self.session.clone(), Notifier::Legacy(peer.clone()), true)
         })
+    }
+}
+
+/// The `_meta` key of a 2026-07-28 request that asks for log messages.
+const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
+
+/// The log level a 2026-07-28 request asks for in its `_meta` (none: it gets
+/// no `notifications/message`); a value that is not one of the eight levels
+/// is the request's mistake (-32602, naming the key).
+fn log_level_meta(context: &RequestContext<RoleServer>) -> Result<Option<LogLevel>, McpError> {
+    let Some(given) = context.meta.get(LOG_LEVEL_META) else {
+        return Ok(None);
+    };
+    match context.meta.log_level() {
+        Some(l) => Ok(Some(level_from(l))),
+        None => Err(McpError::invalid_params(
+            format!("invalid params: _meta[\"{LOG_LEVEL_META}\"] must be one of \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\", \"emergency\"; got {given}"),
+            Some(json!({ "field": format!("_meta.{LOG_LEVEL_META}"), "delivery": "not_sent" })),
+        )),
     }
 }
 
@@ -228,6 +251,22 @@ impl ServerHandler for Handler {
         Cow::Borrowed(VERSIONS)
     }
 
+    /// rmcp's `initialize`, but the session remembers the version agreed on,
+    /// not the one asked for: rmcp's own client asks for 2026-07-28 (which
+    /// has no `initialize`), gets 2025-11-25, and its session is of that era
+    /// (session logging, `ping`, no per-request `_meta`).
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let result = self.negotiate_initialize(&request)?;
+        let mut agreed = request;
+        agreed.protocol_version = result.protocol_version.clone();
+        context.peer.set_peer_info(agreed);
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -274,6 +313,14 @@ impl ServerHandler for Handler {
         } else {
             Ask::Not
         };
+        // Notices go at the level this request may hear: the session's
+        // (`logging/setLevel`) before 2026-07-28, the request's own `_meta`
+        // level from then on (checked in `Server::handle_request`).
+        let log_min = if legacy_era(&context) {
+            self.session.log.level()
+        } else {
+            log_level_meta(&context)?
+        };
         // Kept only when an answer may have to come back in a retry.
         let kept = confirm::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {
@@ -294,7 +341,7 @@ impl ServerHandler for Handler {
         {
             return Ok(question.into());
         }
-        notices(&self.session, &request.name, &out).await;
+        notices(&self.session, log_min, &request.name, &out).await;
         // Moved, not copied: the structured result is the Value the tool
         // built from its typed output, serialized once more only onto the wire.
         let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
@@ -559,7 +606,7 @@ fn cancelled(why: &str) -> McpError {
 /// answered (the tool model does not emit them itself yet): a capture refused
 /// because an `after-capture-pane` hook is set (warning), a reference or
 /// cursor gone stale (info).
-async fn notices(session: &Session, tool: &str, out: &ToolOutput) {
+async fn notices(session: &Session, min: Option<LogLevel>, tool: &str, out: &ToolOutput) {
     if !out.is_error {
         return;
     }
@@ -578,6 +625,7 @@ async fn notices(session: &Session, tool: &str, out: &ToolOutput) {
     session
         .log
         .send(
+            min,
             level,
             "tmux-mcp",
             json!({ "event": what, "tool": tool, "message": out.text }),

@@ -1,0 +1,129 @@
+"""The 2026-07-28 revision, exactly (issue 50): each exchange is checked
+against the revision's published schema.json (tests/python/schemas/, with its
+source and date), raw and through the official SDK."""
+
+from __future__ import annotations
+
+import json
+import queue
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from mcp import Client, StdioServerParameters
+
+from harness import BIN, async_test, clean_env, require_binary
+
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "2026-07-28.schema.json").read_text())
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "tmux-mcp-raw-test", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def conforms(message: dict[str, Any], definition: str) -> None:
+    """`message` is valid as `$defs[definition]` of the published schema."""
+    validator = jsonschema.Draft202012Validator({**SCHEMA, "$ref": f"#/$defs/{definition}"})
+    errors = sorted(validator.iter_errors(message), key=lambda e: list(e.absolute_path))
+    assert not errors, (f"not a valid {definition}: "
+                        + "; ".join(f"at {list(e.absolute_path)}: {e.message[:200]}" for e in errors[:5])
+                        + f" in {json.dumps(message)[:600]}")
+
+
+def exchange(raw, id_: Any, method: str, params: dict[str, Any] | None = None,
+             timeout: float = 15.0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Sends one request; returns its answer and the notifications that came
+    before it (each checked against the schema)."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params is not None:
+        msg["params"] = params
+    raw.send(msg)
+    notes: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            line = raw._lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            raise AssertionError(f"no answer to {method} within {timeout} s; {raw.diag()}") from None
+        assert line is not None, f"attach closed stdout; {raw.diag()}"
+        m = json.loads(line)
+        if "method" in m:
+            conforms(m, "JSONRPCNotification")
+            notes.append(m)
+            continue
+        assert m.get("id") == id_, f"expected the answer to {id_!r}, got {m!r}"
+        return m, notes
+
+
+def with_meta(params: dict[str, Any] | None = None, **meta: Any) -> dict[str, Any]:
+    return {**(params or {}), "_meta": {**META, **meta}}
+
+
+def first_pane(server) -> str:
+    return server.tmux("display-message", "-p", "-t", "main", "#{pane_id}")
+
+
+def test_logging_is_per_request_in_2026(tmux_server):
+    """Item 1: a request's `_meta` logLevel, not a session state, decides the
+    `notifications/message` it gets; an unknown level is -32602 naming the key."""
+    pane = first_pane(tmux_server)
+    tmux_server.tmux("set-hook", "-g", "after-capture-pane", "set -g @mcp-test-hook-ran 1")
+    raw = tmux_server.raw_client()
+    capture = {"name": "capture_pane", "arguments": {"paneId": pane}}
+
+    reply, notes = exchange(raw, 1, "tools/call", with_meta(capture, **{LOG_LEVEL: "debug"}))
+    conforms(reply, "CallToolResultResponse")
+    assert reply["result"]["isError"] is True, reply
+    assert [n["method"] for n in notes] == ["notifications/message"], notes
+    conforms(notes[0], "LoggingMessageNotification")
+    assert notes[0]["params"]["level"] == "warning", notes
+    assert "after-capture-pane" in json.dumps(notes[0]["params"]["data"]), notes
+
+    # Above the notice's level: nothing.
+    reply, notes = exchange(raw, 2, "tools/call", with_meta(capture, **{LOG_LEVEL: "error"}))
+    assert reply["result"]["isError"] is True and notes == [], (reply, notes)
+
+    # No level on the request: nothing, whatever a logging/setLevel said (a
+    # method this revision removed, answered or not).
+    exchange(raw, 3, "logging/setLevel", with_meta({"level": "debug"}))
+    reply, notes = exchange(raw, 4, "tools/call", with_meta(capture))
+    assert reply["result"]["isError"] is True and notes == [], (reply, notes)
+
+    # A level that is not one of the eight: -32602 naming the key, nothing run.
+    for id_, bad in ((5, "verbose"), (6, 3), (7, "DEBUG")):
+        reply, notes = exchange(raw, id_, "tools/call", with_meta(capture, **{LOG_LEVEL: bad}))
+        conforms(reply, "JSONRPCErrorResponse")
+        assert reply["error"]["code"] == -32602, reply
+        assert LOG_LEVEL in reply["error"]["message"], reply
+        assert notes == [], notes
+    reply, _ = exchange(raw, 8, "tools/list", with_meta(**{LOG_LEVEL: "verbose"}))
+    assert reply.get("error", {}).get("code") == -32602, reply
+    assert tmux_server.tmux("show-options", "-gqv", "@mcp-test-hook-ran") == "", "a capture happened"
+    raw.close()
+
+
+@async_test(60)
+async def test_sdk_gets_log_callbacks_at_the_level_it_asked_for(tmux_server):
+    """Item 1 through the official SDK in 2026 mode: `Client(log_level=...)`."""
+    require_binary()
+    pane = first_pane(tmux_server)
+    tmux_server.tmux("set-hook", "-g", "after-capture-pane", "set -g @mcp-test-hook-ran 1")
+    params = StdioServerParameters(command=str(BIN), args=["attach", "-S", tmux_server.sock],
+                                   env=clean_env())
+    for level, expected in (("warning", 1), ("error", 0), (None, 0)):
+        heard: list[Any] = []
+
+        async def logged(p: Any) -> None:
+            heard.append(p)
+
+        async with Client(params, mode="auto", log_level=level, logging_callback=logged,
+                          read_timeout_seconds=20) as c:
+            assert c.session.protocol_version == "2026-07-28", c.session.protocol_version
+            result = await c.call_tool("capture_pane", {"paneId": pane})
+            assert result.is_error, result
+        assert len(heard) == expected, (level, heard)
+        if expected:
+            assert heard[0].level == "warning", heard
