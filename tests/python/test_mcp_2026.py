@@ -127,3 +127,47 @@ async def test_sdk_gets_log_callbacks_at_the_level_it_asked_for(tmux_server):
         assert len(heard) == expected, (level, heard)
         if expected:
             assert heard[0].level == "warning", heard
+
+
+def test_lists_that_cannot_change_carry_a_real_ttl(tmux_server):
+    """Item 2: tools/list and prompts/list (`listChanged: false`) carry a
+    positive `ttlMs`, `cacheScope: "private"` (they differ with the session's
+    options); resources/list, live state, keeps `ttlMs: 0`."""
+    raw = tmux_server.raw_client()
+    discover, _ = exchange(raw, 1, "server/discover", with_meta())
+    conforms(discover, "DiscoverResultResponse")
+    caps = discover["result"]["capabilities"]
+    assert caps["tools"].get("listChanged") is False and caps["prompts"].get("listChanged") is False, caps
+    for id_, method, definition in ((2, "tools/list", "ListToolsResultResponse"),
+                                    (3, "prompts/list", "ListPromptsResultResponse"),
+                                    (4, "resources/templates/list", "ListResourceTemplatesResultResponse")):
+        reply, _ = exchange(raw, id_, method, with_meta())
+        conforms(reply, definition)
+        assert reply["result"]["ttlMs"] >= 60_000, (method, reply["result"].get("ttlMs"))
+        assert reply["result"]["cacheScope"] == "private", (method, reply["result"].get("cacheScope"))
+    reply, _ = exchange(raw, 5, "resources/list", with_meta())
+    conforms(reply, "ListResourcesResultResponse")
+    assert reply["result"]["ttlMs"] == 0, reply["result"].get("ttlMs")
+    raw.close()
+
+
+@async_test(60)
+async def test_sdk_caches_list_tools_in_2026(tmux_server, tmp_path):
+    """Item 2 through the official SDK: a second list_tools()/list_prompts()
+    is served from its response cache (the requests the relay received are
+    counted on its stdin)."""
+    require_binary()
+    seen = tmp_path / "to-attach.jsonl"
+    params = StdioServerParameters(
+        command="sh", args=["-c", 'tee "$0" | exec "$1" attach -S "$2"', str(seen), str(BIN), tmux_server.sock],
+        env=clean_env())
+    async with Client(params, mode="auto", read_timeout_seconds=20) as c:
+        assert c.session.protocol_version == "2026-07-28", c.session.protocol_version
+        first = await c.list_tools()
+        again = await c.list_tools()
+        assert [t.name for t in again.tools] == [t.name for t in first.tools]
+        await c.list_prompts()
+        await c.list_prompts()
+        sent = [json.loads(line).get("method") for line in seen.read_text().splitlines() if line.strip()]
+    assert sent.count("tools/list") == 1, sent
+    assert sent.count("prompts/list") == 1, sent

@@ -219,6 +219,14 @@ async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpE
     Ok(r)
 }
 
+/// The cache hint (2026-07-28 `ttlMs`) of a list that cannot change within a
+/// session: `tools/list` and `prompts/list` (`listChanged: false`; what they
+/// hold depends only on the session's options) and the resource templates.
+/// An hour, not forever: the relay may reconnect to a newer broker. Their
+/// `cacheScope` is `private`: the lists differ with the session's options.
+/// Lists and reads of live state keep `ttlMs: 0`.
+const UNCHANGING_LIST_TTL_MS: u64 = 3_600_000;
+
 fn server_info() -> Implementation {
     let mut info = Implementation::new("tmux-mcp", env!("CARGO_PKG_VERSION"));
     info.title = Some("tmux-mcp broker".into());
@@ -282,7 +290,9 @@ impl ServerHandler for Handler {
                 None,
             )
         })?;
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn call_tool(
@@ -387,7 +397,7 @@ impl ServerHandler for Handler {
             McpError::internal_error(format!("a template does not fit the MCP shape: {e}"), None)
         })?;
         Ok(ListResourceTemplatesResult::with_all_items(items)
-            .with_ttl_ms(3_600_000)
+            .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
             .with_cache_scope(CacheScope::Private))
     }
 
@@ -426,7 +436,9 @@ impl ServerHandler for Handler {
                 Prompt::new(p.name, Some(p.description), Some(args)).with_title(p.title)
             })
             .collect();
-        Ok(ListPromptsResult::with_all_items(items))
+        Ok(ListPromptsResult::with_all_items(items)
+            .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn get_prompt(
