@@ -171,3 +171,20 @@ async def test_sdk_caches_list_tools_in_2026(tmux_server, tmp_path):
         sent = [json.loads(line).get("method") for line in seen.read_text().splitlines() if line.strip()]
     assert sent.count("tools/list") == 1, sent
     assert sent.count("prompts/list") == 1, sent
+
+
+def test_removed_methods_are_unknown_in_2026_and_kept_in_legacy(tmux_server):
+    """Item 6: `ping` and `logging/setLevel` were removed in 2026-07-28: a
+    request of that era gets -32601; the initialize eras keep both."""
+    raw = tmux_server.raw_client()
+    for id_, method, params in ((1, "ping", {}), (2, "logging/setLevel", {"level": "debug"})):
+        reply, _ = exchange(raw, id_, method, with_meta(params))
+        conforms(reply, "JSONRPCErrorResponse")
+        assert reply.get("error", {}).get("code") == -32601, (method, reply)
+    # The session goes on; the same session may still speak an older era.
+    reply, _ = exchange(raw, 3, "tools/list", with_meta())
+    conforms(reply, "ListToolsResultResponse")
+    raw.initialize(4)
+    assert raw.request(5, "ping").get("result") == {}
+    assert raw.request(6, "logging/setLevel", {"level": "debug"}).get("result") == {}
+    raw.close()

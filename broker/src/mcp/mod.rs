@@ -77,10 +77,10 @@ where
     let _ = writer.await;
 }
 
-/// [`Handler`] as rmcp serves it, with one rule on top: `ping` is answered in
-/// every era. rmcp's `ServerHandler` refuses it (-32601) on a request that
-/// names 2026-07-28, yet rmcp's own client pings in that era; a liveness
-/// probe that works everywhere is what clients had before.
+/// [`Handler`] as rmcp serves it, with the 2026-07-28 rules rmcp leaves to
+/// the server: a request's `_meta` log level is checked before anything
+/// runs, and `logging/setLevel`, which that revision removed (as `ping`,
+/// which rmcp refuses itself), is -32601 there; both stay in older eras.
 struct Server(Handler);
 
 impl Service<RoleServer> for Server {
@@ -89,10 +89,10 @@ impl Service<RoleServer> for Server {
         request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        if matches!(request, ClientRequest::PingRequest(_)) {
-            return Ok(ServerResult::empty(()));
-        }
         if !legacy_era(&context) {
+            if matches!(request, ClientRequest::SetLevelRequest(_)) {
+                return Err(McpError::method_not_found::<SetLevelRequestMethod>());
+            }
             log_level_meta(&context)?;
         }
         Service::handle_request(&self.0, request, context).await
