@@ -43,8 +43,11 @@ use tmux_mcp_core::limits::MAX_FRAME_BYTES;
 use tmux_mcp_core::wire::connect;
 use tmux_mcp_core::wire::{Hello, McpHello, Reply, Scope};
 
-/// JSON-RPC "server error" code of the answer to a request the lost broker had.
-pub const BROKER_LOST_CODE: i64 = -32000;
+/// The JSON-RPC error code of the answer to a request the lost broker had: a
+/// code of the project's own, outside JSON-RPC's reserved -32768..-32000 (MCP
+/// 2026-07-28: application errors go there; -32000..-32019 is a legacy range
+/// whose codes clients may read otherwise). docs/spec.md, A.0.7.
+pub const BROKER_LOST_CODE: i64 = -31000;
 
 /// A broker that dies this often this fast is not coming back; the relay stops
 /// instead of looping.

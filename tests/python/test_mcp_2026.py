@@ -188,3 +188,23 @@ def test_removed_methods_are_unknown_in_2026_and_kept_in_legacy(tmux_server):
     assert raw.request(5, "ping").get("result") == {}
     assert raw.request(6, "logging/setLevel", {"level": "debug"}).get("result") == {}
     raw.close()
+
+
+def test_project_errors_use_codes_outside_the_reserved_range(tmux_server):
+    """Item 5: a read refused by an `after-capture-pane` hook is the project's
+    -31001 (was -32003, in MCP's legacy range and its old missing-capability
+    number), an unknown resource is -32602 (2026-07-28 retired -32002)."""
+    pane = first_pane(tmux_server)
+    tmux_server.tmux("set-hook", "-g", "after-capture-pane", "set -g @mcp-test-hook-ran 1")
+    raw = tmux_server.raw_client()
+    uri = "tmux://pane/" + pane.replace("%", "%25")
+    reply, _ = exchange(raw, 1, "resources/read", with_meta({"uri": uri}))
+    conforms(reply, "JSONRPCErrorResponse")
+    assert reply["error"]["code"] == -31001, reply
+    assert not -32768 <= reply["error"]["code"] <= -32000, reply
+    assert reply["error"]["data"] == {"reason": "hook_set", "delivery": "not_sent"}, reply
+    reply, _ = exchange(raw, 2, "resources/read", with_meta({"uri": "tmux://pane/%25999"}))
+    conforms(reply, "JSONRPCErrorResponse")
+    assert reply["error"]["code"] == -32602, reply
+    assert tmux_server.tmux("show-options", "-gqv", "@mcp-test-hook-ran") == "", "a capture happened"
+    raw.close()

@@ -189,9 +189,12 @@ fn prompt_error(e: prompts::PromptError) -> McpError {
     )
 }
 
-/// A read refused by the broker's policy (a server-defined JSON-RPC code:
-/// -32000 and -32001 are taken by SDKs for closed connections and timeouts).
-pub const READ_REFUSED: ErrorCode = ErrorCode(-32003);
+/// A read refused by the broker's policy (an `after-capture-pane` hook is
+/// set): a code of the project's own, outside JSON-RPC's reserved
+/// -32768..-32000 (MCP 2026-07-28: -32000..-32019 is legacy, -32020..-32099
+/// the specification's; -32003 was MCP's old missing-capability number).
+/// docs/spec.md, A.0.7.
+pub const READ_REFUSED: ErrorCode = ErrorCode(-31001);
 
 /// `uri` parsed, and visible to this session (out of scope reads as unknown).
 async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpError> {
