@@ -208,3 +208,21 @@ def test_project_errors_use_codes_outside_the_reserved_range(tmux_server):
     assert reply["error"]["code"] == -32602, reply
     assert tmux_server.tmux("show-options", "-gqv", "@mcp-test-hook-ran") == "", "a capture happened"
     raw.close()
+
+
+def test_a_missing_client_capability_is_32021(tmux_server):
+    """Item 4: under --confirm, a 2026-07-28 call whose client declared no
+    elicitation is -32021 with `data.requiredCapabilities` (was a tool error);
+    the same call declaring it gets its question (`input_required`)."""
+    new = tmux_server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "sleep 1000")
+    raw = tmux_server.raw_client("--safety", "destructive", "--confirm")
+    kill = {"name": "kill_pane", "arguments": {"paneId": new}}
+    reply, _ = exchange(raw, 1, "tools/call", with_meta(kill))
+    conforms(reply, "MissingRequiredClientCapabilityError")
+    assert reply["error"]["data"]["requiredCapabilities"] == {"elicitation": {"form": {}}}, reply
+    reply, _ = exchange(raw, 2, "tools/call", with_meta(kill, **{
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}))
+    conforms(reply, "CallToolResultResponse")
+    assert reply["result"]["resultType"] == "input_required", reply
+    assert new in tmux_server.tmux("list-panes", "-a", "-F", "#{pane_id}").split(), "the pane was killed"
+    raw.close()

@@ -14,11 +14,11 @@ use crate::session::{PendingConfirmation, Session};
 use crate::toolkit::confirm::{Answer, Ask, AskNow, Rounds};
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction,
-    InputRequest, InputRequiredResult, ServerRequest,
+    CallToolRequestParams, ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams,
+    ElicitationAction, ErrorCode, InputRequest, InputRequiredResult, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
-use rmcp::{Peer, RoleServer};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,14 +40,13 @@ pub fn ask_for(
     legacy: bool,
     session: &Session,
 ) -> Ask {
-    let can_ask = context
-        .client_capabilities()
-        .and_then(|c| c.elicitation)
-        // An empty `elicitation` object means form elicitation (the spec's
-        // reading for clients written before modes existed).
-        .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    if !can_ask {
-        return Ask::Cannot;
+    if !can_ask(context) {
+        if legacy {
+            return Ask::Cannot;
+        }
+        // 2026-07-28: the tool still runs its checks and says what it would
+        // ask; the call then answers -32021 ([`missing_elicitation`]).
+        return Ask::Rounds(Default::default());
     }
     if legacy {
         return Ask::Now(Arc::new(PeerAsk {
@@ -70,6 +69,31 @@ pub fn ask_for(
         answered,
         asked: Default::default(),
     }))
+}
+
+/// Whether this request's client declared form elicitation. An empty
+/// `elicitation` object means form (the spec's reading for clients written
+/// before modes existed).
+pub fn can_ask(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// After the call, on 2026-07-28, for a client that declared no form
+/// elicitation: when the tool got as far as asking (every check passed),
+/// MCP's -32021 naming the capability it needs (nothing reached tmux).
+pub fn missing_elicitation(ask: &Ask, tool: &str) -> Option<McpError> {
+    let Ask::Rounds(r) = ask else { return None };
+    r.asked.lock().unwrap().as_ref()?;
+    let required: ClientCapabilities =
+        serde_json::from_value(json!({ "elicitation": { "form": {} } })).ok()?;
+    Some(McpError::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("This session asks the person before {tool} (tmux-mcp attach --confirm, or @mcp-confirm), and this request's client declared no form elicitation capability (_meta[\"io.modelcontextprotocol/clientCapabilities\"].elicitation). Nothing was sent to tmux."),
+        Some(json!({ "requiredCapabilities": required, "delivery": "not_sent" })),
+    ))
 }
 
 /// After the call: the `input_required` result to answer with, when the

@@ -315,6 +315,7 @@ impl ServerHandler for Handler {
         let may_ask = self.session.confirm
             && tools::spec_in(self.session.toolset, &request.name)
                 .is_some_and(|t| t.tier() == Tier::Destructive);
+        let cannot_ask = may_ask && !legacy_era(&context) && !confirm::can_ask(&context);
         let ask = if may_ask {
             confirm::ask_for(
                 &context,
@@ -349,6 +350,11 @@ impl ServerHandler for Handler {
             _ = context.ct.cancelled() => return Err(cancelled("the client cancelled the request")),
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
+        if cannot_ask {
+            if let Some(e) = confirm::missing_elicitation(&ask, &request.name) {
+                return Err(e);
+            }
+        }
         if let Some(question) =
             confirm::asked(&self.session, &ask, &request.name, kept.unwrap_or_default())
         {
