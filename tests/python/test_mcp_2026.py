@@ -226,3 +226,45 @@ def test_a_missing_client_capability_is_32021(tmux_server):
     assert reply["result"]["resultType"] == "input_required", reply
     assert new in tmux_server.tmux("list-panes", "-a", "-F", "#{pane_id}").split(), "the pane was killed"
     raw.close()
+
+
+def test_invalid_cursors_and_versions_are_invalid_params(tmux_server):
+    """Item 8: a cursor this server never gave is -32602 on every list (was the
+    whole list); a 2026-07-28 request without its protocolVersion, or with one
+    that is not a string, is -32602 naming the key (was -32600, or served)."""
+    raw = tmux_server.raw_client()
+    for id_, method in enumerate(("tools/list", "prompts/list", "resources/list",
+                                  "resources/templates/list"), start=1):
+        reply, _ = exchange(raw, id_, method, with_meta({"cursor": "bogus"}))
+        conforms(reply, "JSONRPCErrorResponse")
+        assert reply["error"]["code"] == -32602 and "cursor" in reply["error"]["message"], (method, reply)
+    no_version = {k: v for k, v in META.items() if not k.endswith("/protocolVersion")}
+    for id_, meta in ((10, no_version), (11, {**META, "io.modelcontextprotocol/protocolVersion": 20260728})):
+        reply, _ = exchange(raw, id_, "tools/list", {"_meta": meta})
+        conforms(reply, "JSONRPCErrorResponse")
+        assert reply["error"]["code"] == -32602, reply
+        assert "io.modelcontextprotocol/protocolVersion" in reply["error"]["message"], reply
+    # A request with no `_meta` before initialize is still the lifecycle's -32600.
+    assert exchange(raw, 12, "tools/list", {})[0]["error"]["code"] == -32600
+    raw.close()
+
+
+def test_a_malformed_mrtr_answer_is_refused(tmux_server):
+    """Item 8: a retry whose `inputResponses.confirm` is no elicitation answer
+    (`{"action": "maybe"}`) is -32602 naming the field (was asked again); the
+    pane lives."""
+    new = tmux_server.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "sleep 1000")
+    raw = tmux_server.raw_client("--safety", "destructive", "--confirm")
+    caps = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+    kill = {"name": "kill_pane", "arguments": {"paneId": new}}
+    asked, _ = exchange(raw, 1, "tools/call", with_meta(kill, **caps))
+    conforms(asked, "CallToolResultResponse")
+    assert asked["result"]["resultType"] == "input_required", asked
+    retry = {**kill, "requestState": asked["result"]["requestState"],
+             "inputResponses": {"confirm": {"action": "maybe"}}}
+    reply, _ = exchange(raw, 2, "tools/call", with_meta(retry, **caps))
+    conforms(reply, "JSONRPCErrorResponse")
+    assert reply["error"]["code"] == -32602, reply
+    assert "inputResponses.confirm" in reply["error"]["message"], reply
+    assert new in tmux_server.tmux("list-panes", "-a", "-F", "#{pane_id}").split(), "the pane was killed"
+    raw.close()

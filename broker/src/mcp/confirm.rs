@@ -39,20 +39,30 @@ pub fn ask_for(
     args: &Value,
     legacy: bool,
     session: &Session,
-) -> Ask {
+) -> Result<Ask, McpError> {
     if !can_ask(context) {
         if legacy {
-            return Ask::Cannot;
+            return Ok(Ask::Cannot);
         }
         // 2026-07-28: the tool still runs its checks and says what it would
         // ask; the call then answers -32021 ([`missing_elicitation`]).
-        return Ask::Rounds(Default::default());
+        return Ok(Ask::Rounds(Default::default()));
     }
     if legacy {
-        return Ask::Now(Arc::new(PeerAsk {
+        return Ok(Ask::Now(Arc::new(PeerAsk {
             peer: context.peer.clone(),
             timeout: PENDING_FOR,
-        }));
+        })));
+    }
+    // An answer that is not an elicitation's is the retry's mistake: refused
+    // (-32602), not taken for no answer and asked again.
+    if let Some(given) = request.input_responses.as_ref().and_then(|r| r.get(KEY)) {
+        if answer_of(given).is_none() {
+            return Err(McpError::invalid_params(
+                format!("invalid params: inputResponses.{KEY} must be the elicitation's answer, an object whose \"action\" is \"accept\", \"decline\" or \"cancel\". Nothing was sent to tmux."),
+                Some(json!({ "field": format!("inputResponses.{KEY}.action"), "delivery": "not_sent" })),
+            ));
+        }
     }
     let answered = request.request_state.as_deref().and_then(|state| {
         let pending = take(session, state)?;
@@ -65,10 +75,10 @@ pub fn ask_for(
             .and_then(answer_of)?;
         (fresh && same).then_some((pending.question, answer))
     });
-    Ask::Rounds(Arc::new(Rounds {
+    Ok(Ask::Rounds(Arc::new(Rounds {
         answered,
         asked: Default::default(),
-    }))
+    })))
 }
 
 /// Whether this request's client declared form elicitation. An empty

@@ -230,6 +230,19 @@ async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpE
 /// Lists and reads of live state keep `ttlMs: 0`.
 const UNCHANGING_LIST_TTL_MS: u64 = 3_600_000;
 
+/// Every list is answered in one page (no `nextCursor`), so no cursor is one
+/// this server gave: -32602 naming the field (MCP pagination: an invalid
+/// cursor SHOULD be -32602), rather than the whole list again.
+fn one_page(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
+    match request.and_then(|r| r.cursor) {
+        None => Ok(()),
+        Some(_) => Err(McpError::invalid_params(
+            "invalid params: cursor is not one this server gave: every list is answered in one page (no nextCursor), so no cursor is valid; list again without one",
+            Some(json!({ "field": "cursor", "delivery": "not_sent" })),
+        )),
+    }
+}
+
 fn server_info() -> Implementation {
     let mut info = Implementation::new("tmux-mcp", env!("CARGO_PKG_VERSION"));
     info.title = Some("tmux-mcp broker".into());
@@ -280,9 +293,10 @@ impl ServerHandler for Handler {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        one_page(request)?;
         let tools = tools::catalog(self.session.toolset)
             .filter(|t| self.session.enabled.contains(t.name))
             .map(|t| serde_json::from_value::<Tool>(publish::describe(t, self.session.toolset)))
@@ -323,7 +337,7 @@ impl ServerHandler for Handler {
                 &args,
                 legacy_era(&context),
                 &self.session,
-            )
+            )?
         } else {
             Ask::Not
         };
@@ -373,9 +387,10 @@ impl ServerHandler for Handler {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        one_page(request)?;
         if legacy_era(&context) {
             // A client that lists resources hears when the list changes.
             self.legacy(&context.peer).start_pane_set();
@@ -395,9 +410,10 @@ impl ServerHandler for Handler {
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        one_page(request)?;
         let items = resources::templates()
             .into_iter()
             .map(serde_json::from_value::<ResourceTemplate>)
@@ -428,9 +444,10 @@ impl ServerHandler for Handler {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        one_page(request)?;
         let items = prompts::visible(&self.session)
             .map(|p| {
                 let args = p

@@ -16,8 +16,10 @@
 //!   with -32602 naming what was wrong;
 //! - before `initialize`, only `ping`, `initialize` and `server/discover` are
 //!   served, and requests that carry their own protocol version in `_meta`
-//!   (the 2026-07-28 era has no handshake); anything else gets -32600 and
-//!   nothing runs. Decided here, in arrival order: rmcp runs each request in a
+//!   (the 2026-07-28 era has no handshake); one that carries other keys of
+//!   that era's `_meta` but no version gets -32602 naming the key, anything
+//!   else -32600, and nothing runs. A version that is not a string is -32602
+//!   at any time. Decided here, in arrival order: rmcp runs each request in a
 //!   task of its own, so a gate behind it could let a call that follows
 //!   `initialize` on the same line stream (the relay's replay) race it.
 //!
@@ -238,8 +240,8 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         let Some(raw_id) = raw_id else {
             return self.notification(call, text);
         };
-        if let Some(refused) = self.lifecycle(&method, &call) {
-            return Decoded::Reply(error_line(Some(&raw_id), INVALID_REQUEST, &refused));
+        if let Some((code, refused)) = self.lifecycle(&method, &call) {
+            return Decoded::Reply(error_line(Some(&raw_id), code, &refused));
         }
         match serde_json::from_value::<ClientRequest>(Value::Object(call)) {
             // rmcp decodes a known method whose params do not fit as a custom
@@ -269,21 +271,37 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
 
     /// Why request `method` may not run yet (MCP lifecycle: `initialize`
     /// first), or `None`. `initialize` opens the session whatever its answer.
-    fn lifecycle(&mut self, method: &str, call: &Map<String, Value>) -> Option<String> {
+    fn lifecycle(&mut self, method: &str, call: &Map<String, Value>) -> Option<(i64, String)> {
         if method == "initialize" {
             self.initialized = true;
         }
-        let own_version = call
+        let meta = call
             .get("params")
             .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(PROTOCOL_VERSION_META))
-            .is_some();
-        if self.initialized || own_version || matches!(method, "ping" | "server/discover") {
+            .and_then(Value::as_object);
+        let own_version = meta.and_then(|m| m.get(PROTOCOL_VERSION_META));
+        if let Some(v) = own_version.filter(|v| !v.is_string()) {
+            return Some((
+                INVALID_PARAMS,
+                format!("invalid params: _meta[\"{PROTOCOL_VERSION_META}\"] must be a string (a protocol version such as \"2026-07-28\"), got {v}. Nothing was run."),
+            ));
+        }
+        if self.initialized || own_version.is_some() || matches!(method, "ping" | "server/discover")
+        {
             return None;
         }
-        Some(format!(
+        // A request of the 2026-07-28 era (it carries that era's `_meta`
+        // keys) that lacks its version: the request's mistake, not the
+        // lifecycle's.
+        if meta.is_some_and(|m| m.keys().any(|k| k.starts_with("io.modelcontextprotocol/"))) {
+            return Some((
+                INVALID_PARAMS,
+                format!("invalid params: _meta[\"{PROTOCOL_VERSION_META}\"] is missing: a request of protocol 2026-07-28 names its version there (or send initialize first, for the older versions). Nothing was run."),
+            ));
+        }
+        Some((INVALID_REQUEST, format!(
             "invalid request: {method} before initialize; send initialize first (or, in protocol 2026-07-28, put the version in params._meta[\"{PROTOCOL_VERSION_META}\"]). Nothing was run."
-        ))
+        )))
     }
 
     /// A notification for rmcp. `notifications/cancelled` names the request by
