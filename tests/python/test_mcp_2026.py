@@ -268,3 +268,27 @@ def test_a_malformed_mrtr_answer_is_refused(tmux_server):
     assert "inputResponses.confirm" in reply["error"]["message"], reply
     assert new in tmux_server.tmux("list-panes", "-a", "-F", "#{pane_id}").split(), "the pane was killed"
     raw.close()
+
+
+def test_results_name_the_server_in_meta(tmux_server):
+    """Item 8: every 2026-07-28 result carries
+    `_meta["io.modelcontextprotocol/serverInfo"]` (SHOULD); the initialize
+    eras' results are as before."""
+    key = "io.modelcontextprotocol/serverInfo"
+    raw = tmux_server.raw_client()
+    for id_, method, params, definition in (
+            (1, "tools/list", {}, "ListToolsResultResponse"),
+            (2, "tools/call", {"name": "list_panes", "arguments": {}}, "CallToolResultResponse"),
+            (3, "prompts/list", {}, "ListPromptsResultResponse"),
+            (4, "resources/list", {}, "ListResourcesResultResponse"),
+            (5, "resources/templates/list", {}, "ListResourceTemplatesResultResponse"),
+            (6, "resources/read", {"uri": "tmux://server"}, "ReadResourceResultResponse"),
+            (7, "server/discover", {}, "DiscoverResultResponse")):
+        reply, _ = exchange(raw, id_, method, with_meta(params))
+        conforms(reply, definition)
+        info = (reply["result"].get("_meta") or {}).get(key)
+        assert isinstance(info, dict) and info.get("name") == "tmux-mcp" and info.get("version"), (method, reply["result"].get("_meta"))
+    raw.initialize(8)
+    legacy = raw.request(9, "tools/list")
+    assert key not in (legacy["result"].get("_meta") or {}), legacy["result"].get("_meta")
+    raw.close()

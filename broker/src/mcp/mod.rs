@@ -89,13 +89,18 @@ impl Service<RoleServer> for Server {
         request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        if !legacy_era(&context) {
+        let modern = !legacy_era(&context);
+        if modern {
             if matches!(request, ClientRequest::SetLevelRequest(_)) {
                 return Err(McpError::method_not_found::<SetLevelRequestMethod>());
             }
             log_level_meta(&context)?;
         }
-        Service::handle_request(&self.0, request, context).await
+        let mut result = Service::handle_request(&self.0, request, context).await?;
+        if modern {
+            stamp_server_info(&mut result);
+        }
+        Ok(result)
     }
 
     async fn handle_notification(
@@ -136,6 +141,33 @@ impl Handler {
         self.legacy.get_or_init(|| {
             Subscriptions::new(self.session.clone(), Notifier::Legacy(peer.clone()), true)
         })
+    }
+}
+
+/// Where a 2026-07-28 result names the server that made it (SHOULD, on
+/// every response; `server/discover` and a listen stream's end carry it
+/// already).
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Puts `serverInfo` into a 2026-07-28 result's `_meta`, unless it has it.
+fn stamp_server_info(result: &mut ServerResult) {
+    let meta = match result {
+        ServerResult::CallToolResult(r) => &mut r.meta,
+        ServerResult::ListToolsResult(r) => &mut r.meta,
+        ServerResult::ListPromptsResult(r) => &mut r.meta,
+        ServerResult::GetPromptResult(r) => &mut r.meta,
+        ServerResult::ListResourcesResult(r) => &mut r.meta,
+        ServerResult::ListResourceTemplatesResult(r) => &mut r.meta,
+        ServerResult::ReadResourceResult(r) => &mut r.meta,
+        ServerResult::CompleteResult(r) => &mut r.meta,
+        ServerResult::InputRequiredResult(r) => &mut r.meta,
+        _ => return,
+    };
+    let meta = meta.get_or_insert_default();
+    if !meta.contains_key(SERVER_INFO_META) {
+        if let Ok(info) = serde_json::to_value(server_info()) {
+            meta.insert(SERVER_INFO_META.to_string(), info);
+        }
     }
 }
 
