@@ -292,3 +292,69 @@ def test_results_name_the_server_in_meta(tmux_server):
     legacy = raw.request(9, "tools/list")
     assert key not in (legacy["result"].get("_meta") or {}), legacy["result"].get("_meta")
     raw.close()
+
+
+def next_line(raw, timeout: float = 15.0) -> dict[str, Any]:
+    try:
+        line = raw._lines.get(timeout=timeout)
+    except queue.Empty:
+        raise AssertionError(f"nothing within {timeout} s; {raw.diag()}") from None
+    assert line is not None, f"attach closed stdout; {raw.diag()}"
+    return json.loads(line)
+
+
+def listen(raw, id_: Any) -> None:
+    raw.send({"jsonrpc": "2.0", "id": id_, "method": "subscriptions/listen",
+              "params": with_meta({"notifications": {"resourcesListChanged": True}})})
+    ack = next_line(raw)
+    conforms(ack, "JSONRPCNotification")
+    assert ack["method"] == "notifications/subscriptions/acknowledged", ack
+    assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == id_, ack
+
+
+def stream_end(raw, id_: Any) -> dict[str, Any]:
+    """The listen stream's closing response (list_changed notices may come first)."""
+    while True:
+        m = next_line(raw)
+        if "method" in m:
+            assert m["method"] == "notifications/resources/list_changed", m
+            continue
+        assert m.get("id") == id_, m
+        return m
+
+
+def test_a_listen_stream_ends_with_its_result_when_the_tmux_server_exits(tmux_server):
+    """Item 3: the server exiting ends a listen stream with the revision's final
+    result (not an error meant for tool calls), its subscriptionId the listen
+    request's id as the client wrote it."""
+    raw = tmux_server.raw_client()
+    listen(raw, "listen-77")
+    tmux_server.tmux("kill-server")
+    end = stream_end(raw, "listen-77")
+    conforms(end, "SubscriptionsListenResultResponse")
+    assert "error" not in end, end
+    assert end["result"]["resultType"] == "complete", end
+    assert end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-77", end
+    # The broker ended it (the relay, which would if the broker vanished first, names no server).
+    assert end["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "tmux-mcp", end
+    raw.close()
+
+
+def test_a_listen_stream_ends_with_its_result_when_the_broker_is_lost(tmux_server):
+    """Item 3, the relay's side: a broker killed under an open stream ends it
+    with the final result (id 77 in `_meta`); the session goes on, and the
+    client may listen again on the next broker."""
+    import os
+    import signal
+    raw = tmux_server.raw_client()
+    listen(raw, 77)
+    brokers = tmux_server.brokers()
+    assert len(brokers) == 1, brokers
+    os.kill(brokers[0], signal.SIGKILL)  # this test's broker, by its pid
+    end = stream_end(raw, 77)
+    conforms(end, "SubscriptionsListenResultResponse")
+    assert end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 77, end
+    reply, _ = exchange(raw, 78, "tools/list", with_meta(), timeout=30)
+    conforms(reply, "ListToolsResultResponse")
+    listen(raw, 79)
+    raw.close()

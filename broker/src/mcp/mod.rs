@@ -634,9 +634,14 @@ impl ServerHandler for Handler {
                 }
             }
         }
+        // The broker stopping (its tmux server exited, or a signal) ends the
+        // stream with its final result, named by the listen request's id,
+        // while the broker still writes; the client may listen again (the
+        // relay finds the next broker, or ends when the server is gone).
         tokio::select! {
             _ = context.cancelled() => {}
             _ = self.gone.cancelled() => {}
+            _ = self.session.broker.server_gone() => {}
         }
         drop(subs);
         Ok(())

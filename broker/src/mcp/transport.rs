@@ -28,6 +28,7 @@
 
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, NumberOrString, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::RoleServer;
 use serde_json::value::RawValue;
@@ -498,9 +499,13 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         bytes.push(b'\n');
         return Some(bytes);
     };
+    // The end of a listen stream names it by the listen request's id, which
+    // rmcp knows only as our internal number: the client's id goes there too.
+    let ends_stream = matches!(&item, ServerJsonRpcMessage::Response(r)
+        if matches!(r.result, ServerResult::SubscriptionsListenResult(_)));
     // rmcp writes a response as `{"jsonrpc":"2.0","id":N,…`: swap N for the
     // client's bytes in place (no second encoding of a large result).
-    if let Some(NumberOrString::Number(n)) = id {
+    if let (false, Some(NumberOrString::Number(n))) = (ends_stream, id) {
         let prefix = format!("{{\"jsonrpc\":\"2.0\",\"id\":{n},");
         if bytes.starts_with(prefix.as_bytes()) {
             let mut out = Vec::with_capacity(bytes.len() + raw.len());
@@ -513,7 +518,19 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         }
     }
     match serde_json::from_slice::<Value>(&bytes) {
-        Ok(Value::Object(m)) => Some(splice(Some(&raw), m)),
+        Ok(Value::Object(mut m)) => {
+            if ends_stream {
+                if let (Some(meta), Ok(client_id)) = (
+                    m.get_mut("result")
+                        .and_then(|r| r.get_mut("_meta"))
+                        .and_then(Value::as_object_mut),
+                    serde_json::from_str::<Value>(&raw),
+                ) {
+                    meta.insert(SUBSCRIPTION_ID.into(), client_id);
+                }
+            }
+            Some(splice(Some(&raw), m))
+        }
         _ => None,
     }
 }
