@@ -358,3 +358,54 @@ def test_a_listen_stream_ends_with_its_result_when_the_broker_is_lost(tmux_serve
     conforms(reply, "ListToolsResultResponse")
     listen(raw, 79)
     raw.close()
+
+
+@async_test(60)
+async def test_run_command_sends_progress_while_it_blocks(tmux_server):
+    """Item 7: a blocking run_command with a `progressToken` reports progress
+    every second, as the waits do (it sent none); without a token, none."""
+    from harness import wait_until
+    pane = tmux_server.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ",
+                            "HISTFILE=/dev/null", "bash", "--norc", "--noprofile")
+
+    def at_prompt() -> bool:
+        return tmux_server.tmux("capture-pane", "-p", "-t", pane).strip().endswith("$")
+
+    await wait_until(at_prompt)
+    raw = tmux_server.raw_client("--safety", "mutating")
+    run = {"name": "run_command", "arguments": {"paneId": pane, "command": "sleep 3; echo done-here"}}
+    reply, notes = exchange(raw, 1, "tools/call", with_meta(run, progressToken="run-1"),
+                            timeout=30)
+    conforms(reply, "CallToolResultResponse")
+    assert reply["result"].get("isError") is not True, reply
+    assert reply["result"]["structuredContent"]["state"] != "running", reply
+    progress = [n for n in notes if n["method"] == "notifications/progress"]
+    assert len(progress) >= 2, notes
+    for n in progress:
+        conforms(n, "ProgressNotification")
+        assert n["params"]["progressToken"] == "run-1", n
+    values = [n["params"]["progress"] for n in progress]
+    assert values == sorted(values) and len(set(values)) == len(values), values
+    await wait_until(at_prompt)
+    reply, notes = exchange(raw, 2, "tools/call", with_meta(run), timeout=30)
+    assert reply["result"].get("isError") is not True and notes == [], (reply, notes)
+    raw.close()
+
+
+@async_test(60)
+async def test_wait_for_agent_sends_the_progress_it_promises(tmux_server):
+    """Item 7: wait_for_agent's description says it sends progress with a
+    `progressToken`; it sent none (its watch was started without the call's
+    progress)."""
+    from test_agents_state import screens_of, shell_pane, start_agent
+    pane = await shell_pane(tmux_server)
+    await start_agent(tmux_server, pane, "claude", screens_of("claude-2.1.332"))
+    raw = tmux_server.raw_client("--scope", "server")
+    wait = {"name": "wait_for_agent",
+            "arguments": {"paneId": pane, "states": ["waiting_for_approval"], "timeoutMs": 2500}}
+    reply, notes = exchange(raw, 1, "tools/call", with_meta(wait, progressToken=7), timeout=30)
+    conforms(reply, "CallToolResultResponse")
+    assert reply["result"]["structuredContent"]["outcome"] == "timeout", reply
+    progress = [n for n in notes if n["method"] == "notifications/progress"]
+    assert len(progress) >= 2 and all(n["params"]["progressToken"] == 7 for n in progress), notes
+    raw.close()
