@@ -409,3 +409,84 @@ async def test_wait_for_agent_sends_the_progress_it_promises(tmux_server):
     progress = [n for n in notes if n["method"] == "notifications/progress"]
     assert len(progress) >= 2 and all(n["params"]["progressToken"] == 7 for n in progress), notes
     raw.close()
+
+
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+@async_test(90)
+async def test_run_command_is_a_task_only_for_a_client_that_declares_the_extension(tmux_server):
+    """Item 9 (tasks extension, SEP-2663): a 2026-07-28 run_command whose
+    request declares `io.modelcontextprotocol/tasks` answers `resultType:
+    "task"`; `tasks/get` polls it to the blocking call's result. Without the
+    extension (and in the initialize era) the call is exactly as before; a
+    client that did not declare it gets no task and cannot poll one."""
+    from harness import wait_until
+    pane = tmux_server.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ",
+                            "HISTFILE=/dev/null", "bash", "--norc", "--noprofile")
+
+    def at_prompt() -> bool:
+        return tmux_server.tmux("capture-pane", "-p", "-t", pane).strip().endswith("$")
+
+    await wait_until(at_prompt)
+    raw = tmux_server.raw_client("--safety", "mutating")
+    tasks_caps = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}}
+    discover, _ = exchange(raw, 1, "server/discover", with_meta(**tasks_caps))
+    conforms(discover, "DiscoverResultResponse")
+    assert TASKS in discover["result"]["capabilities"].get("extensions", {}), discover
+
+    run = {"name": "run_command", "arguments": {"paneId": pane, "command": "sleep 2; echo task-$((40+2))"}}
+    created, _ = exchange(raw, 2, "tools/call", with_meta(run, **tasks_caps))
+    assert created["result"]["resultType"] == "task", created
+    task_id = created["result"]["taskId"]
+    assert created["result"]["status"] == "working", created
+    # Not pollable by a request that did not declare the extension.
+    reply, _ = exchange(raw, 3, "tasks/get", with_meta({"taskId": task_id}))
+    assert reply.get("error", {}).get("code") == -32021, reply
+    deadline = time.monotonic() + 30
+    while True:
+        got, _ = exchange(raw, 4, "tasks/get", with_meta({"taskId": task_id}, **tasks_caps))
+        assert "result" in got, got
+        if got["result"]["status"] != "working":
+            break
+        assert time.monotonic() < deadline, got
+        time.sleep(0.3)
+    assert got["result"]["status"] == "completed", got
+    result = got["result"]["result"]
+    assert result.get("isError") is not True, result
+    assert result["structuredContent"]["state"] == "done", result
+    assert result["structuredContent"]["exitStatus"] == 0, result
+    assert "task-42" in json.dumps(result["structuredContent"]), result
+
+    # Without the extension: the blocking call of today (no task).
+    await wait_until(at_prompt)
+    reply, _ = exchange(raw, 5, "tools/call", with_meta(run), timeout=30)
+    conforms(reply, "CallToolResultResponse")
+    assert reply["result"]["resultType"] == "complete", reply
+    assert reply["result"]["structuredContent"]["state"] == "done", reply
+    # Cancelled: the task ends `cancelled` (the command itself runs on in the
+    # person's shell, as a cancelled blocking call leaves it).
+    other = tmux_server.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ",
+                             "HISTFILE=/dev/null", "bash", "--norc", "--noprofile")
+    await wait_until(lambda: tmux_server.tmux("capture-pane", "-p", "-t", other).strip().endswith("$"))
+    slow = {"name": "run_command", "arguments": {"paneId": other, "command": "sleep 3"}}
+    created, _ = exchange(raw, 20, "tools/call", with_meta(slow, **tasks_caps))
+    task_id = created["result"]["taskId"]
+    reply, _ = exchange(raw, 21, "tasks/cancel", with_meta({"taskId": task_id}, **tasks_caps))
+    assert "result" in reply, reply
+    deadline = time.monotonic() + 10
+    while True:
+        got, _ = exchange(raw, 22, "tasks/get", with_meta({"taskId": task_id}, **tasks_caps))
+        if got["result"]["status"] != "working":
+            break
+        assert time.monotonic() < deadline, got
+        time.sleep(0.2)
+    assert got["result"]["status"] == "cancelled", got
+    # The initialize era: no extension in the capabilities, no task.
+    init = raw.initialize(6)
+    assert "extensions" not in init["capabilities"], init
+    await wait_until(at_prompt)
+    reply = raw.request(7, "tools/call", run, timeout=30)
+    assert "taskId" not in reply["result"], reply
+    assert reply["result"].get("structuredContent", {}).get("state") == "done", reply
+    raw.close()

@@ -67,6 +67,7 @@ where
             gone,
             legacy: Default::default(),
             armed: Default::default(),
+            tasks: Default::default(),
         }),
         transport,
         None,
@@ -130,9 +131,65 @@ pub struct Handler {
     /// rmcp acknowledges it; its `listen` takes what it subscribes to (a
     /// concurrent stream on the same URI arms its own).
     armed: std::sync::Mutex<Armed>,
+    /// `run_command` calls answered as tasks (the tasks extension, SEP-2663,
+    /// 2026-07-28), polled with `tasks/get`; this session's only.
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 impl Handler {
+    /// A `run_command` call as a task, when its 2026-07-28 request declares
+    /// the tasks extension and it did not ask to `detach`: the command is
+    /// started (detached) now, and a task waits for its end, up to
+    /// [`TASK_WAIT_MS`], without the request timeout's cap; the task's
+    /// result is the blocking call's. A refused call is answered at once;
+    /// without the extension nothing changes (never a task to a client that
+    /// did not declare it).
+    async fn as_task(
+        &self,
+        tool: &str,
+        args: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<CallToolResponse> {
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if tool != "run_command"
+            || legacy_era(context)
+            || !declared
+            || args.get("detach") == Some(&Value::Bool(true))
+        {
+            return None;
+        }
+        let mut detached = args.clone();
+        detached["detach"] = Value::Bool(true);
+        let asked_ms = args.get("timeoutMs").and_then(Value::as_u64);
+        let started = tools::call(&self.session, tool, detached, None, Ask::Not).await;
+        let job = started
+            .structured
+            .as_ref()
+            .filter(|_| !started.is_error)
+            .and_then(|v| v.get("jobId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(job) = job else {
+            return Some(tool_result(started).into());
+        };
+        let session = self.session.clone();
+        let wait_ms = asked_ms.unwrap_or(TASK_WAIT_MS).min(TASK_WAIT_MS);
+        let options = rmcp::task_manager::TaskOptions::new()
+            .with_ttl_ms(TASK_WAIT_MS + TASK_KEPT_MS)
+            .with_status_message(format!("job {job} running"));
+        let task = self.tasks.spawn(options, move |ctx| {
+            Box::pin(async move {
+                tokio::select! {
+                    out = tools::wait_job(&session, &job, wait_ms) => Ok(tool_result(out)),
+                    _ = ctx.cancelled() => Err(rmcp::task_manager::TaskExit::Cancelled),
+                }
+            })
+        });
+        Some(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
     fn attach_log(&self, peer: &Peer<RoleServer>) {
         self.session.log.attach(|| Arc::new(PeerLog(peer.clone())));
     }
@@ -296,6 +353,11 @@ impl ServerHandler for Handler {
         prompts.list_changed = Some(false);
         caps.prompts = Some(prompts);
         caps.completions = Some(JsonObject::new());
+        // Answered on 2026-07-28 only (`initialize` leaves it out): a
+        // `run_command` whose request declares the extension may be a task.
+        caps.extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
         let mut info = ServerConfig::new(caps)
             .with_server_info(server_info())
             .with_instructions(INSTRUCTIONS);
@@ -316,7 +378,8 @@ impl ServerHandler for Handler {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        let result = self.negotiate_initialize(&request)?;
+        let mut result = self.negotiate_initialize(&request)?;
+        result.capabilities.extensions = None;
         let mut agreed = request;
         agreed.protocol_version = result.protocol_version.clone();
         context.peer.set_peer_info(agreed);
@@ -381,6 +444,9 @@ impl ServerHandler for Handler {
         } else {
             log_level_meta(&context)?
         };
+        if let Some(task) = self.as_task(&request.name, &args, &context).await {
+            return Ok(task);
+        }
         // Kept only when an answer may have to come back in a retry.
         let kept = confirm::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {
@@ -407,14 +473,32 @@ impl ServerHandler for Handler {
             return Ok(question.into());
         }
         notices(&self.session, log_min, &request.name, &out).await;
-        // Moved, not copied: the structured result is the Value the tool
-        // built from its typed output, serialized once more only onto the wire.
-        let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
-        result.structured_content = out.structured;
-        result.is_error = Some(out.is_error);
-        // Required on 2026-07-28; rmcp strips it for older peers.
-        result.result_type = Some(ResultType::COMPLETE);
-        Ok(result.into())
+        Ok(tool_result(out).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel_task(&request.task_id)
     }
 
     async fn list_resources(
@@ -669,6 +753,24 @@ impl ServerHandler for Handler {
             None,
         ))
     }
+}
+
+/// How long a `run_command` task waits for its command (an hour); a command
+/// still running then is the task's result, a running job for get_job.
+const TASK_WAIT_MS: u64 = 3_600_000;
+/// How long a task is kept after it could have ended (for `tasks/get`).
+const TASK_KEPT_MS: u64 = 600_000;
+
+/// A tool's answer as MCP's `tools/call` result.
+fn tool_result(out: ToolOutput) -> CallToolResult {
+    // Moved, not copied: the structured result is the Value the tool
+    // built from its typed output, serialized once more only onto the wire.
+    let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+    result.structured_content = out.structured;
+    result.is_error = Some(out.is_error);
+    // Required on 2026-07-28; rmcp strips it for older peers.
+    result.result_type = Some(ResultType::COMPLETE);
+    result
 }
 
 /// Never sent: rmcp drops the answer to a cancelled request (and the client

@@ -424,7 +424,6 @@ async fn answer(
     progress: Option<&Progress>,
 ) -> ToolOutput {
     let id = id.to_string();
-    let rx = job.finish.clone();
     session.jobs.lock().insert(id.clone(), job);
     if detach {
         return match lookup(session, &id) {
@@ -435,6 +434,27 @@ async fn answer(
             ),
         };
     }
+    wait_job(session, &id, timeout_ms, asked_ms, progress).await
+}
+
+/// Waits for job `id` of this session to finish, at most `timeout_ms`
+/// (reporting progress meanwhile), then answers with it: finished (and
+/// collected: it leaves the table), or still running (to collect with
+/// get_job). `asked_ms` is what the caller asked for, when it was clamped.
+pub async fn wait_job(
+    session: &Session,
+    id: &str,
+    timeout_ms: u64,
+    asked_ms: u64,
+    progress: Option<&Progress>,
+) -> ToolOutput {
+    let id = id.to_string();
+    let Some(rx) = session.jobs.lock().get(&id).map(|j| j.finish.clone()) else {
+        return act::error(
+            &format!("No job {id} for this session."),
+            Delivery::Observed,
+        );
+    };
     let mut guard = CancelGuard(&session.jobs, Some(id.clone()));
     let mut rx = rx;
     let waiting = async {
