@@ -148,6 +148,11 @@ def test_lists_that_cannot_change_carry_a_real_ttl(tmux_server):
     reply, _ = exchange(raw, 5, "resources/list", with_meta())
     conforms(reply, "ListResourcesResultResponse")
     assert reply["result"]["ttlMs"] == 0, reply["result"].get("ttlMs")
+    # The initialize eras have no cache hints (nor their bytes, tests/e2e/budget.rs).
+    raw.initialize(6)
+    for id_, method in ((7, "tools/list"), (8, "prompts/list")):
+        legacy = raw.request(id_, method)["result"]
+        assert "ttlMs" not in legacy and "cacheScope" not in legacy, (method, sorted(legacy))
     raw.close()
 
 

@@ -316,7 +316,8 @@ async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpE
 /// hold depends only on the session's options) and the resource templates.
 /// An hour, not forever: the relay may reconnect to a newer broker. Their
 /// `cacheScope` is `private`: the lists differ with the session's options.
-/// Lists and reads of live state keep `ttlMs: 0`.
+/// Lists and reads of live state keep `ttlMs: 0`. (Older eras have no cache
+/// hints: `tools/list` and `prompts/list` carry none there.)
 const UNCHANGING_LIST_TTL_MS: u64 = 3_600_000;
 
 /// Every list is answered in one page (no `nextCursor`), so no cursor is one
@@ -389,7 +390,7 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         one_page(request)?;
         let tools = tools::catalog(self.session.toolset)
@@ -402,9 +403,13 @@ impl ServerHandler for Handler {
                 None,
             )
         })?;
-        Ok(ListToolsResult::with_all_items(tools)
-            .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Private))
+        let result = ListToolsResult::with_all_items(tools);
+        Ok(match legacy_era(&context) {
+            true => result,
+            false => result
+                .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private),
+        })
     }
 
     async fn call_tool(
@@ -561,7 +566,7 @@ impl ServerHandler for Handler {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         one_page(request)?;
         let items = prompts::visible(&self.session)
@@ -578,9 +583,13 @@ impl ServerHandler for Handler {
                 Prompt::new(p.name, Some(p.description), Some(args)).with_title(p.title)
             })
             .collect();
-        Ok(ListPromptsResult::with_all_items(items)
-            .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Private))
+        let result = ListPromptsResult::with_all_items(items);
+        Ok(match legacy_era(&context) {
+            true => result,
+            false => result
+                .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private),
+        })
     }
 
     async fn get_prompt(
