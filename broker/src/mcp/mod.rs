@@ -235,13 +235,13 @@ const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
 /// no `notifications/message`); a value that is not one of the eight levels
 /// is the request's mistake (-32602, naming the key).
 fn log_level_meta(context: &RequestContext<RoleServer>) -> Result<Option<LogLevel>, McpError> {
-    let Some(given) = context.meta.get(LOG_LEVEL_META) else {
+    if !context.meta.contains_key(LOG_LEVEL_META) {
         return Ok(None);
-    };
+    }
     match context.meta.log_level() {
         Some(l) => Ok(Some(level_from(l))),
         None => Err(McpError::invalid_params(
-            format!("invalid params: _meta[\"{LOG_LEVEL_META}\"] must be one of \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\", \"emergency\"; got {given}"),
+            format!("invalid params: _meta[\"{LOG_LEVEL_META}\"] must be one of \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\", \"emergency\". Nothing was run."),
             Some(json!({ "field": format!("_meta.{LOG_LEVEL_META}"), "delivery": "not_sent" })),
         )),
     }

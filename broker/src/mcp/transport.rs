@@ -281,10 +281,10 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
             .and_then(|p| p.get("_meta"))
             .and_then(Value::as_object);
         let own_version = meta.and_then(|m| m.get(PROTOCOL_VERSION_META));
-        if let Some(v) = own_version.filter(|v| !v.is_string()) {
+        if own_version.is_some_and(|v| !v.is_string()) {
             return Some((
                 INVALID_PARAMS,
-                format!("invalid params: _meta[\"{PROTOCOL_VERSION_META}\"] must be a string (a protocol version such as \"2026-07-28\"), got {v}. Nothing was run."),
+                format!("invalid params: _meta[\"{PROTOCOL_VERSION_META}\"] must be a string (a protocol version such as \"2026-07-28\"). Nothing was run."),
             ));
         }
         if self.initialized || own_version.is_some() || matches!(method, "ping" | "server/discover")
