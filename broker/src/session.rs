@@ -147,9 +147,9 @@ pub trait LogSink: Send + Sync {
     ) -> futures::future::BoxFuture<'static, ()>;
 }
 
-/// Notices for one agent, at the level it chose with `logging/setLevel`.
-/// Until it chooses, nothing is sent: a client that never asked for log
-/// messages gets none.
+/// Notices for one agent: before 2026-07-28 at the level it chose with
+/// `logging/setLevel` (until it chooses, nothing is sent); from 2026-07-28 at
+/// the level each request names in its `_meta` (none named: nothing sent).
 #[derive(Default)]
 pub struct AgentLog {
     level: std::sync::Mutex<Option<LogLevel>>,
@@ -161,9 +161,10 @@ impl AgentLog {
         *self.level.lock().unwrap() = Some(level);
     }
 
-    /// Whether a notice at `level` would reach the agent.
-    pub fn wants(&self, level: LogLevel) -> bool {
-        self.level.lock().unwrap().is_some_and(|min| level >= min) && self.sink.get().is_some()
+    /// The level the agent chose with `logging/setLevel` (eras before
+    /// 2026-07-28), if any.
+    pub fn level(&self) -> Option<LogLevel> {
+        *self.level.lock().unwrap()
     }
 
     /// Connects the sink, once (the MCP layer does, on the session's first request
@@ -172,10 +173,18 @@ impl AgentLog {
         self.sink.get_or_init(sink);
     }
 
-    /// Sends `data` to the agent when it asked for `level` or below; returns
+    /// Sends `data` to the agent when `min` (the level its request asked
+    /// for: the session's [`level`](Self::level) before 2026-07-28, the
+    /// request's own `_meta` level from then on) is `level` or below; returns
     /// once the notice is on its way (so it precedes the call's answer).
-    pub async fn send(&self, level: LogLevel, logger: &str, data: serde_json::Value) {
-        if !self.wants(level) {
+    pub async fn send(
+        &self,
+        min: Option<LogLevel>,
+        level: LogLevel,
+        logger: &str,
+        data: serde_json::Value,
+    ) {
+        if min.is_none_or(|min| level < min) {
             return;
         }
         if let Some(sink) = self.sink.get() {

@@ -43,8 +43,11 @@ use tmux_mcp_core::limits::MAX_FRAME_BYTES;
 use tmux_mcp_core::wire::connect;
 use tmux_mcp_core::wire::{Hello, McpHello, Reply, Scope};
 
-/// JSON-RPC "server error" code of the answer to a request the lost broker had.
-pub const BROKER_LOST_CODE: i64 = -32000;
+/// The JSON-RPC error code of the answer to a request the lost broker had: a
+/// code of the project's own, outside JSON-RPC's reserved -32768..-32000 (MCP
+/// 2026-07-28: application errors go there; -32000..-32019 is a legacy range
+/// whose codes clients may read otherwise). docs/spec.md, A.0.7.
+pub const BROKER_LOST_CODE: i64 = -31000;
 
 /// A broker that dies this often this fast is not coming back; the relay stops
 /// instead of looping.
@@ -134,8 +137,9 @@ struct Conn {
 #[derive(Default)]
 struct Tracker {
     /// Requests the client sent and the broker has not answered: key (see
-    /// [`id_key`]) → the id exactly as the client wrote it.
-    inflight: HashMap<String, Box<str>>,
+    /// [`id_key`]) → the id exactly as the client wrote it, and whether the
+    /// request is a `subscriptions/listen` (its stream ends, not fails).
+    inflight: HashMap<String, (Box<str>, bool)>,
     /// The client's last `initialize` request line, as sent.
     initialize: Option<Vec<u8>>,
     /// The client's `notifications/initialized` line, as sent.
@@ -151,6 +155,7 @@ enum Note<'a> {
         key: String,
         raw_id: &'a str,
         initialize: bool,
+        listen: bool,
     },
     Initialized,
     Cancelled(String),
@@ -210,6 +215,7 @@ fn note(line: &[u8]) -> Note<'_> {
                 key,
                 raw_id: raw.get(),
                 initialize: method == "initialize",
+                listen: method == "subscriptions/listen",
             },
             None => Note::Nothing,
         },
@@ -256,6 +262,13 @@ fn with_id(initialize_line: &[u8], id: &str) -> Option<Vec<u8>> {
     let mut out = serde_json::to_vec(&obj).ok()?;
     out.push(b'\n');
     Some(out)
+}
+
+/// The end of a `subscriptions/listen` stream the lost broker held: MCP's
+/// final result (2026-07-28), naming the stream by the listen request's id,
+/// so the client may listen again; nothing was delivered to tmux by a stream.
+fn listen_ended_answer(raw_id: &str) -> Vec<u8> {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{raw_id},\"result\":{{\"resultType\":\"complete\",\"_meta\":{{\"io.modelcontextprotocol/subscriptionId\":{raw_id}}}}}}}\n").into_bytes()
 }
 
 /// The answer to a request the lost broker had.
@@ -355,11 +368,12 @@ impl Relay {
                         key,
                         raw_id,
                         initialize,
+                        listen,
                     } => {
                         if *initialize {
                             t.initialize = Some(line.to_vec());
                         }
-                        t.inflight.insert(key.clone(), (*raw_id).into());
+                        t.inflight.insert(key.clone(), ((*raw_id).into(), *listen));
                     }
                     Note::Initialized => t.initialized = Some(line.to_vec()),
                     Note::Cancelled(key) => {
@@ -465,9 +479,14 @@ impl Relay {
                 t.swallow.clear(); // answers that will never come
                 t.inflight.drain().map(|(_, raw)| raw).collect::<Vec<_>>()
             };
-            for raw in &pending {
+            for (raw, listen) in &pending {
+                let answer = if *listen {
+                    listen_ended_answer(raw)
+                } else {
+                    broker_lost_answer(raw)
+                };
                 if stdout
-                    .write_all(&broker_lost_answer(raw))
+                    .write_all(&answer)
                     .and_then(|_| stdout.flush())
                     .is_err()
                 {
@@ -611,10 +630,11 @@ mod tests {
                 key,
                 raw_id,
                 initialize,
+                listen,
             } => {
                 assert_eq!(raw_id, "\"a\\u0062\"");
                 assert_eq!(key, "\"ab\"");
-                assert!(!initialize);
+                assert!(!initialize && !listen);
             }
             _ => panic!("not a request"),
         }

@@ -444,3 +444,149 @@ fn requests_before_initialize_are_refused_and_change_nothing() {
     );
     raw.close();
 }
+
+/// rmcp's client in the 2026-07-28 era (`server/discover`, per-request
+/// `_meta`), declaring the tasks extension or not.
+#[derive(Clone)]
+struct ModernClient {
+    tasks: bool,
+}
+
+impl rmcp::ClientHandler for ModernClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut c = rmcp::model::ClientConfig::default();
+        if self.tasks {
+            c.capabilities = rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build();
+        }
+        c
+    }
+}
+
+async fn modern_client(
+    srv: &TmuxServer,
+    tasks: bool,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ModernClient> {
+    use rmcp::service::ClientLifecycleMode;
+    let cmd = tokio::process::Command::from(tmux_mcp(&[
+        "attach",
+        "-S",
+        srv.socket_str(),
+        "--safety",
+        "mutating",
+    ]));
+    let err = std::fs::File::create(srv.scratch(if tasks { "tasks-a" } else { "tasks-b" }))
+        .expect("stderr file");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(err)
+        .spawn()
+        .expect("spawning tmux-mcp attach");
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    tokio::time::timeout(
+        T,
+        rmcp::service::serve_client_with_lifecycle(ModernClient { tasks }, transport, lifecycle),
+    )
+    .await
+    .expect("server/discover timed out")
+    .expect("server/discover")
+}
+
+/// Issue 50, item 9: a `run_command` of a 2026-07-28 client that declares the
+/// tasks extension is a task (rmcp's client polls it with `tasks/get` to the
+/// command's status and output); the same call from a client that did not
+/// declare it is the blocking call of before, never a task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_command_is_a_task_only_for_a_client_that_declares_tasks() {
+    use rmcp::model::{CallToolResponse, GetTaskParams, TaskStatus};
+    let srv = TmuxServer::start();
+    let pane = srv
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "env",
+            "PS1=$ ",
+            "HISTFILE=/dev/null",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ])
+        .trim()
+        .to_string();
+    let at_prompt = |srv: &TmuxServer| {
+        let deadline = Instant::now() + T;
+        while !srv
+            .tmux(&["capture-pane", "-p", "-t", &pane])
+            .trim_end()
+            .ends_with('$')
+        {
+            assert!(Instant::now() < deadline, "no prompt in {pane}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    at_prompt(&srv);
+    let args = |cmd: &str| {
+        let Value::Object(a) = json!({ "paneId": pane, "command": cmd }) else {
+            unreachable!()
+        };
+        CallToolRequestParams::new("run_command").with_arguments(a)
+    };
+
+    let with = modern_client(&srv, true).await;
+    let created = with
+        .call_tool_once(args("sleep 1.5; echo from-a-$((6*7))"))
+        .await
+        .expect("tools/call");
+    let CallToolResponse::Task(created) = created else {
+        panic!("no task for a client that declared the extension: {created:?}")
+    };
+    let id = created.task.task_id.clone();
+    let deadline = Instant::now() + T;
+    let done = loop {
+        let got = with
+            .get_task(GetTaskParams::new(id.clone()))
+            .await
+            .expect("tasks/get");
+        if got.task.task.status != TaskStatus::Working {
+            break got;
+        }
+        assert!(Instant::now() < deadline, "the task never ended: {got:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let v = serde_json::to_value(&done).unwrap();
+    assert_eq!(v["status"], json!("completed"), "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["state"],
+        json!("done"),
+        "{v}"
+    );
+    assert_eq!(
+        v["result"]["structuredContent"]["exitStatus"],
+        json!(0),
+        "{v}"
+    );
+    assert!(v.to_string().contains("from-a-42"), "{v}");
+    with.cancel().await.ok();
+
+    at_prompt(&srv);
+    let without = modern_client(&srv, false).await;
+    let answered = without
+        .call_tool_once(args("sleep 1.5; echo from-b"))
+        .await
+        .expect("tools/call");
+    let CallToolResponse::Complete(r) = answered else {
+        panic!("a task for a client that did not declare the extension: {answered:?}")
+    };
+    let s = r.structured_content.expect("structuredContent");
+    assert_eq!(s["state"], json!("done"), "{s}");
+    assert!(
+        without.get_task(GetTaskParams::new(id)).await.is_err(),
+        "tasks/get answered a client that did not declare the extension"
+    );
+    without.cancel().await.ok();
+}

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tmux_mcp_e2e::*;
 
 /// The JSON-RPC error code the relay answers in-flight requests with.
-const BROKER_LOST: i32 = -32000;
+const BROKER_LOST: i32 = -31000;
 
 fn params(name: &str, args: Value) -> CallToolRequestParams {
     let Value::Object(map) = args else {

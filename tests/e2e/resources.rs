@@ -422,7 +422,7 @@ fn a_session_scoped_agent_lists_reads_and_subscribes_only_to_what_it_sees() {
             hooked["error"]["data"]["reason"].as_str(),
             hooked["error"]["data"]["delivery"].as_str()
         ),
-        (Some(-32003), Some("hook_set"), Some("not_sent")),
+        (Some(-31001), Some("hook_set"), Some("not_sent")),
         "{hooked}"
     );
     assert!(

@@ -675,6 +675,61 @@ async fn fish_tmux_run_passes_its_contract() {
     tmux_run_in("fish").await;
 }
 
+/// A `tmux_run` that runs for seconds reports progress once a second when the
+/// call has a `progressToken` (MCP: every call that can block does, as the
+/// waits do), and none without one.
+#[tokio::test(flavor = "multi_thread")]
+async fn tmux_run_reports_progress_while_the_script_runs() {
+    let srv = TmuxServer::start();
+    let flags = [
+        "--scope",
+        "server",
+        "--safety",
+        "destructive",
+        "--enable-tool",
+        "tmux_run",
+    ];
+    let c = McpClient::attach(&srv, &flags).await;
+    let generation = generation(&c).await;
+    let pane = shell_pane(&srv, "bash");
+    type_line(&srv, &pane, &enroll_line("bash"));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    cleared(&srv, &pane);
+    let mut raw = RawClient::attach(&srv, &flags);
+    raw.initialize();
+    let target = pane_ref(&generation, &pane);
+    let args = json!({ "target": target, "script": "sleep 2.5" });
+    raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "tmux_run", "arguments": args, "_meta": {"progressToken": "tr-1"}}}));
+    let ran = raw.recv_id(&json!(1), Duration::from_secs(20));
+    assert_eq!(
+        ran["result"]["structuredContent"]["ok"],
+        json!(true),
+        "{ran}"
+    );
+    let progress = raw.take_kept(|m| m["method"] == json!("notifications/progress"));
+    assert!(progress.len() >= 2, "{progress:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|p| p["params"]["progressToken"] == json!("tr-1")),
+        "{progress:?}"
+    );
+    raw.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "tmux_run", "arguments": {"target": target, "script": "sleep 1.5"}}}));
+    let ran = raw.recv_id(&json!(2), Duration::from_secs(20));
+    assert_eq!(
+        ran["result"]["structuredContent"]["ok"],
+        json!(true),
+        "{ran}"
+    );
+    assert!(raw
+        .take_kept(|m| m["method"] == json!("notifications/progress"))
+        .is_empty());
+    raw.close();
+    c.close().await;
+}
+
 /// Outside tmux the snippet is a comment (nothing to enroll), and `--check`
 /// says the shell is not enrolled (exit 1); a shell tmux-mcp does not enroll
 /// (dash) is refused by name.

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 import pytest
-from mcp import Client, StdioServerParameters, types
+from mcp import Client, MCPError, StdioServerParameters, types
 
 from harness import BIN, async_test, call, clean_env, mcp_session, require_binary, validator_for_schema
 
@@ -117,10 +117,22 @@ async def test_close_and_respawn_ask_too(tmux_server, mode):
 @pytest.mark.parametrize("mode", ERAS)
 @async_test(60)
 async def test_a_client_that_cannot_ask_is_refused_and_nothing_is_killed(tmux_server, mode):
+    """Before 2026-07-28 the tool refuses; on 2026-07-28 the call is MCP's
+    -32021 with `data.requiredCapabilities` (issue 50, item 4), once the
+    tool's checks pass (an unknown pane is still the tool's own answer)."""
     pane, _ = two_panes(tmux_server)
     async with client(tmux_server, mode, None, "--safety", "destructive", "--confirm") as c:
-        refused = await checked(c, "kill_pane", {"paneId": pane})
-    assert refused.is_error and "cannot ask" in text(refused) and "Nothing was sent to tmux" in text(refused), refused
+        if mode == "legacy":
+            refused = await checked(c, "kill_pane", {"paneId": pane})
+            assert refused.is_error and "cannot ask" in text(refused) and "Nothing was sent to tmux" in text(refused), refused
+        else:
+            with pytest.raises(MCPError) as e:
+                await c.call_tool("kill_pane", {"paneId": pane})
+            assert e.value.code == -32021, e.value
+            assert e.value.data["requiredCapabilities"] == {"elicitation": {"form": {}}}, e.value.data
+            assert "Nothing was sent to tmux" in e.value.message, e.value
+            unknown = await c.call_tool("kill_pane", {"paneId": "%999"})
+            assert unknown.is_error, unknown
     assert pane in panes(tmux_server)
 
 

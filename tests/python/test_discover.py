@@ -59,7 +59,7 @@ def test_server_discover_result_matches_2026_07_28_wire_schema(tmux_server):
         except pydantic.ValidationError as e:
             missing = [".".join(map(str, err["loc"])) + f" ({err['type']})" for err in e.errors()]
             problems.append(f"{method}: {missing}")
-    # ping is answered in this era too (ARCHITECTURE.md "MCP layer").
-    assert raw.request(3, "ping", {"_meta": meta}).get("result") == {}
+    # ping was removed in this era: -32601 (test_mcp_2026.py).
+    assert raw.request(3, "ping", {"_meta": meta}).get("error", {}).get("code") == -32601
     raw.close()
     assert not problems, "2026-07-28 wire-schema violations: " + "; ".join(problems)

@@ -14,11 +14,11 @@ use crate::session::{PendingConfirmation, Session};
 use crate::toolkit::confirm::{Answer, Ask, AskNow, Rounds};
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CallToolRequestParams, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction,
-    InputRequest, InputRequiredResult, ServerRequest,
+    CallToolRequestParams, ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams,
+    ElicitationAction, ErrorCode, InputRequest, InputRequiredResult, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
-use rmcp::{Peer, RoleServer};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,21 +39,30 @@ pub fn ask_for(
     args: &Value,
     legacy: bool,
     session: &Session,
-) -> Ask {
-    let can_ask = context
-        .client_capabilities()
-        .and_then(|c| c.elicitation)
-        // An empty `elicitation` object means form elicitation (the spec's
-        // reading for clients written before modes existed).
-        .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    if !can_ask {
-        return Ask::Cannot;
+) -> Result<Ask, McpError> {
+    if !can_ask(context) {
+        if legacy {
+            return Ok(Ask::Cannot);
+        }
+        // 2026-07-28: the tool still runs its checks and says what it would
+        // ask; the call then answers -32021 ([`missing_elicitation`]).
+        return Ok(Ask::Rounds(Default::default()));
     }
     if legacy {
-        return Ask::Now(Arc::new(PeerAsk {
+        return Ok(Ask::Now(Arc::new(PeerAsk {
             peer: context.peer.clone(),
             timeout: PENDING_FOR,
-        }));
+        })));
+    }
+    // An answer that is not an elicitation's is the retry's mistake: refused
+    // (-32602), not taken for no answer and asked again.
+    if let Some(given) = request.input_responses.as_ref().and_then(|r| r.get(KEY)) {
+        if answer_of(given).is_none() {
+            return Err(McpError::invalid_params(
+                format!("invalid params: inputResponses.{KEY} must be the elicitation's answer, an object whose \"action\" is \"accept\", \"decline\" or \"cancel\". Nothing was sent to tmux."),
+                Some(json!({ "field": format!("inputResponses.{KEY}.action"), "delivery": "not_sent" })),
+            ));
+        }
     }
     let answered = request.request_state.as_deref().and_then(|state| {
         let pending = take(session, state)?;
@@ -66,10 +75,35 @@ pub fn ask_for(
             .and_then(answer_of)?;
         (fresh && same).then_some((pending.question, answer))
     });
-    Ask::Rounds(Arc::new(Rounds {
+    Ok(Ask::Rounds(Arc::new(Rounds {
         answered,
         asked: Default::default(),
-    }))
+    })))
+}
+
+/// Whether this request's client declared form elicitation. An empty
+/// `elicitation` object means form (the spec's reading for clients written
+/// before modes existed).
+pub fn can_ask(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// After the call, on 2026-07-28, for a client that declared no form
+/// elicitation: when the tool got as far as asking (every check passed),
+/// MCP's -32021 naming the capability it needs (nothing reached tmux).
+pub fn missing_elicitation(ask: &Ask, tool: &str) -> Option<McpError> {
+    let Ask::Rounds(r) = ask else { return None };
+    r.asked.lock().unwrap().as_ref()?;
+    let required: ClientCapabilities =
+        serde_json::from_value(json!({ "elicitation": { "form": {} } })).ok()?;
+    Some(McpError::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("This session asks the person before {tool} (tmux-mcp attach --confirm, or @mcp-confirm), and this request's client declared no form elicitation capability (_meta[\"io.modelcontextprotocol/clientCapabilities\"].elicitation). Nothing was sent to tmux."),
+        Some(json!({ "requiredCapabilities": required, "delivery": "not_sent" })),
+    ))
 }
 
 /// After the call: the `input_required` result to answer with, when the

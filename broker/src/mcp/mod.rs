@@ -6,8 +6,9 @@
 //! 2026-07-28, answered by rmcp), `tools/list` with the published schemas as
 //! they are, `tools/call` through the tool facade with progress and
 //! cancellation, `prompts/list`/`prompts/get` and `completion/complete` (for
-//! prompt arguments and resource templates), and `logging/setLevel` per
-//! session. The rules are in
+//! prompt arguments and resource templates), and log notices (the session's
+//! `logging/setLevel` before 2026-07-28, each request's `_meta` level from
+//! then on). The rules are in
 //! ARCHITECTURE.md, "MCP layer".
 
 mod confirm;
@@ -66,6 +67,7 @@ where
             gone,
             legacy: Default::default(),
             armed: Default::default(),
+            tasks: Default::default(),
         }),
         transport,
         None,
@@ -76,10 +78,10 @@ where
     let _ = writer.await;
 }
 
-/// [`Handler`] as rmcp serves it, with one rule on top: `ping` is answered in
-/// every era. rmcp's `ServerHandler` refuses it (-32601) on a request that
-/// names 2026-07-28, yet rmcp's own client pings in that era; a liveness
-/// probe that works everywhere is what clients had before.
+/// [`Handler`] as rmcp serves it, with the 2026-07-28 rules rmcp leaves to
+/// the server: a request's `_meta` log level is checked before anything
+/// runs, and `logging/setLevel`, which that revision removed (as `ping`,
+/// which rmcp refuses itself), is -32601 there; both stay in older eras.
 struct Server(Handler);
 
 impl Service<RoleServer> for Server {
@@ -88,10 +90,18 @@ impl Service<RoleServer> for Server {
         request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        if matches!(request, ClientRequest::PingRequest(_)) {
-            return Ok(ServerResult::empty(()));
+        let modern = !legacy_era(&context);
+        if modern {
+            if matches!(request, ClientRequest::SetLevelRequest(_)) {
+                return Err(McpError::method_not_found::<SetLevelRequestMethod>());
+            }
+            log_level_meta(&context)?;
         }
-        Service::handle_request(&self.0, request, context).await
+        let mut result = Service::handle_request(&self.0, request, context).await?;
+        if modern {
+            stamp_server_info(&mut result);
+        }
+        Ok(result)
     }
 
     async fn handle_notification(
@@ -121,9 +131,65 @@ pub struct Handler {
     /// rmcp acknowledges it; its `listen` takes what it subscribes to (a
     /// concurrent stream on the same URI arms its own).
     armed: std::sync::Mutex<Armed>,
+    /// `run_command` calls answered as tasks (the tasks extension, SEP-2663,
+    /// 2026-07-28), polled with `tasks/get`; this session's only.
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 impl Handler {
+    /// A `run_command` call as a task, when its 2026-07-28 request declares
+    /// the tasks extension and it did not ask to `detach`: the command is
+    /// started (detached) now, and a task waits for its end, up to
+    /// [`TASK_WAIT_MS`], without the request timeout's cap; the task's
+    /// result is the blocking call's. A refused call is answered at once;
+    /// without the extension nothing changes (never a task to a client that
+    /// did not declare it).
+    async fn as_task(
+        &self,
+        tool: &str,
+        args: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<CallToolResponse> {
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if tool != "run_command"
+            || legacy_era(context)
+            || !declared
+            || args.get("detach") == Some(&Value::Bool(true))
+        {
+            return None;
+        }
+        let mut detached = args.clone();
+        detached["detach"] = Value::Bool(true);
+        let asked_ms = args.get("timeoutMs").and_then(Value::as_u64);
+        let started = tools::call(&self.session, tool, detached, None, Ask::Not).await;
+        let job = started
+            .structured
+            .as_ref()
+            .filter(|_| !started.is_error)
+            .and_then(|v| v.get("jobId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(job) = job else {
+            return Some(tool_result(started).into());
+        };
+        let session = self.session.clone();
+        let wait_ms = asked_ms.unwrap_or(TASK_WAIT_MS).min(TASK_WAIT_MS);
+        let options = rmcp::task_manager::TaskOptions::new()
+            .with_ttl_ms(TASK_WAIT_MS + TASK_KEPT_MS)
+            .with_status_message(format!("job {job} running"));
+        let task = self.tasks.spawn(options, move |ctx| {
+            Box::pin(async move {
+                tokio::select! {
+                    out = tools::wait_job(&session, &job, wait_ms) => Ok(tool_result(out)),
+                    _ = ctx.cancelled() => Err(rmcp::task_manager::TaskExit::Cancelled),
+                }
+            })
+        });
+        Some(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
     fn attach_log(&self, peer: &Peer<RoleServer>) {
         self.session.log.attach(|| Arc::new(PeerLog(peer.clone())));
     }
@@ -132,6 +198,52 @@ impl Handler {
         self.legacy.get_or_init(|| {
             Subscriptions::new(self.session.clone(), Notifier::Legacy(peer.clone()), true)
         })
+    }
+}
+
+/// Where a 2026-07-28 result names the server that made it (SHOULD, on
+/// every response; `server/discover` and a listen stream's end carry it
+/// already).
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
+/// Puts `serverInfo` into a 2026-07-28 result's `_meta`, unless it has it.
+fn stamp_server_info(result: &mut ServerResult) {
+    let meta = match result {
+        ServerResult::CallToolResult(r) => &mut r.meta,
+        ServerResult::ListToolsResult(r) => &mut r.meta,
+        ServerResult::ListPromptsResult(r) => &mut r.meta,
+        ServerResult::GetPromptResult(r) => &mut r.meta,
+        ServerResult::ListResourcesResult(r) => &mut r.meta,
+        ServerResult::ListResourceTemplatesResult(r) => &mut r.meta,
+        ServerResult::ReadResourceResult(r) => &mut r.meta,
+        ServerResult::CompleteResult(r) => &mut r.meta,
+        ServerResult::InputRequiredResult(r) => &mut r.meta,
+        _ => return,
+    };
+    let meta = meta.get_or_insert_default();
+    if !meta.contains_key(SERVER_INFO_META) {
+        if let Ok(info) = serde_json::to_value(server_info()) {
+            meta.insert(SERVER_INFO_META.to_string(), info);
+        }
+    }
+}
+
+/// The `_meta` key of a 2026-07-28 request that asks for log messages.
+const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
+
+/// The log level a 2026-07-28 request asks for in its `_meta` (none: it gets
+/// no `notifications/message`); a value that is not one of the eight levels
+/// is the request's mistake (-32602, naming the key).
+fn log_level_meta(context: &RequestContext<RoleServer>) -> Result<Option<LogLevel>, McpError> {
+    if !context.meta.contains_key(LOG_LEVEL_META) {
+        return Ok(None);
+    }
+    match context.meta.log_level() {
+        Some(l) => Ok(Some(level_from(l))),
+        None => Err(McpError::invalid_params(
+            format!("invalid params: _meta[\"{LOG_LEVEL_META}\"] must be one of \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\", \"emergency\". Nothing was run."),
+            Some(json!({ "field": format!("_meta.{LOG_LEVEL_META}"), "delivery": "not_sent" })),
+        )),
     }
 }
 
@@ -166,9 +278,12 @@ fn prompt_error(e: prompts::PromptError) -> McpError {
     )
 }
 
-/// A read refused by the broker's policy (a server-defined JSON-RPC code:
-/// -32000 and -32001 are taken by SDKs for closed connections and timeouts).
-pub const READ_REFUSED: ErrorCode = ErrorCode(-32003);
+/// A read refused by the broker's policy (an `after-capture-pane` hook is
+/// set): a code of the project's own, outside JSON-RPC's reserved
+/// -32768..-32000 (MCP 2026-07-28: -32000..-32019 is legacy, -32020..-32099
+/// the specification's; -32003 was MCP's old missing-capability number).
+/// docs/spec.md, A.0.7.
+pub const READ_REFUSED: ErrorCode = ErrorCode(-31001);
 
 /// `uri` parsed, and visible to this session (out of scope reads as unknown).
 async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpError> {
@@ -196,6 +311,28 @@ async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpE
     Ok(r)
 }
 
+/// The cache hint (2026-07-28 `ttlMs`) of a list that cannot change within a
+/// session: `tools/list` and `prompts/list` (`listChanged: false`; what they
+/// hold depends only on the session's options) and the resource templates.
+/// An hour, not forever: the relay may reconnect to a newer broker. Their
+/// `cacheScope` is `private`: the lists differ with the session's options.
+/// Lists and reads of live state keep `ttlMs: 0`. (Older eras have no cache
+/// hints: `tools/list` and `prompts/list` carry none there.)
+const UNCHANGING_LIST_TTL_MS: u64 = 3_600_000;
+
+/// Every list is answered in one page (no `nextCursor`), so no cursor is one
+/// this server gave: -32602 naming the field (MCP pagination: an invalid
+/// cursor SHOULD be -32602), rather than the whole list again.
+fn one_page(request: Option<PaginatedRequestParams>) -> Result<(), McpError> {
+    match request.and_then(|r| r.cursor) {
+        None => Ok(()),
+        Some(_) => Err(McpError::invalid_params(
+            "invalid params: cursor is not one this server gave: every list is answered in one page (no nextCursor), so no cursor is valid; list again without one",
+            Some(json!({ "field": "cursor", "delivery": "not_sent" })),
+        )),
+    }
+}
+
 fn server_info() -> Implementation {
     let mut info = Implementation::new("tmux-mcp", env!("CARGO_PKG_VERSION"));
     info.title = Some("tmux-mcp broker".into());
@@ -217,6 +354,11 @@ impl ServerHandler for Handler {
         prompts.list_changed = Some(false);
         caps.prompts = Some(prompts);
         caps.completions = Some(JsonObject::new());
+        // Answered on 2026-07-28 only (`initialize` leaves it out): a
+        // `run_command` whose request declares the extension may be a task.
+        caps.extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
         let mut info = ServerConfig::new(caps)
             .with_server_info(server_info())
             .with_instructions(INSTRUCTIONS);
@@ -228,11 +370,29 @@ impl ServerHandler for Handler {
         Cow::Borrowed(VERSIONS)
     }
 
+    /// rmcp's `initialize`, but the session remembers the version agreed on,
+    /// not the one asked for: rmcp's own client asks for 2026-07-28 (which
+    /// has no `initialize`), gets 2025-11-25, and its session is of that era
+    /// (session logging, `ping`, no per-request `_meta`).
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let mut result = self.negotiate_initialize(&request)?;
+        result.capabilities.extensions = None;
+        let mut agreed = request;
+        agreed.protocol_version = result.protocol_version.clone();
+        context.peer.set_peer_info(agreed);
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        one_page(request)?;
         let tools = tools::catalog(self.session.toolset)
             .filter(|t| self.session.enabled.contains(t.name))
             .map(|t| serde_json::from_value::<Tool>(publish::describe(t, self.session.toolset)))
@@ -243,7 +403,13 @@ impl ServerHandler for Handler {
                 None,
             )
         })?;
-        Ok(ListToolsResult::with_all_items(tools))
+        let result = ListToolsResult::with_all_items(tools);
+        Ok(match legacy_era(&context) {
+            true => result,
+            false => result
+                .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private),
+        })
     }
 
     async fn call_tool(
@@ -263,6 +429,7 @@ impl ServerHandler for Handler {
         let may_ask = self.session.confirm
             && tools::spec_in(self.session.toolset, &request.name)
                 .is_some_and(|t| t.tier() == Tier::Destructive);
+        let cannot_ask = may_ask && !legacy_era(&context) && !confirm::can_ask(&context);
         let ask = if may_ask {
             confirm::ask_for(
                 &context,
@@ -270,10 +437,21 @@ impl ServerHandler for Handler {
                 &args,
                 legacy_era(&context),
                 &self.session,
-            )
+            )?
         } else {
             Ask::Not
         };
+        // Notices go at the level this request may hear: the session's
+        // (`logging/setLevel`) before 2026-07-28, the request's own `_meta`
+        // level from then on (checked in `Server::handle_request`).
+        let log_min = if legacy_era(&context) {
+            self.session.log.level()
+        } else {
+            log_level_meta(&context)?
+        };
+        if let Some(task) = self.as_task(&request.name, &args, &context).await {
+            return Ok(task);
+        }
         // Kept only when an answer may have to come back in a retry.
         let kept = confirm::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {
@@ -289,27 +467,51 @@ impl ServerHandler for Handler {
             _ = context.ct.cancelled() => return Err(cancelled("the client cancelled the request")),
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
+        if cannot_ask {
+            if let Some(e) = confirm::missing_elicitation(&ask, &request.name) {
+                return Err(e);
+            }
+        }
         if let Some(question) =
             confirm::asked(&self.session, &ask, &request.name, kept.unwrap_or_default())
         {
             return Ok(question.into());
         }
-        notices(&self.session, &request.name, &out).await;
-        // Moved, not copied: the structured result is the Value the tool
-        // built from its typed output, serialized once more only onto the wire.
-        let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
-        result.structured_content = out.structured;
-        result.is_error = Some(out.is_error);
-        // Required on 2026-07-28; rmcp strips it for older peers.
-        result.result_type = Some(ResultType::COMPLETE);
-        Ok(result.into())
+        notices(&self.session, log_min, &request.name, &out).await;
+        Ok(tool_result(out).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel_task(&request.task_id)
     }
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        one_page(request)?;
         if legacy_era(&context) {
             // A client that lists resources hears when the list changes.
             self.legacy(&context.peer).start_pane_set();
@@ -329,9 +531,10 @@ impl ServerHandler for Handler {
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        one_page(request)?;
         let items = resources::templates()
             .into_iter()
             .map(serde_json::from_value::<ResourceTemplate>)
@@ -340,7 +543,7 @@ impl ServerHandler for Handler {
             McpError::internal_error(format!("a template does not fit the MCP shape: {e}"), None)
         })?;
         Ok(ListResourceTemplatesResult::with_all_items(items)
-            .with_ttl_ms(3_600_000)
+            .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
             .with_cache_scope(CacheScope::Private))
     }
 
@@ -362,9 +565,10 @@ impl ServerHandler for Handler {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        one_page(request)?;
         let items = prompts::visible(&self.session)
             .map(|p| {
                 let args = p
@@ -379,7 +583,13 @@ impl ServerHandler for Handler {
                 Prompt::new(p.name, Some(p.description), Some(args)).with_title(p.title)
             })
             .collect();
-        Ok(ListPromptsResult::with_all_items(items))
+        let result = ListPromptsResult::with_all_items(items);
+        Ok(match legacy_era(&context) {
+            true => result,
+            false => result
+                .with_ttl_ms(UNCHANGING_LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private),
+        })
     }
 
     async fn get_prompt(
@@ -517,9 +727,14 @@ impl ServerHandler for Handler {
                 }
             }
         }
+        // The broker stopping (its tmux server exited, or a signal) ends the
+        // stream with its final result, named by the listen request's id,
+        // while the broker still writes; the client may listen again (the
+        // relay finds the next broker, or ends when the server is gone).
         tokio::select! {
             _ = context.cancelled() => {}
             _ = self.gone.cancelled() => {}
+            _ = self.session.broker.server_gone() => {}
         }
         drop(subs);
         Ok(())
@@ -549,6 +764,24 @@ impl ServerHandler for Handler {
     }
 }
 
+/// How long a `run_command` task waits for its command (an hour); a command
+/// still running then is the task's result, a running job for get_job.
+const TASK_WAIT_MS: u64 = 3_600_000;
+/// How long a task is kept after it could have ended (for `tasks/get`).
+const TASK_KEPT_MS: u64 = 600_000;
+
+/// A tool's answer as MCP's `tools/call` result.
+fn tool_result(out: ToolOutput) -> CallToolResult {
+    // Moved, not copied: the structured result is the Value the tool
+    // built from its typed output, serialized once more only onto the wire.
+    let mut result = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+    result.structured_content = out.structured;
+    result.is_error = Some(out.is_error);
+    // Required on 2026-07-28; rmcp strips it for older peers.
+    result.result_type = Some(ResultType::COMPLETE);
+    result
+}
+
 /// Never sent: rmcp drops the answer to a cancelled request (and the client
 /// that went away reads nothing).
 fn cancelled(why: &str) -> McpError {
@@ -559,7 +792,7 @@ fn cancelled(why: &str) -> McpError {
 /// answered (the tool model does not emit them itself yet): a capture refused
 /// because an `after-capture-pane` hook is set (warning), a reference or
 /// cursor gone stale (info).
-async fn notices(session: &Session, tool: &str, out: &ToolOutput) {
+async fn notices(session: &Session, min: Option<LogLevel>, tool: &str, out: &ToolOutput) {
     if !out.is_error {
         return;
     }
@@ -578,6 +811,7 @@ async fn notices(session: &Session, tool: &str, out: &ToolOutput) {
     session
         .log
         .send(
+            min,
             level,
             "tmux-mcp",
             json!({ "event": what, "tool": tool, "message": out.text }),

@@ -16,8 +16,10 @@
 //!   with -32602 naming what was wrong;
 //! - before `initialize`, only `ping`, `initialize` and `server/discover` are
 //!   served, and requests that carry their own protocol version in `_meta`
-//!   (the 2026-07-28 era has no handshake); anything else gets -32600 and
-//!   nothing runs. Decided here, in arrival order: rmcp runs each request in a
+//!   (the 2026-07-28 era has no handshake); one that carries other keys of
+//!   that era's `_meta` but no version gets -32602 naming the key, anything
+//!   else -32600, and nothing runs. A version that is not a string is -32602
+//!   at any time. Decided here, in arrival order: rmcp runs each request in a
 //!   task of its own, so a gate behind it could let a call that follows
 //!   `initialize` on the same line stream (the relay's replay) race it.
 //!
@@ -26,6 +28,7 @@
 
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, NumberOrString, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::RoleServer;
 use serde_json::value::RawValue;
@@ -238,8 +241,8 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         let Some(raw_id) = raw_id else {
             return self.notification(call, text);
         };
-        if let Some(refused) = self.lifecycle(&method, &call) {
-            return Decoded::Reply(error_line(Some(&raw_id), INVALID_REQUEST, &refused));
+        if let Some((code, refused)) = self.lifecycle(&method, &call) {
+            return Decoded::Reply(error_line(Some(&raw_id), code, &refused));
         }
         match serde_json::from_value::<ClientRequest>(Value::Object(call)) {
             // rmcp decodes a known method whose params do not fit as a custom
@@ -269,21 +272,37 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
 
     /// Why request `method` may not run yet (MCP lifecycle: `initialize`
     /// first), or `None`. `initialize` opens the session whatever its answer.
-    fn lifecycle(&mut self, method: &str, call: &Map<String, Value>) -> Option<String> {
+    fn lifecycle(&mut self, method: &str, call: &Map<String, Value>) -> Option<(i64, String)> {
         if method == "initialize" {
             self.initialized = true;
         }
-        let own_version = call
+        let meta = call
             .get("params")
             .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(PROTOCOL_VERSION_META))
-            .is_some();
-        if self.initialized || own_version || matches!(method, "ping" | "server/discover") {
+            .and_then(Value::as_object);
+        let own_version = meta.and_then(|m| m.get(PROTOCOL_VERSION_META));
+        if own_version.is_some_and(|v| !v.is_string()) {
+            return Some((
+                INVALID_PARAMS,
+                format!("invalid params: _meta[\"{PROTOCOL_VERSION_META}\"] must be a string (a protocol version such as \"2026-07-28\"). Nothing was run."),
+            ));
+        }
+        if self.initialized || own_version.is_some() || matches!(method, "ping" | "server/discover")
+        {
             return None;
         }
-        Some(format!(
+        // A request of the 2026-07-28 era (it carries that era's `_meta`
+        // keys) that lacks its version: the request's mistake, not the
+        // lifecycle's.
+        if meta.is_some_and(|m| m.keys().any(|k| k.starts_with("io.modelcontextprotocol/"))) {
+            return Some((
+                INVALID_PARAMS,
+                format!("invalid params: _meta[\"{PROTOCOL_VERSION_META}\"] is missing: a request of protocol 2026-07-28 names its version there (or send initialize first, for the older versions). Nothing was run."),
+            ));
+        }
+        Some((INVALID_REQUEST, format!(
             "invalid request: {method} before initialize; send initialize first (or, in protocol 2026-07-28, put the version in params._meta[\"{PROTOCOL_VERSION_META}\"]). Nothing was run."
-        ))
+        )))
     }
 
     /// A notification for rmcp. `notifications/cancelled` names the request by
@@ -480,9 +499,13 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         bytes.push(b'\n');
         return Some(bytes);
     };
+    // The end of a listen stream names it by the listen request's id, which
+    // rmcp knows only as our internal number: the client's id goes there too.
+    let ends_stream = matches!(&item, ServerJsonRpcMessage::Response(r)
+        if matches!(r.result, ServerResult::SubscriptionsListenResult(_)));
     // rmcp writes a response as `{"jsonrpc":"2.0","id":N,…`: swap N for the
     // client's bytes in place (no second encoding of a large result).
-    if let Some(NumberOrString::Number(n)) = id {
+    if let (false, Some(NumberOrString::Number(n))) = (ends_stream, id) {
         let prefix = format!("{{\"jsonrpc\":\"2.0\",\"id\":{n},");
         if bytes.starts_with(prefix.as_bytes()) {
             let mut out = Vec::with_capacity(bytes.len() + raw.len());
@@ -495,7 +518,19 @@ fn encode(item: ServerJsonRpcMessage, ids: &Mutex<Ids>) -> Option<Vec<u8>> {
         }
     }
     match serde_json::from_slice::<Value>(&bytes) {
-        Ok(Value::Object(m)) => Some(splice(Some(&raw), m)),
+        Ok(Value::Object(mut m)) => {
+            if ends_stream {
+                if let (Some(meta), Ok(client_id)) = (
+                    m.get_mut("result")
+                        .and_then(|r| r.get_mut("_meta"))
+                        .and_then(Value::as_object_mut),
+                    serde_json::from_str::<Value>(&raw),
+                ) {
+                    meta.insert(SUBSCRIPTION_ID.into(), client_id);
+                }
+            }
+            Some(splice(Some(&raw), m))
+        }
         _ => None,
     }
 }

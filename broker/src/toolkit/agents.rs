@@ -5,7 +5,7 @@
 //! an agent's pane that `wait_for_agent` and `send_prompt` share.
 
 use super::events::{Event, Watched};
-use super::spec::ToolOutput;
+use super::spec::{Progress, ToolOutput};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -304,11 +304,12 @@ impl<'a> AgentWatch<'a> {
         pane: Pane,
         timeout_ms: Option<u64>,
         found: Found,
+        progress: Option<Progress>,
     ) -> Result<AgentWatch<'a>, ToolOutput> {
         let needs = agents::needs_activity(found.cli);
         let idle = needs.then_some(agents::QUIET.as_secs_f64());
         let started = std::time::Instant::now();
-        let ev = Watched::on(session, pane, started, timeout_ms, idle, None).await?;
+        let ev = Watched::on(session, pane, started, timeout_ms, idle, progress).await?;
         Ok(AgentWatch { ev, found, needs })
     }
 

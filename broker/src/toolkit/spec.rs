@@ -244,3 +244,31 @@ impl Progress {
         self.sink.report(progress, total, message.to_string()).await;
     }
 }
+
+/// Runs `work`; meanwhile, when the call has a `progressToken`, reports once a
+/// second how long it has run (`what` "for N s"), out of `total` seconds (its
+/// deadline). Every call that can block longer than a second reports so
+/// (`run_command`, `tmux_run`; the waits through `events::PaneEvents`).
+pub async fn reporting<F: std::future::Future>(
+    progress: Option<&Progress>,
+    total: f64,
+    what: &str,
+    work: F,
+) -> F::Output {
+    let Some(p) = progress else {
+        return work.await;
+    };
+    let mut work = std::pin::pin!(work);
+    let started = tokio::time::Instant::now();
+    let second = std::time::Duration::from_secs(1);
+    let mut tick = tokio::time::interval_at(started + second, second);
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            _ = tick.tick() => {
+                let waited = started.elapsed().as_secs_f64().min(total);
+                p.report(waited, Some(total), &format!("{what} for {waited:.0} s")).await;
+            }
+        }
+    }
+}

@@ -250,6 +250,12 @@ pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOut
     .await
 }
 
+/// Waits up to `timeout_ms` for `run_command` job `id` of `session` and
+/// answers as the blocking call would (the body of an MCP task).
+pub async fn wait_job(session: &Session, id: &str, timeout_ms: u64) -> ToolOutput {
+    run_command::wait_job(session, id, timeout_ms, timeout_ms, None).await
+}
+
 /// Runs tool `name` for `session`. Never panics on client input.
 pub async fn call(
     session: &Session,

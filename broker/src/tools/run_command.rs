@@ -87,7 +87,9 @@ use crate::toolkit::job::{lookup, summary, view, JobView};
 use crate::toolkit::shell_line;
 use crate::toolkit::shell_run;
 use crate::toolkit::shells::{self, Syntax};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{
+    reporting, Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec,
+};
 use crate::toolkit::typed::schema_of;
 use crate::toolkit::typing::{self, Input};
 use serde::Deserialize;
@@ -182,7 +184,16 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
         // agent's in it is waited for, so this comes before the checks of
         // what the pane shows).
         if let Some(sh) = enrolled::shell(session, &pane.id) {
-            return enrolled_run(session, &pane, sh, &args, timeout_ms, asked_ms).await;
+            return enrolled_run(
+                session,
+                &pane,
+                sh,
+                &args,
+                timeout_ms,
+                asked_ms,
+                c.progress.as_ref(),
+            )
+            .await;
         }
         let (shell, syntax) = match shell_of(&pane.command) {
             Ok(s) => s,
@@ -327,7 +338,16 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
             started,
             rx,
         );
-        answer(session, &id, job, args.detach, timeout_ms, asked_ms).await
+        answer(
+            session,
+            &id,
+            job,
+            args.detach,
+            timeout_ms,
+            asked_ms,
+            c.progress.as_ref(),
+        )
+        .await
     })
 }
 
@@ -340,6 +360,7 @@ async fn enrolled_run(
     args: &Args,
     timeout_ms: u64,
     asked_ms: u64,
+    progress: Option<&Progress>,
 ) -> ToolOutput {
     if pane.in_mode != 0 {
         return act::error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
@@ -393,11 +414,22 @@ async fn enrolled_run(
         started,
         rx,
     );
-    answer(session, &id, job, args.detach, timeout_ms, asked_ms).await
+    answer(
+        session,
+        &id,
+        job,
+        args.detach,
+        timeout_ms,
+        asked_ms,
+        progress,
+    )
+    .await
 }
 
 /// Records the job, then answers: at once with `detach`, else when it
-/// finishes or the wait ends (a running job to collect with get_job).
+/// finishes or the wait ends (a running job to collect with get_job). While
+/// it waits, `progress` (the call's `progressToken`) hears every second how
+/// long, as the waits' progress does.
 async fn answer(
     session: &Session,
     id: &str,
@@ -405,9 +437,9 @@ async fn answer(
     detach: bool,
     timeout_ms: u64,
     asked_ms: u64,
+    progress: Option<&Progress>,
 ) -> ToolOutput {
     let id = id.to_string();
-    let rx = job.finish.clone();
     session.jobs.lock().insert(id.clone(), job);
     if detach {
         return match lookup(session, &id) {
@@ -418,13 +450,38 @@ async fn answer(
             ),
         };
     }
+    wait_job(session, &id, timeout_ms, asked_ms, progress).await
+}
+
+/// Waits for job `id` of this session to finish, at most `timeout_ms`
+/// (reporting progress meanwhile), then answers with it: finished (and
+/// collected: it leaves the table), or still running (to collect with
+/// get_job). `asked_ms` is what the caller asked for, when it was clamped.
+pub async fn wait_job(
+    session: &Session,
+    id: &str,
+    timeout_ms: u64,
+    asked_ms: u64,
+    progress: Option<&Progress>,
+) -> ToolOutput {
+    let id = id.to_string();
+    let Some(rx) = session.jobs.lock().get(&id).map(|j| j.finish.clone()) else {
+        return act::error(
+            &format!("No job {id} for this session."),
+            Delivery::Observed,
+        );
+    };
     let mut guard = CancelGuard(&session.jobs, Some(id.clone()));
     let mut rx = rx;
-    let _ = tokio::time::timeout(
-        Duration::from_millis(timeout_ms),
-        rx.wait_for(Option::is_some),
-    )
-    .await;
+    let waiting = async {
+        let _ = tokio::time::timeout(
+            Duration::from_millis(timeout_ms),
+            rx.wait_for(Option::is_some),
+        )
+        .await;
+    };
+    let total = timeout_ms as f64 / 1000.0;
+    reporting(progress, total, &format!("job {id} running"), waiting).await;
     guard.1 = None;
     let mut v = {
         let mut table = session.jobs.lock();

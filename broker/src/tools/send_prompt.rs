@@ -21,7 +21,7 @@ use crate::toolkit::agents::{Agent, StateName};
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::paste::{paste, LineEnding};
 use crate::toolkit::refs::NO_NUL;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use crate::toolkit::typing::{commands, deliver, Input};
 use schemars::JsonSchema;
@@ -101,7 +101,8 @@ async fn turn_start(session: &Session, watch: &mut AgentWatch<'_>, emptied: Agen
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    let progress = c.progress.clone();
+    c.run_typed(move |session, args| call(session, args, progress))
 }
 
 /// A failure after something reached the pane: says what did.
@@ -109,7 +110,7 @@ fn failed(what: &str, agent: &Agent) -> ToolOutput {
     ToolOutput::libtmux_error(format!("{what} Last seen: {}.", agent.line()))
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
     let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await
     {
         Ok(t) => t,
@@ -127,7 +128,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         Err(e) => return e,
     };
     let timeout = Some(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
-    let mut watch = match AgentWatch::start(session, pane, timeout, found).await {
+    let mut watch = match AgentWatch::start(session, pane, timeout, found, progress).await {
         Ok(w) => w,
         Err(e) => return e,
     };

@@ -28,7 +28,9 @@ use crate::toolkit::enrolled::{self, HOW_TO_ENROLL};
 use crate::toolkit::envelope::{self, Delivery};
 use crate::toolkit::refs::{self, NO_NUL};
 use crate::toolkit::shell_run::{self, Request, ScriptEnd};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{
+    reporting, Annotations, Call, CallFuture, Listed, Progress, ToolOutput, ToolSpec,
+};
 use crate::toolkit::typed::{data_schema_of, input_of, Observed};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -139,7 +141,8 @@ fn output_schema() -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_seed_mutation(call)
+    let progress = c.progress.clone();
+    c.run_seed_mutation(move |session, args| call(session, args, progress))
 }
 
 /// The run's files in the marks directory; removed when dropped, the
@@ -303,7 +306,7 @@ fn completion(status: i32) -> Completion {
     }
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
     let target = match refs::resolve(session, args.target.parts()).await {
         Ok(t) => t,
         Err(e) => return e,
@@ -380,7 +383,9 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         }
     };
     let left = Duration::from_millis(timeout_ms).saturating_sub(started.elapsed());
-    let status = match shell_run::wait_script(&session.broker, &run, left).await {
+    let waiting = shell_run::wait_script(&session.broker, &run, left);
+    let total = timeout_ms as f64 / 1000.0;
+    let status = match reporting(progress.as_ref(), total, "script running", waiting).await {
         ScriptEnd::Status(s) => s,
         ScriptEnd::TimedOut { stopped, killed } => {
             return refs::fail(

@@ -15,7 +15,7 @@ use crate::toolkit::act::{self, SelfRule};
 use crate::toolkit::agents::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::events::ClockReport;
 use crate::toolkit::ids::PaneId;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -69,10 +69,11 @@ const DEFAULT_STATES: [StateName; 3] = [
 ];
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    let progress = c.progress.clone();
+    c.run_typed(move |session, args| call(session, args, progress))
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
     let id: &str = &args.pane_id;
     let wanted: Vec<StateName> = args.states.clone().unwrap_or(DEFAULT_STATES.to_vec());
     let pane = match act::target(session, id, None, SelfRule::Allowed).await {
@@ -105,10 +106,11 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         let text = format!("{} (no wait: it is not running)", w.agent.line());
         return ToolOutput::typed(&w, text);
     }
-    let mut watch = match AgentWatch::start(session, pane, args.timeout_ms, found.clone()).await {
-        Ok(w) => w,
-        Err(e) => return e,
-    };
+    let mut watch =
+        match AgentWatch::start(session, pane, args.timeout_ms, found.clone(), progress).await {
+            Ok(w) => w,
+            Err(e) => return e,
+        };
     let last = loop {
         // The screen as it is now counts, then each event's.
         let agent = match watch.judge(session).await {
