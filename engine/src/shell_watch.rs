@@ -65,26 +65,65 @@ async fn started(b: &Arc<Broker>, id: &str, seq: u64) {
     let (Some(pane), Some(cmd)) = (pane_of(b, id), b.marks.command(id, seq)) else {
         return;
     };
-    let Ok((_, grid)) = since::read(b, pane, 0, false).await else {
-        return;
-    };
-    let cursor = grid.cursor_abs();
-    b.marks
-        .set_start_row(id, seq, start_row(&grid, cursor, &cmd));
+    // The mark can come before tmux has read the shell's last drawing of
+    // the command line: a grid without it is read again, a few times.
+    let mut first_cursor = None;
+    for _ in 0..START_READS {
+        let Ok((_, grid)) = since::read(b, pane.clone(), 0, false).await else {
+            break;
+        };
+        let cursor = grid.cursor_abs();
+        if let Some(row) = start_row(&grid, cursor, &cmd) {
+            b.marks.set_start_row(id, seq, row);
+            return;
+        }
+        first_cursor.get_or_insert(cursor);
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    if let Some(cursor) = first_cursor {
+        b.marks.set_start_row(id, seq, cursor);
+    }
 }
 
-fn start_row(grid: &since::Grid, cursor: u64, cmd: &Command) -> u64 {
+/// How often the grid is read for a command's line before its output is
+/// taken to start at the cursor.
+const START_READS: usize = 4;
+
+/// The row after the command line the shell drew (the nearest above the
+/// cursor ending with the command's last line, wrapped rows joined); `None`
+/// when no row shows it.
+fn start_row(grid: &since::Grid, cursor: u64, cmd: &Command) -> Option<u64> {
     let last = cmd.text.lines().last().unwrap_or_default().trim_end();
     if last.is_empty() {
-        return cursor;
+        return Some(cursor);
     }
-    let Some(at) = grid.index(cursor) else {
-        return cursor;
-    };
+    let at = grid.index(cursor)?;
     (0..=at.min(grid.rows.len().saturating_sub(1)))
         .rev()
-        .find(|&i| grid.rows[i].trim_end().ends_with(last))
-        .map_or(cursor, |i| grid.first + i as u64 + 1)
+        .find(|&i| ends_with_line(grid, i, last))
+        .map(|i| grid.first + i as u64 + 1)
+}
+
+/// Whether row `i`, with the rows before it that it continues (a command
+/// line wider than the pane wraps onto several), ends with `last`.
+fn ends_with_line(grid: &since::Grid, i: usize, last: &str) -> bool {
+    let mut shown = grid.rows[i].trim_end().to_string();
+    // The line's last row holds its end: the whole line, or (wrapped) only
+    // its tail; a blank row below it is not it.
+    if shown.is_empty() || !(shown.ends_with(last) || last.ends_with(shown.as_str())) {
+        return false;
+    }
+    let mut j = i;
+    loop {
+        if shown.ends_with(last) {
+            return true;
+        }
+        if j == 0 || shown.len() > last.len() + 4096 {
+            return false;
+        }
+        j -= 1;
+        shown.insert_str(0, &grid.rows[j]);
+    }
 }
 
 async fn ended(b: &Arc<Broker>, id: &str, seq: u64) {

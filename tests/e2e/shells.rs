@@ -1702,3 +1702,80 @@ async fn zsh_typed_run_with_a_comment_is_refused() {
     assert_eq!(ran["output"]["text"], json!("a#b #c\n"), "{ran:#}");
     c.close().await;
 }
+
+/// What an enrolled run prints is what the agent gets (issue 48 item 10): a
+/// bash `for` loop's output, a command line longer than the pane is wide.
+async fn enrolled_output_rows(shell: &str) {
+    let srv = TmuxServer::start();
+    let c = McpClient::attach(
+        &srv,
+        &[
+            "--scope",
+            "server",
+            "--safety",
+            "mutating",
+            "--enable-tool",
+            "get_commands",
+        ],
+    )
+    .await;
+    let pane = shell_pane(&srv, shell);
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let long = format!("echo {} && echo long-done", "x".repeat(150));
+    let cases: Vec<(String, String)> = vec![
+        (
+            if shell == "fish" {
+                "for i in 1 2 3; echo n$i; end".into()
+            } else {
+                "for i in 1 2 3; do echo n$i; done".into()
+            },
+            "n1\nn2\nn3\n".into(),
+        ),
+        (long.clone(), format!("{}\nlong-done\n", "x".repeat(150))),
+    ];
+    for round in 0..3 {
+        for (command, want) in &cases {
+            let got = c
+                .call(
+                    "run_command",
+                    json!({ "paneId": pane, "command": command, "timeoutMs": 5000 }),
+                )
+                .await;
+            // A row longer than the pane wraps: rows are joined as tmux
+            // gives them (capture without -J), so compare without breaks.
+            let text = got["output"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .replace('\n', "");
+            if text != want.replace('\n', "") {
+                let cmds = c
+                    .call("get_commands", json!({ "paneId": pane, "limit": 2 }))
+                    .await;
+                eprintln!("get_commands of the pane: {cmds:#}");
+            }
+            assert_eq!(
+                text,
+                want.replace('\n', ""),
+                "{shell} round {round}: {command}: {got:#}\n{}",
+                screen(&srv, &pane)
+            );
+        }
+    }
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_enrolled_output_rows() {
+    enrolled_output_rows("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_enrolled_output_rows() {
+    enrolled_output_rows("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_enrolled_output_rows() {
+    enrolled_output_rows("fish").await;
+}
