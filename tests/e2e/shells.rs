@@ -804,6 +804,21 @@ async fn the_marks_directory_goes_when_empty_and_stays_while_it_holds_marks() {
     assert!(!marks.exists(), "the marks directory outlived the server");
 }
 
+/// A private server, an agent of scope `server` with `flags`, and a pane
+/// running `shell` that a person enrolled (the line typed at its prompt).
+async fn enrolled(shell: &str, flags: &[&str]) -> (TmuxServer, McpClient, String) {
+    let srv = TmuxServer::start();
+    let all: Vec<&str> = ["--scope", "server"]
+        .into_iter()
+        .chain(flags.iter().copied())
+        .collect();
+    let c = McpClient::attach(&srv, &all).await;
+    let pane = shell_pane(&srv, shell);
+    type_line(&srv, &pane, &enroll_line(shell));
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    (srv, c, pane)
+}
+
 /// The text of a refused call (its content, joined).
 fn refusal(r: &rmcp::model::CallToolResult) -> String {
     assert_eq!(r.is_error, Some(true), "expected a refusal: {r:?}");
@@ -819,11 +834,7 @@ fn refusal(r: &rmcp::model::CallToolResult) -> String {
 /// leaves its editor as it was, and the file holds only what the person
 /// typed; at the primary prompt the same command runs.
 async fn a_continuation_line_is_never_taken(shell: &str) {
-    let srv = TmuxServer::start();
-    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
-    let pane = shell_pane(&srv, shell);
-    type_line(&srv, &pane, &enroll_line(shell));
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let (srv, c, pane) = enrolled(shell, &["--safety", "mutating"]).await;
     let _ = cleared(&srv, &pane);
     let file = srv.scratch(&format!("notes-{shell}.conf"));
     type_line(&srv, &pane, &format!("cat > {} <<EOF", file.display()));
@@ -1092,24 +1103,12 @@ async fn zsh_a_comment_means_what_the_shell_means() {
 /// next run works. A pane in copy mode gets nothing (the chord would go to
 /// the mode and throw the person out of it).
 async fn tmux_run_interrupted_and_copy_mode(shell: &str) {
-    let srv = TmuxServer::start();
-    let c = McpClient::attach(
-        &srv,
-        &[
-            "--scope",
-            "server",
-            "--safety",
-            "destructive",
-            "--enable-tool",
-            "tmux_run",
-        ],
+    let (srv, c, pane) = enrolled(
+        shell,
+        &["--safety", "destructive", "--enable-tool", "tmux_run"],
     )
     .await;
-    let generation = generation(&c).await;
-    let pane = shell_pane(&srv, shell);
-    let target = pane_ref(&generation, &pane);
-    type_line(&srv, &pane, &enroll_line(shell));
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let target = pane_ref(&generation(&c).await, &pane);
     let _ = cleared(&srv, &pane);
 
     let started = std::time::Instant::now();
@@ -1415,11 +1414,7 @@ async fn a_runtime_directory_made_again_by_another_user_is_never_used() {
 /// before anything typed after it), so what ran is exactly the agent's.
 #[tokio::test(flavor = "multi_thread")]
 async fn bash_keys_typed_during_a_run_never_join_the_command() {
-    let srv = TmuxServer::start();
-    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
-    let pane = shell_pane(&srv, "bash");
-    type_line(&srv, &pane, &enroll_line("bash"));
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let (srv, c, pane) = enrolled("bash", &["--safety", "mutating"]).await;
     let dir = srv.scratch("typed-during");
     std::fs::create_dir_all(&dir).unwrap();
     for round in 0..8 {
@@ -1471,24 +1466,13 @@ async fn bash_keys_typed_during_a_run_never_join_the_command() {
 /// the run's shell, so the unrelated one lives.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_forged_script_pid_gets_no_signal() {
-    let srv = TmuxServer::start();
-    let c = McpClient::attach(
-        &srv,
-        &[
-            "--scope",
-            "server",
-            "--safety",
-            "destructive",
-            "--enable-tool",
-            "tmux_run",
-        ],
+    let (srv, c, pane) = enrolled(
+        "bash",
+        &["--safety", "destructive", "--enable-tool", "tmux_run"],
     )
     .await;
     let generation = generation(&c).await;
-    let pane = shell_pane(&srv, "bash");
     let target = pane_ref(&generation, &pane);
-    type_line(&srv, &pane, &enroll_line("bash"));
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
     let mut victim = std::process::Command::new("sleep")
         .arg("61")
         .spawn()
@@ -1592,11 +1576,7 @@ async fn a_typed_run_is_refused_at_a_framework_s_continuation_prompt() {
 /// waits for it, so the run ends with its status, not as lost.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_that_starts_a_nested_enrolled_shell_is_not_lost() {
-    let srv = TmuxServer::start();
-    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
-    let pane = shell_pane(&srv, "bash");
-    type_line(&srv, &pane, &enroll_line("bash"));
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let (srv, c, pane) = enrolled("bash", &["--safety", "mutating"]).await;
     let nested = format!(
         "bash --norc --noprofile -i -c 'eval \"$({} shell-init bash)\" 2>/dev/null; sleep 0.5; exit 7'",
         bin("tmux-mcp").display()
@@ -1622,11 +1602,7 @@ async fn a_run_that_starts_a_nested_enrolled_shell_is_not_lost() {
 /// `fish_vi_key_bindings` hangs in this project's test panes (no config,
 /// and with the system's), so fish's visual mode is not tested here.
 async fn visual_mode_is_refused_untouched(shell: &str) {
-    let srv = TmuxServer::start();
-    let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
-    let pane = shell_pane(&srv, shell);
-    type_line(&srv, &pane, &enroll_line(shell));
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let (srv, c, pane) = enrolled(shell, &["--safety", "mutating"]).await;
     type_line(
         &srv,
         &pane,
