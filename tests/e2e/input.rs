@@ -319,18 +319,19 @@ async fn run_command_returns_the_real_status_and_output_not_the_echo() {
         (Some("done"), Some(0)),
         "{r}"
     );
-    assert_eq!(r["output"]["text"], "marker-42\n");
-    assert_eq!(
-        (
-            r["output"]["droppedLines"].as_u64(),
-            r["output"]["droppedBytes"].as_u64()
-        ),
-        (Some(0), Some(0))
-    );
-    assert_eq!(
-        (r["timeoutMs"].as_u64(), r["timeoutClamped"].as_bool()),
-        (Some(5000), Some(false))
-    );
+    // Nothing dropped: the output is its text alone. Done: no jobId, no
+    // wait; the pane and the command line are the call's, not restated.
+    assert_eq!(r["output"], json!({ "text": "marker-42\n" }), "{r}");
+    for k in [
+        "jobId",
+        "pane",
+        "paneId",
+        "command",
+        "timeoutMs",
+        "timeoutClamped",
+    ] {
+        assert!(r.get(k).is_none(), "{k} in {r}");
+    }
     // The shell echoed the typed line (the unexpanded marker is on the screen),
     // and the result is not taken from it.
     assert!(
@@ -394,26 +395,53 @@ async fn run_command_returns_the_real_status_and_output_not_the_echo() {
         "the partial line at the cut is dropped"
     );
 
-    // The clamp is reported.
+    // The clamp is reported when the clamped wait ran out (the job still
+    // runs); get_job names the job's pane and command line.
     let r = c
         .call(
             "run_command",
-            json!({ "paneId": pane, "command": "true", "timeoutMs": 600000 }),
+            json!({ "paneId": pane, "command": "sleep 5.5", "timeoutMs": 600000 }),
         )
         .await;
     assert_eq!(
         (
+            r["state"].as_str(),
             r["timeoutMs"].as_u64(),
-            r["timeoutClamped"].as_bool(),
-            r["exitStatus"].as_i64()
+            r["timeoutClamped"].as_bool()
         ),
-        (Some(5000), Some(true), Some(0))
+        (Some("running"), Some(5000), Some(true)),
+        "{r}"
+    );
+    let job = r["jobId"].as_str().unwrap().to_string();
+    let done = poll_async(Duration::from_secs(10), || async {
+        Some(c.call("get_job", json!({ "jobId": job })).await).filter(|v| v["state"] == "done")
+    })
+    .await
+    .expect("the clamped job never finished");
+    assert_eq!(
+        (
+            done["paneId"].as_str(),
+            done["command"].as_str(),
+            done["exitStatus"].as_i64()
+        ),
+        (Some(pane.as_str()), Some("sleep 5.5"), Some(0)),
+        "{done}"
+    );
+    assert!(
+        done.get("jobId").is_none() && done.get("timeoutMs").is_none(),
+        "{done}"
     );
 
     // A timeout returns the job; get_job collects it once the status came.
     let r = c.call("run_command", json!({ "paneId": pane, "command": "sleep 1; echo late; exit_code() { return 3; }; exit_code", "timeoutMs": 200 })).await;
     assert_eq!(r["state"], "running", "{r}");
     assert!(r.get("exitStatus").is_none());
+    // Not clamped: timeoutClamped left out.
+    assert_eq!(
+        (r["timeoutMs"].as_u64(), r.get("timeoutClamped")),
+        (Some(200), None),
+        "{r}"
+    );
     let job = r["jobId"].as_str().unwrap().to_string();
     let done = poll_async(Duration::from_secs(10), || async {
         Some(c.call("get_job", json!({ "jobId": job })).await).filter(|v| v["state"] == "done")
@@ -608,7 +636,17 @@ async fn wait_for_text_returns_on_later_text_stop_markers_idle_and_timeout() {
         t.elapsed() >= Duration::from_millis(300),
         "matched before the text was printed: {r}"
     );
-    assert!(r["outputEvents"].as_u64().unwrap() >= 1, "{r}");
+    // A match restates neither the pane nor the pattern the call gave, nor
+    // the wait's timeout and output events (it did not run out).
+    for k in [
+        "paneId",
+        "pattern",
+        "timeoutMs",
+        "timeoutClamped",
+        "outputEvents",
+    ] {
+        assert!(r.get(k).is_none(), "{k} in {r}");
+    }
     // Already on the screen: at once.
     let r = c
         .call(
@@ -617,8 +655,9 @@ async fn wait_for_text_returns_on_later_text_stop_markers_idle_and_timeout() {
         )
         .await;
     assert_eq!(
-        (r["outcome"].as_str(), r["pattern"].as_str()),
-        (Some("matched"), Some("ready-\\d"))
+        (r["outcome"].as_str(), r["patternIndex"].as_u64()),
+        (Some("matched"), None),
+        "{r}"
     );
 
     c.call(
@@ -655,10 +694,15 @@ async fn wait_for_text_returns_on_later_text_stop_markers_idle_and_timeout() {
         "{r}"
     );
     assert!(r["waitedMs"].as_u64().unwrap() >= 300);
+    // Idle is not running out: the (clamped) timeout is not reported.
     let r = c.call("wait_for_text", json!({ "paneId": pane, "patterns": ["never-shown"], "idleSeconds": 0.3, "timeoutMs": 600000 })).await;
     assert_eq!(
-        (r["outcome"].as_str(), r["timeoutClamped"].as_bool()),
-        (Some("idle"), Some(true)),
+        (
+            r["outcome"].as_str(),
+            r["timeoutMs"].as_u64(),
+            r["timeoutClamped"].as_bool()
+        ),
+        (Some("idle"), None, None),
         "{r}"
     );
 

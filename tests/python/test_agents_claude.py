@@ -18,9 +18,11 @@ every process of the run is checked to have exited with it.
 
 from __future__ import annotations
 
+import json
+
 from agents import claude as claude_cli
 from agents import scene as scenes
-from agents.fake_model import AnthropicMessages, FakeModelServer, call_tool_then_answer
+from agents.fake_model import AnthropicMessages, FakeModelServer, call_tool_then_answer, call_tools_then_answer
 
 FINAL = "The pane shows the marker."
 CALL_ID = "call_fake_capture_1"
@@ -67,3 +69,48 @@ def test_claude_code_calls_capture_pane_unattended(tmux_server):
     assert result.get("result") == FINAL, result
     served = scene.served()
     assert served == 1, f"the broker served {served} tool calls during the run, expected 1"
+
+
+def test_what_claude_codes_model_reads_stays_within_issue_49s_targets(tmux_server):
+    """Issue 49 item 3: on issue 49's 12-pane workspace (workspace12.py), the
+    bytes Claude Code gives its model of list_panes and capture_pane, and of
+    our tool declarations, stay within the targets (workspace12.AGENT_TARGETS):
+    a regression in what the model reads fails here, measured on the request
+    bodies the real CLI sent its (fake) model."""
+    import workspace12
+    claude = claude_cli.install()
+    ws = scenes.setup_workspace12(tmux_server)
+    command, args = ws.mcp_command()
+    calls = [("list_panes", {}), ("capture_pane", {"paneId": ws.panes[0]})]
+    with FakeModelServer(AnthropicMessages(model=claude_cli.MODEL), call_tools_then_answer(calls, FINAL)) as fake:
+        home = claude_cli.ClaudeHome(tmux_server.dir / "claude")
+        run = home.run(claude, "List the tmux panes, then show the first.", home.env(fake), command, args,
+                       allowed_tools=[f"mcp__tmux__{t}" for t, _ in calls])
+    diag = f"{run.describe()}\n--- fake model server ---\n{fake.describe()}"
+    assert run.returncode == 0, f"claude -p failed\n{diag}"
+    assert not run.leftovers and not ws.attach_leftovers(), diag
+    assert not fake.errors and not fake.outbound, diag
+    turns = [t for t in fake.turns() if t.find("list_panes")]
+    assert len(turns) == 3, f"expected three model requests offering our tools\n{diag}"
+
+    # The declarations: every tool of server tmux as Claude Code sent it.
+    ours = [t for t in turns[0].body["tools"] if t["name"].startswith("mcp__tmux__")]
+    assert sorted(t["name"] for t in ours) == sorted(f"mcp__tmux__{t['name']}" for t in ws.published), ours
+    declared = sum(len(scenes.compact(t)) for t in ours)
+    assert declared <= workspace12.AGENT_TARGETS["declarations"], \
+        f"Claude Code declares our {len(ours)} tools to its model in {declared} B"
+
+    # The results: what the model read is our structuredContent's compact JSON.
+    got = {r.call_id: r for r in turns[2].tool_results}
+    for n, (tool, _) in enumerate(calls, 1):
+        r = got[f"call_fake_{n}"]
+        assert not r.is_error, r.output
+        size = len(r.output.encode())
+        assert size <= workspace12.AGENT_TARGETS[tool], f"Claude Code gave its model {size} B of {tool}: {r.output}"
+    panes = json.loads(got["call_fake_1"].output)
+    assert [p["id"] for p in panes["panes"]] == ws.panes, panes
+    capture = json.loads(got["call_fake_2"].output)
+    assert "api:0.0 step 5 ok" in json.dumps(capture), capture
+    assert ws.served() == 2, f"the broker served {ws.served()} tool calls, expected 2"
+    print(f"Claude Code: declarations {declared} B ({len(ours)} tools), list_panes "
+          f"{len(got['call_fake_1'].output.encode())} B, capture_pane {len(got['call_fake_2'].output.encode())} B")

@@ -30,7 +30,7 @@ import json
 
 from agents import codex as codex_cli
 from agents import scene as scenes
-from agents.fake_model import FakeModelServer, OpenAIResponses, call_tool_then_answer
+from agents.fake_model import FakeModelServer, OpenAIResponses, call_tool_then_answer, call_tools_then_answer
 
 FINAL = "The pane shows the marker."
 REFUSAL = "MCP tool call requires approval"
@@ -100,3 +100,48 @@ def test_codex_refuses_capture_pane_hinted_destructive(tmux_server):
     assert REFUSAL in calls[0]["error"]["message"], calls[0]
     served = scene.served()
     assert served == 0, f"the broker served {served} tool calls although Codex refused"
+
+
+def test_what_codexs_model_reads_stays_within_issue_49s_targets(tmux_server):
+    """Issue 49 item 3: on issue 49's 12-pane workspace (workspace12.py), the
+    bytes Codex gives its model of list_panes and capture_pane, and of our tool
+    declarations (the namespace mcp__tmux it sends), stay within the targets
+    (workspace12.AGENT_TARGETS), measured on the request bodies the real CLI
+    sent its (fake) model."""
+    import workspace12
+    codex = codex_cli.install()
+    ws = scenes.setup_workspace12(tmux_server)
+    command, args = ws.mcp_command()
+    calls = [("list_panes", {}), ("capture_pane", {"paneId": ws.panes[0]})]
+    with FakeModelServer(OpenAIResponses(model=codex_cli.MODEL), call_tools_then_answer(calls, FINAL)) as fake:
+        home = codex_cli.CodexHome(tmux_server.dir / "codex")
+        home.write_config(fake, command, args)
+        run = home.run(codex, "List the tmux panes, then show the first.", home.env(fake))
+    diag = f"{run.describe()}\n--- fake model server ---\n{fake.describe()}"
+    assert run.returncode == 0, f"codex exec failed\n{diag}"
+    assert not run.leftovers and not ws.attach_leftovers(), diag
+    assert not fake.errors and not fake.outbound, diag
+    turns = fake.turns()
+    assert len(turns) == 3, f"expected three model requests (two calls, then the answer)\n{diag}"
+
+    # The declarations: the namespace holding every tool of server tmux, whole.
+    (ns,) = [t for t in turns[0].body["tools"] if t.get("type") == "namespace" and t.get("name") == "mcp__tmux"]
+    assert sorted(t["name"] for t in ns["tools"]) == sorted(t["name"] for t in ws.published), ns
+    declared = len(scenes.compact(ns))
+    assert declared <= workspace12.AGENT_TARGETS["declarations"], \
+        f"Codex declares our {len(ns['tools'])} tools to its model in {declared} B"
+
+    got = {r.call_id: r for r in turns[2].tool_results}
+    for n, (tool, _) in enumerate(calls, 1):
+        out = got[f"call_fake_{n}"].output
+        assert REFUSAL not in out, out
+        size = len(out.encode())
+        assert size <= workspace12.AGENT_TARGETS[tool], f"Codex gave its model {size} B of {tool}: {out}"
+    # Codex puts its own line before our structuredContent's compact JSON
+    # ("Wall time: 0.0471 seconds\nOutput:\n"), counted above: the model reads it.
+    panes = json.loads(got["call_fake_1"].output.partition("\nOutput:\n")[2])
+    assert [p["id"] for p in panes["panes"]] == ws.panes, panes
+    assert "api:0.0 step 5 ok" in got["call_fake_2"].output, got["call_fake_2"].output
+    assert ws.served() == 2, f"the broker served {ws.served()} tool calls, expected 2"
+    print(f"Codex: declarations {declared} B ({len(ns['tools'])} tools), list_panes "
+          f"{len(got['call_fake_1'].output.encode())} B, capture_pane {len(got['call_fake_2'].output.encode())} B")

@@ -25,11 +25,13 @@ import json
 
 from agents import gemini as gemini_cli
 from agents import scene as scenes
-from agents.fake_model import FakeModelServer, GeminiGenerateContent, call_tool_then_answer
+from agents.fake_model import FakeModelServer, GeminiGenerateContent, call_tool_then_answer, call_tools_then_answer
 
 FINAL = "The pane shows the marker."
 CALL_ID = "call_fake_capture_1"
 TOOL = "mcp_tmux_capture_pane"
+# The parameter Gemini CLI 0.61 adds to every tool it declares to its model.
+GEMINI_OWN_PARAMETER = "wait_for_previous"
 
 
 def _gemini_turn(tmux_server, relay_hints: dict | None = None):
@@ -91,3 +93,49 @@ def test_gemini_leaves_out_capture_pane_hinted_destructive(tmux_server):
     assert not [e for e in run.events() if e.get("type") == "tool_use"], diag
     served = scene.served()
     assert served == 0, f"the broker served {served} tool calls although Gemini CLI had no such tool"
+
+
+def test_what_geminis_model_is_declared_stays_within_issue_49s_target(tmux_server):
+    """Issue 49 item 3: the declarations of every default tool of server tmux
+    that Gemini CLI sends its model (under a policy that allows them all, so
+    none is left out) stay within workspace12.AGENT_TARGETS, measured on the
+    request body the real CLI sent its (fake) model; and its model is given
+    the text of list_panes and capture_pane on issue 49's 12-pane workspace."""
+    import workspace12
+    gemini = gemini_cli.install()
+    ws = scenes.setup_workspace12(tmux_server)
+    command, args = ws.mcp_command()
+    calls = [("list_panes", {}), ("capture_pane", {"paneId": ws.panes[0]})]
+    with FakeModelServer(GeminiGenerateContent(model=gemini_cli.MODEL), call_tools_then_answer(calls, FINAL)) as fake:
+        home = gemini_cli.GeminiHome(tmux_server.dir / "gemini")
+        policy = home.write_config(command, args, gemini_cli.ALLOW_TMUX_POLICY)
+        run = home.run(gemini, "List the tmux panes, then show the first.", home.env(fake), policy)
+    diag = f"{run.describe()}\n--- fake model server ---\n{fake.describe()}"
+    assert run.returncode == 0, f"gemini -p failed\n{diag}"
+    assert not run.leftovers and not ws.attach_leftovers(), diag
+    assert not fake.errors and not fake.outbound, diag
+    turns = fake.turns()
+    assert len(turns) == 3, f"expected three model requests (two calls, then the answer)\n{diag}"
+    ours = [d for g in turns[0].body["tools"] for d in g.get("functionDeclarations") or []
+            if d["name"].startswith("mcp_tmux_")]
+    assert sorted(d["name"] for d in ours) == sorted(f"mcp_tmux_{t['name']}" for t in ws.published), ours
+    declared = sum(len(scenes.compact(d)) for d in ours)
+    # Gemini CLI adds a parameter of its own to every tool it declares,
+    # `wait_for_previous` with a 230-character description (about 260 B a tool):
+    # none of ours has it. The target holds what is ours; the whole is printed.
+    added = GEMINI_OWN_PARAMETER
+    for d in ours:
+        assert added in d["parametersJsonSchema"]["properties"], d
+    ours_only = [dict(d, parametersJsonSchema=dict(d["parametersJsonSchema"], properties={
+        k: v for k, v in d["parametersJsonSchema"]["properties"].items() if k != added})) for d in ours]
+    assert not any(added in t["inputSchema"].get("properties", {}) for t in ws.published)
+    own = sum(len(scenes.compact(d)) for d in ours_only)
+    got = {r.call_id: r for r in turns[2].tool_results}
+    sizes = {tool: len(got[f"call_fake_{n}"].output.encode()) for n, (tool, _) in enumerate(calls, 1)}
+    print(f"Gemini CLI: declarations {declared} B ({len(ours)} tools; {own} B without its own {added}), "
+          f"results as sent (functionResponse JSON) {sizes}")
+    assert own <= workspace12.AGENT_TARGETS["declarations"], \
+        f"Gemini CLI declares our {len(ours)} tools to its model in {own} B (without its own {added})"
+    # Gemini gives its model our text (inside its functionResponse).
+    assert ws.panes[0] in got["call_fake_1"].output and "api:0.0 step 5 ok" in got["call_fake_2"].output, got
+    assert ws.served() == 2, f"the broker served {ws.served()} tool calls, expected 2"

@@ -110,12 +110,14 @@ async def test_run_command_status_output_and_a_timed_out_job(tmux_server):
     async with mcp_session(srv, *MUTATING) as s:
         r = await call_ok(s, "run_command", {"paneId": pane, "command": "echo py-$((3*4)); (exit 7)"})
         assert (r["state"], r["exitStatus"], r["output"]["text"]) == ("done", 7, "py-12\n"), r
+        # Nothing at its default, nothing the call gave restated.
+        assert set(r) == {"state", "exitStatus", "output", "elapsedMs"} and set(r["output"]) == {"text"}, r
         # The typed line is on the screen, not in the result.
         assert "echo py-$((3*4))" in srv.tmux("capture-pane", "-p", "-J", "-t", pane)
         r = await call_ok(s, "run_command", {"paneId": pane, "command": "seq 1 100", "maxLines": 2})
         assert r["output"]["text"] == "99\n100\n" and r["output"]["droppedLines"] == 98, r
         r = await call_ok(s, "run_command", {"paneId": pane, "command": "sleep 0.8; echo slow", "timeoutMs": 100})
-        assert r["state"] == "running" and r["timeoutMs"] == 100 and r["timeoutClamped"] is False, r
+        assert r["state"] == "running" and r["timeoutMs"] == 100 and "timeoutClamped" not in r, r
         job = r["jobId"]
         deadline = time.monotonic() + 10
         while True:
@@ -125,6 +127,7 @@ async def test_run_command_status_output_and_a_timed_out_job(tmux_server):
             assert time.monotonic() < deadline, g
             await anyio.sleep(0.05)
         assert (g["exitStatus"], g["output"]["text"]) == (0, "slow\n"), g
+        assert (g["paneId"], g["command"]) == (pane, "sleep 0.8; echo slow") and "jobId" not in g, g
         sleeper = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "sleep", "100")
         r = await call(s, "run_command", {"paneId": sleeper, "command": "true"})
         assert r.is_error and "not a shell" in r.text, r

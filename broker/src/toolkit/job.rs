@@ -2,39 +2,95 @@
 //! answers, `get_job` later): read from the broker's job store
 //! (`crate::jobs`), scoped like retained cursors.
 
-use super::refs::PaneRef;
 use crate::jobs::{prune, Finish, Job, JobState, Output};
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// A job as `run_command` and `get_job` report it.
+/// A job as `run_command` and `get_job` report it: what the model needs and
+/// nothing at its default (absent fields say so in their descriptions).
+/// `run_command` leaves out the pane and the command line its caller gave.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobView {
-    pub job_id: String,
-    pub pane: PaneRef,
-    pub command: String,
+    /// The id get_job collects it by: while running, and from run_command
+    /// with detach (absent otherwise: nothing left to collect).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    /// The job's pane (get_job; run_command's caller named it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    pub pane_id: Option<String>,
+    /// The command line (get_job; run_command's caller gave it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     pub state: JobState,
     /// `$?` of the command line, when done.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_status: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<Output>,
+    pub output: Option<OutputView>,
     /// Why the job was lost, when it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lost_reason: Option<String>,
     /// Milliseconds since the line was typed (to the status, when done).
     pub elapsed_ms: u64,
-    /// The wait this call used (run_command without detach only).
+    /// The wait this call used, when the job was still running at its end
+    /// (run_command without detach).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
-    /// Whether timeoutMs was cut to the request timeout.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_clamped: Option<bool>,
+    /// Present (true) when that wait was timeoutMs cut to the request timeout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timeout_clamped: bool,
+    /// The pane, for the text (always known; published as paneId by get_job).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub pane: String,
+    /// The job's id, for the text (published as jobId while running).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub id: String,
 }
 
-/// `job` as `run_command` and `get_job` report it.
+/// The output tail kept, and what was dropped before it: the counts only
+/// when something was dropped.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OutputView {
+    /// The kept tail (UTF-8; invalid bytes replaced).
+    pub text: String,
+    /// Bytes and lines the command wrote in all; absent when nothing was
+    /// dropped (the text is all of it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+    /// Bytes and whole lines dropped from the start to keep the tail
+    /// bounded; absent: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_bytes: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_lines: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl From<Output> for OutputView {
+    fn from(o: Output) -> Self {
+        let dropped = o.dropped_bytes > 0 || o.dropped_lines > 0;
+        OutputView {
+            text: o.text,
+            total_bytes: dropped.then_some(o.total_bytes),
+            total_lines: dropped.then_some(o.total_lines),
+            dropped_bytes: o.dropped_bytes,
+            dropped_lines: o.dropped_lines,
+        }
+    }
+}
+
+/// `job` as `get_job` reports it (run_command leaves out paneId and command).
 pub fn view(job: &Job, id: &str) -> JobView {
     let finish = job.finish.borrow().clone();
     let (state, exit_status, output, lost_reason, elapsed) = match finish {
@@ -43,21 +99,37 @@ pub fn view(job: &Job, id: &str) -> JobView {
             status,
             output,
             elapsed,
-        }) => (JobState::Done, Some(status), Some(output), None, elapsed),
+        }) => (
+            JobState::Done,
+            Some(status),
+            Some(output.into()),
+            None,
+            elapsed,
+        ),
         Some(Finish::Lost { why, elapsed }) => (JobState::Lost, None, None, Some(why), elapsed),
     };
     JobView {
-        job_id: id.to_string(),
-        pane: PaneRef::new(&job.pane, &job.generation),
-        command: job.command.clone(),
+        job_id: (state == JobState::Running).then(|| id.to_string()),
+        pane_id: Some(job.pane.clone()),
+        command: Some(job.command.clone()),
         state,
         exit_status,
         output,
         lost_reason,
         elapsed_ms: elapsed.as_millis() as u64,
         timeout_ms: None,
-        timeout_clamped: None,
+        timeout_clamped: false,
+        pane: job.pane.clone(),
+        id: id.to_string(),
     }
+}
+
+/// `v` as run_command answers it: without the pane and the command line
+/// its caller gave.
+pub fn for_run_command(mut v: JobView) -> JobView {
+    v.pane_id = None;
+    v.command = None;
+    v
 }
 
 /// The job `id` as `session` may see it (`get_job`): unknown, expired and
@@ -80,12 +152,12 @@ pub fn summary(v: &JobView) -> String {
     match v.state {
         JobState::Running => format!(
             "job {} on {} is still running after {} ms; collect it with get_job",
-            v.job_id, v.pane.id, v.elapsed_ms
+            v.id, v.pane, v.elapsed_ms
         ),
         JobState::Lost => format!(
             "job {} on {} was lost: {}",
-            v.job_id,
-            v.pane.id,
+            v.id,
+            v.pane,
             v.lost_reason.as_deref().unwrap_or_default()
         ),
         JobState::Done => {

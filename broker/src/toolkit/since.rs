@@ -56,15 +56,12 @@ pub struct Args {
     /// the hand-off cursor prefix + A pastes (32 hex digits).
     #[schemars(regex(pattern = r"^([A-Za-z0-9_-]{22}|[0-9a-f]{32})$"))]
     pub cursor: Option<String>,
-    /// Default 500.
-    ///
-    /// Clamped to 10000. Keep at most this many of the newest lines.
-    #[schemars(range(min = 1))]
+    // Keep at most this many of the newest lines; clamped to 10000 (the
+    // tool's details say so; the schema's default says the rest).
+    #[schemars(range(min = 1), extend("default" = 500))]
     pub max_lines: Option<u64>,
-    /// Default 128000.
-    ///
-    /// Clamped to 1000000. Keep at most this many bytes of the newest lines.
-    #[schemars(range(min = 1))]
+    // Keep at most this many bytes of the newest lines; clamped to 1000000.
+    #[schemars(range(min = 1), extend("default" = 128000))]
     pub max_bytes: Option<u64>,
     /// With a cursor and nothing new: wait this long for output.
     ///

@@ -290,6 +290,19 @@ pub fn lean_input(schema: &mut Value) {
             if string && strings_only {
                 m.remove("type");
             }
+            // `type: object` in a branch of an object's `anyOf`/`oneOf`/`allOf`
+            // says what the object's own `type` does.
+            if m.get("type") == Some(&Value::from("object")) {
+                for key in ["anyOf", "oneOf", "allOf"] {
+                    if let Some(Value::Array(branches)) = m.get_mut(key) {
+                        for b in branches.iter_mut().filter_map(Value::as_object_mut) {
+                            if b.get("type") == Some(&Value::from("object")) {
+                                b.remove("type");
+                            }
+                        }
+                    }
+                }
+            }
             for (k, v) in m.iter_mut() {
                 // A property named `pattern`/`maximum` is a schema (an object),
                 // so it is walked, never removed, like any other.

@@ -19,7 +19,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .description("Collect a run_command job: running, done (exit status and output) or lost.")
-.details("Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first). Finished jobs are kept 600 s. Read-only; sends nothing to tmux.")
+.details("Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first), with its paneId and command; jobId while running, output's counts only when something was dropped. Finished jobs are kept 600 s. Read-only; sends nothing to tmux.")
 .listed(crate::toolkit::spec::Listed::With("run_command"))
 .sample(|_| json!({"jobId": "0123456789abcdef0123456789abcdef"}));
 

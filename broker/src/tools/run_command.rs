@@ -83,7 +83,7 @@ use crate::toolkit::act;
 use crate::toolkit::enrolled::{self, ShellRecord};
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::job::{lookup, summary, view, JobView};
+use crate::toolkit::job::{for_run_command, lookup, summary, view, JobView};
 use crate::toolkit::shell_line;
 use crate::toolkit::shell_run;
 use crate::toolkit::shells::{self, Syntax};
@@ -112,7 +112,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .description("Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.")
-.details("Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.");
+.details("Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The result: state, exitStatus, output {text; totalBytes, totalLines, droppedBytes, droppedLines only when something was dropped} and elapsedMs (not the pane or the command line given); jobId (for get_job) with detach:true, or while the job is still running, with the wait used, timeoutMs and timeoutClamped (when true). The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.");
 
 /// How long a job's status is awaited before the job is dropped.
 pub const RUNNING_TTL: Duration = Duration::from_secs(3600);
@@ -442,8 +442,12 @@ async fn answer(
     let id = id.to_string();
     session.jobs.lock().insert(id.clone(), job);
     if detach {
-        return match lookup(session, &id) {
-            Some(v) => ToolOutput::typed(&v, summary(&v)),
+        // detach asked for a job to collect: its id, whatever its state.
+        return match lookup(session, &id).map(for_run_command) {
+            Some(mut v) => {
+                v.job_id = Some(id.clone());
+                ToolOutput::typed(&v, summary(&v))
+            }
             None => act::error(
                 &format!("Job {id} vanished right after it was started."),
                 Delivery::Observed,
@@ -483,7 +487,7 @@ pub async fn wait_job(
     let total = timeout_ms as f64 / 1000.0;
     reporting(progress, total, &format!("job {id} running"), waiting).await;
     guard.1 = None;
-    let mut v = {
+    let v = {
         let mut table = session.jobs.lock();
         let Some(job) = table.get(&id) else {
             return act::error("The job vanished.", Delivery::Observed);
@@ -495,8 +499,12 @@ pub async fn wait_job(
         }
         v
     };
-    v.timeout_ms = Some(timeout_ms);
-    v.timeout_clamped = Some(timeout_ms < asked_ms);
+    let mut v = for_run_command(v);
+    // The wait matters when it ran out: the job is still running.
+    if v.state == JobState::Running {
+        v.timeout_ms = Some(timeout_ms);
+        v.timeout_clamped = timeout_ms < asked_ms;
+    }
     let mut text = summary(&v);
     if timeout_ms < asked_ms && v.state == JobState::Running {
         text.push_str(&format!(" (timeoutMs {asked_ms} was clamped to the request timeout {timeout_ms} ms; `set -g @mcp-request-timeout SECONDS` raises it)"));

@@ -33,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .description("Wait until a pane shows one of patterns, a stopPattern, or goes idle; text already shown counts.")
-.details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns paneId, the outcome, which pattern matched (patternIndex when not 0), the line and row of its first match, moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build), waitedMs and timeoutMs; timeoutClamped and outputEvents only when true and not 0. Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
+.details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns the outcome, which pattern matched (patternIndex when not 0; the pane and the patterns are the call's), the line and row of its first match, moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build) and waitedMs; on timeout also timeoutMs and timeoutClamped (when true); without a match outputEvents (when not 0). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
 .sample(|s| json!({"paneId": s.pane, "patterns": ["$"], "timeoutMs": 300}));
 
 #[derive(Deserialize, JsonSchema)]
@@ -70,16 +70,15 @@ enum Outcome {
     Timeout,
 }
 
+/// What the wait found. The pane the call named and the pattern it gave are
+/// not restated (patternIndex says which); the wait's timeout only when it
+/// ran out.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Waited {
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
-    pane_id: String,
     outcome: Outcome,
-    /// The pattern (or stop pattern) that matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pattern: Option<String>,
-    /// Its index in patterns (or stopPatterns); absent: 0, or nothing matched.
+    /// Which of patterns (of stopPatterns, outcome stopped) matched; absent:
+    /// the first, or nothing matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize")]
     pattern_index: Option<usize>,
@@ -91,8 +90,40 @@ struct Waited {
     /// The other lines the same pattern matches, top to bottom (at most 100).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     more_lines: Vec<String>,
-    #[serde(flatten)]
-    clock: ClockReport,
+    waited_ms: u64,
+    /// The wait this call used, when it ran out (outcome timeout).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<u64>,
+    /// Present (true) when that wait was timeoutMs cut to the request timeout.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    timeout_clamped: bool,
+    /// Without a match (outcome idle or timeout): the output events (bursts
+    /// of writes to the pane's terminal) seen; absent: 0, or a match.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    output_events: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Waited {
+    /// The clock as this outcome reports it.
+    fn new(outcome: Outcome, clock: ClockReport) -> Waited {
+        let ran_out = outcome == Outcome::Timeout;
+        let matched = matches!(outcome, Outcome::Matched | Outcome::Stopped);
+        Waited {
+            outcome,
+            pattern_index: None,
+            line: None,
+            row: None,
+            more_lines: Vec::new(),
+            waited_ms: clock.waited_ms,
+            timeout_ms: ran_out.then_some(clock.timeout_ms),
+            timeout_clamped: ran_out && clock.timeout_clamped,
+            output_events: if matched { 0 } else { clock.output_events },
+        }
+    }
 }
 
 fn compile(patterns: &[String], field: &str, args: &Args) -> Result<Vec<regex::Regex>, ToolOutput> {
@@ -173,14 +204,11 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                     });
                 if let Some((outcome, list, (i, line, row, more_lines))) = hit {
                     let w = Waited {
-                        pane_id: ev.pane.id.clone(),
-                        outcome,
-                        pattern: Some(list[i].clone()),
                         pattern_index: (i > 0).then_some(i),
                         line: Some(line.clone()),
                         row: Some(row),
                         more_lines,
-                        clock: ev.report(),
+                        ..Waited::new(outcome, ev.report())
                     };
                     let what = if outcome == Outcome::Matched {
                         "matched"
@@ -189,7 +217,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                     };
                     let mut text = format!(
                         "{} {what} {:?} after {} ms on row {row}: {line}",
-                        ev.pane.id, list[i], w.clock.waited_ms
+                        ev.pane.id, list[i], w.waited_ms
                     );
                     for more in &w.more_lines {
                         text.push('\n');
@@ -208,16 +236,9 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 Ok(_) => Outcome::Timeout,
                 Err(e) => return e,
             };
-            let w = Waited {
-                pane_id: ev.pane.id.clone(),
-                outcome,
-                pattern: None,
-                pattern_index: None,
-                line: None,
-                row: None,
-                more_lines: Vec::new(),
-                clock: ev.report(),
-            };
+            let clock = ev.report();
+            let (timeout_ms, clamped) = (clock.timeout_ms, clock.timeout_clamped);
+            let w = Waited::new(outcome, clock);
             let text = match outcome {
                 Outcome::Idle => format!(
                     "{} wrote nothing for {} s; no pattern matched",
@@ -227,8 +248,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
                 _ => format!(
                     "no pattern matched {} within {} ms{}",
                     ev.pane.id,
-                    w.clock.timeout_ms,
-                    if w.clock.timeout_clamped {
+                    timeout_ms,
+                    if clamped {
                         " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
                     } else {
                         ""

@@ -502,6 +502,28 @@ def call_tool_then_answer(tool_name: str, arguments: dict[str, Any],
     return script
 
 
+def call_tools_then_answer(calls: list[tuple[str, dict[str, Any]]], final_text: str = "done") -> Script:
+    """Call each offered tool of `calls` in turn, one a model request (call id
+    `call_fake_N`, N from 1), each once the previous call's result came back;
+    then answer `final_text`. A request that offers no such tool is answered
+    with text naming the problem (the test then fails on its asserts)."""
+    ids = [f"call_fake_{n}" for n in range(1, len(calls) + 1)]
+
+    def script(turn: Turn) -> Reply:
+        done = {r.call_id for r in turn.tool_results}
+        for (tool_name, arguments), call_id in zip(calls, ids):
+            if call_id in done:
+                continue
+            matches = turn.find(tool_name)
+            if len(matches) != 1:
+                return Text(f"fake model: expected one tool named {tool_name}, got "
+                            f"{sorted(t.qualified for t in turn.tools)}")
+            return ToolCall(matches[0], arguments, call_id)
+        return Text(final_text)
+
+    return script
+
+
 # --------------------------------------------------------------------------
 # The server
 # --------------------------------------------------------------------------

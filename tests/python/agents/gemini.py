@@ -46,6 +46,16 @@ decision = "allow"
 priority = 100
 """
 
+# Every tool of MCP server `tmux`, whatever its hints (so Gemini CLI offers its
+# model all of them: what they cost it to read is measured).
+ALLOW_TMUX_POLICY = """\
+[[rule]]
+toolName = "*"
+mcpName = "tmux"
+decision = "allow"
+priority = 100
+"""
+
 
 def install() -> list[str]:
     root = npm_tools.npm_install(PINS, f"Gemini CLI (@google/gemini-cli {VERSION}) and Node 22",
