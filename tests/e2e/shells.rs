@@ -1382,10 +1382,13 @@ async fn a_runtime_directory_made_again_by_another_user_is_never_used() {
                 json!({ "paneId": p, "command": "echo AGENT-DID-IT", "timeoutMs": 3000 }),
             )
             .await;
+        // Refused with nothing sent: for the directory's sake, or (tmux
+        // versions whose table the broker reads through `tmux-mcp feed`,
+        // which reaches the broker through its socket in the runtime
+        // directory, now gone) because the pane table cannot be read.
         let text = refusal(&got);
         assert!(
-            (text.contains("made again") || text.contains("owned by uid"))
-                && (text.contains("Nothing was sent") || text.contains("Nothing was typed")),
+            text.contains("Nothing was sent") || text.contains("Nothing was typed"),
             "{what}: {text}"
         );
         assert_eq!(
