@@ -130,12 +130,20 @@ impl Shell {
     /// and that started when the shell did. Where the process table cannot
     /// be read, whether the pid exists.
     pub fn alive(&self) -> bool {
-        use tmux_mcp_core::platform::process_table;
-        match process_table::stat(self.pid) {
-            Ok(st) => tmux_mcp_core::process::runs_as(&st, self.start),
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => pid_alive(self.pid),
-            Err(_) => false,
-        }
+        process_runs(self.pid, self.start)
+    }
+}
+
+/// Whether `pid` is still the process that started at `start` (clock
+/// ticks; `None`: never read) and runs: not a zombie, not a later process
+/// given the pid. Where the process table cannot be read, whether the pid
+/// exists.
+pub fn process_runs(pid: u32, start: Option<u64>) -> bool {
+    use tmux_mcp_core::platform::process_table;
+    match process_table::stat(pid) {
+        Ok(st) => tmux_mcp_core::process::runs_as(&st, start),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => pid_alive(pid),
+        Err(_) => false,
     }
 }
 

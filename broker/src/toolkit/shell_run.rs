@@ -99,22 +99,21 @@ fn chord(pane: &str, keys: &str) -> Vec<String> {
 /// it started, whatever its marks say), and the terminal is out of cooked
 /// mode (a line editor reads, not `read` or a here-document read by a shell
 /// without one). `Err` says which failed.
-pub fn shell_holds_terminal(pane: &Pane, shell: &ShellRecord) -> Result<(), String> {
+pub fn shell_holds_terminal(id: &str, tty: &str, shell: &ShellRecord) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     use tmux_mcp_core::platform::process_table;
-    let id = &pane.id;
     let st = process_table::stat(shell.pid).map_err(|e| {
         format!(
             "the enrolled {} (pid {}) could not be read ({e})",
             shell.name, shell.pid
         )
     })?;
-    let tty = std::fs::metadata(&pane.tty)
-        .map_err(|e| format!("pane {id}'s terminal {} could not be read ({e})", pane.tty))?;
-    if st.tty_nr == 0 || st.tty_nr != tty.rdev() {
+    let device = std::fs::metadata(tty)
+        .map_err(|e| format!("pane {id}'s terminal {tty} could not be read ({e})"))?;
+    if st.tty_nr == 0 || st.tty_nr != device.rdev() {
         return Err(format!(
             "the enrolled {} (pid {}) is not on pane {id}'s terminal {} (a shell of another pane that inherited TMUX_PANE={id}?)",
-            shell.name, shell.pid, pane.tty
+            shell.name, shell.pid, tty
         ));
     }
     if st.tpgid != st.pgrp || u32::try_from(st.pgrp).ok() != Some(shell.pid) {
@@ -130,7 +129,7 @@ pub fn shell_holds_terminal(pane: &Pane, shell: &ShellRecord) -> Result<(), Stri
             shell.name, shell.pid
         ));
     }
-    match tmux_mcp_engine::mirror::canonical(&pane.tty) {
+    match tmux_mcp_engine::mirror::canonical(tty) {
         Ok(false) => Ok(()),
         Ok(true) => Err(format!(
             "pane {id}'s terminal is in cooked mode: its {} is not reading in its line editor (a builtin such as `read` has it)",
@@ -152,8 +151,7 @@ pub async fn start(
     id: &str,
     turn: Duration,
 ) -> Result<Run, NotStarted> {
-    let pane_ref = pane;
-    let pane = pane.id.as_str();
+    let (pane, tty, in_mode) = (pane.id.as_str(), pane.tty.as_str(), pane.in_mode);
     let marks = &session.broker.marks;
     let lock = marks.run_lock(pane);
     let Ok(guard) = tokio::time::timeout(turn, lock.lock_owned()).await else {
@@ -180,7 +178,7 @@ pub async fn start(
             Delivery::NotSent,
         ));
     }
-    if pane_ref.in_mode != 0 {
+    if in_mode != 0 {
         return Err(not_started(
             "not_at_prompt",
             format!("Pane {pane} is in copy mode (or another mode): the key chord would go to the mode, not to its shell's line editor. Nothing was sent."),
@@ -191,7 +189,7 @@ pub async fn start(
     // programs) before its editor reads again: the kernel is asked again
     // for a moment before the call is refused.
     let until = Instant::now() + HOLD_WAIT;
-    while let Err(why) = shell_holds_terminal(pane_ref, &shell) {
+    while let Err(why) = shell_holds_terminal(pane, tty, &shell) {
         if Instant::now() >= until {
             return Err(not_started(
                 "not_at_prompt",
@@ -336,13 +334,13 @@ pub async fn wait_script(broker: &Broker, run: &Run, timeout: Duration) -> Scrip
             if let Some(s) = ended(marks) {
                 return Ok(s);
             }
-            if !shell_alive(broker, run) {
+            if !shell_alive(run) {
                 return Err("the pane's shell exited before the script ended".to_string());
             }
             // The script's /bin/sh is gone, yet its end never came: the
             // shell's binding that writes it was interrupted.
             let pid = marks.taken(&run.pane, &run.id).and_then(|t| t.script_pid);
-            if pid.is_some_and(|p| !tmux_mcp_engine::marks::pid_alive(p) || is_zombie(p)) {
+            if pid.is_some_and(|p| !tmux_mcp_engine::marks::process_runs(p, None)) {
                 let since = *script_gone.get_or_insert_with(tokio::time::Instant::now);
                 if since.elapsed() > END_MARK_WAIT {
                     return Err("the script's /bin/sh ended, but the shell's binding never reported its status (it was interrupted: Ctrl-C or Ctrl-\\ in the pane?)".to_string());
@@ -441,7 +439,7 @@ pub async fn finish(
                 }
             }
         }
-        if !shell_alive(&broker, &run) {
+        if !shell_alive(&run) {
             break Finish::Lost {
                 why: "the pane's shell exited before the command ended".into(),
                 elapsed: started.elapsed(),
@@ -463,22 +461,12 @@ pub async fn finish(
     (finish, run)
 }
 
-/// Whether the run's shell still runs (a zombie, or a later process given its
-/// pid, is not it): the pane's enrolled shell is still the one it asked.
-/// Its own process, not the pane's current record: a command that starts a
-/// nested enrolled shell makes that one the pane's, while the run's shell
-/// waits for it and still runs.
-fn shell_alive(_broker: &Broker, run: &Run) -> bool {
-    use tmux_mcp_core::platform::process_table;
-    match process_table::stat(run.shell.pid) {
-        Ok(st) => tmux_mcp_core::process::runs_as(&st, run.shell.start),
-        Err(e) => e.kind() == std::io::ErrorKind::PermissionDenied,
-    }
-}
-
-/// Whether `pid` has exited but is not yet reaped.
-fn is_zombie(pid: u32) -> bool {
-    tmux_mcp_core::platform::process_table::stat(pid).is_ok_and(|st| st.state == 'Z')
+/// Whether the run's shell still runs (a zombie, or a later process given
+/// its pid, is not it): its own process, not the pane's current record (a
+/// command that starts a nested enrolled shell makes that one the pane's,
+/// while the run's shell waits for it and still runs).
+fn shell_alive(run: &Run) -> bool {
+    tmux_mcp_engine::marks::process_runs(run.shell.pid, run.shell.start)
 }
 
 /// The processes under `pid` (children, theirs, …), from the process table.
