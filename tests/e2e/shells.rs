@@ -1762,3 +1762,29 @@ async fn zsh_enrolled_output_rows() {
 async fn fish_enrolled_output_rows() {
     enrolled_output_rows("fish").await;
 }
+
+/// A hook appended to PROMPT_COMMAND after enrolment that runs a program
+/// (here `sleep`): the prompt that puts the hooks back in place does not
+/// report that program as the person's command (the shell read "running"
+/// until the next prompt, and runs were refused as busy), and a run then
+/// gives the person's half-typed line back with no chord echoed over it.
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_a_hook_appended_after_enrolment_runs_no_phantom_command() {
+    let (srv, c, pane) = enrolled("bash", &["--safety", "mutating"]).await;
+    type_line(&srv, &pane, "PROMPT_COMMAND+=$'\\nsleep 0.7'");
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let _ = cleared(&srv, &pane);
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "echo person-text"]);
+    wait_row(&srv, &pane, |l| l.ends_with("echo person-text"));
+    let got = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo agent-ran", "timeoutMs": 8000 }),
+        )
+        .await;
+    assert_eq!(got["exitStatus"], json!(0), "{got:#}");
+    wait_row(&srv, &pane, |l| l.ends_with("echo person-text"));
+    let shown = screen(&srv, &pane);
+    assert!(!shown.contains("9402") && !shown.contains("^["), "{shown}");
+    c.close().await;
+}

@@ -39,6 +39,9 @@ pub const GIVE: &str = "\x1b[9402~";
 /// How long the kernel may take to say the shell holds its terminal in its
 /// line editor (its prompt's hooks run first) before a call is refused.
 const HOLD_WAIT: Duration = Duration::from_millis(1500);
+/// How long the person's line waits for the shell to hold its terminal
+/// again after a run.
+const GIVE_WAIT: Duration = Duration::from_secs(3);
 /// How long the line editor has to take the command.
 const TAKE_WAIT: Duration = Duration::from_secs(2);
 /// How long the rows of an ended command may take to be read.
@@ -48,6 +51,8 @@ const ROWS_WAIT: Duration = Duration::from_secs(3);
 pub struct Run {
     pub id: String,
     pub pane: String,
+    /// The pane's terminal (what the kernel is asked about).
+    pub tty: String,
     pub shell: ShellRecord,
     pub taken: Taken,
     _turn: tokio::sync::OwnedMutexGuard<()>,
@@ -292,6 +297,7 @@ pub async fn start(
     Ok(Run {
         id: id.to_string(),
         pane: pane.to_string(),
+        tty: tty.to_string(),
         shell,
         taken,
         _turn: guard,
@@ -488,10 +494,24 @@ fn descendants(pid: u32) -> Vec<u32> {
 }
 
 /// Gives the person's half-typed line back (bash, fish; zsh's push-line
-/// does it itself), into an empty line only.
+/// does it itself), into an empty line only. Its chord, too, is sent only
+/// once the kernel says the shell holds its terminal in its editor (a
+/// prompt's hooks may run a program first, which would get the chord); not
+/// within [`GIVE_WAIT`], it is not sent (the line stays set aside).
 pub async fn give_back(broker: &Broker, run: &Run) {
     if run.taken.kept == 0 || run.shell.name == "zsh" {
         return;
+    }
+    let until = Instant::now() + GIVE_WAIT;
+    while let Err(why) = shell_holds_terminal(&run.pane, &run.tty, &run.shell) {
+        if Instant::now() >= until {
+            tracing::info!(
+                "the person's line was not given back in {}: {why}",
+                run.pane
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let argv = chord(&run.pane, GIVE);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();

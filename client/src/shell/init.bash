@@ -32,7 +32,9 @@ __tmcp_put() {
 }
 __tmcp_precmd() {
     local s=$?
-    [[ -n ${__tmcp_bp-} ]] || __tmcp_wrap
+    # Put back in place for the next prompt; this prompt runs the old
+    # PROMPT_COMMAND to its end, so its __tmcp_arm may not be last: not armed.
+    [[ -n ${__tmcp_bp-} ]] || __tmcp_wrap || __tmcp_noarm=1
     __tmcp_at=
     __tmcp_c=0
     [[ $PS2 == *"$__tmcp_ps2"* ]] || ! shopt -q promptvars || PS2+=$__tmcp_ps2
@@ -44,7 +46,9 @@ __tmcp_precmd() {
     __tmcp_h=$HISTCMD
     return $s
 }
-__tmcp_arm() { __tmcp_at=1; }
+__tmcp_arm() {
+    if [[ -n ${__tmcp_noarm-} ]]; then __tmcp_noarm=; else __tmcp_at=1; fi
+}
 # The person's rc, a prompt framework or a tool (direnv, a virtualenv) may
 # set PROMPT_COMMAND after this snippet: __tmcp_precmd must run first (it
 # reads $?) and __tmcp_arm last (what runs after it is taken for the
@@ -62,11 +66,13 @@ __tmcp_wrap() {
         [[ $n -ge 2 && ${PROMPT_COMMAND[0]} == __tmcp_precmd && ${PROMPT_COMMAND[n-1]} == __tmcp_arm ]] && return 0
         local a=("${PROMPT_COMMAND[@]//__tmcp_precmd/__tmcp_keep}")
         PROMPT_COMMAND=(__tmcp_precmd "${a[@]//__tmcp_arm/__tmcp_keep}" __tmcp_arm)
+        return 1
     else
         [[ $PROMPT_COMMAND == __tmcp_precmd$'\n'* && $PROMPT_COMMAND == *$'\n'__tmcp_arm ]] && return 0
         p=${PROMPT_COMMAND-}
         p=${p//__tmcp_precmd/__tmcp_keep}
         PROMPT_COMMAND=__tmcp_precmd$'\n'${p//__tmcp_arm/__tmcp_keep}$'\n'__tmcp_arm
+        return 1
     fi
 }
 # The first DEBUG trap after the prompt is the line the person entered (an
@@ -93,7 +99,7 @@ if [[ -n ${bash_preexec_imported-}${__bp_imported-} ]]; then
     precmd_functions=(__tmcp_precmd "${precmd_functions[@]}")
     preexec_functions+=(__tmcp_preexec)
 else
-    __tmcp_wrap
+    __tmcp_wrap || :
     # A DEBUG trap of the person's own is kept: commands are then not
     # reported as they start, only as they end.
     [[ -z $(trap -p DEBUG) ]] && trap '__tmcp_debug "$_"' DEBUG
