@@ -1254,11 +1254,21 @@ struct OtherUser {
     made: Vec<PathBuf>,
 }
 
+/// An administration command by name, from `/usr/sbin` or `/sbin` when
+/// `PATH` lacks them (as it may for a user's shell).
+fn sbin(name: &str) -> PathBuf {
+    ["/usr/sbin", "/sbin"]
+        .iter()
+        .map(|d| std::path::Path::new(d).join(name))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
 impl OtherUser {
     /// `None` where users cannot be made here (not root, no useradd).
     fn make() -> Option<OtherUser> {
         let name = format!("tmcp{}", std::process::id() % 100_000);
-        let ok = std::process::Command::new("useradd")
+        let ok = std::process::Command::new(sbin("useradd"))
             .args(["-M", "-r", "-s", "/bin/sh", &name])
             .status()
             .is_ok_and(|s| s.success());
@@ -1270,7 +1280,7 @@ impl OtherUser {
 
     /// Runs `script` under /bin/sh as this user; its success.
     fn sh(&mut self, script: &str) -> bool {
-        std::process::Command::new("runuser")
+        std::process::Command::new(sbin("runuser"))
             .args(["-u", &self.name, "--", "/bin/sh", "-c", script])
             .status()
             .is_ok_and(|s| s.success())
@@ -1282,7 +1292,7 @@ impl Drop for OtherUser {
         for p in &self.made {
             let _ = std::fs::remove_dir_all(p);
         }
-        let _ = std::process::Command::new("userdel")
+        let _ = std::process::Command::new(sbin("userdel"))
             .arg(&self.name)
             .status();
     }
