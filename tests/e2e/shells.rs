@@ -1798,3 +1798,83 @@ async fn bash_a_hook_appended_after_enrolment_runs_no_phantom_command() {
     assert!(!shown.contains("9402") && !shown.contains("^["), "{shown}");
     c.close().await;
 }
+
+/// An agent's command of two lines (issue 48 item 9) is named by both, its
+/// output is what it printed (not its second line as the editor drew it),
+/// and it leaves no trace in the person's history: none of its lines in the
+/// list (bash keeps each line apart), and Up right after the run recalls the
+/// person's own last command (zsh keeps a line its hook refused for Up until
+/// the next line, fish a line that starts with a space).
+async fn an_agent_s_lines_leave_no_trace_in_history(shell: &str) {
+    let (srv, c, pane) = enrolled(
+        shell,
+        &["--safety", "mutating", "--enable-tool", "get_commands"],
+    )
+    .await;
+    type_line(&srv, &pane, "echo person-said");
+    poll(Duration::from_secs(10), || {
+        screen(&srv, &pane)
+            .lines()
+            .any(|l| l == "person-said")
+            .then_some(())
+    })
+    .expect("the person's command never ran");
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    let got = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo one\necho two", "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(
+        (&got["exitStatus"], &got["output"]["text"]),
+        (&json!(0), &json!("one\ntwo\n")),
+        "{got:#}\n{}",
+        screen(&srv, &pane)
+    );
+    let cmds = c
+        .call("get_commands", json!({ "paneId": pane, "limit": 1 }))
+        .await;
+    assert_eq!(
+        cmds["commands"][0]["command"],
+        json!("echo one\necho two"),
+        "{cmds:#}"
+    );
+    srv.tmux(&["send-keys", "-t", &pane, "Up"]);
+    // (A wrong recall fails the wait, showing the screen.)
+    wait_row(&srv, &pane, |l| l.ends_with("echo person-said"));
+    srv.tmux(&["send-keys", "-t", &pane, "C-e", "C-u"]);
+    let list = srv.dir().join(format!("history-{shell}"));
+    let dump = match shell {
+        "fish" => format!("history >{}", list.display()),
+        _ => format!("fc -ln 1 >{}", list.display()),
+    };
+    type_line(&srv, &pane, &dump);
+    let held = poll(Duration::from_secs(10), || {
+        // One small write by the shell: whole once it names the command.
+        let s = std::fs::read_to_string(&list).ok()?;
+        s.contains("echo person-said").then_some(s)
+    })
+    .unwrap_or_else(|| panic!("{shell}: no history list in {}", list.display()));
+    assert!(held.contains("echo person-said"), "{shell}: {held}");
+    assert!(
+        !held.contains("echo one") && !held.contains("echo two"),
+        "{shell}: the agent's lines are in the person's history:\n{held}"
+    );
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_an_agent_s_lines_leave_no_trace_in_history() {
+    an_agent_s_lines_leave_no_trace_in_history("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_an_agent_s_lines_leave_no_trace_in_history() {
+    an_agent_s_lines_leave_no_trace_in_history("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_an_agent_s_lines_leave_no_trace_in_history() {
+    an_agent_s_lines_leave_no_trace_in_history("fish").await;
+}

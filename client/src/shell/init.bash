@@ -38,8 +38,11 @@ __tmcp_precmd() {
     __tmcp_at=
     __tmcp_c=0
     [[ $PS2 == *"$__tmcp_ps2"* ]] || ! shopt -q promptvars || PS2+=$__tmcp_ps2
-    # An agent's line (run_command) leaves no history entry.
-    [[ -n ${__tmcp_job-} && $HISTCMD != "${__tmcp_h-}" ]] && builtin history -d $((HISTCMD - 1))
+    # An agent's line (run_command) leaves no history entry; bash keeps each
+    # line of a multi-line one as its own.
+    if [[ -n ${__tmcp_job-} && -n ${__tmcp_h-} ]]; then
+        while ((HISTCMD > __tmcp_h)) && builtin history -d $((HISTCMD - 1)); do :; done
+    fi
     __tmcp_put P "$s" "$PWD" "${__tmcp_job-}"
     __tmcp_job=
     # The number the next line gets if history keeps it.
@@ -87,7 +90,11 @@ __tmcp_debug() {
     __tmcp_at=
     [[ $BASH_COMMAND == __tmcp_precmd ]] && return 0
     local c=$BASH_COMMAND
-    if [[ $HISTCMD == "${__tmcp_h-}" ]]; then
+    # An agent's line is named by all of it (bash's history has its lines
+    # apart, BASH_COMMAND its first command).
+    if [[ -n ${__tmcp_job-} ]]; then
+        c=$__tmcp_cmd
+    elif [[ $HISTCMD == "${__tmcp_h-}" ]]; then
         c=$(LC_ALL=C HISTTIMEFORMAT= builtin history 1)
         [[ $c =~ ^\ *[0-9]+[\*\ ]\ (.*)$ ]] && c=${BASH_REMATCH[1]}
     fi
@@ -95,7 +102,9 @@ __tmcp_debug() {
 }
 if [[ -n ${bash_preexec_imported-}${__bp_imported-} ]]; then
     __tmcp_bp=1
-    __tmcp_preexec() { __tmcp_put C "" "$PWD" "$1"; }
+    __tmcp_preexec() {
+        if [[ -n ${__tmcp_job-} ]]; then __tmcp_put C "" "$PWD" "$__tmcp_cmd"; else __tmcp_put C "" "$PWD" "$1"; fi
+    }
     precmd_functions=(__tmcp_precmd "${precmd_functions[@]}")
     preexec_functions+=(__tmcp_preexec)
 else
@@ -153,7 +162,7 @@ __tmcp_take() {
         __tmcp_put X "$?" "$PWD" "$id"
         return 0
     fi
-    __tmcp_kept=$READLINE_LINE __tmcp_kept_at=$READLINE_POINT __tmcp_job=$id
+    __tmcp_kept=$READLINE_LINE __tmcp_kept_at=$READLINE_POINT __tmcp_job=$id __tmcp_cmd=$cmd
     READLINE_LINE=$cmd READLINE_POINT=${#cmd}
     __tmcp_accept accept-line
     __tmcp_put R "" "$PWD" "$id ${#__tmcp_kept} 1"

@@ -30,10 +30,19 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         printf '%s\tfish\t%s\t\t%s\t%s\t%s\n' $argv[1] $fish_pid "$argv[2]" "$s" "$c" >>$__tmcp_f 2>/dev/null
     end
     function __tmcp_preexec --on-event fish_preexec
-        __tmcp_put C '' $argv[1]
+        # An agent's line is named without the space that keeps it out of
+        # history.
+        if test -n "$__tmcp_job"
+            __tmcp_put C '' (string sub -s 2 -- $argv[1] | string collect)
+        else
+            __tmcp_put C '' $argv[1]
+        end
     end
     function __tmcp_postexec --on-event fish_postexec
         set -l s $status
+        # fish keeps a line that starts with a space for Up until the next
+        # line: an agent's line does not stay even there.
+        test -n "$__tmcp_job"; and builtin history delete --exact --case-sensitive -- $argv[1] >/dev/null 2>&1
         __tmcp_put P $s "$__tmcp_job"
         set -g __tmcp_job
     end

@@ -26,12 +26,26 @@ __tmcp_put() {
 }
 __tmcp_precmd() {
     local s=$?
+    __tmcp_pop
     __tmcp_put P $s $PWD "${__tmcp_job-}"
     typeset -g __tmcp_job=
     return $s
 }
-# An agent's line (run_command) leaves no history entry.
-__tmcp_addhist() { [[ -z ${__tmcp_job-} ]]; }
+# An agent's line (run_command) leaves no history entry, not even the one
+# zsh keeps for Up until the next line (a line a hook refuses lingers): it
+# goes into a history list of its own (fc -p), dropped at the next prompt
+# (fc -P), so while it runs `history` shows only it. Not dropped in preexec:
+# zsh hands preexec hooks the entry's own text, which fc -P frees.
+__tmcp_addhist() {
+    [[ -z ${__tmcp_job-} ]] && return 0
+    fc -p && typeset -g __tmcp_pushed=1
+    return 1
+}
+__tmcp_pop() {
+    [[ -n ${__tmcp_pushed-} ]] || return 0
+    typeset -g __tmcp_pushed=
+    fc -P
+}
 # run_command through this shell: the broker writes the command to
 # $__tmcp_f.run and sends a private key chord (\e[9400~); the line editor
 # takes the command as if typed, the person's half-typed line pushed and
@@ -76,7 +90,7 @@ __tmcp_take() {
     fi
     local kept=${#BUFFER}
     (( kept )) && zle push-line
-    typeset -g __tmcp_job=$id
+    typeset -g __tmcp_job=$id __tmcp_cmd=$cmd
     __tmcp_put R '' $PWD "$id $kept 1"
     BUFFER=$cmd
     zle accept-line
@@ -87,7 +101,14 @@ bindkey -M viins '\e[9400~' __tmcp_take
 bindkey -M vicmd '\e[9400~' __tmcp_take
 bindkey -M visual '\e[9400~' __tmcp_take 2>/dev/null
 zshaddhistory_functions+=(__tmcp_addhist)
-__tmcp_preexec() { __tmcp_put C '' $PWD "${1:-$3}"; }
+# An agent's line is named as the agent wrote it.
+__tmcp_preexec() {
+    if [[ -n ${__tmcp_job-} ]]; then
+        __tmcp_put C '' $PWD "$__tmcp_cmd"
+    else
+        __tmcp_put C '' $PWD "${1:-$3}"
+    fi
+}
 precmd_functions=(__tmcp_precmd $precmd_functions)
 preexec_functions+=(__tmcp_preexec)
 __tmcp_put I '' $PWD $ZSH_VERSION
