@@ -157,6 +157,9 @@ pub struct Output {
     pub dropped: usize,
     /// Why the rows are not certain, when they are not.
     pub note: Option<String>,
+    /// The last line ended without a newline (the prompt was drawn after it
+    /// on its row, or the shell marked it: zsh's `PROMPT_SP`, fish's `⏎`).
+    pub unterminated: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +174,12 @@ pub struct Command {
     pub status: Option<i32>,
     /// The grid row (history and screen, absolute) the output starts at.
     pub start_row: Option<u64>,
+    /// The command's line was seen on the row above [`Command::start_row`]
+    /// (else that row is the cursor's when it started).
+    pub line_above: bool,
+    /// What the prompt's row showed before the command (a one-line command
+    /// not wrapped): output that ends without a newline has it drawn after.
+    pub prompt_tail: Option<String>,
     pub output: Option<Output>,
     /// Why there is no output, when there is none.
     pub output_missing: Option<String>,
@@ -440,7 +449,9 @@ impl Marks {
             .cloned()
     }
 
-    pub fn set_start_row(&self, pane: &str, seq: u64, row: u64) {
+    /// Where the command's output starts: `row`; `line` when its command
+    /// line was seen above it, with the prompt before it when known.
+    pub fn set_start_row(&self, pane: &str, seq: u64, row: u64, line: Option<Option<String>>) {
         if let Some(c) = self
             .panes
             .lock()
@@ -449,6 +460,8 @@ impl Marks {
             .and_then(|l| l.commands.iter_mut().find(|c| c.seq == seq))
         {
             c.start_row = Some(row);
+            c.line_above = line.is_some();
+            c.prompt_tail = line.flatten();
         }
         self.bump();
     }
@@ -655,6 +668,8 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
                 ended: None,
                 status: None,
                 start_row: None,
+                line_above: false,
+                prompt_tail: None,
                 output: None,
                 output_missing: None,
                 output_done: false,
@@ -855,6 +870,7 @@ mod tests {
                 lines,
                 dropped: 0,
                 note: None,
+                unterminated: false,
             }),
         );
         let c = marks.command("%1", 1).unwrap();

@@ -74,15 +74,31 @@ async fn started(b: &Arc<Broker>, id: &str, seq: u64) {
         };
         let cursor = grid.cursor_abs();
         if let Some(row) = start_row(&grid, cursor, &cmd) {
-            b.marks.set_start_row(id, seq, row);
+            let prompt = prompt_tail(&grid, row, &cmd);
+            b.marks.set_start_row(id, seq, row, Some(prompt));
             return;
         }
         first_cursor.get_or_insert(cursor);
         tokio::time::sleep(Duration::from_millis(3)).await;
     }
     if let Some(cursor) = first_cursor {
-        b.marks.set_start_row(id, seq, cursor);
+        b.marks.set_start_row(id, seq, cursor, None);
     }
+}
+
+/// What the prompt's row showed before a one-line command that did not wrap
+/// (`$ ` of `$ printf abc`); `None` otherwise.
+fn prompt_tail(grid: &since::Grid, row: u64, cmd: &Command) -> Option<String> {
+    let text = cmd.text.trim_end();
+    if text.is_empty() || text.contains('\n') {
+        return None;
+    }
+    let i = grid.index(row.checked_sub(1)?)?;
+    let shown = grid.rows.get(i)?.trim_end();
+    let before = shown.strip_suffix(text)?;
+    // A wrapped command's last row holds only its tail; its prompt is rows
+    // above: not told here.
+    (!before.trim().is_empty()).then(|| before.to_string())
 }
 
 /// How often the grid is read for a command's line before its output is
@@ -138,28 +154,126 @@ async fn ended(b: &Arc<Broker>, id: &str, seq: u64) {
         );
         return;
     };
-    let out = read_rows(b, &pane, start).await;
-    b.marks.set_output(id, seq, out);
+    // Whose mark ends output without a newline (fish's): the pane's shell.
+    let shell = b.marks.shell(id).map(|s| s.shell.name).unwrap_or_default();
+    let mut out = read_rows(b, &pane, start, &cmd, &shell).await;
+    // Output without a final newline has the prompt drawn after it on the
+    // cursor's row; the grid can be read before the shell drew it: read
+    // again, a few times, while the cursor's row holds something else.
+    for _ in 0..END_READS {
+        if !matches!(&out, Ok((_, Tail::Unsettled))) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        out = read_rows(b, &pane, start, &cmd, &shell).await;
+    }
+    b.marks.set_output(id, seq, out.map(|(o, _)| o));
+}
+
+/// How often an ended command's rows are read again while the prompt after
+/// it is not drawn yet.
+const END_READS: usize = 4;
+
+/// What the cursor's row held when the rows were read.
+#[derive(Debug, PartialEq)]
+enum Tail {
+    /// Nothing, the prompt alone, or output the prompt was drawn after.
+    Settled,
+    /// Something that does not end with the prompt seen before the command.
+    Unsettled,
 }
 
 /// The rows from `start` to the cursor (the last [`MAX_ROWS`]).
-async fn read_rows(b: &Arc<Broker>, pane: &Pane, start: u64) -> Result<Output, String> {
+async fn read_rows(
+    b: &Arc<Broker>,
+    pane: &Pane,
+    start: u64,
+    cmd: &Command,
+    shell: &str,
+) -> Result<(Output, Tail), String> {
     // The state first: where the cursor is now, to read no more than needed.
-    match since::read(b, pane.clone(), 0, false).await {
-        Ok((_, now)) => {
-            let cursor = now.cursor_abs();
-            let from = start.max(cursor.saturating_sub(MAX_ROWS));
-            let rel = from as i64 - now.state.history_size as i64;
-            match since::read(b, pane.clone(), rel, false).await {
-                Ok((_, g)) => Ok(rows(&g, start, from, cursor)),
-                Err(e) => Err(e.why().to_string()),
+    let (_, now) = since::read(b, pane.clone(), 0, false)
+        .await
+        .map_err(|e| e.why().to_string())?;
+    let s = &now.state;
+    let cursor = now.cursor_abs();
+    let floor = cursor.saturating_sub(MAX_ROWS);
+    let full = s.history_limit > 0 && s.history_size >= s.history_limit;
+    // The command's line, once in the history, stays there unless the
+    // history is cleared (`clear` sends E3): the row above the output is
+    // read too, to see that it still shows the line.
+    let above = start
+        .checked_sub(1)
+        .filter(|&r| cmd.line_above && !full && r >= floor && r < s.history_size);
+    let from = start.max(floor);
+    let read_from = above.unwrap_or(from).min(from);
+    let rel = read_from as i64 - s.history_size as i64;
+    let (_, mut g) = since::read(b, pane.clone(), rel, false)
+        .await
+        .map_err(|e| e.why().to_string())?;
+    let last = cmd.text.lines().last().unwrap_or_default().trim_end();
+    let gone = above.is_some_and(|r| {
+        !g.index(r)
+            .is_some_and(|i| i < g.rows.len() && ends_with_line(&g, i, last))
+    });
+    if cursor < start || gone {
+        // Cleared while it ran: what the pane still holds is after the clear.
+        if read_from > floor {
+            let rel = floor as i64 - s.history_size as i64;
+            g = since::read(b, pane.clone(), rel, false)
+                .await
+                .map_err(|e| e.why().to_string())?
+                .1;
+        }
+        let mut out = rows(&g, floor, floor, cursor, cmd, shell);
+        out.0.note = Some(
+            "the pane's screen and history were cleared while the command ran (`clear`): these are the rows printed after that"
+                .to_string(),
+        );
+        return Ok(out);
+    }
+    let mut out = rows(&g, start, from, cursor, cmd, shell);
+    if shell == "zsh" && !out.0.unterminated {
+        let o = &mut out.0;
+        let row = from + o.lines.len() as u64;
+        if let Some(last) = o.lines.last_mut() {
+            if last.ends_with(['%', '#']) && zsh_mark(b, pane, row - 1, s.history_size).await {
+                last.pop();
+                o.unterminated = true;
             }
         }
-        Err(e) => Err(e.why().to_string()),
     }
+    Ok(out)
 }
 
-fn rows(g: &since::Grid, start: u64, from: u64, cursor: u64) -> Output {
+/// Whether the last character of row `abs` is zsh's `PROMPT_SP` mark: its
+/// default `PROMPT_EOL_MARK` (`%`, `#` as root) is drawn in standout
+/// (reverse), which output that ends with `%` is not.
+async fn zsh_mark(b: &Arc<Broker>, pane: &Pane, abs: u64, history_size: u64) -> bool {
+    let rel = abs as i64 - history_size as i64;
+    let Ok((_, g)) = since::read(b, pane.clone(), rel, true).await else {
+        return false;
+    };
+    let Some(row) = g.rows.first() else {
+        return false;
+    };
+    let Some(col) = row.text.trim_end().chars().count().checked_sub(1) else {
+        return false;
+    };
+    row.runs
+        .iter()
+        .find(|r| r.col <= col && col < r.col + r.len)
+        .is_some_and(|r| r.style.attributes().contains(&"reverse"))
+}
+
+fn rows(
+    g: &since::Grid,
+    start: u64,
+    from: u64,
+    cursor: u64,
+    cmd: &Command,
+    shell: &str,
+) -> (Output, Tail) {
     let mut note = None;
     let s = &g.state;
     if s.history_limit > 0 && s.history_size >= s.history_limit {
@@ -176,9 +290,47 @@ fn rows(g: &since::Grid, start: u64, from: u64, cursor: u64) -> Output {
     while lines.last().is_some_and(|l| l.is_empty()) {
         lines.pop();
     }
-    Output {
+    let mut unterminated = false;
+    let mut tail = Tail::Settled;
+    // The cursor's row: empty, or the prompt; or output without a final
+    // newline with the prompt drawn after it (bash). Before the prompt is
+    // drawn it holds the output alone: unsettled, read again.
+    let at = g.rows.get(z).map(|r| r.trim_end()).unwrap_or_default();
+    if z >= a && !at.is_empty() {
+        match cmd.prompt_tail.as_deref().map(str::trim_end) {
+            Some(p) if at == p => {}
+            Some(p) if at.ends_with(p) => {
+                lines.push(at[..at.len() - p.len()].to_string());
+                unterminated = true;
+            }
+            Some(_) => tail = Tail::Unsettled,
+            None => {}
+        }
+    }
+    // zsh (PROMPT_SP) and fish end output without a final newline with a
+    // mark of their own, then start the prompt on a new row.
+    if !unterminated {
+        if let Some(l) = lines.last_mut() {
+            if let Some(cut) = end_mark(shell, l) {
+                l.truncate(cut);
+                unterminated = true;
+            }
+        }
+    }
+    let out = Output {
         lines,
         dropped: (from - start) as usize,
         note,
-    }
+        unterminated,
+    };
+    (out, tail)
+}
+
+/// Where the shell's own end-of-output mark starts on the last row, if it
+/// ends with one: fish's `⏎`; zsh's default `PROMPT_EOL_MARK` (`%`, `#` as
+/// root) is not told from text that ends the same way, so only fish's.
+fn end_mark(shell: &str, row: &str) -> Option<usize> {
+    (shell == "fish")
+        .then(|| row.strip_suffix('⏎').map(str::len))
+        .flatten()
 }

@@ -1697,7 +1697,8 @@ async fn zsh_typed_run_with_a_comment_is_refused() {
 }
 
 /// What an enrolled run prints is what the agent gets (issue 48 item 10): a
-/// bash `for` loop's output, a command line longer than the pane is wide.
+/// bash `for` loop's output, a command line longer than the pane is wide,
+/// output without a final newline, output after `clear`.
 async fn enrolled_output_rows(shell: &str) {
     let srv = TmuxServer::start();
     let c = McpClient::attach(
@@ -1750,6 +1751,35 @@ async fn enrolled_output_rows(shell: &str) {
             assert_eq!(
                 text,
                 want.replace('\n', ""),
+                "{shell} round {round}: {command}: {got:#}\n{}",
+                screen(&srv, &pane)
+            );
+        }
+    }
+    // Exactly what was printed: output without a final newline (bash draws
+    // its prompt after it on the row, zsh and fish their own mark), output
+    // that ends like zsh's mark, and output after `clear` (which empties the
+    // history the output's start was counted in).
+    let exact = [
+        ("printf abc", "abc"),
+        ("printf 'a\\nb'", "a\nb"),
+        ("echo 100%", "100%\n"),
+        // (A clear within milliseconds of the start can come before the
+        // broker saw the command line: then the rows are not told.)
+        ("sleep 0.3; clear; echo after-clear", "after-clear\n"),
+        ("echo y", "y\n"),
+    ];
+    for round in 0..2 {
+        for (command, want) in exact {
+            let got = c
+                .call(
+                    "run_command",
+                    json!({ "paneId": pane, "command": command, "timeoutMs": 5000 }),
+                )
+                .await;
+            assert_eq!(
+                got["output"]["text"],
+                json!(want),
                 "{shell} round {round}: {command}: {got:#}\n{}",
                 screen(&srv, &pane)
             );

@@ -533,7 +533,9 @@ fn output_of(c: &Command, max_lines: usize, max_bytes: usize) -> Output {
         };
     };
     let total_lines = (o.dropped + o.lines.len()) as u64;
-    let total_bytes: u64 = o.lines.iter().map(|l| l.len() as u64 + 1).sum();
+    // The last line without its newline when the command printed none.
+    let total_bytes: u64 = o.lines.iter().map(|l| l.len() as u64 + 1).sum::<u64>()
+        - u64::from(o.unterminated && !o.lines.is_empty());
     let mut kept: Vec<&str> = Vec::new();
     let mut size = 0;
     for l in o.lines.iter().rev() {
@@ -545,7 +547,7 @@ fn output_of(c: &Command, max_lines: usize, max_bytes: usize) -> Output {
     }
     kept.reverse();
     let mut text = kept.join("\n");
-    if !kept.is_empty() {
+    if !kept.is_empty() && !o.unterminated {
         text.push('\n');
     }
     Output {
