@@ -10,7 +10,9 @@
 //! line editor took a broker's run (TEXT: its id, the length of the
 //! person's line it set aside, and 1 when the shell pressed accept-line
 //! itself, 0 when the broker must; `busy` or `refused:WHY` when it left its
-//! editor untouched). TIME is the shell's clock (`$EPOCHREALTIME`) where it has one,
+//! editor untouched), `K` what the shell holds set aside of the person's
+//! lines (TEXT: how many; bash and fish, after each take that set a line
+//! aside and each give-back chord, whether it gave one back or not). TIME is the shell's clock (`$EPOCHREALTIME`) where it has one,
 //! else the broker's when it read the line; CWD and TEXT escape `\`, tab,
 //! LF and CR with a backslash. The shells append with builtins only, so
 //! nothing here ever asks them or tmux anything.
@@ -20,7 +22,7 @@
 //! oldest outputs go first); a pane file is read from where the last read
 //! stopped and set aside once it grows past [`ROTATE`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -47,6 +49,8 @@ pub enum Kind {
     ScriptPid,
     /// A script ended (`X`; STATUS its `$?`, TEXT the run's id).
     ScriptEnd,
+    /// How many of the person's lines the shell holds set aside (`K`).
+    Held,
 }
 
 /// One line a shell wrote.
@@ -73,6 +77,7 @@ pub fn parse(line: &str) -> Option<Mark> {
         "R" => Kind::Run,
         "S" => Kind::ScriptPid,
         "X" => Kind::ScriptEnd,
+        "K" => Kind::Held,
         _ => return None,
     };
     Some(Mark {
@@ -199,6 +204,27 @@ struct PaneLog {
     pending: Changed,
     /// The last run the line editor took (`R`).
     taken: Option<Taken>,
+    /// The shell's last `K`: its pid and the lines it holds set aside.
+    held: Option<(u32, usize)>,
+    /// `K` marks read.
+    held_said: u64,
+    /// `P` marks read.
+    prompts: u64,
+}
+
+/// What a shell says it holds set aside of the person's lines, and how far
+/// it got: a give-back waits for the shell's next prompt while one is held
+/// (the person's own line was in the editor when the last was tried).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Held {
+    /// The lines set aside, as the shell's last `K` said; `None` when it
+    /// never said (a snippet from before `K`, or zsh, which gives its lines
+    /// back itself).
+    pub lines: Option<usize>,
+    /// `K` marks read: one more once the shell answered a give-back chord.
+    pub said: u64,
+    /// `P` marks read: one more at each prompt the shell reports.
+    pub prompts: u64,
 }
 
 /// A broker's run as the line editor took it.
@@ -268,6 +294,8 @@ pub struct Marks {
     changed: tokio::sync::watch::Sender<u64>,
     /// One broker run at a time per pane's shell.
     runs: Mutex<HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    /// The panes whose shell a give-back waits on (one per pane).
+    givers: Mutex<HashSet<String>>,
 }
 
 impl Marks {
@@ -321,11 +349,32 @@ impl Marks {
             .clone()
     }
 
+    /// Claims the give-back of `pane`'s held lines; false when another
+    /// holds it. Released with [`Marks::release_giver`].
+    pub fn claim_giver(&self, pane: &str) -> bool {
+        self.givers.lock().unwrap().insert(pane.to_string())
+    }
+
+    pub fn release_giver(&self, pane: &str) {
+        self.givers.lock().unwrap().remove(pane);
+    }
+
     /// The run `id` if the line editor of `pane` took it.
     pub fn taken(&self, pane: &str, id: &str) -> Option<Taken> {
         self.read(pane);
         let panes = self.panes.lock().unwrap();
         panes.get(pane)?.taken.clone().filter(|t| t.id == id)
+    }
+
+    /// What the shell `pid` of `pane` says it holds set aside (read first).
+    pub fn held(&self, pane: &str, pid: u32) -> Held {
+        self.read(pane);
+        let panes = self.panes.lock().unwrap();
+        panes.get(pane).map_or_else(Held::default, |l| Held {
+            lines: l.held.filter(|h| h.0 == pid).map(|h| h.1),
+            said: l.held_said,
+            prompts: l.prompts,
+        })
     }
 
     /// The pane ids with a marks file.
@@ -687,8 +736,16 @@ fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
             }
             false
         }
+        Kind::Held => {
+            if let Ok(n) = m.text.parse() {
+                log.held = Some((m.pid, n));
+                log.held_said += 1;
+            }
+            false
+        }
         Kind::Prompt => {
             log.prompt_since = Some(time);
+            log.prompts += 1;
             if let Some(t) = log
                 .taken
                 .as_mut()
@@ -852,6 +909,39 @@ mod tests {
         assert!(!shell_of(pid, Some(start)).alive(), "a zombie");
         running.wait().unwrap();
         assert!(!shell_of(pid, Some(start)).alive(), "reaped");
+    }
+
+    #[test]
+    fn held_lines_are_the_shell_s_last_word() {
+        let marks = Marks::default();
+        let mut log = PaneLog::default();
+        let mut ch = Changed::default();
+        apply(&mut log, parse(&line("I", 1, "", "5.2")).unwrap(), &mut ch);
+        marks.panes.lock().unwrap().insert("%1".into(), log);
+        let held = |marks: &Marks| marks.held("%1", 1);
+        assert_eq!(held(&marks), Held::default(), "never said");
+        let mut add = |l: String| {
+            let mut panes = marks.panes.lock().unwrap();
+            apply(
+                panes.get_mut("%1").unwrap(),
+                parse(l.trim_end_matches('\n')).unwrap(),
+                &mut ch,
+            );
+        };
+        add(line("K", 1, "", "1"));
+        add(line("P", 1, "0", ""));
+        add(line("K", 1, "", "not a count"));
+        assert_eq!(
+            held(&marks),
+            Held {
+                lines: Some(1),
+                said: 1,
+                prompts: 1
+            }
+        );
+        add(line("K", 1, "", "0"));
+        assert_eq!(held(&marks).lines, Some(0));
+        assert_eq!(marks.held("%1", 2).lines, None, "another shell's word");
     }
 
     #[test]

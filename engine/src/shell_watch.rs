@@ -121,24 +121,28 @@ fn start_row(grid: &since::Grid, cursor: u64, cmd: &Command) -> Option<u64> {
 }
 
 /// Whether row `i`, with the rows before it that it continues (a command
-/// line wider than the pane wraps onto several), ends with `last`.
+/// line wider than the pane wraps onto several), ends with `last`. Compared
+/// without blanks: a captured row loses the spaces it ends with, so a line
+/// wrapped at a space joins without it.
 fn ends_with_line(grid: &since::Grid, i: usize, last: &str) -> bool {
-    let mut shown = grid.rows[i].trim_end().to_string();
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let last = squeeze(last);
+    let mut shown = squeeze(&grid.rows[i]);
     // The line's last row holds its end: the whole line, or (wrapped) only
     // its tail; a blank row below it is not it.
-    if shown.is_empty() || !(shown.ends_with(last) || last.ends_with(shown.as_str())) {
+    if shown.is_empty() || !(shown.ends_with(&last) || last.ends_with(shown.as_str())) {
         return false;
     }
     let mut j = i;
     loop {
-        if shown.ends_with(last) {
+        if shown.ends_with(&last) {
             return true;
         }
         if j == 0 || shown.len() > last.len() + 4096 {
             return false;
         }
         j -= 1;
-        shown.insert_str(0, &grid.rows[j]);
+        shown.insert_str(0, &squeeze(&grid.rows[j]));
     }
 }
 

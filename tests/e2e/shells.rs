@@ -1894,6 +1894,134 @@ async fn an_agent_s_lines_leave_no_trace_in_history(shell: &str) {
     c.close().await;
 }
 
+/// The column of the pane's cursor.
+fn cursor_x(srv: &TmuxServer, pane: &str) -> String {
+    srv.tmux(&["display-message", "-p", "-t", pane, "#{cursor_x}"])
+        .trim()
+        .to_string()
+}
+
+/// The person has `echo kept` half-typed (the cursor two characters from
+/// its end) when an agent's command runs, and types `echo typed` while it
+/// runs: after the run the editor holds `echo typed` alone (the set-aside
+/// line is not merged into it, nor lost); Enter runs `echo typed` alone, and
+/// the set-aside line comes back at the next prompt, text and cursor; history
+/// holds what the person entered only.
+async fn a_line_typed_during_a_run_is_neither_lost_nor_merged(shell: &str) {
+    let (srv, c, pane) = enrolled(shell, &["--safety", "mutating"]).await;
+    let _ = cleared(&srv, &pane);
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "echo kept"]);
+    wait_row(&srv, &pane, |l| l.ends_with("echo kept"));
+    let end = cursor_x(&srv, &pane);
+    srv.tmux(&["send-keys", "-t", &pane, "Left", "Left"]);
+    let at = poll(Duration::from_secs(10), || {
+        let x = cursor_x(&srv, &pane);
+        (x != end).then_some(x)
+    })
+    .expect("the cursor never moved");
+
+    // The agent's command runs until the test says (a file appears), so the
+    // person's keys surely come while it runs: the terminal echoes them.
+    let go = srv.scratch(&format!("go-{shell}"));
+    let command = format!(
+        "sh -c 'while [ ! -e {} ]; do sleep 0.05; done'; echo agent",
+        go.display()
+    );
+    let job = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": command, "detach": true }),
+        )
+        .await;
+    let id = job["jobId"].as_str().expect("a job id").to_string();
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "running").await;
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "echo typed"]);
+    poll(Duration::from_secs(10), || {
+        screen(&srv, &pane)
+            .lines()
+            .any(|l| l == "echo typed")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("the typed keys were not echoed: {}", screen(&srv, &pane)));
+    std::fs::write(&go, "").unwrap();
+    let done = job_until(&c, &id, "done").await;
+    assert_eq!(done["exitStatus"], json!(0), "{done:#}");
+
+    // The editor holds what the person typed, as typed, nothing else.
+    let row = wait_row(&srv, &pane, |l| l.ends_with("echo typed"));
+    assert!(!row.contains("kept"), "merged: {}", screen(&srv, &pane));
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    // `echo typed` ran alone; the set-aside line is back, cursor and all.
+    let row = wait_row(&srv, &pane, |l| l.ends_with("echo kept"));
+    let shown = screen(&srv, &pane);
+    assert!(shown.lines().any(|l| l == "typed"), "{shown}");
+    assert!(
+        !row.contains("typed") && !shown.contains("keptecho"),
+        "{shown}"
+    );
+    poll(Duration::from_secs(10), || {
+        (cursor_x(&srv, &pane) == at).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the cursor is at {}, not {at}: {}",
+            cursor_x(&srv, &pane),
+            screen(&srv, &pane)
+        )
+    });
+
+    // History: the person's `echo typed`, not their set-aside line nor the
+    // agent's command.
+    srv.tmux(&["send-keys", "-t", &pane, "C-e", "C-u"]);
+    let _ = cleared(&srv, &pane);
+    let probe = match shell {
+        "fish" => "echo h=(history | grep -c 'echo k[e]pt')/(history | grep -c 'echo t[y]ped')/(history | grep -c 'a[g]ent')",
+        "zsh" => "echo h=$(fc -ln 1 | grep -c 'echo k[e]pt')/$(fc -ln 1 | grep -c 'echo t[y]ped')/$(fc -ln 1 | grep -c 'a[g]ent')",
+        _ => "echo h=$(history | grep -c 'echo k[e]pt')/$(history | grep -c 'echo t[y]ped')/$(history | grep -c 'a[g]ent')",
+    };
+    type_line(&srv, &pane, probe);
+    poll(Duration::from_secs(10), || {
+        screen(&srv, &pane).contains("h=0/1/0").then_some(())
+    })
+    .unwrap_or_else(|| panic!("{}", screen(&srv, &pane)));
+
+    // Again, the typed line erased and an empty line entered: that prompt
+    // gives the set-aside line back (fish runs no command for it).
+    let _ = cleared(&srv, &pane);
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "echo again"]);
+    wait_row(&srv, &pane, |l| l.ends_with("echo again"));
+    let go = srv.scratch(&format!("go2-{shell}"));
+    let command = format!(
+        "sh -c 'while [ ! -e {} ]; do sleep 0.05; done'",
+        go.display()
+    );
+    let job = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": command, "detach": true }),
+        )
+        .await;
+    let id = job["jobId"].as_str().expect("a job id").to_string();
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "running").await;
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "echo other"]);
+    poll(Duration::from_secs(10), || {
+        screen(&srv, &pane)
+            .lines()
+            .any(|l| l == "echo other")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("the typed keys were not echoed: {}", screen(&srv, &pane)));
+    std::fs::write(&go, "").unwrap();
+    job_until(&c, &id, "done").await;
+    wait_row(&srv, &pane, |l| l.ends_with("echo other"));
+    srv.tmux(&["send-keys", "-t", &pane, "C-e", "C-u"]);
+    wait_row(&srv, &pane, |l| !l.contains("echo other"));
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    let row = wait_row(&srv, &pane, |l| l.ends_with("echo again"));
+    assert!(!row.contains("other"), "{}", screen(&srv, &pane));
+    c.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bash_an_agent_s_lines_leave_no_trace_in_history() {
     an_agent_s_lines_leave_no_trace_in_history("bash").await;
@@ -1907,4 +2035,19 @@ async fn zsh_an_agent_s_lines_leave_no_trace_in_history() {
 #[tokio::test(flavor = "multi_thread")]
 async fn fish_an_agent_s_lines_leave_no_trace_in_history() {
     an_agent_s_lines_leave_no_trace_in_history("fish").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_a_line_typed_during_a_run_is_neither_lost_nor_merged() {
+    a_line_typed_during_a_run_is_neither_lost_nor_merged("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_a_line_typed_during_a_run_is_neither_lost_nor_merged() {
+    a_line_typed_during_a_run_is_neither_lost_nor_merged("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_a_line_typed_during_a_run_is_neither_lost_nor_merged() {
+    a_line_typed_during_a_run_is_neither_lost_nor_merged("fish").await;
 }

@@ -4,13 +4,13 @@
 //!
 //! The broker writes the command to `<pane id>.run` in the marks directory
 //! and sends [`TAKE`]; the shell's binding reads the file, sets the person's
-//! half-typed line aside (zsh `push-line`; bash `READLINE_LINE`, fish
-//! `commandline`, given back with [`GIVE`] once the command ended), puts the
-//! command in the editor, writes an `R` mark, and presses accept-line (bash
-//! through its chord's macro, whose second key it binds to accept-line only
-//! when it took a command; a snippet enrolled before that gets [`ACCEPT`]
-//! from the broker after its `R`). The
-//! pane shows the prompt, the command and its output; the command runs in
+//! half-typed line aside (given back at the first prompt whose editor is
+//! empty: by zsh's snippet itself, by bash's and fish's on [`GIVE`], see
+//! [`give_back`]), puts the command in the editor, writes an `R` mark, and
+//! presses accept-line (bash through its chord's macro, whose second key it
+//! binds to accept-line only when it took a command; a snippet enrolled
+//! before that gets [`ACCEPT`] from the broker after its `R`). The pane
+//! shows the prompt, the command and its output; the command runs in
 //! the shell itself, on the pane's terminal, so `$?`, `cd`, `test -t 1` and
 //! builtins are as if typed; the snippet keeps the line out of history. The
 //! status comes from the shell's `P` mark, the output from the rows the
@@ -25,7 +25,7 @@ use crate::jobs::{Finish, Output};
 use crate::session::Session;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tmux_mcp_engine::marks::{Command, Taken};
+use tmux_mcp_engine::marks::{Command, Held, Taken};
 use tmux_mcp_engine::registry::Pane;
 use tmux_mcp_engine::Broker;
 
@@ -472,7 +472,7 @@ pub async fn finish(
 /// command that starts a nested enrolled shell makes that one the pane's,
 /// while the run's shell waits for it and still runs).
 fn shell_alive(run: &Run) -> bool {
-    tmux_mcp_engine::marks::process_runs(run.shell.pid, run.shell.start)
+    process_runs_shell(&run.shell)
 }
 
 /// The processes under `pid` (children, theirs, …), from the process table.
@@ -493,29 +493,140 @@ fn descendants(pid: u32) -> Vec<u32> {
     out
 }
 
-/// Gives the person's half-typed line back (bash, fish; zsh's push-line
-/// does it itself), into an empty line only. Its chord, too, is sent only
-/// once the kernel says the shell holds its terminal in its editor (a
-/// prompt's hooks may run a program first, which would get the chord); not
-/// within [`GIVE_WAIT`], it is not sent (the line stays set aside).
-pub async fn give_back(broker: &Broker, run: &Run) {
-    if run.taken.kept == 0 || run.shell.name == "zsh" {
+/// Gives the person's set-aside lines back (bash, fish; zsh's snippet does
+/// it itself, from its zle-line-init hook), each only into an empty editor
+/// at the primary prompt: the shell's binding keeps the line set aside
+/// otherwise. What the person typed during the run waits in the terminal
+/// before the chord, so it reaches the editor first: it stays as typed,
+/// never joined to the set-aside line, and the line comes back at a later
+/// prompt, after the person's next line ([`keep_giving`]), as zsh's buffer
+/// stack does.
+///
+/// Each chord, too, is sent only once the kernel says the shell holds its
+/// terminal in its editor (a prompt's hooks may run a program first, which
+/// would get the chord); not within [`GIVE_WAIT`], it is not sent (the line
+/// stays set aside until the next prompt's try).
+pub async fn give_back(broker: &Arc<Broker>, run: &Run) {
+    if run.shell.name == "zsh" {
         return;
     }
-    let until = Instant::now() + GIVE_WAIT;
-    while let Err(why) = shell_holds_terminal(&run.pane, &run.tty, &run.shell) {
-        if Instant::now() >= until {
-            tracing::info!(
-                "the person's line was not given back in {}: {why}",
-                run.pane
-            );
+    let said = broker.marks.held(&run.pane, run.shell.pid);
+    match said.lines {
+        // A snippet from before `K` (the new one says `K` as it sets a line
+        // aside): its one line, given back once, no answer awaited.
+        None if run.taken.kept > 0 => {
+            give(broker, &run.pane, &run.tty, &run.shell, false).await;
             return;
+        }
+        None | Some(0) => return,
+        Some(_) => {}
+    }
+    let answer = give(broker, &run.pane, &run.tty, &run.shell, true).await;
+    if let Some(held) = answer.filter(|h| h.lines.is_some_and(|n| n > 0)) {
+        tokio::spawn(keep_giving(
+            broker.clone(),
+            run.pane.clone(),
+            run.tty.clone(),
+            run.shell.clone(),
+            held,
+        ));
+    }
+}
+
+/// One give-back chord, once the kernel says the shell holds its terminal;
+/// with `answer`, what the shell holds after it, as it answered (`K`), or
+/// `None` (not sent, or no answer).
+async fn give(
+    broker: &Broker,
+    pane: &str,
+    tty: &str,
+    shell: &ShellRecord,
+    answer: bool,
+) -> Option<Held> {
+    let marks = &broker.marks;
+    let until = Instant::now() + GIVE_WAIT;
+    while let Err(why) = shell_holds_terminal(pane, tty, shell) {
+        if Instant::now() >= until {
+            tracing::info!("the person's line was not given back in {pane}: {why}");
+            return None;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let argv = chord(&run.pane, GIVE);
+    let before = marks.held(pane, shell.pid).said;
+    let mut changed = marks.changed();
+    let argv = chord(pane, GIVE);
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let _ = super::refs::run_command(broker, &argv).await;
+    if !answer {
+        return None;
+    }
+    let answer = async {
+        loop {
+            let now = marks.held(pane, shell.pid);
+            if now.said > before {
+                return now;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(100), changed.changed()).await;
+        }
+    };
+    tokio::time::timeout(TAKE_WAIT, answer).await.ok()
+}
+
+/// The shell still holds a line set aside (the person's own was in the
+/// editor): one more give-back chord after each later prompt it reports
+/// (`P`: the person's next line ended, or an empty one), until it holds
+/// none, the shell ends or the server goes. One per pane, holding no run's
+/// turn but while it gives (a run's own give-back, at its end, comes first).
+/// `seen`: the shell's answer to the last chord.
+async fn keep_giving(
+    broker: Arc<Broker>,
+    pane: String,
+    tty: String,
+    shell: ShellRecord,
+    mut seen: Held,
+) {
+    struct Claim(Arc<Broker>, String);
+    impl Drop for Claim {
+        fn drop(&mut self) {
+            self.0.marks.release_giver(&self.1);
+        }
+    }
+    if !broker.marks.claim_giver(&pane) {
+        return;
+    }
+    let _claim = Claim(broker.clone(), pane.clone());
+    let marks = &broker.marks;
+    let mut changed = marks.changed();
+    loop {
+        let now = marks.held(&pane, shell.pid);
+        if now.lines.unwrap_or(0) == 0 || !process_runs_shell(&shell) {
+            return;
+        }
+        if now.prompts > seen.prompts {
+            let lock = marks.run_lock(&pane);
+            let _turn = lock.lock().await;
+            let now = marks.held(&pane, shell.pid);
+            // A run in between set a line aside or gave one back at its
+            // own end: wait for the prompt after that.
+            let run_between = now.said != seen.said;
+            seen = now;
+            if !run_between {
+                if let Some(answer) = give(&broker, &pane, &tty, &shell, true).await {
+                    seen = answer;
+                }
+            }
+            continue;
+        }
+        tokio::select! {
+            _ = changed.changed() => {}
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = broker.server_gone() => return,
+        }
+    }
+}
+
+fn process_runs_shell(shell: &ShellRecord) -> bool {
+    tmux_mcp_engine::marks::process_runs(shell.pid, shell.start)
 }
 
 /// The command's rows as a job's output, its tail within the limits.

@@ -162,16 +162,31 @@ __tmcp_take() {
         __tmcp_put X "$?" "$PWD" "$id"
         return 0
     fi
-    __tmcp_kept=$READLINE_LINE __tmcp_kept_at=$READLINE_POINT __tmcp_job=$id __tmcp_cmd=$cmd
+    local kept=${#READLINE_LINE}
+    if ((kept)); then
+        __tmcp_kept+=("$READLINE_LINE") __tmcp_kept_at+=("$READLINE_POINT")
+        __tmcp_put K "" "$PWD" "${#__tmcp_kept[@]}"
+    fi
+    __tmcp_job=$id __tmcp_cmd=$cmd
     READLINE_LINE=$cmd READLINE_POINT=${#cmd}
     __tmcp_accept accept-line
-    __tmcp_put R "" "$PWD" "$id ${#__tmcp_kept} 1"
+    __tmcp_put R "" "$PWD" "$id $kept 1"
 }
+# The lines set aside, a stack (text and cursor), as zsh's buffer stack:
+# the broker sends \e[9402~ after the run and, while a line is held, after
+# each later prompt (the K mark says how many are held). Keys the person
+# typed during the run wait in the terminal before the chord, so they are in
+# the editor when it comes: the line is given back only into an empty line
+# at the primary prompt, else held for the next prompt (never joined to
+# theirs, never dropped).
+__tmcp_kept=() __tmcp_kept_at=()
 __tmcp_give() {
-    if [[ -z $READLINE_LINE && -n ${__tmcp_kept-} ]]; then
-        READLINE_LINE=$__tmcp_kept READLINE_POINT=$__tmcp_kept_at
+    local n=${#__tmcp_kept[@]}
+    if ((n)) && [[ -z $READLINE_LINE && $__tmcp_c == 0 ]]; then
+        READLINE_LINE=${__tmcp_kept[n-1]} READLINE_POINT=${__tmcp_kept_at[n-1]}
+        unset '__tmcp_kept[n-1]' '__tmcp_kept_at[n-1]'
     fi
-    __tmcp_kept=
+    __tmcp_put K "" "$PWD" "${#__tmcp_kept[@]}"
 }
 for __tmcp_m in emacs vi-insert vi-command; do
     bind -m $__tmcp_m -x '"\e[9403~": __tmcp_take'

@@ -45,6 +45,7 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         test -n "$__tmcp_job"; and builtin history delete --exact --case-sensitive -- $argv[1] >/dev/null 2>&1
         __tmcp_put P $s "$__tmcp_job"
         set -g __tmcp_job
+        set -g __tmcp_posted 1
     end
     # run_command through this shell: the broker writes the command to
     # $__tmcp_f.run and sends private key chords; the line editor takes the
@@ -84,22 +85,47 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
             __tmcp_put X $status $id
             return 0
         end
-        set -g __tmcp_kept (commandline | string collect)
-        set -g __tmcp_kept_at (commandline -C)
+        set -l line (commandline | string collect)
+        if test -n "$line"
+            set -g -a __tmcp_kept $line
+            set -g -a __tmcp_kept_at (commandline -C)
+            __tmcp_put K '' (count $__tmcp_kept)
+        end
         set -g __tmcp_job $parts[1]
-        __tmcp_put R '' "$parts[1] "(string length -- "$__tmcp_kept")" 1"
+        __tmcp_put R '' "$parts[1] "(string length -- "$line")" 1"
         commandline -r -- " $parts[2]"
         # No autosuggestion drawn after the command (it would look like part
         # of it: `cd /` shown as `cd /bin/`).
         commandline -f suppress-autosuggestion execute
     end
+    # The lines set aside, a stack (text and cursor), as zsh's buffer
+    # stack: the broker sends \e[9402~ after the run and, while a line is
+    # held, after each later prompt (the K mark says how many are held).
+    # Keys the person typed during the run wait in the terminal before the
+    # chord, so they are in the editor when it comes: the line is given back
+    # only into an empty editor, else held for the next prompt (never joined
+    # to theirs, never dropped).
+    set -g __tmcp_kept
+    set -g __tmcp_kept_at
     function __tmcp_give
         set -l now (commandline | string collect)
-        if test -z "$now"; and test -n "$__tmcp_kept"
-            commandline -r -- $__tmcp_kept
-            commandline -C $__tmcp_kept_at
+        if test -z "$now"; and set -q __tmcp_kept[1]
+            commandline -r -- $__tmcp_kept[-1]
+            commandline -C $__tmcp_kept_at[-1]
+            set -e __tmcp_kept[-1]
+            set -e __tmcp_kept_at[-1]
         end
-        set -g __tmcp_kept
+        __tmcp_put K '' (count $__tmcp_kept)
+    end
+    # An empty line runs no command, so no P mark says the prompt came
+    # back: while a line is held, this prompt says it (the broker gives the
+    # line back at the next prompt).
+    function __tmcp_prompt --on-event fish_prompt
+        set -l s $status
+        if set -q __tmcp_kept[1]; and not set -q __tmcp_posted
+            __tmcp_put P $s ''
+        end
+        set -e __tmcp_posted
     end
     # Every vi mode too: an unbound chord would be read as keys there
     # (visual mode's `~` flips a character's case); the binding refuses

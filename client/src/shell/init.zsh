@@ -27,6 +27,7 @@ __tmcp_put() {
 __tmcp_precmd() {
     local s=$?
     __tmcp_pop
+    (( $#__tmcp_kept )) && __tmcp_hook
     __tmcp_put P $s $PWD "${__tmcp_job-}"
     typeset -g __tmcp_job=
     return $s
@@ -48,8 +49,12 @@ __tmcp_pop() {
 }
 # run_command through this shell: the broker writes the command to
 # $__tmcp_f.run and sends a private key chord (\e[9400~); the line editor
-# takes the command as if typed, the person's half-typed line pushed and
-# given back at the next prompt (push-line).
+# takes the command as if typed, the person's half-typed line set aside on a
+# stack of ours (text and cursor) and given back by a zle-line-init hook at
+# the first later prompt whose editor is empty with no key pending. Not
+# push-line: zsh pops its buffer stack at the next prompt whatever the
+# person typed during the run, and their keys, waiting in the terminal,
+# were appended to it (one line of two).
 # Refused (an R mark saying why, the editor untouched) unless ZLE reads at
 # the primary prompt ($CONTEXT start, nothing read before: not a
 # here-document's or an open quote's continuation); a line holding a comment
@@ -89,13 +94,41 @@ __tmcp_take() {
         return 0
     fi
     local kept=${#BUFFER}
-    (( kept )) && zle push-line
+    if (( kept )); then
+        __tmcp_kept+=("$BUFFER") __tmcp_kept_at+=($CURSOR)
+        __tmcp_hook
+    fi
     typeset -g __tmcp_job=$id __tmcp_cmd=$cmd
     __tmcp_put R '' $PWD "$id $kept 1"
     BUFFER=$cmd
     zle accept-line
 }
 zle -N __tmcp_take
+typeset -ga __tmcp_kept __tmcp_kept_at
+# Gives the last line set aside back into an empty editor at the primary
+# prompt, only when no key waits ($PENDING: the terminal's queue, which
+# holds what the person typed during the run; KEYS_QUEUED_COUNT: keys a
+# widget pushed back): those keys are the person's line, and the set-aside
+# one waits for a later prompt.
+__tmcp_give() {
+    emulate -L zsh
+    (( $#__tmcp_kept )) || return 0
+    [[ -z $BUFFER && -z $PREBUFFER && $CONTEXT == start ]] || return 0
+    (( PENDING == 0 && ${KEYS_QUEUED_COUNT:-0} == 0 )) || return 0
+    BUFFER=$__tmcp_kept[-1]
+    CURSOR=$__tmcp_kept_at[-1]
+    shift -p __tmcp_kept __tmcp_kept_at
+}
+zle -N __tmcp_give
+autoload -Uz add-zle-hook-widget
+# Added beside the person's own zle-line-init (add-zle-hook-widget keeps
+# theirs); put back while a line is held if their rc replaced the widget
+# after this snippet.
+__tmcp_hook() {
+    emulate -L zsh
+    [[ ${widgets[zle-line-init]-} == user:azhw:zle-line-init ]] && return
+    add-zle-hook-widget line-init __tmcp_give
+}
 bindkey -M emacs '\e[9400~' __tmcp_take
 bindkey -M viins '\e[9400~' __tmcp_take
 bindkey -M vicmd '\e[9400~' __tmcp_take
