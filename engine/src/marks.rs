@@ -366,6 +366,33 @@ impl Marks {
         panes.get(pane)?.taken.clone().filter(|t| t.id == id)
     }
 
+    /// Takes back the end of run `id` (and of its command) that a `P` mark
+    /// said, when the kernel shows the command still runs: a mark another
+    /// program wrote. The shell's own `P` ends them again.
+    pub fn reopen(&self, pane: &str, id: &str) {
+        let mut panes = self.panes.lock().unwrap();
+        let Some(log) = panes.get_mut(pane) else {
+            return;
+        };
+        let Some(t) = log.taken.as_mut().filter(|t| t.id == id && t.done) else {
+            return;
+        };
+        t.done = false;
+        t.status = None;
+        if let Some(c) = t
+            .seq
+            .and_then(|seq| log.commands.iter_mut().find(|c| c.seq == seq))
+        {
+            c.ended = None;
+            c.status = None;
+            c.output = None;
+            c.output_missing = None;
+            c.output_done = false;
+        }
+        drop(panes);
+        self.bump();
+    }
+
     /// What the shell `pid` of `pane` says it holds set aside (read first).
     pub fn held(&self, pane: &str, pid: u32) -> Held {
         self.read(pane);
@@ -518,9 +545,12 @@ impl Marks {
     /// Keeps what a command printed (its tail), within the bounds.
     pub fn set_output(&self, pane: &str, seq: u64, out: Result<Output, String>) {
         let mut panes = self.panes.lock().unwrap();
+        // Not ended (any more: `reopen`): rows read for an end that was not
+        // the shell's are not its output.
         let Some(c) = panes
             .get_mut(pane)
             .and_then(|l| l.commands.iter_mut().find(|c| c.seq == seq))
+            .filter(|c| c.ended.is_some())
         else {
             return;
         };

@@ -1502,40 +1502,10 @@ async fn a_forged_script_pid_gets_no_signal() {
         ),
         async {
             // The run's id from its R mark, then an S mark of the victim.
-            let name = format!("srv-{}.sh", &generation[..16]);
-            let dir = poll(Duration::from_secs(5), || {
-                let out = std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(format!("ls -d /tmp/tmux-mcp-*/{name} /run/user/*/tmux-mcp/{name} ${{XDG_RUNTIME_DIR:-/nonexistent}}/tmux-mcp/{name} 2>/dev/null"))
-                    .output()
-                    .ok()?;
-                String::from_utf8_lossy(&out.stdout)
-                    .lines()
-                    .map(PathBuf::from)
-                    .find(|d| {
-                        std::fs::read_to_string(d.join(&pane))
-                            .is_ok_and(|t| t.lines().any(|l| l.starts_with("R\t") && l.ends_with(" script")))
-                    })
-            })
-            .expect("the run's R mark");
-            let text = std::fs::read_to_string(dir.join(&pane)).unwrap();
-            let id = text
-                .lines()
-                .rev()
-                .find(|l| l.starts_with("R\t"))
-                .and_then(|l| l.rsplit('\t').next())
-                .and_then(|t| t.split(' ').next())
-                .unwrap()
-                .to_string();
+            let (marks, r) = run_mark(&generation, &pane, |l| l.ends_with(" script"));
+            let id = r[6].split(' ').next().unwrap();
             tokio::time::sleep(Duration::from_millis(300)).await;
-            let forged = format!("S\tsh\t{}\t\t\t\t{id}\n", victim.id());
-            use std::io::Write;
-            std::fs::OpenOptions::new()
-                .append(true)
-                .open(dir.join(&pane))
-                .unwrap()
-                .write_all(forged.as_bytes())
-                .unwrap();
+            forge(&marks, &format!("S\tsh\t{}\t\t\t\t{id}\n", victim.id()));
             std::fs::write(&file, "written").unwrap();
         }
     );
@@ -1547,6 +1517,62 @@ async fn a_forged_script_pid_gets_no_signal() {
     );
     victim.kill().unwrap();
     let _ = victim.wait();
+    c.close().await;
+}
+
+/// The marks file of `pane` (its server's generation) once it holds an `R`
+/// mark whose line satisfies `want`; that mark's fields.
+fn run_mark(generation: &str, pane: &str, want: impl Fn(&str) -> bool) -> (PathBuf, Vec<String>) {
+    let name = format!("srv-{}.sh", &generation[..16]);
+    poll(Duration::from_secs(5), || {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ls -d /tmp/tmux-mcp-*/{name} /run/user/*/tmux-mcp/{name} ${{XDG_RUNTIME_DIR:-/nonexistent}}/tmux-mcp/{name} 2>/dev/null"))
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|d| PathBuf::from(d).join(pane))
+            .find_map(|f| {
+                let text = std::fs::read_to_string(&f).ok()?;
+                let r = text.lines().rev().find(|l| l.starts_with("R\t") && want(l))?;
+                Some((f.clone(), r.split('\t').map(str::to_string).collect()))
+            })
+    })
+    .expect("the run's R mark")
+}
+
+/// Appends a mark line another program of the person's wrote.
+fn forge(marks: &std::path::Path, line: &str) {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(marks)
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+}
+
+/// A program of the person's writes a `P` mark for an agent's run while its
+/// command still runs (issue 48 item 11): the run ends only when the kernel
+/// says the shell holds its terminal again, with the shell's own status.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forged_end_mark_does_not_end_a_run() {
+    let (_srv, c, pane) = enrolled("bash", &["--safety", "mutating"]).await;
+    let generation = generation(&c).await;
+    let (ran, ()) = tokio::join!(
+        c.call(
+            "run_command",
+            json!({ "paneId": pane, "command": "sleep 2; false", "timeoutMs": 10000 }),
+        ),
+        async {
+            let (marks, r) = run_mark(&generation, &pane, |l| l.ends_with(" 1"));
+            let id = r[6].split(' ').next().unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            forge(&marks, &format!("P\tbash\t{}\t\t0\t/\t{id}\n", r[2]));
+        }
+    );
+    assert_eq!(ran["exitStatus"], json!(1), "{ran:#}");
     c.close().await;
 }
 
@@ -2050,4 +2076,72 @@ async fn zsh_a_line_typed_during_a_run_is_neither_lost_nor_merged() {
 #[tokio::test(flavor = "multi_thread")]
 async fn fish_a_line_typed_during_a_run_is_neither_lost_nor_merged() {
     a_line_typed_during_a_run_is_neither_lost_nor_merged("fish").await;
+}
+
+/// A prompt that takes seconds to draw (PS1 running a program, as a git
+/// prompt in a large repository does; issue 48 item 11): a call that comes
+/// while it draws waits for the shell's editor, then runs, where it was
+/// refused after 1.5 s with a reason that named `read`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_prompt_is_waited_for() {
+    let (srv, c, pane) = enrolled("bash", &["--safety", "mutating"]).await;
+    type_line(&srv, &pane, "PS1='$(sleep 2.5)slow$ '");
+    wait_row(&srv, &pane, |l| l == "slow$");
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    // An empty line: the next prompt draws for 2.5 s.
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    let got = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo slow-ok", "timeoutMs": 15000 }),
+        )
+        .await;
+    assert_eq!(
+        (&got["exitStatus"], &got["output"]["text"]),
+        (&json!(0), &json!("slow-ok\n")),
+        "{got:#}\n{}",
+        screen(&srv, &pane)
+    );
+    c.close().await;
+}
+
+/// bash runs no binding while readline's history search (C-r) is open and
+/// prints `bash_execute_unix_command: cannot find keymap for command` into
+/// the pane (issue 48 item 11): the call is refused with nothing sent, the
+/// search stays as the person left it, and once it is closed the run goes.
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_a_history_search_gets_nothing_sent() {
+    let (srv, c, pane) = enrolled("bash", &["--safety", "mutating"]).await;
+    srv.tmux(&["send-keys", "-t", &pane, "C-r"]);
+    wait_row(&srv, &pane, |l| l.starts_with("(reverse-i-search)"));
+    let got = c
+        .call_raw(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo AGENT-DID-IT", "timeoutMs": 5000 }),
+        )
+        .await;
+    let text = refusal(&got);
+    assert!(
+        text.contains("history search") && text.contains("Nothing was sent"),
+        "{text}"
+    );
+    let shown = screen(&srv, &pane);
+    assert!(
+        !shown.contains("keymap") && !shown.contains("9400") && !shown.contains("AGENT"),
+        "{shown}"
+    );
+    assert!(
+        wait_row(&srv, &pane, |_| true).starts_with("(reverse-i-search)"),
+        "{shown}"
+    );
+    srv.tmux(&["send-keys", "-t", &pane, "C-g"]);
+    wait_row(&srv, &pane, |l| l == "$");
+    let ran = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo after-search", "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(ran["output"]["text"], json!("after-search\n"), "{ran:#}");
+    c.close().await;
 }

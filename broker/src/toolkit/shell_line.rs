@@ -65,6 +65,40 @@ impl Seen {
     }
 }
 
+/// Reads the cursor and its row on a guarded, hook-checked capture.
+pub async fn read(
+    session: &crate::session::Session,
+    pane: &tmux_mcp_engine::registry::Pane,
+) -> Result<Seen, String> {
+    let (_, state, rows) = tmux_mcp_engine::observe::capture_range_with_state(
+        &session.broker,
+        pane.clone(),
+        None,
+        None,
+        false,
+        false,
+        "#{cursor_x} #{cursor_y}",
+    )
+    .await
+    .map_err(|e| e.why().to_string())?;
+    Seen::parse(&state, &rows).ok_or_else(|| format!("unreadable cursor {state:?}"))
+}
+
+/// Whether the row shows readline's incremental search prompt
+/// (`(reverse-i-search)`…': `, failed or forward): bash runs no `bind -x`
+/// binding while it is open, and prints an error into the pane instead.
+pub fn readline_search(row: &str) -> bool {
+    let row = row.trim_start();
+    [
+        "(reverse-i-search)`",
+        "(i-search)`",
+        "(failed reverse-i-search)`",
+        "(failed i-search)`",
+    ]
+    .iter()
+    .any(|p| row.starts_with(p))
+}
+
 /// Why the line is refused before anything is sent, or `Ok`.
 pub fn precheck(seen: &Seen) -> Result<(), String> {
     let left = seen.left();

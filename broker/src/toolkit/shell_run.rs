@@ -37,8 +37,9 @@ pub const ACCEPT: &str = "\x1b[9401~";
 pub const GIVE: &str = "\x1b[9402~";
 
 /// How long the kernel may take to say the shell holds its terminal in its
-/// line editor (its prompt's hooks run first) before a call is refused.
-const HOLD_WAIT: Duration = Duration::from_millis(1500);
+/// line editor before a call is refused: a prompt's hooks and its PS1 run
+/// first, and some take seconds (a git status in a large repository).
+const HOLD_WAIT: Duration = Duration::from_secs(5);
 /// How long the person's line waits for the shell to hold its terminal
 /// again after a run.
 const GIVE_WAIT: Duration = Duration::from_secs(3);
@@ -137,7 +138,7 @@ pub fn shell_holds_terminal(id: &str, tty: &str, shell: &ShellRecord) -> Result<
     match tmux_mcp_engine::mirror::canonical(tty) {
         Ok(false) => Ok(()),
         Ok(true) => Err(format!(
-            "pane {id}'s terminal is in cooked mode: its {} is not reading in its line editor (a builtin such as `read` has it)",
+            "pane {id}'s terminal is in cooked mode: its {} is not reading in its line editor (its prompt is still being drawn, PS1 or a prompt hook still running; or a builtin such as `read` has it)",
             shell.name
         )),
         Err(e) => Err(format!("pane {id}'s terminal mode could not be read ({e})")),
@@ -156,6 +157,7 @@ pub async fn start(
     id: &str,
     turn: Duration,
 ) -> Result<Run, NotStarted> {
+    let pane_rec = pane;
     let (pane, tty, in_mode) = (pane.id.as_str(), pane.tty.as_str(), pane.in_mode);
     let marks = &session.broker.marks;
     let lock = marks.run_lock(pane);
@@ -199,12 +201,25 @@ pub async fn start(
             return Err(not_started(
                 "not_at_prompt",
                 format!(
-                    "Pane {pane}'s shell is not proven at its prompt: {why}. Nothing was sent."
+                    "Pane {pane}'s shell is not proven at its prompt within {} s: {why}. Nothing was sent.",
+                    HOLD_WAIT.as_secs()
                 ),
                 Delivery::NotSent,
             ));
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // bash runs no binding while readline's incremental search (C-r) is
+    // open, and prints an error into the pane: the screen shows it.
+    if shell.name == "bash" {
+        let shown = super::shell_line::read(session, pane_rec).await;
+        if shown.is_ok_and(|s| super::shell_line::readline_search(&s.row)) {
+            return Err(not_started(
+                "not_at_prompt",
+                format!("Pane {pane}'s shell has a history search open in its line editor (C-r). Nothing was sent."),
+                Delivery::NotSent,
+            ));
+        }
     }
     let dir = match marks.dir() {
         Ok(d) => d,
@@ -419,9 +434,30 @@ pub async fn finish(
     let mut changed = marks.changed();
     let deadline = tokio::time::Instant::now() + ttl;
     let mut ended_at: Option<tokio::time::Instant> = None;
+    // The shell's P mark is evidence; the proof that the command ended is
+    // the kernel's: the shell holds its terminal in its editor again (a mark
+    // another program wrote while the command runs is not it). Once seen,
+    // it stays proven (the person may start a command right after).
+    let mut back = false;
+    // When the end was first seen (on the clock of process start times).
+    let mut end_seen: Option<u64> = None;
     let finish = loop {
         if let Some(t) = marks.taken(&run.pane, &run.id) {
-            if t.done {
+            back =
+                back || (t.done && shell_holds_terminal(&run.pane, &run.tty, &run.shell).is_ok());
+            if t.done && !back && still_runs(&run, &mut end_seen) {
+                // The terminal's foreground started before the end was
+                // marked: the command runs on; the mark was not the shell's.
+                tracing::info!(
+                    "pane {}: an end mark for run {} while its command still runs: not taken",
+                    run.pane,
+                    run.id
+                );
+                marks.reopen(&run.pane, &run.id);
+                end_seen = None;
+                continue;
+            }
+            if back {
                 let now = tokio::time::Instant::now();
                 let since = *ended_at.get_or_insert(now);
                 match t.seq.and_then(|s| marks.command(&run.pane, s)) {
@@ -451,9 +487,15 @@ pub async fn finish(
                 elapsed: started.elapsed(),
             };
         }
+        // Marked ended but not yet back in its editor: its prompt draws.
+        let tick = if back || !marks.taken(&run.pane, &run.id).is_some_and(|t| t.done) {
+            Duration::from_millis(250)
+        } else {
+            Duration::from_millis(5)
+        };
         tokio::select! {
             _ = changed.changed() => {}
-            _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+            _ = tokio::time::sleep(tick) => {}
             _ = broker.server_gone() => break Finish::Lost {
                 why: "the tmux server exited (or the broker stopped)".into(),
                 elapsed: started.elapsed(),
@@ -465,6 +507,27 @@ pub async fn finish(
         }
     };
     (finish, run)
+}
+
+/// Whether the terminal's foreground, not the run's shell, was already
+/// running when the run's end mark was first seen (`end_seen`, set on the
+/// first call): the command the mark said ended. A prompt's hooks start
+/// their programs after the mark; start times are kept in clock ticks (10 ms
+/// on Linux), hence the margin.
+fn still_runs(run: &Run, end_seen: &mut Option<u64>) -> bool {
+    use tmux_mcp_core::platform::process_table;
+    let Ok(now) = process_table::now_ticks() else {
+        return false;
+    };
+    let seen = *end_seen.get_or_insert(now);
+    let margin = process_table::clock_ticks_per_second() / 20;
+    let Ok(shell) = process_table::stat(run.shell.pid) else {
+        return false;
+    };
+    if shell.tpgid <= 0 || shell.tpgid == shell.pgrp {
+        return false;
+    }
+    process_table::stat(shell.tpgid as u32).is_ok_and(|fg| fg.start_ticks + margin < seen)
 }
 
 /// Whether the run's shell still runs (a zombie, or a later process given

@@ -684,22 +684,6 @@ async fn zsh_has_comment(shell_pid: Option<u32>, command: &str) -> bool {
     }
 }
 
-/// Reads the cursor and its row on a guarded, hook-checked capture.
-async fn read_line(session: &Session, pane: &Pane) -> Result<shell_line::Seen, String> {
-    let (_, state, rows) = tmux_mcp_engine::observe::capture_range_with_state(
-        &session.broker,
-        pane.clone(),
-        None,
-        None,
-        false,
-        false,
-        "#{cursor_x} #{cursor_y}",
-    )
-    .await
-    .map_err(|e| e.why().to_string())?;
-    shell_line::Seen::parse(&state, &rows).ok_or_else(|| format!("unreadable cursor {state:?}"))
-}
-
 /// The probe's wait for the shell's echo; how often it looks where the
 /// terminal's writes cannot be watched; how long the terminal must stay
 /// unwritten for the echo to count as whole.
@@ -730,7 +714,7 @@ async fn settled(
         let mut last: Option<shell_line::Seen> = None;
         while tokio::time::Instant::now() < until {
             tokio::time::sleep(PROBE_EVERY).await;
-            let now = read_line(session, pane).await?;
+            let now = shell_line::read(session, pane).await?;
             if now == *before {
                 continue;
             }
@@ -747,7 +731,7 @@ async fn settled(
             .await
             .is_err()
         {
-            let now = read_line(session, pane).await?;
+            let now = shell_line::read(session, pane).await?;
             return Ok((now != *before).then_some(now));
         }
         while tokio::time::Instant::now() < until
@@ -757,7 +741,7 @@ async fn settled(
         {}
         // tmux reads the terminal a moment after the shell wrote it.
         for _ in 0..5 {
-            let now = read_line(session, pane).await?;
+            let now = shell_line::read(session, pane).await?;
             if now != *before {
                 return Ok(Some(now));
             }
@@ -784,7 +768,7 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
         return Err(act::error(&format!("Pane {id}'s {shell} is not in its line editor (its terminal is in cooked mode: it is running something that reads a line itself, such as `read`), so it is not at a prompt. Nothing was typed."), Delivery::NotSent));
     }
     let read = || async {
-        read_line(session, pane).await.map_err(|why| {
+        shell_line::read(session, pane).await.map_err(|why| {
             act::error(&format!("Pane {id} could not be read to prove its command line empty ({why}); nothing was typed."), Delivery::NotSent)
         })
     };
@@ -856,7 +840,7 @@ async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool
     .await
     {
         Ok(Some(s)) => s.row,
-        _ => read_line(session, pane)
+        _ => shell_line::read(session, pane)
             .await
             .map(|s| s.row)
             .unwrap_or_default(),

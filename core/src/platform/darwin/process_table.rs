@@ -93,6 +93,15 @@ pub fn clock_ticks_per_second() -> u64 {
     rules::TICKS_PER_SECOND
 }
 
+/// Now, on the clock of [`ProcStat::start_ticks`]: microseconds since the
+/// epoch.
+pub fn now_ticks() -> io::Result<u64> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(io::Error::other)?;
+    Ok(now.as_micros() as u64)
+}
+
 /// Start time of a process in seconds since the epoch.
 pub fn start_time_epoch(start_ticks: u64) -> io::Result<u64> {
     Ok(rules::start_time_epoch(start_ticks))

@@ -69,6 +69,18 @@ pub fn clock_ticks_per_second() -> u64 {
     rustix::param::clock_ticks_per_second().max(1)
 }
 
+/// Now, on the clock of [`ProcStat::start_ticks`]: clock ticks since boot
+/// (`/proc/uptime`, in hundredths of a second).
+pub fn now_ticks() -> io::Result<u64> {
+    let text = fs::read_to_string("/proc/uptime")?;
+    let up: f64 = text
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unreadable /proc/uptime"))?;
+    Ok((up * clock_ticks_per_second() as f64) as u64)
+}
+
 /// Boot time in seconds since the epoch (`btime` in /proc/stat).
 pub fn boot_time() -> io::Result<u64> {
     let text = fs::read_to_string("/proc/stat")?;
