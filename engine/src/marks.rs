@@ -210,6 +210,8 @@ struct PaneLog {
     held_said: u64,
     /// `P` marks read.
     prompts: u64,
+    /// The pane's terminal (its device number), once the broker said it.
+    tty: Option<u64>,
 }
 
 /// What a shell says it holds set aside of the person's lines, and how far
@@ -428,6 +430,18 @@ impl Marks {
 
     /// Reads what `pane`'s shell wrote since the last read (whoever reads:
     /// a tool's or the follower's; what changed waits in `take_pending`).
+    /// The pane's terminal device (`st_rdev`): a mark from a process on
+    /// another terminal (a shell of another pane that inherited
+    /// `TMUX_PANE`) is not this pane's.
+    pub fn set_tty(&self, pane: &str, rdev: u64) {
+        self.panes
+            .lock()
+            .unwrap()
+            .entry(pane.to_string())
+            .or_default()
+            .tty = Some(rdev);
+    }
+
     pub fn read(&self, pane: &str) {
         let Ok(dir) = self.dir() else {
             return;
@@ -662,8 +676,28 @@ fn apply_all(log: &mut PaneLog, bytes: &[u8], changed: &mut Changed) -> u64 {
         .count() as u64
 }
 
+/// Whether a mark comes from a process that is not on the pane's terminal:
+/// a shell of another pane that inherited `TMUX_PANE`. A process gone before
+/// its mark was read cannot be asked: it counts as foreign while the pane's
+/// shell lives. A script's `/bin/sh` is judged by the run it names.
+fn foreign(log: &PaneLog, m: &Mark) -> bool {
+    let Some(tty) = log.tty else {
+        return false;
+    };
+    if m.kind == Kind::ScriptPid || log.shell.as_ref().is_some_and(|s| s.pid == m.pid) {
+        return false;
+    }
+    match tmux_mcp_core::platform::process_table::stat(m.pid) {
+        Ok(st) => st.tty_nr != tty,
+        Err(_) => log.shell.as_ref().is_some_and(Shell::alive),
+    }
+}
+
 /// Applies one mark; true when it ended a command.
 fn apply(log: &mut PaneLog, m: Mark, changed: &mut Changed) -> bool {
+    if foreign(log, &m) {
+        return false;
+    }
     let time = m.time.unwrap_or_else(now);
     let same = log.shell.as_ref().is_some_and(|s| s.pid == m.pid);
     // A script's /bin/sh is not the pane's shell.

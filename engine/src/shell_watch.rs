@@ -38,6 +38,13 @@ pub async fn follow(broker: Weak<Broker>, dir: PathBuf) {
         let Some(b) = broker.upgrade() else { return };
         let table = b.registry.cached();
         for pane in b.marks.files() {
+            // Which terminal is the pane's, before its marks are read.
+            if let Some(p) = table.as_ref().and_then(|t| t.pane(&pane)) {
+                use std::os::unix::fs::MetadataExt;
+                if let Ok(m) = std::fs::metadata(&p.tty) {
+                    b.marks.set_tty(&pane, m.rdev());
+                }
+            }
             b.marks.read(&pane);
             let changed = b.marks.take_pending(&pane);
             for seq in changed.started {

@@ -985,6 +985,14 @@ async fn fish_nothing_is_sent_while_another_program_holds_the_terminal() {
     nothing_is_sent_while_another_program_holds_the_terminal("fish").await;
 }
 
+/// Waits until a row of the pane is exactly `line`.
+fn shows_line(srv: &TmuxServer, pane: &str, line: &str) {
+    poll(Duration::from_secs(10), || {
+        screen(srv, pane).lines().any(|l| l == line).then_some(())
+    })
+    .unwrap_or_else(|| panic!("{pane} never showed {line:?}: {}", screen(srv, pane)));
+}
+
 /// A shell that inherited another pane's TMUX_PANE writes that pane's
 /// marks: the pane's own program (here `tee`) is never sent the chord,
 /// since the writer of the marks is not on the pane's terminal.
@@ -994,12 +1002,47 @@ async fn a_shell_with_an_inherited_tmux_pane_gets_nothing_sent_to_that_pane() {
     let c = McpClient::attach(&srv, &["--scope", "server", "--safety", "mutating"]).await;
     let pane = shell_pane(&srv, "bash");
     let other = shell_pane(&srv, "bash");
-    let file = srv.scratch("inherited");
-    let f = file.display().to_string();
-    // The other pane's shell says it is `pane`'s.
+    // The other pane's shell says it is `pane`'s, before and after the
+    // pane's own shell enrolls: its marks never make the pane's record.
     type_line(&srv, &other, &format!("export TMUX_PANE={pane}"));
     type_line(&srv, &other, &enroll_line("bash"));
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    wait_row(&srv, &other, |l| l == "$");
+    type_line(&srv, &other, "echo impostor-1");
+    shows_line(&srv, &other, "impostor-1");
+    type_line(&srv, &pane, &enroll_line("bash"));
+    let own: u64 = srv
+        .tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let s = wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    assert_eq!(s["pid"], json!(own), "{s:#}");
+    type_line(&srv, &other, "sleep 1; echo impostor-2");
+    shows_line(&srv, &other, "impostor-2");
+    let s = shell_of(&c, &pane).await.expect("enrolled");
+    assert_eq!(
+        (&s["pid"], &s["state"]),
+        (&json!(own), &json!("prompt")),
+        "{s:#}"
+    );
+    let got = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo AGENT-DID-IT", "timeoutMs": 5000 }),
+        )
+        .await;
+    assert_eq!(got["output"]["text"], json!("AGENT-DID-IT\n"), "{got:#}");
+    // The other pane's screen got no chord.
+    let shown = screen(&srv, &other);
+    assert!(
+        !shown.contains("AGENT") && !shown.contains("9400"),
+        "{shown}"
+    );
+
+    // A program the pane's shell runs holds its terminal: refused, and the
+    // program gets nothing.
+    let file = srv.scratch("inherited");
+    let f = file.display().to_string();
     type_line(&srv, &pane, &format!("tee -a {f}"));
     poll(Duration::from_secs(10), || {
         (srv.tmux(&[
@@ -1021,10 +1064,7 @@ async fn a_shell_with_an_inherited_tmux_pane_gets_nothing_sent_to_that_pane() {
         )
         .await;
     let text = refusal(&got);
-    assert!(
-        text.contains("not on pane") && text.contains("Nothing was sent"),
-        "{text}"
-    );
+    assert!(text.contains("Nothing was sent"), "{text}");
     srv.tmux(&["send-keys", "-t", &pane, "-l", "person-typed"]);
     srv.tmux(&["send-keys", "-t", &pane, "Enter", "C-d"]);
     let written = poll(Duration::from_secs(10), || {
@@ -1033,12 +1073,6 @@ async fn a_shell_with_an_inherited_tmux_pane_gets_nothing_sent_to_that_pane() {
             .filter(|s| s.contains("person-typed"))
     });
     assert_eq!(written.as_deref(), Some("person-typed\n"));
-    // The other pane's screen got no chord either.
-    assert!(
-        !screen(&srv, &other).contains("AGENT"),
-        "{}",
-        screen(&srv, &other)
-    );
     c.close().await;
 }
 
@@ -1868,13 +1902,7 @@ async fn an_agent_s_lines_leave_no_trace_in_history(shell: &str) {
     )
     .await;
     type_line(&srv, &pane, "echo person-said");
-    poll(Duration::from_secs(10), || {
-        screen(&srv, &pane)
-            .lines()
-            .any(|l| l == "person-said")
-            .then_some(())
-    })
-    .expect("the person's command never ran");
+    shows_line(&srv, &pane, "person-said");
     wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
     let got = c
         .call(
