@@ -301,6 +301,15 @@ pub async fn start(
         ));
     }
     if !taken.accepted && !taken.script {
+        // A snippet from before the take pressed accept-line itself: the
+        // broker presses it, on the kernel's word too.
+        if let Err(why) = shell_holds_terminal(pane, tty, &shell) {
+            return Err(not_started(
+                "not_at_prompt",
+                format!("The shell took the command, but accept-line was not pressed: {why}; the command waits in its line editor."),
+                Delivery::Observed,
+            ));
+        }
         if let Err((_, f)) = typing::deliver(session, &[chord(pane, ACCEPT)]).await {
             return Err(not_started(
                 f.code,
