@@ -22,6 +22,7 @@
 //! stream is used as the tokio `UnixStream` it wraps.
 
 use crate::jobs::Jobs;
+use crate::policy::{self, Policy, Refusal};
 use crate::session::Session;
 use crate::{mcp, tools};
 use futures::StreamExt;
@@ -44,7 +45,7 @@ use tmux_mcp_core::server::{self, ServerIdentity};
 use tmux_mcp_core::sys;
 use tmux_mcp_core::tmux::{Tmux, DEFAULT_TIMEOUT};
 use tmux_mcp_core::wire::is_live;
-use tmux_mcp_core::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier, Toolset};
+use tmux_mcp_core::wire::{self, Hello, McpHello, Reply, StatusReply, Tier};
 use tmux_mcp_engine::registry::{self, FeedMode, FeedSource, Registry};
 use tmux_mcp_engine::Broker;
 use tokio::net::UnixStream;
@@ -488,6 +489,9 @@ async fn handle_connection(
     }
 }
 
+/// One agent's MCP session: its policy from the hello, the pane table and
+/// the broker's defaults (refused with the reason when it has none), then
+/// MCP until the agent leaves.
 async fn serve_mcp(
     mut stream: UnixStream,
     broker: Arc<Broker>,
@@ -495,23 +499,58 @@ async fn serve_mcp(
     peer_pid: u32,
     hello: McpHello,
 ) -> Result<(), wire::WireError> {
-    let unknown = tools::unknown_tools(&hello.enable_tools);
-    if !unknown.is_empty() {
-        let reason = format!("unknown tool(s) for --enable-tool: {}", unknown.join(", "));
-        return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-    }
-    let snap = match broker.registry.refresh().await {
-        Ok(s) => s,
-        Err(e) => {
-            return wire::write_frame_async(
-                &mut stream,
-                &Reply::Refused {
-                    reason: format!("cannot read the pane table: {e}"),
-                },
-            )
-            .await
+    let (policy, caller_pane, caller_sessions) = match admit(&broker, peer_pid, &hello).await {
+        Ok(admitted) => admitted,
+        Err(refusal) => {
+            let reason = refusal.to_string();
+            return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
         }
     };
+    let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
+    wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
+    tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, scope = ?policy.scope, "MCP session open");
+    let session = Arc::new(Session {
+        id,
+        broker: broker.clone(),
+        client_name: hello.client_name,
+        peer_pid,
+        caller_pane,
+        caller_sessions,
+        scope: policy.scope,
+        enabled: policy.enabled,
+        safety: policy.safety,
+        toolset: policy.toolset,
+        allow_self: policy.allow_self,
+        confirm: policy.confirm,
+        pending_confirmations: Default::default(),
+        request_timeout_seconds: policy.request_timeout_seconds,
+        jobs,
+        log: Default::default(),
+    });
+    broker.sessions_open.fetch_add(1, Ordering::Relaxed);
+    let (r, w) = stream.into_split();
+    mcp::serve(r, w, session).await;
+    broker.sessions_open.fetch_sub(1, Ordering::Relaxed);
+    tracing::info!(session = id, "MCP session closed");
+    Ok(())
+}
+
+/// A hello's policy, with the caller's pane and the sessions it is placed in.
+/// The hello is checked on its own first, so a refused one reads no tmux;
+/// then the pane table (fresh: the options may have just changed) gives the
+/// caller (found from the relay's process ancestry, never `$TMUX_PANE`) and
+/// the `@mcp-*` options, and [`policy::session_policy`] decides.
+async fn admit(
+    broker: &Broker,
+    peer_pid: u32,
+    hello: &McpHello,
+) -> Result<(Policy, Option<String>, Vec<String>), Refusal> {
+    policy::check_hello(hello)?;
+    let snap = broker
+        .registry
+        .refresh()
+        .await
+        .map_err(|e| Refusal::PaneTable(e.to_string()))?;
     let caller_pane = registry::pane_of_process(&snap, peer_pid);
     if caller_pane.is_none() && hello.tmux_pane_env.is_some() {
         tracing::info!("relay says TMUX_PANE={:?} but its process ancestry is in no pane; treating it as outside tmux", hello.tmux_pane_env);
@@ -526,102 +565,9 @@ async fn serve_mcp(
                 .collect()
         })
         .unwrap_or_default();
-    let scope = match (hello.scope, &caller_pane) {
-        (Some(s), _) => s,
-        (None, Some(_)) => Scope::Session,
-        (None, None) => Scope::Server,
-    };
-    if scope == Scope::Session && caller_pane.is_none() {
-        let reason = "--scope session needs the agent to run inside a pane of this tmux server; use --scope server".to_string();
-        return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-    }
-    let option_tools = snap
-        .server
-        .enable_tools_option
-        .split([',', ' '])
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
-    // The attach's --safety, else @mcp-safety, else the broker's --safety.
-    let safety = match (hello.safety, snap.server.safety_option.trim()) {
-        (Some(t), _) => t,
-        (None, "") => broker.safety,
-        (None, opt) => match Tier::parse(opt) {
-            Some(t) => t,
-            None => {
-                let reason =
-                    format!("@mcp-safety is {opt:?}; expected readonly, mutating or destructive");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        },
-    };
-    let toolset = match (hello.toolset, snap.server.toolset_option.trim()) {
-        (Some(t), _) => t,
-        (None, "") => Toolset::Default,
-        (None, opt) => match Toolset::parse(opt) {
-            Some(t) => t,
-            None => {
-                let reason = format!("@mcp-toolset is {opt:?}; expected default or python");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        },
-    };
-    // @mcp-request-timeout, else the broker's --request-timeout.
-    let request_timeout_seconds = match snap.server.request_timeout_option.trim() {
-        "" => broker.request_timeout_seconds,
-        opt => match tmux_mcp_core::limits::parse_request_timeout(opt) {
-            Ok(t) => t,
-            Err(why) => {
-                let reason = format!("@mcp-request-timeout is {opt:?}; {why}");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        },
-    };
-    // --confirm, else @mcp-confirm (on for every agent).
-    let confirm = hello.confirm
-        || match snap.server.confirm_option.trim() {
-            "" | "off" | "0" => false,
-            "on" | "1" => true,
-            opt => {
-                let reason = format!("@mcp-confirm is {opt:?}; expected on or off");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        };
-    let enabled = tools::enabled_set(
-        safety,
-        broker
-            .enable_tools
-            .iter()
-            .cloned()
-            .chain(option_tools)
-            .chain(hello.enable_tools.iter().cloned()),
-    );
-    let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
-    wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
-    tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, ?scope, "MCP session open");
-    let session = Arc::new(Session {
-        id,
-        broker: broker.clone(),
-        client_name: hello.client_name,
-        peer_pid,
-        caller_pane,
-        caller_sessions,
-        scope,
-        enabled,
-        safety,
-        toolset,
-        allow_self: hello.allow_self,
-        confirm,
-        pending_confirmations: Default::default(),
-        request_timeout_seconds,
-        jobs,
-        log: Default::default(),
-    });
-    broker.sessions_open.fetch_add(1, Ordering::Relaxed);
-    let (r, w) = stream.into_split();
-    mcp::serve(r, w, session).await;
-    broker.sessions_open.fetch_sub(1, Ordering::Relaxed);
-    tracing::info!(session = id, "MCP session closed");
-    Ok(())
+    let defaults = policy::Defaults::of(broker);
+    let policy = policy::session_policy(hello, caller_pane.is_some(), &snap.server, &defaults)?;
+    Ok((policy, caller_pane, caller_sessions))
 }
 
 fn status(broker: &Broker) -> StatusReply {
