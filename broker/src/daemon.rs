@@ -88,7 +88,7 @@ pub enum Outcome {
     /// Another broker already serves this tmux server.
     AlreadyRunning(PathBuf),
     /// This broker ran and has shut down.
-    Stopped(&'static str),
+    Stopped(StopReason),
 }
 
 /// The per-server lock, held for the broker's life.
@@ -273,7 +273,7 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     tokio::spawn(publish_option(broker.clone()));
     let mut reason = stop.next().await;
     let mut retired: Option<PathBuf> = None;
-    if reason == RETIRE {
+    if reason == StopReason::Retire {
         // Give up the public socket and the lock first, so a successor can
         // take them while this broker serves the agents it has.
         let private = bpaths.dir.join(format!(
@@ -308,14 +308,14 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         let stopped = async {
             loop {
                 let r = stop.next().await;
-                if r != RETIRE {
+                if r != StopReason::Retire {
                     return r;
                 }
             }
         };
         reason = tokio::select! {
             r = stopped => r,
-            _ = async { while broker.sessions_open() > 0 { tokio::time::sleep(Duration::from_millis(200)).await } } => "retired, and its last agent left",
+            _ = async { while broker.sessions_open() > 0 { tokio::time::sleep(Duration::from_millis(200)).await } } => StopReason::LastAgentLeft,
         };
     }
     tracing::info!("broker stopping: {reason}");
@@ -346,14 +346,12 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     drop(lock);
     // When the server is gone, so is everything the log was about; a broker
     // stopped by a signal while its server lives keeps its log.
-    if reason == SERVER_EXITED || server_gone_soon(&broker.identity).await {
+    if reason == StopReason::ServerExited || server_gone_soon(&broker.identity).await {
         let _ = std::fs::remove_file(&bpaths.log);
         let _ = std::fs::remove_dir_all(&bpaths.marks);
     }
     Ok(Outcome::Stopped(reason))
 }
-
-const SERVER_EXITED: &str = "the tmux server exited";
 
 /// Whether the server process ends within a moment (a signal often arrives
 /// while tmux is exiting).
@@ -369,7 +367,36 @@ async fn server_gone_soon(id: &ServerIdentity) -> bool {
     false
 }
 
-const RETIRE: &str = "SIGUSR1: retire";
+/// Why the broker stops, or (`Retire`) why a phase of its life ends. Its
+/// text is what the log says (`broker stopping: …`, `stopped: …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The tmux server exited (its pidfd turned readable, or its pid went).
+    ServerExited,
+    Sigterm,
+    Sigint,
+    Sighup,
+    /// SIGUSR1: retire (see the module doc); never the reason it stops.
+    Retire,
+    /// The signal stream ended without a signal we asked for.
+    OtherSignal,
+    /// It had retired, and the last agent it served left.
+    LastAgentLeft,
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StopReason::ServerExited => "the tmux server exited",
+            StopReason::Sigterm => "SIGTERM",
+            StopReason::Sigint => "SIGINT",
+            StopReason::Sighup => "SIGHUP",
+            StopReason::Retire => "SIGUSR1: retire",
+            StopReason::OtherSignal => "a signal",
+            StopReason::LastAgentLeft => "retired, and its last agent left",
+        })
+    }
+}
 
 /// What ends (a phase of) the broker's life: the tmux server exiting, a stop
 /// signal, or SIGUSR1, which asks it to retire (see the module doc).
@@ -406,16 +433,16 @@ impl Stop {
         }
     }
 
-    async fn next(&mut self) -> &'static str {
+    async fn next(&mut self) -> StopReason {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
         tokio::select! {
-            _ = self.server_gone.wait_for(|gone| *gone) => SERVER_EXITED,
+            _ = self.server_gone.wait_for(|gone| *gone) => StopReason::ServerExited,
             sig = self.signals.next() => match sig {
-                Some(SIGTERM) => "SIGTERM",
-                Some(SIGINT) => "SIGINT",
-                Some(SIGHUP) => "SIGHUP",
-                Some(SIGUSR1) => RETIRE,
-                _ => "a signal",
+                Some(SIGTERM) => StopReason::Sigterm,
+                Some(SIGINT) => StopReason::Sigint,
+                Some(SIGHUP) => StopReason::Sighup,
+                Some(SIGUSR1) => StopReason::Retire,
+                _ => StopReason::OtherSignal,
             },
         }
     }
@@ -642,4 +669,29 @@ async fn publish_option(broker: Arc<Broker>) {
     };
     tracing::info!("@mcp-broker-socket: {state}");
     *broker.option_state.lock().unwrap() = state;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The log's wording of each stop, as it was when the reasons were strings.
+    #[test]
+    fn stop_reasons_read_as_before() {
+        let texts = [
+            (StopReason::ServerExited, "the tmux server exited"),
+            (StopReason::Sigterm, "SIGTERM"),
+            (StopReason::Sigint, "SIGINT"),
+            (StopReason::Sighup, "SIGHUP"),
+            (StopReason::Retire, "SIGUSR1: retire"),
+            (StopReason::OtherSignal, "a signal"),
+            (
+                StopReason::LastAgentLeft,
+                "retired, and its last agent left",
+            ),
+        ];
+        for (reason, text) in texts {
+            assert_eq!(reason.to_string(), text);
+        }
+    }
 }
