@@ -49,6 +49,7 @@ use tmux_mcp_core::wire::{self, Hello, McpHello, Reply, StatusReply, Tier};
 use tmux_mcp_engine::registry::{self, FeedMode, FeedSource, Registry};
 use tmux_mcp_engine::Broker;
 use tokio::net::UnixStream;
+use tokio::task::JoinHandle;
 
 pub struct Config {
     pub tmux_socket: PathBuf,
@@ -145,6 +146,9 @@ pub fn helper_path(explicit: Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("tmux-mcp"))
 }
 
+/// The broker's life, phase by phase: check the configuration, identify the
+/// server, claim its socket (or find it served), start the engine, serve
+/// until a stop (retiring first on SIGUSR1), shut down.
 pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     let unknown = tools::unknown_tools(&cfg.enable_tools);
     if !unknown.is_empty() {
@@ -157,13 +161,43 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     // with its socket and lock left behind.
     let mut stop = Stop::new(probe.pidfd, probe.identity.pid);
     let identity = probe.identity;
-    let dir = match cfg.runtime_dir.clone() {
+    let bpaths = BrokerPaths::new(&runtime_dir(cfg.runtime_dir.clone())?, &identity.generation);
+    let (lock, listener) = match claim(&bpaths, &identity.generation)? {
+        Claim::Ours(lock, listener) => (lock, listener),
+        Claim::Served(socket) => return Ok(Outcome::AlreadyRunning(socket)),
+    };
+    tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
+    let broker = start_engine(&cfg, identity, &bpaths).await;
+    follow_enrolled_shells(&broker);
+    // The broker's own state beside the engine's: run_command's jobs.
+    let jobs = Arc::new(Jobs::default());
+    let accept = tokio::spawn(accept_loop(listener, broker.clone(), jobs.clone()));
+    tokio::spawn(publish_option(broker.clone()));
+    let (reason, standing) = match stop.next().await {
+        StopReason::Retire => {
+            let private = hand_over(&broker, &jobs, &bpaths, &lock, &accept);
+            (
+                serve_out(&broker, &mut stop).await,
+                Standing::Retired { private },
+            )
+        }
+        reason => (reason, Standing::Serving),
+    };
+    shut_down(&broker, accept, standing, lock, reason).await;
+    Ok(Outcome::Stopped(reason))
+}
+
+/// The runtime directory: `--runtime-dir` (made private if need be), else
+/// the first safe one of the usual places, saying which were passed over
+/// and why (a person reading the log wonders where the socket went).
+fn runtime_dir(explicit: Option<PathBuf>) -> Result<PathBuf, DaemonError> {
+    match explicit {
         Some(dir) => {
             paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir {
                 path: dir.clone(),
                 source,
             })?;
-            dir
+            Ok(dir)
         }
         None => {
             let (dir, plan) = paths::choose_runtime_dir().map_err(DaemonError::NoRuntimeDir)?;
@@ -174,63 +208,60 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
                     plan.refusals_text()
                 );
             }
-            dir
+            Ok(dir)
         }
-    };
-    let bpaths = BrokerPaths::new(&dir, &identity.generation);
+    }
+}
 
+/// Whether this broker is the server's: it holds the lock and listens, or
+/// another live broker serves the server already (and is left alone).
+enum Claim {
+    Ours(Lock, Listener),
+    Served(PathBuf),
+}
+
+/// Claims the server for this broker: the lock first (one claimant at a
+/// time), then a look for a live broker at this socket or in another runtime
+/// directory, and only then the stale socket file of a dead one is replaced.
+fn claim(bpaths: &BrokerPaths, generation: &str) -> Result<Claim, DaemonError> {
     let lock = match take_lock(&bpaths.lock).map_err(|source| DaemonError::RuntimeDir {
         path: bpaths.lock.clone(),
         source,
     })? {
         Some(l) => l,
-        None => return Ok(Outcome::AlreadyRunning(bpaths.socket)),
+        None => return Ok(Claim::Served(bpaths.socket.clone())),
     };
     if is_live(&bpaths.socket) {
-        return Ok(Outcome::AlreadyRunning(bpaths.socket));
+        return Ok(Claim::Served(bpaths.socket.clone()));
     }
     // A broker that chose another directory (another environment, or a name
     // that was squatted then) serves this server too: it is not displaced.
-    if let Some(other) = BrokerPaths::candidates(&identity.generation)
+    if let Some(other) = BrokerPaths::candidates(generation)
         .into_iter()
         .map(|p| p.socket)
         .find(|s| *s != bpaths.socket && is_live(s))
     {
-        return Ok(Outcome::AlreadyRunning(other));
+        return Ok(Claim::Served(other));
     }
     let _ = std::fs::remove_file(&bpaths.socket); // stale file of a dead broker
     let listener = listen(&bpaths.socket).map_err(|source| DaemonError::Listen {
         path: bpaths.socket.clone(),
         source,
     })?;
-    tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
+    Ok(Claim::Ours(lock, listener))
+}
 
+/// The engine of this server: tmux access (the in-process protocol client
+/// unless `--exec-only`), how the pane table is read, process identities,
+/// and the broker state every session holds.
+async fn start_engine(cfg: &Config, identity: ServerIdentity, bpaths: &BrokerPaths) -> Arc<Broker> {
     let tmux = Tmux::new(&identity.socket_path);
     if !cfg.exec_only {
         tmux.try_enable_direct().await;
     }
     let mode = match cfg.feed {
         Some(m) => m,
-        None => {
-            let probe = tmux
-                .run(
-                    &[
-                        "list-commands",
-                        "-F",
-                        &tmux_mcp_core::feed::table_format(),
-                        "list-commands",
-                    ],
-                    DEFAULT_TIMEOUT,
-                )
-                .await;
-            match probe.as_deref().map(tmux_mcp_core::feed::parse) {
-                Ok(Ok(_)) => FeedMode::ListCommands,
-                other => {
-                    tracing::warn!("list-commands cannot read the table here ({other:?}); using the run-shell feed");
-                    FeedMode::RunShell
-                }
-            }
-        }
+        None => feed_mode(&tmux).await,
     };
     tracing::info!(direct = tmux.uses_direct(), ?mode, "tmux access");
     let source = FeedSource {
@@ -242,22 +273,52 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         timeout: DEFAULT_TIMEOUT,
     };
     let backend = Backend::detect(identity.pid);
-    let broker = Arc::new(Broker::new(
+    Arc::new(Broker::new(
         identity,
         bpaths.clone(),
         Registry::new(source, backend),
-        cfg.enable_tools,
+        cfg.enable_tools.clone(),
         cfg.safety,
         cfg.request_timeout_seconds,
-    ));
-    // Enrolled shells write their marks here (`tmux-mcp shell-init`); the
-    // directory is the server instance's, so it is kept across a broker
-    // restart and removed with the server.
+    ))
+}
+
+/// How to read the pane table when `--feed` does not say: `list-commands`
+/// if this tmux expands the table there (one command, no helper process),
+/// else the `run-shell` feed.
+async fn feed_mode(tmux: &Tmux) -> FeedMode {
+    let probe = tmux
+        .run(
+            &[
+                "list-commands",
+                "-F",
+                &tmux_mcp_core::feed::table_format(),
+                "list-commands",
+            ],
+            DEFAULT_TIMEOUT,
+        )
+        .await;
+    match probe.as_deref().map(tmux_mcp_core::feed::parse) {
+        Ok(Ok(_)) => FeedMode::ListCommands,
+        other => {
+            tracing::warn!(
+                "list-commands cannot read the table here ({other:?}); using the run-shell feed"
+            );
+            FeedMode::RunShell
+        }
+    }
+}
+
+/// Enrolled shells write their marks in the server's marks directory
+/// (`tmux-mcp shell-init`); the directory is the server instance's, so it is
+/// kept across a broker restart and removed with the server. Without it
+/// there is no shell integration, and the broker says so and goes on.
+fn follow_enrolled_shells(broker: &Arc<Broker>) {
     match paths::ensure_private_dir(&broker.paths.marks) {
         Ok(()) => {
             broker.marks.set_dir(broker.paths.marks.clone());
             tokio::spawn(tmux_mcp_engine::shell_watch::follow(
-                Arc::downgrade(&broker),
+                Arc::downgrade(broker),
                 broker.paths.marks.clone(),
             ));
         }
@@ -266,91 +327,130 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
             broker.paths.marks.display()
         ),
     }
-    // The broker's own state beside the engine's: run_command's jobs.
-    let jobs = Arc::new(Jobs::default());
+}
 
-    let accept = tokio::spawn(accept_loop(listener, broker.clone(), jobs.clone()));
-    tokio::spawn(publish_option(broker.clone()));
-    let mut reason = stop.next().await;
-    let mut retired: Option<PathBuf> = None;
-    if reason == StopReason::Retire {
-        // Give up the public socket and the lock first, so a successor can
-        // take them while this broker serves the agents it has.
-        let private = bpaths.dir.join(format!(
-            "{}.retired-{}.sock",
-            bpaths
-                .socket
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("srv"),
-            std::process::id()
-        ));
-        let _ = std::fs::remove_file(&private);
-        match listen(&private) {
-            Ok(l) => {
-                broker.registry.set_feed_socket(private.clone());
-                tokio::spawn(accept_loop(l, broker.clone(), jobs.clone()));
-                retired = Some(private);
-            }
-            Err(e) => tracing::warn!(
-                "retiring without a private socket ({e}); a run-shell feed cannot answer any more"
-            ),
+/// What of the server's broker files this broker still holds when it stops,
+/// and so removes.
+enum Standing {
+    /// The server's broker: the public socket, the lock and the marks
+    /// directory (when empty) are its to remove.
+    Serving,
+    /// Retired: those are the successor's; its own is the private socket
+    /// the run-shell feed answers came to, if it could make one.
+    Retired { private: Option<PathBuf> },
+}
+
+/// Retiring (SIGUSR1): gives up the public socket and the lock first, so a
+/// successor can take them while this broker serves the agents it has;
+/// run-shell feed answers come to a private socket from now on. Returns that
+/// socket, or `None` when it could not be made.
+fn hand_over(
+    broker: &Arc<Broker>,
+    jobs: &Arc<Jobs>,
+    bpaths: &BrokerPaths,
+    lock: &Lock,
+    accept: &JoinHandle<()>,
+) -> Option<PathBuf> {
+    let private = bpaths.dir.join(format!(
+        "{}.retired-{}.sock",
+        bpaths
+            .socket
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("srv"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&private);
+    let retired = match listen(&private) {
+        Ok(l) => {
+            broker.registry.set_feed_socket(private.clone());
+            tokio::spawn(accept_loop(l, broker.clone(), jobs.clone()));
+            Some(private)
         }
-        accept.abort();
-        let _ = std::fs::remove_file(&bpaths.socket);
-        let _ = std::fs::remove_file(&lock.path);
-        tracing::info!(
-            sessions = broker.sessions_open(),
-            "broker retired: serving its agents until they leave"
-        );
-        // A second SIGUSR1 changes nothing. Watching our own session count
-        // is a look at broker memory, not at tmux.
-        let stopped = async {
-            loop {
-                let r = stop.next().await;
-                if r != StopReason::Retire {
-                    return r;
-                }
+        Err(e) => {
+            tracing::warn!(
+                "retiring without a private socket ({e}); a run-shell feed cannot answer any more"
+            );
+            None
+        }
+    };
+    accept.abort();
+    let _ = std::fs::remove_file(&bpaths.socket);
+    let _ = std::fs::remove_file(&lock.path);
+    tracing::info!(
+        sessions = broker.sessions_open(),
+        "broker retired: serving its agents until they leave"
+    );
+    retired
+}
+
+/// A retired broker's last phase: until its last agent leaves, or a stop.
+/// A second SIGUSR1 changes nothing. Watching our own session count is a
+/// look at broker memory, not at tmux.
+async fn serve_out(broker: &Broker, stop: &mut Stop) -> StopReason {
+    let stopped = async {
+        loop {
+            let r = stop.next().await;
+            if r != StopReason::Retire {
+                return r;
             }
-        };
-        reason = tokio::select! {
-            r = stopped => r,
-            _ = async { while broker.sessions_open() > 0 { tokio::time::sleep(Duration::from_millis(200)).await } } => StopReason::LastAgentLeft,
-        };
+        }
+    };
+    let last_left = async {
+        while broker.sessions_open() > 0 {
+            tokio::time::sleep(Duration::from_millis(200)).await
+        }
+    };
+    tokio::select! {
+        r = stopped => r,
+        _ = last_left => StopReason::LastAgentLeft,
     }
+}
+
+/// Ends the broker's service: running waits answer `observation_lost` and get
+/// a moment to reach their clients (every observer returns its permit when it
+/// is done; tmux itself sends its jobs SIGTERM when it exits, so this covers
+/// both ways), then the files this broker holds are removed while the lock
+/// is still ours, and the lock is let go. When the server is gone, so is
+/// everything the log was about; a broker stopped by a signal while its
+/// server lives keeps its log.
+async fn shut_down(
+    broker: &Broker,
+    accept: JoinHandle<()>,
+    standing: Standing,
+    lock: Lock,
+    reason: StopReason,
+) {
     tracing::info!("broker stopping: {reason}");
-    // Running waits answer `observation_lost`; give them a moment to reach
-    // their clients (every observer returns its permit when it is done). tmux
-    // itself sends its jobs SIGTERM when it exits, so this covers both ways.
     broker.mark_server_gone();
     broker.admission.drain(Duration::from_millis(300)).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     accept.abort();
-    match &retired {
+    let bpaths = &broker.paths;
+    match standing {
         // The public socket and lock are the successor's now.
-        Some(private) => {
+        Standing::Retired {
+            private: Some(private),
+        } => {
             let _ = std::fs::remove_file(private);
         }
-        None => {
+        // Retired without a private socket: removed as if still serving
+        // (today's behaviour, kept by this split).
+        Standing::Serving | Standing::Retired { private: None } => {
             let _ = std::fs::remove_file(&bpaths.socket);
             let _ = std::fs::remove_file(&lock.path);
+            // An empty marks directory holds nothing worth keeping for the
+            // next broker (which makes it again); one with enrolled shells'
+            // files is kept while the server lives. Removed while the lock
+            // is still ours, so no successor has made it its own yet.
+            let _ = std::fs::remove_dir(&bpaths.marks);
         }
     }
-    if retired.is_none() {
-        // An empty marks directory holds nothing worth keeping for the next
-        // broker (which makes it again); one with enrolled shells' files is
-        // kept while the server lives. Removed while the lock is still ours,
-        // so no successor has made it its own yet.
-        let _ = std::fs::remove_dir(&bpaths.marks);
-    }
     drop(lock);
-    // When the server is gone, so is everything the log was about; a broker
-    // stopped by a signal while its server lives keeps its log.
     if reason == StopReason::ServerExited || server_gone_soon(&broker.identity).await {
         let _ = std::fs::remove_file(&bpaths.log);
         let _ = std::fs::remove_dir_all(&bpaths.marks);
     }
-    Ok(Outcome::Stopped(reason))
 }
 
 /// Whether the server process ends within a moment (a signal often arrives
