@@ -434,8 +434,10 @@ async fn shut_down(
         } => {
             let _ = std::fs::remove_file(private);
         }
-        // Retired without a private socket: removed as if still serving
-        // (today's behaviour, kept by this split).
+        // Retired without a private socket: removed as if still serving,
+        // as before this split. Beware: by now these may be a successor's
+        // (it took the freed paths); an arm of its own that removes nothing
+        // would leave them to it.
         Standing::Serving | Standing::Retired { private: None } => {
             let _ = std::fs::remove_file(&bpaths.socket);
             let _ = std::fs::remove_file(&lock.path);
