@@ -22,6 +22,7 @@
 //! stream is used as the tokio `UnixStream` it wraps.
 
 use crate::jobs::Jobs;
+use crate::policy::{self, Policy, Refusal};
 use crate::session::Session;
 use crate::{mcp, tools};
 use futures::StreamExt;
@@ -44,10 +45,11 @@ use tmux_mcp_core::server::{self, ServerIdentity};
 use tmux_mcp_core::sys;
 use tmux_mcp_core::tmux::{Tmux, DEFAULT_TIMEOUT};
 use tmux_mcp_core::wire::is_live;
-use tmux_mcp_core::wire::{self, Hello, McpHello, Reply, Scope, StatusReply, Tier, Toolset};
+use tmux_mcp_core::wire::{self, Hello, McpHello, Reply, StatusReply, Tier};
 use tmux_mcp_engine::registry::{self, FeedMode, FeedSource, Registry};
 use tmux_mcp_engine::Broker;
 use tokio::net::UnixStream;
+use tokio::task::JoinHandle;
 
 pub struct Config {
     pub tmux_socket: PathBuf,
@@ -87,7 +89,7 @@ pub enum Outcome {
     /// Another broker already serves this tmux server.
     AlreadyRunning(PathBuf),
     /// This broker ran and has shut down.
-    Stopped(&'static str),
+    Stopped(StopReason),
 }
 
 /// The per-server lock, held for the broker's life.
@@ -144,6 +146,9 @@ pub fn helper_path(explicit: Option<PathBuf>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("tmux-mcp"))
 }
 
+/// The broker's life, phase by phase: check the configuration, identify the
+/// server, claim its socket (or find it served), start the engine, serve
+/// until a stop (retiring first on SIGUSR1), shut down.
 pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     let unknown = tools::unknown_tools(&cfg.enable_tools);
     if !unknown.is_empty() {
@@ -156,13 +161,43 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     // with its socket and lock left behind.
     let mut stop = Stop::new(probe.pidfd, probe.identity.pid);
     let identity = probe.identity;
-    let dir = match cfg.runtime_dir.clone() {
+    let bpaths = BrokerPaths::new(&runtime_dir(cfg.runtime_dir.clone())?, &identity.generation);
+    let (lock, listener) = match claim(&bpaths, &identity.generation)? {
+        Claim::Ours(lock, listener) => (lock, listener),
+        Claim::Served(socket) => return Ok(Outcome::AlreadyRunning(socket)),
+    };
+    tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
+    let broker = start_engine(&cfg, identity, &bpaths).await;
+    follow_enrolled_shells(&broker);
+    // The broker's own state beside the engine's: run_command's jobs.
+    let jobs = Arc::new(Jobs::default());
+    let accept = tokio::spawn(accept_loop(listener, broker.clone(), jobs.clone()));
+    tokio::spawn(publish_option(broker.clone()));
+    let (reason, standing) = match stop.next().await {
+        StopReason::Retire => {
+            let private = hand_over(&broker, &jobs, &bpaths, &lock, &accept);
+            (
+                serve_out(&broker, &mut stop).await,
+                Standing::Retired { private },
+            )
+        }
+        reason => (reason, Standing::Serving),
+    };
+    shut_down(&broker, accept, standing, lock, reason).await;
+    Ok(Outcome::Stopped(reason))
+}
+
+/// The runtime directory: `--runtime-dir` (made private if need be), else
+/// the first safe one of the usual places, saying which were passed over
+/// and why (a person reading the log wonders where the socket went).
+fn runtime_dir(explicit: Option<PathBuf>) -> Result<PathBuf, DaemonError> {
+    match explicit {
         Some(dir) => {
             paths::ensure_private_dir(&dir).map_err(|source| DaemonError::RuntimeDir {
                 path: dir.clone(),
                 source,
             })?;
-            dir
+            Ok(dir)
         }
         None => {
             let (dir, plan) = paths::choose_runtime_dir().map_err(DaemonError::NoRuntimeDir)?;
@@ -173,63 +208,60 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
                     plan.refusals_text()
                 );
             }
-            dir
+            Ok(dir)
         }
-    };
-    let bpaths = BrokerPaths::new(&dir, &identity.generation);
+    }
+}
 
+/// Whether this broker is the server's: it holds the lock and listens, or
+/// another live broker serves the server already (and is left alone).
+enum Claim {
+    Ours(Lock, Listener),
+    Served(PathBuf),
+}
+
+/// Claims the server for this broker: the lock first (one claimant at a
+/// time), then a look for a live broker at this socket or in another runtime
+/// directory, and only then the stale socket file of a dead one is replaced.
+fn claim(bpaths: &BrokerPaths, generation: &str) -> Result<Claim, DaemonError> {
     let lock = match take_lock(&bpaths.lock).map_err(|source| DaemonError::RuntimeDir {
         path: bpaths.lock.clone(),
         source,
     })? {
         Some(l) => l,
-        None => return Ok(Outcome::AlreadyRunning(bpaths.socket)),
+        None => return Ok(Claim::Served(bpaths.socket.clone())),
     };
     if is_live(&bpaths.socket) {
-        return Ok(Outcome::AlreadyRunning(bpaths.socket));
+        return Ok(Claim::Served(bpaths.socket.clone()));
     }
     // A broker that chose another directory (another environment, or a name
     // that was squatted then) serves this server too: it is not displaced.
-    if let Some(other) = BrokerPaths::candidates(&identity.generation)
+    if let Some(other) = BrokerPaths::candidates(generation)
         .into_iter()
         .map(|p| p.socket)
         .find(|s| *s != bpaths.socket && is_live(s))
     {
-        return Ok(Outcome::AlreadyRunning(other));
+        return Ok(Claim::Served(other));
     }
     let _ = std::fs::remove_file(&bpaths.socket); // stale file of a dead broker
     let listener = listen(&bpaths.socket).map_err(|source| DaemonError::Listen {
         path: bpaths.socket.clone(),
         source,
     })?;
-    tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
+    Ok(Claim::Ours(lock, listener))
+}
 
+/// The engine of this server: tmux access (the in-process protocol client
+/// unless `--exec-only`), how the pane table is read, process identities,
+/// and the broker state every session holds.
+async fn start_engine(cfg: &Config, identity: ServerIdentity, bpaths: &BrokerPaths) -> Arc<Broker> {
     let tmux = Tmux::new(&identity.socket_path);
     if !cfg.exec_only {
         tmux.try_enable_direct().await;
     }
     let mode = match cfg.feed {
         Some(m) => m,
-        None => {
-            let probe = tmux
-                .run(
-                    &[
-                        "list-commands",
-                        "-F",
-                        &tmux_mcp_core::feed::table_format(),
-                        "list-commands",
-                    ],
-                    DEFAULT_TIMEOUT,
-                )
-                .await;
-            match probe.as_deref().map(tmux_mcp_core::feed::parse) {
-                Ok(Ok(_)) => FeedMode::ListCommands,
-                other => {
-                    tracing::warn!("list-commands cannot read the table here ({other:?}); using the run-shell feed");
-                    FeedMode::RunShell
-                }
-            }
-        }
+        None => feed_mode(&tmux).await,
     };
     tracing::info!(direct = tmux.uses_direct(), ?mode, "tmux access");
     let source = FeedSource {
@@ -241,22 +273,52 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
         timeout: DEFAULT_TIMEOUT,
     };
     let backend = Backend::detect(identity.pid);
-    let broker = Arc::new(Broker::new(
+    Arc::new(Broker::new(
         identity,
         bpaths.clone(),
         Registry::new(source, backend),
-        cfg.enable_tools,
+        cfg.enable_tools.clone(),
         cfg.safety,
         cfg.request_timeout_seconds,
-    ));
-    // Enrolled shells write their marks here (`tmux-mcp shell-init`); the
-    // directory is the server instance's, so it is kept across a broker
-    // restart and removed with the server.
+    ))
+}
+
+/// How to read the pane table when `--feed` does not say: `list-commands`
+/// if this tmux expands the table there (one command, no helper process),
+/// else the `run-shell` feed.
+async fn feed_mode(tmux: &Tmux) -> FeedMode {
+    let probe = tmux
+        .run(
+            &[
+                "list-commands",
+                "-F",
+                &tmux_mcp_core::feed::table_format(),
+                "list-commands",
+            ],
+            DEFAULT_TIMEOUT,
+        )
+        .await;
+    match probe.as_deref().map(tmux_mcp_core::feed::parse) {
+        Ok(Ok(_)) => FeedMode::ListCommands,
+        other => {
+            tracing::warn!(
+                "list-commands cannot read the table here ({other:?}); using the run-shell feed"
+            );
+            FeedMode::RunShell
+        }
+    }
+}
+
+/// Enrolled shells write their marks in the server's marks directory
+/// (`tmux-mcp shell-init`); the directory is the server instance's, so it is
+/// kept across a broker restart and removed with the server. Without it
+/// there is no shell integration, and the broker says so and goes on.
+fn follow_enrolled_shells(broker: &Arc<Broker>) {
     match paths::ensure_private_dir(&broker.paths.marks) {
         Ok(()) => {
             broker.marks.set_dir(broker.paths.marks.clone());
             tokio::spawn(tmux_mcp_engine::shell_watch::follow(
-                Arc::downgrade(&broker),
+                Arc::downgrade(broker),
                 broker.paths.marks.clone(),
             ));
         }
@@ -265,94 +327,133 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
             broker.paths.marks.display()
         ),
     }
-    // The broker's own state beside the engine's: run_command's jobs.
-    let jobs = Arc::new(Jobs::default());
+}
 
-    let accept = tokio::spawn(accept_loop(listener, broker.clone(), jobs.clone()));
-    tokio::spawn(publish_option(broker.clone()));
-    let mut reason = stop.next().await;
-    let mut retired: Option<PathBuf> = None;
-    if reason == RETIRE {
-        // Give up the public socket and the lock first, so a successor can
-        // take them while this broker serves the agents it has.
-        let private = bpaths.dir.join(format!(
-            "{}.retired-{}.sock",
-            bpaths
-                .socket
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("srv"),
-            std::process::id()
-        ));
-        let _ = std::fs::remove_file(&private);
-        match listen(&private) {
-            Ok(l) => {
-                broker.registry.set_feed_socket(private.clone());
-                tokio::spawn(accept_loop(l, broker.clone(), jobs.clone()));
-                retired = Some(private);
-            }
-            Err(e) => tracing::warn!(
-                "retiring without a private socket ({e}); a run-shell feed cannot answer any more"
-            ),
+/// What of the server's broker files this broker still holds when it stops,
+/// and so removes.
+enum Standing {
+    /// The server's broker: the public socket, the lock and the marks
+    /// directory (when empty) are its to remove.
+    Serving,
+    /// Retired: those are the successor's; its own is the private socket
+    /// the run-shell feed answers came to, if it could make one.
+    Retired { private: Option<PathBuf> },
+}
+
+/// Retiring (SIGUSR1): gives up the public socket and the lock first, so a
+/// successor can take them while this broker serves the agents it has;
+/// run-shell feed answers come to a private socket from now on. Returns that
+/// socket, or `None` when it could not be made.
+fn hand_over(
+    broker: &Arc<Broker>,
+    jobs: &Arc<Jobs>,
+    bpaths: &BrokerPaths,
+    lock: &Lock,
+    accept: &JoinHandle<()>,
+) -> Option<PathBuf> {
+    let private = bpaths.dir.join(format!(
+        "{}.retired-{}.sock",
+        bpaths
+            .socket
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("srv"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&private);
+    let retired = match listen(&private) {
+        Ok(l) => {
+            broker.registry.set_feed_socket(private.clone());
+            tokio::spawn(accept_loop(l, broker.clone(), jobs.clone()));
+            Some(private)
         }
-        accept.abort();
-        let _ = std::fs::remove_file(&bpaths.socket);
-        let _ = std::fs::remove_file(&lock.path);
-        tracing::info!(
-            sessions = broker.sessions_open(),
-            "broker retired: serving its agents until they leave"
-        );
-        // A second SIGUSR1 changes nothing. Watching our own session count
-        // is a look at broker memory, not at tmux.
-        let stopped = async {
-            loop {
-                let r = stop.next().await;
-                if r != RETIRE {
-                    return r;
-                }
+        Err(e) => {
+            tracing::warn!(
+                "retiring without a private socket ({e}); a run-shell feed cannot answer any more"
+            );
+            None
+        }
+    };
+    accept.abort();
+    let _ = std::fs::remove_file(&bpaths.socket);
+    let _ = std::fs::remove_file(&lock.path);
+    tracing::info!(
+        sessions = broker.sessions_open(),
+        "broker retired: serving its agents until they leave"
+    );
+    retired
+}
+
+/// A retired broker's last phase: until its last agent leaves, or a stop.
+/// A second SIGUSR1 changes nothing. Watching our own session count is a
+/// look at broker memory, not at tmux.
+async fn serve_out(broker: &Broker, stop: &mut Stop) -> StopReason {
+    let stopped = async {
+        loop {
+            let r = stop.next().await;
+            if r != StopReason::Retire {
+                return r;
             }
-        };
-        reason = tokio::select! {
-            r = stopped => r,
-            _ = async { while broker.sessions_open() > 0 { tokio::time::sleep(Duration::from_millis(200)).await } } => "retired, and its last agent left",
-        };
+        }
+    };
+    let last_left = async {
+        while broker.sessions_open() > 0 {
+            tokio::time::sleep(Duration::from_millis(200)).await
+        }
+    };
+    tokio::select! {
+        r = stopped => r,
+        _ = last_left => StopReason::LastAgentLeft,
     }
+}
+
+/// Ends the broker's service: running waits answer `observation_lost` and get
+/// a moment to reach their clients (every observer returns its permit when it
+/// is done; tmux itself sends its jobs SIGTERM when it exits, so this covers
+/// both ways), then the files this broker holds are removed while the lock
+/// is still ours, and the lock is let go. When the server is gone, so is
+/// everything the log was about; a broker stopped by a signal while its
+/// server lives keeps its log.
+async fn shut_down(
+    broker: &Broker,
+    accept: JoinHandle<()>,
+    standing: Standing,
+    lock: Lock,
+    reason: StopReason,
+) {
     tracing::info!("broker stopping: {reason}");
-    // Running waits answer `observation_lost`; give them a moment to reach
-    // their clients (every observer returns its permit when it is done). tmux
-    // itself sends its jobs SIGTERM when it exits, so this covers both ways.
     broker.mark_server_gone();
     broker.admission.drain(Duration::from_millis(300)).await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     accept.abort();
-    match &retired {
+    let bpaths = &broker.paths;
+    match standing {
         // The public socket and lock are the successor's now.
-        Some(private) => {
+        Standing::Retired {
+            private: Some(private),
+        } => {
             let _ = std::fs::remove_file(private);
         }
-        None => {
+        // Retired without a private socket: removed as if still serving,
+        // as before this split. Beware: by now these may be a successor's
+        // (it took the freed paths); an arm of its own that removes nothing
+        // would leave them to it.
+        Standing::Serving | Standing::Retired { private: None } => {
             let _ = std::fs::remove_file(&bpaths.socket);
             let _ = std::fs::remove_file(&lock.path);
+            // An empty marks directory holds nothing worth keeping for the
+            // next broker (which makes it again); one with enrolled shells'
+            // files is kept while the server lives. Removed while the lock
+            // is still ours, so no successor has made it its own yet.
+            let _ = std::fs::remove_dir(&bpaths.marks);
         }
     }
-    if retired.is_none() {
-        // An empty marks directory holds nothing worth keeping for the next
-        // broker (which makes it again); one with enrolled shells' files is
-        // kept while the server lives. Removed while the lock is still ours,
-        // so no successor has made it its own yet.
-        let _ = std::fs::remove_dir(&bpaths.marks);
-    }
     drop(lock);
-    // When the server is gone, so is everything the log was about; a broker
-    // stopped by a signal while its server lives keeps its log.
-    if reason == SERVER_EXITED || server_gone_soon(&broker.identity).await {
+    if reason == StopReason::ServerExited || server_gone_soon(&broker.identity).await {
         let _ = std::fs::remove_file(&bpaths.log);
         let _ = std::fs::remove_dir_all(&bpaths.marks);
     }
-    Ok(Outcome::Stopped(reason))
 }
-
-const SERVER_EXITED: &str = "the tmux server exited";
 
 /// Whether the server process ends within a moment (a signal often arrives
 /// while tmux is exiting).
@@ -368,7 +469,36 @@ async fn server_gone_soon(id: &ServerIdentity) -> bool {
     false
 }
 
-const RETIRE: &str = "SIGUSR1: retire";
+/// Why the broker stops, or (`Retire`) why a phase of its life ends. Its
+/// text is what the log says (`broker stopping: …`, `stopped: …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The tmux server exited (its pidfd turned readable, or its pid went).
+    ServerExited,
+    Sigterm,
+    Sigint,
+    Sighup,
+    /// SIGUSR1: retire (see the module doc); never the reason it stops.
+    Retire,
+    /// The signal stream ended without a signal we asked for.
+    OtherSignal,
+    /// It had retired, and the last agent it served left.
+    LastAgentLeft,
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StopReason::ServerExited => "the tmux server exited",
+            StopReason::Sigterm => "SIGTERM",
+            StopReason::Sigint => "SIGINT",
+            StopReason::Sighup => "SIGHUP",
+            StopReason::Retire => "SIGUSR1: retire",
+            StopReason::OtherSignal => "a signal",
+            StopReason::LastAgentLeft => "retired, and its last agent left",
+        })
+    }
+}
 
 /// What ends (a phase of) the broker's life: the tmux server exiting, a stop
 /// signal, or SIGUSR1, which asks it to retire (see the module doc).
@@ -405,16 +535,16 @@ impl Stop {
         }
     }
 
-    async fn next(&mut self) -> &'static str {
+    async fn next(&mut self) -> StopReason {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
         tokio::select! {
-            _ = self.server_gone.wait_for(|gone| *gone) => SERVER_EXITED,
+            _ = self.server_gone.wait_for(|gone| *gone) => StopReason::ServerExited,
             sig = self.signals.next() => match sig {
-                Some(SIGTERM) => "SIGTERM",
-                Some(SIGINT) => "SIGINT",
-                Some(SIGHUP) => "SIGHUP",
-                Some(SIGUSR1) => RETIRE,
-                _ => "a signal",
+                Some(SIGTERM) => StopReason::Sigterm,
+                Some(SIGINT) => StopReason::Sigint,
+                Some(SIGHUP) => StopReason::Sighup,
+                Some(SIGUSR1) => StopReason::Retire,
+                _ => StopReason::OtherSignal,
             },
         }
     }
@@ -488,6 +618,9 @@ async fn handle_connection(
     }
 }
 
+/// One agent's MCP session: its policy from the hello, the pane table and
+/// the broker's defaults (refused with the reason when it has none), then
+/// MCP until the agent leaves.
 async fn serve_mcp(
     mut stream: UnixStream,
     broker: Arc<Broker>,
@@ -495,23 +628,58 @@ async fn serve_mcp(
     peer_pid: u32,
     hello: McpHello,
 ) -> Result<(), wire::WireError> {
-    let unknown = tools::unknown_tools(&hello.enable_tools);
-    if !unknown.is_empty() {
-        let reason = format!("unknown tool(s) for --enable-tool: {}", unknown.join(", "));
-        return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-    }
-    let snap = match broker.registry.refresh().await {
-        Ok(s) => s,
-        Err(e) => {
-            return wire::write_frame_async(
-                &mut stream,
-                &Reply::Refused {
-                    reason: format!("cannot read the pane table: {e}"),
-                },
-            )
-            .await
+    let (policy, caller_pane, caller_sessions) = match admit(&broker, peer_pid, &hello).await {
+        Ok(admitted) => admitted,
+        Err(refusal) => {
+            let reason = refusal.to_string();
+            return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
         }
     };
+    let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
+    wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
+    tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, scope = ?policy.scope, "MCP session open");
+    let session = Arc::new(Session {
+        id,
+        broker: broker.clone(),
+        client_name: hello.client_name,
+        peer_pid,
+        caller_pane,
+        caller_sessions,
+        scope: policy.scope,
+        enabled: policy.enabled,
+        safety: policy.safety,
+        toolset: policy.toolset,
+        allow_self: policy.allow_self,
+        confirm: policy.confirm,
+        pending_confirmations: Default::default(),
+        request_timeout_seconds: policy.request_timeout_seconds,
+        jobs,
+        log: Default::default(),
+    });
+    broker.sessions_open.fetch_add(1, Ordering::Relaxed);
+    let (r, w) = stream.into_split();
+    mcp::serve(r, w, session).await;
+    broker.sessions_open.fetch_sub(1, Ordering::Relaxed);
+    tracing::info!(session = id, "MCP session closed");
+    Ok(())
+}
+
+/// A hello's policy, with the caller's pane and the sessions it is placed in.
+/// The hello is checked on its own first, so a refused one reads no tmux;
+/// then the pane table (fresh: the options may have just changed) gives the
+/// caller (found from the relay's process ancestry, never `$TMUX_PANE`) and
+/// the `@mcp-*` options, and [`policy::session_policy`] decides.
+async fn admit(
+    broker: &Broker,
+    peer_pid: u32,
+    hello: &McpHello,
+) -> Result<(Policy, Option<String>, Vec<String>), Refusal> {
+    policy::check_hello(hello)?;
+    let snap = broker
+        .registry
+        .refresh()
+        .await
+        .map_err(|e| Refusal::PaneTable(e.to_string()))?;
     let caller_pane = registry::pane_of_process(&snap, peer_pid);
     if caller_pane.is_none() && hello.tmux_pane_env.is_some() {
         tracing::info!("relay says TMUX_PANE={:?} but its process ancestry is in no pane; treating it as outside tmux", hello.tmux_pane_env);
@@ -526,102 +694,9 @@ async fn serve_mcp(
                 .collect()
         })
         .unwrap_or_default();
-    let scope = match (hello.scope, &caller_pane) {
-        (Some(s), _) => s,
-        (None, Some(_)) => Scope::Session,
-        (None, None) => Scope::Server,
-    };
-    if scope == Scope::Session && caller_pane.is_none() {
-        let reason = "--scope session needs the agent to run inside a pane of this tmux server; use --scope server".to_string();
-        return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-    }
-    let option_tools = snap
-        .server
-        .enable_tools_option
-        .split([',', ' '])
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
-    // The attach's --safety, else @mcp-safety, else the broker's --safety.
-    let safety = match (hello.safety, snap.server.safety_option.trim()) {
-        (Some(t), _) => t,
-        (None, "") => broker.safety,
-        (None, opt) => match Tier::parse(opt) {
-            Some(t) => t,
-            None => {
-                let reason =
-                    format!("@mcp-safety is {opt:?}; expected readonly, mutating or destructive");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        },
-    };
-    let toolset = match (hello.toolset, snap.server.toolset_option.trim()) {
-        (Some(t), _) => t,
-        (None, "") => Toolset::Default,
-        (None, opt) => match Toolset::parse(opt) {
-            Some(t) => t,
-            None => {
-                let reason = format!("@mcp-toolset is {opt:?}; expected default or python");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        },
-    };
-    // @mcp-request-timeout, else the broker's --request-timeout.
-    let request_timeout_seconds = match snap.server.request_timeout_option.trim() {
-        "" => broker.request_timeout_seconds,
-        opt => match tmux_mcp_core::limits::parse_request_timeout(opt) {
-            Ok(t) => t,
-            Err(why) => {
-                let reason = format!("@mcp-request-timeout is {opt:?}; {why}");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        },
-    };
-    // --confirm, else @mcp-confirm (on for every agent).
-    let confirm = hello.confirm
-        || match snap.server.confirm_option.trim() {
-            "" | "off" | "0" => false,
-            "on" | "1" => true,
-            opt => {
-                let reason = format!("@mcp-confirm is {opt:?}; expected on or off");
-                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-            }
-        };
-    let enabled = tools::enabled_set(
-        safety,
-        broker
-            .enable_tools
-            .iter()
-            .cloned()
-            .chain(option_tools)
-            .chain(hello.enable_tools.iter().cloned()),
-    );
-    let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
-    wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
-    tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, ?scope, "MCP session open");
-    let session = Arc::new(Session {
-        id,
-        broker: broker.clone(),
-        client_name: hello.client_name,
-        peer_pid,
-        caller_pane,
-        caller_sessions,
-        scope,
-        enabled,
-        safety,
-        toolset,
-        allow_self: hello.allow_self,
-        confirm,
-        pending_confirmations: Default::default(),
-        request_timeout_seconds,
-        jobs,
-        log: Default::default(),
-    });
-    broker.sessions_open.fetch_add(1, Ordering::Relaxed);
-    let (r, w) = stream.into_split();
-    mcp::serve(r, w, session).await;
-    broker.sessions_open.fetch_sub(1, Ordering::Relaxed);
-    tracing::info!(session = id, "MCP session closed");
-    Ok(())
+    let defaults = policy::Defaults::of(broker);
+    let policy = policy::session_policy(hello, caller_pane.is_some(), &snap.server, &defaults)?;
+    Ok((policy, caller_pane, caller_sessions))
 }
 
 fn status(broker: &Broker) -> StatusReply {
@@ -696,4 +771,29 @@ async fn publish_option(broker: Arc<Broker>) {
     };
     tracing::info!("@mcp-broker-socket: {state}");
     *broker.option_state.lock().unwrap() = state;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The log's wording of each stop, as it was when the reasons were strings.
+    #[test]
+    fn stop_reasons_read_as_before() {
+        let texts = [
+            (StopReason::ServerExited, "the tmux server exited"),
+            (StopReason::Sigterm, "SIGTERM"),
+            (StopReason::Sigint, "SIGINT"),
+            (StopReason::Sighup, "SIGHUP"),
+            (StopReason::Retire, "SIGUSR1: retire"),
+            (StopReason::OtherSignal, "a signal"),
+            (
+                StopReason::LastAgentLeft,
+                "retired, and its last agent left",
+            ),
+        ];
+        for (reason, text) in texts {
+            assert_eq!(reason.to_string(), text);
+        }
+    }
 }

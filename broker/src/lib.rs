@@ -4,9 +4,10 @@
 //! Data flows one way: an MCP client → `mcp` (rmcp's server runtime) → `tools`
 //! (the facade: schemas, policy, validation, one file per tool) → the engine
 //! (`tmux_mcp_engine`) → tmux (`tmux_mcp_core::tmux`). `daemon` accepts
-//! connections and starts sessions; `session` is one agent's view;
-//! `resources` and `prompts` are what a client reads without a tool call, and
-//! `completion` the values their arguments may take.
+//! connections and starts sessions, each under the `policy` its hello earns;
+//! `session` is one agent's view; `resources` and `prompts` are what a client
+//! reads without a tool call, and `completion` the values their arguments may
+//! take.
 //! See ARCHITECTURE.md at the repository root for the map and the invariants.
 
 pub mod broker_main;
@@ -15,6 +16,7 @@ pub mod daemon;
 pub mod handoff;
 pub mod jobs;
 pub mod mcp;
+pub mod policy;
 pub mod prompts;
 pub mod resources;
 pub mod session;

@@ -1,0 +1,552 @@
+//! A session's policy: what an agent may see and use, decided from three
+//! sources in a fixed order of precedence.
+//!
+//! 1. The hello: what the agent's `tmux-mcp attach` asked for (`--scope`,
+//!    `--safety`, `--toolset`, `--confirm`, `--enable-tool`, `--allow-self`).
+//! 2. The server's `@mcp-*` options, as the pane table read them.
+//! 3. The broker's defaults: its own `--enable-tool`, `--safety` and
+//!    `--request-timeout`.
+//!
+//! [`session_policy`] is pure: no tmux, no I/O, so each rule and each
+//! [`Refusal`] is unit-tested here. The daemon reads the pane table, then
+//! applies the answer (`daemon::serve_mcp`).
+
+use std::collections::BTreeSet;
+use tmux_mcp_core::limits;
+use tmux_mcp_core::wire::{McpHello, Scope, ServerRow, Tier, Toolset};
+use tmux_mcp_engine::Broker;
+
+use crate::tools;
+
+/// The broker's own settings, used where neither the hello nor an option says.
+#[derive(Debug, Clone, Copy)]
+pub struct Defaults<'a> {
+    /// Tools the broker enables for every session (its `--enable-tool`).
+    pub enable_tools: &'a [String],
+    /// The broker's `--safety`.
+    pub safety: Tier,
+    /// The broker's `--request-timeout`, in seconds.
+    pub request_timeout_seconds: f64,
+}
+
+impl<'a> Defaults<'a> {
+    /// The defaults the broker was started with.
+    pub fn of(broker: &'a Broker) -> Defaults<'a> {
+        Defaults {
+            enable_tools: &broker.enable_tools,
+            safety: broker.safety,
+            request_timeout_seconds: broker.request_timeout_seconds,
+        }
+    }
+}
+
+/// What one session may see and use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub scope: Scope,
+    /// The highest tier of tools the session may use.
+    pub safety: Tier,
+    pub toolset: Toolset,
+    /// The tools it may call (and that `tools/list` shows).
+    pub enabled: BTreeSet<String>,
+    pub allow_self: bool,
+    /// The kill, respawn and close tools ask the person first.
+    pub confirm: bool,
+    /// The most any wait of the session waits.
+    pub request_timeout_seconds: f64,
+}
+
+/// Why a session is refused. The text (`Display`) is what the agent's
+/// `tmux-mcp attach` prints; an option's value is quoted trimmed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    #[error("unknown tool(s) for --enable-tool: {}", .0.join(", "))]
+    UnknownTools(Vec<String>),
+    /// The pane table could not be read (checked by the daemon, between the
+    /// hello's own check and the rest).
+    #[error("cannot read the pane table: {0}")]
+    PaneTable(String),
+    #[error("--scope session needs the agent to run inside a pane of this tmux server; use --scope server")]
+    SessionScopeOutsideTmux,
+    #[error("@mcp-safety is {0:?}; expected readonly, mutating or destructive")]
+    SafetyOption(String),
+    #[error("@mcp-toolset is {0:?}; expected default or python")]
+    ToolsetOption(String),
+    #[error("@mcp-request-timeout is {value:?}; {why}")]
+    RequestTimeoutOption { value: String, why: String },
+    #[error("@mcp-confirm is {0:?}; expected on or off")]
+    ConfirmOption(String),
+}
+
+/// The refusal a hello earns on its own: tools it names that do not exist.
+/// Checked before the pane table is read, so such a hello costs no tmux
+/// command.
+pub fn check_hello(hello: &McpHello) -> Result<(), Refusal> {
+    let unknown = tools::unknown_tools(&hello.enable_tools);
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(Refusal::UnknownTools(unknown))
+    }
+}
+
+/// The policy of a session from its `hello`, whether the agent runs in a
+/// pane of this server (`in_pane`), the server's `options` and the broker's
+/// `defaults`. The hello wins over an option, an option over a default; an
+/// option that is set but malformed refuses the session, unless the hello
+/// overrides it. Refusals are checked in the order of [`Refusal`]'s variants.
+pub fn session_policy(
+    hello: &McpHello,
+    in_pane: bool,
+    options: &ServerRow,
+    defaults: &Defaults,
+) -> Result<Policy, Refusal> {
+    check_hello(hello)?;
+    let scope = scope(hello, in_pane)?;
+    let safety = safety(hello, options, defaults)?;
+    let toolset = toolset(hello, options)?;
+    let request_timeout_seconds = request_timeout(options, defaults)?;
+    let confirm = confirm(hello, options)?;
+    let option_tools = options
+        .enable_tools_option
+        .split([',', ' '])
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let enabled = tools::enabled_set(
+        safety,
+        defaults
+            .enable_tools
+            .iter()
+            .cloned()
+            .chain(option_tools)
+            .chain(hello.enable_tools.iter().cloned()),
+    );
+    Ok(Policy {
+        scope,
+        safety,
+        toolset,
+        enabled,
+        allow_self: hello.allow_self,
+        confirm,
+        request_timeout_seconds,
+    })
+}
+
+/// `--scope`, else the caller's session when it runs in a pane, else the
+/// server. Session scope without a pane has nothing to see.
+fn scope(hello: &McpHello, in_pane: bool) -> Result<Scope, Refusal> {
+    let scope = match hello.scope {
+        Some(s) => s,
+        None if in_pane => Scope::Session,
+        None => Scope::Server,
+    };
+    if scope == Scope::Session && !in_pane {
+        return Err(Refusal::SessionScopeOutsideTmux);
+    }
+    Ok(scope)
+}
+
+/// The attach's `--safety`, else `@mcp-safety`, else the broker's `--safety`.
+fn safety(hello: &McpHello, options: &ServerRow, defaults: &Defaults) -> Result<Tier, Refusal> {
+    match (hello.safety, options.safety_option.trim()) {
+        (Some(t), _) => Ok(t),
+        (None, "") => Ok(defaults.safety),
+        (None, opt) => Tier::parse(opt).ok_or_else(|| Refusal::SafetyOption(opt.to_string())),
+    }
+}
+
+/// `--toolset`, else `@mcp-toolset`, else the default spellings.
+fn toolset(hello: &McpHello, options: &ServerRow) -> Result<Toolset, Refusal> {
+    match (hello.toolset, options.toolset_option.trim()) {
+        (Some(t), _) => Ok(t),
+        (None, "") => Ok(Toolset::Default),
+        (None, opt) => Toolset::parse(opt).ok_or_else(|| Refusal::ToolsetOption(opt.to_string())),
+    }
+}
+
+/// `@mcp-request-timeout`, else the broker's `--request-timeout` (an agent
+/// has no say).
+fn request_timeout(options: &ServerRow, defaults: &Defaults) -> Result<f64, Refusal> {
+    match options.request_timeout_option.trim() {
+        "" => Ok(defaults.request_timeout_seconds),
+        opt => limits::parse_request_timeout(opt).map_err(|why| Refusal::RequestTimeoutOption {
+            value: opt.to_string(),
+            why,
+        }),
+    }
+}
+
+/// `--confirm`, else `@mcp-confirm` (on for every agent). With `--confirm`
+/// the option is not read at all.
+fn confirm(hello: &McpHello, options: &ServerRow) -> Result<bool, Refusal> {
+    if hello.confirm {
+        return Ok(true);
+    }
+    match options.confirm_option.trim() {
+        "" | "off" | "0" => Ok(false),
+        "on" | "1" => Ok(true),
+        opt => Err(Refusal::ConfirmOption(opt.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server with no `@mcp-*` option set.
+    fn unset() -> ServerRow {
+        ServerRow {
+            pid: 1,
+            start_time: 0,
+            version: "3.5a".into(),
+            socket_path: "/tmp/tmux-0/default".into(),
+            broker_option: String::new(),
+            enable_tools_option: String::new(),
+            safety_option: String::new(),
+            toolset_option: String::new(),
+            request_timeout_option: String::new(),
+            confirm_option: String::new(),
+        }
+    }
+
+    const DEFAULTS: Defaults<'static> = Defaults {
+        enable_tools: &[],
+        safety: Tier::Readonly,
+        request_timeout_seconds: 30.0,
+    };
+
+    /// Tools that are off at `--safety readonly`, in catalog order.
+    fn off_by_default() -> Vec<String> {
+        let on = tools::enabled_set(Tier::Readonly, []);
+        tools::CATALOG
+            .iter()
+            .map(|t| t.name.to_string())
+            .filter(|n| !on.contains(n))
+            .collect()
+    }
+
+    fn refusal(hello: &McpHello, in_pane: bool, options: &ServerRow) -> String {
+        session_policy(hello, in_pane, options, &DEFAULTS)
+            .expect_err("refused")
+            .to_string()
+    }
+
+    fn policy(hello: &McpHello, in_pane: bool, options: &ServerRow) -> Policy {
+        session_policy(hello, in_pane, options, &DEFAULTS).expect("a policy")
+    }
+
+    #[test]
+    fn unknown_tools_in_the_hello_are_refused() {
+        let hello = McpHello {
+            enable_tools: vec!["nope".into(), "nada".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            refusal(&hello, true, &unset()),
+            "unknown tool(s) for --enable-tool: nope, nada"
+        );
+        assert_eq!(
+            check_hello(&hello),
+            Err(Refusal::UnknownTools(vec!["nope".into(), "nada".into()]))
+        );
+        assert_eq!(check_hello(&McpHello::default()), Ok(()));
+    }
+
+    #[test]
+    fn an_unreadable_pane_table_is_refused_with_its_reason() {
+        let r = Refusal::PaneTable("the feed helper reported: boom".into());
+        assert_eq!(
+            r.to_string(),
+            "cannot read the pane table: the feed helper reported: boom"
+        );
+    }
+
+    #[test]
+    fn session_scope_outside_a_pane_is_refused() {
+        let hello = McpHello {
+            scope: Some(Scope::Session),
+            ..Default::default()
+        };
+        assert_eq!(
+            refusal(&hello, false, &unset()),
+            "--scope session needs the agent to run inside a pane of this tmux server; use --scope server"
+        );
+        assert_eq!(policy(&hello, true, &unset()).scope, Scope::Session);
+    }
+
+    #[test]
+    fn a_malformed_safety_option_is_refused_trimmed() {
+        let options = ServerRow {
+            safety_option: " loud ".into(),
+            ..unset()
+        };
+        assert_eq!(
+            refusal(&McpHello::default(), true, &options),
+            r#"@mcp-safety is "loud"; expected readonly, mutating or destructive"#
+        );
+    }
+
+    #[test]
+    fn a_malformed_toolset_option_is_refused() {
+        let options = ServerRow {
+            toolset_option: "ruby".into(),
+            ..unset()
+        };
+        assert_eq!(
+            refusal(&McpHello::default(), true, &options),
+            r#"@mcp-toolset is "ruby"; expected default or python"#
+        );
+    }
+
+    #[test]
+    fn a_malformed_request_timeout_option_is_refused() {
+        for bad in ["0", "abc", "3601", "-1", "inf"] {
+            let options = ServerRow {
+                request_timeout_option: bad.into(),
+                ..unset()
+            };
+            assert_eq!(
+                refusal(&McpHello::default(), true, &options),
+                format!(
+                    "@mcp-request-timeout is {bad:?}; expected a number of seconds, 0 < t <= 3600"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_malformed_confirm_option_is_refused() {
+        let options = ServerRow {
+            confirm_option: "maybe".into(),
+            ..unset()
+        };
+        assert_eq!(
+            refusal(&McpHello::default(), true, &options),
+            r#"@mcp-confirm is "maybe"; expected on or off"#
+        );
+    }
+
+    #[test]
+    fn refusals_come_in_a_fixed_order() {
+        let everything_wrong = ServerRow {
+            safety_option: "loud".into(),
+            toolset_option: "ruby".into(),
+            request_timeout_option: "0".into(),
+            confirm_option: "maybe".into(),
+            ..unset()
+        };
+        let mut hello = McpHello {
+            enable_tools: vec!["nope".into()],
+            scope: Some(Scope::Session),
+            ..Default::default()
+        };
+        let mut seen = vec![];
+        let mut options = everything_wrong.clone();
+        loop {
+            match session_policy(&hello, false, &options, &DEFAULTS) {
+                Ok(_) => break,
+                Err(r) => {
+                    seen.push(std::mem::discriminant(&r));
+                    match r {
+                        Refusal::UnknownTools(_) => hello.enable_tools.clear(),
+                        Refusal::SessionScopeOutsideTmux => hello.scope = None,
+                        Refusal::SafetyOption(_) => options.safety_option.clear(),
+                        Refusal::ToolsetOption(_) => options.toolset_option.clear(),
+                        Refusal::RequestTimeoutOption { .. } => {
+                            options.request_timeout_option.clear()
+                        }
+                        Refusal::ConfirmOption(_) => options.confirm_option.clear(),
+                        Refusal::PaneTable(_) => unreachable!("not decided here"),
+                    }
+                }
+            }
+        }
+        let want = [
+            Refusal::UnknownTools(vec![]),
+            Refusal::SessionScopeOutsideTmux,
+            Refusal::SafetyOption(String::new()),
+            Refusal::ToolsetOption(String::new()),
+            Refusal::RequestTimeoutOption {
+                value: String::new(),
+                why: String::new(),
+            },
+            Refusal::ConfirmOption(String::new()),
+        ]
+        .iter()
+        .map(std::mem::discriminant)
+        .collect::<Vec<_>>();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn scope_is_the_hellos_else_session_in_a_pane_else_server() {
+        let server = McpHello {
+            scope: Some(Scope::Server),
+            ..Default::default()
+        };
+        assert_eq!(policy(&server, true, &unset()).scope, Scope::Server);
+        assert_eq!(policy(&server, false, &unset()).scope, Scope::Server);
+        assert_eq!(
+            policy(&McpHello::default(), true, &unset()).scope,
+            Scope::Session
+        );
+        assert_eq!(
+            policy(&McpHello::default(), false, &unset()).scope,
+            Scope::Server
+        );
+    }
+
+    #[test]
+    fn safety_is_the_hellos_else_the_options_else_the_brokers() {
+        let mutating = McpHello {
+            safety: Some(Tier::Mutating),
+            ..Default::default()
+        };
+        let destructive = ServerRow {
+            safety_option: "destructive".into(),
+            ..unset()
+        };
+        let bad = ServerRow {
+            safety_option: "loud".into(),
+            ..unset()
+        };
+        let broker = Defaults {
+            safety: Tier::Destructive,
+            ..DEFAULTS
+        };
+        let safety = |h: &McpHello, o: &ServerRow, d: &Defaults| {
+            session_policy(h, true, o, d).map(|p| p.safety)
+        };
+        assert_eq!(safety(&mutating, &destructive, &broker), Ok(Tier::Mutating));
+        assert_eq!(safety(&mutating, &bad, &DEFAULTS), Ok(Tier::Mutating));
+        assert_eq!(
+            safety(&McpHello::default(), &destructive, &DEFAULTS),
+            Ok(Tier::Destructive)
+        );
+        let whitespace = ServerRow {
+            safety_option: "  ".into(),
+            ..unset()
+        };
+        assert_eq!(
+            safety(&McpHello::default(), &whitespace, &broker),
+            Ok(Tier::Destructive)
+        );
+        assert_eq!(
+            safety(&McpHello::default(), &unset(), &DEFAULTS),
+            Ok(Tier::Readonly)
+        );
+    }
+
+    #[test]
+    fn toolset_is_the_hellos_else_the_options_else_default() {
+        let python = McpHello {
+            toolset: Some(Toolset::Python),
+            ..Default::default()
+        };
+        let option = |v: &str| ServerRow {
+            toolset_option: v.into(),
+            ..unset()
+        };
+        assert_eq!(
+            policy(&python, true, &option("default")).toolset,
+            Toolset::Python
+        );
+        assert_eq!(
+            policy(&python, true, &option("ruby")).toolset,
+            Toolset::Python
+        );
+        assert_eq!(
+            policy(&McpHello::default(), true, &option(" python ")).toolset,
+            Toolset::Python
+        );
+        assert_eq!(
+            policy(&McpHello::default(), true, &unset()).toolset,
+            Toolset::Default
+        );
+    }
+
+    #[test]
+    fn request_timeout_is_the_options_else_the_brokers() {
+        let options = ServerRow {
+            request_timeout_option: " 2.5 ".into(),
+            ..unset()
+        };
+        assert_eq!(
+            policy(&McpHello::default(), true, &options).request_timeout_seconds,
+            2.5
+        );
+        assert_eq!(
+            policy(&McpHello::default(), true, &unset()).request_timeout_seconds,
+            30.0
+        );
+    }
+
+    #[test]
+    fn confirm_is_the_hellos_else_the_option() {
+        let confirm = McpHello {
+            confirm: true,
+            ..Default::default()
+        };
+        let option = |v: &str| ServerRow {
+            confirm_option: v.into(),
+            ..unset()
+        };
+        // --confirm does not read the option, so a malformed one is no refusal.
+        assert!(policy(&confirm, true, &option("maybe")).confirm);
+        assert!(policy(&confirm, true, &option("off")).confirm);
+        for (v, want) in [
+            ("on", true),
+            ("1", true),
+            (" on ", true),
+            ("off", false),
+            ("0", false),
+            ("", false),
+        ] {
+            assert_eq!(
+                policy(&McpHello::default(), true, &option(v)).confirm,
+                want,
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn enabled_tools_are_the_tier_plus_those_the_broker_the_options_and_the_hello_name() {
+        let extra = off_by_default();
+        assert!(extra.len() >= 3, "{extra:?}");
+        let broker_tools = vec![extra[0].clone()];
+        let defaults = Defaults {
+            enable_tools: &broker_tools,
+            ..DEFAULTS
+        };
+        let options = ServerRow {
+            // Split on commas and spaces; a name that is no tool is ignored
+            // here (only the hello's are refused).
+            enable_tools_option: format!("{}, no_such_tool", extra[1]),
+            ..unset()
+        };
+        let hello = McpHello {
+            enable_tools: vec![extra[2].clone()],
+            allow_self: true,
+            ..Default::default()
+        };
+        let p = session_policy(&hello, true, &options, &defaults).unwrap();
+        assert_eq!(
+            p.enabled,
+            tools::enabled_set(Tier::Readonly, extra[..3].iter().cloned())
+        );
+        assert!(p.allow_self);
+        assert_eq!(
+            policy(&McpHello::default(), true, &unset()).enabled,
+            tools::enabled_set(Tier::Readonly, [])
+        );
+        let destructive = McpHello {
+            safety: Some(Tier::Destructive),
+            ..Default::default()
+        };
+        assert_eq!(
+            policy(&destructive, true, &unset()).enabled,
+            tools::enabled_set(Tier::Destructive, [])
+        );
+    }
+}
