@@ -434,11 +434,11 @@ async fn shut_down(
         } => {
             let _ = std::fs::remove_file(private);
         }
-        // Retired without a private socket: removed as if still serving,
-        // as before this split. Beware: by now these may be a successor's
-        // (it took the freed paths); an arm of its own that removes nothing
-        // would leave them to it.
-        Standing::Serving | Standing::Retired { private: None } => {
+        // Retired without a private socket of its own: the public socket,
+        // lock and marks directory may be a successor's by now (it took
+        // the freed paths): nothing of them is removed.
+        Standing::Retired { private: None } => {}
+        Standing::Serving => {
             let _ = std::fs::remove_file(&bpaths.socket);
             let _ = std::fs::remove_file(&lock.path);
             // An empty marks directory holds nothing worth keeping for the
