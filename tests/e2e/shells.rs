@@ -14,6 +14,7 @@ use tmux_mcp_e2e::*;
 
 /// A pane running `shell` without rc files (a fixed one-line prompt), its id.
 fn shell_pane(srv: &TmuxServer, shell: &str) -> String {
+    require_program(shell, shell);
     let home = srv.scratch(&format!("home-{shell}"));
     std::fs::create_dir_all(&home).unwrap();
     let h = home.to_str().unwrap();

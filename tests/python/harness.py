@@ -76,6 +76,27 @@ def require_binary() -> None:
     )
 
 
+# What the README lists for the tests, by program: its Debian/Ubuntu package.
+PACKAGES = {"posh": "posh", "dash": "dash", "zsh": "zsh", "fish": "fish", "bash": "bash",
+            "ssh": "openssh-client", "shellcheck": "shellcheck"}
+
+
+def require_program(name: str, why: str) -> str:
+    """The path of `name`, which a test runs. Missing, the test says which
+    program and how to install it: it fails under CI (which installs
+    everything the README lists) and is skipped, saying so, elsewhere."""
+    path = shutil.which(name)
+    if path is None:
+        import pytest
+        pkg = PACKAGES.get(name, name)
+        msg = (f"`{name}` is not on PATH: {why}; install it as the README lists "
+               f"(Debian/Ubuntu: apt-get install {pkg})")
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
 # --------------------------------------------------------------------------
 # tmux server on a private socket
 # --------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import time
 
 import anyio
 
-from harness import async_test, call, call_ok, list_tools, mcp_session, wait_until, tmux_at_least
+from harness import async_test, call, call_ok, list_tools, mcp_session, require_program, wait_until, tmux_at_least
 
 MUTATING = ("--safety", "mutating")
 
@@ -199,10 +199,9 @@ SHELLS = {
 
 @async_test(timeout=60)
 async def test_run_command_in_bash_dash_zsh_and_fish(tmux_server):
-    import shutil
     srv = tmux_server
-    missing = [name for name in SHELLS if shutil.which(name) is None]
-    assert not missing, f"the run_command tests need {missing} installed (see the README)"
+    for name in SHELLS:
+        require_program(name, "the run_command tests run it in a pane")
     async with mcp_session(srv, *MUTATING) as s:
         for name, argv in SHELLS.items():
             pane = srv.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "env", "PS1=$ ", "HISTFILE=/dev/null", *argv)

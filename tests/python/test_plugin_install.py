@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import BIN, REPO, TEST_TMPDIR, TMUX, clean_env, require_binary
+from harness import BIN, REPO, TEST_TMPDIR, TMUX, clean_env, require_binary, require_program
 
 BROKER = BIN.parent / "tmux-mcp-broker"
 PACKAGE = "tmux-mcp-plugin"
@@ -68,7 +68,7 @@ class Staged:
         self.env = {**clean_env(), "HOME": str(self.home), "PATH": path, "TERM": "xterm"}
         if shell != "sh":
             # The background jobs run in it too (the server's environment).
-            self.env["TMUX_MCP_SH"] = shutil.which(shell) or shell
+            self.env["TMUX_MCP_SH"] = require_program(shell, "the plugin's script is loaded under it")
         for var in ("CARGO_HOME", "XDG_BIN_HOME", "UV_TOOL_BIN_DIR", "PIPX_BIN_DIR", "NPM_CONFIG_PREFIX"):
             self.env.pop(var, None)
         self.client: subprocess.Popen | None = None

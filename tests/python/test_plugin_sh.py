@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import REPO, TEST_TMPDIR, clean_env
+from harness import REPO, TEST_TMPDIR, clean_env, require_program
 
 LINT = REPO / "scripts" / "lint-sh"
 SCRIPT = REPO / "tmux-mcp.tmux"
 
 
 def lint(*files: str) -> subprocess.CompletedProcess:
+    for shell in ("dash", "posh"):
+        require_program(shell, "scripts/lint-sh parses the plugin's scripts with it")
     return subprocess.run([str(LINT), *files], capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL, env=clean_env())
 
@@ -71,6 +73,7 @@ def test_the_lint_fails_on_a_bash_shebang():
 
 @pytest.mark.parametrize("shell", ["dash", "posh"])
 def test_the_script_runs_under_strict_shells(shell: str):
+    require_program(shell, "the plugin's script is run under it")
     version = subprocess.run([shell, str(SCRIPT), "version"], capture_output=True, text=True,
                              timeout=10, env=clean_env(), stdin=subprocess.DEVNULL)
     assert version.returncode == 0, version.stderr

@@ -17,11 +17,10 @@ Every structuredContent is validated against the published outputSchema
 from __future__ import annotations
 
 import os
-import shutil
 
 import anyio
 
-from harness import async_test, call, call_ok, mcp_session, wait_until
+from harness import async_test, call, call_ok, mcp_session, require_program, wait_until
 
 MUTATING = ("--safety", "mutating")
 
@@ -62,8 +61,8 @@ async def type_keys(s, pane: str, *keys: str, literal: bool = False):
 @async_test(timeout=120)
 async def test_a_started_line_is_never_typed_into(tmux_server):
     srv = tmux_server
-    missing = [argv[0] for argv, _ in SHELLS.values() if shutil.which(argv[0]) is None]
-    assert not missing, f"these tests need {missing} installed (see the README)"
+    for argv, _ in SHELLS.values():
+        require_program(argv[0], "these tests run it in a pane")
     async with mcp_session(srv, *MUTATING) as s:
         for name, (argv, _) in SHELLS.items():
             pane = await shell_pane(srv, argv)

@@ -74,6 +74,25 @@ pub fn target_dir() -> PathBuf {
 
 static BUILD: Once = Once::new();
 
+/// Fails the test, saying how to install it, when `program` (one the README
+/// lists for the tests; `package` its Debian/Ubuntu package) is not on
+/// PATH: the test would otherwise fail on something less clear (a pane
+/// whose command is not found).
+pub fn require_program(program: &str, package: &str) {
+    let found = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| {
+            std::fs::metadata(d.join(program)).is_ok_and(|m| {
+                m.is_file()
+                    && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0
+            })
+        })
+    });
+    assert!(
+        found,
+        "`{program}` is not on PATH: this test runs it; install it as the README lists (Debian/Ubuntu: apt-get install {package})"
+    );
+}
+
 /// Path of a workspace binary (`tmux-mcp`, `tmux-mcp-broker`), built on first use.
 pub fn bin(name: &str) -> PathBuf {
     BUILD.call_once(build_binaries);
