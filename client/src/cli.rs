@@ -133,10 +133,7 @@ pub fn main() -> ExitCode {
         // them quietly, as any Unix tool, instead of a panic on EPIPE (Rust
         // ignores SIGPIPE). `attach` keeps it ignored: it handles a closed
         // stdout itself.
-        // SAFETY: signal(2) with SIG_DFL has no memory-safety preconditions.
-        unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        }
+        tmux_mcp_core::platform::default_sigpipe();
     }
     let result = match cli.command {
         Command::Attach {

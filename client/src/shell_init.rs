@@ -111,8 +111,7 @@ pub fn check(server: &ServerArgs) -> anyhow::Result<ExitCode> {
     let dir = marks_dir(server)?;
     let id = locate::server(server)?;
     let live = locate::find(&id).is_some();
-    // SAFETY: getppid(2) has no preconditions and cannot fail.
-    let shell_pid = unsafe { libc::getppid() } as u32;
+    let shell_pid = tmux_mcp_core::sys::parent_pid();
     let marks = std::fs::read_to_string(dir.join(&pane)).unwrap_or_default();
     // This shell's marks (the third field is the writer's pid) and its name.
     let mine: Vec<&str> = marks

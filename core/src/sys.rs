@@ -39,11 +39,27 @@ pub fn async_fd(
     fd: OwnedFd,
     interest: tokio::io::Interest,
 ) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
-    // SAFETY: `fd` is an owned, open descriptor; the AsyncFd takes ownership and
-    // keeps it open until it is dropped, which deregisters it first, and an
-    // OwnedFd's raw descriptor never changes.
-    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, interest) }
-        .map_err(|e| io::Error::other(e.to_string()))
+    crate::platform::async_fd(fd, interest)
+}
+
+/// Whether process `pid` exists (signal 0: nothing is sent; a process of
+/// another user answers EPERM, and exists).
+pub fn pid_alive(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
+    }
+}
+
+/// This process's parent.
+pub fn parent_pid() -> u32 {
+    rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get() as u32)
 }
 
 /// Opens the FIFO at `path` for reading without blocking, and for writing

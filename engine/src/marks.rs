@@ -628,13 +628,7 @@ impl Marks {
 
 /// Whether process `pid` exists (signal 0: nothing is sent).
 pub fn pid_alive(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill(2) with signal 0 only checks the process exists.
-    pid > 0
-        && (unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+    tmux_mcp_core::sys::pid_alive(pid)
 }
 
 /// The bytes of `path` from `*offset` to its last complete line; the offset

@@ -477,3 +477,77 @@ fn the_seam_check_sees_each_kind_of_linux_specific() {
         ]
     );
 }
+
+/// Every `unsafe` block, function and impl outside test code.
+#[derive(Default)]
+struct Unsafes(Vec<String>);
+
+impl<'ast> Visit<'ast> for Unsafes {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if !is_test_item(item) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+    fn visit_expr_unsafe(&mut self, e: &'ast syn::ExprUnsafe) {
+        self.0.push("an unsafe block".into());
+        syn::visit::visit_expr_unsafe(self, e);
+    }
+    fn visit_signature(&mut self, s: &'ast syn::Signature) {
+        if s.unsafety.is_some() {
+            self.0.push(format!("unsafe fn {}", s.ident));
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        if i.unsafety.is_some() {
+            self.0.push("an unsafe impl".into());
+        }
+        syn::visit::visit_item_impl(self, i);
+    }
+}
+
+fn unsafes(code: &str) -> Vec<String> {
+    let file = syn::parse_file(code).expect("parses");
+    let mut v = Unsafes::default();
+    v.visit_file(&file);
+    v.0
+}
+
+/// Architecture invariant (ARCHITECTURE.md "Platform seam"): no `unsafe`
+/// outside `core/src/platform/`; everything else calls safe wrappers (rustix,
+/// or the seam's own).
+#[test]
+fn no_unsafe_outside_the_platform_seam() {
+    let platform = root().join("core/src/platform");
+    let mut found = Vec::new();
+    for dir in ["core", "engine", "broker", "client", "plugin"] {
+        let mut files = Vec::new();
+        rust_files(&root().join(dir).join("src"), &mut files);
+        for f in files.iter().filter(|f| !f.starts_with(&platform)) {
+            for what in unsafes(&std::fs::read_to_string(f).unwrap()) {
+                found.push(format!(
+                    "{}: {what}",
+                    f.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "unsafe outside core/src/platform/ (move it behind the seam, or use rustix):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_unsafe_check_sees_blocks_fns_and_impls() {
+    let found = unsafes(
+        r#"
+        fn a() { let _ = unsafe { libc::getppid() }; }
+        unsafe fn b() {}
+        unsafe impl Send for X {}
+        #[cfg(test)]
+        mod tests { fn c() { unsafe { libc::getpid() }; } }
+        "#,
+    );
+    assert_eq!(found, ["an unsafe block", "unsafe fn b", "an unsafe impl"]);
+}

@@ -21,7 +21,12 @@
 //!   process-identity backend by its published name.
 //!
 //! Portable POSIX (sockets, `flock`, `poll`, signals, termios) is not here:
-//! it is in `sys` and the callers.
+//! it is in `sys` and the callers, safe (rustix); the few POSIX calls that
+//! need `unsafe` are in `posix` ([`async_fd`], [`default_sigpipe`]), the only
+//! `unsafe` outside the backends.
+
+mod posix;
+pub use posix::{async_fd, default_sigpipe};
 
 #[cfg(target_os = "linux")]
 mod linux;
