@@ -242,6 +242,7 @@ pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOut
         ));
     }
     (t.run)(Call {
+        spec: t,
         session,
         args,
         progress: None,
@@ -274,10 +275,9 @@ pub async fn call(
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => envelope::for_tool(
-                t,
-                envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux.")),
-            ),
+            Family::Seed => t.refusal(envelope::policy_denied_because(&format!(
+                "{why}. Nothing was sent to tmux."
+            ))),
             Family::Libtmux => {
                 ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux."))
             }
@@ -285,13 +285,14 @@ pub async fn call(
     }
     if let Err(problem) = validate_in(session.toolset, name, &args) {
         return match t.family {
-            Family::Seed => envelope::for_tool(t, envelope::invalid_input(&problem)),
+            Family::Seed => t.refusal(envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!(
                 "Invalid arguments for {name}: {problem}. Nothing was sent to tmux."
             )),
         };
     }
     (t.run)(Call {
+        spec: t,
         session,
         args,
         progress,
