@@ -333,6 +333,72 @@ mod tests {
         }
     }
 
+    /// What in `text` (a tool module) writes a tool's `run` another way than
+    /// `c.run(call)` (`Call::run`): a future boxed by hand, an adapter
+    /// re-implemented, a refusal matched out where `?` says it.
+    fn written_another_way(text: &str) -> Vec<&'static str> {
+        [
+            ("Box::pin", "boxes its own future: write `c.run(call)`"),
+            (
+                "unwrap_or_else(|e| e)",
+                "re-implements Call::run: write `c.run(call)`",
+            ),
+            (
+                "Ok(o) | Err(o) => o",
+                "re-implements Call::run: write `c.run(call)`",
+            ),
+            ("Err(e) => return e,", "matches a refusal out: write `?`"),
+        ]
+        .into_iter()
+        .filter(|(needle, _)| text.contains(needle))
+        .map(|(_, why)| why)
+        .collect()
+    }
+
+    /// Architecture invariant: one way to write a tool. Every tool's `run` is
+    /// `c.run(call)` over `async fn call(&Session, Args) -> Result<ToolOutput,
+    /// ToolOutput>` whose body refuses with `?`; no tool module writes
+    /// `Box::pin` or an adapter of its own.
+    #[test]
+    fn every_tool_is_written_one_way() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+        let mut found = Vec::new();
+        let mut modules = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            // Every module but this one, the catalog and dispatch.
+            if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("mod.rs") {
+                modules += 1;
+                let text = std::fs::read_to_string(&path).unwrap();
+                for why in written_another_way(&text) {
+                    found.push(format!("{}: {why}", path.display()));
+                }
+            }
+        }
+        assert!(modules > super::CATALOG.len() / 2, "read {modules} modules");
+        assert!(
+            found.is_empty(),
+            "tools written another way (see `Call::run` in toolkit/spec.rs):\n{}",
+            found.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_one_way_check_sees_each_other_way() {
+        let planted = [
+            "fn run(c: Call<'_>) -> CallFuture<'_> { Box::pin(async move { todo!() }) }",
+            "Ok(a) => call(c.session, a).await.unwrap_or_else(|e| e),",
+            "match search(c.session, args).await { Ok(o) | Err(o) => o }",
+            "let t = match target(session).await { Ok(t) => t, Err(e) => return e, };",
+        ];
+        for text in planted {
+            assert_eq!(written_another_way(text).len(), 1, "{text}");
+        }
+        assert!(
+            written_another_way("fn run(c: Call<'_>) -> CallFuture<'_> { c.run(call) }").is_empty()
+        );
+    }
+
     /// A companion names a tool of the catalog that is listed on its own, and
     /// comes with it whichever way that tool is on: by tier or by name.
     #[test]
