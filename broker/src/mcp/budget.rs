@@ -176,6 +176,51 @@ fn floor(tools: &[Value]) -> usize {
         .sum()
 }
 
+/// The model-visible bytes of one published tool.
+fn visible(t: &Value) -> usize {
+    compact(&json!({
+        "name": t["name"],
+        "description": t["description"],
+        "inputSchema": t["inputSchema"],
+    }))
+}
+
+/// `n` with a comma every three digits, as the README writes it.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The README says what the default surface costs; a tool on by default
+/// changes it.
+#[test]
+fn the_readme_states_the_default_surface() {
+    let enabled = default_surface();
+    let answer: Value =
+        serde_json::from_slice(&super::tools_list_line(Toolset::Default, &enabled)).unwrap();
+    let tools = answer["result"]["tools"].as_array().unwrap();
+    let bytes: usize = tools.iter().map(visible).sum();
+    let want = format!(
+        "the default list is {} tools and {} bytes",
+        tools.len(),
+        thousands(bytes)
+    );
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let words = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(&want),
+        "README.md (its Tools section) states another size of the default tools/list: make its sentence say \"{want}\""
+    );
+}
+
 #[test]
 fn tools_list_stays_within_its_context_budget() {
     let mut over = Vec::new();
@@ -193,14 +238,9 @@ fn tools_list_stays_within_its_context_budget() {
         let mut rows: Vec<(usize, usize, usize, usize, String)> = tools
             .iter()
             .map(|t| {
-                let visible = compact(&json!({
-                    "name": t["name"],
-                    "description": t["description"],
-                    "inputSchema": t["inputSchema"],
-                }));
                 let desc = t["description"].as_str().unwrap_or_default().len();
                 (
-                    visible,
+                    visible(t),
                     desc,
                     compact(&t["inputSchema"]),
                     compact(&t["outputSchema"]),
