@@ -11,6 +11,8 @@
 //! then on). The rules are in
 //! ARCHITECTURE.md, "MCP layer".
 
+#[cfg(test)]
+mod budget;
 mod confirm;
 mod subscriptions;
 mod transport;
@@ -22,7 +24,7 @@ use crate::session::{LogLevel, LogSink, Session};
 use crate::toolkit::confirm::Ask;
 use crate::toolkit::output::RefusalKind;
 use crate::toolkit::publish;
-use crate::toolkit::spec::{Family, Progress, ProgressSink, Tier, ToolOutput};
+use crate::toolkit::spec::{Family, Progress, ProgressSink, Tier, ToolOutput, Toolset};
 use crate::tools;
 use futures::future::BoxFuture;
 use rmcp::model::*;
@@ -32,6 +34,7 @@ use rmcp::service::{
 use rmcp::{ErrorData as McpError, Peer, ServerHandler};
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use subscriptions::{Armed, Notifier, Subscriptions};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -320,6 +323,35 @@ async fn visible_resource(session: &Session, uri: &str) -> Result<Resource, McpE
 /// hints: `tools/list` and `prompts/list` carry none there.)
 const UNCHANGING_LIST_TTL_MS: u64 = 3_600_000;
 
+/// The tools `tools/list` publishes to a session of `toolset` with `enabled`
+/// on, in catalog order.
+pub fn published_tools(
+    toolset: Toolset,
+    enabled: &BTreeSet<String>,
+) -> Result<Vec<Tool>, serde_json::Error> {
+    tools::catalog(toolset)
+        .filter(|t| enabled.contains(t.name))
+        .map(|t| serde_json::from_value::<Tool>(publish::describe(t, toolset)))
+        .collect()
+}
+
+/// The line a client of the 2025 eras reads in answer to `tools/list` with
+/// request id 2, byte for byte as the relay writes it: what an agent pays
+/// for in context before it does anything, measured by the context budget
+/// (`mcp/budget.rs`; `tests/e2e/budget.rs` checks it against the relay's).
+pub fn tools_list_line(toolset: Toolset, enabled: &BTreeSet<String>) -> Vec<u8> {
+    let tools =
+        published_tools(toolset, enabled).expect("every published tool fits the MCP tool shape");
+    let mut result = ServerResult::ListToolsResult(ListToolsResult::with_all_items(tools));
+    // As rmcp answers a peer older than 2026-07-28.
+    result.strip_result_type_for_legacy_peer();
+    result.strip_non_object_output_for_legacy_peer();
+    let message = ServerJsonRpcMessage::response(result, RequestId::Number(2));
+    let mut line = serde_json::to_vec(&message).expect("a tools/list answer serializes");
+    line.push(b'\n');
+    line
+}
+
 /// Every list is answered in one page (no `nextCursor`), so no cursor is one
 /// this server gave: -32602 naming the field (MCP pagination: an invalid
 /// cursor SHOULD be -32602), rather than the whole list again.
@@ -393,11 +425,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         one_page(request)?;
-        let tools = tools::catalog(self.session.toolset)
-            .filter(|t| self.session.enabled.contains(t.name))
-            .map(|t| serde_json::from_value::<Tool>(publish::describe(t, self.session.toolset)))
-            .collect::<Result<Vec<_>, _>>();
-        let tools = tools.map_err(|e| {
+        let tools = published_tools(self.session.toolset, &self.session.enabled).map_err(|e| {
             McpError::internal_error(
                 format!("a published tool does not fit the MCP tool shape: {e}"),
                 None,

@@ -2,7 +2,7 @@
 //! `{ok:false,error:{code,message,delivery[,effects]}}` (docs/spec.md A.0.2).
 
 use super::output::RefusalKind;
-use super::spec::ToolOutput;
+use super::output::ToolOutput;
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,14 +133,10 @@ pub fn mutation_error(
     out
 }
 
-/// Adds `effects` (`none`/`unknown` from its delivery) to an error envelope made
-/// before dispatch (policy, validation) when `tool` is a seed mutation tool
-/// (destructive, A.0.2); any other output is returned as is. `tmux_run` would
-/// have an effects shape of its own (A.8).
-pub fn for_tool(tool: &super::spec::ToolSpec, mut out: ToolOutput) -> ToolOutput {
-    if !(tool.family == super::spec::Family::Seed && tool.annotations.destructive) {
-        return out;
-    }
+/// Adds `effects` (`none`/`unknown` from its delivery) to an error envelope
+/// made before dispatch (policy, validation), for a seed mutation tool
+/// ([`super::spec::ToolSpec::refusal`]); any other output is returned as is.
+pub fn with_effects(mut out: ToolOutput) -> ToolOutput {
     if let Some(err) = out
         .structured
         .as_mut()

@@ -10,7 +10,7 @@
 
 use super::envelope::{self, Delivery};
 use super::output::RefusalKind;
-use super::spec::ToolOutput;
+use super::output::ToolOutput;
 use crate::session::Session;
 use serde_json::{json, Value};
 use tmux_mcp_core::tmux::TmuxError;
@@ -495,12 +495,11 @@ mod tests {
             "effects must be required"
         );
         assert!(v.is_valid(
-            &envelope::for_tool(
-                crate::tools::spec("tmux_send").unwrap(),
-                envelope::policy_denied()
-            )
-            .structured
-            .unwrap()
+            &crate::tools::spec("tmux_send")
+                .unwrap()
+                .refusal(envelope::policy_denied())
+                .structured
+                .unwrap()
         ));
     }
 }

@@ -240,7 +240,7 @@ fn bad_cursor(why: &str) -> ToolOutput {
     )
 }
 
-pub async fn call(session: &Session, args: Args) -> ToolOutput {
+pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
     let id = &*args.pane_id;
     let styled = args.styles == Some(true);
@@ -256,9 +256,9 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
         Some(key) => match broker.retained.get(key, &session.view()).as_deref() {
             Some(Retained::Since(e)) if e.pane_id == id => Some(Base::Since(e.clone())),
             Some(Retained::Cursor(h)) if h.pane_id == id && h.generation == session.generation() => Some(Base::Handoff(h.clone())),
-            Some(Retained::Since(e)) => return bad_cursor(&format!("it belongs to pane {}, not {id}", e.pane_id)),
-            Some(Retained::Cursor(h)) if h.pane_id != id => return bad_cursor(&format!("it belongs to pane {}, not {id}", h.pane_id)),
-            _ => return bad_cursor("no cursor of this broker has this value (unknown, expired after 600 s unused, or made before the broker restarted)"),
+            Some(Retained::Since(e)) => return Err(bad_cursor(&format!("it belongs to pane {}, not {id}", e.pane_id))),
+            Some(Retained::Cursor(h)) if h.pane_id != id => return Err(bad_cursor(&format!("it belongs to pane {}, not {id}", h.pane_id))),
+            _ => return Err(bad_cursor("no cursor of this broker has this value (unknown, expired after 600 s unused, or made before the broker restarted)")),
         },
     };
     let handoff = match &base {
@@ -269,27 +269,19 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
     // A handed-over pane is readable by any agent: the person consented for
     // this one pane; anything else is cut to the session's scope.
     let pane = if handoff {
-        match observe::find_pane(broker, id, session.read_freshness()).await {
-            Ok(p) => p,
-            Err(e) => return observe_failure(id, &e),
-        }
+        observe::find_pane(broker, id, session.read_freshness())
+            .await
+            .map_err(|e| observe_failure(id, &e))?
     } else {
-        match read::resolve(session, id, session.read_freshness()).await {
-            Ok(p) => p,
-            Err(e) => return e,
-        }
+        read::resolve(session, id, session.read_freshness()).await?
     };
     let (entry, searched) = match base {
         None => {
-            let _place = match admitted(session).await {
-                Ok(p) => p,
-                Err(e) => return e,
-            };
+            let _place = admitted(session).await?;
             let start = -(WINDOW as i64);
-            let (_, g) = match read(broker, pane, start, styled).await {
-                Ok(r) => r,
-                Err(e) => return observe_failure(id, &e),
-            };
+            let (_, g) = read(broker, pane, start, styled)
+                .await
+                .map_err(|e| observe_failure(id, &e))?;
             let base = SinceEntry {
                 pane_id: id.to_string(),
                 pid: g.state.pid,
@@ -306,7 +298,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
                 _ => seed_answer(&g, &base, g.state.history_size),
             };
             a.entry.process_generation = process_generation(&session.broker, id, a.entry.pid);
-            return finish(session, id, a, true, caps, None);
+            return Ok(finish(session, id, a, true, caps, None));
         }
         Some(Base::Since(e)) => (e, false),
         Some(Base::Handoff(h)) => (from_handoff(&h, &pane), true),
@@ -329,10 +321,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
     let wait = asked.map(|ms| if waiting.is_some() { ms } else { 0 });
     let watch = waiting.as_ref().map(|(_, w)| w);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(wait.unwrap_or(0));
-    let mut answer = match since_admitted(session, &pane, &entry, searched, styled).await {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
+    let mut answer = since_admitted(session, &pane, &entry, searched, styled).await?;
     if let Some(w) = watch {
         // After a write, one more read once tmux has surely parsed it.
         let settle = Duration::from_millis(25);
@@ -350,10 +339,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
                 _ = tokio::time::sleep_until(deadline) => break,
                 _ = broker.server_gone() => break,
             }
-            answer = match since_admitted(session, &pane, &entry, searched, styled).await {
-                Ok(a) => a,
-                Err(e) => return e,
-            };
+            answer = since_admitted(session, &pane, &entry, searched, styled).await?;
         }
     }
     // A respawn seen by the process backend although the pid is the same (a
@@ -366,7 +352,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
         }
     }
     answer.entry.process_generation = pg;
-    finish(session, id, answer, false, caps, wait)
+    Ok(finish(session, id, answer, false, caps, wait))
 }
 
 /// A capture place (captures queue briefly, then are refused as overload).

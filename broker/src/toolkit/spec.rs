@@ -2,10 +2,13 @@
 //! `crate::tools::CATALOG`), one call of it ([`Call`]), what it produced
 //! ([`ToolOutput`]), where its progress goes, and how `tools/list` publishes it.
 
-use super::confirm;
 pub use super::output::ToolOutput;
+use super::typed::decode;
+use super::{confirm, envelope, refs};
 use crate::session::Session;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
+use std::future::Future;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
@@ -90,9 +93,11 @@ impl Annotations {
     }
 }
 
-/// One call of a tool: the session, the arguments (already checked against
-/// the published input schema), and where progress goes.
+/// One call of a tool: which tool, the session, the arguments (already
+/// checked against the published input schema), and where progress goes.
 pub struct Call<'a> {
+    /// The tool called, as the session's toolset spells it.
+    pub spec: &'static ToolSpec,
     pub session: &'a Session,
     pub args: Value,
     pub progress: Option<Progress>,
@@ -102,6 +107,58 @@ pub struct Call<'a> {
 
 pub type CallFuture<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
+
+impl<'a> Call<'a> {
+    /// Every tool's `run` is this one line, `c.run(call)`, over
+    ///
+    /// ```ignore
+    /// async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>
+    /// ```
+    ///
+    /// whose body refuses with `?` (both sides are the tool's answer). What
+    /// else a tool needs of the call (`progress`, `ask`, the raw `args`) it
+    /// takes out before and hands to `call` in a closure:
+    /// `let progress = c.progress.clone(); c.run(move |s, a| call(s, a, progress))`.
+    ///
+    /// The arguments are decoded first, refused in the family's words when
+    /// they do not fit `A` (nothing was sent): a libtmux tool's error, the
+    /// seed envelope's `invalid_input`; a seed tool that changes tmux checks
+    /// its arguments' string bytes against the mutation ceiling before that.
+    pub fn run<A, F, Fut>(self, call: F) -> CallFuture<'a>
+    where
+        A: DeserializeOwned + Send + 'a,
+        F: FnOnce(&'a Session, A) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<ToolOutput, ToolOutput>> + Send + 'a,
+    {
+        Box::pin(async move {
+            match self.arguments::<A>() {
+                Ok(args) => call(self.session, args).await.unwrap_or_else(|e| e),
+                Err(refused) => refused,
+            }
+        })
+    }
+
+    /// The arguments as the tool's typed struct. They already passed the
+    /// published input schema, so a failure here means the struct and the
+    /// schema disagree: reported as invalid arguments, nothing sent.
+    fn arguments<A: DeserializeOwned>(&self) -> Result<A, ToolOutput> {
+        match self.spec.family {
+            Family::Libtmux => decode(&self.args).map_err(|e| {
+                ToolOutput::libtmux_error(format!(
+                    "Invalid arguments: {e}. Nothing was sent to tmux."
+                ))
+            }),
+            Family::Seed => {
+                if self.spec.tier() != Tier::Readonly {
+                    refs::check_mutation_bytes(&self.args)?;
+                }
+                decode(&self.args).map_err(|e| {
+                    refs::invalid_input(&format!("Invalid arguments: {e}. Nothing was sent."))
+                })
+            }
+        }
+    }
+}
 
 /// A tool, whole: everything about it is here, registered once in
 /// `crate::tools::CATALOG`. Declared with [`ToolSpec::new`] and the setters
@@ -210,6 +267,18 @@ pub enum Listed {
 impl ToolSpec {
     pub fn tier(&self) -> Tier {
         self.annotations.tier()
+    }
+
+    /// `out`, an envelope refusal made before dispatch (policy, validation),
+    /// as this tool answers it: a seed mutation tool's errors carry `effects`
+    /// (destructive, A.0.2). `tmux_run` would have an effects shape of its
+    /// own (A.8).
+    pub fn refusal(&self, out: ToolOutput) -> ToolOutput {
+        if self.family == Family::Seed && self.annotations.destructive {
+            envelope::with_effects(out)
+        } else {
+            out
+        }
     }
 
     pub fn published_annotations(&self) -> Value {

@@ -2,8 +2,8 @@
 //! schemas derived from the Rust type that is serialized, so the published
 //! schema and the result cannot drift apart.
 
+use super::output::ToolOutput;
 use super::refs;
-use super::spec::{Call, ToolOutput};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -448,94 +448,6 @@ pub fn bound_integers(schema: &mut Value) {
         }
         Value::Array(a) => a.iter_mut().for_each(bound_integers),
         _ => {}
-    }
-}
-
-impl<'a> Call<'a> {
-    /// A tool's `run` when it is "decode the arguments, then `call`": a
-    /// decoding failure is the tool's answer (nothing was sent).
-    pub fn run_typed<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
-    where
-        A: DeserializeOwned + Send + 'a,
-        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
-        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
-    {
-        self.run_with(Call::parse, call)
-    }
-
-    /// [`Call::run_typed`] for a `call` that returns its refusals as `Err`
-    /// (so its body can use `?`).
-    pub fn run_fallible<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
-    where
-        A: DeserializeOwned + Send + 'a,
-        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
-        Fut: std::future::Future<Output = Result<ToolOutput, ToolOutput>> + Send + 'a,
-    {
-        self.run_typed(
-            |session, args| async move { call(session, args).await.unwrap_or_else(|e| e) },
-        )
-    }
-
-    /// [`Call::run_typed`] for the seed family, whose refusal is its
-    /// envelope's `invalid_input` (not sent).
-    pub fn run_seed<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
-    where
-        A: DeserializeOwned + Send + 'a,
-        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
-        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
-    {
-        self.run_with(Call::parse_seed, call)
-    }
-
-    /// [`Call::run_seed`] for a mutation: the arguments' string bytes are
-    /// checked against the mutation ceiling first.
-    pub fn run_seed_mutation<A, F, Fut>(self, call: F) -> super::spec::CallFuture<'a>
-    where
-        A: DeserializeOwned + Send + 'a,
-        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
-        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
-    {
-        self.run_with(
-            |c: &Call<'a>| {
-                refs::check_mutation_bytes(&c.args)?;
-                c.parse_seed()
-            },
-            call,
-        )
-    }
-
-    fn run_with<A, D, F, Fut>(self, decode: D, call: F) -> super::spec::CallFuture<'a>
-    where
-        A: DeserializeOwned + Send + 'a,
-        D: FnOnce(&Call<'a>) -> Result<A, ToolOutput> + Send + 'a,
-        F: FnOnce(&'a crate::session::Session, A) -> Fut + Send + 'a,
-        Fut: std::future::Future<Output = ToolOutput> + Send + 'a,
-    {
-        Box::pin(async move {
-            match decode(&self) {
-                Ok(a) => call(self.session, a).await,
-                Err(e) => e,
-            }
-        })
-    }
-
-    /// The arguments as the tool's typed struct. They already passed the
-    /// published input schema, so a failure here means the struct and the schema
-    /// disagree: reported as invalid arguments, nothing sent.
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
-        self.decode().map_err(|e| {
-            ToolOutput::libtmux_error(format!("Invalid arguments: {e}. Nothing was sent to tmux."))
-        })
-    }
-
-    /// [`Call::parse`] for the seed family.
-    fn parse_seed<T: DeserializeOwned>(&self) -> Result<T, ToolOutput> {
-        self.decode()
-            .map_err(|e| refs::invalid_input(&format!("Invalid arguments: {e}. Nothing was sent.")))
-    }
-
-    fn decode<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        decode(&self.args)
     }
 }
 

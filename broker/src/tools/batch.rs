@@ -5,6 +5,7 @@
 //! Every read tool fires no tmux hook, so neither does a batch of them. The
 //! calls run concurrently (each through the same admission as alone).
 
+use crate::session::Session;
 use crate::toolkit::spec::{Annotations, Call, CallFuture, Tier, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
@@ -70,64 +71,61 @@ fn any_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
+    c.run(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let answers = futures::future::join_all(args.calls.into_iter().map(|one| async move {
+        let tool = one.tool;
+        let refusal = match super::spec_in(session.toolset, &tool) {
+            _ if tool == SPEC.name => Some("a batch cannot hold another batch".to_string()),
+            None => Some(format!(
+                "unknown tool {tool:?}; call tools/list for the available tools"
+            )),
+            Some(t) if t.tier() != Tier::Readonly => Some(format!(
+                "{tool} is not read-only (its tier is {}); only reads may be batched",
+                t.tier().as_str()
+            )),
+            Some(_) => None,
         };
-        let session = c.session;
-        let answers = futures::future::join_all(args.calls.into_iter().map(|one| async move {
-            let tool = one.tool;
-            let refusal = match super::spec_in(session.toolset, &tool) {
-                _ if tool == SPEC.name => Some("a batch cannot hold another batch".to_string()),
-                None => Some(format!(
-                    "unknown tool {tool:?}; call tools/list for the available tools"
-                )),
-                Some(t) if t.tier() != Tier::Readonly => Some(format!(
-                    "{tool} is not read-only (its tier is {}); only reads may be batched",
-                    t.tier().as_str()
-                )),
-                Some(_) => None,
-            };
-            let out = match refusal {
-                Some(why) => ToolOutput::libtmux_error(format!("{why}. Nothing was sent to tmux.")),
-                // Policy and input validation as for a call of its own.
-                None => {
-                    super::call(
-                        session,
-                        &tool,
-                        Value::Object(one.arguments.unwrap_or_default()),
-                        None,
-                        // Read-only calls only: nothing to ask about.
-                        crate::toolkit::confirm::Ask::Not,
-                    )
-                    .await
-                }
-            };
-            Answer {
-                tool,
-                is_error: out.is_error,
-                text: out.text,
-                structured_content: out.structured,
+        let out = match refusal {
+            Some(why) => ToolOutput::libtmux_error(format!("{why}. Nothing was sent to tmux.")),
+            // Policy and input validation as for a call of its own.
+            None => {
+                super::call(
+                    session,
+                    &tool,
+                    Value::Object(one.arguments.unwrap_or_default()),
+                    None,
+                    // Read-only calls only: nothing to ask about.
+                    crate::toolkit::confirm::Ask::Not,
+                )
+                .await
             }
-        }))
-        .await;
-        let failed = answers.iter().filter(|a| a.is_error).count();
-        let text = format!(
-            "{} call(s), {failed} failed\n{}",
-            answers.len(),
-            answers
-                .iter()
-                .enumerate()
-                .map(|(i, a)| format!(
-                    "[{i}] {}{}: {}",
-                    a.tool,
-                    if a.is_error { " (error)" } else { "" },
-                    a.text
-                ))
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-        ToolOutput::typed(&Batch { results: answers }, text)
-    })
+        };
+        Answer {
+            tool,
+            is_error: out.is_error,
+            text: out.text,
+            structured_content: out.structured,
+        }
+    }))
+    .await;
+    let failed = answers.iter().filter(|a| a.is_error).count();
+    let text = format!(
+        "{} call(s), {failed} failed\n{}",
+        answers.len(),
+        answers
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!(
+                "[{i}] {}{}: {}",
+                a.tool,
+                if a.is_error { " (error)" } else { "" },
+                a.text
+            ))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    Ok(ToolOutput::typed(&Batch { results: answers }, text))
 }

@@ -126,12 +126,8 @@ struct BuiltWindow {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(a) => build(c.session, &c.args, a).await.unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    let raw = c.args.clone();
+    c.run(move |session, a| async move { build(session, &raw, a).await })
 }
 
 /// A pane's checked command tail and the directory asked for.

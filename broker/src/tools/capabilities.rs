@@ -4,7 +4,7 @@
 use crate::session::Session;
 use crate::toolkit::envelope::{self, Delivery};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::data_schema_of;
+use crate::toolkit::typed::{data_schema_of, input_of, NoArgs};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
@@ -16,7 +16,7 @@ use tmux_mcp_engine::observe::HookCheck;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "tmux_capabilities",
     Annotations::read_only("tmux capabilities"),
-    crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
+    input_of::<NoArgs>,
     output_schema,
     run,
 )
@@ -130,18 +130,15 @@ fn output_schema() -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { call(c.session).await })
+    c.run(|session, _: NoArgs| call(session))
 }
 
-pub async fn call(session: &Session) -> ToolOutput {
+async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
-    let snap = match broker.registry.refresh().await {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!("capabilities refresh failed: {e}");
-            return envelope::error("transport_error", "", Delivery::Observed);
-        }
-    };
+    let snap = broker.registry.refresh().await.map_err(|e| {
+        tracing::warn!("capabilities refresh failed: {e}");
+        envelope::error("transport_error", "", Delivery::Observed)
+    })?;
     let id = &broker.identity;
     let backend = &broker.registry.backend;
     let tracking_ok = backend.unavailable.is_none()
@@ -201,5 +198,5 @@ pub async fn call(session: &Session) -> ToolOutput {
         broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: broker.sessions_open() },
         process_identity: ProcessIdentityInfo { backend: tmux_mcp_core::platform::IDENTITY_BACKEND, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
     };
-    envelope::ok_typed("tmux_capabilities", &data)
+    Ok(envelope::ok_typed("tmux_capabilities", &data))
 }

@@ -65,26 +65,23 @@ struct SnapshotArgs {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_seed(call)
+    c.run(call)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
-    let _place = match broker.admission.capture().await {
-        Ok(p) => p,
-        Err(refused) => {
-            return envelope::error(
-                "capacity",
-                &format!("The broker is overloaded: {}.", refused.0),
-                Delivery::NotSent,
-            )
-        }
-    };
-    match args {
+    let _place = broker.admission.capture().await.map_err(|refused| {
+        envelope::error(
+            "capacity",
+            &format!("The broker is overloaded: {}.", refused.0),
+            Delivery::NotSent,
+        )
+    })?;
+    Ok(match args {
         Args::Continue(c) => continue_from(session, &c.target, &c.cursor, started).await,
         Args::Snapshot(s) => snapshot(session, &s, started).await,
-    }
+    })
 }
 
 /// `{target, cursor}`: the row splice since the capture that made `cursor`.

@@ -64,15 +64,12 @@ pub struct Args {
 // ---------------------------------------------------------------------------
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    c.run(call)
 }
 
-pub async fn call(session: &Session, args: Args) -> ToolOutput {
+pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let id = args.pane_id.as_str();
-    let pane = match resolve(session, id, session.read_freshness()).await {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
+    let pane = resolve(session, id, session.read_freshness()).await?;
     let (start, end) = (args.start, args.end);
     let join = args.join_wrapped.unwrap_or(false);
     let limit = effective_result_lines(args.max_lines);
@@ -118,7 +115,7 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
                 );
                 pane = seen;
             }
-            Err(e) => return observe_failure(id, &e),
+            Err(e) => return Err(observe_failure(id, &e)),
         }
     }
     let (trimmed, dropped_lines) = tail_lines(&captured, limit);
@@ -137,12 +134,12 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
         "totalLines": captured.len(),
     });
     let rendered = render(&plan, dropped_lines, omitted_bytes, text);
-    ToolOutput {
+    Ok(ToolOutput {
         structured: Some(structured),
         text: rendered,
         is_error: false,
         refusal: None,
-    }
+    })
 }
 
 /// B.1 text rendering: notices first, then the text.

@@ -58,7 +58,7 @@ struct Captured {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    c.run(call)
 }
 
 /// The arguments (the contract has checked them).
@@ -76,24 +76,14 @@ fn default_max_lines() -> Option<i64> {
     Some(DEFAULT_MAX_LINES)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
-    let max_lines = match positive_limit("capture_pane", "max_lines", args.max_lines) {
-        Ok(m) => m,
-        Err(e) => return e,
-    };
-    if let Err(e) = check_socket(session, &args.pane.server) {
-        return e;
-    }
-    let pane = match resolve(session, &args.pane).await {
-        Ok(p) => p,
-        Err(e) => return e,
-    };
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let max_lines = positive_limit("capture_pane", "max_lines", args.max_lines)?;
+    check_socket(session, &args.pane.server)?;
+    let pane = resolve(session, &args.pane).await?;
     let id = pane.id.clone();
-    let out = match observe::capture_range(&session.broker, pane, args.start, args.end, false).await
-    {
-        Ok((_, out)) => out,
-        Err(e) => return read::observe_failure(&id, &e),
-    };
+    let (_, out) = observe::capture_range(&session.broker, pane, args.start, args.end, false)
+        .await
+        .map_err(|e| read::observe_failure(&id, &e))?;
     let lines = decode_lines(&out);
     let text = match max_lines {
         Some(m) if lines.len() as i64 > m => {
@@ -107,12 +97,12 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         _ => lines.join("\n"),
     };
     let text = limit_bytes(text);
-    ToolOutput::typed(
+    Ok(ToolOutput::typed(
         &Captured {
             result: text.clone(),
         },
         text,
-    )
+    ))
 }
 
 /// The reference's result limiter: above [`MAX_RESULT_BYTES`], keep the tail

@@ -21,5 +21,5 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 .sample(|s| json!({"paneId": s.pane}));
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    c.run(call)
 }

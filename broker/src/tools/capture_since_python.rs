@@ -76,31 +76,21 @@ fn default_max_bytes() -> Option<i64> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    c.run(call)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let started = std::time::Instant::now();
-    let (max_lines, max_bytes) = match (
-        positive_limit("capture_since", "max_lines", args.max_lines),
-        positive_limit("capture_since", "max_bytes", args.max_bytes),
-    ) {
-        (Ok(l), Ok(b)) => (l, b),
-        (Err(e), _) | (_, Err(e)) => return e,
-    };
-    if let Err(e) = check_socket(session, &args.pane.server) {
-        return e;
-    }
+    let max_lines = positive_limit("capture_since", "max_lines", args.max_lines)?;
+    let max_bytes = positive_limit("capture_since", "max_bytes", args.max_bytes)?;
+    check_socket(session, &args.pane.server)?;
     let cursor = args.cursor;
     let pane_id = match (&cursor, args.pane.targeted()) {
         (Some(c), false) => match pane_of_cursor(session, c) {
             Some(p) => p,
-            None => return ToolOutput::libtmux_error("invalid capture_since cursor: no cursor of this broker has this value (unknown, expired, or made before the broker restarted); omit it to start again. Nothing was sent to tmux.".to_string()),
+            None => return Err(ToolOutput::libtmux_error("invalid capture_since cursor: no cursor of this broker has this value (unknown, expired, or made before the broker restarted); omit it to start again. Nothing was sent to tmux.".to_string())),
         },
-        _ => match resolve(session, &args.pane).await {
-            Ok(p) => p.id,
-            Err(e) => return e,
-        },
+        _ => resolve(session, &args.pane).await?.id,
     };
     let unlimited = |v: Option<i64>| v.map_or(u64::MAX, |n| n as u64);
     let out = capture_since::call(
@@ -114,9 +104,9 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             styles: None,
         },
     )
-    .await;
+    .await?;
     let Some(s) = out.structured.as_ref().filter(|_| !out.is_error) else {
-        return out;
+        return Err(out);
     };
     let since = Since {
         pane_id,
@@ -134,7 +124,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         truncated_lines: s["truncated"]["lines"].as_u64().unwrap_or(0),
         truncated_bytes: s["truncated"]["bytes"].as_u64().unwrap_or(0),
     };
-    ToolOutput::typed(&since, out.text)
+    Ok(ToolOutput::typed(&since, out.text))
 }
 
 #[cfg(test)]

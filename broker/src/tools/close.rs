@@ -55,50 +55,42 @@ fn output_schema() -> Value {
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     let ask = c.ask.clone();
-    c.run_seed_mutation(move |session, args| async move { call(session, &ask, args).await })
+    c.run(move |session, args| async move { call(session, &ask, args).await })
 }
 
-async fn call(session: &Session, ask: &Ask, args: Args) -> ToolOutput {
+async fn call(session: &Session, ask: &Ask, args: Args) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
-    let target = match refs::resolve(session, args.target.parts()).await {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let target = refs::resolve(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
-        return refs::self_denied(match target.kind {
+        return Err(refs::self_denied(match target.kind {
             Kind::Pane => "Closing",
             Kind::Window => "Closing this window would close",
             Kind::Session => "Closing this session would close",
-        });
+        }));
     }
     if target.panes.len() >= target.all_panes {
-        return refs::policy_denied(&format!(
+        return Err(refs::policy_denied(&format!(
             "{} {} holds every remaining pane of the tmux server; closing it would end the server, which tmux_close never does. Nothing was sent.",
             target.kind.as_str(),
             target.id
-        ));
+        )));
     }
     let command = target.kind.kill_command();
     let question = act::ending("Close", &target);
-    if let Err(e) = confirm::ask(ask, "tmux_close", &question, |m| {
+    confirm::ask(ask, "tmux_close", &question, |m| {
         refs::policy_denied(&format!("{m} Nothing was sent."))
     })
-    .await
-    {
-        return e;
-    }
-    if let Err(e) = refs::run_mutation(broker, &[command, "-t", &target.id]).await {
-        return e;
-    }
+    .await?;
+    refs::run_mutation(broker, &[command, "-t", &target.id]).await?;
     refs::refresh_after(broker).await;
-    envelope::ok_typed(
+    Ok(envelope::ok_typed(
         "tmux_close",
         &Closed {
             target: AnyRef::new(target.kind, &target.id, &broker.identity.generation),
             delivery: Observed,
             client_exit_status: ExitZero,
         },
-    )
+    ))
 }
 
 #[cfg(test)]

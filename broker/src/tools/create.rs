@@ -135,10 +135,10 @@ fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_seed_mutation(call)
+    c.run(call)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
     let program = match &args {
         Args::Session { program, .. }
@@ -147,15 +147,12 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     };
     let argv_in: Vec<&str> = program.argv.iter().map(String::as_str).collect();
     if argv_in.first().is_none_or(|a| a.is_empty()) {
-        return refs::invalid_input(
+        return Err(refs::invalid_input(
             "argument /argv/0: the program must be a non-empty string. Nothing was sent.",
-        );
+        ));
     }
     let cwd = match &program.cwd {
-        Some(c) => match check_cwd(session, c) {
-            Ok(p) => Some(p),
-            Err(e) => return e,
-        },
+        Some(c) => Some(check_cwd(session, c)?),
         None => None,
     };
 
@@ -170,7 +167,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             ..
         } => {
             if session.scope != Scope::Server {
-                return refs::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent.");
+                return Err(refs::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent."));
             }
             cmd.extend([
                 "new-session".into(),
@@ -196,10 +193,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             focus,
             ..
         } => {
-            let parent = match refs::resolve(session, parent.parts()).await {
-                Ok(t) => t,
-                Err(e) => return e,
-            };
+            let parent = refs::resolve(session, parent.parts()).await?;
             cmd.push("new-window".into());
             if *focus != Some(true) {
                 cmd.push("-d".into());
@@ -218,10 +212,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             focus,
             ..
         } => {
-            let parent = match refs::resolve(session, parent.parts()).await {
-                Ok(t) => t,
-                Err(e) => return e,
-            };
+            let parent = refs::resolve(session, parent.parts()).await?;
             cmd.push("split-window".into());
             if *focus != Some(true) {
                 cmd.push("-d".into());
@@ -251,10 +242,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     ));
 
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let printed = match refs::run_mutation(broker, &argv).await {
-        Ok(out) => out,
-        Err(e) => return e,
-    };
+    let printed = refs::run_mutation(broker, &argv).await?;
     let generation = &broker.identity.generation;
     let ids = launch::parse_printed_ids(&printed, expected).unwrap_or_default();
     let parsed: Option<Vec<AnyRef>> = (!ids.is_empty()).then(|| {
@@ -265,19 +253,19 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     });
     refs::refresh_after(broker).await;
     let Some(created) = parsed else {
-        return envelope::mutation_error(
+        return Err(envelope::mutation_error(
             "transport_error",
             "tmux reported success but printed no recognisable ids for what it created; it may exist.",
             Delivery::Observed,
             Vec::new(),
-        );
+        ));
     };
     if let Some(why) = launch::started_elsewhere(
         cwd.as_deref(),
         &printed,
         ids.last().copied().unwrap_or_default(),
     ) {
-        return envelope::mutation_error(
+        return Err(envelope::mutation_error(
             "transport_error",
             &format!("{why}; close it or use it as it is."),
             Delivery::Observed,
@@ -285,9 +273,9 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
                 .iter()
                 .map(|r| serde_json::to_value(r).expect("a reference serializes"))
                 .collect(),
-        );
+        ));
     }
-    envelope::ok_typed(
+    Ok(envelope::ok_typed(
         "tmux_create",
         &Created {
             entity: created[0].clone(),
@@ -295,7 +283,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             delivery: Observed,
             program_completion: Unobserved,
         },
-    )
+    ))
 }
 
 #[cfg(test)]

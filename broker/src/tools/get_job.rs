@@ -4,6 +4,7 @@
 //! whose view covers the one that started it (like retained cursors); a finished
 //! job stays readable for `crate::jobs::DONE_TTL`.
 
+use crate::session::Session;
 use crate::toolkit::job::{self as run_command, JobView};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
@@ -32,13 +33,15 @@ struct Args {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(|session, args: Args| async move {
-        match run_command::lookup(session, &args.job_id) {
-            Some(v) => {
-                let text = run_command::summary(&v);
-                ToolOutput::typed(&v, text)
-            }
-            None => ToolOutput::libtmux_error(format!("No job {} for this session: unknown, expired (finished jobs are kept {} s), collected by the run_command call that waited for it, or started by an agent whose scope this session does not cover. Nothing was sent to tmux.", args.job_id, crate::jobs::DONE_TTL.as_secs())),
+    c.run(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    match run_command::lookup(session, &args.job_id) {
+        Some(v) => {
+            let text = run_command::summary(&v);
+            Ok(ToolOutput::typed(&v, text))
         }
-    })
+        None => Err(ToolOutput::libtmux_error(format!("No job {} for this session: unknown, expired (finished jobs are kept {} s), collected by the run_command call that waited for it, or started by an agent whose scope this session does not cover. Nothing was sent to tmux.", args.job_id, crate::jobs::DONE_TTL.as_secs()))),
+    }
 }

@@ -99,7 +99,7 @@ struct LeanInfo {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_fallible(call)
+    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -4,9 +4,10 @@
 //! a hook (`clients`: the `L:` format loop of tmux >= 3.5). On an older tmux
 //! the result says they are unavailable, and why.
 
+use crate::session::Session;
 use crate::toolkit::records::{clients, Clients};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::typed::{input_of, schema_of, NoArgs};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
@@ -14,7 +15,7 @@ use serde_json::json;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "get_server_info",
     Annotations::read_only("Get server info"),
-    crate::toolkit::typed::input_of::<crate::toolkit::typed::NoArgs>,
+    input_of::<NoArgs>,
     schema_of::<Info>,
     run,
 )
@@ -59,46 +60,44 @@ struct BrokerInfo {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let session = c.session;
-        let broker = &session.broker;
-        let snap = match broker.registry.refresh().await {
-            Ok(s) => s,
-            Err(e) => {
-                return ToolOutput::libtmux_error(format!(
-                    "Could not read the server from tmux: {e}. Nothing was changed."
-                ))
-            }
-        };
-        let id = &broker.identity;
-        let clients = clients(session, &snap.server.version).await;
-        let info = Info {
-            generation: id.generation.clone(),
-            tmux_version: snap.server.version.clone(),
-            socket_path: id.socket_path.display().to_string(),
-            server_pid: id.pid,
-            server_start_time: snap.server.start_time,
-            scope: session.scope,
-            caller_pane_id: session.caller_pane.clone(),
-            caller_session_ids: session.caller_sessions.clone(),
-            broker: BrokerInfo {
-                pid: std::process::id(),
-                access: broker.registry.access(),
-                sessions_open: broker.sessions_open(),
-            },
-            clients,
-        };
-        let text = format!(
-            "tmux {} on {} (pid {}), generation {}; scope {:?}, caller pane {}; broker pid {}; clients: {}",
-            info.tmux_version,
-            info.socket_path,
-            info.server_pid,
-            info.generation,
-            info.scope,
-            info.caller_pane_id.as_deref().unwrap_or("none"),
-            info.broker.pid,
-            if info.clients.available { format!("{} attached", info.clients.attached.len()) } else { format!("unavailable ({})", info.clients.unavailable_reason.as_deref().unwrap_or_default()) },
-        );
-        ToolOutput::typed(&info, text)
-    })
+    c.run(|session, _: NoArgs| call(session))
+}
+
+async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
+    let broker = &session.broker;
+    let snap = broker.registry.refresh().await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the server from tmux: {e}. Nothing was changed."
+        ))
+    })?;
+    let id = &broker.identity;
+    let clients = clients(session, &snap.server.version).await;
+    let info = Info {
+        generation: id.generation.clone(),
+        tmux_version: snap.server.version.clone(),
+        socket_path: id.socket_path.display().to_string(),
+        server_pid: id.pid,
+        server_start_time: snap.server.start_time,
+        scope: session.scope,
+        caller_pane_id: session.caller_pane.clone(),
+        caller_session_ids: session.caller_sessions.clone(),
+        broker: BrokerInfo {
+            pid: std::process::id(),
+            access: broker.registry.access(),
+            sessions_open: broker.sessions_open(),
+        },
+        clients,
+    };
+    let text = format!(
+        "tmux {} on {} (pid {}), generation {}; scope {:?}, caller pane {}; broker pid {}; clients: {}",
+        info.tmux_version,
+        info.socket_path,
+        info.server_pid,
+        info.generation,
+        info.scope,
+        info.caller_pane_id.as_deref().unwrap_or("none"),
+        info.broker.pid,
+        if info.clients.available { format!("{} attached", info.clients.attached.len()) } else { format!("unavailable ({})", info.clients.unavailable_reason.as_deref().unwrap_or_default()) },
+    );
+    Ok(ToolOutput::typed(&info, text))
 }

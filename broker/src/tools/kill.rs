@@ -75,22 +75,23 @@ struct KillSessionArgs {
 guarded!(KillSessionArgs, session_id);
 
 fn run_kill_pane(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { kill::<PaneRef, KillPaneArgs>(c).await })
+    kill::<PaneRef, KillPaneArgs>(c)
 }
 
 fn run_kill_window(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { kill::<WindowRef, KillWindowArgs>(c).await })
+    kill::<WindowRef, KillWindowArgs>(c)
 }
 
 fn run_kill_session(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move { kill::<SessionRef, KillSessionArgs>(c).await })
+    kill::<SessionRef, KillSessionArgs>(c)
 }
 
-async fn kill<R: KilledRef, A: DeserializeOwned + Guarded>(c: Call<'_>) -> ToolOutput {
-    match c.parse::<A>() {
-        Ok(a) => call::<R>(c.session, &c.ask, &a).await.unwrap_or_else(|e| e),
-        Err(e) => e,
-    }
+/// `run` of the kill tool whose arguments are `A` and whose target is an `R`.
+fn kill<'a, R: KilledRef, A: DeserializeOwned + Guarded + Send + 'a>(
+    c: Call<'a>,
+) -> CallFuture<'a> {
+    let ask = c.ask.clone();
+    c.run(move |session, a: A| async move { call::<R>(session, &ask, &a).await })
 }
 
 async fn call<R: KilledRef>(

@@ -48,18 +48,15 @@ struct Listing {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    c.run(call)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
-    let snap = match session.broker.registry.refresh().await {
-        Ok(s) => s,
-        Err(e) => {
-            return ToolOutput::libtmux_error(format!(
-                "Could not read the pane table from tmux: {e}. Nothing was changed."
-            ))
-        }
-    };
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let snap = session.broker.registry.refresh().await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the pane table from tmux: {e}. Nothing was changed."
+        ))
+    })?;
     let visible: Vec<_> = session.visible(&snap).collect();
     let wanted = args.session.as_deref();
     let panes: Vec<&Pane> = visible
@@ -75,18 +72,15 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         .collect();
     if let Some(w) = wanted {
         if panes.is_empty() {
-            return ToolOutput::libtmux_error(format!("Argument session: no session with id or name {w:?} is visible. Call list_agents without it for every pane."));
+            return Err(ToolOutput::libtmux_error(format!("Argument session: no session with id or name {w:?} is visible. Call list_agents without it for every pane.")));
         }
     }
     let all: HashSet<&str> = snap.panes.iter().map(|p| p.id.as_str()).collect();
-    let agents = match survey(session, &panes, &all).await {
-        Ok(a) => a,
-        Err(why) => {
-            return ToolOutput::libtmux_error(format!(
-                "Could not look for agents: {why}. Nothing was sent to tmux."
-            ))
-        }
-    };
+    let agents = survey(session, &panes, &all).await.map_err(|why| {
+        ToolOutput::libtmux_error(format!(
+            "Could not look for agents: {why}. Nothing was sent to tmux."
+        ))
+    })?;
     let mut text = format!("{} agent(s) in {} pane(s)", agents.len(), panes.len());
     for a in &agents {
         text.push('\n');
@@ -96,5 +90,5 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         agents,
         panes_scanned: panes.len(),
     };
-    ToolOutput::typed(&listing, text)
+    Ok(ToolOutput::typed(&listing, text))
 }

@@ -62,7 +62,7 @@ struct ListedClient {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_fallible(call)
+    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

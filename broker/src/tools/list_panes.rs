@@ -121,26 +121,20 @@ impl JsonSchema for Record {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    c.run(call)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let depth = match args.detail() {
         Detail::Full | Detail::Normal => Depth::Full,
         Detail::Brief => Depth::Brief,
     };
-    let snap = match read(session, &args, depth).await {
-        Ok(s) => s,
-        Err(e) => {
-            return ToolOutput::libtmux_error(format!(
-                "Could not read the pane table from tmux: {e}. Nothing was changed."
-            ))
-        }
-    };
-    let page = match select(session, &snap, &args) {
-        Ok(p) => p,
-        Err(msg) => return ToolOutput::libtmux_error(msg),
-    };
+    let snap = read(session, &args, depth).await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the pane table from tmux: {e}. Nothing was changed."
+        ))
+    })?;
+    let page = select(session, &snap, &args).map_err(ToolOutput::libtmux_error)?;
     let mut text = summary(session, &page.items, args.detail());
     if let Some(line) = page.more_line("pane(s)") {
         text.push('\n');
@@ -163,7 +157,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         total: page.total,
         next_cursor: page.next,
     };
-    ToolOutput::typed(&listing, text)
+    Ok(ToolOutput::typed(&listing, text))
 }
 
 /// A fresh table holding the page at `depth`. The last snapshot says which

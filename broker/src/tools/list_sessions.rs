@@ -266,55 +266,50 @@ impl SessionPanes {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let (snap, g) = match graph(c.session).await {
-            Ok(x) => x,
-            Err(e) => return e,
-        };
-        let visible: Vec<_> = c.session.visible(&snap).collect();
-        let watched = watched(c.session, &snap.server.version).await;
-        let (totals, mut per) = count(visible.iter().map(|p| p.as_ref()), watched);
-        let sessions: Vec<ListedSession> = records(c.session, &g)
-            .into_iter()
-            .map(|s| ListedSession {
-                panes: per.remove(s.id.as_str()).unwrap_or_default(),
-                session: s,
-            })
-            .collect();
-        let mut lines = vec![format!(
-            "{} session(s), {}; generation {}",
-            sessions.len(),
-            totals.text(),
-            c.session.generation()
-        )];
-        for l in &sessions {
-            let s = &l.session;
-            lines.push(format!(
-                "{} {} {} window(s), {} attached{}: {}",
-                s.id,
-                s.name,
-                s.window_count,
-                s.attached,
-                if s.holds_caller_pane { " [caller]" } else { "" },
-                l.panes.text()
-            ));
-        }
-        let listing = Listing {
-            generation: c.session.generation().to_string(),
-            scope: c.session.scope,
-            caller_pane_id: c.session.caller_pane.clone(),
-            totals,
-            sessions: match args.detail {
-                Some(Full::Full) => Sessions::Full(sessions),
-                None => Sessions::Lean(sessions.into_iter().map(ListedSession::lean).collect()),
-            },
-        };
-        ToolOutput::typed(&listing, lines.join("\n"))
-    })
+    c.run(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let (snap, g) = graph(session).await?;
+    let visible: Vec<_> = session.visible(&snap).collect();
+    let watched = watched(session, &snap.server.version).await;
+    let (totals, mut per) = count(visible.iter().map(|p| p.as_ref()), watched);
+    let sessions: Vec<ListedSession> = records(session, &g)
+        .into_iter()
+        .map(|s| ListedSession {
+            panes: per.remove(s.id.as_str()).unwrap_or_default(),
+            session: s,
+        })
+        .collect();
+    let mut lines = vec![format!(
+        "{} session(s), {}; generation {}",
+        sessions.len(),
+        totals.text(),
+        session.generation()
+    )];
+    for l in &sessions {
+        let s = &l.session;
+        lines.push(format!(
+            "{} {} {} window(s), {} attached{}: {}",
+            s.id,
+            s.name,
+            s.window_count,
+            s.attached,
+            if s.holds_caller_pane { " [caller]" } else { "" },
+            l.panes.text()
+        ));
+    }
+    let listing = Listing {
+        generation: session.generation().to_string(),
+        scope: session.scope,
+        caller_pane_id: session.caller_pane.clone(),
+        totals,
+        sessions: match args.detail {
+            Some(Full::Full) => Sessions::Full(sessions),
+            None => Sessions::Lean(sessions.into_iter().map(ListedSession::lean).collect()),
+        },
+    };
+    Ok(ToolOutput::typed(&listing, lines.join("\n")))
 }
 
 #[cfg(test)]

@@ -98,64 +98,56 @@ impl JsonSchema for Windows {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let (snap, held) = match read(c.session, &args).await {
-            Ok(s) => s,
-            Err(e) => {
-                return ToolOutput::libtmux_error(format!(
-                    "Could not read the session table from tmux: {e}. Nothing was changed."
-                ))
-            }
-        };
-        let page = match held.map_or_else(|| select(c.session, &snap, &args), Ok) {
-            Ok(p) => p,
-            Err(e) => return e,
-        };
-        let mut lines = vec![format!(
-            "{} window(s), generation {}",
-            page.total,
-            c.session.generation()
-        )];
-        for w in &page.items {
-            let places: Vec<String> = w
-                .links
-                .iter()
-                .map(|l| {
-                    format!(
-                        "{}:{}{}",
-                        l.session_name,
-                        l.index,
-                        if l.active { "*" } else { "" }
-                    )
-                })
-                .collect();
-            lines.push(format!(
-                "{} {} {} {}x{} {} pane(s)",
-                w.id,
-                places.join(","),
-                w.name,
-                w.width,
-                w.height,
-                w.pane_count
-            ));
-        }
-        lines.extend(page.more_line("window(s)"));
-        let listing = Listing {
-            generation: c.session.generation().to_string(),
-            scope: c.session.scope,
-            windows: match args.detail {
-                Some(Full::Full) => Windows::Full(page.items),
-                None => Windows::Lean(page.items.into_iter().map(WindowRecord::lean).collect()),
-            },
-            total: page.total,
-            next_cursor: page.next,
-        };
-        ToolOutput::typed(&listing, lines.join("\n"))
-    })
+    c.run(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let (snap, held) = read(session, &args).await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the session table from tmux: {e}. Nothing was changed."
+        ))
+    })?;
+    let page = held.map_or_else(|| select(session, &snap, &args), Ok)?;
+    let mut lines = vec![format!(
+        "{} window(s), generation {}",
+        page.total,
+        session.generation()
+    )];
+    for w in &page.items {
+        let places: Vec<String> = w
+            .links
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}:{}{}",
+                    l.session_name,
+                    l.index,
+                    if l.active { "*" } else { "" }
+                )
+            })
+            .collect();
+        lines.push(format!(
+            "{} {} {} {}x{} {} pane(s)",
+            w.id,
+            places.join(","),
+            w.name,
+            w.width,
+            w.height,
+            w.pane_count
+        ));
+    }
+    lines.extend(page.more_line("window(s)"));
+    let listing = Listing {
+        generation: session.generation().to_string(),
+        scope: session.scope,
+        windows: match args.detail {
+            Some(Full::Full) => Windows::Full(page.items),
+            None => Windows::Lean(page.items.into_iter().map(WindowRecord::lean).collect()),
+        },
+        total: page.total,
+        next_cursor: page.next,
+    };
+    Ok(ToolOutput::typed(&listing, lines.join("\n")))
 }
 
 /// The page `args` ask for among the windows of `snap` this session may see

@@ -242,6 +242,7 @@ pub async fn read_through(session: &Session, name: &str, args: Value) -> ToolOut
         ));
     }
     (t.run)(Call {
+        spec: t,
         session,
         args,
         progress: None,
@@ -274,10 +275,9 @@ pub async fn call(
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => envelope::for_tool(
-                t,
-                envelope::policy_denied_because(&format!("{why}. Nothing was sent to tmux.")),
-            ),
+            Family::Seed => t.refusal(envelope::policy_denied_because(&format!(
+                "{why}. Nothing was sent to tmux."
+            ))),
             Family::Libtmux => {
                 ToolOutput::libtmux_error(format!("Tool {why}. Nothing was sent to tmux."))
             }
@@ -285,13 +285,14 @@ pub async fn call(
     }
     if let Err(problem) = validate_in(session.toolset, name, &args) {
         return match t.family {
-            Family::Seed => envelope::for_tool(t, envelope::invalid_input(&problem)),
+            Family::Seed => t.refusal(envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!(
                 "Invalid arguments for {name}: {problem}. Nothing was sent to tmux."
             )),
         };
     }
     (t.run)(Call {
+        spec: t,
         session,
         args,
         progress,
@@ -330,6 +331,72 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// What in `text` (a tool module) writes a tool's `run` another way than
+    /// `c.run(call)` (`Call::run`): a future boxed by hand, an adapter
+    /// re-implemented, a refusal matched out where `?` says it.
+    fn written_another_way(text: &str) -> Vec<&'static str> {
+        [
+            ("Box::pin", "boxes its own future: write `c.run(call)`"),
+            (
+                "unwrap_or_else(|e| e)",
+                "re-implements Call::run: write `c.run(call)`",
+            ),
+            (
+                "Ok(o) | Err(o) => o",
+                "re-implements Call::run: write `c.run(call)`",
+            ),
+            ("Err(e) => return e,", "matches a refusal out: write `?`"),
+        ]
+        .into_iter()
+        .filter(|(needle, _)| text.contains(needle))
+        .map(|(_, why)| why)
+        .collect()
+    }
+
+    /// Architecture invariant: one way to write a tool. Every tool's `run` is
+    /// `c.run(call)` over `async fn call(&Session, Args) -> Result<ToolOutput,
+    /// ToolOutput>` whose body refuses with `?`; no tool module writes
+    /// `Box::pin` or an adapter of its own.
+    #[test]
+    fn every_tool_is_written_one_way() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+        let mut found = Vec::new();
+        let mut modules = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            // Every module but this one, the catalog and dispatch.
+            if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("mod.rs") {
+                modules += 1;
+                let text = std::fs::read_to_string(&path).unwrap();
+                for why in written_another_way(&text) {
+                    found.push(format!("{}: {why}", path.display()));
+                }
+            }
+        }
+        assert!(modules > super::CATALOG.len() / 2, "read {modules} modules");
+        assert!(
+            found.is_empty(),
+            "tools written another way (see `Call::run` in toolkit/spec.rs):\n{}",
+            found.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_one_way_check_sees_each_other_way() {
+        let planted = [
+            "fn run(c: Call<'_>) -> CallFuture<'_> { Box::pin(async move { todo!() }) }",
+            "Ok(a) => call(c.session, a).await.unwrap_or_else(|e| e),",
+            "match search(c.session, args).await { Ok(o) | Err(o) => o }",
+            "let t = match target(session).await { Ok(t) => t, Err(e) => return e, };",
+        ];
+        for text in planted {
+            assert_eq!(written_another_way(text).len(), 1, "{text}");
+        }
+        assert!(
+            written_another_way("fn run(c: Call<'_>) -> CallFuture<'_> { c.run(call) }").is_empty()
+        );
     }
 
     /// A companion names a tool of the catalog that is listed on its own, and

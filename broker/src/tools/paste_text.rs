@@ -18,6 +18,7 @@
 //! (3.6 added it); where it is missing it is reported as `unknown` (tmux
 //! still brackets correctly: `-p` decides inside tmux).
 
+use crate::session::Session;
 use crate::toolkit::act;
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::paste::{paste, LineEnding};
@@ -73,39 +74,26 @@ struct Pasted {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let session = c.session;
-        let target =
-            match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
-                Ok(t) => t,
-                Err(e) => return e,
-            };
-        let bracketed = match act::pane_flags(session, &target.id, &["#{bracket_paste_flag}"]).await
-        {
-            Ok(f) => match f[0] {
-                Some(true) => Bracketed::On,
-                Some(false) => Bracketed::Off,
-                None => Bracketed::Unknown,
-            },
-            Err(e) => return e,
-        };
-        let pieces = match paste(session, &target.id, &args.text, args.line_ending).await {
-            Ok(n) => n,
-            Err(e) => return e,
-        };
-        let out = Pasted {
-            pane: PaneRef::new(&target.id, session.generation()),
-            bytes: args.text.len(),
-            bracketed_paste: bracketed,
-            line_ending: args.line_ending,
-            buffer_pieces: pieces,
-            buffer_deleted: true,
-        };
-        let text = format!("pasted {} byte(s) into {}", args.text.len(), target.id);
-        ToolOutput::typed(&out, text)
-    })
+    c.run(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
+    let flags = act::pane_flags(session, &target.id, &["#{bracket_paste_flag}"]).await?;
+    let bracketed = match flags[0] {
+        Some(true) => Bracketed::On,
+        Some(false) => Bracketed::Off,
+        None => Bracketed::Unknown,
+    };
+    let pieces = paste(session, &target.id, &args.text, args.line_ending).await?;
+    let out = Pasted {
+        pane: PaneRef::new(&target.id, session.generation()),
+        bytes: args.text.len(),
+        bracketed_paste: bracketed,
+        line_ending: args.line_ending,
+        buffer_pieces: pieces,
+        buffer_deleted: true,
+    };
+    let text = format!("pasted {} byte(s) into {}", args.text.len(), target.id);
+    Ok(ToolOutput::typed(&out, text))
 }

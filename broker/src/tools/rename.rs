@@ -55,25 +55,15 @@ struct WindowArgs {
 }
 
 fn run_rename_session(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<SessionArgs>() {
-            Ok(a) => rename(c.session, &a, &a.name, "rename-session")
-                .await
-                .unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
+    c.run(|session, a: SessionArgs| async move {
+        rename(session, &a, &a.name, "rename-session").await
     })
 }
 
 fn run_rename_window(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<WindowArgs>() {
-            Ok(a) => rename(c.session, &a, &a.name, "rename-window")
-                .await
-                .unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    c.run(
+        |session, a: WindowArgs| async move { rename(session, &a, &a.name, "rename-window").await },
+    )
 }
 
 guarded!(SessionArgs, session_id);

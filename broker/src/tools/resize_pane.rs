@@ -73,12 +73,7 @@ impl Border {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(a) => call(c.session, a).await.unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    c.run(call)
 }
 
 /// The tmux commands of one resize (argv each), and a phrase for the text.

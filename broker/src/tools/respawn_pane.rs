@@ -42,14 +42,8 @@ struct Args {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<Args>() {
-            Ok(a) => call(c.session, &c.args, &c.ask, a)
-                .await
-                .unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    let (raw, ask) = (c.args.clone(), c.ask.clone());
+    c.run(move |session, a| async move { call(session, &raw, &ask, a).await })
 }
 
 async fn call(

@@ -162,193 +162,186 @@ impl Drop for CancelGuard<'_> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let session = c.session;
-        let broker = &session.broker;
-        let asked_ms = args
-            .timeout_ms
-            .unwrap_or((session.request_timeout_seconds * 1000.0) as u64);
-        let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
-        let timeout_ms = asked_ms.min(cap_ms);
-        let target =
-            match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
-                Ok(t) => t,
-                Err(e) => return e,
-            };
-        let pane = target.panes[0].clone();
-        // An enrolled shell is asked, not typed into (a run of another
-        // agent's in it is waited for, so this comes before the checks of
-        // what the pane shows).
-        if let Some(sh) = enrolled::shell(session, &pane.id) {
-            return enrolled_run(
-                session,
-                &pane,
-                sh,
-                &args,
-                timeout_ms,
-                asked_ms,
-                c.progress.as_ref(),
-            )
-            .await;
-        }
-        let (shell, syntax) = match shell_of(&pane.command) {
-            Ok(s) => s,
-            Err(why) => {
-                return act::error(
-                    &format!(
-                        "Pane {} is not at a shell prompt run_command can type into: {why}",
-                        pane.id
-                    ),
-                    Delivery::NotSent,
-                )
-            }
-        };
-        if pane.in_mode != 0 {
-            return act::error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent);
-        }
-        match act::pane_flags(session, &pane.id, &["#{alternate_on}"]).await {
-            Ok(f) if f[0] == Some(false) => {}
-            Ok(_) => return act::error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent),
-            Err(e) => return e,
-        }
-        let owner = session.owner();
-        let id = tmux_mcp_core::sys::random_hex(16);
-        if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
-            return act::error(&why, Delivery::NotSent);
-        }
-        // The job's directory holds what the shell sources: never made in a
-        // runtime directory someone made again after the broker's went.
-        if let Err(why) = broker.private_dir() {
-            return act::error(
-                &format!("The job's directory cannot be made: {why}. Nothing was typed."),
-                Delivery::NotSent,
-            );
-        }
-        let dir = job_dir(broker, &id);
-        if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            return act::error(
-                &format!(
-                    "Could not make the job directory in the broker's runtime directory: {e}."
-                ),
-                Delivery::NotSent,
-            );
-        }
-        // The terminal the command writes to exists before the line is typed,
-        // so no output can be missed. The line names it through a link in the
-        // job's directory, which goes with the job: a line the shell recalls
-        // later names a path that no longer exists (its redirection fails, so
-        // nothing runs), never a terminal someone else may hold by then.
-        let opened = Mirror::open(&pane.tty, clamp_u16(pane.width), clamp_u16(pane.height))
-            .and_then(|m| {
-                std::os::unix::fs::symlink(m.path(), dir.join("t"))?;
-                Ok((m, std::fs::File::create(dir.join("out"))?))
-            });
-        let (mirror, out) = match opened {
-            Ok(o) => o,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return act::error(
-                    &format!("Could not open the terminal the command's output is shown through ({e}); nothing was typed."),
-                    Delivery::NotSent,
-                );
-            }
-        };
-        let link = dir.join("t");
-        let link_word = shell_path(&link.to_string_lossy(), syntax);
-        if let Err(e) = mirror.preload(&script(&mirror.marker_format(), &link_word, shell, syntax))
-        {
-            let _ = std::fs::remove_dir_all(&dir);
-            return act::error(
-                &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
-                Delivery::NotSent,
-            );
-        }
-        let line = typed_line(&args.command, &link_word, syntax);
-        // The shell in the foreground of the pane's terminal (the pane's own
-        // process, or a shell started inside it).
-        let shell_pid = foreground_pid(pane.pid);
-        if let Some(why) = syntax_error(shell_pid, syntax, &line).await {
-            let _ = std::fs::remove_dir_all(&dir);
-            return act::error(
-                &format!("The command does not parse in the pane's shell ({shell}): {why}. Nothing was typed into pane {}.", pane.id),
-                Delivery::NotSent,
-            );
-        }
-        if shell == "zsh" && zsh_has_comment(shell_pid, &args.command).await {
-            let _ = std::fs::remove_dir_all(&dir);
-            return act::error(
-                &format!("The command holds a comment (`# …`), which an interactive zsh runs as words unless its INTERACTIVE_COMMENTS option is set (off by default), where the parse check reads a comment: pane {}'s shell could mean something else. Remove the comment, or enroll the shell (tmux-mcp shell-init zsh), which tells its options.", pane.id),
-                Delivery::NotSent,
-            );
-        }
-        // The line must be empty: proven by the probe, whose space is the
-        // typed line's first character.
-        let spaced = match prove_empty(session, &pane, shell).await {
-            Ok(spaced) => spaced,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return e;
-            }
-        };
-        let rest = if spaced {
-            line.strip_prefix(' ').unwrap_or(&line)
-        } else {
-            &line
-        };
-        let mut commands = typing::commands(&pane.id, Input::Text(rest));
-        commands.push(vec![
-            "send-keys".into(),
-            "-t".into(),
-            pane.id.clone(),
-            "Enter".into(),
-        ]);
-        let started = Instant::now();
-        if let Err((_, f)) = typing::deliver(session, &commands).await {
-            let _ = std::fs::remove_dir_all(&dir);
-            return act::error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
-        }
-        let (tx, rx) = watch::channel(None);
-        let limits = args.limits();
-        let identity = pane.process.as_ref().ok().cloned();
-        let (pane_pid, tty) = (pane.pid, pane.tty.clone());
-        let editor = shells::has_line_editor(shell);
-        let (broker, jobs) = (broker.clone(), session.jobs.clone());
-        tokio::spawn(async move {
-            let ended = Ended {
-                dir,
-                mirror,
-                out,
-                shell_pid,
-                pane_pid,
-                tty,
-                editor,
-            };
-            collect(broker, ended, identity, limits, started, tx).await;
-            prune(&mut jobs.lock());
-        });
-        let job = Job::new(
-            owner,
-            session.generation(),
-            &pane.id,
-            &args.command,
-            started,
-            rx,
-        );
-        answer(
+    let progress = c.progress.clone();
+    c.run(move |session, args| call(session, args, progress))
+}
+
+async fn call(
+    session: &Session,
+    args: Args,
+    progress: Option<Progress>,
+) -> Result<ToolOutput, ToolOutput> {
+    let broker = &session.broker;
+    let asked_ms = args
+        .timeout_ms
+        .unwrap_or((session.request_timeout_seconds * 1000.0) as u64);
+    let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
+    let timeout_ms = asked_ms.min(cap_ms);
+    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
+    let pane = target.panes[0].clone();
+    // An enrolled shell is asked, not typed into (a run of another
+    // agent's in it is waited for, so this comes before the checks of
+    // what the pane shows).
+    if let Some(sh) = enrolled::shell(session, &pane.id) {
+        return Ok(enrolled_run(
             session,
-            &id,
-            job,
-            args.detach,
+            &pane,
+            sh,
+            &args,
             timeout_ms,
             asked_ms,
-            c.progress.as_ref(),
+            progress.as_ref(),
         )
-        .await
-    })
+        .await);
+    }
+    let (shell, syntax) = match shell_of(&pane.command) {
+        Ok(s) => s,
+        Err(why) => {
+            return Err(act::error(
+                &format!(
+                    "Pane {} is not at a shell prompt run_command can type into: {why}",
+                    pane.id
+                ),
+                Delivery::NotSent,
+            ))
+        }
+    };
+    if pane.in_mode != 0 {
+        return Err(act::error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent));
+    }
+    if act::pane_flags(session, &pane.id, &["#{alternate_on}"]).await?[0] != Some(false) {
+        return Err(act::error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
+    }
+    let owner = session.owner();
+    let id = tmux_mcp_core::sys::random_hex(16);
+    if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
+        return Err(act::error(&why, Delivery::NotSent));
+    }
+    // The job's directory holds what the shell sources: never made in a
+    // runtime directory someone made again after the broker's went.
+    if let Err(why) = broker.private_dir() {
+        return Err(act::error(
+            &format!("The job's directory cannot be made: {why}. Nothing was typed."),
+            Delivery::NotSent,
+        ));
+    }
+    let dir = job_dir(broker, &id);
+    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        return Err(act::error(
+            &format!("Could not make the job directory in the broker's runtime directory: {e}."),
+            Delivery::NotSent,
+        ));
+    }
+    // The terminal the command writes to exists before the line is typed,
+    // so no output can be missed. The line names it through a link in the
+    // job's directory, which goes with the job: a line the shell recalls
+    // later names a path that no longer exists (its redirection fails, so
+    // nothing runs), never a terminal someone else may hold by then.
+    let opened =
+        Mirror::open(&pane.tty, clamp_u16(pane.width), clamp_u16(pane.height)).and_then(|m| {
+            std::os::unix::fs::symlink(m.path(), dir.join("t"))?;
+            Ok((m, std::fs::File::create(dir.join("out"))?))
+        });
+    let (mirror, out) = match opened {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(act::error(
+                &format!("Could not open the terminal the command's output is shown through ({e}); nothing was typed."),
+                Delivery::NotSent,
+            ));
+        }
+    };
+    let link = dir.join("t");
+    let link_word = shell_path(&link.to_string_lossy(), syntax);
+    if let Err(e) = mirror.preload(&script(&mirror.marker_format(), &link_word, shell, syntax)) {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(act::error(
+            &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
+            Delivery::NotSent,
+        ));
+    }
+    let line = typed_line(&args.command, &link_word, syntax);
+    // The shell in the foreground of the pane's terminal (the pane's own
+    // process, or a shell started inside it).
+    let shell_pid = foreground_pid(pane.pid);
+    if let Some(why) = syntax_error(shell_pid, syntax, &line).await {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(act::error(
+            &format!("The command does not parse in the pane's shell ({shell}): {why}. Nothing was typed into pane {}.", pane.id),
+            Delivery::NotSent,
+        ));
+    }
+    if shell == "zsh" && zsh_has_comment(shell_pid, &args.command).await {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(act::error(
+            &format!("The command holds a comment (`# …`), which an interactive zsh runs as words unless its INTERACTIVE_COMMENTS option is set (off by default), where the parse check reads a comment: pane {}'s shell could mean something else. Remove the comment, or enroll the shell (tmux-mcp shell-init zsh), which tells its options.", pane.id),
+            Delivery::NotSent,
+        ));
+    }
+    // The line must be empty: proven by the probe, whose space is the
+    // typed line's first character.
+    let spaced = match prove_empty(session, &pane, shell).await {
+        Ok(spaced) => spaced,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
+    };
+    let rest = if spaced {
+        line.strip_prefix(' ').unwrap_or(&line)
+    } else {
+        &line
+    };
+    let mut commands = typing::commands(&pane.id, Input::Text(rest));
+    commands.push(vec![
+        "send-keys".into(),
+        "-t".into(),
+        pane.id.clone(),
+        "Enter".into(),
+    ]);
+    let started = Instant::now();
+    if let Err((_, f)) = typing::deliver(session, &commands).await {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(act::error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
+    }
+    let (tx, rx) = watch::channel(None);
+    let limits = args.limits();
+    let identity = pane.process.as_ref().ok().cloned();
+    let (pane_pid, tty) = (pane.pid, pane.tty.clone());
+    let editor = shells::has_line_editor(shell);
+    let (broker, jobs) = (broker.clone(), session.jobs.clone());
+    tokio::spawn(async move {
+        let ended = Ended {
+            dir,
+            mirror,
+            out,
+            shell_pid,
+            pane_pid,
+            tty,
+            editor,
+        };
+        collect(broker, ended, identity, limits, started, tx).await;
+        prune(&mut jobs.lock());
+    });
+    let job = Job::new(
+        owner,
+        session.generation(),
+        &pane.id,
+        &args.command,
+        started,
+        rx,
+    );
+    Ok(answer(
+        session,
+        &id,
+        job,
+        args.detach,
+        timeout_ms,
+        asked_ms,
+        progress.as_ref(),
+    )
+    .await)
 }
 
 /// `run_command` in an enrolled shell ([`shell_run`]): the shell's line

@@ -164,15 +164,7 @@ fn matcher(args: &Args) -> Result<regex::Regex, ToolOutput> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        match search(c.session, args).await {
-            Ok(o) | Err(o) => o,
-        }
-    })
+    c.run(search)
 }
 
 async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

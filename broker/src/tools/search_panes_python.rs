@@ -116,11 +116,7 @@ const GEOMETRY: [&str; 8] = [
 ];
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(|session, args| async move {
-        match call(session, args).await {
-            Ok(o) | Err(o) => o,
-        }
-    })
+    c.run(call)
 }
 
 /// The arguments; the published schema is derived from them. Absent means

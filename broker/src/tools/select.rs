@@ -47,21 +47,11 @@ struct WindowArgs {
 }
 
 fn run_select_pane(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<PaneArgs>() {
-            Ok(a) => select_pane(c.session, a).await.unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    c.run(select_pane)
 }
 
 fn run_select_window(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<WindowArgs>() {
-            Ok(a) => select_window(c.session, a).await.unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    c.run(select_window)
 }
 
 async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolOutput> {

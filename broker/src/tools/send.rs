@@ -84,20 +84,17 @@ fn output_schema() -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_seed_mutation(call)
+    c.run(call)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
-    let target = match refs::resolve(session, args.target.parts()).await {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let target = refs::resolve(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
-        return refs::self_denied("Typing into");
+        return Err(refs::self_denied("Typing into"));
     }
     let pane = &target.panes[0];
     if pane.dead {
-        return refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent);
+        return Err(refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent));
     }
     let what = match &args.input {
         SendInput::Text { text } => Input::Text(text),
@@ -106,13 +103,13 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
     let commands = commands(&target.id, what);
     if let Err((landed, f)) = deliver(session, &commands).await {
         if landed == 0 {
-            return f.envelope();
+            return Err(f.envelope());
         }
         // Earlier pieces landed: say so, whatever this one's delivery was.
-        return refs::fail(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed);
+        return Err(refs::fail(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed));
     }
     let target = refs::PaneRef::new(&target.id, &session.broker.identity.generation);
-    envelope::ok_typed(
+    Ok(envelope::ok_typed(
         "tmux_send",
         &Sent {
             target,
@@ -120,7 +117,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             client_exit_status: ExitZero,
             completion: DispatchOnly,
         },
-    )
+    ))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! that each fit one tmux message. Enter is a separate `send-keys Enter` (the
 //! Enter *key*, CR), because inside `-l` the word "Enter" would be typed as text.
 
+use crate::session::Session;
 use crate::toolkit::act;
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, PaneId};
@@ -68,76 +69,75 @@ enum DeliveryObserved {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let keys_as_text;
-        let (input, keys, characters) = match (&args.keys, &args.text) {
-            (Some(_), Some(_)) => {
-                return act::error("Give keys or text, not both.", Delivery::NotSent)
-            }
-            (None, None) if !args.enter => {
-                return act::error("Give keys, text, or enter: true.", Delivery::NotSent)
-            }
-            (Some(k), None) => (Some(Input::Keys(k)), k.len(), 0),
-            (None, Some(t)) if args.literal == Some(false) => {
-                keys_as_text = vec![t.clone()];
-                (Some(Input::Keys(&keys_as_text)), 1, 0)
-            }
-            (None, Some(t)) => (Some(Input::Text(t)), 0, t.chars().count()),
-            (None, None) => (None, 0, 0),
-        };
-        if args.literal.is_some() && args.text.is_none() {
-            return act::error(
-                "literal applies to text only (keys are always key names).",
+    c.run(call)
+}
+
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
+    let keys_as_text;
+    let (input, keys, characters) = match (&args.keys, &args.text) {
+        (Some(_), Some(_)) => {
+            return Err(act::error(
+                "Give keys or text, not both.",
                 Delivery::NotSent,
-            );
+            ))
         }
-        let session = c.session;
-        let target =
-            match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await {
-                Ok(t) => t,
-                Err(e) => return e,
-            };
-        let mut commands = input
-            .map(|i| typing::commands(&target.id, i))
-            .unwrap_or_default();
-        if args.enter {
-            commands.push(vec![
-                "send-keys".into(),
-                "-t".into(),
-                target.id.clone(),
-                "Enter".into(),
-            ]);
+        (None, None) if !args.enter => {
+            return Err(act::error(
+                "Give keys, text, or enter: true.",
+                Delivery::NotSent,
+            ))
         }
-        if let Err((landed, f)) = typing::deliver(session, &commands).await {
-            if landed == 0 {
-                return act::failed(&f);
-            }
-            return act::error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed);
+        (Some(k), None) => (Some(Input::Keys(k)), k.len(), 0),
+        (None, Some(t)) if args.literal == Some(false) => {
+            keys_as_text = vec![t.clone()];
+            (Some(Input::Keys(&keys_as_text)), 1, 0)
         }
-        let sent = Sent {
-            pane: PaneRef::new(&target.id, session.generation()),
-            keys,
-            characters,
-            enter: args.enter,
-            commands: commands.len(),
-            delivery: DeliveryObserved::Observed,
-        };
-        let what = if characters > 0 {
-            format!("{characters} character(s)")
-        } else if keys > 0 {
-            format!("{keys} key(s)")
-        } else {
-            "nothing".into()
-        };
-        let text = format!(
-            "sent {what}{} to {}",
-            if args.enter { " and Enter" } else { "" },
-            target.id
-        );
-        ToolOutput::typed(&sent, text)
-    })
+        (None, Some(t)) => (Some(Input::Text(t)), 0, t.chars().count()),
+        (None, None) => (None, 0, 0),
+    };
+    if args.literal.is_some() && args.text.is_none() {
+        return Err(act::error(
+            "literal applies to text only (keys are always key names).",
+            Delivery::NotSent,
+        ));
+    }
+    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
+    let mut commands = input
+        .map(|i| typing::commands(&target.id, i))
+        .unwrap_or_default();
+    if args.enter {
+        commands.push(vec![
+            "send-keys".into(),
+            "-t".into(),
+            target.id.clone(),
+            "Enter".into(),
+        ]);
+    }
+    if let Err((landed, f)) = typing::deliver(session, &commands).await {
+        if landed == 0 {
+            return Err(act::failed(&f));
+        }
+        return Err(act::error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
+    }
+    let sent = Sent {
+        pane: PaneRef::new(&target.id, session.generation()),
+        keys,
+        characters,
+        enter: args.enter,
+        commands: commands.len(),
+        delivery: DeliveryObserved::Observed,
+    };
+    let what = if characters > 0 {
+        format!("{characters} character(s)")
+    } else if keys > 0 {
+        format!("{keys} key(s)")
+    } else {
+        "nothing".into()
+    };
+    let text = format!(
+        "sent {what}{} to {}",
+        if args.enter { " and Enter" } else { "" },
+        target.id
+    );
+    Ok(ToolOutput::typed(&sent, text))
 }

@@ -102,7 +102,7 @@ async fn turn_start(session: &Session, watch: &mut AgentWatch<'_>, emptied: Agen
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     let progress = c.progress.clone();
-    c.run_typed(move |session, args| call(session, args, progress))
+    c.run(move |session, args| call(session, args, progress))
 }
 
 /// A failure after something reached the pane: says what did.
@@ -110,35 +110,26 @@ fn failed(what: &str, agent: &Agent) -> ToolOutput {
     ToolOutput::libtmux_error(format!("{what} Last seen: {}.", agent.line()))
 }
 
-async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
-    let target = match act::typing_target(session, &args.pane_id, args.generation.as_deref()).await
-    {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+async fn call(
+    session: &Session,
+    args: Args,
+    progress: Option<Progress>,
+) -> Result<ToolOutput, ToolOutput> {
+    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
     let id = target.id.clone();
     let pane = target.panes[0].clone();
-    let found = match agent_of(session, &pane).await {
-        Ok((true, f)) => f,
-        Ok((false, _)) => {
-            return ToolOutput::libtmux_error(format!(
-                "The coding agent in pane {id} has exited. Nothing was sent to tmux."
-            ))
-        }
-        Err(e) => return e,
-    };
+    let (alive, found) = agent_of(session, &pane).await?;
+    if !alive {
+        return Err(ToolOutput::libtmux_error(format!(
+            "The coding agent in pane {id} has exited. Nothing was sent to tmux."
+        )));
+    }
     let timeout = Some(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
-    let mut watch = match AgentWatch::start(session, pane, timeout, found, progress).await {
-        Ok(w) => w,
-        Err(e) => return e,
-    };
+    let mut watch = AgentWatch::start(session, pane, timeout, found, progress).await?;
     // Waiting for input, the box empty: a table that needs the terminal's
     // activity knows that once the terminal was quiet for a second.
     let before = loop {
-        let agent = match watch.judge(session).await {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let agent = watch.judge(session).await?;
         match agent.state {
             StateName::WaitingForInput => break agent,
             // Its turn is still running (then it waits for input), or its
@@ -146,46 +137,33 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
             StateName::Working => {}
             StateName::Unknown if !watch.activity_known() => {}
             _ => {
-                return ToolOutput::libtmux_error(format!(
+                return Err(ToolOutput::libtmux_error(format!(
                     "The agent in pane {id} is not waiting for input with an empty input box (it is {}); nothing was sent to tmux. Wait for it (wait_for_agent), or answer what it shows.",
                     agent.line()
-                ))
+                )))
             }
         }
-        match watch.next().await {
-            Ok(true) => {}
-            Ok(false) => {
-                return ToolOutput::libtmux_error(format!(
-                    "The agent in pane {id} did not come to wait for input with an empty input box within the timeout; nothing was sent to tmux. Last seen: {}.",
-                    agent.line()
-                ))
-            }
-            Err(e) => return e,
+        if !watch.next().await? {
+            return Err(ToolOutput::libtmux_error(format!(
+                "The agent in pane {id} did not come to wait for input with an empty input box within the timeout; nothing was sent to tmux. Last seen: {}.",
+                agent.line()
+            )));
         }
     };
     let pasted_at = Instant::now();
-    if let Err(e) = paste(session, &id, &args.text, LineEnding::Cr).await {
-        return e;
-    }
+    paste(session, &id, &args.text, LineEnding::Cr).await?;
     // The draft on the screen (the box no longer empty), then quiet.
     let draft = loop {
-        match watch.next().await {
-            Ok(true) => {}
-            Ok(false) => {
-                return failed(&format!("The text was pasted into pane {id}, but its input box did not show it within the timeout; Enter was not pressed."), &before)
-            }
-            Err(e) => return e,
+        if !watch.next().await? {
+            return Err(failed(&format!("The text was pasted into pane {id}, but its input box did not show it within the timeout; Enter was not pressed."), &before));
         }
-        match watch.judge(session).await {
-            Ok(a) if a.state != StateName::WaitingForInput => break a,
-            Ok(_) => {}
-            Err(e) => return e,
+        let agent = watch.judge(session).await?;
+        if agent.state != StateName::WaitingForInput {
+            break agent;
         }
     };
-    match watch.settle(DRAFT_QUIET).await {
-        Ok(true) => {}
-        Ok(false) => return failed(&format!("The text was pasted into pane {id}, but its terminal did not go quiet within the timeout; Enter was not pressed."), &draft),
-        Err(e) => return e,
+    if !watch.settle(DRAFT_QUIET).await? {
+        return Err(failed(&format!("The text was pasted into pane {id}, but its terminal did not go quiet within the timeout; Enter was not pressed."), &draft));
     }
     let shown_ms = pasted_at.elapsed().as_millis() as u64;
     if !args.submit {
@@ -200,28 +178,21 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
             "pasted the prompt into {id} ({} bytes); Enter not pressed",
             args.text.len()
         );
-        return ToolOutput::typed(&out, text);
+        return Ok(ToolOutput::typed(&out, text));
     }
     let enter = ["Enter".to_string()];
     let entered_at = Instant::now();
     if let Err((_, f)) = deliver(session, &commands(&id, Input::Keys(&enter))).await {
-        return act::failed(&f);
+        return Err(act::failed(&f));
     }
     // Submitted: the state leaves the draft (the box empties, or the agent
     // works or asks); the first read may still show the draft.
     let mut last = draft;
     loop {
-        match watch.next().await {
-            Ok(true) => {}
-            Ok(false) => {
-                return failed(&format!("The prompt did not submit: Enter was pressed in pane {id}, but within the timeout its screen still showed the draft (tmux received the paste and the key)."), &last)
-            }
-            Err(e) => return e,
+        if !watch.next().await? {
+            return Err(failed(&format!("The prompt did not submit: Enter was pressed in pane {id}, but within the timeout its screen still showed the draft (tmux received the paste and the key)."), &last));
         }
-        let agent = match watch.judge(session).await {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let agent = watch.judge(session).await?;
         let moved = matches!(
             agent.state,
             StateName::Working
@@ -248,7 +219,7 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
                 id,
                 out.agent.line()
             );
-            return ToolOutput::typed(&out, text);
+            return Ok(ToolOutput::typed(&out, text));
         }
         last = agent;
     }

@@ -57,7 +57,7 @@ fn readable(name: &str) -> bool {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_fallible(call)
+    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

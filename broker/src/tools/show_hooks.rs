@@ -71,7 +71,7 @@ fn parse(text: &str, version: &str) -> Vec<HookEntry> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_fallible(call)
+    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

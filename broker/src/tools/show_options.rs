@@ -79,7 +79,7 @@ struct Shown {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_fallible(call)
+    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

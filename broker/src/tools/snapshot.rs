@@ -226,34 +226,29 @@ fn next_page(session: &Session, cursor: &str, started: f64) -> ToolOutput {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_seed(call)
+    c.run(call)
 }
 
-async fn call(session: &Session, args: Args) -> ToolOutput {
+async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
     let query = match args {
-        Args::Page(PageArgs { cursor }) => return next_page(session, &cursor, started),
+        Args::Page(PageArgs { cursor }) => return Ok(next_page(session, &cursor, started)),
         Args::Query(q) => q,
     };
     let entity = query.entity;
     let limit = query.limit.unwrap_or(50);
-    let filter = match criteria::compile(entity, query.criteria.as_ref()) {
-        Ok(f) => f,
-        Err(why) => {
-            return envelope::error(
-                "invalid_filter",
-                &format!("Invalid criteria: {why}."),
-                Delivery::NotSent,
-            )
-        }
-    };
-    let snap = match broker.registry.refresh().await {
-        Ok(s) => s,
-        Err(e) => {
-            return envelope::error("transport_error", &e.to_string(), Delivery::PossiblySent)
-        }
-    };
+    let filter = criteria::compile(entity, query.criteria.as_ref()).map_err(|why| {
+        envelope::error(
+            "invalid_filter",
+            &format!("Invalid criteria: {why}."),
+            Delivery::NotSent,
+        )
+    })?;
+    let snap =
+        broker.registry.refresh().await.map_err(|e| {
+            envelope::error("transport_error", &e.to_string(), Delivery::PossiblySent)
+        })?;
     // Asked for clients where they cannot be read hook-free: an empty page
     // would read as "no clients attached", so the answer is an error (only
     // the hook-free table read ran, nothing with an effect).
@@ -261,11 +256,11 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         entity,
         tmux_mcp_engine::clients::readable(&snap.server.version),
     ) {
-        return envelope::error(
+        return Err(envelope::error(
             "unsupported",
             &format!("Client records cannot be read on this tmux: {}.", why.0),
             Delivery::NotSent,
-        );
+        ));
     }
     // The clients in a second read just after the table: a client attached to
     // a session that closed in between relates to no session record.
@@ -332,11 +327,11 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
             )
             .is_err()
         {
-            return envelope::error(
+            return Err(envelope::error(
                 "capacity",
                 "The result exceeds the retention budget; narrow the criteria.",
                 Delivery::Observed,
-            );
+            ));
         }
     }
     items.truncate(limit);
@@ -351,7 +346,7 @@ async fn call(session: &Session, args: Args) -> ToolOutput {
         out.text
             .push_str(&format!(" Client coverage is unavailable: {why}."));
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]

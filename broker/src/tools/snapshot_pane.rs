@@ -225,19 +225,19 @@ pub struct Args {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_typed(call)
+    c.run(call)
 }
 
-pub async fn call(session: &Session, args: Args) -> ToolOutput {
+pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let id = args.pane_id.as_str();
-    let pane = match read::resolve(session, id, observe::Freshness::Fresh).await {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
+    let pane = read::resolve(session, id, observe::Freshness::Fresh).await?;
     let limit = effective_result_lines(args.max_lines);
     // What the agent sees of the pane's placements is cut to its scope.
     let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else {
-        return read::observe_failure(id, &tmux_mcp_engine::observe::ObserveError::OutOfScope);
+        return Err(read::observe_failure(
+            id,
+            &tmux_mcp_engine::observe::ObserveError::OutOfScope,
+        ));
     };
     let (cursor_x, cursor_y, in_mode, scroll) = (
         pane.cursor_x,
@@ -267,14 +267,14 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
                     .any(|s| s.starts_with('$') && session.sees_session(s)),
                 decode_lines(&out),
             ),
-            Err(e) => return read::observe_failure(id, &e),
+            Err(e) => return Err(read::observe_failure(id, &e)),
         }
     } else {
         let attended = is_attended(&seen);
-        match observe::capture_range(&session.broker, pane, None, None, true).await {
-            Ok((_, out)) => (attended, decode_lines(&out)),
-            Err(e) => return read::observe_failure(id, &e),
-        }
+        let (_, out) = observe::capture_range(&session.broker, pane, None, None, true)
+            .await
+            .map_err(|e| read::observe_failure(id, &e))?;
+        (attended, decode_lines(&out))
     };
     let (view, line) = pane_view(&seen, session.is_caller(&seen.id), attended);
     let bounded = bound_text(&lines, limit, MAX_RESULT_BYTES);
@@ -292,12 +292,12 @@ pub async fn call(session: &Session, args: Args) -> ToolOutput {
         "pane": view,
         "scrollPosition": scroll,
     });
-    ToolOutput {
+    Ok(ToolOutput {
         structured: Some(structured),
         text,
         is_error: false,
         refusal: None,
-    }
+    })
 }
 
 #[cfg(test)]

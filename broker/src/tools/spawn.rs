@@ -136,36 +136,18 @@ enum Size {
 }
 
 fn run_create_session(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<SessionArgs>() {
-            Ok(a) => create_session(c.session, &c.args, a)
-                .await
-                .unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    let raw = c.args.clone();
+    c.run(move |session, a| async move { create_session(session, &raw, a).await })
 }
 
 fn run_create_window(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<WindowArgs>() {
-            Ok(a) => create_window(c.session, &c.args, a)
-                .await
-                .unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    let raw = c.args.clone();
+    c.run(move |session, a| async move { create_window(session, &raw, a).await })
 }
 
 fn run_split_window(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        match c.parse::<SplitArgs>() {
-            Ok(a) => split_window(c.session, &c.args, a)
-                .await
-                .unwrap_or_else(|e| e),
-            Err(e) => e,
-        }
-    })
+    let raw = c.args.clone();
+    c.run(move |session, a| async move { split_window(session, &raw, a).await })
 }
 
 async fn create_session(

@@ -142,7 +142,7 @@ fn output_schema() -> Value {
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     let progress = c.progress.clone();
-    c.run_seed_mutation(move |session, args| call(session, args, progress))
+    c.run(move |session, args| call(session, args, progress))
 }
 
 /// The run's files in the marks directory; removed when dropped, the
@@ -306,38 +306,36 @@ fn completion(status: i32) -> Completion {
     }
 }
 
-async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
-    let target = match refs::resolve(session, args.target.parts()).await {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+async fn call(
+    session: &Session,
+    args: Args,
+    progress: Option<Progress>,
+) -> Result<ToolOutput, ToolOutput> {
+    let target = refs::resolve(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
-        return refs::self_denied("Running a script in");
+        return Err(refs::self_denied("Running a script in"));
     }
     let pane = target.panes[0].clone();
     if pane.dead {
-        return refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent);
+        return Err(refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
     }
     let Some(shell) = enrolled::shell(session, &pane.id) else {
-        return refs::fail(
+        return Err(refs::fail(
             "unsupported",
             &format!(
                 "Pane {} has no enrolled shell; tmux_run runs only in one. To {HOW_TO_ENROLL}. Nothing was sent.",
                 pane.id
             ),
             Delivery::NotSent,
-        );
+        ));
     };
-    let dir = match session.broker.marks.dir() {
-        Ok(d) => d,
-        Err(why) => {
-            return refs::fail(
-                "unsupported",
-                &format!("The script cannot be written for the shell: {why}. Nothing was sent."),
-                Delivery::NotSent,
-            )
-        }
-    };
+    let dir = session.broker.marks.dir().map_err(|why| {
+        refs::fail(
+            "unsupported",
+            &format!("The script cannot be written for the shell: {why}. Nothing was sent."),
+            Delivery::NotSent,
+        )
+    })?;
     let max = args
         .max_output_bytes
         .unwrap_or(DEFAULT_OUTPUT)
@@ -347,16 +345,13 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
         .unwrap_or(u64::MAX)
         .min((session.request_timeout_seconds * 1000.0) as u64);
     let id = sys::random_hex(16);
-    let files = match files(&dir, &pane.id, &id, &args.script, max) {
-        Ok(f) => f,
-        Err(e) => {
-            return refs::fail(
-                "transport_error",
-                &format!("Could not write the script for the shell: {e}. Nothing was sent."),
-                Delivery::NotSent,
-            )
-        }
-    };
+    let files = files(&dir, &pane.id, &id, &args.script, max).map_err(|e| {
+        refs::fail(
+            "transport_error",
+            &format!("Could not write the script for the shell: {e}. Nothing was sent."),
+            Delivery::NotSent,
+        )
+    })?;
     let started = std::time::Instant::now();
     let run = match shell_run::start(
         session,
@@ -379,7 +374,7 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
                 "unavailable" => "unsupported",
                 c => c,
             };
-            return refs::fail(code, &e.message, e.delivery);
+            return Err(refs::fail(code, &e.message, e.delivery));
         }
     };
     let left = Duration::from_millis(timeout_ms).saturating_sub(started.elapsed());
@@ -388,7 +383,7 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
     let status = match reporting(progress.as_ref(), total, "script running", waiting).await {
         ScriptEnd::Status(s) => s,
         ScriptEnd::TimedOut { stopped, killed } => {
-            return refs::fail(
+            return Err(refs::fail(
                 "deadline",
                 &format!(
                     "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM{} ({}).",
@@ -399,30 +394,30 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
                     }
                 ),
                 Delivery::Observed,
-            )
+            ))
         }
         ScriptEnd::Lost(why) => {
-            return refs::fail("observation_lost", &format!("The script's end was not seen: {why}."), Delivery::Observed)
+            return Err(refs::fail("observation_lost", &format!("The script's end was not seen: {why}."), Delivery::Observed))
         }
     };
     let mut files = files;
     let Some((out_pipe, err_pipe)) = files.pipes.as_mut() else {
-        return refs::fail(
+        return Err(refs::fail(
             "observation_lost",
             "The script's output was not read.",
             Delivery::Observed,
-        );
+        ));
     };
     let ((out, out_over), (err, err_over)) = tokio::join!(out_pipe.finish(), err_pipe.finish());
     if out_over || err_over {
-        return refs::fail(
+        return Err(refs::fail(
             "capacity",
             &format!(
                 "The script wrote more than max_output_bytes ({max}) to {}: the broker stopped reading there, so its writer got SIGPIPE (status {status}). It ran; nothing of its output is returned.",
                 if out_over { "stdout" } else { "stderr" }
             ),
             Delivery::Observed,
-        );
+        ));
     }
     let generation = session.generation().to_string();
     let process_generation = pane
@@ -447,7 +442,7 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
         process_generation,
     };
     drop(run);
-    envelope::ok_typed(
+    Ok(envelope::ok_typed(
         "tmux_run",
         &Ran {
             target: refs::PaneRef::new(&pane.id, &generation),
@@ -457,5 +452,5 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
             stderr: stream(err),
             authorization,
         },
-    )
+    ))
 }

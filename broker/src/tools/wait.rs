@@ -120,19 +120,20 @@ fn contains(rows: &Rows, needle: &[u8]) -> bool {
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     let progress = c.progress.clone();
-    c.run_seed(move |session, args| call(session, args, progress))
+    c.run(move |session, args| call(session, args, progress))
 }
 
-async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
+async fn call(
+    session: &Session,
+    args: Args,
+    progress: Option<Progress>,
+) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
     let started = sys::monotonic_seconds();
     let begun = std::time::Instant::now();
-    let place = match broker.admission.wait() {
-        Ok(p) => p,
-        Err(refused) => {
-            return envelope::error("capacity", &format!("{}.", refused.0), Delivery::NotSent)
-        }
-    };
+    let place = broker.admission.wait().map_err(|refused| {
+        envelope::error("capacity", &format!("{}.", refused.0), Delivery::NotSent)
+    })?;
     let pane_ref = args.target;
     let (id, generation) = (pane_ref.id.as_str(), pane_ref.generation.as_str());
     // A.4: the deadline is min(request_timeout_seconds, timeout).
@@ -147,33 +148,28 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
     };
 
     let (pane, identity) =
-        match observe::resolve_tracked(broker, generation, id, session.read_freshness()).await {
-            Ok(r) => r,
-            Err(e) => return observe_error(&e),
-        };
+        observe::resolve_tracked(broker, generation, id, session.read_freshness())
+            .await
+            .map_err(|e| observe_error(&e))?;
     if !session.can_see(&pane) {
-        return observe_error(&ObserveError::OutOfScope);
+        return Err(observe_error(&ObserveError::OutOfScope));
     }
     // Watch the terminal before the first read, so output written between
     // that read and the watch cannot go unnoticed.
     let tty = pane.tty.clone();
     let watch = match &text {
-        Some(_) => match broker.screen_events(&pane).await {
-            Ok(w) => Some(w),
-            Err(e) => {
-                return observe_error(&ObserveError::Unsupported {
-                    observed: true,
-                    why: format!("cannot watch the pane's terminal {tty}: {e}"),
-                })
-            }
-        },
+        Some(_) => Some(broker.screen_events(&pane).await.map_err(|e| {
+            observe_error(&ObserveError::Unsupported {
+                observed: true,
+                why: format!("cannot watch the pane's terminal {tty}: {e}"),
+            })
+        })?),
         None => None,
     };
     // Both conditions start with one guarded read (so a capture hook refuses both).
-    let first = match observe::capture(broker, pane.clone(), &scope, Some(identity.clone())).await {
-        Ok(c) => c,
-        Err(e) => return observe_error(&e),
-    };
+    let first = observe::capture(broker, pane.clone(), &scope, Some(identity.clone()))
+        .await
+        .map_err(|e| observe_error(&e))?;
     let matched = |rows: &Rows| -> Option<ToolOutput> {
         let needle = text.as_ref()?;
         contains(rows, needle).then(|| {
@@ -202,7 +198,7 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
         })
     };
     if let Some(done) = matched(&first.rows) {
-        return done;
+        return Ok(done);
     }
     let mut ev = PaneEvents::new(
         broker,
@@ -220,7 +216,7 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
         match ev.next().await {
             Event::Exited => {
                 if text.is_some() {
-                    return failed(
+                    return Err(failed(
                         broker,
                         id,
                         ObserveError::StaleTarget {
@@ -228,7 +224,7 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
                             why: format!("the process of pane {id} exited while waiting for text"),
                         },
                     )
-                    .await;
+                    .await);
                 }
                 let data = Waited::Exit(Exited {
                     target: pane_ref.clone(),
@@ -240,36 +236,36 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
                 let mut out = envelope::ok_typed("tmux_wait", &data);
                 out.text =
                     format!("tmux_wait {id}: the pane's process exited (exit status not observed)");
-                return out;
+                return Ok(out);
             }
             Event::WatchFailed(e) => {
-                return observe_error(&ObserveError::Transport {
+                return Err(observe_error(&ObserveError::Transport {
                     observed: true,
                     why: format!("terminal watch failed: {e}"),
-                })
+                }))
             }
             Event::Output | Event::Settled => {
                 match read(broker, id, generation, &scope, &identity).await {
                     Ok(rows) => {
                         if let Some(done) = matched(&rows) {
-                            return done;
+                            return Ok(done);
                         }
                     }
-                    Err(e) => return failed(broker, id, e).await,
+                    Err(e) => return Err(failed(broker, id, e).await),
                 }
             }
-            Event::ServerGone => return observation_lost(id),
+            Event::ServerGone => return Err(observation_lost(id)),
             Event::Idle | Event::Timeout => {
                 let clamp = if timeout < asked {
                     format!(" (the request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities; `set -g @mcp-request-timeout SECONDS` raises it)")
                 } else {
                     String::new()
                 };
-                return envelope::error(
+                return Err(envelope::error(
                     "deadline",
                     &format!("The condition did not hold within {timeout} s{clamp}."),
                     Delivery::Observed,
-                );
+                ));
             }
         }
     }

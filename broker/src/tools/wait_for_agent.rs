@@ -70,20 +70,21 @@ const DEFAULT_STATES: [StateName; 3] = [
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     let progress = c.progress.clone();
-    c.run_typed(move |session, args| call(session, args, progress))
+    c.run(move |session, args| call(session, args, progress))
 }
 
-async fn call(session: &Session, args: Args, progress: Option<Progress>) -> ToolOutput {
+async fn call(
+    session: &Session,
+    args: Args,
+    progress: Option<Progress>,
+) -> Result<ToolOutput, ToolOutput> {
     let id: &str = &args.pane_id;
     let wanted: Vec<StateName> = args.states.clone().unwrap_or(DEFAULT_STATES.to_vec());
-    let pane = match act::target(session, id, None, SelfRule::Allowed).await {
-        Ok(t) => t.panes[0].clone(),
-        Err(e) => return e,
-    };
-    let (running, found) = match agent_of(session, &pane).await {
-        Ok(f) => f,
-        Err(e) => return e,
-    };
+    let pane = act::target(session, id, None, SelfRule::Allowed)
+        .await?
+        .panes[0]
+        .clone();
+    let (running, found) = agent_of(session, &pane).await?;
     let exited = |why: &str| Agent::exited(id, &found, why);
     if !running {
         // Already gone: the answer needs no wait.
@@ -104,19 +105,13 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
             },
         };
         let text = format!("{} (no wait: it is not running)", w.agent.line());
-        return ToolOutput::typed(&w, text);
+        return Ok(ToolOutput::typed(&w, text));
     }
     let mut watch =
-        match AgentWatch::start(session, pane, args.timeout_ms, found.clone(), progress).await {
-            Ok(w) => w,
-            Err(e) => return e,
-        };
+        AgentWatch::start(session, pane, args.timeout_ms, found.clone(), progress).await?;
     let last = loop {
         // The screen as it is now counts, then each event's.
-        let agent = match watch.judge(session).await {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
+        let agent = watch.judge(session).await?;
         if wanted.contains(&agent.state) {
             let w = Waited {
                 outcome: Outcome::Reached,
@@ -124,12 +119,10 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
                 agent,
             };
             let text = format!("{} after {} ms", w.agent.line(), w.clock.waited_ms);
-            return ToolOutput::typed(&w, text);
+            return Ok(ToolOutput::typed(&w, text));
         }
-        match watch.next().await {
-            Ok(true) => {}
-            Ok(false) => break agent,
-            Err(e) => return e,
+        if !watch.next().await? {
+            break agent;
         }
     };
     let w = Waited {
@@ -153,5 +146,5 @@ async fn call(session: &Session, args: Args, progress: Option<Progress>) -> Tool
         },
         w.agent.line()
     );
-    ToolOutput::typed(&w, text)
+    Ok(ToolOutput::typed(&w, text))
 }

@@ -8,11 +8,12 @@
 //! pane. Echo by the kernel of typed input (a program reading in cooked mode)
 //! is not a write by the program and does not count as output.
 
+use crate::session::Session;
 use crate::toolkit::events::Event;
 use crate::toolkit::events::{ClockReport, Watched};
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::refs::PaneRef;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -62,56 +63,54 @@ struct Idle {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let idle = args.idle_seconds.unwrap_or(1.0);
-        let mut ev = match Watched::start(
-            c.session,
-            &args.pane_id,
-            args.generation.as_deref(),
-            args.timeout_ms,
-            Some(idle),
-            c.progress.clone(),
-        )
-        .await
-        {
-            Ok(e) => e,
-            Err(e) => return e,
-        };
-        let outcome = loop {
-            match ev.next().await {
-                Ok(Event::Idle) => break Outcome::Idle,
-                Ok(Event::Timeout) => break Outcome::Timeout,
-                Ok(_) => continue,
-                Err(e) => return e,
+    let progress = c.progress.clone();
+    c.run(move |session, args| call(session, args, progress))
+}
+
+async fn call(
+    session: &Session,
+    args: Args,
+    progress: Option<Progress>,
+) -> Result<ToolOutput, ToolOutput> {
+    let idle = args.idle_seconds.unwrap_or(1.0);
+    let mut ev = Watched::start(
+        session,
+        &args.pane_id,
+        args.generation.as_deref(),
+        args.timeout_ms,
+        Some(idle),
+        progress,
+    )
+    .await?;
+    let outcome = loop {
+        match ev.next().await? {
+            Event::Idle => break Outcome::Idle,
+            Event::Timeout => break Outcome::Timeout,
+            _ => continue,
+        }
+    };
+    let out = Idle {
+        pane: PaneRef::new(&ev.pane.id, session.generation()),
+        outcome,
+        idle_seconds: idle,
+        quiet_ms: ev.ev.quiet().as_millis() as u64,
+        clock: ev.report(),
+    };
+    let text = match outcome {
+        Outcome::Idle => format!(
+            "{} was quiet for {idle} s (waited {} ms)",
+            ev.pane.id, out.clock.waited_ms
+        ),
+        Outcome::Timeout => format!(
+            "{} did not stay quiet for {idle} s within {} ms{}",
+            ev.pane.id,
+            out.clock.timeout_ms,
+            if out.clock.timeout_clamped {
+                " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
+            } else {
+                ""
             }
-        };
-        let out = Idle {
-            pane: PaneRef::new(&ev.pane.id, c.session.generation()),
-            outcome,
-            idle_seconds: idle,
-            quiet_ms: ev.ev.quiet().as_millis() as u64,
-            clock: ev.report(),
-        };
-        let text = match outcome {
-            Outcome::Idle => format!(
-                "{} was quiet for {idle} s (waited {} ms)",
-                ev.pane.id, out.clock.waited_ms
-            ),
-            Outcome::Timeout => format!(
-                "{} did not stay quiet for {idle} s within {} ms{}",
-                ev.pane.id,
-                out.clock.timeout_ms,
-                if out.clock.timeout_clamped {
-                    " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-                } else {
-                    ""
-                }
-            ),
-        };
-        ToolOutput::typed(&out, text)
-    })
+        ),
+    };
+    Ok(ToolOutput::typed(&out, text))
 }

@@ -16,10 +16,11 @@
 //! the screen line it matched on. The screen as it was when the call started
 //! counts: text already shown matches at once.
 
+use crate::session::Session;
 use crate::toolkit::events::{ClockReport, Event, Watched};
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::search::build_regex;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -162,103 +163,91 @@ fn first_match(res: &[regex::Regex], screen: &str) -> Option<Hit> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    Box::pin(async move {
-        let args = match c.parse::<Args>() {
-            Ok(a) => a,
-            Err(e) => return e,
-        };
-        let (patterns, stops) = match (
-            compile(&args.patterns, "patterns", &args),
-            compile(&args.stop_patterns, "stopPatterns", &args),
-        ) {
-            (Ok(p), Ok(s)) => (p, s),
-            (Err(e), _) | (_, Err(e)) => return e,
-        };
-        let mut ev = match Watched::start(
-            c.session,
-            &args.pane_id,
-            args.generation.as_deref(),
-            args.timeout_ms,
-            args.idle_seconds,
-            c.progress.clone(),
-        )
-        .await
-        {
-            Ok(e) => e,
-            Err(e) => return e,
-        };
-        let session = c.session;
-        let mut check = true; // the screen as it is now counts
-        loop {
-            if check {
-                let lines = match ev.screen(session).await {
-                    Ok(l) => l,
-                    Err(e) => return e,
+    let progress = c.progress.clone();
+    c.run(move |session, args| call(session, args, progress))
+}
+
+async fn call(
+    session: &Session,
+    args: Args,
+    progress: Option<Progress>,
+) -> Result<ToolOutput, ToolOutput> {
+    let patterns = compile(&args.patterns, "patterns", &args)?;
+    let stops = compile(&args.stop_patterns, "stopPatterns", &args)?;
+    let mut ev = Watched::start(
+        session,
+        &args.pane_id,
+        args.generation.as_deref(),
+        args.timeout_ms,
+        args.idle_seconds,
+        progress,
+    )
+    .await?;
+    let mut check = true; // the screen as it is now counts
+    loop {
+        if check {
+            let lines = ev.screen(session).await?;
+            let screen = lines.join("\n");
+            let hit = first_match(&patterns, &screen)
+                .map(|m| (Outcome::Matched, &args.patterns, m))
+                .or_else(|| {
+                    first_match(&stops, &screen).map(|m| (Outcome::Stopped, &args.stop_patterns, m))
+                });
+            if let Some((outcome, list, (i, line, row, more_lines))) = hit {
+                let w = Waited {
+                    pattern_index: (i > 0).then_some(i),
+                    line: Some(line.clone()),
+                    row: Some(row),
+                    more_lines,
+                    ..Waited::new(outcome, ev.report())
                 };
-                let screen = lines.join("\n");
-                let hit = first_match(&patterns, &screen)
-                    .map(|m| (Outcome::Matched, &args.patterns, m))
-                    .or_else(|| {
-                        first_match(&stops, &screen)
-                            .map(|m| (Outcome::Stopped, &args.stop_patterns, m))
-                    });
-                if let Some((outcome, list, (i, line, row, more_lines))) = hit {
-                    let w = Waited {
-                        pattern_index: (i > 0).then_some(i),
-                        line: Some(line.clone()),
-                        row: Some(row),
-                        more_lines,
-                        ..Waited::new(outcome, ev.report())
-                    };
-                    let what = if outcome == Outcome::Matched {
-                        "matched"
-                    } else {
-                        "stop pattern matched"
-                    };
-                    let mut text = format!(
-                        "{} {what} {:?} after {} ms on row {row}: {line}",
-                        ev.pane.id, list[i], w.waited_ms
-                    );
-                    for more in &w.more_lines {
-                        text.push('\n');
-                        text.push_str(more);
-                    }
-                    return ToolOutput::typed(&w, text);
+                let what = if outcome == Outcome::Matched {
+                    "matched"
+                } else {
+                    "stop pattern matched"
+                };
+                let mut text = format!(
+                    "{} {what} {:?} after {} ms on row {row}: {line}",
+                    ev.pane.id, list[i], w.waited_ms
+                );
+                for more in &w.more_lines {
+                    text.push('\n');
+                    text.push_str(more);
                 }
+                return Ok(ToolOutput::typed(&w, text));
             }
-            let outcome = match ev.next().await {
-                Ok(Event::Output | Event::Settled) => {
-                    check = true;
-                    continue;
-                }
-                Ok(Event::Idle) => Outcome::Idle,
-                // No process is watched here: only the deadline is left.
-                Ok(_) => Outcome::Timeout,
-                Err(e) => return e,
-            };
-            let clock = ev.report();
-            let (timeout_ms, clamped) = (clock.timeout_ms, clock.timeout_clamped);
-            let w = Waited::new(outcome, clock);
-            let text = match outcome {
-                Outcome::Idle => format!(
-                    "{} wrote nothing for {} s; no pattern matched",
-                    ev.pane.id,
-                    args.idle_seconds.unwrap_or_default()
-                ),
-                _ => format!(
-                    "no pattern matched {} within {} ms{}",
-                    ev.pane.id,
-                    timeout_ms,
-                    if clamped {
-                        " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-                    } else {
-                        ""
-                    }
-                ),
-            };
-            return ToolOutput::typed(&w, text);
         }
-    })
+        let outcome = match ev.next().await? {
+            Event::Output | Event::Settled => {
+                check = true;
+                continue;
+            }
+            Event::Idle => Outcome::Idle,
+            // No process is watched here: only the deadline is left.
+            _ => Outcome::Timeout,
+        };
+        let clock = ev.report();
+        let (timeout_ms, clamped) = (clock.timeout_ms, clock.timeout_clamped);
+        let w = Waited::new(outcome, clock);
+        let text = match outcome {
+            Outcome::Idle => format!(
+                "{} wrote nothing for {} s; no pattern matched",
+                ev.pane.id,
+                args.idle_seconds.unwrap_or_default()
+            ),
+            _ => format!(
+                "no pattern matched {} within {} ms{}",
+                ev.pane.id,
+                timeout_ms,
+                if clamped {
+                    " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
+                } else {
+                    ""
+                }
+            ),
+        };
+        return Ok(ToolOutput::typed(&w, text));
+    }
 }
 
 #[cfg(test)]
