@@ -125,3 +125,100 @@ fn the_table_check_sees_a_wrong_table() {
     let (_, rows, _, want4) = tables(&retiered);
     assert_ne!(rows, want4, "a wrong tier is seen");
 }
+
+/// The modules a crate's `src/` holds: each `name.rs` and each directory
+/// with a `mod.rs` (as `name/`), but the crate roots.
+fn modules_in(src: &std::path::Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(src)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            if e.path().join("mod.rs").is_file() {
+                Some(format!("{name}/"))
+            } else {
+                let m = name.strip_suffix(".rs")?;
+                (!["lib", "main"].contains(&m)).then(|| m.to_string())
+            }
+        })
+        .collect()
+}
+
+/// The backticked names in the first cell of each row of the first
+/// `| module | what it is |` table after `heading`.
+fn modules_named(doc: &str, heading: &str) -> std::collections::BTreeSet<String> {
+    let at = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has {heading:?}"));
+    let rest = &doc[at..];
+    let table = &rest[rest
+        .find("| module | what it is |")
+        .expect("a module table")..];
+    let ticked = |s: &str| -> Vec<String> {
+        s.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .flat_map(|l| ticked(l.split('|').nth(1).unwrap_or_default()))
+        .collect()
+}
+
+/// Architecture invariant: ARCHITECTURE.md's module tables name every
+/// module of core, engine, broker and client, and only those; its
+/// `toolkit/` table every toolkit module.
+#[test]
+fn the_architecture_map_names_every_module() {
+    let root = repo_root();
+    let doc = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut wrong = Vec::new();
+    for (dir, heading) in [
+        ("core", "### `core/`"),
+        ("engine", "### `engine/`"),
+        ("broker", "### `broker/`"),
+        ("client", "### `client/`"),
+    ] {
+        let have = modules_in(&root.join(dir).join("src"));
+        let named = modules_named(&doc, heading);
+        for m in have.difference(&named) {
+            wrong.push(format!(
+                "{dir}/src: `{m}` is not in ARCHITECTURE.md's table"
+            ));
+        }
+        for m in named.difference(&have) {
+            wrong.push(format!(
+                "ARCHITECTURE.md's {dir} table names `{m}`, which {dir}/src does not have"
+            ));
+        }
+    }
+    let mut have = modules_in(&root.join("broker/src/toolkit"));
+    have.remove("mod");
+    let named = modules_named(&doc, "**`toolkit/`**");
+    for m in have.difference(&named) {
+        wrong.push(format!(
+            "broker/src/toolkit: `{m}` is not in ARCHITECTURE.md's toolkit table"
+        ));
+    }
+    for m in named.difference(&have) {
+        wrong.push(format!(
+            "ARCHITECTURE.md's toolkit table names `{m}`, which broker/src/toolkit does not have"
+        ));
+    }
+    assert!(
+        wrong.is_empty(),
+        "ARCHITECTURE.md's map is not the code (add or remove the module's row):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_map_check_sees_a_missing_and_an_extra_module() {
+    let doc = "### `x/`\n\n| module | what it is |\n|---|---|\n| `a`, `b/` | two |\n| `c` | one |\n\nAfter.";
+    let named = modules_named(doc, "### `x/`");
+    assert_eq!(named.into_iter().collect::<Vec<_>>(), ["a", "b/", "c"]);
+}
