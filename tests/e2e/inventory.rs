@@ -6,7 +6,7 @@
 //! Architecture invariant: README.md's tools table is `CATALOG`, in catalog
 //! order, with each tool's default and tier as the catalog declares them.
 //! Regenerate it with
-//! `TMUX_MCP_UPDATE_DOCS=1 cargo test -p tmux-mcp-e2e --test inventory`:
+//! `TMUX_MCP_UPDATE_DOCS=1 cargo test -p tmux-mcp-e2e --test e2e -- inventory::`:
 //! the prose of a row kept, a new tool's row filled from its declaration.
 
 use std::collections::HashMap;
@@ -100,7 +100,7 @@ fn the_readme_tools_table_is_the_catalog() {
     let wanted: Vec<String> = want.iter().map(name).collect();
     let differing: Vec<&String> = want.iter().filter(|w| !rows.contains(w)).collect();
     panic!(
-        "README.md's tools table is not the catalog (tools {have:?}, catalog {wanted:?}); rows that differ (as the catalog makes them):\n{}\n\nRegenerate it: TMUX_MCP_UPDATE_DOCS=1 cargo test -p tmux-mcp-e2e --test inventory",
+        "README.md's tools table is not the catalog (tools {have:?}, catalog {wanted:?}); rows that differ (as the catalog makes them):\n{}\n\nRegenerate it: TMUX_MCP_UPDATE_DOCS=1 cargo test -p tmux-mcp-e2e --test e2e -- inventory::",
         differing
             .iter()
             .map(|s| s.as_str())
