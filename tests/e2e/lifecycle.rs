@@ -310,7 +310,7 @@ fn the_plugin_script_leaves_no_files_behind() {
     // A normal run: the broker starts, every plugin job ends, nothing is left.
     let srv = TmuxServer::start();
     let tmpdir = srv.dir().join("tmp");
-    std::fs::create_dir(&tmpdir).unwrap();
+    std::fs::create_dir_all(&tmpdir).unwrap();
     srv.tmux(&["set-environment", "-g", "TMPDIR", tmpdir.to_str().unwrap()]);
     srv.tmux(&[
         "set-option",
@@ -335,7 +335,7 @@ fn the_plugin_script_leaves_no_files_behind() {
     // Killed mid-read: the wrapper marks that the script is inside a read, then blocks.
     let mut srv = TmuxServer::start();
     let tmpdir = srv.dir().join("tmp");
-    std::fs::create_dir(&tmpdir).unwrap();
+    std::fs::create_dir_all(&tmpdir).unwrap();
     let marker = srv.dir().join("blocked");
     let wrapper = srv.dir().join("tmux-wrapper");
     let real = tmux_mcp_core::tmux::find_in_path("tmux").expect("tmux on PATH");

@@ -102,7 +102,9 @@ def require_program(name: str, why: str) -> str:
 # --------------------------------------------------------------------------
 
 
-NEUTRAL_SHELL = "exec env HISTFILE=/dev/null bash --noprofile --norc"
+# How every test server starts: tests/server.json, which tests/src/lib.rs reads too.
+RECIPE = json.loads((Path(__file__).resolve().parent.parent / "server.json").read_text())
+NEUTRAL_SHELL = RECIPE["default_command"]
 
 
 class TmuxServer:
@@ -115,27 +117,20 @@ class TmuxServer:
         self.logs: list[Path] = []
         self._raw: list[RawClient] = []
         self._log_seq = 0
-        # The server's (so every pane's) TMPDIR is its own: what a shell keeps
-        # there (fish: fish.USER) goes with the server's directory.
         (self.dir / "tmp").mkdir()
-        # Panes started without a command run a bash that reads no rc file,
-        # not the person's login shell (as tests/src/lib.rs's NEUTRAL_SHELL).
+        session = RECIPE["session"]
         subprocess.run(
             [TMUX, "-S", self.sock, "-f", "/dev/null",
              "set-option", "-g", "default-shell", shutil.which("bash") or "/bin/bash", ";",
              "set-option", "-g", "default-command", NEUTRAL_SHELL, ";",
-             "new-session", "-d", "-s", "main", "-x", "200", "-y", "50"],
-            # HISTFILE: no shell of a test writes the person's history file
-            # (the server's environment is every pane's).
-            check=True, env=clean_env(TMPDIR=str(self.dir / "tmp"), HISTFILE="/dev/null"), timeout=15,
+             "new-session", "-d", "-s", session["name"],
+             "-x", str(session["width"]), "-y", str(session["height"])],
+            check=True, env=clean_env(TMPDIR=str(self.dir / "tmp"), **RECIPE["environment"]), timeout=15,
             stdin=subprocess.DEVNULL, capture_output=True,
         )
         self.pid = int(self.tmux("display-message", "-p", "#{pid}"))
-        # The tests were written for a 5 s wait ceiling (a wait that must
-        # time out does so in 5 s, not in the default 55); each agent
-        # session reads the option at its start. test_request_timeout.py
-        # checks the default with the option unset.
-        self.tmux("set-option", "-g", "@mcp-request-timeout", "5")
+        for name, value in RECIPE["options_after_start"].items():
+            self.tmux("set-option", "-g", name, value)
 
     def tmux(self, *args: str, check: bool = True) -> str:
         """Run `tmux -S sock ARGS...`; return stdout without the trailing newline."""

@@ -341,7 +341,69 @@ pub struct TmuxServer {
 /// `bash -c`, which reads no file either, and which execs a pane's single
 /// command as the person's bash would): bash without profile, rc or history
 /// file.
-pub const NEUTRAL_SHELL: &str = "exec env HISTFILE=/dev/null bash --noprofile --norc";
+/// How every test server starts: `tests/server.json`, which
+/// `tests/python/harness.py` reads too (what each part is for is said there).
+pub fn recipe() -> &'static serde_json::Value {
+    static RECIPE: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    RECIPE.get_or_init(|| {
+        let path = repo_root().join("tests/server.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    })
+}
+
+fn recipe_str(key: &str) -> String {
+    recipe()[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("tests/server.json: {key} is not a string"))
+        .to_string()
+}
+
+/// Starts a tmux server on `sock` with `conf` as the recipe says
+/// ([`recipe`]); its TMPDIR is `dir/tmp`.
+fn launch(sock: &Path, conf: &Path, dir: &Path, what: &str) {
+    let session = &recipe()["session"];
+    let (name, width, height) = (
+        session["name"].as_str().expect("session.name").to_string(),
+        session["width"].to_string(),
+        session["height"].to_string(),
+    );
+    let tmp = dir.join("tmp");
+    let _ = std::fs::create_dir(&tmp);
+    let mut cmd = Command::new("tmux");
+    cmd.arg("-S").arg(sock).arg("-f").arg(conf).args([
+        "set-option",
+        "-g",
+        "default-shell",
+        &bash_path(),
+        ";",
+        "set-option",
+        "-g",
+        "default-command",
+        &recipe_str("default_command"),
+        ";",
+        "new-session",
+        "-d",
+        "-s",
+        &name,
+        "-x",
+        &width,
+        "-y",
+        &height,
+    ]);
+    let mut cmd = clean(cmd);
+    cmd.env("TMPDIR", &tmp);
+    for (k, v) in recipe()["environment"].as_object().expect("environment") {
+        cmd.env(k, v.as_str().expect("an environment value"));
+    }
+    let out = cmd.stdin(Stdio::null()).output().expect("running tmux");
+    assert!(
+        out.status.success(),
+        "{what} tmux failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
 
 /// bash's path on `PATH` (the test servers' `default-shell`).
 pub fn bash_path() -> String {
@@ -386,43 +448,7 @@ impl TmuxServer {
                 p
             }
         };
-        let mut cmd = Command::new("tmux");
-        cmd.arg("-S").arg(&sock).arg("-f").arg(&conf).args([
-            // Panes started without a command run a bash that reads no rc
-            // file, not the person's login shell: a test must not depend on
-            // their shell, and a server killed while a profile runs
-            // (pyenv's rehash) left its processes and lock files behind.
-            "set-option",
-            "-g",
-            "default-shell",
-            &bash_path(),
-            ";",
-            "set-option",
-            "-g",
-            "default-command",
-            NEUTRAL_SHELL,
-            ";",
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            "200",
-            "-y",
-            "50",
-        ]);
-        // No shell of a test writes the person's history file (the server's
-        // environment is every pane's).
-        let out = clean(cmd)
-            .env("HISTFILE", "/dev/null")
-            .stdin(Stdio::null())
-            .output()
-            .expect("running tmux");
-        assert!(
-            out.status.success(),
-            "starting tmux failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        launch(&sock, &conf, dir.path(), "starting");
         let mut server = TmuxServer {
             dir,
             sock,
@@ -435,17 +461,18 @@ impl TmuxServer {
             .trim()
             .parse()
             .expect("server pid");
-        server.keep_test_request_timeout();
+        server.set_recipe_options();
         server
     }
 
-    /// The tests were written for a 5 s wait ceiling (a wait that must time
-    /// out does so in 5 s, not in the default 55): every test server sets
-    /// `@mcp-request-timeout 5`, read by each agent session at its start.
-    /// `tests/python/test_request_timeout.py` checks the default with the
-    /// option unset.
-    fn keep_test_request_timeout(&self) {
-        self.tmux(&["set-option", "-g", "@mcp-request-timeout", "5"]);
+    /// The global options the recipe sets once the server runs.
+    fn set_recipe_options(&self) {
+        for (k, v) in recipe()["options_after_start"]
+            .as_object()
+            .expect("options_after_start")
+        {
+            self.tmux(&["set-option", "-g", k, v.as_str().expect("an option value")]);
+        }
     }
 
     pub fn socket(&self) -> &Path {
@@ -633,34 +660,18 @@ impl TmuxServer {
             .unwrap_or_else(|| panic!("tmux-mcp status -S {} --json failed", self.sock.display()))
     }
 
-    /// Kills this server and starts a new one (session `main`, 200x50) on the same
-    /// socket path; the new server is the one dropped later.
+    /// Kills this server and starts a new one (as [`recipe`] says) on the
+    /// same socket path; the new server is the one dropped later.
     pub fn restart_on_same_socket(&mut self) {
         self.kill_server();
         let _ = poll(Duration::from_secs(5), || {
             (!pid_alive(self.pid)).then_some(())
         });
-        let mut cmd = Command::new("tmux");
-        cmd.arg("-S").arg(&self.sock).args([
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            "200",
-            "-y",
-            "50",
-        ]);
-        let out = clean(cmd)
-            .stdin(Stdio::null())
-            .output()
-            .expect("running tmux");
-        assert!(
-            out.status.success(),
-            "restarting tmux failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        launch(
+            &self.sock,
+            Path::new("/dev/null"),
+            self.dir.path(),
+            "restarting",
         );
         self.killed = false;
         self.pid = self
@@ -668,7 +679,7 @@ impl TmuxServer {
             .trim()
             .parse()
             .expect("server pid");
-        self.keep_test_request_timeout();
+        self.set_recipe_options();
     }
 
     /// Kills exactly this server now (also done on drop).
