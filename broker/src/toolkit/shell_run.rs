@@ -157,21 +157,39 @@ pub async fn start(
     id: &str,
     turn: Duration,
 ) -> Result<Run, NotStarted> {
-    let pane_rec = pane;
-    let (pane, tty, in_mode) = (pane.id.as_str(), pane.tty.as_str(), pane.in_mode);
-    let marks = &session.broker.marks;
-    let lock = marks.run_lock(pane);
+    let lock = session.broker.marks.run_lock(&pane.id);
     let Ok(guard) = tokio::time::timeout(turn, lock.lock_owned()).await else {
         return Err(not_started(
             "busy",
-            format!("Pane {pane}'s shell is running another agent's command and did not finish within the wait."),
+            format!("Pane {}'s shell is running another agent's command and did not finish within the wait.", pane.id),
             Delivery::NotSent,
         ));
     };
-    let Some(shell) = enrolled::shell(session, pane) else {
+    let shell = at_prompt(session, pane)?;
+    held_by_shell(session, pane, &shell).await?;
+    let taken = hand_over(session, pane, request, id).await?;
+    refused(&pane.id, &taken)?;
+    if !taken.accepted && !taken.script {
+        press_accept(session, pane, &shell).await?;
+    }
+    Ok(Run {
+        id: id.to_string(),
+        pane: pane.id.clone(),
+        tty: pane.tty.clone(),
+        shell,
+        taken,
+        _turn: guard,
+    })
+}
+
+/// The pane's enrolled shell, when its marks say it is at its prompt and
+/// the pane is in no mode (the chord would go to the mode).
+fn at_prompt(session: &Session, pane: &Pane) -> Result<ShellRecord, NotStarted> {
+    let id = &pane.id;
+    let Some(shell) = enrolled::shell(session, id) else {
         return Err(not_started(
             "not_enrolled",
-            format!("Pane {pane}'s enrolled shell is gone."),
+            format!("Pane {id}'s enrolled shell is gone."),
             Delivery::NotSent,
         ));
     };
@@ -179,29 +197,39 @@ pub async fn start(
         return Err(not_started(
             "busy",
             format!(
-                "Pane {pane}'s shell is running {:?}. Try again at its prompt.",
+                "Pane {id}'s shell is running {:?}. Try again at its prompt.",
                 shell.command.as_deref().unwrap_or_default()
             ),
             Delivery::NotSent,
         ));
     }
-    if in_mode != 0 {
+    if pane.in_mode != 0 {
         return Err(not_started(
             "not_at_prompt",
-            format!("Pane {pane} is in copy mode (or another mode): the key chord would go to the mode, not to its shell's line editor. Nothing was sent."),
+            format!("Pane {id} is in copy mode (or another mode): the key chord would go to the mode, not to its shell's line editor. Nothing was sent."),
             Delivery::NotSent,
         ));
     }
-    // A shell just back from a command runs its prompt's hooks (and their
-    // programs) before its editor reads again: the kernel is asked again
-    // for a moment before the call is refused.
+    Ok(shell)
+}
+
+/// The kernel's word that the shell holds its terminal in its line editor
+/// (asked again for up to [`HOLD_WAIT`]: a shell just back from a command
+/// runs its prompt's hooks, and their programs, before its editor reads);
+/// and, for bash, no readline search open on the screen.
+async fn held_by_shell(
+    session: &Session,
+    pane: &Pane,
+    shell: &ShellRecord,
+) -> Result<(), NotStarted> {
+    let id = &pane.id;
     let until = Instant::now() + HOLD_WAIT;
-    while let Err(why) = shell_holds_terminal(pane, tty, &shell) {
+    while let Err(why) = shell_holds_terminal(id, &pane.tty, shell) {
         if Instant::now() >= until {
             return Err(not_started(
                 "not_at_prompt",
                 format!(
-                    "Pane {pane}'s shell is not proven at its prompt within {} s: {why}. Nothing was sent.",
+                    "Pane {id}'s shell is not proven at its prompt within {} s: {why}. Nothing was sent.",
                     HOLD_WAIT.as_secs()
                 ),
                 Delivery::NotSent,
@@ -212,25 +240,34 @@ pub async fn start(
     // bash runs no binding while readline's incremental search (C-r) is
     // open, and prints an error into the pane: the screen shows it.
     if shell.name == "bash" {
-        let shown = super::shell_line::read(session, pane_rec).await;
+        let shown = super::shell_line::read(session, pane).await;
         if shown.is_ok_and(|s| super::shell_line::readline_search(&s.row)) {
             return Err(not_started(
                 "not_at_prompt",
-                format!("Pane {pane}'s shell has a history search open in its line editor (C-r). Nothing was sent."),
+                format!("Pane {id}'s shell has a history search open in its line editor (C-r). Nothing was sent."),
                 Delivery::NotSent,
             ));
         }
     }
-    let dir = match marks.dir() {
-        Ok(d) => d,
-        Err(why) => {
-            return Err(not_started(
-                "unavailable",
-                format!("The request for the shell cannot be written: {why}. Nothing was sent."),
-                Delivery::NotSent,
-            ))
-        }
-    };
+    Ok(())
+}
+
+/// Writes the request file and sends [`TAKE`]; what the shell's binding
+/// said of it (its `R` mark), within [`TAKE_WAIT`]. The file goes either way.
+async fn hand_over(
+    session: &Session,
+    pane: &Pane,
+    request: Request<'_>,
+    id: &str,
+) -> Result<Taken, NotStarted> {
+    let (pane, marks) = (pane.id.as_str(), &session.broker.marks);
+    let dir = marks.dir().map_err(|why| {
+        not_started(
+            "unavailable",
+            format!("The request for the shell cannot be written: {why}. Nothing was sent."),
+            Delivery::NotSent,
+        )
+    })?;
     let body = match request {
         Request::Line(command) => format!("{id}\n{command}"),
         Request::Script { wrapper, out, err } => format!(
@@ -270,13 +307,16 @@ pub async fn start(
     };
     let taken = tokio::time::timeout(TAKE_WAIT, taken).await;
     let _ = std::fs::remove_file(&request);
-    let Ok(taken) = taken else {
-        return Err(not_started(
-            "editor_unavailable",
-            format!("The shell in pane {pane} did not take the request within {} s: its line editor did not run the binding (a menu, a search or a program reading the terminal?). Only the 7-byte key chord ESC [9400~ was sent; the shell now ignores it.", TAKE_WAIT.as_secs()),
-            Delivery::Observed,
-        ));
-    };
+    taken.map_err(|_| not_started(
+        "editor_unavailable",
+        format!("The shell in pane {pane} did not take the request within {} s: its line editor did not run the binding (a menu, a search or a program reading the terminal?). Only the 7-byte key chord ESC [9400~ was sent; the shell now ignores it.", TAKE_WAIT.as_secs()),
+        Delivery::Observed,
+    ))
+}
+
+/// The shell's binding refused the request (its editor left as it was), or
+/// a script found the person's text in the editor.
+fn refused(pane: &str, taken: &Taken) -> Result<(), NotStarted> {
     if let Some(why) = &taken.refused {
         let what = match why.as_str() {
             "continuation" => "its line editor reads a continuation line (a here-document, an open quote or an unfinished compound command the person is typing), not the primary prompt".to_string(),
@@ -300,32 +340,31 @@ pub async fn start(
             Delivery::Observed,
         ));
     }
-    if !taken.accepted && !taken.script {
-        // A snippet from before the take pressed accept-line itself: the
-        // broker presses it, on the kernel's word too.
-        if let Err(why) = shell_holds_terminal(pane, tty, &shell) {
-            return Err(not_started(
-                "not_at_prompt",
-                format!("The shell took the command, but accept-line was not pressed: {why}; the command waits in its line editor."),
-                Delivery::Observed,
-            ));
-        }
-        if let Err((_, f)) = typing::deliver(session, &[chord(pane, ACCEPT)]).await {
-            return Err(not_started(
-                f.code,
-                format!("The shell took the command, but pressing accept-line failed: {}; the command waits in its line editor.", f.message),
-                Delivery::Observed,
-            ));
-        }
+    Ok(())
+}
+
+/// A snippet from before the take pressed accept-line itself: the broker
+/// presses it, on the kernel's word too.
+async fn press_accept(
+    session: &Session,
+    pane: &Pane,
+    shell: &ShellRecord,
+) -> Result<(), NotStarted> {
+    if let Err(why) = shell_holds_terminal(&pane.id, &pane.tty, shell) {
+        return Err(not_started(
+            "not_at_prompt",
+            format!("The shell took the command, but accept-line was not pressed: {why}; the command waits in its line editor."),
+            Delivery::Observed,
+        ));
     }
-    Ok(Run {
-        id: id.to_string(),
-        pane: pane.to_string(),
-        tty: tty.to_string(),
-        shell,
-        taken,
-        _turn: guard,
-    })
+    if let Err((_, f)) = typing::deliver(session, &[chord(&pane.id, ACCEPT)]).await {
+        return Err(not_started(
+            f.code,
+            format!("The shell took the command, but pressing accept-line failed: {}; the command waits in its line editor.", f.message),
+            Delivery::Observed,
+        ));
+    }
+    Ok(())
 }
 
 /// How a script ended ([`wait_script`]).
