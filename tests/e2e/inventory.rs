@@ -222,3 +222,81 @@ fn the_map_check_sees_a_missing_and_an_extra_module() {
     let named = modules_named(doc, "### `x/`");
     assert_eq!(named.into_iter().collect::<Vec<_>>(), ["a", "b/", "c"]);
 }
+
+/// The sentences of a Markdown text's prose (code blocks, tables and
+/// headings left out): each paragraph split after `.`, `!` or `?` followed
+/// by a space and a capital, a backtick, `*`, `[`, `(` or `-`.
+fn prose_sentences(doc: &str) -> Vec<String> {
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut in_code = false;
+    for line in doc.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code || line.starts_with('|') || line.starts_with('#') || line.trim().is_empty() {
+            if !current.is_empty() {
+                paragraphs.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        current.push(' ');
+        current.push_str(line.trim());
+    }
+    paragraphs.push(current);
+    let mut out = Vec::new();
+    for p in paragraphs {
+        let chars: Vec<char> = p.trim().chars().collect();
+        let mut start = 0;
+        for i in 0..chars.len() {
+            let ends = matches!(chars[i], '.' | '!' | '?')
+                && chars.get(i + 1) == Some(&' ')
+                && chars
+                    .get(i + 2)
+                    .is_some_and(|c| c.is_uppercase() || "`*[(-".contains(*c));
+            if ends || i + 1 == chars.len() {
+                let s: String = chars[start..=i].iter().collect();
+                if s.split_whitespace().count() >= 2 {
+                    out.push(s.trim().to_string());
+                }
+                start = i + 1;
+            }
+        }
+    }
+    out
+}
+
+/// ARCHITECTURE.md is a map read in passing: short sentences, at most 20
+/// words on average (issue 51).
+#[test]
+fn the_architecture_map_is_written_in_short_sentences() {
+    let doc = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
+    let sentences = prose_sentences(&doc);
+    let words: Vec<usize> = sentences
+        .iter()
+        .map(|s| s.split_whitespace().count())
+        .collect();
+    let average = words.iter().sum::<usize>() as f64 / words.len() as f64;
+    let mut longest: Vec<(usize, &String)> = words.iter().copied().zip(&sentences).collect();
+    longest.sort_by(|a, b| b.0.cmp(&a.0));
+    assert!(
+        average <= 20.0,
+        "ARCHITECTURE.md's sentences average {average:.1} words (at most 20); the longest:\n{}",
+        longest
+            .iter()
+            .take(5)
+            .map(|(n, s)| format!("{n}: {s}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_sentence_counter_splits_prose_only() {
+    let doc = "# Title\n\nOne two three. Four five `six`.\n\n| a | b |\n\n```\nnot. Prose.\n```\nSeven eight.";
+    assert_eq!(
+        prose_sentences(doc),
+        ["One two three.", "Four five `six`.", "Seven eight."]
+    );
+}
