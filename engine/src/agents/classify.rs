@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use super::identify::Cli;
 use super::table::{Activity, Rule, State, RULES};
 
+/// Each row's `lines`, `above` and `frame` regexes, compiled, in that order.
 static COMPILED: LazyLock<Vec<Vec<regex::Regex>>> = LazyLock::new(|| {
     RULES
         .iter()
