@@ -279,7 +279,7 @@ fn the_architecture_map_is_written_in_short_sentences() {
         .collect();
     let average = words.iter().sum::<usize>() as f64 / words.len() as f64;
     let mut longest: Vec<(usize, &String)> = words.iter().copied().zip(&sentences).collect();
-    longest.sort_by(|a, b| b.0.cmp(&a.0));
+    longest.sort_by_key(|b| std::cmp::Reverse(b.0));
     assert!(
         average <= 20.0,
         "ARCHITECTURE.md's sentences average {average:.1} words (at most 20); the longest:\n{}",
