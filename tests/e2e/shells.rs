@@ -1990,6 +1990,29 @@ async fn a_line_typed_during_a_run_is_neither_lost_nor_merged(shell: &str) {
         .await;
     let id = job["jobId"].as_str().expect("a job id").to_string();
     wait_shell(&c, &srv, &pane, |s| s["state"] == "running").await;
+    // Keys typed before the command holds the terminal in cooked mode are
+    // queued unechoed (the shell's editor had echo off): wait for `sh`.
+    let tty = srv
+        .tmux(&["display-message", "-p", "-t", &pane, "#{pane_tty}"])
+        .trim()
+        .to_string();
+    poll(Duration::from_secs(10), || {
+        let fg = srv.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_current_command}",
+        ]);
+        (fg.trim() == "sh" && tmux_mcp_engine::mirror::canonical(&tty).unwrap_or(false))
+            .then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the agent's sh never held the terminal: {}",
+            screen(&srv, &pane)
+        )
+    });
     srv.tmux(&["send-keys", "-t", &pane, "-l", "echo typed"]);
     poll(Duration::from_secs(10), || {
         screen(&srv, &pane)
