@@ -4,6 +4,16 @@
 //! (not a process-wide static), bounded per agent and in all. `run_command`
 //! fills it and `get_job` reads it; this module is only the table and its
 //! rules, so the session can hold it without depending on the tools.
+//!
+//! Jobs live in broker memory, owned like retained cursors (readable by
+//! sessions whose view covers the maker's), at most [`MAX_JOBS_PER_AGENT`]
+//! running or uncollected per agent and [`MAX_JOBS`] in all (collected ones
+//! make room first), each keeping at most `maxOutputBytes` (≤ 256 KiB) of
+//! output tail and its command (≤ 16 KiB), so at most about 35 MiB. A
+//! running job is awaited at most [`RUNNING_TTL`]; a finished job stays
+//! readable [`DONE_TTL`]. The cap is checked before typing ([`admit`]) and
+//! the job recorded after, so calls racing each other can pass it by the
+//! number running at once.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -17,6 +27,8 @@ use tokio::sync::watch;
 pub const MAX_JOBS_PER_AGENT: usize = 16;
 /// Jobs the broker holds in all.
 pub const MAX_JOBS: usize = 128;
+/// How long a job's status is awaited before the job is dropped.
+pub const RUNNING_TTL: Duration = Duration::from_secs(3600);
 /// How long a finished job is kept for `get_job`.
 pub const DONE_TTL: Duration = Duration::from_secs(tmux_mcp_core::limits::CAPTURE_TTL_SECONDS);
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]

@@ -7,13 +7,10 @@
 //! characters), never the one asked for.
 
 use super::act;
-use super::criteria::Graph;
 use super::entity_refs::{SessionRef, WindowRef};
 use super::envelope::Delivery;
 use super::launch::{self, Program};
-use super::records::SessionRecord;
-use super::records::WindowRecord;
-use super::records::{self, PaneRecord};
+use super::records::{self, Graph, PaneRecord, SessionRecord, WindowRecord};
 use super::refs::{self, PaneRef, NO_NUL};
 use super::spec::ToolOutput;
 use crate::session::Session;

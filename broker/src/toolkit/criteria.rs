@@ -1,18 +1,14 @@
 //! The `libtmux-ruby.where` v1 criteria language of `tmux_snapshot`
-//! (docs/spec.md A.2.3): the record graph it runs on, the compiler that checks a
-//! criteria document completely before anything is read, its evaluation, and
-//! the JSON Schema published as `tmux_capabilities.criteria_schema`.
+//! (docs/spec.md A.2.3): the compiler that checks a criteria document
+//! completely before anything is read, its evaluation, and the JSON Schema
+//! published as `tmux_capabilities.criteria_schema`.
 //!
-//! One static catalog ([`FIELDS`], [`RELATIONS`]) drives all four, so the
-//! published schema, the checks and the evaluation cannot drift apart.
-//!
-//! The graph is built from the panes a session may see, already cut to its
-//! scope, so relations never reach outside it either.
+//! One static catalog ([`FIELDS`], [`RELATIONS`]) drives all three and the
+//! record graph (`records::Graph`) a filter runs on ([`Related`]), so the
+//! published schema, the checks, the graph and the evaluation cannot drift
+//! apart.
 
-use super::refs::Kind;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, HashMap};
-use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 #[derive(
     Debug,
@@ -187,228 +183,18 @@ pub const MAX_TOTAL_BYTES: usize = 262_144;
 pub const MAX_IN_MEMBERS: usize = 1024;
 
 // ---------------------------------------------------------------------------
-// The record graph
+// What a filter reads
 // ---------------------------------------------------------------------------
 
-/// One record: its wire fields and its entity reference.
-#[derive(Debug, Clone)]
-pub struct Record {
-    pub fields: Value,
-    pub reference: Value,
-}
-
-/// Every record the session may see, in the documented order per entity, and
-/// for each relation the related records of each record (indexes).
-#[derive(Debug, Default)]
-pub struct Graph {
-    records: HashMap<Entity, Vec<Record>>,
-    /// `links[relation][record]` = indexes into the target entity's records,
-    /// worked out on the first filter that follows a relation: the listings
-    /// that only read records (list_sessions, list_windows) never pay for it.
-    links: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
-}
-
-impl Graph {
-    /// The graph of `panes` (each already cut to the session's scope) and the
-    /// attached `clients` the session may see.
-    pub fn build<'a>(
-        panes: impl IntoIterator<Item = &'a Pane>,
-        clients: &[tmux_mcp_engine::clients::Client],
-        generation: &str,
-    ) -> Graph {
-        let reference = |kind: Kind, id: &str| super::refs::reference(kind, id, generation);
-        let mut sessions: BTreeMap<u64, Record> = BTreeMap::new();
-        let mut windows: BTreeMap<u64, Record> = BTreeMap::new();
-        let mut pane_recs: BTreeMap<u64, Record> = BTreeMap::new();
-        let mut wlinks: BTreeMap<(u64, i64, u64), Record> = BTreeMap::new();
-        for p in panes {
-            let fields = json!({
-                "id": p.id, "windowId": p.window_id, "index": p.index, "pid": p.pid, "currentCommand": p.command,
-                "currentPath": if p.cwd.is_empty() { Value::Null } else { json!(p.cwd) }, "title": p.title,
-                "active": p.active, "dead": p.dead, "deadStatus": p.dead_status, "width": p.width, "height": p.height,
-            });
-            pane_recs.insert(
-                numeric_id(&p.id),
-                Record {
-                    fields,
-                    reference: reference(Kind::Pane, &p.id),
-                },
-            );
-            windows.entry(numeric_id(&p.window_id)).or_insert_with(|| Record {
-                fields: json!({ "id": p.window_id, "name": p.window_name, "width": p.window_width, "height": p.window_height, "paneCount": p.window_panes, "layout": p.window_layout }),
-                reference: reference(Kind::Window, &p.window_id),
-            });
-            for pl in &p.placements {
-                sessions.entry(numeric_id(&pl.session_id)).or_insert_with(|| Record {
-                    fields: json!({ "id": pl.session_id, "name": pl.session_name, "created": pl.session_created, "attached": pl.session_attached, "windowCount": pl.session_windows }),
-                    reference: reference(Kind::Session, &pl.session_id),
-                });
-                wlinks.entry((numeric_id(&pl.session_id), pl.window_index, numeric_id(&p.window_id))).or_insert_with(|| {
-                    let mut r = reference(Kind::Window, &p.window_id);
-                    r["kind"] = json!("window_link");
-                    r["session_id"] = json!(pl.session_id);
-                    r["index"] = json!(pl.window_index);
-                    Record { fields: json!({ "sessionId": pl.session_id, "windowId": p.window_id, "index": pl.window_index, "active": pl.window_active }), reference: r }
-                });
-            }
-        }
-        let mut g = Graph::default();
-        g.records
-            .insert(Entity::Session, sessions.into_values().collect());
-        g.records
-            .insert(Entity::Window, windows.into_values().collect());
-        g.records
-            .insert(Entity::Pane, pane_recs.into_values().collect());
-        g.records
-            .insert(Entity::WindowLink, wlinks.into_values().collect());
-        // Already in the reference order (pid, created, name); clients have no
-        // entity reference.
-        let client_recs = clients.iter().map(|c| Record {
-            fields: json!({
-                "name": c.name, "pid": c.pid, "created": c.created,
-                "tty": if c.tty.is_empty() { Value::Null } else { json!(c.tty) },
-                "sessionId": if c.session_id.is_empty() { Value::Null } else { json!(c.session_id) },
-                "width": c.width.unwrap_or(0), "height": c.height,
-                "readOnly": c.readonly, "utf8": c.utf8, "controlMode": c.control_mode,
-            }),
-            reference: Value::Null,
-        });
-        g.records.insert(Entity::Client, client_recs.collect());
-        g
-    }
-
-    fn links(&self) -> &[Vec<Vec<usize>>] {
-        self.links
-            .get_or_init(|| RELATIONS.iter().map(|rel| self.relate(rel)).collect())
-    }
-
-    pub fn records(&self, e: Entity) -> &[Record] {
-        self.records.get(&e).map_or(&[], Vec::as_slice)
-    }
-
-    fn index_by(&self, e: Entity, key: &str) -> HashMap<String, usize> {
-        self.records(e)
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.fields[key].as_str().unwrap_or_default().to_string(), i))
-            .collect()
-    }
-
-    /// For each record of `rel.from`, its related records of `rel.to`.
-    fn relate(&self, rel: &Relation) -> Vec<Vec<usize>> {
-        let n = self.records(rel.from).len();
-        let mut out = vec![Vec::new(); n];
-        let links = self.records(Entity::WindowLink);
-        let sessions = self.index_by(Entity::Session, "id");
-        let windows = self.index_by(Entity::Window, "id");
-        let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
-        let mut push = |from: Option<&usize>, to: usize| {
-            if let Some(&f) = from {
-                if !out[f].contains(&to) {
-                    out[f].push(to);
-                }
-            }
-        };
-        match (rel.from, rel.name) {
-            (Entity::Session, "windowLinks") => links
-                .iter()
-                .enumerate()
-                .for_each(|(i, l)| push(sessions.get(&s(&l.fields["sessionId"])), i)),
-            (Entity::Session, "windows") => links.iter().for_each(|l| {
-                if let Some(&w) = windows.get(&s(&l.fields["windowId"])) {
-                    push(sessions.get(&s(&l.fields["sessionId"])), w)
-                }
-            }),
-            (Entity::Session, "currentWindow") => links
-                .iter()
-                .filter(|l| l.fields["active"] == true)
-                .for_each(|l| {
-                    if let Some(&w) = windows.get(&s(&l.fields["windowId"])) {
-                        push(sessions.get(&s(&l.fields["sessionId"])), w)
-                    }
-                }),
-            (Entity::Session, "panes") => {
-                let panes_of_window = self.panes_by_window();
-                for l in links {
-                    for &p in panes_of_window
-                        .get(&s(&l.fields["windowId"]))
-                        .into_iter()
-                        .flatten()
-                    {
-                        push(sessions.get(&s(&l.fields["sessionId"])), p);
-                    }
-                }
-            }
-            (Entity::Window, "panes") => {
-                for (i, p) in self.records(Entity::Pane).iter().enumerate() {
-                    push(windows.get(&s(&p.fields["windowId"])), i);
-                }
-            }
-            (Entity::Window, "activePane") => {
-                for (i, p) in self
-                    .records(Entity::Pane)
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.fields["active"] == true)
-                {
-                    push(windows.get(&s(&p.fields["windowId"])), i);
-                }
-            }
-            (Entity::Window, "windowLinks") => links
-                .iter()
-                .enumerate()
-                .for_each(|(i, l)| push(windows.get(&s(&l.fields["windowId"])), i)),
-            (Entity::Pane, "window") => {
-                for (i, p) in self.records(Entity::Pane).iter().enumerate() {
-                    if let Some(&w) = windows.get(&s(&p.fields["windowId"])) {
-                        out[i].push(w);
-                    }
-                }
-            }
-            (Entity::WindowLink, "session") => {
-                for (i, l) in links.iter().enumerate() {
-                    out[i].extend(sessions.get(&s(&l.fields["sessionId"])));
-                }
-            }
-            (Entity::WindowLink, "window") => {
-                for (i, l) in links.iter().enumerate() {
-                    out[i].extend(windows.get(&s(&l.fields["windowId"])));
-                }
-            }
-            (Entity::Client, "session") => {
-                for (i, c) in self.records(Entity::Client).iter().enumerate() {
-                    out[i].extend(sessions.get(&s(&c.fields["sessionId"])));
-                }
-            }
-            _ => {}
-        }
-        out
-    }
-
-    fn panes_by_window(&self) -> HashMap<String, Vec<usize>> {
-        let mut m: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, p) in self.records(Entity::Pane).iter().enumerate() {
-            m.entry(
-                p.fields["windowId"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            )
-            .or_default()
-            .push(i);
-        }
-        m
-    }
-
-    /// The records of `entity` that `filter` selects, in order.
-    pub fn select(&self, entity: Entity, filter: &Filter) -> Vec<&Record> {
-        self.records(entity)
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| filter.matches(self, entity, *i))
-            .map(|(_, r)| r)
-            .collect()
-    }
+/// What a compiled [`Filter`] is evaluated on: the records of each entity
+/// and, for each relation, the related records of each record (the record
+/// graph, `records::Graph`).
+pub trait Related {
+    /// The wire fields of record `i` of entity `e`.
+    fn fields(&self, e: Entity, i: usize) -> &Value;
+    /// The indexes of the records that `RELATIONS[relation]` relates record
+    /// `i` of its `from` entity to.
+    fn related(&self, relation: usize, i: usize) -> &[usize];
 }
 
 // ---------------------------------------------------------------------------
@@ -450,13 +236,14 @@ impl Filter {
         Filter::All(Vec::new())
     }
 
-    fn matches(&self, g: &Graph, e: Entity, i: usize) -> bool {
+    /// Whether record `i` of entity `e` of `g` matches.
+    pub fn matches<G: Related>(&self, g: &G, e: Entity, i: usize) -> bool {
         match self {
             Filter::All(fs) => fs.iter().all(|f| f.matches(g, e, i)),
             Filter::Any(fs) => fs.iter().any(|f| f.matches(g, e, i)),
             Filter::Not(f) => !f.matches(g, e, i),
             Filter::Field { name, ops } => {
-                let v = &g.records(e)[i].fields[*name];
+                let v = &g.fields(e, i)[*name];
                 ops.iter().all(|(op, arg)| apply(op, v, arg))
             }
             Filter::Many {
@@ -465,7 +252,8 @@ impl Filter {
                 filter,
             } => {
                 let to = RELATIONS[*relation].to;
-                let mut related = g.links()[*relation][i]
+                let mut related = g
+                    .related(*relation, i)
                     .iter()
                     .map(|&j| filter.matches(g, to, j));
                 match quantifier {
@@ -480,7 +268,7 @@ impl Filter {
                 filter,
             } => {
                 let to = RELATIONS[*relation].to;
-                let related = g.links()[*relation][i].first().copied();
+                let related = g.related(*relation, i).first().copied();
                 let holds = match (related, filter) {
                     (None, None) => true,
                     (Some(j), Some(f)) => f.matches(g, to, j),
@@ -902,6 +690,8 @@ pub fn envelope_schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolkit::records::Graph;
+    use tmux_mcp_engine::registry::Pane;
     use tmux_mcp_engine::registry::Placement;
 
     fn crit(entity: &str, w: Value) -> Value {

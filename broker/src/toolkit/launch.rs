@@ -1,8 +1,10 @@
-//! How every creation starts its pane's program, in both families
-//! (`tmux_create`; `create_session`, `create_window`, `split_window`,
-//! `respawn_pane`): the directory asked for, checked before anything is sent;
-//! the `-c`/`-e`/`--` tail; the `-P -F` that makes tmux print the new ids with
-//! the pane's pid and start directory, and what that tells.
+//! How every creation is spelled and starts its pane's program, in both
+//! families (`tmux_create`; `create_session`, `create_window`,
+//! `split_window`, `build_workspace`, `respawn_pane`): the one builder of a
+//! creation's argv ([`Create::argv`]); the directory asked for, checked
+//! before anything is sent; the `-c`/`-e`/`--` tail; the `-P -F` that makes
+//! tmux print the new ids with the pane's pid and start directory, and what
+//! that tells.
 
 use super::act;
 use super::envelope::Delivery;
@@ -136,6 +138,133 @@ pub fn program_tail<'a>(
     cmd
 }
 
+/// What a creation makes, and where: the head of its argv. Names are
+/// format-expanded by tmux, so they go through `refs::format_arg`.
+pub enum Create {
+    /// `new-session -d`: a detached session with its first window and pane.
+    Session {
+        name: Option<String>,
+        window_name: Option<String>,
+        width: Option<i64>,
+        height: Option<i64>,
+    },
+    /// `new-window -t SESSION:[INDEX]`, in the background unless `select`.
+    Window {
+        session: String,
+        index: Option<i64>,
+        name: Option<String>,
+        select: bool,
+    },
+    /// `split-window -t PANE`, the new pane on `side` of it (tmux's default
+    /// when `None`), `size` its `-l` (cells, or `N%`), in the background
+    /// unless `select`.
+    Split {
+        pane: String,
+        side: Option<Side>,
+        size: Option<String>,
+        select: bool,
+    },
+}
+
+/// Where a split puts the new pane beside the one it splits.
+#[derive(Debug, Clone, Copy)]
+pub enum Side {
+    Right,
+    Left,
+    Below,
+    Above,
+}
+
+impl Create {
+    /// What tmux creates: the kinds of the ids it can print, in order.
+    pub fn made(&self) -> &'static [Kind] {
+        match self {
+            Create::Session { .. } => &[Kind::Session, Kind::Window, Kind::Pane],
+            Create::Window { .. } | Create::Split { .. } => &[Kind::Window, Kind::Pane],
+        }
+    }
+
+    /// The creation's argv, the one builder of it: the head, `-P -F` printing
+    /// the new ids of `expected` ([`print_format`]), then `tail` (the
+    /// program's, [`program_tail`]).
+    pub fn argv(&self, expected: &[Kind], tail: impl IntoIterator<Item = String>) -> Vec<String> {
+        let mut cmd: Vec<String> = Vec::new();
+        match self {
+            Create::Session {
+                name,
+                window_name,
+                width,
+                height,
+            } => {
+                cmd.extend(["new-session".into(), "-d".into()]);
+                if let Some(n) = name {
+                    cmd.extend(["-s".into(), refs::format_arg(n)]);
+                }
+                if let Some(n) = window_name {
+                    cmd.extend(["-n".into(), refs::format_arg(n)]);
+                }
+                if let Some(x) = width {
+                    cmd.extend(["-x".into(), x.to_string()]);
+                }
+                if let Some(y) = height {
+                    cmd.extend(["-y".into(), y.to_string()]);
+                }
+            }
+            Create::Window {
+                session,
+                index,
+                name,
+                select,
+            } => {
+                cmd.push("new-window".into());
+                if !select {
+                    cmd.push("-d".into());
+                }
+                let at = match index {
+                    Some(i) => format!("{session}:{i}"),
+                    None => format!("{session}:"),
+                };
+                cmd.extend(["-t".into(), at]);
+                if let Some(n) = name {
+                    cmd.extend(["-n".into(), refs::format_arg(n)]);
+                }
+            }
+            Create::Split {
+                pane,
+                side,
+                size,
+                select,
+            } => {
+                cmd.push("split-window".into());
+                if !select {
+                    cmd.push("-d".into());
+                }
+                if let Some(side) = side {
+                    // tmux's -h splits side by side, -v one above the other;
+                    // -b puts the new pane before (left of or above) the split one.
+                    let (axis, before) = match side {
+                        Side::Right => ("-h", false),
+                        Side::Left => ("-h", true),
+                        Side::Below => ("-v", false),
+                        Side::Above => ("-v", true),
+                    };
+                    cmd.push(axis.into());
+                    if before {
+                        cmd.push("-b".into());
+                    }
+                }
+                cmd.extend(["-t".into(), pane.clone()]);
+                if let Some(l) = size {
+                    cmd.extend(["-l".into(), l.clone()]);
+                }
+            }
+        }
+        cmd.extend(["-P".into(), "-F".into(), print_format(expected)]);
+        cmd.extend(tail);
+        cmd
+    }
+}
+
 /// The `-F` of a creation's `-P`: the new ids of `expected`, space separated;
 /// then, on a line of its own, the new pane's pid and the directory tmux
 /// started it in (`pane_start_path`: the `-c` as tmux expanded it, also when
@@ -247,5 +376,121 @@ mod tests {
         assert!(refused.is_err());
         assert_eq!(find_program("bin/sh", None, Some(Path::new("/"))), Ok(()));
         assert_eq!(find_program("./x", None, None), Ok(()));
+    }
+
+    #[test]
+    fn each_creation_is_spelled_as_tmux_takes_it() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let tail = || v(&["--", "sleep", "9"]);
+        let session = Create::Session {
+            name: Some("s".into()),
+            window_name: Some("w".into()),
+            width: Some(80),
+            height: Some(24),
+        };
+        let pf = print_format(session.made());
+        assert_eq!(
+            session.argv(session.made(), tail()),
+            v(&[
+                "new-session",
+                "-d",
+                "-s",
+                "s",
+                "-n",
+                "w",
+                "-x",
+                "80",
+                "-y",
+                "24",
+                "-P",
+                "-F",
+                &pf,
+                "--",
+                "sleep",
+                "9"
+            ])
+        );
+        let bare = Create::Session {
+            name: None,
+            window_name: None,
+            width: None,
+            height: None,
+        };
+        assert_eq!(
+            bare.argv(bare.made(), []),
+            v(&["new-session", "-d", "-P", "-F", &pf])
+        );
+        let window = |index, select| Create::Window {
+            session: "$1".into(),
+            index,
+            name: Some("w".into()),
+            select,
+        };
+        let pf = print_format(&[Kind::Window, Kind::Pane]);
+        let w = window(Some(3), false);
+        assert_eq!(
+            w.argv(w.made(), tail()),
+            v(&[
+                "new-window",
+                "-d",
+                "-t",
+                "$1:3",
+                "-n",
+                "w",
+                "-P",
+                "-F",
+                &pf,
+                "--",
+                "sleep",
+                "9"
+            ])
+        );
+        let w = window(None, true);
+        assert_eq!(
+            w.argv(w.made(), []),
+            v(&["new-window", "-t", "$1:", "-n", "w", "-P", "-F", &pf])
+        );
+        let split = |side, size: Option<&str>, select| Create::Split {
+            pane: "%2".into(),
+            side,
+            size: size.map(str::to_string),
+            select,
+        };
+        let s = split(Some(Side::Left), Some("30%"), false);
+        let pane_only = print_format(&[Kind::Pane]);
+        assert_eq!(
+            s.argv(&[Kind::Pane], []),
+            v(&[
+                "split-window",
+                "-d",
+                "-h",
+                "-b",
+                "-t",
+                "%2",
+                "-l",
+                "30%",
+                "-P",
+                "-F",
+                &pane_only
+            ])
+        );
+        let s = split(Some(Side::Below), None, true);
+        assert_eq!(
+            s.argv(s.made(), []),
+            v(&["split-window", "-v", "-t", "%2", "-P", "-F", &pf])
+        );
+        let s = split(None, None, false);
+        assert_eq!(
+            s.argv(s.made(), []),
+            v(&["split-window", "-d", "-t", "%2", "-P", "-F", &pf])
+        );
+        // Names are format-expanded by tmux: `#` is doubled.
+        let hashed = Create::Window {
+            session: "$1".into(),
+            index: None,
+            name: Some("a#b".into()),
+            select: true,
+        };
+        assert_eq!(hashed.argv(&[], [])[4], refs::format_arg("a#b"));
     }
 }

@@ -40,6 +40,8 @@ pub mod shells;
 pub mod since;
 pub mod spec;
 pub mod typed;
+pub mod typed_job;
+pub mod typed_line;
 pub mod typing;
 pub mod validate;
 pub mod wire_schemas;

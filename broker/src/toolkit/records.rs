@@ -1,18 +1,258 @@
 //! The record graph: what a session may see of the pane table, as the
 //! session, window and pane records the listing tools publish and the
-//! arranging tools read back (built on [`criteria::Graph`]).
+//! arranging tools read back.
+//!
+//! [`Graph`] holds every record of each entity of the criteria catalog
+//! (`criteria::ENTITIES`) and their relations (`criteria::RELATIONS`),
+//! built from the panes a session may see, already cut to its scope, so
+//! relations never reach outside it either; `tmux_snapshot`'s filters run
+//! on it ([`Graph::select`]). The typed records below are read from it.
 
-use super::criteria::{Entity, Graph, Record};
+use super::criteria::{Entity, Filter, Related, Relation, RELATIONS};
 use super::entity_refs::{SessionRef, WindowRef};
-use super::refs;
+use super::refs::{self, Kind};
 use super::spec::ToolOutput;
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tmux_mcp_core::wire::ProcessStatus;
-use tmux_mcp_engine::registry::{Pane, Snapshot};
+use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
+
+// The graph.
+
+/// One record: its wire fields and its entity reference.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub fields: Value,
+    pub reference: Value,
+}
+
+/// Every record the session may see, in the documented order per entity, and
+/// for each relation the related records of each record (indexes).
+#[derive(Debug, Default)]
+pub struct Graph {
+    records: HashMap<Entity, Vec<Record>>,
+    /// `links[relation][record]` = indexes into the target entity's records,
+    /// worked out on the first filter that follows a relation: the listings
+    /// that only read records (list_sessions, list_windows) never pay for it.
+    links: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
+}
+
+impl Graph {
+    /// The graph of `panes` (each already cut to the session's scope) and the
+    /// attached `clients` the session may see.
+    pub fn build<'a>(
+        panes: impl IntoIterator<Item = &'a Pane>,
+        clients: &[tmux_mcp_engine::clients::Client],
+        generation: &str,
+    ) -> Graph {
+        let reference = |kind: Kind, id: &str| refs::reference(kind, id, generation);
+        let mut sessions: BTreeMap<u64, Record> = BTreeMap::new();
+        let mut windows: BTreeMap<u64, Record> = BTreeMap::new();
+        let mut pane_recs: BTreeMap<u64, Record> = BTreeMap::new();
+        let mut wlinks: BTreeMap<(u64, i64, u64), Record> = BTreeMap::new();
+        for p in panes {
+            let fields = json!({
+                "id": p.id, "windowId": p.window_id, "index": p.index, "pid": p.pid, "currentCommand": p.command,
+                "currentPath": if p.cwd.is_empty() { Value::Null } else { json!(p.cwd) }, "title": p.title,
+                "active": p.active, "dead": p.dead, "deadStatus": p.dead_status, "width": p.width, "height": p.height,
+            });
+            pane_recs.insert(
+                numeric_id(&p.id),
+                Record {
+                    fields,
+                    reference: reference(Kind::Pane, &p.id),
+                },
+            );
+            windows.entry(numeric_id(&p.window_id)).or_insert_with(|| Record {
+                fields: json!({ "id": p.window_id, "name": p.window_name, "width": p.window_width, "height": p.window_height, "paneCount": p.window_panes, "layout": p.window_layout }),
+                reference: reference(Kind::Window, &p.window_id),
+            });
+            for pl in &p.placements {
+                sessions.entry(numeric_id(&pl.session_id)).or_insert_with(|| Record {
+                    fields: json!({ "id": pl.session_id, "name": pl.session_name, "created": pl.session_created, "attached": pl.session_attached, "windowCount": pl.session_windows }),
+                    reference: reference(Kind::Session, &pl.session_id),
+                });
+                wlinks.entry((numeric_id(&pl.session_id), pl.window_index, numeric_id(&p.window_id))).or_insert_with(|| {
+                    let mut r = reference(Kind::Window, &p.window_id);
+                    r["kind"] = json!("window_link");
+                    r["session_id"] = json!(pl.session_id);
+                    r["index"] = json!(pl.window_index);
+                    Record { fields: json!({ "sessionId": pl.session_id, "windowId": p.window_id, "index": pl.window_index, "active": pl.window_active }), reference: r }
+                });
+            }
+        }
+        let mut g = Graph::default();
+        g.records
+            .insert(Entity::Session, sessions.into_values().collect());
+        g.records
+            .insert(Entity::Window, windows.into_values().collect());
+        g.records
+            .insert(Entity::Pane, pane_recs.into_values().collect());
+        g.records
+            .insert(Entity::WindowLink, wlinks.into_values().collect());
+        // Already in the reference order (pid, created, name); clients have no
+        // entity reference.
+        let client_recs = clients.iter().map(|c| Record {
+            fields: json!({
+                "name": c.name, "pid": c.pid, "created": c.created,
+                "tty": if c.tty.is_empty() { Value::Null } else { json!(c.tty) },
+                "sessionId": if c.session_id.is_empty() { Value::Null } else { json!(c.session_id) },
+                "width": c.width.unwrap_or(0), "height": c.height,
+                "readOnly": c.readonly, "utf8": c.utf8, "controlMode": c.control_mode,
+            }),
+            reference: Value::Null,
+        });
+        g.records.insert(Entity::Client, client_recs.collect());
+        g
+    }
+
+    fn links(&self) -> &[Vec<Vec<usize>>] {
+        self.links
+            .get_or_init(|| RELATIONS.iter().map(|rel| self.relate(rel)).collect())
+    }
+
+    pub fn records(&self, e: Entity) -> &[Record] {
+        self.records.get(&e).map_or(&[], Vec::as_slice)
+    }
+
+    fn index_by(&self, e: Entity, key: &str) -> HashMap<String, usize> {
+        self.records(e)
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.fields[key].as_str().unwrap_or_default().to_string(), i))
+            .collect()
+    }
+
+    /// For each record of `rel.from`, its related records of `rel.to`.
+    fn relate(&self, rel: &Relation) -> Vec<Vec<usize>> {
+        let n = self.records(rel.from).len();
+        let mut out = vec![Vec::new(); n];
+        let links = self.records(Entity::WindowLink);
+        let sessions = self.index_by(Entity::Session, "id");
+        let windows = self.index_by(Entity::Window, "id");
+        let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let mut push = |from: Option<&usize>, to: usize| {
+            if let Some(&f) = from {
+                if !out[f].contains(&to) {
+                    out[f].push(to);
+                }
+            }
+        };
+        match (rel.from, rel.name) {
+            (Entity::Session, "windowLinks") => links
+                .iter()
+                .enumerate()
+                .for_each(|(i, l)| push(sessions.get(&s(&l.fields["sessionId"])), i)),
+            (Entity::Session, "windows") => links.iter().for_each(|l| {
+                if let Some(&w) = windows.get(&s(&l.fields["windowId"])) {
+                    push(sessions.get(&s(&l.fields["sessionId"])), w)
+                }
+            }),
+            (Entity::Session, "currentWindow") => links
+                .iter()
+                .filter(|l| l.fields["active"] == true)
+                .for_each(|l| {
+                    if let Some(&w) = windows.get(&s(&l.fields["windowId"])) {
+                        push(sessions.get(&s(&l.fields["sessionId"])), w)
+                    }
+                }),
+            (Entity::Session, "panes") => {
+                let panes_of_window = self.panes_by_window();
+                for l in links {
+                    for &p in panes_of_window
+                        .get(&s(&l.fields["windowId"]))
+                        .into_iter()
+                        .flatten()
+                    {
+                        push(sessions.get(&s(&l.fields["sessionId"])), p);
+                    }
+                }
+            }
+            (Entity::Window, "panes") => {
+                for (i, p) in self.records(Entity::Pane).iter().enumerate() {
+                    push(windows.get(&s(&p.fields["windowId"])), i);
+                }
+            }
+            (Entity::Window, "activePane") => {
+                for (i, p) in self
+                    .records(Entity::Pane)
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.fields["active"] == true)
+                {
+                    push(windows.get(&s(&p.fields["windowId"])), i);
+                }
+            }
+            (Entity::Window, "windowLinks") => links
+                .iter()
+                .enumerate()
+                .for_each(|(i, l)| push(windows.get(&s(&l.fields["windowId"])), i)),
+            (Entity::Pane, "window") => {
+                for (i, p) in self.records(Entity::Pane).iter().enumerate() {
+                    if let Some(&w) = windows.get(&s(&p.fields["windowId"])) {
+                        out[i].push(w);
+                    }
+                }
+            }
+            (Entity::WindowLink, "session") => {
+                for (i, l) in links.iter().enumerate() {
+                    out[i].extend(sessions.get(&s(&l.fields["sessionId"])));
+                }
+            }
+            (Entity::WindowLink, "window") => {
+                for (i, l) in links.iter().enumerate() {
+                    out[i].extend(windows.get(&s(&l.fields["windowId"])));
+                }
+            }
+            (Entity::Client, "session") => {
+                for (i, c) in self.records(Entity::Client).iter().enumerate() {
+                    out[i].extend(sessions.get(&s(&c.fields["sessionId"])));
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn panes_by_window(&self) -> HashMap<String, Vec<usize>> {
+        let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, p) in self.records(Entity::Pane).iter().enumerate() {
+            m.entry(
+                p.fields["windowId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+            .or_default()
+            .push(i);
+        }
+        m
+    }
+
+    /// The records of `entity` that `filter` selects, in order.
+    pub fn select(&self, entity: Entity, filter: &Filter) -> Vec<&Record> {
+        self.records(entity)
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| filter.matches(self, entity, *i))
+            .map(|(_, r)| r)
+            .collect()
+    }
+}
+
+impl Related for Graph {
+    fn fields(&self, e: Entity, i: usize) -> &Value {
+        &self.records(e)[i].fields
+    }
+
+    fn related(&self, relation: usize, i: usize) -> &[usize] {
+        &self.links()[relation][i]
+    }
+}
 
 // Sessions.
 #[derive(Serialize, JsonSchema)]
@@ -42,7 +282,7 @@ struct SessionWindow {
     active: bool,
 }
 
-/// The session fields of a graph record (`criteria::Graph::build`).
+/// The session fields of a graph record ([`Graph::build`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SessionFields {
@@ -64,7 +304,7 @@ pub struct LinkFields {
 }
 
 pub fn fields<T: serde::de::DeserializeOwned>(r: &Record) -> T {
-    serde_json::from_value(r.fields.clone()).expect("criteria::Graph records carry these fields")
+    serde_json::from_value(r.fields.clone()).expect("graph records carry these fields")
 }
 
 /// A fresh snapshot and the record graph of what `session` may see.

@@ -21,10 +21,21 @@
 //!    is deleted (the person's text stays, the cursor at its start), or, in a
 //!    vi insert keymap where `C-a` inserts itself, both characters.
 //!
-//! The decisions are pure functions of what the screen showed; the tool
-//! reads the screen and sends the keys. Shell integration (the shell saying
-//! what its editor holds) will make this exact; until then this is the
-//! conservative rule: a line that cannot be proven empty is never typed into.
+//! The decisions ([`precheck`], [`judge`]) are pure functions of what the
+//! screen showed; [`prove_empty`] reads the screen, sends the probe and takes
+//! it back. An enrolled shell says what its editor holds and is never probed
+//! (`shell_run`); for every other shell this is the conservative rule: a
+//! line that cannot be proven empty is never typed into.
+
+use super::act;
+use super::envelope::Delivery;
+use super::shells;
+use super::spec::ToolOutput;
+use super::typing::{self, Input};
+use crate::session::Session;
+use std::time::Duration;
+use tmux_mcp_engine::registry::Pane;
+use tmux_mcp_engine::tty_watch::TtyWatch;
 
 /// The cursor and the row it is on, as a capture shows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,10 +77,7 @@ impl Seen {
 }
 
 /// Reads the cursor and its row on a guarded, hook-checked capture.
-pub async fn read(
-    session: &crate::session::Session,
-    pane: &tmux_mcp_engine::registry::Pane,
-) -> Result<Seen, String> {
+pub async fn read(session: &Session, pane: &Pane) -> Result<Seen, String> {
     let (_, state, rows) = tmux_mcp_engine::observe::capture_range_with_state(
         &session.broker,
         pane.clone(),
@@ -204,6 +212,198 @@ impl Probe {
             Probe::SelfInserted => &["BSpace", "BSpace"],
         }
     }
+}
+
+/// The probe's wait for the shell's echo; how often it looks where the
+/// terminal's writes cannot be watched; how long the terminal must stay
+/// unwritten for the echo to count as whole.
+const PROBE_WAIT: Duration = Duration::from_millis(1500);
+const PROBE_EVERY: Duration = Duration::from_millis(10);
+/// How long a line that fails the emptiness check is read again before it
+/// is refused: the prompt may still be being made (fish runs its prompt's
+/// programs while it holds the terminal in its editor's mode, so a done job
+/// cannot wait for them).
+const PROMPT_DRAW_WAIT: Duration = Duration::from_millis(1000);
+const PROBE_QUIET: Duration = Duration::from_millis(4);
+
+/// The cursor row once the echo of what was just sent has settled, or `None`
+/// when nothing moved within [`PROBE_WAIT`]. With `watch` (the pane's
+/// terminal, watched since before the keys were sent) it reads the screen
+/// after the shell has written and then stayed quiet for [`PROBE_QUIET`]
+/// (the probe costs a few milliseconds, not a polling interval); without it
+/// (no such watch on this platform) it reads every [`PROBE_EVERY`] until two
+/// reads agree.
+async fn settled(
+    session: &Session,
+    pane: &Pane,
+    before: &Seen,
+    watch: Option<&TtyWatch>,
+) -> Result<Option<Seen>, String> {
+    let until = tokio::time::Instant::now() + PROBE_WAIT;
+    let Some(watch) = watch else {
+        let mut last: Option<Seen> = None;
+        while tokio::time::Instant::now() < until {
+            tokio::time::sleep(PROBE_EVERY).await;
+            let now = read(session, pane).await?;
+            if now == *before {
+                continue;
+            }
+            if last.as_ref() == Some(&now) {
+                return Ok(Some(now));
+            }
+            last = Some(now);
+        }
+        return Ok(last);
+    };
+    loop {
+        // A write, then quiet: the shell has drawn what it will draw.
+        if tokio::time::timeout_at(until, watch.changed())
+            .await
+            .is_err()
+        {
+            let now = read(session, pane).await?;
+            return Ok((now != *before).then_some(now));
+        }
+        while tokio::time::Instant::now() < until
+            && tokio::time::timeout(PROBE_QUIET, watch.changed())
+                .await
+                .is_ok()
+        {}
+        // tmux reads the terminal a moment after the shell wrote it.
+        for _ in 0..5 {
+            let now = read(session, pane).await?;
+            if now != *before {
+                return Ok(Some(now));
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        if tokio::time::Instant::now() >= until {
+            return Ok(None);
+        }
+    }
+}
+
+/// Proves the pane's command line empty (see the module doc): refused with
+/// nothing sent when the screen shows a continuation or no prompt, or when a
+/// shell with a line editor is not in it; a shell without one (cooked mode)
+/// needs its cursor right after a prompt; else the probe (`C-a`, space: the
+/// typed line's first character) is sent and judged, and taken back when the
+/// line holds text. `Ok(true)` when the probe typed the leading space.
+pub async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool, ToolOutput> {
+    let id = &pane.id;
+    let cooked = tmux_mcp_engine::mirror::canonical(&pane.tty).map_err(|e| {
+        act::error(&format!("Pane {id}'s terminal could not be read to tell whether its shell is at its prompt ({e}); nothing was typed."), Delivery::NotSent)
+    })?;
+    if cooked && shells::has_line_editor(shell) {
+        return Err(act::error(&format!("Pane {id}'s {shell} is not in its line editor (its terminal is in cooked mode: it is running something that reads a line itself, such as `read`), so it is not at a prompt. Nothing was typed."), Delivery::NotSent));
+    }
+    let before = at_prompt(session, pane, cooked).await?;
+    if cooked {
+        return Ok(false);
+    }
+    // Watched before the keys go, so the echo's write cannot be missed.
+    let watch = TtyWatch::new(&pane.tty).ok();
+    // C-a as a key, the space as text: the commands every typing tool sends.
+    let probe = [
+        typing::commands(id, Input::Keys(&["C-a".to_string()])),
+        typing::commands(id, Input::Text(" ")),
+    ]
+    .concat();
+    if let Err((landed, f)) = typing::deliver(session, &probe).await {
+        let delivery = if landed == 0 {
+            f.delivery
+        } else {
+            Delivery::Observed
+        };
+        return Err(act::error(
+            &format!(
+                "Sending the probe keys (C-a, a space) to pane {id} failed: {}",
+                f.message.trim_end_matches(" Nothing was sent.")
+            ),
+            delivery,
+        ));
+    }
+    let after = settled(session, pane, &before, watch.as_ref()).await;
+    let verdict = match &after {
+        Ok(Some(after)) => judge(&before, after),
+        _ => Probe::Unclear,
+    };
+    if verdict == Probe::Empty {
+        return Ok(true);
+    }
+    let shown = after.as_ref().ok().and_then(Option::as_ref);
+    Err(take_back(
+        session,
+        pane,
+        verdict,
+        shown.unwrap_or(&before),
+        watch.as_ref(),
+    )
+    .await)
+}
+
+/// The cursor's row once the screen shows the line at a prompt, nothing
+/// sent ([`precheck`], or [`precheck_cooked`] for a shell in cooked mode).
+/// A shell just back at its prompt may not have drawn it yet (fish draws it
+/// after it holds its terminal again, and tmux reads the drawing a moment
+/// later): a line that fails the check is read again for
+/// [`PROMPT_DRAW_WAIT`] before it is refused.
+async fn at_prompt(session: &Session, pane: &Pane, cooked: bool) -> Result<Seen, ToolOutput> {
+    let id = &pane.id;
+    let look = || async {
+        read(session, pane).await.map_err(|why| {
+            act::error(&format!("Pane {id} could not be read to prove its command line empty ({why}); nothing was typed."), Delivery::NotSent)
+        })
+    };
+    let check = if cooked { precheck_cooked } else { precheck };
+    let mut before = look().await?;
+    let until = tokio::time::Instant::now() + PROMPT_DRAW_WAIT;
+    while let Err(why) = check(&before) {
+        if tokio::time::Instant::now() >= until {
+            return Err(act::error(&format!("Pane {id}'s command line cannot be proven empty: {why}. Nothing was typed; the line must be empty (finish or clear it), or type with send_keys."), Delivery::NotSent));
+        }
+        tokio::time::sleep(PROBE_EVERY).await;
+        before = look().await?;
+    }
+    Ok(before)
+}
+
+/// Takes the probe back from a line it did not prove empty (`verdict`;
+/// `shown` is the screen after the probe, or before it when none settled)
+/// and says why nothing was typed, and what the row reads now.
+async fn take_back(
+    session: &Session,
+    pane: &Pane,
+    verdict: Probe,
+    shown: &Seen,
+    watch: Option<&TtyWatch>,
+) -> ToolOutput {
+    let id = &pane.id;
+    let undo: Vec<String> = verdict.undo().iter().map(|k| k.to_string()).collect();
+    let undone = typing::deliver(session, &typing::commands(id, Input::Keys(&undo)))
+        .await
+        .is_ok();
+    let now = match settled(session, pane, shown, watch).await {
+        Ok(Some(s)) => s.row,
+        _ => read(session, pane).await.map(|s| s.row).unwrap_or_default(),
+    };
+    let taken_back = if undone {
+        format!(
+            "the probe keys (C-a, a space) were taken back with {}",
+            undo.join(" ")
+        )
+    } else {
+        "taking the probe keys (C-a, a space) back failed".to_string()
+    };
+    let why = match verdict {
+        Probe::Typed => format!("it holds text the person typed; {taken_back}, so the line is as it was, its cursor at its start (the row reads {now:?})"),
+        Probe::SelfInserted => format!("its line editor inserted C-a as text (a vi insert keymap; run_command proves an empty line with the emacs keys the shells start with); {taken_back} (the row reads {now:?}). Switch the shell to emacs keys (set -o emacs, bindkey -e) or type with send_keys"),
+        _ => format!("the shell did not show the probe as an empty line would (it may be busy, or drawing); {taken_back} (the row reads {now:?})"),
+    };
+    act::error(
+        &format!("Pane {id}'s command line is not proven empty: {why}. The command was not typed."),
+        Delivery::Observed,
+    )
 }
 
 #[cfg(test)]

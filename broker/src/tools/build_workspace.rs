@@ -18,12 +18,11 @@ use crate::session::Session;
 use crate::toolkit::act;
 use crate::toolkit::arrange::{self, Name, ProgramArgs};
 use crate::toolkit::envelope::Delivery;
-use crate::toolkit::launch;
-use crate::toolkit::launch::spawn;
+use crate::toolkit::launch::{spawn, Create};
 use crate::toolkit::records::PaneRecord;
 use crate::toolkit::records::SessionRecord;
 use crate::toolkit::records::WindowRecord;
-use crate::toolkit::refs::{Kind, INT_MAX};
+use crate::toolkit::refs::INT_MAX;
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -340,44 +339,38 @@ async fn create(
     for (w, (win, panes)) in a.windows.iter().zip(tails).enumerate() {
         let (first, cwd) = &panes[0];
         let (window, pane) = if w == 0 {
-            let mut cmd: Vec<String> = vec!["new-session".into(), "-d".into()];
-            cmd.extend(["-s".into(), crate::toolkit::refs::format_arg(&a.session)]);
-            if let Some(n) = &win.name {
-                cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
-            }
-            if let Some(x) = a.width {
-                cmd.extend(["-x".into(), x.to_string()]);
-            }
-            if let Some(y) = a.height {
-                cmd.extend(["-y".into(), y.to_string()]);
-            }
-            let kinds = [Kind::Session, Kind::Window, Kind::Pane];
-            cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
-            cmd.extend(first.iter().cloned());
-            let (ids, _) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+            let what = Create::Session {
+                name: Some(a.session.to_string()),
+                window_name: win.name.as_deref().map(str::to_string),
+                width: a.width,
+                height: a.height,
+            };
+            let cmd = what.argv(what.made(), first.iter().cloned());
+            let (ids, _) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
             *made = Some(ids[0].clone());
             (ids[1].clone(), ids[2].clone())
         } else {
-            let at = format!("{}:", made.as_deref().unwrap_or_default());
-            let mut cmd: Vec<String> = vec!["new-window".into(), "-d".into(), "-t".into(), at];
-            if let Some(n) = &win.name {
-                cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
-            }
-            let kinds = [Kind::Window, Kind::Pane];
-            cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
-            cmd.extend(first.iter().cloned());
-            let (ids, _) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+            let what = Create::Window {
+                session: made.clone().unwrap_or_default(),
+                index: None,
+                name: win.name.as_deref().map(str::to_string),
+                select: false,
+            };
+            let cmd = what.argv(what.made(), first.iter().cloned());
+            let (ids, _) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
             (ids[0].clone(), ids[1].clone())
         };
         let mut pane_ids = vec![pane];
         for (tail, cwd) in &panes[1..] {
             // Each split divides the pane made last; the layout evens them.
-            let last = pane_ids.last().cloned().unwrap_or_default();
-            let kinds = [Kind::Window, Kind::Pane];
-            let mut cmd: Vec<String> = vec!["split-window".into(), "-d".into(), "-t".into(), last];
-            cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
-            cmd.extend(tail.iter().cloned());
-            let (ids, _) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+            let what = Create::Split {
+                pane: pane_ids.last().cloned().unwrap_or_default(),
+                side: None,
+                size: None,
+                select: false,
+            };
+            let cmd = what.argv(what.made(), tail.iter().cloned());
+            let (ids, _) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
             pane_ids.push(ids[1].clone());
         }
         if let Some(layout) = win.layout {

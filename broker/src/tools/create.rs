@@ -16,7 +16,7 @@
 use crate::session::Session;
 use crate::toolkit::entity_refs::{AnyRef, SessionRef};
 use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::launch::{self, Program};
+use crate::toolkit::launch::{self, Create, Program, Side};
 use crate::toolkit::refs::{self, Kind, INT_MAX, NO_NUL};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{data_schema_of, input_of, Observed, Unobserved};
@@ -155,10 +155,23 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         Some(c) => Some(check_cwd(session, c)?),
         None => None,
     };
+    let (what, expected) = creation(session, &args).await?;
+    let env = program
+        .environment
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    let tail = launch::program_tail(cwd.as_deref(), env, Program::Argv(&argv_in));
+    let cmd = what.argv(expected, tail);
+    let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let printed = refs::run_mutation(broker, &argv).await?;
+    created(session, &printed, expected, cwd.as_deref()).await
+}
 
-    // The command, up to (not including) the shared options and argv.
-    let mut cmd: Vec<String> = Vec::new();
-    let expected: &[Kind] = match &args {
+/// What `args` asks tmux to create, its parent resolved (a session is
+/// refused under `--scope session`), and the kinds of the ids tmux is to
+/// print: a session brings its window and pane; a new pane is only itself.
+async fn creation(session: &Session, args: &Args) -> Result<(Create, &'static [Kind]), ToolOutput> {
+    Ok(match args {
         Args::Session {
             name,
             window_name,
@@ -169,22 +182,13 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             if session.scope != Scope::Server {
                 return Err(refs::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent."));
             }
-            cmd.extend([
-                "new-session".into(),
-                "-d".into(),
-                "-s".into(),
-                refs::format_arg(name),
-            ]);
-            if let Some(w) = window_name {
-                cmd.extend(["-n".into(), refs::format_arg(w)]);
-            }
-            if let Some(x) = width {
-                cmd.extend(["-x".into(), x.to_string()]);
-            }
-            if let Some(y) = height {
-                cmd.extend(["-y".into(), y.to_string()]);
-            }
-            &[Kind::Session, Kind::Window, Kind::Pane]
+            let what = Create::Session {
+                name: Some(name.clone()),
+                window_name: window_name.clone(),
+                width: width.map(i64::from),
+                height: height.map(i64::from),
+            };
+            (what, &[Kind::Session, Kind::Window, Kind::Pane])
         }
         Args::Window {
             parent,
@@ -194,16 +198,13 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             ..
         } => {
             let parent = refs::resolve(session, parent.parts()).await?;
-            cmd.push("new-window".into());
-            if *focus != Some(true) {
-                cmd.push("-d".into());
-            }
-            let at = match index {
-                Some(i) => format!("{}:{i}", parent.id),
-                None => format!("{}:", parent.id),
+            let what = Create::Window {
+                session: parent.id.clone(),
+                index: index.map(i64::from),
+                name: Some(name.clone()),
+                select: *focus == Some(true),
             };
-            cmd.extend(["-t".into(), at, "-n".into(), refs::format_arg(name)]);
-            &[Kind::Window, Kind::Pane]
+            (what, &[Kind::Window, Kind::Pane])
         }
         Args::Pane {
             parent,
@@ -213,38 +214,36 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             ..
         } => {
             let parent = refs::resolve(session, parent.parts()).await?;
-            cmd.push("split-window".into());
-            if *focus != Some(true) {
-                cmd.push("-d".into());
-            }
-            cmd.push(match direction {
-                Direction::Horizontal => "-h".into(),
-                Direction::Vertical => "-v".into(),
-            });
-            cmd.extend(["-t".into(), parent.id.clone()]);
-            match size {
-                Some(Size::Cells(n)) => cmd.extend(["-l".into(), n.to_string()]),
-                Some(Size::Percent(p)) => cmd.extend(["-l".into(), p.clone()]),
-                None => {}
-            }
-            &[Kind::Pane]
+            let side = match direction {
+                Direction::Horizontal => Side::Right,
+                Direction::Vertical => Side::Below,
+            };
+            let what = Create::Split {
+                pane: parent.id.clone(),
+                side: Some(side),
+                size: size.as_ref().map(|s| match s {
+                    Size::Cells(n) => n.to_string(),
+                    Size::Percent(p) => p.clone(),
+                }),
+                select: *focus == Some(true),
+            };
+            (what, &[Kind::Pane])
         }
-    };
-    cmd.extend(["-P".into(), "-F".into(), launch::print_format(expected)]);
-    let env = program
-        .environment
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()));
-    cmd.extend(launch::program_tail(
-        cwd.as_deref(),
-        env,
-        Program::Argv(&argv_in),
-    ));
+    })
+}
 
-    let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let printed = refs::run_mutation(broker, &argv).await?;
+/// The answer to a creation tmux reported done: the references of the ids
+/// it `printed`, or an error saying what may exist (no ids it printed read,
+/// or the pane started elsewhere than `cwd`).
+async fn created(
+    session: &Session,
+    printed: &str,
+    expected: &[Kind],
+    cwd: Option<&std::path::Path>,
+) -> Result<ToolOutput, ToolOutput> {
+    let broker = &session.broker;
     let generation = &broker.identity.generation;
-    let ids = launch::parse_printed_ids(&printed, expected).unwrap_or_default();
+    let ids = launch::parse_printed_ids(printed, expected).unwrap_or_default();
     let parsed: Option<Vec<AnyRef>> = (!ids.is_empty()).then(|| {
         ids.iter()
             .zip(expected)
@@ -260,11 +259,9 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             Vec::new(),
         ));
     };
-    if let Some(why) = launch::started_elsewhere(
-        cwd.as_deref(),
-        &printed,
-        ids.last().copied().unwrap_or_default(),
-    ) {
+    if let Some(why) =
+        launch::started_elsewhere(cwd, printed, ids.last().copied().unwrap_or_default())
+    {
         return Err(envelope::mutation_error(
             "transport_error",
             &format!("{why}; close it or use it as it is."),

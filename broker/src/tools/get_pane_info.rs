@@ -4,12 +4,11 @@
 //! and `list_sessions` records), all cut to the agent's scope. One table read.
 
 use crate::session::Session;
-use crate::toolkit::criteria::Graph;
 use crate::toolkit::ids::PaneId;
 use crate::toolkit::read;
-use crate::toolkit::records::SessionRecord;
-use crate::toolkit::records::WindowRecord;
-use crate::toolkit::records::{self, Full, LeanPane, PaneRecord};
+use crate::toolkit::records::{
+    self, Full, Graph, LeanPane, PaneRecord, SessionRecord, WindowRecord,
+};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;

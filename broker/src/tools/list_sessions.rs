@@ -4,7 +4,7 @@
 //! summary an agent can read before anything else: how
 //! many panes each session has, which are busy (their foreground program is
 //! not a shell) and which are dead, with totals over the server. Derived from
-//! the registry snapshot through the record graph of `criteria` (one
+//! the registry snapshot through the record graph of `records` (one
 //! derivation of sessions and windows from placements), so a session-scoped
 //! agent sees only its own sessions.
 

@@ -4,7 +4,7 @@
 //! ones (reference, layout, active pane, links) with `detail: full`. Optionally only the windows of one session;
 //! paged like `list_panes` (`paging`), and like it a page reads only the
 //! sessions that hold it in full. Derived from the registry snapshot through
-//! `criteria::Graph`.
+//! `records::Graph`.
 
 use crate::session::Session;
 use crate::toolkit::ids::{SessionFilter, WindowId};

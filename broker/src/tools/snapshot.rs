@@ -11,8 +11,9 @@
 //! session whose view covers the one that made it (`retention`).
 
 use crate::session::Session;
-use crate::toolkit::criteria::{self, Entity, Graph};
+use crate::toolkit::criteria::{self, Entity};
 use crate::toolkit::envelope::{self, Delivery};
+use crate::toolkit::records::Graph;
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::data_schema_of;
 use schemars::JsonSchema;

@@ -11,9 +11,8 @@ use crate::toolkit::arrange::Name;
 use crate::toolkit::arrange::{self, ProgramArgs, Spawned};
 use crate::toolkit::envelope::Delivery;
 use crate::toolkit::ids::{Generation, PaneId, SessionId};
-use crate::toolkit::launch;
-use crate::toolkit::launch::spawn;
-use crate::toolkit::refs::{Kind, INT_MAX};
+use crate::toolkit::launch::{spawn, Create, Side};
+use crate::toolkit::refs::INT_MAX;
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -158,24 +157,15 @@ async fn create_session(
     if session.scope != Scope::Server {
         return Err(act::error("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions.", Delivery::NotSent));
     }
-    let mut cmd: Vec<String> = vec!["new-session".into(), "-d".into()];
-    if let Some(n) = &a.name {
-        cmd.extend(["-s".into(), crate::toolkit::refs::format_arg(n)]);
-    }
-    if let Some(n) = &a.window_name {
-        cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
-    }
-    if let Some(x) = a.width {
-        cmd.extend(["-x".into(), x.to_string()]);
-    }
-    if let Some(y) = a.height {
-        cmd.extend(["-y".into(), y.to_string()]);
-    }
+    let what = Create::Session {
+        name: a.name.as_deref().map(str::to_string),
+        window_name: a.window_name.as_deref().map(str::to_string),
+        width: a.width,
+        height: a.height,
+    };
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let kinds = [Kind::Session, Kind::Window, Kind::Pane];
-    cmd.extend(["-P".into(), "-F".into(), launch::print_format(&kinds)]);
-    cmd.extend(tail);
-    let (ids, pid) = spawn(session, &cmd, &kinds, cwd.as_deref()).await?;
+    let cmd = what.argv(what.made(), tail);
+    let (ids, pid) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
     let after = read_back_spawned(session, "created the session", pid).await?;
     let text = format!(
         "Created session {} ({:?}) with window {} and pane {}.",
@@ -200,25 +190,14 @@ async fn create_window(
         SelfRule::Allowed,
     )
     .await?;
-    let mut cmd: Vec<String> = vec!["new-window".into()];
-    if !a.select {
-        cmd.push("-d".into());
-    }
-    let at = match a.index {
-        Some(i) => format!("{}:{i}", parent.id),
-        None => format!("{}:", parent.id),
+    let what = Create::Window {
+        session: parent.id.clone(),
+        index: a.index,
+        name: a.name.as_deref().map(str::to_string),
+        select: a.select,
     };
-    cmd.extend(["-t".into(), at]);
-    if let Some(n) = &a.name {
-        cmd.extend(["-n".into(), crate::toolkit::refs::format_arg(n)]);
-    }
-    cmd.extend([
-        "-P".into(),
-        "-F".into(),
-        launch::print_format(&[Kind::Window, Kind::Pane]),
-    ]);
-    cmd.extend(tail);
-    let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
+    let cmd = what.argv(what.made(), tail);
+    let (ids, pid) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
     let after = read_back_spawned(session, "created the window", pid).await?;
     let text = format!(
         "Created window {} ({:?}) in session {} with pane {}.",
@@ -243,35 +222,22 @@ async fn split_window(
         SelfRule::Allowed,
     )
     .await?;
-    let mut cmd: Vec<String> = vec!["split-window".into()];
-    if !a.select {
-        cmd.push("-d".into());
-    }
-    // tmux's -h splits side by side, -v one above the other; -b puts the new
-    // pane before (left of or above) the split one.
-    let (axis, before) = match a.direction {
-        Direction::Right => ("-h", false),
-        Direction::Left => ("-h", true),
-        Direction::Below => ("-v", false),
-        Direction::Above => ("-v", true),
+    let what = Create::Split {
+        pane: parent.id.clone(),
+        side: Some(match a.direction {
+            Direction::Right => Side::Right,
+            Direction::Left => Side::Left,
+            Direction::Below => Side::Below,
+            Direction::Above => Side::Above,
+        }),
+        size: a.size.as_ref().map(|s| match s {
+            Size::Cells(n) => n.to_string(),
+            Size::Percent(p) => p.clone(),
+        }),
+        select: a.select,
     };
-    cmd.push(axis.into());
-    if before {
-        cmd.push("-b".into());
-    }
-    cmd.extend(["-t".into(), parent.id.clone()]);
-    match &a.size {
-        Some(Size::Cells(n)) => cmd.extend(["-l".into(), n.to_string()]),
-        Some(Size::Percent(p)) => cmd.extend(["-l".into(), p.clone()]),
-        None => {}
-    }
-    cmd.extend([
-        "-P".into(),
-        "-F".into(),
-        launch::print_format(&[Kind::Window, Kind::Pane]),
-    ]);
-    cmd.extend(tail);
-    let (ids, pid) = spawn(session, &cmd, &[Kind::Window, Kind::Pane], cwd.as_deref()).await?;
+    let cmd = what.argv(what.made(), tail);
+    let (ids, pid) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
     let after = read_back_spawned(session, "split the pane", pid).await?;
     let text = format!(
         "Split pane {}: new pane {} ({}) in window {}.",
