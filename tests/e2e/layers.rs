@@ -577,7 +577,6 @@ const BEING_SPLIT: &[&str] = &[
     "client/src/doctor.rs doctor",
     "client/src/doctor.rs status",
     "client/src/relay.rs broker_to_client",
-    "client/src/uninstall.rs uninstall",
     "core/src/feed.rs parse",
 ];
 
