@@ -574,7 +574,6 @@ const BEING_SPLIT: &[&str] = &[
     "broker/src/tools/snapshot.rs call",
     "broker/src/tools/tmux_run.rs call",
     "broker/src/tools/wait.rs call",
-    "client/src/relay.rs broker_to_client",
     "core/src/feed.rs parse",
 ];
 
