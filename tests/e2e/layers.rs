@@ -574,7 +574,6 @@ const BEING_SPLIT: &[&str] = &[
     "broker/src/tools/snapshot.rs call",
     "broker/src/tools/tmux_run.rs call",
     "broker/src/tools/wait.rs call",
-    "core/src/feed.rs parse",
 ];
 
 /// `code` with every comment, string and char literal blanked (newlines
