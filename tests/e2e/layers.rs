@@ -566,7 +566,6 @@ const BEING_SPLIT: &[&str] = &[
     "broker/src/tools/run_command.rs prove_empty",
     "engine/src/marks.rs apply",
     // Split on the branch that adds this check, one commit each.
-    "broker/src/mcp/transport.rs decode",
     "broker/src/toolkit/search.rs search_panes",
     "broker/src/toolkit/since.rs call",
     "broker/src/tools/search_panes_python.rs call",
