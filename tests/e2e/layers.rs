@@ -571,7 +571,6 @@ const BEING_SPLIT: &[&str] = &[
     "broker/src/tools/search_panes_python.rs call",
     "broker/src/tools/send_prompt.rs call",
     "broker/src/tools/snapshot.rs call",
-    "broker/src/tools/tmux_run.rs call",
     "broker/src/tools/wait.rs call",
 ];
 
