@@ -570,7 +570,6 @@ const BEING_SPLIT: &[&str] = &[
     "broker/src/toolkit/since.rs call",
     "broker/src/tools/search_panes_python.rs call",
     "broker/src/tools/send_prompt.rs call",
-    "broker/src/tools/snapshot.rs call",
 ];
 
 /// `code` with every comment, string and char literal blanked (newlines
