@@ -568,7 +568,6 @@ const BEING_SPLIT: &[&str] = &[
     // Split on the branch that adds this check, one commit each.
     "broker/src/toolkit/search.rs search_panes",
     "broker/src/toolkit/since.rs call",
-    "broker/src/tools/send_prompt.rs call",
 ];
 
 /// `code` with every comment, string and char literal blanked (newlines
