@@ -567,7 +567,6 @@ const BEING_SPLIT: &[&str] = &[
     "engine/src/marks.rs apply",
     // Split on the branch that adds this check, one commit each.
     "broker/src/toolkit/search.rs search_panes",
-    "broker/src/toolkit/since.rs call",
 ];
 
 /// `code` with every comment, string and char literal blanked (newlines
