@@ -565,8 +565,6 @@ const BEING_SPLIT: &[&str] = &[
     "broker/src/tools/run_command.rs call",
     "broker/src/tools/run_command.rs prove_empty",
     "engine/src/marks.rs apply",
-    // Split on the branch that adds this check, one commit each.
-    "broker/src/toolkit/search.rs search_panes",
 ];
 
 /// `code` with every comment, string and char literal blanked (newlines
