@@ -18,19 +18,7 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
             }
         }
     };
-    // Which of the helper's own commands would run a hook of the person's: a
-    // command without a target (set-buffer) takes hooks from a session tmux
-    // picks, so every session is asked. A check that fails counts as set.
-    let sessions = snap.session_ids();
-    let mut hooked = Vec::new();
-    for name in tmux_mcp_core::wire::HANDOFF_HOOKS {
-        if !matches!(
-            broker.registry.hook_is_set(name, &sessions).await,
-            Ok(false)
-        ) {
-            hooked.push(name.to_string());
-        }
-    }
+    let hooked = hooked_commands(broker, &snap.session_ids()).await;
     let refuse = |why: String, reference: String| {
         Reply::Cursor(CursorReply {
             reference,
@@ -73,34 +61,7 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
             )
         }
         Err(e) => (None, Some(format!("no tracking cursor: {}", e.why()))),
-        Ok(c) => {
-            let key = sys::random_hex(16);
-            let entry = tmux_mcp_engine::capture::CursorEntry {
-                pane_id: c.pane.id.clone(),
-                generation: broker.identity.generation.clone(),
-                rows: c.rows,
-                scope: tmux_mcp_engine::capture::Scope::default(),
-                identity: c.identity.expect("tracked capture has an identity"),
-                handoff: true,
-            };
-            // Pinned for its TTL and readable by every agent: handing the pane
-            // over is the person's consent (for this one pane, read-only).
-            let owner = tmux_mcp_engine::retention::Owner {
-                agent: None,
-                view: tmux_mcp_engine::retention::View::Anyone,
-            };
-            match broker.retained.insert(
-                key.clone(),
-                tmux_mcp_engine::retention::Retained::Cursor(entry),
-                owner,
-            ) {
-                Ok(()) => (Some(key), None),
-                Err(_) => (
-                    None,
-                    Some("no tracking cursor: the capture exceeds the retention budget".into()),
-                ),
-            }
-        }
+        Ok(c) => retain_handoff_cursor(broker, c),
     };
     Reply::Cursor(CursorReply {
         reference,
@@ -109,4 +70,53 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
         refused: None,
         hooked,
     })
+}
+
+/// Which of the helper's own commands would run a hook of the person's (the
+/// reply names them, so the helper can say so before it runs them): a
+/// command without a target (set-buffer) takes hooks from a session tmux
+/// picks, so every session is asked. A check that fails counts as set.
+async fn hooked_commands(broker: &Broker, sessions: &[String]) -> Vec<String> {
+    let mut hooked = Vec::new();
+    for name in tmux_mcp_core::wire::HANDOFF_HOOKS {
+        if !matches!(broker.registry.hook_is_set(name, sessions).await, Ok(false)) {
+            hooked.push(name.to_string());
+        }
+    }
+    hooked
+}
+
+/// Keeps the key press's capture as a tracking cursor any agent may continue:
+/// the cursor's key, or why there is none. Its own step because the cursor
+/// is retained unlike any other: pinned for its TTL and readable by every
+/// agent, since handing the pane over is the person's consent (for this one
+/// pane, read-only).
+fn retain_handoff_cursor(
+    broker: &Broker,
+    c: tmux_mcp_engine::observe::Captured,
+) -> (Option<String>, Option<String>) {
+    let key = sys::random_hex(16);
+    let entry = tmux_mcp_engine::capture::CursorEntry {
+        pane_id: c.pane.id.clone(),
+        generation: broker.identity.generation.clone(),
+        rows: c.rows,
+        scope: tmux_mcp_engine::capture::Scope::default(),
+        identity: c.identity.expect("tracked capture has an identity"),
+        handoff: true,
+    };
+    let owner = tmux_mcp_engine::retention::Owner {
+        agent: None,
+        view: tmux_mcp_engine::retention::View::Anyone,
+    };
+    match broker.retained.insert(
+        key.clone(),
+        tmux_mcp_engine::retention::Retained::Cursor(entry),
+        owner,
+    ) {
+        Ok(()) => (Some(key), None),
+        Err(_) => (
+            None,
+            Some("no tracking cursor: the capture exceeds the retention budget".into()),
+        ),
+    }
 }

@@ -21,6 +21,8 @@ pub fn fetch_status(sock: &std::path::Path) -> anyhow::Result<StatusReply> {
     }
 }
 
+/// `tmux-mcp status`: what the broker says about itself, in lines a person
+/// reads or (`--json`) as one object.
 pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
     let id = locate::server(args)?;
     let Some(sock) = locate::find(&id) else {
@@ -47,7 +49,25 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
         "uptime        {:.1} s; sessions open {} (served {})",
         s.uptime_seconds, s.sessions_open, s.sessions_served
     );
-    match fresh_table(&id.socket_path) {
+    print_panes(&s, fresh_table(&id.socket_path));
+    println!("option        @mcp-broker-socket {}", s.option_published);
+    println!("tools         {}", s.enabled_tools.join(", "));
+    println!("tmux access   {}", s.tmux_access);
+    print_tmux_counts(&s);
+    println!(
+        "retained      {} cursors and pages, {:.1} MiB",
+        s.retained_entries,
+        s.retained_bytes as f64 / (1024.0 * 1024.0)
+    );
+    println!("log           {}", s.log_file);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The panes line and one line a pane: what tmux has now, with the identity
+/// the broker holds for each, or (when tmux's answer does not parse) the
+/// broker's own table. Its own step: a table of its own, half the status.
+fn print_panes(s: &StatusReply, table: Option<tmux_mcp_core::wire::PaneTable>) {
+    match table {
         // The broker's table is as old as its last read (an agent's call
         // refreshes it), so list what tmux has now, with the identity the
         // broker holds for each pane it has seen.
@@ -103,10 +123,11 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    println!("option        @mcp-broker-socket {}", s.option_published);
-    println!("tools         {}", s.enabled_tools.join(", "));
-    println!("tmux access   {}", s.tmux_access);
-    // Each invocation is one connection carrying one command list.
+}
+
+/// The tmux line: connections and commands, each per tool call (each
+/// invocation is one connection carrying one command list).
+fn print_tmux_counts(s: &StatusReply) {
     let per_call = |n: u64| {
         if s.tool_calls > 0 {
             format!(" ({:.2} per tool call)", n as f64 / s.tool_calls as f64)
@@ -130,13 +151,6 @@ pub fn status(args: &ServerArgs, json: bool) -> anyhow::Result<ExitCode> {
             s.tool_calls
         ),
     }
-    println!(
-        "retained      {} cursors and pages, {:.1} MiB",
-        s.retained_entries,
-        s.retained_bytes as f64 / (1024.0 * 1024.0)
-    );
-    println!("log           {}", s.log_file);
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The pane table as tmux has it now, read the broker's hook-free way
@@ -191,22 +205,13 @@ impl Report {
     }
 }
 
+/// `tmux-mcp doctor`: every precondition, checked from the outside, a
+/// verdict line each; fails when any check does.
 pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     let mut r = Report { problems: 0 };
     let sock = locate::tmux_socket(args)?;
     let tmux = Tmux::new(&sock);
-    match std::process::Command::new(&tmux.bin).arg("-V").output() {
-        Ok(o) => r.line(
-            o.status.success(),
-            "tmux",
-            String::from_utf8_lossy(&o.stdout).trim(),
-        ),
-        Err(e) => r.line(
-            false,
-            "tmux",
-            format!("{} not runnable: {e}", tmux.bin.display()),
-        ),
-    }
+    check_tmux_binary(&mut r, &tmux);
     let probe = match server::probe(&sock) {
         Ok(p) => p,
         Err(e) => {
@@ -226,6 +231,36 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             id.generation
         ),
     );
+    check_process_identity(&mut r, &probe);
+    check_capture_hook(&mut r, &tmux);
+    check_broker(&mut r, id)?;
+    check_runtime_dir(&mut r);
+    Ok(if r.problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Whether the tmux binary runs, and its version.
+fn check_tmux_binary(r: &mut Report, tmux: &Tmux) {
+    match std::process::Command::new(&tmux.bin).arg("-V").output() {
+        Ok(o) => r.line(
+            o.status.success(),
+            "tmux",
+            String::from_utf8_lossy(&o.stdout).trim(),
+        ),
+        Err(e) => r.line(
+            false,
+            "tmux",
+            format!("{} not runnable: {e}", tmux.bin.display()),
+        ),
+    }
+}
+
+/// What process identity needs of the platform: the exit descriptor, the
+/// server's own (race-free) one, the identity backend, the process table.
+fn check_process_identity(r: &mut Report, probe: &server::Probe) {
     let ib = platform::IDENTITY_BACKEND;
     r.line(
         platform::exit_fd(std::process::id()).is_ok(),
@@ -241,7 +276,7 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             format!("unsupported; the broker falls back to {}", ib.exit_call())
         },
     );
-    let backend = Backend::detect(id.pid);
+    let backend = Backend::detect(probe.identity.pid);
     r.line(
         backend.unavailable.is_none(),
         "process identity",
@@ -256,8 +291,11 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         process_table::SOURCE,
         "the process table (parents, terminals, start times)",
     );
+}
 
-    // Hooks: show-hooks fires no hook.
+/// Whether a global `after-capture-pane` hook would make captures refused
+/// (`show-hooks` fires no hook).
+fn check_capture_hook(r: &mut Report, tmux: &Tmux) {
     let global = tmux
         .run_blocking(&["show-hooks", "-g", "after-capture-pane"])
         .unwrap_or_default();
@@ -271,7 +309,11 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             "not set"
         },
     );
+}
 
+/// The broker of this server: its socket's and runtime dir's modes and
+/// owner, and what it answers about itself.
+fn check_broker(r: &mut Report, id: &server::ServerIdentity) -> anyhow::Result<()> {
     match locate::find(id) {
         None => r.line(
             false,
@@ -315,8 +357,12 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    // Which directory a broker started now would use, and every candidate it
-    // would pass over with the reason (nothing is created here).
+    Ok(())
+}
+
+/// Which directory a broker started now would use, and every candidate it
+/// would pass over with the reason (nothing is created here).
+fn check_runtime_dir(r: &mut Report) {
     let plan = paths::RuntimeEnv::current().plan(false);
     for (dir, why) in &plan.refused {
         r.note("runtime dir refused", format!("{} {why}", dir.display()));
@@ -354,11 +400,6 @@ pub fn doctor(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", "),
     );
-    Ok(if r.problems == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
 }
 
 /// Seconds since the Unix epoch now (0 if the clock is before it).

@@ -474,31 +474,14 @@ impl Relay {
 
             // The broker is lost. Hold the client side until this is sorted out.
             let mut conn = self.conn.lock().unwrap();
-            let pending = {
-                let mut t = self.track.lock().unwrap();
-                t.swallow.clear(); // answers that will never come
-                t.inflight.drain().map(|(_, raw)| raw).collect::<Vec<_>>()
+            let Some(answered) = self.answer_lost_requests(&mut stdout) else {
+                conn.finished = true;
+                self.changed.notify_all();
+                return Ok(ExitCode::SUCCESS);
             };
-            for (raw, listen) in &pending {
-                let answer = if *listen {
-                    listen_ended_answer(raw)
-                } else {
-                    broker_lost_answer(raw)
-                };
-                if stdout
-                    .write_all(&answer)
-                    .and_then(|_| stdout.flush())
-                    .is_err()
-                {
-                    conn.finished = true;
-                    self.changed.notify_all();
-                    return Ok(ExitCode::SUCCESS);
-                }
-            }
             eprintln!(
-                "tmux-mcp: lost the broker at {} ({why}); answered {} request(s) in flight with error {BROKER_LOST_CODE} (delivery to tmux unknown); finding or starting a new broker",
+                "tmux-mcp: lost the broker at {} ({why}); answered {answered} request(s) in flight with error {BROKER_LOST_CODE} (delivery to tmux unknown); finding or starting a new broker",
                 sock.display(),
-                pending.len()
             );
             let now = Instant::now();
             losses.retain(|t| now.duration_since(*t) < LOSS_WINDOW);
@@ -514,16 +497,7 @@ impl Relay {
             };
             match next {
                 Ok((new_sock, stream)) => {
-                    conn.epoch += 1;
-                    let setup = self.setup_replay(conn.epoch);
-                    conn.broken = stream
-                        .try_clone()
-                        .and_then(|mut w| w.write_all(&setup).map(|_| w))
-                        .map(|w| conn.to_broker = w)
-                        .is_err();
-                    if conn.broken {
-                        let _ = stream.shutdown(Shutdown::Both); // read to its end below, as a loss
-                    }
+                    self.adopt(&mut conn, &stream);
                     self.changed.notify_all();
                     drop(conn);
                     eprintln!(
@@ -539,6 +513,50 @@ impl Relay {
                     return Err(e);
                 }
             }
+        }
+    }
+
+    /// Answers every request in flight when the broker was lost with the
+    /// broker-lost error (a listen with its end), since their answers will
+    /// never come; how many, or `None` when the client is gone. Called with
+    /// the connection locked, so no line reaches a broker meanwhile.
+    fn answer_lost_requests(&self, stdout: &mut std::io::StdoutLock<'_>) -> Option<usize> {
+        let pending = {
+            let mut t = self.track.lock().unwrap();
+            t.swallow.clear(); // answers that will never come
+            t.inflight.drain().map(|(_, raw)| raw).collect::<Vec<_>>()
+        };
+        for (raw, listen) in &pending {
+            let answer = if *listen {
+                listen_ended_answer(raw)
+            } else {
+                broker_lost_answer(raw)
+            };
+            if stdout
+                .write_all(&answer)
+                .and_then(|_| stdout.flush())
+                .is_err()
+            {
+                return None;
+            }
+        }
+        Some(pending.len())
+    }
+
+    /// Makes a new broker's `stream` the one client lines go to, in a new
+    /// epoch, once the session's setup is replayed on it (so the new broker
+    /// knows the session before any line); a stream that fails that is shut,
+    /// to be read to its end as another loss.
+    fn adopt(&self, conn: &mut Conn, stream: &UnixStream) {
+        conn.epoch += 1;
+        let setup = self.setup_replay(conn.epoch);
+        conn.broken = stream
+            .try_clone()
+            .and_then(|mut w| w.write_all(&setup).map(|_| w))
+            .map(|w| conn.to_broker = w)
+            .is_err();
+        if conn.broken {
+            let _ = stream.shutdown(Shutdown::Both); // broker_to_client reads it to its end, as a loss
         }
     }
 

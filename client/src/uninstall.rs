@@ -11,6 +11,7 @@ use anyhow::Context;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tmux_mcp_core::platform::process_table;
+use tmux_mcp_core::server::ServerIdentity;
 use tmux_mcp_core::tmux::Tmux;
 
 /// Every option the plugin or the broker reads or writes.
@@ -33,35 +34,56 @@ const OPTIONS: &[&str] = &[
 pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     let id = locate::server(args)?;
     let tmux = Tmux::new(&id.socket_path);
-    let expand = |format: &str| {
-        tmux.run_blocking(&["list-commands", "-F", format, "list-commands"])
-            .context("reading from tmux")
-    };
-    let sessions: Vec<String> = expand("#{S:#{session_id} }")?
+    let sessions: Vec<String> = expand(&tmux, "#{S:#{session_id} }")?
         .split_whitespace()
         .map(str::to_string)
         .collect();
-    let hooked = |name: &str| -> anyhow::Result<bool> {
-        let mut argv: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
-        for s in &sessions {
-            argv.push(";".into());
-            argv.extend(tmux_mcp_core::hooks::while_exists(
-                s,
-                &format!("show-hooks -t '{s}' {name}"),
-                None,
-            ));
-        }
-        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        Ok(tmux_mcp_core::hooks::has_entry(
-            &tmux.run_blocking(&argv)?,
-            name,
-        ))
-    };
     let mut left = Vec::new();
+    stop_broker(&id, &mut left);
+    unbind_cursor_key(&tmux, &sessions, &mut left)?;
+    unset_options(&tmux, &sessions, &mut left)?;
+    if left.is_empty() {
+        println!("tmux-mcp is out of this tmux server; remove its line from tmux.conf so the next start does not load it again");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for l in &left {
+        eprintln!("tmux-mcp uninstall: {l}");
+    }
+    Ok(ExitCode::from(3))
+}
 
-    // The broker first: it stops at SIGTERM (agents on it get their in-flight
-    // answers), and a new one is not started by anything but the plugin.
-    match locate::find(&id).map(|sock| (crate::doctor::fetch_status(&sock), sock)) {
+/// A format expanded by tmux: every read goes through `list-commands -F`,
+/// which fires no hook.
+fn expand(tmux: &Tmux, format: &str) -> anyhow::Result<String> {
+    tmux.run_blocking(&["list-commands", "-F", format, "list-commands"])
+        .context("reading from tmux")
+}
+
+/// Whether hook `name` is set globally or in any of `sessions`: a step whose
+/// command would run a hook of the person's is left out. Asked with
+/// `show-hooks`, which fires none.
+fn hooked(tmux: &Tmux, sessions: &[String], name: &str) -> anyhow::Result<bool> {
+    let mut argv: Vec<String> = vec!["show-hooks".into(), "-g".into(), name.into()];
+    for s in sessions {
+        argv.push(";".into());
+        argv.extend(tmux_mcp_core::hooks::while_exists(
+            s,
+            &format!("show-hooks -t '{s}' {name}"),
+            None,
+        ));
+    }
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    Ok(tmux_mcp_core::hooks::has_entry(
+        &tmux.run_blocking(&argv)?,
+        name,
+    ))
+}
+
+/// The broker first: it stops at SIGTERM (agents on it get their in-flight
+/// answers), and a new one is not started by anything but the plugin. What
+/// could not be done is pushed to `left`.
+fn stop_broker(id: &ServerIdentity, left: &mut Vec<String>) {
+    match locate::find(id).map(|sock| (crate::doctor::fetch_status(&sock), sock)) {
         Some((Ok(s), sock)) => {
             let started = process_table::stat(s.broker_pid).map(|st| st.start_ticks);
             match tmux_mcp_core::sys::terminate(s.broker_pid) {
@@ -92,11 +114,19 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         Some((Err(e), _)) => left.push(format!("the broker did not answer: {e}")),
         None => println!("no broker was running"),
     }
+}
 
-    let bound = expand("#{@mcp-cursor-key-bound}")?.trim().to_string();
+/// The key binding the plugin made (`@mcp-cursor-key-bound`), unbound unless
+/// an `after-unbind-key` hook would run.
+fn unbind_cursor_key(
+    tmux: &Tmux,
+    sessions: &[String],
+    left: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let bound = expand(tmux, "#{@mcp-cursor-key-bound}")?.trim().to_string();
     if bound.is_empty() {
         println!("no key binding of the plugin's");
-    } else if hooked("after-unbind-key")? {
+    } else if hooked(tmux, sessions, "after-unbind-key")? {
         left.push(format!(
             "key {bound} stays bound: an after-unbind-key hook is set and unbinding would run it"
         ));
@@ -105,8 +135,13 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("unbinding key {bound}"))?;
         println!("unbound key {bound} (prefix table)");
     }
+    Ok(())
+}
 
-    if hooked("after-set-option")? {
+/// Every `@mcp-*` option unset in one command, unless an `after-set-option`
+/// hook would run.
+fn unset_options(tmux: &Tmux, sessions: &[String], left: &mut Vec<String>) -> anyhow::Result<()> {
+    if hooked(tmux, sessions, "after-set-option")? {
         left.push("the @mcp-* options stay: an after-set-option hook is set and unsetting an option would run it".into());
     } else {
         let mut argv: Vec<&str> = Vec::new();
@@ -125,14 +160,7 @@ pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             .context("unsetting the @mcp-* options")?;
         println!("unset the @mcp-* options");
     }
-    if left.is_empty() {
-        println!("tmux-mcp is out of this tmux server; remove its line from tmux.conf so the next start does not load it again");
-        return Ok(ExitCode::SUCCESS);
-    }
-    for l in &left {
-        eprintln!("tmux-mcp uninstall: {l}");
-    }
-    Ok(ExitCode::from(3))
+    Ok(())
 }
 
 /// Whether process `pid` (started at `start_ticks`, when known) has ended, or

@@ -523,6 +523,58 @@ fn placed_row(s: &SessionPart, w: &WindowPart) -> PaneRow {
 pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
     let b = input.as_ref();
     let b = b.strip_suffix(b"\n").unwrap_or(b);
+    let (server, head_end) = parse_header(b)?;
+    let mut r = Reader {
+        b,
+        pos: (head_end + 1).min(b.len()),
+        row: 0,
+    };
+    let mut rows: Vec<PaneRow> = Vec::new();
+    let (mut session, mut window): (Option<SessionPart>, Option<WindowPart>) = (None, None);
+    // Rows of the current window start here; its pane count is set when it ends.
+    let mut window_start = 0;
+    let close_window = |rows: &mut Vec<PaneRow>, start: usize| {
+        let n = (rows.len() - start) as u64;
+        rows[start..]
+            .iter_mut()
+            .for_each(|row| row.window_panes = n);
+    };
+    while r.pos < b.len() {
+        let tag = b[r.pos];
+        r.pos += 1;
+        match tag {
+            b'S' | b's' => {
+                close_window(&mut rows, window_start);
+                window = None;
+                session = Some(session_record(&mut r, tag)?);
+            }
+            b'W' | b'w' => {
+                if session.is_none() {
+                    return Err(r.bad("a window record before any session record"));
+                }
+                close_window(&mut rows, window_start);
+                window_start = rows.len();
+                window = Some(window_record(&mut r, tag)?);
+            }
+            b'P' | b'b' | b'p' => {
+                let (Some(s), Some(w)) = (&session, &window) else {
+                    return Err(r.bad("a pane record before any window record"));
+                };
+                let row = pane_record(&mut r, tag, placed_row(s, w))?;
+                rows.push(row);
+            }
+            other => return Err(r.bad(format!("unknown record tag {:?}", other as char))),
+        }
+        r.row += 1;
+    }
+    close_window(&mut rows, window_start);
+    Ok(PaneTable { server, rows })
+}
+
+/// The server row, from the header before the first record separator, and
+/// where that header ends. Its own step: the header is one fixed record, not
+/// one of the tagged ones that follow.
+fn parse_header(b: &[u8]) -> Result<(ServerRow, usize), ParseError> {
     let head_end = b.iter().position(|&c| c == RS_B).unwrap_or(b.len());
     if head_end == 0 {
         return Err(ParseError::NoHeader);
@@ -544,134 +596,109 @@ pub fn parse(input: impl AsRef<[u8]>) -> Result<PaneTable, ParseError> {
         request_timeout_option: h[8].to_string(),
         confirm_option: h[9].to_string(),
     };
-    let mut r = Reader {
-        b,
-        pos: (head_end + 1).min(b.len()),
-        row: 0,
-    };
-    let mut rows: Vec<PaneRow> = Vec::new();
-    let (mut session, mut window): (Option<SessionPart>, Option<WindowPart>) = (None, None);
-    // Rows of the current window start here; its pane count is set when it ends.
-    let mut window_start = 0;
-    let close_window = |rows: &mut Vec<PaneRow>, start: usize| {
-        let n = (rows.len() - start) as u64;
-        rows[start..]
-            .iter_mut()
-            .for_each(|row| row.window_panes = n);
-    };
-    while r.pos < b.len() {
-        let tag = b[r.pos];
-        r.pos += 1;
-        let i = r.row;
-        match tag {
-            b'S' | b's' => {
-                close_window(&mut rows, window_start);
-                window = None;
-                session = Some(if tag == b'S' {
-                    let f = r.record(SESSION_FIELDS, 0)?;
-                    SessionPart {
-                        id: text(f[0]),
-                        name: counted_text(f[1]),
-                        created: num(i, "session_created", f[2])?,
-                        attached: num(i, "session_attached", f[3])?,
-                        windows: num(i, "session_windows", f[4])?,
-                    }
-                } else {
-                    let f = r.record(SHORT_SESSION_FIELDS, 0)?;
-                    SessionPart {
-                        id: text(f[0]),
-                        name: counted_text(f[1]),
-                        created: 0,
-                        attached: 0,
-                        windows: 0,
-                    }
-                });
-            }
-            b'W' | b'w' => {
-                if session.is_none() {
-                    return Err(r.bad("a window record before any session record"));
-                }
-                close_window(&mut rows, window_start);
-                window_start = rows.len();
-                window = Some(if tag == b'W' {
-                    let f = r.record(WINDOW_FIELDS, 0)?;
-                    WindowPart {
-                        id: text(f[0]),
-                        index: num(i, "window_index", f[1])?,
-                        name: counted_text(f[2]),
-                        active: f[3] == b"1",
-                        width: num(i, "window_width", f[4])?,
-                        height: num(i, "window_height", f[5])?,
-                        layout: text(f[6]),
-                        zoomed: f[7] == b"1",
-                    }
-                } else {
-                    let f = r.record(SHORT_WINDOW_FIELDS, 0)?;
-                    WindowPart {
-                        id: text(f[0]),
-                        index: num(i, "window_index", f[1])?,
-                        name: String::new(),
-                        active: false,
-                        width: 0,
-                        height: 0,
-                        layout: String::new(),
-                        zoomed: false,
-                    }
-                });
-            }
-            b'P' | b'b' | b'p' => {
-                let (Some(s), Some(w)) = (&session, &window) else {
-                    return Err(r.bad("a pane record before any window record"));
-                };
-                let mut row = placed_row(s, w);
-                match tag {
-                    b'P' => {
-                        let f = r.record(PANE_FIELDS, 1)?;
-                        (row.pane_dead, row.pane_dead_status) = dead_field(i, f[16])?;
-                        row = PaneRow {
-                            depth: Depth::Full,
-                            pane_id: text(f[0]),
-                            pane_index: num(i, "pane_index", f[1])?,
-                            pane_active: f[2] == b"1",
-                            pane_pid: num(i, "pane_pid", f[3])?,
-                            width: num(i, "pane_width", f[4])?,
-                            height: num(i, "pane_height", f[5])?,
-                            history_size: num(i, "history_size", f[6])?,
-                            history_limit: num(i, "history_limit", f[7])?,
-                            current_command: counted_text(f[8]),
-                            current_path: counted_text(f[9]),
-                            title: counted_text(f[10]),
-                            tty: text(f[11]),
-                            cursor_x: num_or_zero(i, "cursor_x", f[12])?,
-                            cursor_y: num_or_zero(i, "cursor_y", f[13])?,
-                            pane_in_mode: num_or_zero(i, "pane_in_mode", f[14])?,
-                            scroll_position: num_or_zero(i, "scroll_position", f[15])?,
-                            ..row
-                        };
-                    }
-                    b'b' => {
-                        let f = r.record(BRIEF_PANE_FIELDS, 1)?;
-                        (row.pane_dead, row.pane_dead_status) = dead_field(i, f[5])?;
-                        row.depth = Depth::Brief;
-                        row.pane_id = text(f[0]);
-                        row.pane_index = num(i, "pane_index", f[1])?;
-                        row.pane_pid = num(i, "pane_pid", f[2])?;
-                        row.current_command = counted_text(f[3]);
-                        row.current_path = counted_text(f[4]);
-                    }
-                    _ => {
-                        let f = r.record(&[("pane_id", Plain)], 0)?;
-                        row.pane_id = text(f[0]);
-                    }
-                }
-                rows.push(row);
-            }
-            other => return Err(r.bad(format!("unknown record tag {:?}", other as char))),
+    Ok((server, head_end))
+}
+
+/// A session record: `S` (full) or `s` (id and name only, the shapes that
+/// need no more).
+fn session_record(r: &mut Reader<'_>, tag: u8) -> Result<SessionPart, ParseError> {
+    let i = r.row;
+    Ok(if tag == b'S' {
+        let f = r.record(SESSION_FIELDS, 0)?;
+        SessionPart {
+            id: text(f[0]),
+            name: counted_text(f[1]),
+            created: num(i, "session_created", f[2])?,
+            attached: num(i, "session_attached", f[3])?,
+            windows: num(i, "session_windows", f[4])?,
         }
-        r.row += 1;
+    } else {
+        let f = r.record(SHORT_SESSION_FIELDS, 0)?;
+        SessionPart {
+            id: text(f[0]),
+            name: counted_text(f[1]),
+            created: 0,
+            attached: 0,
+            windows: 0,
+        }
+    })
+}
+
+/// A window record: `W` (full) or `w` (id and index only).
+fn window_record(r: &mut Reader<'_>, tag: u8) -> Result<WindowPart, ParseError> {
+    let i = r.row;
+    Ok(if tag == b'W' {
+        let f = r.record(WINDOW_FIELDS, 0)?;
+        WindowPart {
+            id: text(f[0]),
+            index: num(i, "window_index", f[1])?,
+            name: counted_text(f[2]),
+            active: f[3] == b"1",
+            width: num(i, "window_width", f[4])?,
+            height: num(i, "window_height", f[5])?,
+            layout: text(f[6]),
+            zoomed: f[7] == b"1",
+        }
+    } else {
+        let f = r.record(SHORT_WINDOW_FIELDS, 0)?;
+        WindowPart {
+            id: text(f[0]),
+            index: num(i, "window_index", f[1])?,
+            name: String::new(),
+            active: false,
+            width: 0,
+            height: 0,
+            layout: String::new(),
+            zoomed: false,
+        }
+    })
+}
+
+/// A pane record: `P` (full), `b` (brief) or `p` (the id only), filled into
+/// `row`, which its session and window records placed.
+fn pane_record(r: &mut Reader<'_>, tag: u8, mut row: PaneRow) -> Result<PaneRow, ParseError> {
+    let i = r.row;
+    match tag {
+        b'P' => {
+            let f = r.record(PANE_FIELDS, 1)?;
+            (row.pane_dead, row.pane_dead_status) = dead_field(i, f[16])?;
+            row = PaneRow {
+                depth: Depth::Full,
+                pane_id: text(f[0]),
+                pane_index: num(i, "pane_index", f[1])?,
+                pane_active: f[2] == b"1",
+                pane_pid: num(i, "pane_pid", f[3])?,
+                width: num(i, "pane_width", f[4])?,
+                height: num(i, "pane_height", f[5])?,
+                history_size: num(i, "history_size", f[6])?,
+                history_limit: num(i, "history_limit", f[7])?,
+                current_command: counted_text(f[8]),
+                current_path: counted_text(f[9]),
+                title: counted_text(f[10]),
+                tty: text(f[11]),
+                cursor_x: num_or_zero(i, "cursor_x", f[12])?,
+                cursor_y: num_or_zero(i, "cursor_y", f[13])?,
+                pane_in_mode: num_or_zero(i, "pane_in_mode", f[14])?,
+                scroll_position: num_or_zero(i, "scroll_position", f[15])?,
+                ..row
+            };
+        }
+        b'b' => {
+            let f = r.record(BRIEF_PANE_FIELDS, 1)?;
+            (row.pane_dead, row.pane_dead_status) = dead_field(i, f[5])?;
+            row.depth = Depth::Brief;
+            row.pane_id = text(f[0]);
+            row.pane_index = num(i, "pane_index", f[1])?;
+            row.pane_pid = num(i, "pane_pid", f[2])?;
+            row.current_command = counted_text(f[3]);
+            row.current_path = counted_text(f[4]);
+        }
+        _ => {
+            let f = r.record(&[("pane_id", Plain)], 0)?;
+            row.pane_id = text(f[0]);
+        }
     }
-    close_window(&mut rows, window_start);
-    Ok(PaneTable { server, rows })
+    Ok(row)
 }
 
 /// What `list-commands -F` printed, with the row and field separators back:

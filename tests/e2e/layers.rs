@@ -551,3 +551,337 @@ fn the_unsafe_check_sees_blocks_fns_and_impls() {
     );
     assert_eq!(found, ["an unsafe block", "unsafe fn b", "an unsafe impl"]);
 }
+
+/// Architecture invariant: no function outside tests is over this many
+/// lines, from its `fn` line to its closing brace. A longer one mixes phases:
+/// name each phase, a function whose doc says why it is a step of its own.
+const MAX_FN_LINES: usize = 100;
+
+/// Over the limit while other branches of issue 51 split them right now
+/// (`path fn`); remove each entry as its split lands, until this is empty.
+/// An entry no longer over the limit is printed, not failed, so that a split
+/// landing first breaks nothing.
+const BEING_SPLIT: &[&str] = &[
+    "broker/src/tools/create.rs call",
+    "broker/src/tools/run_command.rs call",
+    "broker/src/tools/run_command.rs prove_empty",
+];
+
+/// `code` with every comment, string and char literal blanked (newlines
+/// kept), so that the braces and the `fn`s left are the code's own.
+fn code_only(code: &str) -> Vec<u8> {
+    let b = code.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        let end = if rest.starts_with(b"//") {
+            rest.iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p)
+        } else if rest.starts_with(b"/*") {
+            let (mut depth, mut j) = (0, i);
+            loop {
+                if b[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if b[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break j;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+        } else if let Some(open) = raw_string_quote(b, i) {
+            // A raw string: r"…", r#"…"#, br##"…"##.
+            let hashes = rest[..open].iter().filter(|&&c| c == b'#').count();
+            let close: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            let body = i + open + 1;
+            body + b[body..]
+                .windows(close.len())
+                .position(|w| w == close)
+                .unwrap()
+                + close.len()
+        } else if rest[0] == b'"' {
+            let mut j = i + 1;
+            while b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if rest[0] == b'\'' && rest.get(1) == Some(&b'\\') {
+            i + 3 + b[i + 3..].iter().position(|&c| c == b'\'').unwrap() + 1
+        } else if let Some(len) = char_literal_len(code, i) {
+            i + len
+        } else {
+            i += 1; // code, or a lifetime's quote
+            continue;
+        };
+        for c in &mut out[i..end] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+        i = end;
+    }
+    out
+}
+
+/// Where the opening quote of a raw string starting at `b[i]` is, relative
+/// to `i` (`r"`, `r#"`, `br##"`), if one starts there.
+fn raw_string_quote(b: &[u8], i: usize) -> Option<usize> {
+    let rest = &b[i..];
+    let prefixed = rest.starts_with(b"r\"") || rest.starts_with(b"r#") || rest.starts_with(b"br");
+    let word_start = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+    let open = rest
+        .iter()
+        .position(|&c| c != b'b' && c != b'r' && c != b'#')?;
+    (prefixed && word_start && rest[open] == b'"').then_some(open)
+}
+
+/// The length of an unescaped char literal (`'x'`, `'é'`) starting at
+/// `code[i]`; `None` for a lifetime's quote.
+fn char_literal_len(code: &str, i: usize) -> Option<usize> {
+    let c = code.get(i + 1..)?.chars().next()?;
+    (code.as_bytes()[i] == b'\'' && code.as_bytes().get(i + 1 + c.len_utf8()) == Some(&b'\''))
+        .then_some(2 + c.len_utf8())
+}
+
+/// The index just past the group that opens at `b[open]` (`{`, `(` or `[`).
+fn group_end(b: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    panic!("unbalanced group at byte {open}")
+}
+
+/// Every `fn` with a body in `code`, in source order, with its length in
+/// lines; `macro_rules!` bodies are skipped (syn does not see into them).
+fn fn_spans(code: &str) -> Vec<(String, usize)> {
+    let b = code_only(code);
+    let line = |at: usize| b[..at].iter().filter(|&&c| c == b'\n').count();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let word_at = |at: usize| {
+        let end = at
+            + b[at..]
+                .iter()
+                .position(|&c| !ident(c))
+                .unwrap_or(b.len() - at);
+        (std::str::from_utf8(&b[at..end]).unwrap(), end)
+    };
+    let skip_space = |mut at: usize| {
+        while at < b.len() && b[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        at
+    };
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !ident(b[i]) || (i > 0 && ident(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let (word, after) = word_at(i);
+        i = after;
+        if word == "macro_rules" {
+            let open = after + b[after..].iter().position(|c| b"{([".contains(c)).unwrap();
+            i = group_end(&b, open);
+        } else if word == "fn" {
+            let at = skip_space(after);
+            if at >= b.len() || !(b[at].is_ascii_alphabetic() || b[at] == b'_') {
+                continue; // a fn pointer type
+            }
+            let (name, mut j) = word_at(at);
+            // The body's `{`, or the `;` of a declaration, outside the signature's groups.
+            while !matches!(b[j], b'{' | b';') {
+                j = if matches!(b[j], b'(' | b'[') {
+                    group_end(&b, j)
+                } else {
+                    j + 1
+                };
+            }
+            if b[j] == b'{' {
+                found.push((name.to_string(), line(group_end(&b, j) - 1) - line(at) + 1));
+            }
+            i = at + name.len();
+        }
+    }
+    found
+}
+
+/// Every function with a body, in source order, and whether it is test code
+/// (under `#[cfg(test)]`, or a `#[test]` and what it holds).
+#[derive(Default)]
+struct Fns {
+    in_test: usize,
+    found: Vec<(String, bool)>,
+}
+
+impl Fns {
+    fn enter(&mut self, sig: &syn::Signature, attrs: &[syn::Attribute]) -> bool {
+        let test = is_cfg_test(attrs)
+            || attrs
+                .iter()
+                .any(|a| a.path().segments.last().is_some_and(|s| s.ident == "test"));
+        self.found
+            .push((sig.ident.to_string(), test || self.in_test > 0));
+        self.in_test += usize::from(test);
+        test
+    }
+}
+
+impl<'ast> Visit<'ast> for Fns {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let test = is_test_item(item) && !matches!(item, syn::Item::Fn(_));
+        self.in_test += usize::from(test);
+        syn::visit::visit_item(self, item);
+        self.in_test -= usize::from(test);
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let test = self.enter(&f.sig, &f.attrs);
+        syn::visit::visit_item_fn(self, f);
+        self.in_test -= usize::from(test);
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        let test = self.enter(&f.sig, &f.attrs);
+        syn::visit::visit_impl_item_fn(self, f);
+        self.in_test -= usize::from(test);
+    }
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        if f.default.is_some() {
+            let test = self.enter(&f.sig, &f.attrs);
+            syn::visit::visit_trait_item_fn(self, f);
+            self.in_test -= usize::from(test);
+        }
+    }
+}
+
+/// The functions of `code` outside tests that are over `MAX_FN_LINES`, with
+/// their lengths. syn says which functions there are and which are tests;
+/// the lengths come from the text (syn's spans carry no lines here), and the
+/// two must name the same functions in the same order.
+fn long_fns(code: &str) -> Result<Vec<(String, usize)>, String> {
+    let file = syn::parse_file(code).map_err(|e| e.to_string())?;
+    let mut fns = Fns::default();
+    fns.visit_file(&file);
+    let spans = fn_spans(code);
+    let names = |v: Vec<&String>| v.into_iter().cloned().collect::<Vec<_>>();
+    if names(fns.found.iter().map(|f| &f.0).collect())
+        != names(spans.iter().map(|s| &s.0).collect())
+    {
+        return Err(format!(
+            "syn and the line counter disagree on the functions:\n  syn: {:?}\n  text: {:?}",
+            fns.found.iter().map(|f| &f.0).collect::<Vec<_>>(),
+            spans.iter().map(|s| &s.0).collect::<Vec<_>>()
+        ));
+    }
+    Ok(fns
+        .found
+        .into_iter()
+        .zip(spans)
+        .filter(|((_, test), (_, lines))| !test && *lines > MAX_FN_LINES)
+        .map(|((name, _), (_, lines))| (name, lines))
+        .collect())
+}
+
+/// The modules `#[cfg(test)] mod name;` declares in `file` (test code in a
+/// file of its own).
+fn test_modules(src: &Path, file: &Path, ast: &syn::File) -> Vec<Module> {
+    // `a/b.rs`'s children live in `a/b/`, `a/mod.rs`'s in `a/`: either way
+    // the child's module path is the file's plus its name.
+    let parent = module_of(src, file);
+    ast.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) if m.content.is_none() && is_cfg_test(&m.attrs) => {
+                let mut child = parent.clone();
+                child.push(m.ident.to_string());
+                Some(child)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn no_function_outside_tests_is_over_100_lines() {
+    let (mut found, mut allowed) = (Vec::new(), BTreeSet::new());
+    for dir in ["core", "engine", "broker", "client", "plugin"] {
+        let src = root().join(dir).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut parsed = Vec::new();
+        let mut tests = BTreeSet::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            tests.extend(test_modules(&src, &f, &ast));
+            parsed.push((f, text));
+        }
+        for (f, text) in parsed
+            .iter()
+            .filter(|(f, _)| !tests.contains(&module_of(&src, f)))
+        {
+            let rel = f.strip_prefix(root()).unwrap().display().to_string();
+            for (name, lines) in long_fns(text).unwrap_or_else(|e| panic!("{rel}: {e}")) {
+                let entry = format!("{rel} {name}");
+                if BEING_SPLIT.contains(&entry.as_str()) {
+                    allowed.insert(entry);
+                } else {
+                    found.push(format!("{rel}: fn {name}, {lines} lines"));
+                }
+            }
+        }
+    }
+    for stale in BEING_SPLIT.iter().filter(|e| !allowed.contains(**e)) {
+        eprintln!(
+            "BEING_SPLIT names {stale}, which is no longer over {MAX_FN_LINES} lines: remove it"
+        );
+    }
+    assert!(
+        found.is_empty(),
+        "functions over {MAX_FN_LINES} lines (split each into named steps, \
+         a function each whose doc says why):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_length_check_counts_code_lines_and_leaves_tests_out() {
+    let body = |n: usize| "    let _ = 1;\n".repeat(n);
+    // `fn` line + n body lines + `}` line.
+    let code = format!(
+        "fn short() {{\n{}}}\n\
+         fn long(a: [u8; 2]) -> Result<(), ()> {{\n\
+         let s = \"}} fn fake() {{\"; let r = r#\"}}\"#; let c = '{{'; let l: &'static str = s;\n\
+         // }} a comment\n/* {{ nested /* }} */ */\n{}}}\n\
+         trait T {{ fn declared(&self); fn defaulted(&self) {{\n{}}} }}\n\
+         macro_rules! m {{ () => {{ fn in_macro() {{}} }} }}\n\
+         #[test]\nfn a_test() {{\n{}}}\n\
+         #[cfg(test)]\nmod tests {{ fn helper() {{\n{}}} }}\n",
+        body(98),
+        body(96),
+        body(99),
+        body(200),
+        body(200)
+    );
+    assert_eq!(
+        long_fns(&code).unwrap(),
+        [("long".to_string(), 101), ("defaulted".to_string(), 101)]
+    );
+}

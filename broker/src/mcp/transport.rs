@@ -162,47 +162,14 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
     /// What one complete line means: a message for rmcp, an answer of our own,
     /// or nothing (blank lines, responses, undecodable notifications).
     fn decode(&mut self, line: &[u8]) -> Decoded {
-        let text = match std::str::from_utf8(line) {
-            Ok(t) => t.trim_end_matches(['\n', '\r']),
-            Err(e) => {
-                return Decoded::Reply(error_line(
-                    None,
-                    PARSE_ERROR,
-                    &format!("parse error: not valid UTF-8 ({e})"),
-                ))
-            }
-        };
-        if text.trim().is_empty() {
-            return Decoded::Nothing;
-        }
-        let msg: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(e) => {
-                return Decoded::Reply(error_line(
-                    None,
-                    PARSE_ERROR,
-                    &format!("parse error: not valid JSON ({e})"),
-                ))
-            }
-        };
-        let Value::Object(mut obj) = msg else {
-            return Decoded::Reply(error_line(
-                None,
-                INVALID_REQUEST,
-                "invalid request: expected a JSON-RPC object (batches are not supported)",
-            ));
+        let (text, mut obj) = match json_object(line) {
+            Line::Blank => return Decoded::Nothing,
+            Line::Invalid(answer) => return Decoded::Reply(answer),
+            Line::Object(text, obj) => (text, obj),
         };
         if !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"))
         {
-            // The answer to a request of the broker's (`elicitation/create`,
-            // under `--confirm`): rmcp matches it by the id it gave that
-            // request, and drops one it did not send.
-            return match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(obj)) {
-                Ok(m @ (ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_))) => {
-                    Decoded::Message(m)
-                }
-                _ => Decoded::Nothing,
-            };
+            return answer_to_broker(obj);
         }
         // The id exactly as written: the lossy `Value` above cannot hold an
         // integer beyond 64 bits.
@@ -244,26 +211,33 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineTransport<R> {
         if let Some((code, refused)) = self.lifecycle(&method, &call) {
             return Decoded::Reply(error_line(Some(&raw_id), code, &refused));
         }
+        self.request(&method, &raw_id, call)
+    }
+
+    /// A request that may run, as rmcp's: its params decoded for the method,
+    /// its id exchanged for a number of ours (the client's is given back on
+    /// the answer, `Ids`).
+    fn request(&mut self, method: &str, raw_id: &str, call: Map<String, Value>) -> Decoded {
         match serde_json::from_value::<ClientRequest>(Value::Object(call)) {
             // rmcp decodes a known method whose params do not fit as a custom
             // request; that is a caller's mistake, not an unknown method.
             Ok(ClientRequest::CustomRequest(c)) if KNOWN_REQUESTS.contains(&c.method.as_str()) => {
                 let why = params_problem(&c.method, c.params.unwrap_or_else(|| json!({})));
                 Decoded::Reply(error_line(
-                    Some(&raw_id),
+                    Some(raw_id),
                     INVALID_PARAMS,
                     &format!("invalid params for {method}: {why}"),
                 ))
             }
             Ok(req) => {
-                let n = self.ids.lock().unwrap().intern(&raw_id);
+                let n = self.ids.lock().unwrap().intern(raw_id);
                 Decoded::Message(ClientJsonRpcMessage::request(
                     req,
                     NumberOrString::Number(n),
                 ))
             }
             Err(e) => Decoded::Reply(error_line(
-                Some(&raw_id),
+                Some(raw_id),
                 INVALID_PARAMS,
                 &format!("invalid params for {method}: {e}"),
             )),
@@ -457,6 +431,65 @@ impl<R: AsyncRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleServe
         // The writer ends once the handlers' clones of the sender are gone too.
         self.out = None;
         Ok(())
+    }
+}
+
+/// What the first look at a line finds.
+enum Line<'a> {
+    /// Nothing to answer.
+    Blank,
+    /// Not a JSON object: the error line (a parse error or an invalid
+    /// request, id null: no id can be read from it).
+    Invalid(Vec<u8>),
+    /// The line's text without its line end, and the object it holds.
+    Object(&'a str, Map<String, Value>),
+}
+
+/// One line as a JSON object, or why not. The first step of every line.
+fn json_object(line: &[u8]) -> Line<'_> {
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => t.trim_end_matches(['\n', '\r']),
+        Err(e) => {
+            return Line::Invalid(error_line(
+                None,
+                PARSE_ERROR,
+                &format!("parse error: not valid UTF-8 ({e})"),
+            ))
+        }
+    };
+    if text.trim().is_empty() {
+        return Line::Blank;
+    }
+    let msg: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return Line::Invalid(error_line(
+                None,
+                PARSE_ERROR,
+                &format!("parse error: not valid JSON ({e})"),
+            ))
+        }
+    };
+    let Value::Object(obj) = msg else {
+        return Line::Invalid(error_line(
+            None,
+            INVALID_REQUEST,
+            "invalid request: expected a JSON-RPC object (batches are not supported)",
+        ));
+    };
+    Line::Object(text, obj)
+}
+
+/// The answer to a request of the broker's (`elicitation/create`, under
+/// `--confirm`), for rmcp, which matches it by the id it gave that request
+/// and drops one it did not send; anything else shaped like an answer is
+/// nothing.
+fn answer_to_broker(obj: Map<String, Value>) -> Decoded {
+    match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(obj)) {
+        Ok(m @ (ClientJsonRpcMessage::Response(_) | ClientJsonRpcMessage::Error(_))) => {
+            Decoded::Message(m)
+        }
+        _ => Decoded::Nothing,
     }
 }
 

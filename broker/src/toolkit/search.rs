@@ -209,57 +209,7 @@ pub async fn search_panes(
                 .filter(|(_, r)| r.2)
                 .map(|(p, _)| p.id.clone()),
         );
-        let requests: Vec<capture_batch::Request> = full
-            .iter()
-            .zip(&ranges)
-            .map(|(pane, &(start, end, _))| capture_batch::Request {
-                pane,
-                start,
-                end,
-                join: plan.join,
-            })
-            .collect();
-        let batched = match &clear {
-            Some(clear) => match session.broker.admission.capture().await {
-                Ok(_place) => capture_batch::capture(&session.broker, clear, &requests).await,
-                Err(_) => full.iter().map(|_| Batched::Alone).collect(),
-            },
-            None => full.iter().map(|_| Batched::Alone).collect(),
-        };
-        let mut results: Vec<Option<Result<Vec<String>, ObserveError>>> = batched
-            .into_iter()
-            .map(|b| match b {
-                Batched::Rows(out) => Some(Ok(decode_lines(&out))),
-                Batched::Alone => None,
-            })
-            .collect();
-        let alone: Vec<usize> = (0..results.len())
-            .filter(|&i| results[i].is_none())
-            .collect();
-        for group in alone.chunks(CONCURRENCY) {
-            let mut set = tokio::task::JoinSet::new();
-            for &i in group {
-                let broker = session.broker.clone();
-                let pane = full[i].clone();
-                let (start, end, _) = ranges[i];
-                let join = plan.join;
-                set.spawn(async move {
-                    let r = match broker.admission.capture().await {
-                        Err(refused) => Err(ObserveError::Transport {
-                            observed: false,
-                            why: format!("the broker is overloaded: {}", refused.0),
-                        }),
-                        Ok(_place) => observe::capture_range(&broker, pane, start, end, join)
-                            .await
-                            .map(|(_, out)| decode_lines(&out)),
-                    };
-                    (i, r)
-                });
-            }
-            for (i, r) in set.join_all().await {
-                results[i] = Some(r);
-            }
-        }
+        let results = capture_chunk(session, clear.as_ref(), &full, &ranges, plan.join).await;
         for (i, result) in results.into_iter().enumerate() {
             let result = result.unwrap_or_else(|| {
                 Err(ObserveError::Transport {
@@ -274,6 +224,70 @@ pub async fn search_panes(
         }
     }
     out
+}
+
+/// One chunk's captures, as lines, in the chunk's order: in one tmux round
+/// trip where the batch can take them (the hook preflight passed and a
+/// capture place is free), else each the single-pane way, CONCURRENCY at a
+/// time. `None`: not captured (the scan reports it).
+async fn capture_chunk(
+    session: &Session,
+    clear: Option<&capture_batch::HooksClear>,
+    full: &[Pane],
+    ranges: &[(Option<i64>, Option<i64>, bool)],
+    join: bool,
+) -> Vec<Option<Result<Vec<String>, ObserveError>>> {
+    let requests: Vec<capture_batch::Request> = full
+        .iter()
+        .zip(ranges)
+        .map(|(pane, &(start, end, _))| capture_batch::Request {
+            pane,
+            start,
+            end,
+            join,
+        })
+        .collect();
+    let batched = match clear {
+        Some(clear) => match session.broker.admission.capture().await {
+            Ok(_place) => capture_batch::capture(&session.broker, clear, &requests).await,
+            Err(_) => full.iter().map(|_| Batched::Alone).collect(),
+        },
+        None => full.iter().map(|_| Batched::Alone).collect(),
+    };
+    let mut results: Vec<Option<Result<Vec<String>, ObserveError>>> = batched
+        .into_iter()
+        .map(|b| match b {
+            Batched::Rows(out) => Some(Ok(decode_lines(&out))),
+            Batched::Alone => None,
+        })
+        .collect();
+    let alone: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].is_none())
+        .collect();
+    for group in alone.chunks(CONCURRENCY) {
+        let mut set = tokio::task::JoinSet::new();
+        for &i in group {
+            let broker = session.broker.clone();
+            let pane = full[i].clone();
+            let (start, end, _) = ranges[i];
+            set.spawn(async move {
+                let r = match broker.admission.capture().await {
+                    Err(refused) => Err(ObserveError::Transport {
+                        observed: false,
+                        why: format!("the broker is overloaded: {}", refused.0),
+                    }),
+                    Ok(_place) => observe::capture_range(&broker, pane, start, end, join)
+                        .await
+                        .map(|(_, out)| decode_lines(&out)),
+                };
+                (i, r)
+            });
+        }
+        for (i, r) in set.join_all().await {
+            results[i] = Some(r);
+        }
+    }
+    results
 }
 
 /// What the call's matching has used of its budget, and when its time is up.

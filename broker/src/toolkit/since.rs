@@ -253,13 +253,7 @@ pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutpu
     // The cursor first: an unknown one sends nothing to tmux.
     let base = match &args.cursor {
         None => None,
-        Some(key) => match broker.retained.get(key, &session.view()).as_deref() {
-            Some(Retained::Since(e)) if e.pane_id == id => Some(Base::Since(e.clone())),
-            Some(Retained::Cursor(h)) if h.pane_id == id && h.generation == session.generation() => Some(Base::Handoff(h.clone())),
-            Some(Retained::Since(e)) => return Err(bad_cursor(&format!("it belongs to pane {}, not {id}", e.pane_id))),
-            Some(Retained::Cursor(h)) if h.pane_id != id => return Err(bad_cursor(&format!("it belongs to pane {}, not {id}", h.pane_id))),
-            _ => return Err(bad_cursor("no cursor of this broker has this value (unknown, expired after 600 s unused, or made before the broker restarted)")),
-        },
+        Some(key) => Some(base_of(session, key, id)?),
     };
     let handoff = match &base {
         Some(Base::Since(e)) => e.handoff,
@@ -276,30 +270,7 @@ pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutpu
         read::resolve(session, id, session.read_freshness()).await?
     };
     let (entry, searched) = match base {
-        None => {
-            let _place = admitted(session).await?;
-            let start = -(WINDOW as i64);
-            let (_, g) = read(broker, pane, start, styled)
-                .await
-                .map_err(|e| observe_failure(id, &e))?;
-            let base = SinceEntry {
-                pane_id: id.to_string(),
-                pid: g.state.pid,
-                process_generation: None,
-                frontier: 0,
-                window: Vec::new(),
-                pending: Vec::new(),
-                history_size: 0,
-                alternate: None,
-                handoff: false,
-            };
-            let mut a = match respawned_or_alternate(&g, &base) {
-                Some(a) if g.state.alternate => a,
-                _ => seed_answer(&g, &base, g.state.history_size),
-            };
-            a.entry.process_generation = process_generation(&session.broker, id, a.entry.pid);
-            return Ok(finish(session, id, a, true, caps, None));
-        }
+        None => return first_read(session, id, pane, caps).await,
         Some(Base::Since(e)) => (e, false),
         Some(Base::Handoff(h)) => (from_handoff(&h, &pane), true),
     };
@@ -353,6 +324,52 @@ pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutpu
     }
     answer.entry.process_generation = pg;
     Ok(finish(session, id, answer, false, caps, wait))
+}
+
+/// The entry cursor `key` names for pane `id`: a `capture_since` cursor, or
+/// the key binding's hand-off of this server; else why it is refused
+/// (nothing sent to tmux).
+fn base_of(session: &Session, key: &str, id: &str) -> Result<Base, ToolOutput> {
+    match session.broker.retained.get(key, &session.view()).as_deref() {
+        Some(Retained::Since(e)) if e.pane_id == id => Ok(Base::Since(e.clone())),
+        Some(Retained::Cursor(h)) if h.pane_id == id && h.generation == session.generation() => Ok(Base::Handoff(h.clone())),
+        Some(Retained::Since(e)) => Err(bad_cursor(&format!("it belongs to pane {}, not {id}", e.pane_id))),
+        Some(Retained::Cursor(h)) if h.pane_id != id => Err(bad_cursor(&format!("it belongs to pane {}, not {id}", h.pane_id))),
+        _ => Err(bad_cursor("no cursor of this broker has this value (unknown, expired after 600 s unused, or made before the broker restarted)")),
+    }
+}
+
+/// A call without a cursor: the lines the pane shows now (its alternate
+/// screen, or the last rows of its grid), and the first cursor. No wait:
+/// there is nothing to be new since.
+async fn first_read(
+    session: &Session,
+    id: &str,
+    pane: Pane,
+    caps: Caps,
+) -> Result<ToolOutput, ToolOutput> {
+    let _place = admitted(session).await?;
+    let start = -(WINDOW as i64);
+    let (_, g) = read(&session.broker, pane, start, caps.styled)
+        .await
+        .map_err(|e| observe_failure(id, &e))?;
+    let base = SinceEntry {
+        pane_id: id.to_string(),
+        pid: g.state.pid,
+        process_generation: None,
+        frontier: 0,
+        window: Vec::new(),
+        pending: Vec::new(),
+        history_size: 0,
+        alternate: None,
+        handoff: false,
+    };
+    let mut a = match respawned_or_alternate(&g, &base) {
+        Some(a) if g.state.alternate => a,
+        _ => seed_answer(&g, &base, g.state.history_size),
+    };
+    a.entry.process_generation = process_generation(&session.broker, id, a.entry.pid);
+    Ok(finish(session, id, a, true, caps, None))
 }
 
 /// A capture place (captures queue briefly, then are refused as overload).

@@ -211,20 +211,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     };
     let searched = search::search_panes(session, &snap, &candidates, &plan).await;
     if searched.panes_searched == 0 && !candidates.is_empty() {
-        let why: Vec<String> = searched
-            .panes_skipped
-            .iter()
-            .chain(&searched.panes_failed)
-            .map(|p| format!("{} ({})", p.pane_id, p.reason))
-            .collect();
-        return Err(ToolOutput::libtmux_error(format!(
-            "No pane could be searched: {}.",
-            if why.is_empty() {
-                "the search's time budget ran out".to_string()
-            } else {
-                why.join("; ")
-            }
-        )));
+        return Err(nothing_searched(&searched));
     }
 
     let total = searched.hits.len();
@@ -253,24 +240,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         .skip(shown_to)
         .map(|h| h.pane.id.clone())
         .collect();
-    let geometry_failed = match geometry(session, &matches).await {
-        Ok(found) => {
-            for m in &mut matches {
-                if let Some(([l, t, r, b], [al, ar, at, ab])) = found.get(&m.pane_id).copied() {
-                    (m.pane_left, m.pane_top, m.pane_right, m.pane_bottom) =
-                        (Some(l), Some(t), Some(r), Some(b));
-                    (
-                        m.pane_at_left,
-                        m.pane_at_right,
-                        m.pane_at_top,
-                        m.pane_at_bottom,
-                    ) = (Some(al), Some(ar), Some(at), Some(ab));
-                }
-            }
-            None
-        }
-        Err(e) => Some(e),
-    };
+    let geometry_failed = fill_geometry(session, &mut matches).await;
     let bounded = pane_limit_clamped
         || searched.matching_clamped
         || !searched.ranges_clamped.is_empty()
@@ -294,6 +264,50 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     };
     let text = summary(&found, &notes);
     Ok(ToolOutput::typed(&found, text))
+}
+
+/// The error when candidates there were but none could be searched: each
+/// one's reason, or the time budget. An empty result would read as "no
+/// match".
+fn nothing_searched(searched: &Searched) -> ToolOutput {
+    let why: Vec<String> = searched
+        .panes_skipped
+        .iter()
+        .chain(&searched.panes_failed)
+        .map(|p| format!("{} ({})", p.pane_id, p.reason))
+        .collect();
+    ToolOutput::libtmux_error(format!(
+        "No pane could be searched: {}.",
+        if why.is_empty() {
+            "the search's time budget ran out".to_string()
+        } else {
+            why.join("; ")
+        }
+    ))
+}
+
+/// The page's panes' geometry, read now (the pane table does not carry it)
+/// and filled into their records; why it could not be read, if it could not
+/// (the records keep null geometry then).
+async fn fill_geometry(session: &Session, matches: &mut [PaneContentMatch]) -> Option<String> {
+    match geometry(session, matches).await {
+        Ok(found) => {
+            for m in matches {
+                if let Some(([l, t, r, b], [al, ar, at, ab])) = found.get(&m.pane_id).copied() {
+                    (m.pane_left, m.pane_top, m.pane_right, m.pane_bottom) =
+                        (Some(l), Some(t), Some(r), Some(b));
+                    (
+                        m.pane_at_left,
+                        m.pane_at_right,
+                        m.pane_at_top,
+                        m.pane_at_bottom,
+                    ) = (Some(al), Some(ar), Some(at), Some(ab));
+                }
+            }
+            None
+        }
+        Err(e) => Some(e),
+    }
 }
 
 /// The PaneContentMatch of one pane (geometry filled in later, for the page only).

@@ -126,45 +126,10 @@ async fn call(
     }
     let timeout = Some(args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
     let mut watch = AgentWatch::start(session, pane, timeout, found, progress).await?;
-    // Waiting for input, the box empty: a table that needs the terminal's
-    // activity knows that once the terminal was quiet for a second.
-    let before = loop {
-        let agent = watch.judge(session).await?;
-        match agent.state {
-            StateName::WaitingForInput => break agent,
-            // Its turn is still running (then it waits for input), or its
-            // state is not known until the terminal was quiet for a second.
-            StateName::Working => {}
-            StateName::Unknown if !watch.activity_known() => {}
-            _ => {
-                return Err(ToolOutput::libtmux_error(format!(
-                    "The agent in pane {id} is not waiting for input with an empty input box (it is {}); nothing was sent to tmux. Wait for it (wait_for_agent), or answer what it shows.",
-                    agent.line()
-                )))
-            }
-        }
-        if !watch.next().await? {
-            return Err(ToolOutput::libtmux_error(format!(
-                "The agent in pane {id} did not come to wait for input with an empty input box within the timeout; nothing was sent to tmux. Last seen: {}.",
-                agent.line()
-            )));
-        }
-    };
+    let before = waiting_for_input(session, &mut watch, &id).await?;
     let pasted_at = Instant::now();
     paste(session, &id, &args.text, LineEnding::Cr).await?;
-    // The draft on the screen (the box no longer empty), then quiet.
-    let draft = loop {
-        if !watch.next().await? {
-            return Err(failed(&format!("The text was pasted into pane {id}, but its input box did not show it within the timeout; Enter was not pressed."), &before));
-        }
-        let agent = watch.judge(session).await?;
-        if agent.state != StateName::WaitingForInput {
-            break agent;
-        }
-    };
-    if !watch.settle(DRAFT_QUIET).await? {
-        return Err(failed(&format!("The text was pasted into pane {id}, but its terminal did not go quiet within the timeout; Enter was not pressed."), &draft));
-    }
+    let draft = draft_shown(session, &mut watch, &id, before).await?;
     let shown_ms = pasted_at.elapsed().as_millis() as u64;
     if !args.submit {
         let agent = watch.judge(session).await.unwrap_or(draft);
@@ -185,8 +150,90 @@ async fn call(
     if let Err((_, f)) = deliver(session, &commands(&id, Input::Keys(&enter))).await {
         return Err(act::failed(&f));
     }
-    // Submitted: the state leaves the draft (the box empties, or the agent
-    // works or asks); the first read may still show the draft.
+    let (agent, submit_seen_ms) = submitted(session, &mut watch, &id, draft, entered_at).await?;
+    let out = Prompted {
+        submitted: true,
+        paste_shown_ms: shown_ms,
+        submit_seen_ms: Some(submit_seen_ms),
+        agent,
+    };
+    let text = format!(
+        "sent the prompt ({} bytes) to {}; submitted: {}",
+        args.text.len(),
+        id,
+        out.agent.line()
+    );
+    Ok(ToolOutput::typed(&out, text))
+}
+
+/// Waits until the agent waits for input, the box empty (nothing is sent
+/// before): a turn still running is waited for; any other state refuses.
+/// A table that needs the terminal's activity knows the state once the
+/// terminal was quiet for a second.
+async fn waiting_for_input(
+    session: &Session,
+    watch: &mut AgentWatch<'_>,
+    id: &str,
+) -> Result<Agent, ToolOutput> {
+    loop {
+        let agent = watch.judge(session).await?;
+        match agent.state {
+            StateName::WaitingForInput => return Ok(agent),
+            // Its turn is still running (then it waits for input), or its
+            // state is not known until the terminal was quiet for a second.
+            StateName::Working => {}
+            StateName::Unknown if !watch.activity_known() => {}
+            _ => {
+                return Err(ToolOutput::libtmux_error(format!(
+                    "The agent in pane {id} is not waiting for input with an empty input box (it is {}); nothing was sent to tmux. Wait for it (wait_for_agent), or answer what it shows.",
+                    agent.line()
+                )))
+            }
+        }
+        if !watch.next().await? {
+            return Err(ToolOutput::libtmux_error(format!(
+                "The agent in pane {id} did not come to wait for input with an empty input box within the timeout; nothing was sent to tmux. Last seen: {}.",
+                agent.line()
+            )));
+        }
+    }
+}
+
+/// After the paste: waits until the screen shows the draft (the box no
+/// longer empty), then until the terminal is quiet, so that Enter is not
+/// taken for part of the paste.
+async fn draft_shown(
+    session: &Session,
+    watch: &mut AgentWatch<'_>,
+    id: &str,
+    before: Agent,
+) -> Result<Agent, ToolOutput> {
+    let draft = loop {
+        if !watch.next().await? {
+            return Err(failed(&format!("The text was pasted into pane {id}, but its input box did not show it within the timeout; Enter was not pressed."), &before));
+        }
+        let agent = watch.judge(session).await?;
+        if agent.state != StateName::WaitingForInput {
+            break agent;
+        }
+    };
+    if !watch.settle(DRAFT_QUIET).await? {
+        return Err(failed(&format!("The text was pasted into pane {id}, but its terminal did not go quiet within the timeout; Enter was not pressed."), &draft));
+    }
+    Ok(draft)
+}
+
+/// After Enter: waits until the state leaves the draft (the box empties, or
+/// the agent works or asks; the first read may still show the draft), and
+/// how long after `entered_at` that was seen. An Enter that did not submit
+/// is an error; nothing is pressed twice.
+async fn submitted(
+    session: &Session,
+    watch: &mut AgentWatch<'_>,
+    id: &str,
+    draft: Agent,
+    entered_at: Instant,
+) -> Result<(Agent, u64), ToolOutput> {
     let mut last = draft;
     loop {
         if !watch.next().await? {
@@ -203,23 +250,11 @@ async fn call(
         if moved {
             let submit_seen_ms = entered_at.elapsed().as_millis() as u64;
             let agent = if agent.state == StateName::WaitingForInput {
-                turn_start(session, &mut watch, agent).await
+                turn_start(session, watch, agent).await
             } else {
                 agent
             };
-            let out = Prompted {
-                submitted: true,
-                paste_shown_ms: shown_ms,
-                submit_seen_ms: Some(submit_seen_ms),
-                agent,
-            };
-            let text = format!(
-                "sent the prompt ({} bytes) to {}; submitted: {}",
-                args.text.len(),
-                id,
-                out.agent.line()
-            );
-            return Ok(ToolOutput::typed(&out, text));
+            return Ok((agent, submit_seen_ms));
         }
         last = agent;
     }

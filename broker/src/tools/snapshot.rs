@@ -287,53 +287,11 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             reference: object(&r.reference),
         })
         .collect();
-    let status = |complete: bool| {
-        if complete {
-            CoverageStatus::Complete
-        } else {
-            CoverageStatus::Unavailable
-        }
-    };
-    let header = Header {
-        capture_id: sys::random_hex(16),
-        server_identity: ServerIdentity {
-            generation: session.generation().to_string(),
-            pid: broker.identity.pid,
-            start_time: broker.identity.start_time,
-            tmux_version: snap.server.version.clone(),
-        },
-        entity,
-        coverage: Coverage {
-            session: status(true),
-            window: status(true),
-            pane: status(true),
-            window_link: status(true),
-            client: status(reads == 2),
-        },
-    };
+    let header = header(session, &snap.server.version, entity, reads == 2);
     let key = sys::random_hex(16);
     let total = items.len();
     if total > limit {
-        let records: Vec<Value> = items
-            .iter()
-            .map(|i| serde_json::to_value(i).expect("a record serializes"))
-            .collect();
-        let retained_header = serde_json::to_value(&header).expect("the header serializes");
-        if broker
-            .retained
-            .insert(
-                key.clone(),
-                Retained::Pages(broker.retained.pages(&records, retained_header, limit)),
-                session.owner(),
-            )
-            .is_err()
-        {
-            return Err(envelope::error(
-                "capacity",
-                "The result exceeds the retention budget; narrow the criteria.",
-                Delivery::Observed,
-            ));
-        }
+        retain_pages(session, &key, &items, &header, limit)?;
     }
     items.truncate(limit);
     let first = page(header, items, total, &key, 0, started, reads);
@@ -348,6 +306,71 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             .push_str(&format!(" Client coverage is unavailable: {why}."));
     }
     Ok(out)
+}
+
+/// The result's header: a fresh capture id, the server it was read from,
+/// the entity, and which entities' records were read (clients only where
+/// they can be read hook-free).
+fn header(session: &Session, tmux_version: &str, entity: Entity, clients_read: bool) -> Header {
+    let broker = &session.broker;
+    let status = |complete: bool| {
+        if complete {
+            CoverageStatus::Complete
+        } else {
+            CoverageStatus::Unavailable
+        }
+    };
+    Header {
+        capture_id: sys::random_hex(16),
+        server_identity: ServerIdentity {
+            generation: session.generation().to_string(),
+            pid: broker.identity.pid,
+            start_time: broker.identity.start_time,
+            tmux_version: tmux_version.to_string(),
+        },
+        entity,
+        coverage: Coverage {
+            session: status(true),
+            window: status(true),
+            pane: status(true),
+            window_link: status(true),
+            client: status(clients_read),
+        },
+    }
+}
+
+/// Keeps every record of a result longer than a page, under `key`, so its
+/// cursor pages on over the same immutable result; a result over the
+/// retention budget is refused rather than cut.
+fn retain_pages(
+    session: &Session,
+    key: &str,
+    items: &[Item],
+    header: &Header,
+    limit: usize,
+) -> Result<(), ToolOutput> {
+    let broker = &session.broker;
+    let records: Vec<Value> = items
+        .iter()
+        .map(|i| serde_json::to_value(i).expect("a record serializes"))
+        .collect();
+    let retained_header = serde_json::to_value(header).expect("the header serializes");
+    if broker
+        .retained
+        .insert(
+            key.to_string(),
+            Retained::Pages(broker.retained.pages(&records, retained_header, limit)),
+            session.owner(),
+        )
+        .is_err()
+    {
+        return Err(envelope::error(
+            "capacity",
+            "The result exceeds the retention budget; narrow the criteria.",
+            Delivery::Observed,
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -311,24 +311,7 @@ async fn call(
     args: Args,
     progress: Option<Progress>,
 ) -> Result<ToolOutput, ToolOutput> {
-    let target = refs::resolve(session, args.target.parts()).await?;
-    if target.holds_caller(session) && !session.allow_self {
-        return Err(refs::self_denied("Running a script in"));
-    }
-    let pane = target.panes[0].clone();
-    if pane.dead {
-        return Err(refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
-    }
-    let Some(shell) = enrolled::shell(session, &pane.id) else {
-        return Err(refs::fail(
-            "unsupported",
-            &format!(
-                "Pane {} has no enrolled shell; tmux_run runs only in one. To {HOW_TO_ENROLL}. Nothing was sent.",
-                pane.id
-            ),
-            Delivery::NotSent,
-        ));
-    };
+    let (pane, shell) = enrolled_target(session, &args).await?;
     let dir = session.broker.marks.dir().map_err(|why| {
         refs::fail(
             "unsupported",
@@ -353,7 +336,7 @@ async fn call(
         )
     })?;
     let started = std::time::Instant::now();
-    let run = match shell_run::start(
+    let run = shell_run::start(
         session,
         &pane,
         Request::Script {
@@ -365,41 +348,14 @@ async fn call(
         Duration::from_millis(timeout_ms),
     )
     .await
-    {
-        Ok(r) => r,
-        Err(e) => {
-            let code = match e.code {
-                "editor_busy" | "busy" | "editor_unavailable" | "not_enrolled"
-                | "not_at_prompt" => "policy_denied",
-                "unavailable" => "unsupported",
-                c => c,
-            };
-            return Err(refs::fail(code, &e.message, e.delivery));
-        }
-    };
+    .map_err(not_started)?;
     let left = Duration::from_millis(timeout_ms).saturating_sub(started.elapsed());
     let waiting = shell_run::wait_script(&session.broker, &run, left);
     let total = timeout_ms as f64 / 1000.0;
-    let status = match reporting(progress.as_ref(), total, "script running", waiting).await {
-        ScriptEnd::Status(s) => s,
-        ScriptEnd::TimedOut { stopped, killed } => {
-            return Err(refs::fail(
-                "deadline",
-                &format!(
-                    "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM{} ({}).",
-                    if killed { ", and SIGKILL 2 s later" } else { "" },
-                    match stopped {
-                        Some(s) => format!("it ended with status {s}"),
-                        None => "it had not ended 2 s after the last signal: the pane's shell may still wait for it".to_string(),
-                    }
-                ),
-                Delivery::Observed,
-            ))
-        }
-        ScriptEnd::Lost(why) => {
-            return Err(refs::fail("observation_lost", &format!("The script's end was not seen: {why}."), Delivery::Observed))
-        }
-    };
+    let status = exit_status(
+        reporting(progress.as_ref(), total, "script running", waiting).await,
+        timeout_ms,
+    )?;
     let mut files = files;
     let Some((out_pipe, err_pipe)) = files.pipes.as_mut() else {
         return Err(refs::fail(
@@ -420,27 +376,7 @@ async fn call(
         ));
     }
     let generation = session.generation().to_string();
-    let process_generation = pane
-        .process
-        .as_ref()
-        .ok()
-        .filter(|p| p.pid == shell.pid)
-        .map(|p| p.generation.clone());
-    let authorization = Authorization {
-        run_id: id,
-        script_digest: format!("sha256:{}", sha256_hex(args.script.as_bytes())),
-        enrollment_generation: sha256_hex(
-            format!(
-                "tmux-mcp enrollment v1\0{generation}\0{}\0{}\0{}\0",
-                pane.id, shell.pid, shell.name
-            )
-            .as_bytes(),
-        )[..32]
-            .to_string(),
-        server_generation: generation.clone(),
-        pane_id: pane.id.clone(),
-        process_generation,
-    };
+    let authorization = authorization(&pane, &shell, id, &args.script, &generation);
     drop(run);
     Ok(envelope::ok_typed(
         "tmux_run",
@@ -453,4 +389,104 @@ async fn call(
             authorization,
         },
     ))
+}
+
+/// The one pane of `target`, alive and with an enrolled shell (the only
+/// place a script runs), and that shell; the caller's own pane needs
+/// `--allow-self`. Nothing is sent when it is refused.
+async fn enrolled_target(
+    session: &Session,
+    args: &Args,
+) -> Result<(tmux_mcp_engine::registry::Pane, enrolled::ShellRecord), ToolOutput> {
+    let target = refs::resolve(session, args.target.parts()).await?;
+    if target.holds_caller(session) && !session.allow_self {
+        return Err(refs::self_denied("Running a script in"));
+    }
+    let pane = target.panes[0].clone();
+    if pane.dead {
+        return Err(refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
+    }
+    let Some(shell) = enrolled::shell(session, &pane.id) else {
+        return Err(refs::fail(
+            "unsupported",
+            &format!(
+                "Pane {} has no enrolled shell; tmux_run runs only in one. To {HOW_TO_ENROLL}. Nothing was sent.",
+                pane.id
+            ),
+            Delivery::NotSent,
+        ));
+    };
+    Ok((pane, shell))
+}
+
+/// The seed family's error for a run the shell did not take: what the
+/// person's shell refused is `policy_denied`, a shell that cannot take runs
+/// `unsupported`.
+fn not_started(e: shell_run::NotStarted) -> ToolOutput {
+    let code = match e.code {
+        "editor_busy" | "busy" | "editor_unavailable" | "not_enrolled" | "not_at_prompt" => {
+            "policy_denied"
+        }
+        "unavailable" => "unsupported",
+        c => c,
+    };
+    refs::fail(code, &e.message, e.delivery)
+}
+
+/// The script's exit status, or the error for a script that outlived the
+/// deadline (stopped, and how) or whose end was not seen.
+fn exit_status(end: ScriptEnd, timeout_ms: u64) -> Result<i32, ToolOutput> {
+    match end {
+        ScriptEnd::Status(s) => Ok(s),
+        ScriptEnd::TimedOut { stopped, killed } => Err(refs::fail(
+            "deadline",
+            &format!(
+                "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM{} ({}).",
+                if killed { ", and SIGKILL 2 s later" } else { "" },
+                match stopped {
+                    Some(s) => format!("it ended with status {s}"),
+                    None => "it had not ended 2 s after the last signal: the pane's shell may still wait for it".to_string(),
+                }
+            ),
+            Delivery::Observed,
+        )),
+        ScriptEnd::Lost(why) => Err(refs::fail(
+            "observation_lost",
+            &format!("The script's end was not seen: {why}."),
+            Delivery::Observed,
+        )),
+    }
+}
+
+/// What the script ran under, for whoever audits it: the run, the script's
+/// digest, the server, the pane, its enrolled shell (as a digest of the
+/// enrollment) and its process, when that process is the shell.
+fn authorization(
+    pane: &tmux_mcp_engine::registry::Pane,
+    shell: &enrolled::ShellRecord,
+    run_id: String,
+    script: &str,
+    generation: &str,
+) -> Authorization {
+    let process_generation = pane
+        .process
+        .as_ref()
+        .ok()
+        .filter(|p| p.pid == shell.pid)
+        .map(|p| p.generation.clone());
+    Authorization {
+        run_id,
+        script_digest: format!("sha256:{}", sha256_hex(script.as_bytes())),
+        enrollment_generation: sha256_hex(
+            format!(
+                "tmux-mcp enrollment v1\0{generation}\0{}\0{}\0{}\0",
+                pane.id, shell.pid, shell.name
+            )
+            .as_bytes(),
+        )[..32]
+            .to_string(),
+        server_generation: generation.to_string(),
+        pane_id: pane.id.clone(),
+        process_generation,
+    }
 }

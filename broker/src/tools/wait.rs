@@ -156,14 +156,8 @@ async fn call(
     }
     // Watch the terminal before the first read, so output written between
     // that read and the watch cannot go unnoticed.
-    let tty = pane.tty.clone();
     let watch = match &text {
-        Some(_) => Some(broker.screen_events(&pane).await.map_err(|e| {
-            observe_error(&ObserveError::Unsupported {
-                observed: true,
-                why: format!("cannot watch the pane's terminal {tty}: {e}"),
-            })
-        })?),
+        Some(_) => Some(watch_terminal(broker, &pane).await?),
         None => None,
     };
     // Both conditions start with one guarded read (so a capture hook refuses both).
@@ -172,30 +166,8 @@ async fn call(
         .map_err(|e| observe_error(&e))?;
     let matched = |rows: &Rows| -> Option<ToolOutput> {
         let needle = text.as_ref()?;
-        contains(rows, needle).then(|| {
-            let key = sys::random_hex(16);
-            let capture = snapshot_data(
-                &pane_ref,
-                &key,
-                Some(&identity.generation),
-                rows,
-                &scope,
-                started,
-            );
-            let mut out = envelope::ok_typed(
-                "tmux_wait",
-                &Waited::Text(TextSeen {
-                    target: pane_ref.clone(),
-                    condition: ScreenContains,
-                    capture,
-                }),
-            );
-            out.text = format!(
-                "tmux_wait {id}: the screen contains the text\n{}",
-                String::from_utf8_lossy(&rows.raw())
-            );
-            out
-        })
+        contains(rows, needle)
+            .then(|| text_seen(&pane_ref, &identity.generation, rows, &scope, started))
     };
     if let Some(done) = matched(&first.rows) {
         return Ok(done);
@@ -226,17 +198,7 @@ async fn call(
                     )
                     .await);
                 }
-                let data = Waited::Exit(Exited {
-                    target: pane_ref.clone(),
-                    condition: ProcessExit,
-                    process_generation: identity.generation.clone(),
-                    observed_at: sys::monotonic_seconds(),
-                    exit_status: Unobserved,
-                });
-                let mut out = envelope::ok_typed("tmux_wait", &data);
-                out.text =
-                    format!("tmux_wait {id}: the pane's process exited (exit status not observed)");
-                return Ok(out);
+                return Ok(exit_seen(&pane_ref, &identity.generation));
             }
             Event::WatchFailed(e) => {
                 return Err(observe_error(&ObserveError::Transport {
@@ -255,20 +217,90 @@ async fn call(
                 }
             }
             Event::ServerGone => return Err(observation_lost(id)),
-            Event::Idle | Event::Timeout => {
-                let clamp = if timeout < asked {
-                    format!(" (the request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities; `set -g @mcp-request-timeout SECONDS` raises it)")
-                } else {
-                    String::new()
-                };
-                return Err(envelope::error(
-                    "deadline",
-                    &format!("The condition did not hold within {timeout} s{clamp}."),
-                    Delivery::Observed,
-                ));
-            }
+            Event::Idle | Event::Timeout => return Err(deadline(timeout, asked)),
         }
     }
+}
+
+/// The pane's terminal writes, watched for a text condition (a process exit
+/// needs no watch).
+async fn watch_terminal(
+    broker: &tmux_mcp_engine::Broker,
+    pane: &tmux_mcp_engine::registry::Pane,
+) -> Result<tmux_mcp_engine::activity::ScreenEvents, ToolOutput> {
+    broker.screen_events(pane).await.map_err(|e| {
+        observe_error(&ObserveError::Unsupported {
+            observed: true,
+            why: format!("cannot watch the pane's terminal {}: {e}", pane.tty),
+        })
+    })
+}
+
+/// The answer when the screen holds the text: the capture that holds it
+/// (its snapshot, as tmux_capture's) and its rows as text.
+fn text_seen(
+    pane_ref: &PaneRef,
+    process_generation: &str,
+    rows: &Rows,
+    scope: &tmux_mcp_engine::capture::Scope,
+    started: f64,
+) -> ToolOutput {
+    let key = sys::random_hex(16);
+    let capture = snapshot_data(
+        pane_ref,
+        &key,
+        Some(process_generation),
+        rows,
+        scope,
+        started,
+    );
+    let mut out = envelope::ok_typed(
+        "tmux_wait",
+        &Waited::Text(TextSeen {
+            target: pane_ref.clone(),
+            condition: ScreenContains,
+            capture,
+        }),
+    );
+    out.text = format!(
+        "tmux_wait {}: the screen contains the text\n{}",
+        pane_ref.id,
+        String::from_utf8_lossy(&rows.raw())
+    );
+    out
+}
+
+/// The answer when the pane's process exited: when it was seen, never an
+/// exit status (the broker cannot observe one).
+fn exit_seen(pane_ref: &PaneRef, process_generation: &str) -> ToolOutput {
+    let data = Waited::Exit(Exited {
+        target: pane_ref.clone(),
+        condition: ProcessExit,
+        process_generation: process_generation.to_string(),
+        observed_at: sys::monotonic_seconds(),
+        exit_status: Unobserved,
+    });
+    let mut out = envelope::ok_typed("tmux_wait", &data);
+    out.text = format!(
+        "tmux_wait {}: the pane's process exited (exit status not observed)",
+        pane_ref.id
+    );
+    out
+}
+
+/// The error when the condition did not hold in time, saying how to wait
+/// longer when the request timeout cut the `asked` time short.
+fn deadline(timeout: f64, asked: f64) -> ToolOutput {
+    let clamp = if timeout < asked {
+        format!(" (the request timeout; {asked} s was asked — see limits.request_timeout_seconds in tmux_capabilities; `set -g @mcp-request-timeout SECONDS` raises it)")
+    } else {
+        String::new()
+    };
+    envelope::error(
+        "deadline",
+        &format!("The condition did not hold within {timeout} s{clamp}."),
+        Delivery::Observed,
+    )
 }
 
 /// A failure during the wait. Killing the server also ends its pane processes
