@@ -557,16 +557,6 @@ fn the_unsafe_check_sees_blocks_fns_and_impls() {
 /// name each phase, a function whose doc says why it is a step of its own.
 const MAX_FN_LINES: usize = 100;
 
-/// Over the limit while other branches of issue 51 split them right now
-/// (`path fn`); remove each entry as its split lands, until this is empty.
-/// An entry no longer over the limit is printed, not failed, so that a split
-/// landing first breaks nothing.
-const BEING_SPLIT: &[&str] = &[
-    "broker/src/tools/create.rs call",
-    "broker/src/tools/run_command.rs call",
-    "broker/src/tools/run_command.rs prove_empty",
-];
-
 /// `code` with every comment, string and char literal blanked (newlines
 /// kept), so that the braces and the `fn`s left are the code's own.
 fn code_only(code: &str) -> Vec<u8> {
@@ -820,7 +810,7 @@ fn test_modules(src: &Path, file: &Path, ast: &syn::File) -> Vec<Module> {
 
 #[test]
 fn no_function_outside_tests_is_over_100_lines() {
-    let (mut found, mut allowed) = (Vec::new(), BTreeSet::new());
+    let mut found = Vec::new();
     for dir in ["core", "engine", "broker", "client", "plugin"] {
         let src = root().join(dir).join("src");
         let mut files = Vec::new();
@@ -839,19 +829,9 @@ fn no_function_outside_tests_is_over_100_lines() {
         {
             let rel = f.strip_prefix(root()).unwrap().display().to_string();
             for (name, lines) in long_fns(text).unwrap_or_else(|e| panic!("{rel}: {e}")) {
-                let entry = format!("{rel} {name}");
-                if BEING_SPLIT.contains(&entry.as_str()) {
-                    allowed.insert(entry);
-                } else {
-                    found.push(format!("{rel}: fn {name}, {lines} lines"));
-                }
+                found.push(format!("{rel}: fn {name}, {lines} lines"));
             }
         }
-    }
-    for stale in BEING_SPLIT.iter().filter(|e| !allowed.contains(**e)) {
-        eprintln!(
-            "BEING_SPLIT names {stale}, which is no longer over {MAX_FN_LINES} lines: remove it"
-        );
     }
     assert!(
         found.is_empty(),
