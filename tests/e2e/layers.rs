@@ -865,3 +865,56 @@ fn the_length_check_counts_code_lines_and_leaves_tests_out() {
         [("long".to_string(), 101), ("defaulted".to_string(), 101)]
     );
 }
+
+/// Architecture invariant: no two modules of the workspace share a name
+/// (`since` in the engine and in the broker read as one): each module's
+/// last path segment is its own. The platform backends are the exception by
+/// design: `linux/X` and `darwin/X` are one interface's two sides.
+#[test]
+fn no_two_modules_share_a_name() {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for dir in ["core", "engine", "broker", "client", "plugin"] {
+        let src = root().join(dir).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let rel = f.strip_prefix(&src).unwrap();
+            let parts: Vec<String> = rel
+                .iter()
+                .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+                .collect();
+            let name = match parts.last().map(String::as_str) {
+                Some("mod") => parts[parts.len() - 2].clone(),
+                Some("lib" | "main") if parts.len() == 1 => continue,
+                _ => parts.last().unwrap().clone(),
+            };
+            if parts.first().is_some_and(|p| p == "bin") {
+                continue;
+            }
+            let path = format!("{dir}::{}", parts.join("::").trim_end_matches("::mod"));
+            if path.starts_with("core::platform::linux::")
+                || path.starts_with("core::platform::darwin::")
+            {
+                let side =
+                    path.replacen("::linux::", "::SIDE::", 1)
+                        .replacen("::darwin::", "::SIDE::", 1);
+                seen.entry(name).or_default().push(side);
+            } else {
+                seen.entry(name).or_default().push(path);
+            }
+        }
+    }
+    let twice: Vec<String> = seen
+        .into_iter()
+        .filter_map(|(name, mut paths)| {
+            paths.sort();
+            paths.dedup();
+            (paths.len() > 1).then(|| format!("{name}: {}", paths.join(", ")))
+        })
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "modules that share a name (rename one by what it is):\n{}",
+        twice.join("\n")
+    );
+}

@@ -13,7 +13,7 @@
 
 #[cfg(test)]
 mod budget;
-mod confirm;
+mod elicit;
 mod subscriptions;
 mod transport;
 
@@ -457,9 +457,9 @@ impl ServerHandler for Handler {
         let may_ask = self.session.confirm
             && tools::spec_in(self.session.toolset, &request.name)
                 .is_some_and(|t| t.tier() == Tier::Destructive);
-        let cannot_ask = may_ask && !legacy_era(&context) && !confirm::can_ask(&context);
+        let cannot_ask = may_ask && !legacy_era(&context) && !elicit::can_ask(&context);
         let ask = if may_ask {
-            confirm::ask_for(
+            elicit::ask_for(
                 &context,
                 &request,
                 &args,
@@ -481,7 +481,7 @@ impl ServerHandler for Handler {
             return Ok(task);
         }
         // Kept only when an answer may have to come back in a retry.
-        let kept = confirm::keeps_args(&ask).then(|| args.clone());
+        let kept = elicit::keeps_args(&ask).then(|| args.clone());
         let progress = context.meta.get_progress_token().map(|token| {
             Progress::new(Arc::new(PeerProgress {
                 peer: context.peer.clone(),
@@ -496,12 +496,12 @@ impl ServerHandler for Handler {
             _ = self.gone.cancelled() => return Err(cancelled("the client went away")),
         };
         if cannot_ask {
-            if let Some(e) = confirm::missing_elicitation(&ask, &request.name) {
+            if let Some(e) = elicit::missing_elicitation(&ask, &request.name) {
                 return Err(e);
             }
         }
         if let Some(question) =
-            confirm::asked(&self.session, &ask, &request.name, kept.unwrap_or_default())
+            elicit::asked(&self.session, &ask, &request.name, kept.unwrap_or_default())
         {
             return Ok(question.into());
         }

@@ -10,7 +10,7 @@
 //! (`tests/e2e/layers.rs`).
 
 pub mod act;
-pub mod agents;
+pub mod agent_panes;
 pub mod arrange;
 pub mod confirm;
 pub mod contracts;
@@ -22,6 +22,7 @@ pub mod events;
 pub mod ids;
 pub mod job;
 pub mod launch;
+pub mod lines_since;
 pub mod options;
 pub mod output;
 pub mod paging;
@@ -37,7 +38,6 @@ pub mod search;
 pub mod shell_line;
 pub mod shell_run;
 pub mod shells;
-pub mod since;
 pub mod spec;
 pub mod typed;
 pub mod typed_job;

@@ -4,7 +4,7 @@
 //! program that redraws (progress bars, TUIs) reads as it looks.
 //!
 
-use crate::toolkit::since::{call, Args, Out};
+use crate::toolkit::lines_since::{call, Args, Out};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolSpec};
 use crate::toolkit::typed::schema_of;
 use serde_json::json;

@@ -8,8 +8,8 @@
 //! with a reason): this module only translates.
 
 use crate::session::Session;
+use crate::toolkit::lines_since::{self as capture_since, pane_of_cursor};
 use crate::toolkit::python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
-use crate::toolkit::since::{self as capture_since, pane_of_cursor};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::typed::{nullable_input_of, schema_of};
 use schemars::JsonSchema;

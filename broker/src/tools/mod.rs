@@ -8,7 +8,6 @@
 mod batch;
 mod build_workspace;
 mod capabilities;
-mod capture;
 mod capture_pane;
 mod capture_pane_python;
 mod capture_since;
@@ -42,6 +41,7 @@ mod show_options;
 mod snapshot;
 mod snapshot_pane;
 mod spawn;
+mod tmux_capture;
 mod tmux_run;
 mod wait;
 mod wait_for_agent;
@@ -95,7 +95,7 @@ pub const CATALOG: &[ToolSpec] = &[
     send::SPEC,
     create::SPEC,
     close::SPEC,
-    capture::SPEC,
+    tmux_capture::SPEC,
     wait::SPEC,
     tmux_run::SPEC,
     list_panes::SPEC,

@@ -16,8 +16,8 @@
 
 use crate::session::Session;
 use crate::toolkit::act;
-use crate::toolkit::agents::{agent_of, AgentWatch};
-use crate::toolkit::agents::{Agent, StateName};
+use crate::toolkit::agent_panes::{agent_of, AgentWatch};
+use crate::toolkit::agent_panes::{Agent, StateName};
 use crate::toolkit::ids::{Generation, PaneId};
 use crate::toolkit::paste::{paste, LineEnding};
 use crate::toolkit::refs::NO_NUL;

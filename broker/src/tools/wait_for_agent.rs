@@ -12,7 +12,7 @@
 
 use crate::session::Session;
 use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::agents::{agent_of, Agent, AgentWatch, StateName};
+use crate::toolkit::agent_panes::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::events::ClockReport;
 use crate::toolkit::ids::PaneId;
 use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
