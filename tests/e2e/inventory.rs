@@ -300,3 +300,47 @@ fn the_sentence_counter_splits_prose_only() {
         ["One two three.", "Four five `six`.", "Seven eight."]
     );
 }
+
+/// The lines (1-based) of `doc` that open a table whose first column is
+/// `module`: a copy of the map.
+fn module_tables(doc: &str) -> Vec<usize> {
+    doc.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.trim_start()
+                .strip_prefix('|')
+                .and_then(|row| row.split('|').next())
+                .is_some_and(|cell| cell.trim().eq_ignore_ascii_case("module"))
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// One map (issue 51): ARCHITECTURE.md's code map names the modules, and
+/// each module's own `//!` doc says what it holds. docs/internals.md says
+/// how things work and keeps no `| module |` table, a second copy that goes
+/// stale.
+#[test]
+fn internals_md_holds_no_second_copy_of_the_map() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/internals.md")).unwrap();
+    let found = module_tables(&doc);
+    assert!(
+        found.is_empty(),
+        "docs/internals.md has a `| module |` table at line(s) {found:?}, a second copy of the map. \
+         A module's row goes in ARCHITECTURE.md's code map (checked by \
+         the_architecture_map_names_every_module); what the module holds in detail goes in its own \
+         `//!` doc (a tool's in broker/src/tools/<tool>.rs)."
+    );
+}
+
+#[test]
+fn the_copy_check_sees_a_module_table() {
+    let doc = "Prose.\n\n| module | what it is |\n|---|---|\n| `a` | one |\n";
+    assert_eq!(module_tables(doc), [3]);
+    assert!(module_tables("| tool | default |\n|---|---|\n").is_empty());
+    let map = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
+    assert!(
+        !module_tables(&map).is_empty(),
+        "the check finds ARCHITECTURE.md's own module tables"
+    );
+}
