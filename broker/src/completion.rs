@@ -1,11 +1,13 @@
 //! `completion/complete`: the values an argument of a prompt or of a resource
 //! template may take, from what this session may see now.
 //!
-//! An argument says what it names ([`Kind`]); the candidates of a kind come
+//! An argument says what it names ([`Kind`]): a pane, a window, a session
+//! name, a tool name, or free text. The candidates of a kind come
 //! from a pane table read after the request came (hook-free, like every table
 //! read: a pane made a moment ago is offered) and are cut to the session's
 //! scope, so a session-scoped agent is never offered a pane, window or
-//! session it could not use.
+//! session it could not use. That read is of ids and places only
+//! (`Registry::read` of a `Placed` shape).
 
 use crate::session::Session;
 use std::collections::HashMap;

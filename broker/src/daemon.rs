@@ -1,10 +1,14 @@
 //! The broker daemon: one per tmux server.
 //!
 //! Start-up: identify the server from its socket (no tmux command), take the
-//! per-server lock (a second broker exits 0 and leaves the first alone), replace a
-//! stale socket file, listen on a 0600 socket in a 0700 directory, read the pane
+//! per-server lock (a second broker exits 0 and leaves the first alone), probe
+//! with `wire::is_live` that no broker serves it from here or another
+//! directory, replace a stale socket file, listen on a 0600 socket in a 0700 directory, read the pane
 //! table once (hook-free), publish `@mcp-broker-socket` unless that would fire a
 //! user's `after-set-option` hook.
+//!
+//! Each connection opens with a hello of one of four kinds: an attach relay
+//! (MCP follows), a `feed` table, a `cursor` request, or `status`.
 //!
 //! Lifetime: it exits when the tmux server exits (pidfd readable) or on
 //! SIGTERM/SIGINT/SIGHUP (signal-hook-tokio), unlinks its socket and lock, and

@@ -7,6 +7,12 @@
 //! 3. The broker's defaults: its own `--enable-tool`, `--safety` and
 //!    `--request-timeout`.
 //!
+//! The options are `@mcp-safety`, `@mcp-toolset`, `@mcp-request-timeout`,
+//! `@mcp-confirm` and `@mcp-enable-tools`. The enabled tools are the union of
+//! the three sources' lists. A malformed option the hello does not override
+//! refuses the session, as do unknown `--enable-tool` names and `--scope
+//! session` outside a pane. The attach prints the refusal's text.
+//!
 //! [`session_policy`] is pure: no tmux, no I/O, so each rule and each
 //! [`Refusal`] is unit-tested here. The daemon reads the pane table, then
 //! applies the answer (`daemon::serve_mcp`).

@@ -1,5 +1,15 @@
 //! One agent's session: who is calling (the caller's pane, found from process
 //! ancestry), what it may see (scope) and what it may use (enabled tools).
+//!
+//! It also holds its tier, its toolset, `--allow-self`, `--confirm` and its
+//! questions out in `input_required` results, and its request timeout: the
+//! most any of its waits waits. That is `@mcp-request-timeout` when set at
+//! its start, else the broker's `--request-timeout`. `jobs` is the broker's
+//! job table.
+//!
+//! [`Session::scoped`] cuts a pane's placements to the scope.
+//! [`Session::view`] is what it may read of retained objects;
+//! [`Session::owner`] is what it records on them.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -27,7 +37,7 @@ pub struct Session {
     pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
     /// The kill, respawn and close tools ask the person first (`--confirm`,
-    /// `@mcp-confirm`; see `tools::confirm`).
+    /// `@mcp-confirm`; see `toolkit::confirm`).
     pub confirm: bool,
     /// Questions out in `input_required` results (2026-07-28), by their
     /// `requestState`: what a retry must repeat for its answer to count.

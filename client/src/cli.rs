@@ -4,7 +4,8 @@
 //!   of its tmux server and relays MCP bytes between stdio and the broker.
 //! - `feed` — run by tmux (`run-shell`) to hand the broker the pane table.
 //! - `cursor` — run by the key binding to hand a pane to an agent.
-//! - `start`, `status`, `doctor`, `socket-path` — for people and scripts.
+//! - `start`, `status`, `doctor`, `uninstall`, `socket-path` — for people
+//!   and scripts.
 //! - `shell-init` — the shell integration a person evals in their rc file.
 
 use crate::locate::ServerArgs;

@@ -1,5 +1,6 @@
 //! Finding the broker of a tmux server, and starting it through tmux when there
 //! is none (`run-shell -b`, so the broker is a tmux job and dies with the server).
+//! [`ServerArgs`] are the `-S`/`-L` flags the subcommands share.
 
 use anyhow::{bail, Context};
 use std::path::PathBuf;

@@ -13,6 +13,10 @@
 //! is either counted (`#{n:x}:#{x}`, read by byte length) or passed through
 //! tmux's `s///` modifier, which replaces those two bytes, so a window name
 //! cannot shift the columns (see [`table_format`]).
+//!
+//! A listing page reads a shaped table ([`Shape`]: how deep, which
+//! sessions). [`parse`] reads the table; [`run_shell_command`] spells the
+//! `run-shell` here-document.
 
 use crate::sys;
 use crate::tmux::{format_literal, shell_quote};

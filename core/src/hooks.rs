@@ -1,5 +1,10 @@
 //! Reading the user's hooks without firing any: `show-hooks` is one of the few
 //! commands tmux runs no `after-*` hook for. The broker never sets or edits a hook.
+//!
+//! Pure: the command lists ([`is_set_argv`], [`while_exists`],
+//! [`print_gone`] and [`gone_marker`]) and [`has_entry`], which reads their
+//! output. The reads run elsewhere: `Registry::hook_is_set` (engine), the
+//! `show_hooks` tool, and the client's `uninstall` and `doctor`.
 
 /// The command list that reads hook `name` globally and in each of
 /// `sessions` (`show-hooks … ; show-hooks …`, one tmux connection); its output

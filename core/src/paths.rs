@@ -1,6 +1,14 @@
 //! Where things live: the tmux socket a command means, and the broker's private
 //! runtime directory, socket, lock and log.
 //!
+//! The tmux socket is the one `-S PATH`, `-L NAME` or `$TMUX` names, else
+//! tmux's default (`${TMUX_TMPDIR:-/tmp}/tmux-UID/default`).
+//! [`user_tmux_sockets`] lists this user's sockets in that directory.
+//!
+//! A server's files are named from its generation ([`BrokerPaths`]):
+//! `srv-<gen16>.sock`, `.lock` and `.log`, and the marks directory
+//! `srv-<gen16>.sh/` that enrolled shells write to.
+//!
 //! The broker directory is the first usable of `$XDG_RUNTIME_DIR/tmux-mcp` (else
 //! `/run/user/UID/tmux-mcp`), `${TMUX_TMPDIR:-/tmp}/tmux-mcp-UID`, then the
 //! numbered `${TMUX_TMPDIR:-/tmp}/tmux-mcp-UID.1`, `.2`, … (and the same two in

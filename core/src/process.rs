@@ -1,4 +1,5 @@
-//! Process identity of pane processes (Linux pidfd backend).
+//! Process identity of pane processes, on the platform's exit descriptor
+//! (Linux: a pidfd; macOS: a kqueue).
 //!
 //! `pane_id` survives `respawn-pane`, but the process behind it does not; a
 //! tracked cursor must not silently carry over to the new process. So for every
@@ -11,6 +12,10 @@
 //! process share one PID namespace, that the process is a child of the tmux server
 //! (tmux forks pane processes itself), and that its start time did not change
 //! across `pidfd_open` (the pid was not recycled in between).
+//!
+//! [`Backend::detect`] checks once per broker that identities can be had
+//! (the process table readable, one PID namespace, an exit descriptor);
+//! [`Backend::acquire`] opens one and starts its exit watcher.
 
 use crate::platform::{self, process_table};
 use crate::sys;

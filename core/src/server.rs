@@ -6,9 +6,15 @@
 //! socket (new pid, new start time) gets a different one and old references are
 //! refused as `stale_target`.
 //!
-//! The pid comes from `SO_PEERCRED` on a connection to tmux's own socket: no tmux
-//! command runs (so no user hook fires), and the answer is the process that really
-//! owns the socket.
+//! The pid comes from the peer credentials of a connection to tmux's own socket
+//! (`platform::peer_cred`: `SO_PEERCRED` on Linux): no tmux command runs (so no
+//! user hook fires), and the answer is the process that really owns the socket.
+//! The same connection gives the server's exit descriptor where the kernel has
+//! one (`peer_exit_fd`: `SO_PEERPIDFD`). The start time and the boot id come
+//! from the process table.
+//!
+//! [`ancestor_server`] finds the server a process runs under from its
+//! ancestry, for a process that has no `$TMUX`.
 
 use crate::platform::{self, process_table};
 use crate::sys;

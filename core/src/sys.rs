@@ -1,6 +1,7 @@
 //! Portable POSIX helpers, safe (rustix): a non-blocking readability
-//! probe, tokio registration, the monotonic clock, the uid, a file lock,
-//! signals, random ids. What is specific to one operating system is in
+//! probe, tokio registration (`async_fd`), the monotonic clock, the uid, a
+//! file lock (`flock`), `access` ([`may_enter`]), signals (SIGTERM), the
+//! peer's uid check, random ids. What is specific to one operating system is in
 //! [`crate::platform`]. Each returns `io::Result` with the OS error intact so
 //! callers can map `ESRCH`, `ENOSYS`, `EMFILE` … to their own typed errors.
 

@@ -6,6 +6,9 @@
 //! `feed` run-shell helper (pane table), the `cursor` key-binding helper, or
 //! `status`. These types are defined here once and used by both crates.
 //!
+//! [`connect`] is the client side. [`is_live`] is the connect probe: the
+//! broker's single-instance check and the relay's search use it.
+//!
 //! Frames are `u32` big-endian length + `rmp_serde::to_vec_named` bytes, so fields
 //! are named on the wire and a newer peer can add optional fields.
 

@@ -10,6 +10,12 @@
 //! changed. Typed echo always moves the cursor or scrolls, so it is seen within
 //! one interval; program output is still seen at once through inotify. The
 //! task runs only while something is watched, and stops with the last watcher.
+//!
+//! The read is one `list-commands -F` expansion. It walks sessions and
+//! windows, and expands panes only in watched windows. [`ScreenEvents`] is
+//! the tty watch and this net together, or the net alone where the platform
+//! cannot watch a terminal's writes (macOS). Every screen wait and
+//! subscription waits on it.
 
 use crate::registry::{Pane, Registry};
 use crate::tty_watch::TtyWatch;

@@ -2,8 +2,11 @@
 //! rows (docs/spec.md A.3.4) and the exact row splice between two captures (A.3.6).
 //! Tracked captures are kept in `retention` for later deltas.
 //!
+//! Rows are UTF-8 text, each keeping its LF, or base64 when the kept bytes are
+//! not UTF-8.
+//!
 //! Everything here is pure except the store's clock; the tmux side of a capture
-//! (hook preflight, guarded `capture-pane`) lives in `tools/capture.rs`.
+//! (the hook check, the guarded `capture-pane`) lives in `observe`.
 
 use std::sync::Arc;
 use tmux_mcp_core::process::ProcessIdentity;

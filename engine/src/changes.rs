@@ -1,7 +1,8 @@
 //! What changes in the tmux server, learnt from events, never by polling tmux:
 //! the pane set (a pane appears or goes: a `/dev/pts/N` is created or removed,
 //! inotify on `/dev/pts`; then one hook-free table read), shared by every
-//! session of the broker. Pane output and pane exit are per pane (`tty_watch`,
+//! session of the broker as one `watch` channel, started by the first
+//! session that asks. Pane output and pane exit are per pane (`tty_watch`,
 //! `process`); this module turns the terminal directory into "the set of panes
 //! is now this".
 //!

@@ -12,6 +12,9 @@
 //! expansions beside 400 connecting clients killed a 3.5a server, 0 guarded.
 //! Command clients (the broker's own connections among them) are therefore
 //! never listed: they have no session and nobody looks at them.
+//!
+//! [`watchers_format`], expanded beside a capture, names the sessions through
+//! which a person sees a pane (`snapshot_pane`'s `isAttended`).
 
 use crate::registry::{Pane, Placement, Registry};
 use std::collections::HashSet;

@@ -7,6 +7,8 @@
 //! Architecture invariant: no MCP and no tools here (the crate does not depend
 //! on rmcp, jsonschema or the broker); the broker's tools call down into this
 //! crate, never the other way.
+//!
+//! The feature `test-support` gives the broker's unit tests `Pane::sample`.
 
 pub mod activity;
 pub mod admission;

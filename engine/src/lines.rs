@@ -3,6 +3,11 @@
 //! are bounded by lines and by bytes, so a huge pane never reaches the
 //! broker), the tails kept after, and the decoding of `capture-pane -p` bytes.
 //! Pure functions: every read tool of the family uses them, none owns them.
+//!
+//! The ceilings are [`MAX_RESULT_BYTES`] and [`MAX_RESULT_LINES`].
+//! [`row_limit`], [`bounded_range`] and [`plan_grid`] say how many rows fit.
+//! [`tail_lines`], [`tail_bytes`] and [`bound_text`] keep the tail.
+//! [`decode_lines`] turns `capture-pane -p` bytes into lines.
 
 /// Result ceiling in bytes for one tool result (docs/spec.md, decision 9).
 pub const MAX_RESULT_BYTES: i64 = 1_000_000;

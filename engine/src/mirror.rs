@@ -17,7 +17,9 @@
 //! APC string with a nonce of this job that is never on the screen, which
 //! [`Scan`] takes out of both copies; then it reads a line from the slave,
 //! which the broker writes once the output is on the pane (see
-//! [`Mirror::run`]). The broker holds a slave descriptor itself, so the
+//! [`Mirror::run`]). The release is a line and an end of file. The script
+//! reads at most twice ([`release_read`]): a shell that runs a sourced file
+//! line by line reads the preloaded end of file first. The broker holds a slave descriptor itself, so the
 //! master never reads a hang-up between the shell's opens of the slave; when
 //! the broker goes, so does the master, and the shell's `read` ends.
 //!

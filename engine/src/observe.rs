@@ -2,6 +2,19 @@
 //! an `after-capture-pane` hook is set, and run `capture-pane` behind an
 //! in-queue guard so the rows come from exactly the pane (and process) meant.
 //!
+//! [`find_pane`] is the one pane resolver. A cached read serves when the
+//! guard proves the rest. A fresh one reads the pane's sessions in full and
+//! only places every other pane. It reads the whole table only when the pane
+//! left those sessions. A tracked capture's guard also proves the pane's pid
+//! and that the pane is not dead. [`resolve`] adds the generation check;
+//! [`resolve_tracked`] also binds the live process, and re-reads the table
+//! once to find a respawned pane's new one.
+//!
+//! [`capture_range_with_state`] expands pane fields (history size, cursor
+//! row …) in the same queue as the rows, with a `list-commands -F` loop.
+//! [`capture_range_after_format`] does so for a format with no pane of its
+//! own (a client loop).
+//!
 //! tmux fires `after-capture-pane` from the capture's target session's options
 //! (the session's own array, else the global one: `cmdq_insert_hook`), never
 //! from window or pane options, so the hook check is about sessions. How it is

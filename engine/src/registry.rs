@@ -7,6 +7,11 @@
 //! share its result. Process identities (see `process`) are carried over from one
 //! snapshot to the next while the pane's pid is unchanged, so `process_generation`
 //! is stable for a process and new for a respawned one.
+//!
+//! A listing page reads a shaped table of its own ([`Registry::read`]): some
+//! sessions in full, every other pane only placed. [`pane_of_process`] finds
+//! the caller's pane from process ancestry. [`Registry::hook_is_set`] is one
+//! counted, hook-free `show-hooks` read, built by core's `hooks`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

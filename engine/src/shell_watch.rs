@@ -8,6 +8,12 @@
 //!
 //! Reading rows is a guarded capture like any read: with an
 //! `after-capture-pane` hook set the broker captures nothing and says so.
+//!
+//! Output starts below the command line the shell echoed: the nearest row
+//! above the cursor that ends with the command's last line, else the
+//! cursor's row. It reads no pane table of its own: it uses the registry's
+//! last one. It forgets a pane that is gone from that table once its shell
+//! has exited.
 
 use crate::marks::{Command, Output};
 use crate::registry::Pane;

@@ -3,6 +3,12 @@
 //! between calls, and how many observations run. Everything below the MCP
 //! layer and the tools reaches tmux through it.
 //!
+//! It holds the server's identity and paths, the registry (`Arc<Registry>`),
+//! the retention store, admission and the request timeout.
+//! [`Broker::screen_events`] gives a pane's screen events: the tty watch and
+//! the safety net. [`Broker::pane_set`] gives the pane set of `changes`, a
+//! channel every session shares.
+//!
 //! Its parts never name it: the tasks they start (the safety net, pane-set
 //! changes) hold weak references to the registry and to their own state, not
 //! to the broker, so the modules this one holds do not import it back (the

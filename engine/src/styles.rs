@@ -1,7 +1,8 @@
 //! Colours and attributes of captured rows (`capture-pane -e`), turned into
 //! what a model reads well: the plain text of each row, and runs over it named
 //! the way tmux names styles (`fg=brightred`, `colour200`, `#0a141e`, `bold`,
-//! `underscore`), never escape sequences.
+//! `underscore`), never escape sequences. OSC 8 hyperlinks become a run's
+//! `link`. `capture_since` reads its `styles` through here.
 //!
 //! tmux writes `-e` output as one stream: a row inherits the state the row
 //! above ended in (tmux does not reset at a line end), so the whole capture is

@@ -11,6 +11,12 @@
 //!
 //! macOS has no such event: [`TtyWatch::new`] answers `Unsupported` there,
 //! and `activity::ScreenEvents` runs on the safety net alone.
+//!
+//! [`TtyWatch::terminals`] watches terminals coming and going instead (Linux:
+//! `IN_CREATE` and `IN_DELETE` on `/dev/pts`), for `changes`. A watch's
+//! descriptor is closed on a blocking thread: closing an inotify descriptor
+//! waits for the kernel's grace period (5–20 ms measured), and a wait must
+//! not spend that before it answers.
 
 use std::io;
 use tmux_mcp_core::platform::{self, Watch, WatchFor};

@@ -300,3 +300,171 @@ fn the_sentence_counter_splits_prose_only() {
         ["One two three.", "Four five `six`.", "Seven eight."]
     );
 }
+
+/// The lines (1-based) of `doc` that open a table whose first column is
+/// `module`: a copy of the map.
+fn module_tables(doc: &str) -> Vec<usize> {
+    doc.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.trim_start()
+                .strip_prefix('|')
+                .and_then(|row| row.split('|').next())
+                .is_some_and(|cell| cell.trim().eq_ignore_ascii_case("module"))
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// One map (issue 51): ARCHITECTURE.md's code map names the modules, and
+/// each module's own `//!` doc says what it holds. docs/internals.md says
+/// how things work and keeps no `| module |` table, a second copy that goes
+/// stale.
+#[test]
+fn internals_md_holds_no_second_copy_of_the_map() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/internals.md")).unwrap();
+    let found = module_tables(&doc);
+    assert!(
+        found.is_empty(),
+        "docs/internals.md has a `| module |` table at line(s) {found:?}, a second copy of the map. \
+         A module's row goes in ARCHITECTURE.md's code map (checked by \
+         the_architecture_map_names_every_module); what the module holds in detail goes in its own \
+         `//!` doc (a tool's in broker/src/tools/<tool>.rs)."
+    );
+}
+
+#[test]
+fn the_copy_check_sees_a_module_table() {
+    let doc = "Prose.\n\n| module | what it is |\n|---|---|\n| `a` | one |\n";
+    assert_eq!(module_tables(doc), [3]);
+    assert!(module_tables("| tool | default |\n|---|---|\n").is_empty());
+    let map = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
+    assert!(
+        !module_tables(&map).is_empty(),
+        "the check finds ARCHITECTURE.md's own module tables"
+    );
+}
+
+/// The anchor GitHub gives a Markdown heading: lower case, every character
+/// but letters, digits, `-`, `_` and spaces dropped, spaces as `-`.
+fn anchor_of(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// A Markdown text without its fenced code blocks.
+fn outside_code(doc: &str) -> Vec<&str> {
+    let mut fenced = false;
+    doc.lines()
+        .filter(|l| {
+            if l.trim_start().starts_with("```") {
+                fenced = !fenced;
+                return false;
+            }
+            !fenced
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown text's headings; a repeated heading's later
+/// anchors get `-1`, `-2`, … as GitHub numbers them.
+fn anchors(doc: &str) -> std::collections::BTreeSet<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    outside_code(doc)
+        .into_iter()
+        .filter_map(|l| {
+            let text = l.trim_start_matches('#');
+            (text.len() < l.len() && l.len() - text.len() <= 6 && text.starts_with(' '))
+                .then(|| anchor_of(text))
+        })
+        .map(|a| {
+            let n = seen.entry(a.clone()).or_default();
+            *n += 1;
+            match *n {
+                1 => a,
+                n => format!("{a}-{}", n - 1),
+            }
+        })
+        .collect()
+}
+
+/// The targets of a Markdown text's relative links, `[text](target)` with
+/// no scheme, outside code blocks.
+fn relative_links(doc: &str) -> Vec<String> {
+    outside_code(doc)
+        .into_iter()
+        .flat_map(|l| l.split("](").skip(1))
+        .filter_map(|rest| rest.split([')', ' ']).next())
+        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every relative link of README.md, ARCHITECTURE.md and docs/ names a file
+/// that exists and, with a `#`, a heading of that file: moving or renaming
+/// a section keeps the pages that point at it right.
+#[test]
+fn every_relative_link_in_the_docs_resolves() {
+    let root = repo_root();
+    let mut pages = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in &pages {
+        let doc = std::fs::read_to_string(page).unwrap();
+        let shown = page.strip_prefix(&root).unwrap().display().to_string();
+        for link in relative_links(&doc) {
+            checked += 1;
+            let (path, anchor) = link.split_once('#').unwrap_or((&link, ""));
+            let target = if path.is_empty() {
+                page.clone()
+            } else {
+                page.parent().unwrap().join(path)
+            };
+            if !target.exists() {
+                broken.push(format!("{shown}: {link}: no such file"));
+            } else if !anchor.is_empty()
+                && target.extension().is_some_and(|x| x == "md")
+                && !anchors(&std::fs::read_to_string(&target).unwrap()).contains(anchor)
+            {
+                broken.push(format!("{shown}: {link}: no heading with that anchor"));
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} links found: the parser broke"
+    );
+    assert!(
+        broken.is_empty(),
+        "links that do not resolve (fix the link, or the heading it names):\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_link_check_reads_anchors_and_links_as_github_does() {
+    assert_eq!(anchor_of(" A request, end to end"), "a-request-end-to-end");
+    assert_eq!(
+        anchor_of(" `core/` — `tmux-mcp-core`"),
+        "core--tmux-mcp-core"
+    );
+    let doc = "# Two\n\n## Two\n\n```\n# not\n[x](gone.md)\n```\n[a](b.md#c) and [d](#two-1), [w](https://x.y)";
+    assert_eq!(
+        anchors(doc).into_iter().collect::<Vec<_>>(),
+        ["two", "two-1"]
+    );
+    assert_eq!(relative_links(doc), ["b.md#c", "#two-1"]);
+}

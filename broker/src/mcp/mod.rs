@@ -5,8 +5,9 @@
 //! 2024-11-05 … 2025-11-25, `server/discover` and per-request `_meta` for
 //! 2026-07-28, answered by rmcp), `tools/list` with the published schemas as
 //! they are, `tools/call` through the tool facade with progress and
-//! cancellation, `prompts/list`/`prompts/get` and `completion/complete` (for
-//! prompt arguments and resource templates), and log notices (the session's
+//! cancellation, resources and their subscriptions (`subscriptions`),
+//! `prompts/list`/`prompts/get` and `completion/complete` (for prompt
+//! arguments and resource templates), and log notices (the session's
 //! `logging/setLevel` before 2026-07-28, each request's `_meta` level from
 //! then on). The rules are in
 //! ARCHITECTURE.md, "MCP layer".

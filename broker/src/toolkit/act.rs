@@ -4,6 +4,10 @@
 //! the self-protection rule, then tmux commands whose failures say whether
 //! anything reached tmux. The seed family does the same through `refs` with
 //! its envelope; both share `refs::find` and `refs::run_command`.
+//!
+//! [`typing_target`] is the target of a tool that types, refused when the
+//! pane is dead. [`pane_flags`] reads a pane's boolean formats hook-free,
+//! through `if-shell -F` and `list-commands -F`.
 
 use super::envelope::Delivery;
 use super::refs::{self, Failure, Kind, Refusal, Target};

@@ -3,6 +3,10 @@
 //! title) and its state from one guarded capture of the screen, matched
 //! against the CLI's rule table (`tmux_mcp_engine::agents`); and the wait on
 //! an agent's pane that `wait_for_agent` and `send_prompt` share.
+//!
+//! A survey judges all agents at once. A CLI whose table needs the
+//! terminal's activity has its terminal watched for up to `agents::QUIET`
+//! (1 s). A wait learns quiet from an idle event.
 
 use super::events::{Event, Watched};
 use super::spec::{Progress, ToolOutput};

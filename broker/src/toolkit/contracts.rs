@@ -1,6 +1,10 @@
 //! The published contracts (`broker/contracts/`), parsed once each: the seed
 //! schemas three tools publish byte for byte (key order kept:
 //! `preserve_order`).
+//!
+//! The files are copies of the project's shared originals (`../shared/`
+//! beside the checkout). `tests/python/test_contracts.py` checks what the
+//! tools publish against them, and them against the originals.
 
 use serde_json::Value;
 use std::sync::OnceLock;

@@ -2,6 +2,10 @@
 //! what `tmux_wait`, `wait_for_text`, `wait_for_idle` and `wait_for_agent`
 //! share, each deciding what an event means. [`Watched`] is the libtmux
 //! family's wait over them.
+//!
+//! The events: output (with re-reads 4 and 25 ms after it, since tmux may
+//! parse the bytes a moment after the write), the process's exit, an idle
+//! period, the deadline, the server going. Progress goes out once a second.
 
 use super::act::{self, SelfRule};
 use super::read;

@@ -5,6 +5,12 @@
 //! before anything is sent; the `-c`/`-e`/`--` tail; the `-P -F` that makes
 //! tmux print the new ids with the pane's pid and start directory, and what
 //! that tells.
+//!
+//! [`resolve_cwd`] takes a relative directory as the agent's: its relay's
+//! working directory (`platform::cwd_of`). [`Program`] and [`program_tail`]
+//! spell the tail. [`print_format`] and [`printed_pid`] are the `-P -F`.
+//! [`started_elsewhere`] says when tmux started the pane in another
+//! directory.
 
 use super::act;
 use super::envelope::Delivery;

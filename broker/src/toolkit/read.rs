@@ -3,6 +3,9 @@
 //! and word a failure (docs/spec.md B.0): an unknown pane lists the panes the
 //! session can see, a scope refusal says how to widen it, a refused capture
 //! names the hook.
+//!
+//! [`resolve`] finds the pane; [`fail`] and [`observe_failure`] word a
+//! failure. The row bounding is engine `lines`.
 
 use super::output::RefusalKind;
 use super::spec::ToolOutput;

@@ -1,10 +1,15 @@
 //! A tool's reference: what `tools/list` leaves out so that it stays small (it
 //! is paid for in every agent's context before any work is done). Served as
 //! the Markdown resource `tmux://tool/{name}`: the short description, the
-//! details, and each argument with its type, bounds, default and meaning, all
+//! details, its safety tier, its result's fields, and each argument with its
+//! type, bounds, default and meaning, all
 //! read from the [`ToolSpec`] and its enforced input schema (whole doc comments;
 //! `tools/list` carries their first paragraphs), so the reference cannot say
 //! something the schema does not.
+//!
+//! A `ToolSpec`'s `description` says what the tool is for and its one rule
+//! that is not obvious; its `details` hold the rest.
+//! `broker/src/mcp/budget.rs` prints and bounds the size of `tools/list`.
 
 use super::spec::ToolSpec;
 use serde_json::Value;

@@ -16,6 +16,12 @@
 //! status comes from the shell's `P` mark, the output from the rows the
 //! broker keeps for the command (`tmux_mcp_engine::shell_watch`).
 //!
+//! Before the chord, [`shell_holds_terminal`] asks the kernel that the shell
+//! holds the pane's terminal in its line editor. The binding refuses off its
+//! primary prompt (an `R` mark with `refused:WHY`) and touches nothing.
+//! While the shell's `K` mark says it still holds a line (the person typed
+//! during the run), the give-back chord goes again after each later `P`.
+//!
 //! One run at a time per shell: a second waits for the first to end.
 
 use super::enrolled::{self, ShellRecord, ShellState};

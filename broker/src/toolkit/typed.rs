@@ -1,6 +1,23 @@
 //! Typed tools: arguments decoded into the tool's own struct, and output
 //! schemas derived from the Rust type that is serialized, so the published
 //! schema and the result cannot drift apart.
+//!
+//! [`input_of`] derives a tool's input schema from its `Args` (schemars): an
+//! `Option` field is optional, not nullable. [`schema_of`] derives the
+//! output schema from the result type. [`nullable_input_of`] is the Python
+//! family's: an `Option` is published `anyOf [T, null]` with `default: null`,
+//! the shape pydantic gives libtmux-mcp's. `toolkit::python::nullable`
+//! decodes such a field (absent: its default; `null`: none, which for a limit
+//! means no limit).
+//!
+//! Architecture invariant: every tool's arguments are described once, by
+//! its `Args`; no tool reads raw `args[…]`. The contracts are published byte
+//! for byte: `capture_pane`, `snapshot_pane` and `tmux_capture`, and the
+//! Python `capture_pane`. A unit test checks each against its `Args`.
+//!
+//! `tools/list` is paid for in every agent's context, so it publishes lean
+//! schemas: [`lean_input`] and [`open_objects`] (see `publish`), and
+//! [`lean_output`].
 
 use super::output::ToolOutput;
 use super::refs;

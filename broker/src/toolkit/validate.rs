@@ -1,5 +1,7 @@
 //! Input validation against a tool's enforced input schema, and its wording:
 //! a refusal names the field and the rule it broke, never the value sent.
+//! A `oneOf` or `anyOf` failure names the failing leaf inside the variant
+//! the caller meant.
 
 use super::refs;
 use serde_json::Value;

@@ -6,7 +6,7 @@
 //! Everything is checked before anything is sent (names, programs and their
 //! directories, layouts, the document's size). Then, through the same
 //! commands as `create_session`, `split_window` and `create_window`
-//! (`spawn::spawn`): `new-session -d` with the first window's first pane,
+//! (`toolkit::launch::spawn`): `new-session -d` with the first window's first pane,
 //! `split-window -d` for each further pane of a window and `select-layout`
 //! once its panes exist, `new-window -d` for each further window. If any
 //! step fails, the session it created is killed (and nothing else: the

@@ -3,6 +3,9 @@
 //! the rows are the pane's history and screen as tmux renders them, so a
 //! program that redraws (progress bars, TUIs) reads as it looks.
 //!
+//! The cursor is retained. Its place is found again by row hashes (engine
+//! `since`), and the answer says what history-limit, clear-history or a
+//! respawn took.
 
 use crate::toolkit::lines_since::{call, Args, Out};
 use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolSpec};

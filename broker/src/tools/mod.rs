@@ -2,6 +2,11 @@
 //! over [`crate::toolkit`]; here only the catalog of published tools, the
 //! per-session policy over it, and dispatch.
 //!
+//! [`call`] takes the tool from `CATALOG`, checks that the session may use
+//! it, validates the arguments against its enforced input schema
+//! (`toolkit::validate`), then runs it. Resources read through
+//! [`read_through`].
+//!
 //! Architecture invariant: no tool module names another tool module
 //! (`tests/e2e/layers.rs`); what two tools share lives in the toolkit.
 

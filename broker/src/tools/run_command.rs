@@ -9,8 +9,8 @@
 //! refusal by its guard), the line spelled and parsed by the shell
 //! ([`typed_line`]), the command line proven empty
 //! ([`shell_line::prove_empty`]), one line typed, and one task per job waits
-//! for its end ([`typed_job::collect`]). The whole path:
-//! `docs/internals.md`, "The tools, file by file".
+//! for its end ([`typed_job::collect`]). Each of those modules' docs says
+//! its part of the path.
 //!
 //! The typed command runs in the person's shell and keeps running whatever
 //! happens to the call: a blocking call that reaches its timeout returns the

@@ -6,9 +6,9 @@
 //! for part of it: Gemini CLI 0.61.0 turns an Enter that comes within 30 ms of
 //! the previous key into a new line. So: the agent must be waiting for input
 //! with an empty input box (its table's `waiting_for_input`, else nothing is
-//! sent); the text is pasted through a private buffer (`paste_text`'s,
-//! bracketed, since every CLI we know turns bracketed paste on), which makes
-//! it one message; Enter is pressed only once the screen shows the draft and
+//! sent); the text is pasted through a private buffer (`toolkit::paste`, as
+//! `paste_text` pastes; bracketed, since every CLI we know turns bracketed
+//! paste on), which makes it one message; Enter is pressed only once the screen shows the draft and
 //! the terminal has been quiet for a moment; then the submission is verified:
 //! the box is empty again or the agent works or asks (its state leaves the
 //! draft), event-driven as the waits are. An Enter that did not submit is a

@@ -1,6 +1,9 @@
 //! Which coding-agent CLI a process runs, from its executable path and
 //! arguments (never the pane title). Pure: the caller reads them from the
 //! process table.
+//!
+//! A CLI is known by its command name, by a script or bundled binary inside
+//! its package, or by `python -m aider`.
 
 use std::path::Path;
 

@@ -1,6 +1,11 @@
 //! Which agent CLI runs on which pane's terminal: one pass over the process
 //! table (reading each candidate's package for its version), and the agent
 //! last seen per pane.
+//!
+//! A candidate is a process whose controlling terminal is a pane's. Per
+//! pane, the oldest in the terminal's foreground group wins, else the
+//! oldest. [`Seen`] keeps the agent last found per pane, so one that is gone
+//! reads `exited`.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;

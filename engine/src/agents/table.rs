@@ -1,6 +1,10 @@
 //! The rule tables: one per CLI, each row a state, the screen lines that
 //! must all be present and the CLI version it was checked against. Data:
 //! `classify` reads them.
+//!
+//! A row may also ask for more: its deciding line at the bottom, given
+//! lines right above that line, lines that must be absent, or the
+//! terminal's activity. A dialog's frame bounds the lines it reports.
 
 use super::identify::Cli;
 

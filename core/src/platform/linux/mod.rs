@@ -2,6 +2,13 @@
 //! `SO_PEERPIDFD`, inotify, `TIOCGPTPEER`, `/proc`. Safe wrappers (rustix)
 //! wherever one exists; the `unsafe` left is `SO_PEERPIDFD` (rustix has no
 //! wrapper for it) and glibc's `malloc_trim`.
+//!
+//! `exit_fd` is a pidfd; `peer_cred` is `SO_PEERCRED`; `peer_exit_fd` is
+//! `SO_PEERPIDFD`. A [`Watch`] is an inotify instance awaited through tokio.
+//! Its descriptor is closed on a blocking thread: closing it waits for the
+//! kernel's fsnotify grace period. `open_pty` opens the slave with
+//! `TIOCGPTPEER`. `release_free_memory` is `malloc_trim`. `TERMINALS_DIR` is
+//! `/dev/pts`.
 
 pub mod process_table;
 

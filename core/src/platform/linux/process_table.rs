@@ -2,6 +2,11 @@
 //! status lines, start times, PID namespaces, argv and parent chains.
 //! Everything the broker knows about processes that tmux does not tell it
 //! comes from here.
+//!
+//! [`stat`] gives the parent, the process group, the controlling terminal
+//! and its foreground group, and the start time. Beside it: the boot id, the
+//! PID namespace, `exe`, `cmdline`, [`ancestry`], and [`all`], one pass over
+//! every process.
 
 use std::fs;
 use std::io;
