@@ -138,6 +138,18 @@ impl<'a> Call<'a> {
         })
     }
 
+    /// [`Call::run`] for a tool that reports progress while it waits: `call`
+    /// gets the call's progress handle too.
+    pub fn run_with_progress<A, F, Fut>(self, call: F) -> CallFuture<'a>
+    where
+        A: DeserializeOwned + Send + 'a,
+        F: FnOnce(&'a Session, A, Option<Progress>) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<ToolOutput, ToolOutput>> + Send + 'a,
+    {
+        let progress = self.progress.clone();
+        self.run(move |session, args| call(session, args, progress))
+    }
+
     /// The arguments as the tool's typed struct. They already passed the
     /// published input schema, so a failure here means the struct and the
     /// schema disagree: reported as invalid arguments, nothing sent.

@@ -105,8 +105,7 @@ impl Drop for CancelGuard<'_> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    let progress = c.progress.clone();
-    c.run(move |session, args| call(session, args, progress))
+    c.run_with_progress(call)
 }
 
 async fn call(

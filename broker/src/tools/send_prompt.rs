@@ -101,8 +101,7 @@ async fn turn_start(session: &Session, watch: &mut AgentWatch<'_>, emptied: Agen
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    let progress = c.progress.clone();
-    c.run(move |session, args| call(session, args, progress))
+    c.run_with_progress(call)
 }
 
 /// A failure after something reached the pane: says what did.

@@ -141,8 +141,7 @@ fn output_schema() -> Value {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    let progress = c.progress.clone();
-    c.run(move |session, args| call(session, args, progress))
+    c.run_with_progress(call)
 }
 
 /// The run's files in the marks directory; removed when dropped, the

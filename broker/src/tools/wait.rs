@@ -119,8 +119,7 @@ fn contains(rows: &Rows, needle: &[u8]) -> bool {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    let progress = c.progress.clone();
-    c.run(move |session, args| call(session, args, progress))
+    c.run_with_progress(call)
 }
 
 async fn call(

@@ -69,8 +69,7 @@ const DEFAULT_STATES: [StateName; 3] = [
 ];
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    let progress = c.progress.clone();
-    c.run(move |session, args| call(session, args, progress))
+    c.run_with_progress(call)
 }
 
 async fn call(

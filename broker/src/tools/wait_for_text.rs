@@ -163,8 +163,7 @@ fn first_match(res: &[regex::Regex], screen: &str) -> Option<Hit> {
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
-    let progress = c.progress.clone();
-    c.run(move |session, args| call(session, args, progress))
+    c.run_with_progress(call)
 }
 
 async fn call(
