@@ -10,15 +10,17 @@
 //! `after-capture-pane` hook set the broker captures nothing and says so.
 //!
 //! Output starts below the command line the shell echoed: the nearest row
-//! above the cursor that ends with the command's last line, else the
-//! cursor's row. It reads no pane table of its own: it uses the registry's
+//! above the cursor that ends with the command's last line; else, when the
+//! grid has fewer rows than at its last read (a `clear` ran before the line
+//! was read), the first row after the clear; else the cursor's row. It reads no pane table of its own: it uses the registry's
 //! last one. It forgets a pane that is gone from that table once its shell
 //! has exited.
 
-use crate::marks::{Command, Output};
+use crate::marks::{Command, Output, Start};
 use crate::registry::Pane;
 use crate::since;
 use crate::state::Broker;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -34,6 +36,8 @@ pub async fn follow(broker: Weak<Broker>, dir: PathBuf) {
     let watch = dir
         .to_str()
         .and_then(|d| Watch::new(d, WatchFor::Writes).ok());
+    // Where each pane's grid was when the broker last read it for a command.
+    let mut seen: HashMap<String, Seen> = HashMap::new();
     loop {
         match &watch {
             Some(w) => {
@@ -54,14 +58,15 @@ pub async fn follow(broker: Weak<Broker>, dir: PathBuf) {
             b.marks.read(&pane);
             let changed = b.marks.take_pending(&pane);
             for seq in changed.started {
-                started(&b, &pane, seq).await;
+                started(&b, &pane, seq, &mut seen).await;
             }
             for seq in changed.ended {
-                ended(&b, &pane, seq).await;
+                ended(&b, &pane, seq, &mut seen).await;
             }
             let listed = table.as_ref().is_none_or(|t| t.pane(&pane).is_some());
             if !listed && b.marks.shell(&pane).is_none() {
                 b.marks.forget(&pane);
+                seen.remove(&pane);
             }
         }
     }
@@ -71,16 +76,36 @@ fn pane_of(b: &Broker, id: &str) -> Option<Pane> {
     b.registry.cached()?.pane(id).cloned()
 }
 
+/// Where a pane's grid was at a read: rows only ever add up, so a grid
+/// with fewer rows of history, or its cursor higher, was cleared since.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    history_size: u64,
+    cursor: u64,
+}
+
+impl Seen {
+    fn of(state: &since::State) -> Seen {
+        Seen {
+            history_size: state.history_size,
+            cursor: state.history_size + state.cursor_y,
+        }
+    }
+}
+
 /// Finds the row the command's output starts at: below the command line the
 /// shell echoed, the nearest row above the cursor ending with the command's
-/// last line; else the cursor's row.
-async fn started(b: &Arc<Broker>, id: &str, seq: u64) {
+/// last line; else, when the grid was cleared since the pane was last read
+/// (a `clear` that ran before the broker read the line), the first row
+/// after the clear; else the cursor's row.
+async fn started(b: &Arc<Broker>, id: &str, seq: u64, seen: &mut HashMap<String, Seen>) {
     let (Some(pane), Some(cmd)) = (pane_of(b, id), b.marks.command(id, seq)) else {
         return;
     };
     // The mark can come before tmux has read the shell's last drawing of
     // the command line: a grid without it is read again, a few times.
     let mut first_cursor = None;
+    let mut last = None;
     for _ in 0..START_READS {
         let Ok((_, grid)) = since::read(b, pane.clone(), 0, false).await else {
             break;
@@ -88,15 +113,43 @@ async fn started(b: &Arc<Broker>, id: &str, seq: u64) {
         let cursor = grid.cursor_abs();
         if let Some(row) = start_row(&grid, cursor, &cmd) {
             let prompt = prompt_tail(&grid, row, &cmd);
-            b.marks.set_start_row(id, seq, row, Some(prompt));
+            b.marks
+                .set_start_row(id, seq, row, Start::BelowLine(prompt));
+            seen.insert(id.to_string(), Seen::of(&grid.state));
             return;
         }
         first_cursor.get_or_insert(cursor);
+        last = Some(grid.state);
         tokio::time::sleep(Duration::from_millis(3)).await;
     }
-    if let Some(cursor) = first_cursor {
-        b.marks.set_start_row(id, seq, cursor, None);
+    let (Some(cursor), Some(now)) = (first_cursor, last) else {
+        return;
+    };
+    let start = match seen.get(id).and_then(|before| cleared_since(before, &now)) {
+        Some(row) => (row, Start::Cleared),
+        None => (cursor, Start::Cursor),
+    };
+    b.marks.set_start_row(id, seq, start.0, start.1);
+    seen.insert(id.to_string(), Seen::of(&now));
+}
+
+/// The first row after a clear, when `now` shows the grid was cleared since
+/// `before`. Rows only add up: a command's line is drawn at or below the
+/// cursor of the last read, and accepting it moves the cursor down a row.
+/// So a history shorter than before (`clear` empties it: the rows start
+/// again at 0), or the cursor no lower than before (the screen alone
+/// cleared: its top), tell a clear. `None` when the grid grew as it does
+/// without one, when the history is full (its rows no longer add up), or
+/// on the alternate screen (a full-screen program's rows are not output).
+fn cleared_since(before: &Seen, now: &since::State) -> Option<u64> {
+    if now.alternate {
+        return None;
     }
+    if now.history_size < before.history_size {
+        return Some(0);
+    }
+    let full = now.history_limit > 0 && now.history_size >= now.history_limit;
+    (!full && Seen::of(now).cursor <= before.cursor).then_some(now.history_size)
 }
 
 /// What the prompt's row showed before a one-line command that did not wrap
@@ -159,7 +212,7 @@ fn ends_with_line(grid: &since::Grid, i: usize, last: &str) -> bool {
     }
 }
 
-async fn ended(b: &Arc<Broker>, id: &str, seq: u64) {
+async fn ended(b: &Arc<Broker>, id: &str, seq: u64, seen: &mut HashMap<String, Seen>) {
     let (Some(pane), Some(cmd)) = (pane_of(b, id), b.marks.command(id, seq)) else {
         return;
     };
@@ -178,13 +231,16 @@ async fn ended(b: &Arc<Broker>, id: &str, seq: u64) {
     // cursor's row; the grid can be read before the shell drew it: read
     // again, a few times, while the cursor's row holds something else.
     for _ in 0..END_READS {
-        if !matches!(&out, Ok((_, Tail::Unsettled))) {
+        if !matches!(&out, Ok((_, Tail::Unsettled, _))) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(3)).await;
         out = read_rows(b, &pane, start, &cmd, &shell).await;
     }
-    b.marks.set_output(id, seq, out.map(|(o, _)| o));
+    if let Ok((_, _, now)) = &out {
+        seen.insert(id.to_string(), *now);
+    }
+    b.marks.set_output(id, seq, out.map(|(o, _, _)| o));
 }
 
 /// How often an ended command's rows are read again while the prompt after
@@ -200,19 +256,21 @@ enum Tail {
     Unsettled,
 }
 
-/// The rows from `start` to the cursor (the last [`MAX_ROWS`]).
+/// The rows from `start` to the cursor (the last [`MAX_ROWS`]), and where
+/// the grid was.
 async fn read_rows(
     b: &Arc<Broker>,
     pane: &Pane,
     start: u64,
     cmd: &Command,
     shell: &str,
-) -> Result<(Output, Tail), String> {
+) -> Result<(Output, Tail, Seen), String> {
     // The state first: where the cursor is now, to read no more than needed.
     let (_, now) = since::read(b, pane.clone(), 0, false)
         .await
         .map_err(|e| e.why().to_string())?;
     let s = &now.state;
+    let seen = Seen::of(s);
     let cursor = now.cursor_abs();
     let floor = cursor.saturating_sub(MAX_ROWS);
     let full = s.history_limit > 0 && s.history_size >= s.history_limit;
@@ -243,13 +301,13 @@ async fn read_rows(
                 .1;
         }
         let mut out = rows(&g, floor, floor, cursor, cmd, shell);
-        out.0.note = Some(
-            "the pane's screen and history were cleared while the command ran (`clear`): these are the rows printed after that"
-                .to_string(),
-        );
-        return Ok(out);
+        out.0.note = Some(CLEARED.to_string());
+        return Ok((out.0, out.1, seen));
     }
     let mut out = rows(&g, start, from, cursor, cmd, shell);
+    if cmd.cleared_at_start {
+        out.0.note = Some(CLEARED.to_string());
+    }
     if shell == "zsh" && !out.0.unterminated {
         let o = &mut out.0;
         let row = from + o.lines.len() as u64;
@@ -260,8 +318,11 @@ async fn read_rows(
             }
         }
     }
-    Ok(out)
+    Ok((out.0, out.1, seen))
 }
+
+/// The note of rows read after a clear.
+const CLEARED: &str = "the pane's screen and history were cleared while the command ran (`clear`): these are the rows printed after that";
 
 /// Whether the last character of row `abs` is zsh's `PROMPT_SP` mark: its
 /// default `PROMPT_EOL_MARK` (`%`, `#` as root) is drawn in standout
@@ -350,4 +411,59 @@ fn end_mark(shell: &str, row: &str) -> Option<usize> {
     (shell == "fish")
         .then(|| row.strip_suffix('⏎').map(str::len))
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(history_size: u64, cursor_y: u64) -> since::State {
+        since::State {
+            history_size,
+            history_limit: 2000,
+            cursor_y,
+            height: 50,
+            alternate: false,
+            pid: 1,
+            dead: false,
+        }
+    }
+
+    fn seen(history_size: u64, cursor_y: u64) -> Seen {
+        Seen::of(&state(history_size, cursor_y))
+    }
+
+    #[test]
+    fn a_grid_that_grew_was_not_cleared() {
+        // A command's line accepted: the cursor a row lower, or the screen
+        // scrolled into the history.
+        assert_eq!(cleared_since(&seen(0, 5), &state(0, 6)), None);
+        assert_eq!(cleared_since(&seen(10, 49), &state(11, 49)), None);
+    }
+
+    #[test]
+    fn a_shorter_history_is_a_clear_and_its_rows_start_again_at_0() {
+        assert_eq!(cleared_since(&seen(300, 49), &state(0, 1)), Some(0));
+        // Cleared, then output scrolled some rows into it again.
+        assert_eq!(cleared_since(&seen(300, 49), &state(12, 49)), Some(0));
+    }
+
+    #[test]
+    fn a_cursor_no_lower_than_before_is_a_clear_of_the_screen() {
+        // `clear; echo x` at a prompt on row 1: the cursor is back on row 1.
+        assert_eq!(cleared_since(&seen(0, 1), &state(0, 1)), Some(0));
+        // The screen alone cleared, the history kept: its top.
+        assert_eq!(cleared_since(&seen(40, 30), &state(40, 2)), Some(40));
+    }
+
+    #[test]
+    fn a_full_history_or_the_alternate_screen_tells_nothing() {
+        let mut full = state(2000, 49);
+        assert_eq!(cleared_since(&seen(2000, 49), &full), None);
+        full.history_size = 0;
+        assert_eq!(cleared_since(&seen(2000, 49), &full), Some(0));
+        let mut alternate = state(0, 0);
+        alternate.alternate = true;
+        assert_eq!(cleared_since(&seen(0, 30), &alternate), None);
+    }
 }

@@ -1759,7 +1759,8 @@ async fn zsh_typed_run_with_a_comment_is_refused() {
 
 /// What an enrolled run prints is what the agent gets (issue 48 item 10): a
 /// bash `for` loop's output, a command line longer than the pane is wide,
-/// output without a final newline, output after `clear`.
+/// output without a final newline, output after `clear` (also when it runs
+/// before the broker read the command line).
 async fn enrolled_output_rows(shell: &str) {
     let srv = TmuxServer::start();
     let c = McpClient::attach(
@@ -1825,9 +1826,9 @@ async fn enrolled_output_rows(shell: &str) {
         ("printf abc", "abc"),
         ("printf 'a\\nb'", "a\nb"),
         ("echo 100%", "100%\n"),
-        // (A clear within milliseconds of the start can come before the
-        // broker saw the command line: then the rows are not told.)
         ("sleep 0.3; clear; echo after-clear", "after-clear\n"),
+        // A clear at once: gone before the broker read the command line.
+        ("clear; echo fast-clear", "fast-clear\n"),
         ("echo y", "y\n"),
     ];
     for round in 0..2 {
@@ -1843,6 +1844,16 @@ async fn enrolled_output_rows(shell: &str) {
                 json!(want),
                 "{shell} round {round}: {command}: {got:#}\n{}",
                 screen(&srv, &pane)
+            );
+            // get_commands says which rows came after a clear.
+            let last = c
+                .call("get_commands", json!({ "paneId": pane, "limit": 1 }))
+                .await;
+            let note = last["commands"][0]["outputNote"].as_str().unwrap_or("");
+            assert_eq!(
+                note.contains("cleared"),
+                command.contains("clear"),
+                "{shell} round {round}: {command}: {last:#}"
             );
         }
     }

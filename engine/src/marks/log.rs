@@ -76,6 +76,10 @@ pub struct Command {
     /// The command's line was seen on the row above [`Command::start_row`]
     /// (else that row is the cursor's when it started).
     pub line_above: bool,
+    /// The screen and history were cleared before the broker read the
+    /// command's line: [`Command::start_row`] is the first row after the
+    /// clear.
+    pub cleared_at_start: bool,
     /// What the prompt's row showed before the command (a one-line command
     /// not wrapped): output that ends without a newline has it drawn after.
     pub prompt_tail: Option<String>,
@@ -84,6 +88,19 @@ pub struct Command {
     pub output_missing: Option<String>,
     /// The broker has read its rows (or given up: `output_missing`).
     pub output_done: bool,
+}
+
+/// How the broker found the row a command's output starts at.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Start {
+    /// Below the command's line, seen on the row above; with what the
+    /// prompt's row showed before the command, when known.
+    BelowLine(Option<String>),
+    /// At the cursor: the command's line was not seen.
+    Cursor,
+    /// At the first row after a clear that erased the command's line before
+    /// the broker read it.
+    Cleared,
 }
 
 /// What a shell says it holds set aside of the person's lines, and how far
@@ -386,6 +403,7 @@ fn started(log: &mut PaneLog, m: Mark, time: f64, changed: &mut Changed) {
         status: None,
         start_row: None,
         line_above: false,
+        cleared_at_start: false,
         prompt_tail: None,
         output: None,
         output_missing: None,

@@ -22,5 +22,5 @@ mod store;
 
 pub use kernel::{now, pid_alive, process_runs};
 pub use line::{parse, Kind, Mark};
-pub use log::{Changed, Command, Held, Output, PaneShell, Shell, Taken, KEEP};
+pub use log::{Changed, Command, Held, Output, PaneShell, Shell, Start, Taken, KEEP};
 pub use store::{Marks, OUTPUT_BYTES, TOTAL_OUTPUT};

@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use tmux_mcp_core::paths::DirId;
 
 use super::kernel::Kernel;
-use super::log::{apply_all, Changed, Command, Held, Output, PaneLog, PaneShell, Shell, Taken};
+use super::log::{
+    apply_all, Changed, Command, Held, Output, PaneLog, PaneShell, Shell, Start, Taken,
+};
 
 /// A command's output kept (the tail).
 pub const OUTPUT_BYTES: usize = 65_536;
@@ -248,9 +250,8 @@ impl Marks {
         panes.get(pane)?.log.command(seq).cloned()
     }
 
-    /// Where the command's output starts: `row`; `line` when its command
-    /// line was seen above it, with the prompt before it when known.
-    pub fn set_start_row(&self, pane: &str, seq: u64, row: u64, line: Option<Option<String>>) {
+    /// Where the command's output starts: `row`, found as `start` says.
+    pub fn set_start_row(&self, pane: &str, seq: u64, row: u64, start: Start) {
         if let Some(c) = self
             .panes
             .lock()
@@ -259,8 +260,12 @@ impl Marks {
             .and_then(|p| p.log.command_mut(seq))
         {
             c.start_row = Some(row);
-            c.line_above = line.is_some();
-            c.prompt_tail = line.flatten();
+            c.line_above = matches!(start, Start::BelowLine(_));
+            c.cleared_at_start = start == Start::Cleared;
+            c.prompt_tail = match start {
+                Start::BelowLine(prompt) => prompt,
+                Start::Cursor | Start::Cleared => None,
+            };
         }
         self.bump();
     }
