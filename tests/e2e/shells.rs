@@ -14,15 +14,21 @@ use tmux_mcp_e2e::*;
 
 /// A pane running `shell` without rc files (a fixed one-line prompt), its id.
 fn shell_pane(srv: &TmuxServer, shell: &str) -> String {
-    require_program(shell, shell);
-    let home = srv.scratch(&format!("home-{shell}"));
-    std::fs::create_dir_all(&home).unwrap();
-    let h = home.to_str().unwrap();
     let argv = match shell {
         "bash" => "bash --norc --noprofile -i",
         "zsh" => "zsh -f -i",
         _ => "fish --no-config -i",
     };
+    shell_pane_running(srv, shell, argv)
+}
+
+/// A new window running `argv`, the interactive `shell`, in a private home
+/// with an empty configuration directory.
+fn shell_pane_running(srv: &TmuxServer, shell: &str, argv: &str) -> String {
+    require_program(shell, shell);
+    let home = srv.scratch(&format!("home-{shell}"));
+    std::fs::create_dir_all(&home).unwrap();
+    let h = home.to_str().unwrap();
     // As a person's pane has it: TMUX and TMUX_PANE, nothing else of ours.
     let line = format!(
         "exec env -i HOME={h} XDG_CONFIG_HOME={h}/config XDG_DATA_HOME={h}/data \
@@ -808,13 +814,25 @@ async fn the_marks_directory_goes_when_empty_and_stays_while_it_holds_marks() {
 /// A private server, an agent of scope `server` with `flags`, and a pane
 /// running `shell` that a person enrolled (the line typed at its prompt).
 async fn enrolled(shell: &str, flags: &[&str]) -> (TmuxServer, McpClient, String) {
+    enrolled_in(shell, None, flags).await
+}
+
+/// [`enrolled`], the shell started as `argv` when given.
+async fn enrolled_in(
+    shell: &str,
+    argv: Option<&str>,
+    flags: &[&str],
+) -> (TmuxServer, McpClient, String) {
     let srv = TmuxServer::start();
     let all: Vec<&str> = ["--scope", "server"]
         .into_iter()
         .chain(flags.iter().copied())
         .collect();
     let c = McpClient::attach(&srv, &all).await;
-    let pane = shell_pane(&srv, shell);
+    let pane = match argv {
+        Some(argv) => shell_pane_running(&srv, shell, argv),
+        None => shell_pane(&srv, shell),
+    };
     type_line(&srv, &pane, &enroll_line(shell));
     wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
     (srv, c, pane)
@@ -1676,11 +1694,12 @@ async fn a_run_that_starts_a_nested_enrolled_shell_is_not_lost() {
 
 /// vi keys, visual mode (a selection): the chord is the shell's (bound in
 /// every mode, so never read as keys: fish's `~` flipped a character's case)
-/// and the shell refuses it, the line as it was. zsh only: fish's
-/// `fish_vi_key_bindings` hangs in this project's test panes (no config,
-/// and with the system's), so fish's visual mode is not tested here.
+/// and the shell refuses it, the line as it was. fish starts with the
+/// system's configuration (the user's is empty): under `--no-config`, fish
+/// 3.6's `fish_vi_key_bindings` reads keys and acts on none.
 async fn visual_mode_is_refused_untouched(shell: &str) {
-    let (srv, c, pane) = enrolled(shell, &["--safety", "mutating"]).await;
+    let argv = (shell == "fish").then_some("fish -i");
+    let (srv, c, pane) = enrolled_in(shell, argv, &["--safety", "mutating"]).await;
     type_line(
         &srv,
         &pane,
@@ -1720,6 +1739,11 @@ async fn visual_mode_is_refused_untouched(shell: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn zsh_visual_mode_is_refused_untouched() {
     visual_mode_is_refused_untouched("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_visual_mode_is_refused_untouched() {
+    visual_mode_is_refused_untouched("fish").await;
 }
 
 /// Not enrolled, zsh's options cannot be seen: a command line whose `#` its
@@ -2207,4 +2231,81 @@ async fn bash_a_history_search_gets_nothing_sent() {
         .await;
     assert_eq!(ran["output"]["text"], json!("after-search\n"), "{ran:#}");
     c.close().await;
+}
+
+/// vi keys (issue 48: emacs and vi keymaps): in insert mode and in normal
+/// mode (after Escape) an enrolled shell runs the agent's command, and a
+/// half-typed line is set aside and given back as it was.
+async fn vi_keymap_runs(shell: &str) {
+    let argv = (shell == "fish").then_some("fish -i");
+    let (srv, c, pane) = enrolled_in(shell, argv, &["--safety", "mutating"]).await;
+    type_line(
+        &srv,
+        &pane,
+        match shell {
+            "fish" => "fish_vi_key_bindings",
+            "zsh" => "bindkey -v",
+            _ => "set -o vi",
+        },
+    );
+    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    std::thread::sleep(Duration::from_millis(300));
+    let run = |text: &'static str| {
+        let c = &c;
+        let pane = pane.clone();
+        async move {
+            c.call(
+                "run_command",
+                json!({ "paneId": pane, "command": format!("echo {text}"), "timeoutMs": 5000 }),
+            )
+            .await
+        }
+    };
+    let insert = run("vi-insert").await;
+    assert_eq!(
+        insert["output"]["text"],
+        json!("vi-insert\n"),
+        "{insert:#}\n{}",
+        screen(&srv, &pane)
+    );
+    srv.tmux(&["send-keys", "-t", &pane, "Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let normal = run("vi-normal").await;
+    assert_eq!(
+        normal["output"]["text"],
+        json!("vi-normal\n"),
+        "{normal:#}\n{}",
+        screen(&srv, &pane)
+    );
+    // A half-typed line, in insert mode (a new prompt may start in either):
+    // set aside, then given back.
+    srv.tmux(&["send-keys", "-t", &pane, "Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "ihalf-typed"]);
+    wait_row(&srv, &pane, |l| l.ends_with("half-typed"));
+    let aside = run("vi-aside").await;
+    assert_eq!(
+        aside["output"]["text"],
+        json!("vi-aside\n"),
+        "{aside:#}\n{}",
+        screen(&srv, &pane)
+    );
+    let row = wait_row(&srv, &pane, |l| l.ends_with("half-typed"));
+    assert!(!row.contains("ihalf"), "{row:?}\n{}", screen(&srv, &pane));
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_vi_keymap_runs() {
+    vi_keymap_runs("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_vi_keymap_runs() {
+    vi_keymap_runs("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_vi_keymap_runs() {
+    vi_keymap_runs("fish").await;
 }
