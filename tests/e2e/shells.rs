@@ -2309,3 +2309,90 @@ async fn zsh_vi_keymap_runs() {
 async fn fish_vi_keymap_runs() {
     vi_keymap_runs("fish").await;
 }
+
+/// A broker started after an enrolled shell (issue 48 item 11: `@mcp-autostart
+/// off`, or the broker still starting when the rc ran) learns of the shell
+/// when it is asked, before anything is typed: the agent's command is run
+/// through the shell's line editor, no wrapper line typed. A shell without
+/// the snippet ignores the asking and gets the typed line as before.
+async fn a_shell_enrolled_before_the_broker_is_asked(shell: &str) {
+    let srv = TmuxServer::start();
+    let pane = shell_pane(&srv, shell);
+    let plain = shell_pane(&srv, shell);
+    type_line(&srv, &pane, &enroll_line(shell));
+    type_line(&srv, &pane, "echo enrolled-before");
+    poll(Duration::from_secs(10), || {
+        screen(&srv, &pane)
+            .lines()
+            .any(|l| l == "enrolled-before")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("{pane}: {}", screen(&srv, &pane)));
+    std::thread::sleep(Duration::from_millis(300));
+    let c = McpClient::attach(
+        &srv,
+        &[
+            "--scope",
+            "server",
+            "--safety",
+            "mutating",
+            "--enable-tool",
+            "get_commands",
+        ],
+    )
+    .await;
+    assert_eq!(shell_of(&c, &pane).await, None, "known before it was asked");
+    let got = c
+        .call(
+            "run_command",
+            json!({ "paneId": pane, "command": "echo asked", "timeoutMs": 5000 }),
+        )
+        .await;
+    let shown = screen(&srv, &pane);
+    assert_eq!(got["output"]["text"], json!("asked\n"), "{got:#}\n{shown}");
+    assert!(
+        !shown.contains("2>&1"),
+        "a wrapper line was typed:\n{shown}"
+    );
+    let s = shell_of(&c, &pane)
+        .await
+        .expect("the shell said it is enrolled");
+    assert_eq!(s["name"], json!(shell), "{s:#}");
+    // Answering is no command of the person's (bash's DEBUG trap fires
+    // before a signal trap's commands too).
+    let cmds = c.call("get_commands", json!({ "paneId": pane })).await;
+    let texts: Vec<&str> = cmds["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["command"].as_str())
+        .collect();
+    assert_eq!(texts, ["echo asked"], "{cmds:#}");
+    // Not enrolled: asked once, then typed into as before.
+    for round in 0..2 {
+        let got = c
+            .call(
+                "run_command",
+                json!({ "paneId": plain, "command": "echo typed", "timeoutMs": 5000 }),
+            )
+            .await;
+        assert_eq!(got["output"]["text"], json!("typed\n"), "{round}: {got:#}");
+    }
+    assert_eq!(shell_of(&c, &plain).await, None);
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_enrolled_before_the_broker_is_asked() {
+    a_shell_enrolled_before_the_broker_is_asked("bash").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zsh_enrolled_before_the_broker_is_asked() {
+    a_shell_enrolled_before_the_broker_is_asked("zsh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fish_enrolled_before_the_broker_is_asked() {
+    a_shell_enrolled_before_the_broker_is_asked("fish").await;
+}

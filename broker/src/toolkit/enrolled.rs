@@ -6,7 +6,9 @@
 use crate::session::Session;
 use schemars::JsonSchema;
 use serde::Serialize;
+use tmux_mcp_core::platform::process_table;
 use tmux_mcp_engine::marks::PaneShell;
+use tmux_mcp_engine::registry::Pane;
 
 /// How to enroll, for the errors of tools that need an enrolled shell.
 pub const HOW_TO_ENROLL: &str = "enroll its shell: add `eval \"$(tmux-mcp shell-init bash)\"` (or zsh) to ~/.bashrc or ~/.zshrc, or `tmux-mcp shell-init fish | source` to fish's config.fish, and start a new shell in the pane; `tmux-mcp shell-init --check` in the pane says whether it is enrolled";
@@ -66,4 +68,63 @@ impl ShellRecord {
 /// The enrolled shell of pane `id`, if it has a live one.
 pub fn shell(session: &Session, id: &str) -> Option<ShellRecord> {
     session.broker.marks.shell(id).map(ShellRecord::of)
+}
+
+/// How long a shell asked whether it is enrolled has to say so.
+const ASK_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// The enrolled shell of `pane`; when none is known, the shell holding the
+/// pane's terminal at its line editor is asked, once per shell process.
+///
+/// A shell writes its marks only while the broker's marks directory exists:
+/// one that started before this broker (`@mcp-autostart off`, or the broker
+/// still starting when the shell's rc ran) says nothing until its next
+/// prompt. Asking sends signals, never bytes: SIGURG, which every process
+/// ignores unless it handles it (the snippet answers with its `I` mark), and
+/// to bash SIGWINCH too (readline runs a pending trap only when a signal of
+/// its own wakes it and bash traps it, as the snippet does; bash redraws its
+/// line as it is, as after any resize). Only a bash, zsh
+/// or fish that the kernel says is in the foreground of the pane's terminal
+/// and out of cooked mode is asked.
+pub async fn shell_or_ask(session: &Session, pane: &Pane) -> Option<ShellRecord> {
+    if let Some(s) = shell(session, &pane.id) {
+        return Some(s);
+    }
+    let marks = &session.broker.marks;
+    marks.dir().ok()?;
+    let pid = foreground_shell(pane)?;
+    let st = process_table::stat(pid).ok()?;
+    if !marks.ask_once(pid, st.start_ticks) {
+        return None;
+    }
+    let mut changed = marks.changed();
+    tmux_mcp_core::sys::signal_urgent(pid).ok()?;
+    if st.comm == "bash" {
+        tmux_mcp_core::sys::signal_resized(pid).ok()?;
+    }
+    let deadline = tokio::time::Instant::now() + ASK_WAIT;
+    loop {
+        if let Some(s) = shell(session, &pane.id).filter(|s| s.pid == pid) {
+            return Some(s);
+        }
+        match tokio::time::timeout_at(deadline, changed.changed()).await {
+            Ok(Ok(())) => {}
+            _ => return None,
+        }
+    }
+}
+
+/// The bash, zsh or fish that leads the foreground process group of the
+/// pane's terminal, reading in its line editor (the terminal out of cooked
+/// mode).
+fn foreground_shell(pane: &Pane) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let pid = crate::toolkit::typed_job::foreground_pid(pane.pid)?;
+    let st = process_table::stat(pid).ok()?;
+    let device = std::fs::metadata(&pane.tty).ok()?.rdev();
+    let leads = u32::try_from(st.pgrp).ok() == Some(pid) && st.tpgid == st.pgrp;
+    let on_pane = st.tty_nr != 0 && st.tty_nr == device;
+    let editor = matches!(tmux_mcp_engine::mirror::canonical(&pane.tty), Ok(false));
+    (matches!(st.comm.as_str(), "bash" | "zsh" | "fish") && leads && on_pane && editor)
+        .then_some(pid)
 }

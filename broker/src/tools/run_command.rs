@@ -123,7 +123,7 @@ async fn call(
     // An enrolled shell is asked, not typed into (a run of another
     // agent's in it is waited for, so this comes before the checks of
     // what the pane shows).
-    if let Some(sh) = enrolled::shell(session, &pane.id) {
+    if let Some(sh) = enrolled::shell_or_ask(session, &pane).await {
         return Ok(enrolled_run(
             session,
             &pane,

@@ -405,7 +405,7 @@ async fn enrolled_target(
     if pane.dead {
         return Err(refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
     }
-    let Some(shell) = enrolled::shell(session, &pane.id) else {
+    let Some(shell) = enrolled::shell_or_ask(session, &pane).await else {
         return Err(refs::fail(
             "unsupported",
             &format!(

@@ -21,6 +21,12 @@ __tmcp_at=
 # was set anew. Unset until the first prompt, so nothing is taken before.
 __tmcp_c=
 __tmcp_ps2='${__tmcp_v[__tmcp_c=1]-}'
+# A line the person entered, told from a trap run at the prompt (a signal's:
+# the DEBUG trap fires before its commands too, BASH_COMMAND still naming
+# the last line): PS0 is drawn only after a line is read, and sets
+# __tmcp_line to 1 the same way; put back at each prompt like PS2's.
+__tmcp_line=
+__tmcp_ps0='${__tmcp_v[__tmcp_line=1]-}'
 # __tmcp_put KIND STATUS CWD TEXT
 __tmcp_put() {
     __tmcp_ours || return 0
@@ -37,7 +43,9 @@ __tmcp_precmd() {
     [[ -n ${__tmcp_bp-} ]] || __tmcp_wrap || __tmcp_noarm=1
     __tmcp_at=
     __tmcp_c=0
+    __tmcp_line=
     [[ $PS2 == *"$__tmcp_ps2"* ]] || ! shopt -q promptvars || PS2+=$__tmcp_ps2
+    [[ ${PS0-} == *"$__tmcp_ps0"* ]] || ! shopt -q promptvars || PS0+=$__tmcp_ps0
     # An agent's line (run_command) leaves no history entry; bash keeps each
     # line of a multi-line one as its own.
     if [[ -n ${__tmcp_job-} && -n ${__tmcp_h-} ]]; then
@@ -78,6 +86,11 @@ __tmcp_wrap() {
         return 1
     fi
 }
+# Whether a line was read since the prompt (PS0 drawn); true where PS0 is
+# not ours to tell (promptvars off, or PS0 set anew since the prompt).
+__tmcp_read() {
+    [[ -n $__tmcp_line || ${PS0-} != *"$__tmcp_ps0"* ]]
+}
 # The first DEBUG trap after the prompt is the line the person entered (an
 # empty line runs PROMPT_COMMAND at once); a line history did not keep
 # (ignorespace, ignoredups) is named by its first command. The fork of
@@ -85,8 +98,10 @@ __tmcp_wrap() {
 __tmcp_debug() {
     [[ ${PROMPT_COMMAND[*]-} == *__tmcp_precmd* ]] || __tmcp_wrap
     [[ -n $__tmcp_at && -z ${COMP_LINE-} ]] || return 0
-    # A key binding's command (bind -x, ours or fzf's) is not a line.
+    # A key binding's command (bind -x, ours or fzf's) is not a line, nor
+    # are our signal traps run at the prompt.
     [[ -n ${READLINE_LINE+x} ]] && return 0
+    __tmcp_read || return 0
     __tmcp_at=
     [[ $BASH_COMMAND == __tmcp_precmd ]] && return 0
     local c=$BASH_COMMAND
@@ -103,6 +118,7 @@ __tmcp_debug() {
 if [[ -n ${bash_preexec_imported-}${__bp_imported-} ]]; then
     __tmcp_bp=1
     __tmcp_preexec() {
+        __tmcp_read || return 0
         if [[ -n ${__tmcp_job-} ]]; then __tmcp_put C "" "$PWD" "$__tmcp_cmd"; else __tmcp_put C "" "$PWD" "$1"; fi
     }
     precmd_functions=(__tmcp_precmd "${precmd_functions[@]}")
@@ -195,5 +211,14 @@ for __tmcp_m in emacs vi-insert vi-command; do
     bind -m $__tmcp_m -x '"\e[9402~": __tmcp_give'
 done
 unset __tmcp_m
+# A broker started after this shell asks whether it is enrolled with SIGURG
+# (which a shell without this snippet ignores): the answer is the I mark.
+# Left to the person's rc when it traps URG itself. readline runs a pending
+# trap only when a signal it handles wakes it and bash traps that one too:
+# the broker sends SIGWINCH after SIGURG, and a WINCH trap (`:`, unless the
+# person has one) makes it run.
+# (The DEBUG trap fires before a trap's commands: no PS0, so no line.)
+[[ -n $(trap -p URG) ]] || trap '__tmcp_put I "" "$PWD" "$BASH_VERSION"' URG
+[[ -n $(trap -p WINCH) ]] || trap : WINCH
 __tmcp_put I "" "$PWD" "$BASH_VERSION"
 fi

@@ -134,5 +134,11 @@ if status is-interactive; and set -q TMUX_PANE; and not set -q __tmcp_f
         bind -M $m \e\[9400\~ __tmcp_take
         bind -M $m \e\[9402\~ __tmcp_give
     end
+    # A broker started after this shell asks whether it is enrolled with
+    # SIGURG (which a shell without this snippet ignores): the answer is the
+    # I mark.
+    function __tmcp_asked --on-signal URG
+        __tmcp_put I '' $FISH_VERSION
+    end
     __tmcp_put I '' $FISH_VERSION
 end

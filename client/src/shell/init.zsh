@@ -144,5 +144,14 @@ __tmcp_preexec() {
 }
 precmd_functions=(__tmcp_precmd $precmd_functions)
 preexec_functions+=(__tmcp_preexec)
+# A broker started after this shell asks whether it is enrolled with SIGURG
+# (which a shell without this snippet ignores): the answer is the I mark.
+# Left to the person's rc when it traps URG itself. 0: handled.
+if (( ! ${+functions[TRAPURG]} )); then
+    TRAPURG() {
+        __tmcp_put I '' $PWD $ZSH_VERSION
+        return 0
+    }
+fi
 __tmcp_put I '' $PWD $ZSH_VERSION
 fi

@@ -54,6 +54,8 @@ pub struct Marks {
     runs: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// The panes whose shell a give-back waits on (one per pane).
     givers: Mutex<HashSet<String>>,
+    /// The shells (pid, start) asked whether they are enrolled: each once.
+    asked: Mutex<HashSet<(u32, u64)>>,
 }
 
 impl Marks {
@@ -89,6 +91,13 @@ impl Marks {
     /// Every change, as it comes (the count of them).
     pub fn changed(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changed.subscribe()
+    }
+
+    /// True the first time shell `pid` (started at `start`) is to be asked
+    /// whether it is enrolled: a shell that did not answer is not asked
+    /// again (its pid reused by another process is another shell).
+    pub fn ask_once(&self, pid: u32, start: u64) -> bool {
+        self.asked.lock().unwrap().insert((pid, start))
     }
 
     fn bump(&self) {
