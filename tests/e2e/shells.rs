@@ -98,6 +98,18 @@ async fn wait_shell(
     );
 }
 
+/// Types `line` into an enrolled shell and waits until it is back at its
+/// prompt after running it: a later prompt than before typing (its state
+/// reads `prompt` until the line's start is read).
+async fn type_and_wait(srv: &TmuxServer, c: &McpClient, pane: &str, line: &str) {
+    let before = shell_of(c, pane).await.and_then(|s| s["since"].as_f64());
+    type_line(srv, pane, line);
+    wait_shell(c, srv, pane, |s| {
+        s["state"] == "prompt" && s["since"].as_f64() != before
+    })
+    .await;
+}
+
 async fn enrolled_shell_reports_its_commands(shell: &str) {
     let srv = TmuxServer::start();
     let trap = HookTrap::new(&srv);
@@ -1127,8 +1139,7 @@ async fn a_comment_means_what_the_shell_means(shell: &str) {
         "bash" => "shopt -s interactive_comments",
         _ => "setopt interactive_comments",
     };
-    type_line(&srv, &pane, on);
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    type_and_wait(&srv, &c, &pane, on).await;
     let ran = c
         .call(
             "run_command",
@@ -1700,16 +1711,17 @@ async fn a_run_that_starts_a_nested_enrolled_shell_is_not_lost() {
 async fn visual_mode_is_refused_untouched(shell: &str) {
     let argv = (shell == "fish").then_some("fish -i");
     let (srv, c, pane) = enrolled_in(shell, argv, &["--safety", "mutating"]).await;
-    type_line(
+    type_and_wait(
         &srv,
+        &c,
         &pane,
         if shell == "fish" {
             "fish_vi_key_bindings"
         } else {
             "bindkey -v"
         },
-    );
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    )
+    .await;
     std::thread::sleep(Duration::from_millis(300));
     srv.tmux(&["send-keys", "-t", &pane, "-l", "echo dry-run"]);
     wait_row(&srv, &pane, |l| l.ends_with("echo dry-run"));
@@ -1907,8 +1919,7 @@ async fn fish_enrolled_output_rows() {
 #[tokio::test(flavor = "multi_thread")]
 async fn bash_a_hook_appended_after_enrolment_runs_no_phantom_command() {
     let (srv, c, pane) = enrolled("bash", &["--safety", "mutating"]).await;
-    type_line(&srv, &pane, "PROMPT_COMMAND+=$'\\nsleep 0.7'");
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    type_and_wait(&srv, &c, &pane, "PROMPT_COMMAND+=$'\\nsleep 0.7'").await;
     let _ = cleared(&srv, &pane);
     srv.tmux(&["send-keys", "-t", &pane, "-l", "echo person-text"]);
     wait_row(&srv, &pane, |l| l.ends_with("echo person-text"));
@@ -2239,16 +2250,17 @@ async fn bash_a_history_search_gets_nothing_sent() {
 async fn vi_keymap_runs(shell: &str) {
     let argv = (shell == "fish").then_some("fish -i");
     let (srv, c, pane) = enrolled_in(shell, argv, &["--safety", "mutating"]).await;
-    type_line(
+    type_and_wait(
         &srv,
+        &c,
         &pane,
         match shell {
             "fish" => "fish_vi_key_bindings",
             "zsh" => "bindkey -v",
             _ => "set -o vi",
         },
-    );
-    wait_shell(&c, &srv, &pane, |s| s["state"] == "prompt").await;
+    )
+    .await;
     std::thread::sleep(Duration::from_millis(300));
     let run = |text: &'static str| {
         let c = &c;
