@@ -34,7 +34,7 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub use linux::{
     cwd_of, exit_fd, mkfifo, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory,
-    Pty, Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
+    Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
 };
 
 #[cfg(target_os = "macos")]
@@ -43,8 +43,44 @@ mod darwin;
 #[cfg(target_os = "macos")]
 pub use darwin::{
     cwd_of, exit_fd, mkfifo, open_pty, peer_cred, peer_exit_fd, process_table, release_free_memory,
-    Pty, Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
+    Watch, WatchFor, IDENTITY_BACKEND, SIGNAL_NAMES, TERMINALS_DIR,
 };
+
+/// A pty pair of [`open_pty`]: the master, the slave and the slave's path.
+pub struct Pty {
+    pub master: std::os::fd::OwnedFd,
+    pub slave: std::os::fd::OwnedFd,
+    pub path: String,
+}
+
+/// The fields of a process [`process_table`] reads, the same in both
+/// backends (Linux: `/proc/PID/stat`; macOS: `proc_pidinfo(PROC_PIDTBSDINFO)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStat {
+    pub pid: u32,
+    pub comm: String,
+    pub state: char,
+    pub ppid: u32,
+    /// Process group.
+    pub pgrp: i32,
+    /// Controlling terminal, equal to `st_rdev` of the terminal's device
+    /// file (Linux: field 7 of stat; macOS: `e_tdev`); 0 without one.
+    pub tty_nr: u64,
+    /// Foreground process group of the controlling terminal (Linux: field
+    /// 8; macOS: `e_tpgid`).
+    pub tpgid: i32,
+    /// Start time (Linux: clock ticks since boot, field 22; macOS:
+    /// microseconds since the epoch; see `process_table`'s
+    /// `clock_ticks_per_second`); with the pid it names one process.
+    pub start_ticks: u64,
+}
+
+impl ProcStat {
+    /// Whether the process is in its terminal's foreground process group.
+    pub fn in_foreground(&self) -> bool {
+        self.tty_nr != 0 && self.tpgid == self.pgrp
+    }
+}
 
 /// The Darwin backend's decisions are pure functions: built on every OS in
 /// tests, so that Linux runs their unit tests too.

@@ -16,7 +16,7 @@
 pub mod process_table;
 pub(crate) mod rules;
 
-use super::PeerCred;
+use super::{PeerCred, Pty};
 use rustix::event::kqueue::{self, Event, EventFilter, EventFlags, ProcessEvents, VnodeEvents};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -219,13 +219,6 @@ fn drain(kq: &OwnedFd) -> io::Result<bool> {
             Err(e) => return Err(e.into()),
         }
     }
-}
-
-/// A pty pair: the master, the slave and the slave's path.
-pub struct Pty {
-    pub master: OwnedFd,
-    pub slave: OwnedFd,
-    pub path: String,
 }
 
 /// A new pty (`posix_openpt`, `grantpt`, `unlockpt`, `ptsname`); macOS has

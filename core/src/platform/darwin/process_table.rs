@@ -12,30 +12,7 @@ use std::ffi::{c_int, c_void};
 use std::io;
 use std::mem::{size_of, MaybeUninit};
 
-/// The fields of a process this crate uses, as Linux's backend has them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcStat {
-    pub pid: u32,
-    pub comm: String,
-    pub state: char,
-    pub ppid: u32,
-    pub pgrp: i32,
-    /// Controlling terminal (`e_tdev`), equal to `st_rdev` of the terminal's
-    /// device file; 0 without one.
-    pub tty_nr: u64,
-    /// Foreground process group of the controlling terminal (`e_tpgid`).
-    pub tpgid: i32,
-    /// Start time in microseconds since the epoch (see
-    /// [`clock_ticks_per_second`]); with the pid it names one process.
-    pub start_ticks: u64,
-}
-
-impl ProcStat {
-    /// Whether the process is in its terminal's foreground process group.
-    pub fn in_foreground(&self) -> bool {
-        self.tty_nr != 0 && self.tpgid == self.pgrp
-    }
-}
+pub use crate::platform::ProcStat;
 
 fn pid_arg(pid: u32) -> io::Result<c_int> {
     c_int::try_from(pid)

@@ -12,7 +12,7 @@
 
 pub mod process_table;
 
-use super::PeerCred;
+use super::{PeerCred, Pty};
 use rustix::fs::inotify;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -147,13 +147,6 @@ fn drain(fd: &OwnedFd) -> io::Result<bool> {
             Err(e) => return Err(e.into()),
         }
     }
-}
-
-/// A pty pair: the master, the slave and the slave's path.
-pub struct Pty {
-    pub master: OwnedFd,
-    pub slave: OwnedFd,
-    pub path: String,
 }
 
 /// A new pty; the slave is opened from the master (`TIOCGPTPEER`), so no

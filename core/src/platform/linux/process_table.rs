@@ -12,30 +12,7 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 
-/// The fields of `/proc/PID/stat` we use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcStat {
-    pub pid: u32,
-    pub comm: String,
-    pub state: char,
-    pub ppid: u32,
-    /// Process group (field 5).
-    pub pgrp: i32,
-    /// Controlling terminal as the kernel encodes a device number (field 7);
-    /// 0 without one. Equal to `st_rdev` of the terminal's device file.
-    pub tty_nr: u64,
-    /// Foreground process group of the controlling terminal (field 8).
-    pub tpgid: i32,
-    /// Start time in clock ticks since boot (field 22).
-    pub start_ticks: u64,
-}
-
-impl ProcStat {
-    /// Whether the process is in its terminal's foreground process group.
-    pub fn in_foreground(&self) -> bool {
-        self.tty_nr != 0 && self.tpgid == self.pgrp
-    }
-}
+pub use crate::platform::ProcStat;
 
 pub fn stat(pid: u32) -> io::Result<ProcStat> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat"))?;
