@@ -71,7 +71,9 @@ pub fn shell(session: &Session, id: &str) -> Option<ShellRecord> {
 }
 
 /// How long a shell asked whether it is enrolled has to say so.
-const ASK_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+/// (An answer takes a few ms: the trap's write, the marks watch; one that
+/// comes later only means the typed path was taken, as before asking.)
+const ASK_WAIT: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// The enrolled shell of `pane`; when none is known, the shell holding the
 /// pane's terminal at its line editor is asked, once per shell process.
