@@ -346,7 +346,11 @@ async fn another_users_sockets_are_never_listed() {
     assert!(chown.success());
     std::fs::set_permissions(&hers, std::fs::Permissions::from_mode(0o755)).unwrap();
     let sock = hers.join("s");
-    let tmux = which_tmux();
+    // A tmux she may run (the test's own may be in a home she cannot enter).
+    let tmux = tmux_on_path()
+        .into_iter()
+        .find(|t| eve.sh(&format!("test -x {t}")))
+        .expect("a tmux binary another user may run");
     let start = format!(
         "{tmux} -S {} -f /dev/null new-session -d -s main cat",
         sock.display()
@@ -383,14 +387,15 @@ async fn another_users_sockets_are_never_listed() {
     c.close().await;
 }
 
-/// The `tmux` on `PATH`, as a path another user's shell can run.
-fn which_tmux() -> String {
+/// Every `tmux` on `PATH`, in order.
+fn tmux_on_path() -> Vec<String> {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
         .map(|d| d.join("tmux"))
-        .find(|p| p.is_file())
-        .map_or_else(|| "tmux".to_string(), |p| p.display().to_string())
+        .filter(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 /// Runs its command as the user when dropped (her server's `kill-server`).
@@ -401,4 +406,46 @@ impl Drop for Stop<'_> {
         let cmd = self.0.clone();
         self.1.sh(&cmd);
     }
+}
+
+/// A stopped tmux server (SIGSTOP) still has its connection accepted by the
+/// kernel, so it is live, but its read is given up at its deadline: listed
+/// with `unread` and no counts, and the listing is late by that deadline
+/// only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_is_listed_unread_within_its_deadline() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let stopped = TmuxServer::start_on_socket(&dir.join("stopped"));
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    kill_pid(stopped.pid(), libc::SIGSTOP);
+    // Continued however the test ends, so the server can be killed.
+    struct Cont(u32);
+    impl Drop for Cont {
+        fn drop(&mut self) {
+            kill_pid(self.0, libc::SIGCONT);
+        }
+    }
+    let _cont = Cont(stopped.pid());
+    let t = std::time::Instant::now();
+    let listing = c.call("list_servers", json!({})).await;
+    let took = t.elapsed();
+    let s = by_key(&listing, "stopped");
+    assert_eq!(s["state"], "live", "{s}");
+    assert!(
+        s["unread"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer within 500 ms"),
+        "{s}"
+    );
+    assert!(
+        s.get("panes").is_none() && s.get("version").is_none(),
+        "{s}"
+    );
+    assert_eq!(by_key(&listing, "default")["panes"], json!(1));
+    assert!(took < Duration::from_secs(3), "the listing took {took:?}");
+    c.close().await;
 }
