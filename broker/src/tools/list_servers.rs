@@ -22,7 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Listing>,
     run,
 )
-.description("This user's tmux servers: state, counts, brokers.")
+.description("All tmux servers: state, counts.")
 .details("List every tmux server this user's agent may see: the sockets in tmux's socket directory (${TMUX_TMPDIR:-/tmp}/tmux-UID, used only while it is this user's and private; a symlink is never followed, another user's socket never listed), the extra socket paths in the option @mcp-sockets (absolute paths separated by spaces) and the agent's own server. Each record: key (the -L name, or the path for an extra socket), socket, state (live; stale: a socket file no server listens on, never an empty server; busy: a server that took no connection within 100 ms), version, sessions and panes (a window linked into two sessions counts its panes once), unread (why a live server's version and counts are missing), broker (a broker serves it), own (the server this agent's broker serves), startedBy (claude-swarm-PID: a Claude Code agent team of that pid, and whether it still runs). Absent host: this machine. Found by connecting to each socket, read with one list-commands through tmux's client protocol: starts no tmux, fires no tmux hook.")
 .sample(|_| json!({}));
 
