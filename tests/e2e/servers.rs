@@ -449,3 +449,50 @@ async fn a_stopped_server_is_listed_unread_within_its_deadline() {
     assert!(took < Duration::from_secs(3), "the listing took {took:?}");
     c.close().await;
 }
+
+/// A session-scoped agent (one in a pane, by default) counts its own
+/// server's sessions and panes as it sees them: its own session only, as
+/// `list_sessions` does; other servers are listed as for anyone.
+#[test]
+fn a_session_scoped_agent_counts_only_its_own_sessions_on_its_server() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    own.tmux(&["new-session", "-d", "-s", "beta", "cat"]);
+    own.tmux(&["split-window", "-d", "-t", "beta:0", "cat"]);
+    let other = TmuxServer::start_on_socket(&dir.join("other"));
+    other.tmux(&["new-session", "-d", "-s", "two", "cat"]);
+    let mut r = PaneRelay::start(&own, "scoped", &[], true);
+    let resp = r.channel.request(
+        2,
+        "tools/call",
+        json!({ "name": "list_servers", "arguments": {} }),
+    );
+    let listing = resp["result"]["structuredContent"].clone();
+    let schema = r.tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "list_servers")
+        .expect("list_servers is listed")["outputSchema"]
+        .clone();
+    validate(&schema, &listing).unwrap_or_else(|e| panic!("{e}: {listing:#}"));
+    let d = by_key(&listing, "default");
+    assert_eq!(d["own"], json!(true), "{listing:#}");
+    // main: the pane the relay runs in and the first pane; beta is not its.
+    let main_panes: usize = own
+        .tmux(&["list-panes", "-s", "-t", "main", "-F", "#{pane_id}"])
+        .lines()
+        .count();
+    assert_eq!(
+        (d["sessions"].clone(), d["panes"].clone()),
+        (json!(1), json!(main_panes)),
+        "{d}"
+    );
+    let o = by_key(&listing, "other");
+    assert_eq!(
+        (o["sessions"].clone(), o["panes"].clone()),
+        (json!(2), json!(2)),
+        "{o}"
+    );
+}

@@ -13,6 +13,8 @@ use crate::toolkit::typed::{input_of, schema_of, NoArgs};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
+use std::collections::BTreeSet;
+use tmux_mcp_core::wire::Scope;
 use tmux_mcp_engine::servers::{self, State};
 
 pub const SPEC: ToolSpec = ToolSpec::new(
@@ -23,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .description("All tmux servers: state, counts.")
-.details("List every tmux server this user's agent may see: the sockets in tmux's socket directory (${TMUX_TMPDIR:-/tmp}/tmux-UID, used only while it is this user's and private; a symlink is never followed, another user's socket never listed), the extra socket paths in the option @mcp-sockets (absolute paths separated by spaces) and the agent's own server. Each record: key (the -L name, or the path for an extra socket), socket, state (live; stale: a socket file no server listens on, never an empty server; busy: a server that took no connection within 100 ms), version, sessions and panes (a window linked into two sessions counts its panes once), unread (why a live server's version and counts are missing), broker (a broker serves it), own (the server this agent's broker serves), startedBy (claude-swarm-PID: a Claude Code agent team of that pid, and whether it still runs). Absent host: this machine. Found by connecting to each socket, read with one list-commands through tmux's client protocol: starts no tmux, fires no tmux hook.")
+.details("List every tmux server this user's agent may see: the sockets in tmux's socket directory (${TMUX_TMPDIR:-/tmp}/tmux-UID, used only while it is this user's and private; a symlink is never followed, another user's socket never listed), the extra socket paths in the option @mcp-sockets (absolute paths separated by spaces) and the agent's own server. Each record: key (the -L name, or the path for an extra socket), socket, state (live; stale: a socket file no server listens on, never an empty server; busy: a server that took no connection within 100 ms), version, sessions and panes (a window linked into two sessions counts its panes once), unread (why a live server's version and counts are missing), broker (a broker serves it), own (the server this agent's broker serves; for a session-scoped agent its counts are those of its own sessions), startedBy (claude-swarm-PID: a Claude Code agent team of that pid, and whether it still runs). Absent host: this machine. Found by connecting to each socket, read with one list-commands through tmux's client protocol: starts no tmux, fires no tmux hook.")
 .sample(|_| json!({}));
 
 #[derive(Serialize, JsonSchema)]
@@ -95,7 +97,12 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
     let survey = servers::survey(&broker.registry, &broker.identity).await;
-    let listed: Vec<Listed> = survey.servers.into_iter().map(listed).collect();
+    let mut listed: Vec<Listed> = survey.servers.into_iter().map(listed).collect();
+    if session.scope == Scope::Session {
+        if let Some(own) = listed.iter_mut().find(|l| l.own) {
+            cut_to_scope(session, own).await?;
+        }
+    }
     let mut lines = vec![format!("{} server(s)", listed.len())];
     lines.extend(listed.iter().map(text));
     lines.extend(survey.passed_over.iter().map(|s| format!("skipped: {s}")));
@@ -106,6 +113,26 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
         },
         lines.join("\n"),
     ))
+}
+
+/// A session-scoped agent's own server counted as it sees it: its sessions
+/// and their panes only, as `list_sessions` counts them (session scope cuts
+/// every record to the caller's sessions). Other servers are listed as they
+/// are: no content of theirs is read.
+async fn cut_to_scope(session: &Session, own: &mut Listed) -> Result<(), ToolOutput> {
+    let snap = session.broker.registry.refresh().await.map_err(|e| {
+        ToolOutput::libtmux_error(format!(
+            "Could not read the server from tmux: {e}. Nothing was changed."
+        ))
+    })?;
+    let visible: Vec<_> = session.visible(&snap).collect();
+    let sessions: BTreeSet<&str> = visible
+        .iter()
+        .flat_map(|p| p.placements.iter().map(|pl| pl.session_id.as_str()))
+        .collect();
+    own.sessions = Some(sessions.len() as u64);
+    own.panes = Some(visible.len() as u64);
+    Ok(())
 }
 
 fn listed(s: servers::Server) -> Listed {
