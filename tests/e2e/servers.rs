@@ -16,7 +16,7 @@ use tmux_mcp_e2e::*;
 
 /// `base/tmux-UID`, made 0700 as tmux makes it.
 fn socket_dir(base: &Path) -> PathBuf {
-    let dir = base.join(format!("tmux-{}", unsafe_free_uid()));
+    let dir = base.join(format!("tmux-{}", own_uid()));
     std::fs::create_dir(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     dir
@@ -24,7 +24,7 @@ fn socket_dir(base: &Path) -> PathBuf {
 
 /// This process's uid, from the metadata of a file it just made (the tests
 /// crate has no uid call of its own).
-fn unsafe_free_uid() -> u32 {
+fn own_uid() -> u32 {
     use std::os::unix::fs::MetadataExt;
     let probe = std::env::temp_dir().join(format!("tmcp-uid-{}", std::process::id()));
     std::fs::write(&probe, "").unwrap();
@@ -322,7 +322,7 @@ async fn three_servers_cost_a_model_few_bytes() {
 async fn another_users_sockets_are_never_listed() {
     let Some(mut eve) = OtherUser::make() else {
         assert!(
-            std::env::var_os("CI").is_none() || unsafe_free_uid() != 0,
+            std::env::var_os("CI").is_none() || own_uid() != 0,
             "as root, under CI, the test's second user must be made (useradd, runuser)"
         );
         eprintln!(
