@@ -14,6 +14,7 @@ pub mod paths;
 pub mod platform;
 pub mod process;
 pub mod server;
+pub mod sockets;
 pub mod sys;
 pub mod tmux;
 pub mod wire;

@@ -56,27 +56,32 @@ pub fn probe(socket: &Path) -> Result<Probe, ServerError> {
         path: path.clone(),
         source,
     })?;
+    let pidfd = platform::peer_exit_fd(&stream).ok();
+    let identity = identity_of(&stream, path)?;
+    Ok(Probe { identity, pidfd })
+}
+
+/// The identity of the server at the other end of `stream`, a connection
+/// already made to its socket `path` (canonical): its pid from the peer
+/// credentials, its start time and the boot id from the process table. No
+/// tmux command runs.
+pub fn identity_of(stream: &UnixStream, path: PathBuf) -> Result<ServerIdentity, ServerError> {
     let ident_err = |source| ServerError::Identify {
         path: path.clone(),
         source,
     };
-    let cred = platform::peer_cred(&stream).map_err(ident_err)?;
-    let pidfd = platform::peer_exit_fd(&stream).ok();
-    drop(stream);
+    let cred = platform::peer_cred(stream).map_err(ident_err)?;
     let st = process_table::stat(cred.pid).map_err(ident_err)?;
     let start_time = process_table::start_time_epoch(st.start_ticks).map_err(ident_err)?;
     let boot_id = process_table::boot_id();
     let generation = generation_of(&path, cred.pid, st.start_ticks, &boot_id);
-    Ok(Probe {
-        identity: ServerIdentity {
-            socket_path: path,
-            pid: cred.pid,
-            start_ticks: st.start_ticks,
-            start_time,
-            boot_id,
-            generation,
-        },
-        pidfd,
+    Ok(ServerIdentity {
+        socket_path: path,
+        pid: cred.pid,
+        start_ticks: st.start_ticks,
+        start_time,
+        boot_id,
+        generation,
     })
 }
 

@@ -23,6 +23,7 @@ pub mod mirror;
 pub mod observe;
 pub mod registry;
 pub mod retention;
+pub mod servers;
 pub mod shell_watch;
 pub mod since;
 pub mod state;

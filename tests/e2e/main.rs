@@ -29,6 +29,7 @@ mod roundtrip;
 mod safety;
 mod scale;
 mod scrutiny;
+mod servers;
 mod sessions;
 mod shells;
 mod since;

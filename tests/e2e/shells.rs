@@ -1312,56 +1312,6 @@ async fn bash_prompt_command_hooks_after_the_line_keep_runs_right() {
     c.close().await;
 }
 
-/// A local user made for one test, removed (with what it made) when dropped.
-struct OtherUser {
-    name: String,
-    made: Vec<PathBuf>,
-}
-
-/// An administration command by name, from `/usr/sbin` or `/sbin` when
-/// `PATH` lacks them (as it may for a user's shell).
-fn sbin(name: &str) -> PathBuf {
-    ["/usr/sbin", "/sbin"]
-        .iter()
-        .map(|d| std::path::Path::new(d).join(name))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from(name))
-}
-
-impl OtherUser {
-    /// `None` where users cannot be made here (not root, no useradd).
-    fn make() -> Option<OtherUser> {
-        let name = format!("tmcp{}", std::process::id() % 100_000);
-        let ok = std::process::Command::new(sbin("useradd"))
-            .args(["-M", "-r", "-s", "/bin/sh", &name])
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| OtherUser {
-            name,
-            made: Vec::new(),
-        })
-    }
-
-    /// Runs `script` under /bin/sh as this user; its success.
-    fn sh(&mut self, script: &str) -> bool {
-        std::process::Command::new(sbin("runuser"))
-            .args(["-u", &self.name, "--", "/bin/sh", "-c", script])
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for OtherUser {
-    fn drop(&mut self) {
-        for p in &self.made {
-            let _ = std::fs::remove_dir_all(p);
-        }
-        let _ = std::process::Command::new(sbin("userdel"))
-            .arg(&self.name)
-            .status();
-    }
-}
-
 /// The broker's runtime directory is removed while tmux and the broker run
 /// (a /tmp cleaner), and another local user makes it again, with the marks
 /// directory in it, open to all: the enrolled shell writes none of the

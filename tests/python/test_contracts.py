@@ -22,8 +22,9 @@ SHARED = REPO.parent / "shared"
 CONTRACT_TOOLS = ("tmux_capture", "capture_pane", "snapshot_pane")
 KINDS = {"input": "input_schema", "output": "output_schema"}
 # Contracts this project authored, with no original in the shared directory:
-# tmux_run's (docs/spec.md A.8), the schemas it publishes, checked above.
-OWN = {"tmux_run.input.json", "tmux_run.output.json"}
+# tmux_run's (docs/spec.md A.8) and list_servers' result (docs/spec.md B.6),
+# the schemas they publish, checked above.
+OWN = {"tmux_run.input.json", "tmux_run.output.json", "list_servers.output.json"}
 
 
 def contract(tool: str, kind: str) -> dict:

@@ -332,6 +332,9 @@ impl TempDir {
 pub struct TmuxServer {
     dir: TempDir,
     sock: PathBuf,
+    /// The tmux binary that started it and that every command of the test
+    /// runs (`tmux` on `PATH` unless [`TmuxServer::start_with_binary`]).
+    bin: PathBuf,
     pid: u32,
     killed: bool,
     seq: AtomicU64,
@@ -362,7 +365,7 @@ fn recipe_str(key: &str) -> String {
 
 /// Starts a tmux server on `sock` with `conf` as the recipe says
 /// ([`recipe`]); its TMPDIR is `dir/tmp`.
-fn launch(sock: &Path, conf: &Path, dir: &Path, what: &str) {
+fn launch(bin: &Path, sock: &Path, conf: &Path, dir: &Path, what: &str) {
     let session = &recipe()["session"];
     let (name, width, height) = (
         session["name"].as_str().expect("session.name").to_string(),
@@ -371,7 +374,7 @@ fn launch(sock: &Path, conf: &Path, dir: &Path, what: &str) {
     );
     let tmp = dir.join("tmp");
     let _ = std::fs::create_dir(&tmp);
-    let mut cmd = Command::new("tmux");
+    let mut cmd = Command::new(bin);
     cmd.arg("-S").arg(sock).arg("-f").arg(conf).args([
         "set-option",
         "-g",
@@ -435,7 +438,18 @@ impl TmuxServer {
         Self::start_inner(None, Some(sock.to_path_buf()))
     }
 
+    /// A server like [`TmuxServer::start_on_socket`] started by another tmux
+    /// binary (e.g. one `scripts/tmux-build` made), which also runs every
+    /// command the test sends it.
+    pub fn start_with_binary(tmux_bin: &Path, sock: &Path) -> TmuxServer {
+        Self::start_full(tmux_bin, None, Some(sock.to_path_buf()))
+    }
+
     fn start_inner(config: Option<&str>, sock: Option<PathBuf>) -> TmuxServer {
+        Self::start_full(Path::new("tmux"), config, sock)
+    }
+
+    fn start_full(tmux_bin: &Path, config: Option<&str>, sock: Option<PathBuf>) -> TmuxServer {
         // Build before tmux starts, so a plugin config finds the binaries.
         let _ = bin("tmux-mcp");
         let dir = TempDir::new("tmcp-");
@@ -448,10 +462,11 @@ impl TmuxServer {
                 p
             }
         };
-        launch(&sock, &conf, dir.path(), "starting");
+        launch(tmux_bin, &sock, &conf, dir.path(), "starting");
         let mut server = TmuxServer {
             dir,
             sock,
+            bin: tmux_bin.to_path_buf(),
             pid: 0,
             killed: false,
             seq: AtomicU64::new(0),
@@ -503,7 +518,7 @@ impl TmuxServer {
     }
 
     pub fn try_tmux(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new("tmux");
+        let mut cmd = Command::new(&self.bin);
         cmd.arg("-S").arg(&self.sock).args(args);
         clean(cmd)
             .stdin(Stdio::null())
@@ -668,6 +683,7 @@ impl TmuxServer {
             (!pid_alive(self.pid)).then_some(())
         });
         launch(
+            &self.bin,
             &self.sock,
             Path::new("/dev/null"),
             self.dir.path(),
@@ -2108,4 +2124,65 @@ pub fn start_reader_as(srv: &TmuxServer, label: &str, bracketed_paste: bool) -> 
     poll(Duration::from_secs(10), || ready.exists().then_some(()))
         .expect("the raw reader did not start");
     (id, out)
+}
+
+// ---------------------------------------------------------------------------
+// A second local user
+// ---------------------------------------------------------------------------
+
+/// A local user made for one test, removed (with what it made) when dropped.
+pub struct OtherUser {
+    pub name: String,
+    /// Directories removed (whole) when the user is.
+    pub made: Vec<PathBuf>,
+}
+
+/// An administration command by name, from `/usr/sbin` or `/sbin` when
+/// `PATH` lacks them (as it may for a user's shell).
+pub fn sbin(name: &str) -> PathBuf {
+    ["/usr/sbin", "/sbin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+impl OtherUser {
+    /// `None` where users cannot be made here (not root, no useradd).
+    pub fn make() -> Option<OtherUser> {
+        // Two tests of one process make two users.
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "tmcp{}u{}",
+            std::process::id() % 100_000,
+            MADE.fetch_add(1, Ordering::Relaxed)
+        );
+        let ok = std::process::Command::new(sbin("useradd"))
+            .args(["-M", "-r", "-s", "/bin/sh", &name])
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| OtherUser {
+            name,
+            made: Vec::new(),
+        })
+    }
+
+    /// Runs `script` under /bin/sh as this user; its success.
+    pub fn sh(&mut self, script: &str) -> bool {
+        std::process::Command::new(sbin("runuser"))
+            .args(["-u", &self.name, "--", "/bin/sh", "-c", script])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for OtherUser {
+    fn drop(&mut self) {
+        for p in &self.made {
+            let _ = std::fs::remove_dir_all(p);
+        }
+        let _ = std::process::Command::new(sbin("userdel"))
+            .arg(&self.name)
+            .status();
+    }
 }

@@ -20,7 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Batch>,
     run,
 )
-.description("Up to 32 read-only tool calls at once; results in order, as each tool alone answers.")
+.description("Up to 32 read-only tool calls in one; results in order.")
 .details("Run several read-only tool calls in one request: {calls:[{tool, arguments}…]} (1–32 calls). Results come back in the same order, each with its own isError, text and structuredContent (as the tool alone would answer). Only read-only tools this session has enabled may be batched; any other call gets its own error and nothing is sent for it. Read-only; fires no tmux hook.")
 .sample(|s| json!({"calls": [{"tool": "list_panes"}, {"tool": "capture_pane", "arguments": {"paneId": s.pane}}]}));
 

@@ -27,6 +27,7 @@ mod kill;
 mod list_agents;
 mod list_clients;
 mod list_panes;
+mod list_servers;
 mod list_sessions;
 mod list_windows;
 mod paste_text;
@@ -110,6 +111,7 @@ pub const CATALOG: &[ToolSpec] = &[
     list_windows::SPEC,
     get_pane_info::SPEC,
     get_server_info::SPEC,
+    list_servers::SPEC,
     list_clients::SPEC,
     get_commands::SPEC,
     show_options::SPEC,

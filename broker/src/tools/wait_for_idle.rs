@@ -26,7 +26,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Idle>,
     run,
 )
-.description("Wait until a pane has written nothing for idleSeconds (default 1).")
+.description("Wait until a pane writes nothing for idleSeconds (default 1).")
 .details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.")
 .sample(|s| json!({"paneId": s.pane, "idleSeconds": 0.2, "timeoutMs": 500}));
 

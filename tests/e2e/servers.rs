@@ -1,0 +1,498 @@
+//! `list_servers` (issue 52 item 1) on several real tmux servers at once, in
+//! a private `TMUX_TMPDIR`: the agent's own server, one a broker serves, a
+//! window linked into two sessions, Claude Code agent teams' servers
+//! (`claude-swarm-<pid>`, its leader running or gone), tmux 3.5a and 3.7c
+//! servers where `scripts/tmux-build` made them, a stale socket, an extra
+//! socket path from `@mcp-sockets`, a symlink and a plain file beside the
+//! sockets; every `after-*` hook (and the client and session hooks) armed on
+//! every server, none fired; each result validated against the published
+//! output schema. And another local user's sockets are never listed.
+
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tmux_mcp_e2e::*;
+
+/// `base/tmux-UID`, made 0700 as tmux makes it.
+fn socket_dir(base: &Path) -> PathBuf {
+    let dir = base.join(format!("tmux-{}", own_uid()));
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
+
+/// This process's uid, from the metadata of a file it just made (the tests
+/// crate has no uid call of its own).
+fn own_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    let probe = std::env::temp_dir().join(format!("tmcp-uid-{}", std::process::id()));
+    std::fs::write(&probe, "").unwrap();
+    let uid = std::fs::metadata(&probe).unwrap().uid();
+    std::fs::remove_file(&probe).unwrap();
+    uid
+}
+
+/// The agent's own server on `dir/default`, whose global environment has
+/// `TMUX_TMPDIR=base` (its broker is a tmux job and sees that environment,
+/// whatever the relay's).
+fn own_server(base: &Path, dir: &Path) -> TmuxServer {
+    let own = TmuxServer::start_on_socket(&dir.join("default"));
+    own.tmux(&[
+        "set-environment",
+        "-g",
+        "TMUX_TMPDIR",
+        base.to_str().unwrap(),
+    ]);
+    own
+}
+
+/// The tmux binary `scripts/tmux-build` installed for `version`, if any.
+fn built_tmux(version: &str) -> Option<PathBuf> {
+    let cache = std::env::var_os("TMUX_MCP_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/tmux-mcp")))?;
+    std::fs::read_dir(cache)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("tmux-{version}-"))
+        })
+        .map(|e| e.path().join("bin/tmux"))
+        .find(|p| p.is_file())
+}
+
+/// Hooks that a connection or a read could conceivably run besides the
+/// `after-*` ones.
+const OTHER_HOOKS: &[&str] = &[
+    "client-attached",
+    "client-detached",
+    "client-active",
+    "client-session-changed",
+    "session-created",
+    "session-closed",
+];
+
+/// Every `after-*` hook and [`OTHER_HOOKS`] armed on `srv`, each writing its
+/// name into the server's own trap file.
+fn arm(srv: &TmuxServer) -> HookTrap {
+    let trap = HookTrap::at(srv.dir().join("hooks.log"));
+    for h in OTHER_HOOKS {
+        let _ = srv.try_tmux(&["set-hook", "-g", h, &trap.command_writing(h)]);
+    }
+    let armed = trap.arm_every_after_hook(srv, &[]);
+    assert!(
+        armed.iter().any(|h| h == "after-display-message"),
+        "{armed:?}"
+    );
+    // What arming itself fired (each set-hook after after-set-hook was set).
+    fired(srv, &trap);
+    trap
+}
+
+/// What fired on `srv` since the last call, up to a sentinel line the test
+/// writes through `run-shell` (which runs no hook, and runs in tmux's queue
+/// after every hook queued before it). Not `display-message`: its own
+/// `after-display-message` line would hide one a listing fired.
+fn fired(srv: &TmuxServer, trap: &HookTrap) -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let line = format!(
+        "sentinel{}",
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    srv.tmux(&[
+        "run-shell",
+        &format!("echo {line} >> {}", trap.file.display()),
+    ]);
+    trap.before_sentinel(&line)
+}
+
+fn by_key<'a>(listing: &'a Value, key: &str) -> &'a Value {
+    listing["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == key)
+        .unwrap_or_else(|| panic!("no server {key}: {listing:#}"))
+}
+
+/// A tmux server killed with SIGKILL, its socket file left behind.
+fn stale_socket(path: &Path) {
+    let mut dead = TmuxServer::start_on_socket(path);
+    kill_pid(dead.pid(), libc::SIGKILL);
+    poll(Duration::from_secs(5), || {
+        (!pid_alive(dead.pid())).then_some(())
+    })
+    .expect("the killed server exits");
+    dead.kill_server();
+    assert!(path.exists(), "the stale socket file stays");
+}
+
+/// A pid that ran and has exited.
+fn gone_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_server_of_the_user_listed_stale_as_stale_and_no_hook_fired() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    // Two sessions, a window of `main` linked into `second`: its pane counts once.
+    work.tmux(&["split-window", "-d", "-t", "main:0", "cat"]);
+    work.tmux(&["new-session", "-d", "-s", "second", "cat"]);
+    work.tmux(&["link-window", "-d", "-s", "main:0", "-t", "second:5"]);
+    work.start_broker();
+    // Its broker has published its socket option (a set-option) before the
+    // hooks are armed.
+    poll(Duration::from_secs(10), || {
+        let s = work.status()["option_published"].as_str()?.to_string();
+        s.contains("published").then_some(())
+    })
+    .expect("the work broker publishes @mcp-broker-socket");
+    let me = std::process::id();
+    let dead = gone_pid();
+    let team = TmuxServer::start_on_socket(&dir.join(format!("claude-swarm-{me}")));
+    let old_team = TmuxServer::start_on_socket(&dir.join(format!("claude-swarm-{dead}")));
+    let mut versions = Vec::new();
+    for v in ["3.5a", "3.7c"] {
+        match built_tmux(v) {
+            Some(bin) => versions.push((
+                v,
+                TmuxServer::start_with_binary(&bin, &dir.join(format!("v{v}"))),
+            )),
+            None => eprintln!(
+                "NOTE: no tmux {v} built (scripts/tmux-build); listing it is not tested here"
+            ),
+        }
+    }
+    stale_socket(&dir.join("gone"));
+    std::os::unix::fs::symlink(work.socket(), dir.join("link")).unwrap();
+    std::fs::write(dir.join("file"), "").unwrap();
+    let elsewhere = TmuxServer::start();
+    own.tmux(&[
+        "set-option",
+        "-g",
+        "@mcp-sockets",
+        &format!("{} relative/sock", elsewhere.socket_str()),
+    ]);
+
+    let mut servers: Vec<&TmuxServer> = vec![&own, &work, &team, &old_team, &elsewhere];
+    servers.extend(versions.iter().map(|(_, s)| s));
+    let traps: Vec<HookTrap> = servers.iter().map(|s| arm(s)).collect();
+
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    assert!(
+        c.tools().iter().any(|t| t.name == "list_servers"),
+        "on by default"
+    );
+    let listing = c.call("list_servers", json!({})).await;
+
+    for (srv, trap) in servers.iter().zip(&traps) {
+        assert_eq!(
+            fired(srv, trap),
+            "",
+            "hooks fired on {}",
+            srv.socket().display()
+        );
+    }
+    let keys: Vec<&str> = listing["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    let mut want: Vec<String> = vec![
+        format!("claude-swarm-{dead}"),
+        format!("claude-swarm-{me}"),
+        "default".into(),
+        "gone".into(),
+        "work".into(),
+    ];
+    want.extend(versions.iter().map(|(v, _)| format!("v{v}")));
+    want.sort();
+    want.push(elsewhere.socket_str().to_string());
+    assert_eq!(
+        keys, want,
+        "no symlink, no file; the extra path last: {listing:#}"
+    );
+
+    let d = by_key(&listing, "default");
+    assert_eq!(d["state"], "live");
+    assert_eq!(
+        (d["own"].clone(), d["broker"].clone()),
+        (json!(true), json!(true)),
+        "{d}"
+    );
+    assert_eq!(
+        (d["sessions"].clone(), d["panes"].clone()),
+        (json!(1), json!(1)),
+        "{d}"
+    );
+    assert_eq!(d["socket"], json!(dir.join("default").to_str().unwrap()));
+    assert!(d.get("host").is_none(), "this machine: {d}");
+
+    let w = by_key(&listing, "work");
+    assert_eq!(
+        (
+            w["state"].clone(),
+            w["sessions"].clone(),
+            w["panes"].clone(),
+            w["broker"].clone()
+        ),
+        (json!("live"), json!(2), json!(3), json!(true)),
+        "main (2 panes), second (cat, and main:0 linked): 3 panes, each once: {w}"
+    );
+    assert!(w.get("own").is_none(), "{w}");
+    assert_eq!(w["version"], json!(tmux_version().2));
+
+    let t = by_key(&listing, &format!("claude-swarm-{me}"));
+    assert_eq!(
+        t["startedBy"],
+        json!({"what": "Claude Code agent team", "pid": me, "running": true})
+    );
+    assert!(t.get("broker").is_none(), "no broker serves it: {t}");
+    let o = by_key(&listing, &format!("claude-swarm-{dead}"));
+    assert_eq!(o["startedBy"]["running"], json!(false), "{o}");
+
+    let g = by_key(&listing, "gone");
+    assert_eq!(g["state"], "stale", "{g}");
+    for field in ["version", "sessions", "panes", "broker", "own"] {
+        assert!(
+            g.get(field).is_none(),
+            "a stale socket is no empty server: {g}"
+        );
+    }
+    for (v, _) in &versions {
+        assert_eq!(by_key(&listing, &format!("v{v}"))["version"], json!(v));
+    }
+    let e = by_key(&listing, elsewhere.socket_str());
+    assert_eq!(
+        (e["state"].clone(), e["panes"].clone()),
+        (json!("live"), json!(1))
+    );
+    let skipped = listing["skipped"]
+        .as_array()
+        .expect("the relative path is skipped");
+    assert!(
+        skipped.iter().any(|s| s
+            .as_str()
+            .unwrap()
+            .contains("relative/sock: not an absolute path")),
+        "{skipped:?}"
+    );
+    c.close().await;
+}
+
+/// The result a model is given for three servers (its own, one with a
+/// broker, a stale socket), in compact JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_servers_cost_a_model_few_bytes() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    work.start_broker();
+    stale_socket(&dir.join("old"));
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    let listing = c.call("list_servers", json!({})).await;
+    let bytes = serde_json::to_string(&listing).unwrap().len();
+    eprintln!("list_servers, 3 servers: {bytes} B compact: {listing}");
+    assert_eq!(
+        listing["servers"].as_array().unwrap().len(),
+        3,
+        "{listing:#}"
+    );
+    // Three records of ~100 B each, their socket paths included.
+    assert!(bytes <= 450, "{bytes} B: {listing}");
+    c.close().await;
+}
+
+/// Another local user's sockets are never listed: hers in an extra path,
+/// and one moved into this user's socket directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_users_sockets_are_never_listed() {
+    let Some(mut eve) = OtherUser::make() else {
+        assert!(
+            std::env::var_os("CI").is_none() || own_uid() != 0,
+            "as root, under CI, the test's second user must be made (useradd, runuser)"
+        );
+        eprintln!(
+            "SKIPPED: a second local user cannot be made here (needs root, useradd and runuser)"
+        );
+        return;
+    };
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    // Her directory, open for reading, with her server's socket in it.
+    let hers = PathBuf::from(format!("/tmp/{}-tmux", eve.name));
+    let _ = std::fs::remove_dir_all(&hers);
+    std::fs::create_dir(&hers).unwrap();
+    eve.made.push(hers.clone());
+    let chown = std::process::Command::new("chown")
+        .arg(&eve.name)
+        .arg(&hers)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    std::fs::set_permissions(&hers, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sock = hers.join("s");
+    // A tmux she may run (the test's own may be in a home she cannot enter).
+    let tmux = tmux_on_path()
+        .into_iter()
+        .find(|t| eve.sh(&format!("test -x {t}")))
+        .expect("a tmux binary another user may run");
+    let start = format!(
+        "{tmux} -S {} -f /dev/null new-session -d -s main cat",
+        sock.display()
+    );
+    assert!(eve.sh(&start), "her tmux server starts");
+    let _stop = Stop(
+        format!("{tmux} -S {} kill-server", sock.display()),
+        &mut eve,
+    );
+    // A second socket of hers, moved into this user's socket directory (only
+    // root could; the listing must not take it for this user's).
+    let moved = hers.join("m");
+    let listener = std::os::unix::net::UnixListener::bind(&moved).unwrap();
+    std::process::Command::new("chown")
+        .arg(&_stop.1.name)
+        .arg(&moved)
+        .status()
+        .unwrap();
+    std::fs::rename(&moved, dir.join("hers")).unwrap();
+    own.tmux(&["set-option", "-g", "@mcp-sockets", sock.to_str().unwrap()]);
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    let listing = c.call("list_servers", json!({})).await;
+    let keys: Vec<&str> = listing["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["default"], "{listing:#}");
+    let skipped = listing["skipped"].to_string();
+    assert!(skipped.contains("is another user's"), "{listing:#}");
+    drop(listener);
+    c.close().await;
+}
+
+/// Every `tmux` on `PATH`, in order.
+fn tmux_on_path() -> Vec<String> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join("tmux"))
+        .filter(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+/// Runs its command as the user when dropped (her server's `kill-server`).
+struct Stop<'a>(String, &'a mut OtherUser);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        let cmd = self.0.clone();
+        self.1.sh(&cmd);
+    }
+}
+
+/// A stopped tmux server (SIGSTOP) still has its connection accepted by the
+/// kernel, so it is live, but its read is given up at its deadline: listed
+/// with `unread` and no counts, and the listing is late by that deadline
+/// only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_is_listed_unread_within_its_deadline() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let stopped = TmuxServer::start_on_socket(&dir.join("stopped"));
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    kill_pid(stopped.pid(), libc::SIGSTOP);
+    // Continued however the test ends, so the server can be killed.
+    struct Cont(u32);
+    impl Drop for Cont {
+        fn drop(&mut self) {
+            kill_pid(self.0, libc::SIGCONT);
+        }
+    }
+    let _cont = Cont(stopped.pid());
+    let t = std::time::Instant::now();
+    let listing = c.call("list_servers", json!({})).await;
+    let took = t.elapsed();
+    let s = by_key(&listing, "stopped");
+    assert_eq!(s["state"], "live", "{s}");
+    assert!(
+        s["unread"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer within 500 ms"),
+        "{s}"
+    );
+    assert!(
+        s.get("panes").is_none() && s.get("version").is_none(),
+        "{s}"
+    );
+    assert_eq!(by_key(&listing, "default")["panes"], json!(1));
+    assert!(took < Duration::from_secs(3), "the listing took {took:?}");
+    c.close().await;
+}
+
+/// A session-scoped agent (one in a pane, by default) counts its own
+/// server's sessions and panes as it sees them: its own session only, as
+/// `list_sessions` does; other servers are listed as for anyone.
+#[test]
+fn a_session_scoped_agent_counts_only_its_own_sessions_on_its_server() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    own.tmux(&["new-session", "-d", "-s", "beta", "cat"]);
+    own.tmux(&["split-window", "-d", "-t", "beta:0", "cat"]);
+    let other = TmuxServer::start_on_socket(&dir.join("other"));
+    other.tmux(&["new-session", "-d", "-s", "two", "cat"]);
+    let mut r = PaneRelay::start(&own, "scoped", &[], true);
+    let resp = r.channel.request(
+        2,
+        "tools/call",
+        json!({ "name": "list_servers", "arguments": {} }),
+    );
+    let listing = resp["result"]["structuredContent"].clone();
+    let schema = r.tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "list_servers")
+        .expect("list_servers is listed")["outputSchema"]
+        .clone();
+    validate(&schema, &listing).unwrap_or_else(|e| panic!("{e}: {listing:#}"));
+    let d = by_key(&listing, "default");
+    assert_eq!(d["own"], json!(true), "{listing:#}");
+    // main: the pane the relay runs in and the first pane; beta is not its.
+    let main_panes: usize = own
+        .tmux(&["list-panes", "-s", "-t", "main", "-F", "#{pane_id}"])
+        .lines()
+        .count();
+    assert_eq!(
+        (d["sessions"].clone(), d["panes"].clone()),
+        (json!(1), json!(main_panes)),
+        "{d}"
+    );
+    let o = by_key(&listing, "other");
+    assert_eq!(
+        (o["sessions"].clone(), o["panes"].clone()),
+        (json!(2), json!(2)),
+        "{o}"
+    );
+}
