@@ -22,6 +22,8 @@ use tmux_mcp_engine::Broker;
 pub struct Session {
     pub id: u64,
     pub broker: Arc<Broker>,
+    /// The daemon's own state: its defaults and the figures `status` reports.
+    pub daemon: Arc<crate::daemon_state::DaemonState>,
     pub client_name: String,
     /// pid of the relay process on the other end of the socket.
     pub peer_pid: u32,
@@ -46,7 +48,7 @@ pub struct Session {
     /// `@mcp-request-timeout` when set, else the broker's `--request-timeout`
     /// (published as `limits.request_timeout_seconds`).
     pub request_timeout_seconds: f64,
-    /// `run_command`'s jobs: the broker's one table, shared by its sessions.
+    /// `run_command`'s jobs: the daemon's one table, shared by its sessions.
     pub jobs: Arc<crate::jobs::Jobs>,
     /// Notices for this agent (`notifications/message`) at the level it chose.
     pub log: AgentLog,

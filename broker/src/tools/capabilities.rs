@@ -195,7 +195,7 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
             },
             clients: if tmux_mcp_engine::clients::readable(&snap.server.version).is_ok() { ClientsMode::FormatLoop } else { ClientsMode::Unavailable },
         },
-        broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: broker.sessions_open() },
+        broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: session.daemon.sessions_open() },
         process_identity: ProcessIdentityInfo { backend: tmux_mcp_core::platform::IDENTITY_BACKEND, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
     };
     Ok(envelope::ok_typed("tmux_capabilities", &data))

@@ -84,7 +84,7 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
         broker: BrokerInfo {
             pid: std::process::id(),
             access: broker.registry.access(),
-            sessions_open: broker.sessions_open(),
+            sessions_open: session.daemon.sessions_open(),
         },
         clients,
     };

@@ -271,7 +271,7 @@ pub async fn call(
     ask: confirm::Ask,
 ) -> ToolOutput {
     session
-        .broker
+        .daemon
         .tool_calls
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let Some(t) = spec_in(session.toolset, name) else {
