@@ -39,7 +39,7 @@ pub struct Session {
     pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
     /// The kill, respawn and close tools ask the person first (`--confirm`,
-    /// `@mcp-confirm`; see `toolkit::confirm`).
+    /// `@mcp-confirm`; see `toolkit::call::confirm`).
     pub confirm: bool,
     /// Questions out in `input_required` results (2026-07-28), by their
     /// `requestState`: what a retry must repeat for its answer to count.

@@ -50,7 +50,7 @@ fn crates_depend_only_downward() {
 
 /// Architecture invariant: `core` holds no MCP concern: no schema crate and
 /// no MCP crate among its dependencies (the published schemas of the core
-/// types it serializes are the broker's, `toolkit::wire_schemas`).
+/// types it serializes are the broker's, `toolkit::schemas::wire_schemas`).
 #[test]
 fn core_knows_nothing_of_mcp() {
     let text = std::fs::read_to_string(root().join("core/Cargo.toml")).unwrap();
@@ -916,5 +916,69 @@ fn no_two_modules_share_a_name() {
         twice.is_empty(),
         "modules that share a name (rename one by what it is):\n{}",
         twice.join("\n")
+    );
+}
+
+/// The toolkit's files relative to `broker/src/toolkit`, every depth.
+fn toolkit_files() -> Vec<PathBuf> {
+    let dir = root().join("broker/src/toolkit");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files
+        .into_iter()
+        .map(|f| f.strip_prefix(&dir).unwrap().to_path_buf())
+        .collect()
+}
+
+/// The toolkit files out of place: a module directly under `toolkit/` (but
+/// its `mod.rs`), a role directory without a `mod.rs`, or a module nested
+/// deeper than a role directory.
+fn loose_toolkit_modules(files: &[PathBuf]) -> Vec<String> {
+    let roles: BTreeSet<&Path> = files
+        .iter()
+        .filter(|f| f.components().count() == 2 && f.ends_with("mod.rs"))
+        .filter_map(|f| f.parent())
+        .collect();
+    files
+        .iter()
+        .filter(|f| match f.components().count() {
+            1 => *f != Path::new("mod.rs"),
+            2 => !f.parent().is_some_and(|role| roles.contains(role)),
+            _ => true,
+        })
+        .map(|f| f.display().to_string())
+        .collect()
+}
+
+/// Architecture invariant (ARCHITECTURE.md, the `toolkit/` table): the
+/// toolkit is grouped by role. Every module lives in one role directory
+/// (`call/`, `schemas/`, `target/`, `seed/`, `libtmux/`, `acting/`,
+/// `records/`, `events/`, `typing/`, `shell/`), none loose beside them and
+/// none nested deeper, so a module's path says what it is for.
+#[test]
+fn toolkit_modules_are_grouped_by_role() {
+    let files = toolkit_files();
+    assert!(files.len() > 30, "found only {} toolkit files", files.len());
+    let loose = loose_toolkit_modules(&files);
+    assert!(
+        loose.is_empty(),
+        "toolkit modules outside a role directory (move each into the role \
+         it serves, and name it in ARCHITECTURE.md's toolkit table): {loose:?}"
+    );
+}
+
+/// The check sees a planted loose module, one in a directory that is no
+/// role (no `mod.rs`), and one nested a level deeper (so the test above can
+/// fail).
+#[test]
+fn the_grouping_check_sees_a_loose_module() {
+    let mut files = toolkit_files();
+    assert!(loose_toolkit_modules(&files).is_empty());
+    files.push(PathBuf::from("refs.rs"));
+    files.push(PathBuf::from("misc/helpers.rs"));
+    files.push(PathBuf::from("target/deeper/x.rs"));
+    assert_eq!(
+        loose_toolkit_modules(&files),
+        ["refs.rs", "misc/helpers.rs", "target/deeper/x.rs"]
     );
 }

@@ -8,10 +8,12 @@
 //! with a reason): this module only translates.
 
 use crate::session::Session;
-use crate::toolkit::lines_since::{self as capture_since, pane_of_cursor};
-use crate::toolkit::python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{nullable_input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::events::lines_since::{self as capture_since, pane_of_cursor};
+use crate::toolkit::libtmux::python::{
+    check_socket, nullable, positive_limit, resolve, PaneSelector,
+};
+use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -96,7 +98,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let out = capture_since::call(
         session,
         capture_since::Args {
-            pane_id: crate::toolkit::ids::PaneId(pane_id.clone()),
+            pane_id: crate::toolkit::target::ids::PaneId(pane_id.clone()),
             cursor,
             max_lines: Some(unlimited(max_lines)),
             max_bytes: Some(unlimited(max_bytes)),
@@ -133,7 +135,7 @@ mod tests {
 
     #[test]
     fn args_decode_every_property_and_null_limits_as_no_limit() {
-        let decode = |v: Value| crate::toolkit::typed::decode::<Args>(&v).unwrap();
+        let decode = |v: Value| crate::toolkit::call::args::decode::<Args>(&v).unwrap();
         let a = decode(json!({}));
         assert_eq!(
             (a.max_lines, a.max_bytes),
@@ -147,6 +149,9 @@ mod tests {
             (None, Some(10), Some("c"))
         );
         assert!(a.pane.targeted());
-        crate::toolkit::typed::assert_every_property_decoded::<Args>(&input_schema(), json!({}));
+        crate::toolkit::call::args::assert_every_property_decoded::<Args>(
+            &input_schema(),
+            json!({}),
+        );
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! [`call`] takes the tool from `CATALOG`, checks that the session may use
 //! it, validates the arguments against its enforced input schema
-//! (`toolkit::validate`), then runs it. Resources read through
+//! (`toolkit::call::validate`), then runs it. Resources read through
 //! [`read_through`].
 //!
 //! Architecture invariant: no tool module names another tool module
@@ -54,9 +54,12 @@ mod wait_for_idle;
 mod wait_for_text;
 
 use crate::session::Session;
-use crate::toolkit::spec::{Call, Family, Listed, Progress, Tier, ToolOutput, ToolSpec, Toolset};
-use crate::toolkit::validate::Validator;
-use crate::toolkit::{confirm, envelope};
+use crate::toolkit::call::confirm;
+use crate::toolkit::call::spec::{
+    Call, Family, Listed, Progress, Tier, ToolOutput, ToolSpec, Toolset,
+};
+use crate::toolkit::call::validate::Validator;
+use crate::toolkit::seed::envelope;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
@@ -314,7 +317,7 @@ mod tests {
     /// its own input schema accepts (the hook trap calls each with it).
     #[test]
     fn every_tool_is_declared_whole() {
-        use crate::toolkit::spec::Sample;
+        use crate::toolkit::call::spec::Sample;
         let s = Sample {
             pane: "%0",
             generation: "0123456789abcdef0123456789abcdef",

@@ -11,11 +11,11 @@
 //! session whose view covers the one that made it (`retention`).
 
 use crate::session::Session;
-use crate::toolkit::criteria::{self, Entity};
-use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::records::Graph;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::data_schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::criteria::{self, Entity};
+use crate::toolkit::records::graph::Graph;
+use crate::toolkit::schemas::derived::data_schema_of;
+use crate::toolkit::seed::envelope::{self, Delivery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -69,7 +69,7 @@ fn criteria_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 fn input_schema() -> Value {
-    crate::toolkit::typed::input_of::<Args>()
+    crate::toolkit::schemas::derived::input_of::<Args>()
 }
 
 /// What every page of one result repeats; retained with the records.
