@@ -19,6 +19,7 @@ use crate::toolkit::acting::launch::{spawn, Create};
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::arrange::{self, Name, ProgramArgs};
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::records::graph::PaneRecord;
 use crate::toolkit::records::graph::SessionRecord;
 use crate::toolkit::records::graph::WindowRecord;
@@ -134,7 +135,7 @@ type Tail = (Vec<String>, Option<std::path::PathBuf>);
 
 async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput, ToolOutput> {
     if session.scope != Scope::Server {
-        return Err(action::error("With --scope session the agent acts only in its own tmux session, and the workspace is a new session outside it; attach with --scope server to build one.", Delivery::NotSent));
+        return Err(wording::action_error("With --scope session the agent acts only in its own tmux session, and the workspace is a new session outside it; attach with --scope server to build one.", Delivery::NotSent));
     }
     // Every pane's program checked (and its directory resolved) first.
     let mut tails: Vec<Vec<Tail>> = Vec::new();
@@ -225,7 +226,7 @@ async fn report(session: &Session, session_id: &str, ids: &Made) -> Result<ToolO
         });
     }
     if windows.iter().all(|w| w.window.is_none()) {
-        return Err(action::error(&format!("every pane's program exited at once, and tmux closed the session ({session_id}) with them: {}", ids.iter().flat_map(|(_, p)| p).cloned().collect::<Vec<_>>().join(" ")), Delivery::Observed));
+        return Err(wording::action_error(&format!("every pane's program exited at once, and tmux closed the session ({session_id}) with them: {}", ids.iter().flat_map(|(_, p)| p).cloned().collect::<Vec<_>>().join(" ")), Delivery::Observed));
     }
     let out = Built {
         generation: session.generation().to_string(),

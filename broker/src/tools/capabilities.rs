@@ -199,5 +199,5 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
         broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: session.daemon.sessions_open() },
         process_identity: ProcessIdentityInfo { backend: tmux_mcp_core::platform::IDENTITY_BACKEND, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
     };
-    Ok(envelope::ok_typed("tmux_capabilities", &data))
+    Ok(envelope::ok("tmux_capabilities", &data))
 }

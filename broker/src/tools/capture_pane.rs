@@ -11,7 +11,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::libtmux::pane_read::{observe_failure, resolve};
+use crate::toolkit::libtmux::pane_read::{observe_failure, pane};
 use crate::toolkit::schemas::contracts;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -69,7 +69,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let id = args.pane_id.as_str();
-    let pane = resolve(session, id, session.read_freshness()).await?;
+    let pane = pane(session, id, session.read_freshness()).await?;
     let (start, end) = (args.start, args.end);
     let join = args.join_wrapped.unwrap_or(false);
     let limit = effective_result_lines(args.max_lines);

@@ -16,7 +16,7 @@ use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read;
 use crate::toolkit::libtmux::python::{
-    check_socket, nullable, positive_limit, resolve, PaneSelector,
+    check_socket, nullable, positive_limit, selected_pane, PaneSelector,
 };
 use crate::toolkit::schemas::derived::schema_of;
 use schemars::JsonSchema;
@@ -81,7 +81,7 @@ fn default_max_lines() -> Option<i64> {
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let max_lines = positive_limit("capture_pane", "max_lines", args.max_lines)?;
     check_socket(session, &args.pane.server)?;
-    let pane = resolve(session, &args.pane).await?;
+    let pane = selected_pane(session, &args.pane).await?;
     let id = pane.id.clone();
     let (_, out) = observe::capture_range(&session.broker, pane, args.start, args.end, false)
         .await

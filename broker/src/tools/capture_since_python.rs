@@ -11,7 +11,7 @@ use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::events::lines_since::{self as capture_since, pane_of_cursor};
 use crate::toolkit::libtmux::python::{
-    check_socket, nullable, positive_limit, resolve, PaneSelector,
+    check_socket, nullable, positive_limit, selected_pane, PaneSelector,
 };
 use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
@@ -92,7 +92,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             Some(p) => p,
             None => return Err(ToolOutput::libtmux_error("invalid capture_since cursor: no cursor of this broker has this value (unknown, expired, or made before the broker restarted); omit it to start again. Nothing was sent to tmux.".to_string())),
         },
-        _ => resolve(session, &args.pane).await?.id,
+        _ => selected_pane(session, &args.pane).await?.id,
     };
     let unlimited = |v: Option<i64>| v.map_or(u64::MAX, |n| n as u64);
     let out = capture_since::call(

@@ -62,7 +62,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, ask: &Ask, args: Args) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
-    let target = mutation::resolve(session, args.target.parts()).await?;
+    let target = mutation::target(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
         return Err(mutation::self_denied(match target.kind {
             Kind::Pane => "Closing",
@@ -71,7 +71,7 @@ async fn call(session: &Session, ask: &Ask, args: Args) -> Result<ToolOutput, To
         }));
     }
     if target.panes.len() >= target.all_panes {
-        return Err(mutation::policy_denied(&format!(
+        return Err(envelope::policy_denied(&format!(
             "{} {} holds every remaining pane of the tmux server; closing it would end the server, which tmux_close never does. Nothing was sent.",
             target.kind.as_str(),
             target.id
@@ -80,12 +80,12 @@ async fn call(session: &Session, ask: &Ask, args: Args) -> Result<ToolOutput, To
     let command = target.kind.kill_command();
     let question = action::ending("Close", &target);
     confirm::ask(ask, "tmux_close", &question, |m| {
-        mutation::policy_denied(&format!("{m} Nothing was sent."))
+        envelope::policy_denied(&format!("{m} Nothing was sent."))
     })
     .await?;
     mutation::run_mutation(broker, &[command, "-t", &target.id]).await?;
     tmux_command::refresh_after(broker).await;
-    Ok(envelope::ok_typed(
+    Ok(envelope::ok(
         "tmux_close",
         &Closed {
             target: AnyRef::new(target.kind, &target.id, &broker.identity.generation),

@@ -136,7 +136,7 @@ fn output_schema() -> Value {
 
 fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
     launch::resolve_cwd(session, cwd)
-        .map_err(|why| mutation::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
+        .map_err(|why| envelope::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -152,7 +152,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     };
     let argv_in: Vec<&str> = program.argv.iter().map(String::as_str).collect();
     if argv_in.first().is_none_or(|a| a.is_empty()) {
-        return Err(mutation::invalid_input(
+        return Err(envelope::invalid_input(
             "argument /argv/0: the program must be a non-empty string. Nothing was sent.",
         ));
     }
@@ -185,7 +185,7 @@ async fn creation(session: &Session, args: &Args) -> Result<(Create, &'static [K
             ..
         } => {
             if session.scope != Scope::Server {
-                return Err(mutation::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent."));
+                return Err(envelope::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent."));
             }
             let what = Create::Session {
                 name: Some(name.clone()),
@@ -202,7 +202,7 @@ async fn creation(session: &Session, args: &Args) -> Result<(Create, &'static [K
             focus,
             ..
         } => {
-            let parent = mutation::resolve(session, parent.parts()).await?;
+            let parent = mutation::target(session, parent.parts()).await?;
             let what = Create::Window {
                 session: parent.id.clone(),
                 index: index.map(i64::from),
@@ -218,7 +218,7 @@ async fn creation(session: &Session, args: &Args) -> Result<(Create, &'static [K
             focus,
             ..
         } => {
-            let parent = mutation::resolve(session, parent.parts()).await?;
+            let parent = mutation::target(session, parent.parts()).await?;
             let side = match direction {
                 Direction::Horizontal => Side::Right,
                 Direction::Vertical => Side::Below,
@@ -257,27 +257,25 @@ async fn created(
     });
     tmux_command::refresh_after(broker).await;
     let Some(created) = parsed else {
-        return Err(envelope::mutation_error(
+        return Err(envelope::error(
             "transport_error",
             "tmux reported success but printed no recognisable ids for what it created; it may exist.",
             Delivery::Observed,
-            Vec::new(),
         ));
     };
     if let Some(why) =
         launch::started_elsewhere(cwd, printed, ids.last().copied().unwrap_or_default())
     {
-        return Err(envelope::mutation_error(
+        return Err(envelope::error_with_created(
             "transport_error",
             &format!("{why}; close it or use it as it is."),
-            Delivery::Observed,
             created
                 .iter()
                 .map(|r| serde_json::to_value(r).expect("a reference serializes"))
                 .collect(),
         ));
     }
-    Ok(envelope::ok_typed(
+    Ok(envelope::ok(
         "tmux_create",
         &Created {
             entity: created[0].clone(),

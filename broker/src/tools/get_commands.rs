@@ -91,7 +91,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let pane = pane_read::resolve(
+    let pane = pane_read::pane(
         session,
         &args.pane_id,
         tmux_mcp_engine::observe::Freshness::Cached,

@@ -103,8 +103,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     // A fresh read; the errors (unknown pane with a hint, out of scope) are
-    // the family's (pane_read::resolve).
-    let pane = pane_read::resolve(
+    // the family's (pane_read::pane).
+    let pane = pane_read::pane(
         session,
         &args.pane_id,
         tmux_mcp_engine::observe::Freshness::Fresh,

@@ -11,6 +11,7 @@ use crate::toolkit::call::confirm::{self, Ask};
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{Killed, KilledRef};
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
@@ -99,11 +100,11 @@ async fn call<R: KilledRef>(
     ask: &Ask,
     a: &dyn Guarded,
 ) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target(session, a.id(), a.generation(), SelfRule::Never).await?;
+    let t = action::target_under(session, a.id(), a.generation(), SelfRule::Never).await?;
     // The same rule as tmux_close: the server's last panes are never killed,
     // since tmux exits with them.
     if t.panes.len() >= t.all_panes {
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!("{} {} holds every remaining pane of the tmux server; killing it would end the server, which these tools never do.", t.kind.as_str(), t.id),
             Delivery::NotSent,
         ));
@@ -112,7 +113,7 @@ async fn call<R: KilledRef>(
     let name = t.name().map(str::to_string);
     let tool = format!("kill_{}", t.kind.as_str());
     confirm::ask(ask, &tool, &action::ending("Kill", &t), |m| {
-        action::error(m, Delivery::NotSent)
+        wording::action_error(m, Delivery::NotSent)
     })
     .await?;
     action::run(session, &[command, "-t", &t.id]).await?;

@@ -283,7 +283,7 @@ pub async fn call(
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => t.refusal(envelope::policy_denied_because(&format!(
+            Family::Seed => t.answer(envelope::policy_denied(&format!(
                 "{why}. Nothing was sent to tmux."
             ))),
             Family::Libtmux => {
@@ -293,7 +293,7 @@ pub async fn call(
     }
     if let Err(problem) = validate_in(session.toolset, name, &args) {
         return match t.family {
-            Family::Seed => t.refusal(envelope::invalid_input(&problem)),
+            Family::Seed => t.answer(envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!(
                 "Invalid arguments for {name}: {problem}. Nothing was sent to tmux."
             )),

@@ -10,6 +10,7 @@ use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{self, PaneAction};
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::INT_MAX;
 use crate::toolkit::seed::envelope::Delivery;
@@ -87,7 +88,7 @@ fn commands(
     let modes =
         usize::from(sized) + usize::from(a.adjust.is_some()) + usize::from(a.zoom.is_some());
     if modes != 1 {
-        return Err(action::error("Arguments width/height, adjust, zoom: give exactly one of them (width and height may go together).", Delivery::NotSent));
+        return Err(wording::action_error("Arguments width/height, adjust, zoom: give exactly one of them (width and height may go together).", Delivery::NotSent));
     }
     let base = || vec!["resize-pane".to_string(), "-t".into(), pane.to_string()];
     if sized {
@@ -137,7 +138,7 @@ fn commands(
 async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     // Argument conflicts are refused before the target is even read.
     commands(&a, &a.pane_id, false, true)?;
-    let t = action::target(
+    let t = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),
@@ -145,7 +146,7 @@ async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     )
     .await?;
     let Some(pane) = t.pane() else {
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!("{} is not a pane.", t.id),
             Delivery::NotSent,
         ));

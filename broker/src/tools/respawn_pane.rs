@@ -11,6 +11,7 @@ use crate::toolkit::call::confirm::{self, Ask};
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{self, PaneAction, ProgramArgs};
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::ids::{Generation, PaneId};
@@ -53,7 +54,7 @@ async fn call(
     a: Args,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, _) = arrange::program_tail(session, raw, &a.program)?;
-    let t = action::target(
+    let t = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),
@@ -61,13 +62,13 @@ async fn call(
     )
     .await?;
     let Some(pane) = t.pane() else {
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!("{} is not a pane.", t.id),
             Delivery::NotSent,
         ));
     };
     if !pane.dead && !a.kill {
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!("Pane {} still runs {} (pid {}); respawning it would kill that process. Pass kill: true to kill it and respawn.", t.id, pane.command, pane.pid),
             Delivery::NotSent,
         ));
@@ -91,7 +92,7 @@ async fn call(
         a.program.describe()
     );
     confirm::ask(ask, "respawn_pane", &question, |m| {
-        action::error(m, Delivery::NotSent)
+        wording::action_error(m, Delivery::NotSent)
     })
     .await?;
     action::run(session, &argv).await?;

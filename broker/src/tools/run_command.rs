@@ -32,6 +32,7 @@ use crate::toolkit::call::spec::{
     reporting, Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec,
 };
 use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::shell::enrolled::{self, ShellRecord};
@@ -136,7 +137,7 @@ async fn call(
         .await);
     }
     let (shell, syntax) = typed_line::shell_of(&pane.command).map_err(|why| {
-        action::error(
+        wording::action_error(
             &format!(
                 "Pane {} is not at a shell prompt run_command can type into: {why}",
                 pane.id
@@ -145,15 +146,15 @@ async fn call(
         )
     })?;
     if pane.in_mode != 0 {
-        return Err(action::error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent));
+        return Err(wording::action_error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent));
     }
     if action::pane_flags(session, &pane.id, &["#{alternate_on}"]).await?[0] != Some(false) {
-        return Err(action::error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
+        return Err(wording::action_error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
     }
     let owner = session.owner();
     let id = tmux_mcp_core::sys::random_hex(16);
     if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
-        return Err(action::error(&why, Delivery::NotSent));
+        return Err(wording::action_error(&why, Delivery::NotSent));
     }
     let job = typed_run(session, &pane, (shell, syntax), &args, &id, owner).await?;
     Ok(answer(
@@ -186,7 +187,7 @@ async fn typed_run(
     // that no longer exists (its redirection fails, so nothing runs), never
     // a terminal someone else may hold by then.
     let (mirror, out) = dir.open_terminal(pane).map_err(|e| {
-        action::error(
+        wording::action_error(
             &format!("Could not open the terminal the command's output is shown through ({e}); nothing was typed."),
             Delivery::NotSent,
         )
@@ -194,7 +195,7 @@ async fn typed_run(
     let link_word = typed_line::shell_path(&dir.link().to_string_lossy(), syntax);
     let script = typed_line::script(&mirror.marker_format(), &link_word, shell, syntax);
     mirror.preload(&script).map_err(|e| {
-        action::error(
+        wording::action_error(
             &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
             Delivery::NotSent,
         )
@@ -204,13 +205,13 @@ async fn typed_run(
     // process, or a shell started inside it).
     let shell_pid = typed_job::foreground_pid(pane.pid);
     if let Some(why) = typed_line::syntax_error(shell_pid, syntax, &line).await {
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!("The command does not parse in the pane's shell ({shell}): {why}. Nothing was typed into pane {}.", pane.id),
             Delivery::NotSent,
         ));
     }
     if shell == "zsh" && typed_line::zsh_has_comment(shell_pid, &args.command).await {
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!("The command holds a comment (`# …`), which an interactive zsh runs as words unless its INTERACTIVE_COMMENTS option is set (off by default), where the parse check reads a comment: pane {}'s shell could mean something else. Remove the comment, or enroll the shell (tmux-mcp shell-init zsh), which tells its options.", pane.id),
             Delivery::NotSent,
         ));
@@ -232,7 +233,7 @@ async fn typed_run(
     ]);
     let started = Instant::now();
     if let Err((_, f)) = keystrokes::deliver(session, &commands).await {
-        return Err(action::error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
+        return Err(wording::action_error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
     }
     let (tx, rx) = watch::channel(None);
     let job = TypedJob {
@@ -273,11 +274,11 @@ async fn enrolled_run(
     progress: Option<&Progress>,
 ) -> ToolOutput {
     if pane.in_mode != 0 {
-        return action::error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
+        return wording::action_error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
     }
     if let Some(syntax) = shells::kind(&sh.name).1 {
         if let Some(why) = typed_line::syntax_error(Some(sh.pid), syntax, &args.command).await {
-            return action::error(
+            return wording::action_error(
                 &format!(
                     "The command does not parse in the pane's shell ({}): {why}.",
                     sh.name
@@ -288,7 +289,7 @@ async fn enrolled_run(
     }
     let owner = session.owner();
     if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
-        return action::error(&why, Delivery::NotSent);
+        return wording::action_error(&why, Delivery::NotSent);
     }
     let id = tmux_mcp_core::sys::random_hex(16);
     let run = match shell_run::start(
@@ -301,9 +302,12 @@ async fn enrolled_run(
     .await
     {
         Ok(r) => r,
-        // action::error says itself whether anything was sent.
+        // wording::action_error says itself whether anything was sent.
         Err(e) => {
-            return action::error(e.message.trim_end_matches(" Nothing was sent."), e.delivery)
+            return wording::action_error(
+                e.message.trim_end_matches(" Nothing was sent."),
+                e.delivery,
+            )
         }
     };
     let started = Instant::now();
@@ -360,7 +364,7 @@ async fn answer(
                 v.job_id = Some(id.clone());
                 ToolOutput::typed(&v, summary(&v))
             }
-            None => action::error(
+            None => wording::action_error(
                 &format!("Job {id} vanished right after it was started."),
                 Delivery::Observed,
             ),
@@ -382,7 +386,7 @@ pub async fn wait_job(
 ) -> ToolOutput {
     let id = id.to_string();
     let Some(rx) = session.jobs.lock().get(&id).map(|j| j.finish.clone()) else {
-        return action::error(
+        return wording::action_error(
             &format!("No job {id} for this session."),
             Delivery::Observed,
         );
@@ -402,7 +406,7 @@ pub async fn wait_job(
     let v = {
         let mut table = session.jobs.lock();
         let Some(job) = table.get(&id) else {
-            return action::error("The job vanished.", Delivery::Observed);
+            return wording::action_error("The job vanished.", Delivery::Observed);
         };
         let v = view(job, &id);
         // A blocking call that got the result has collected the job.

@@ -55,7 +55,7 @@ fn run_select_window(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target(
+    let t = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),
@@ -69,7 +69,7 @@ async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolO
 }
 
 async fn select_window(session: &Session, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target(
+    let t = action::target_under(
         session,
         &a.window_id,
         a.generation.as_deref(),

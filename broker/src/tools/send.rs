@@ -90,13 +90,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let target = mutation::resolve(session, args.target.parts()).await?;
+    let target = mutation::target(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
         return Err(mutation::self_denied("Typing into"));
     }
     let pane = &target.panes[0];
     if pane.dead {
-        return Err(mutation::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent));
+        return Err(envelope::error("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent));
     }
     let what = match &args.input {
         SendInput::Text { text } => Input::Text(text),
@@ -108,10 +108,10 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             return Err(mutation::failed(&f));
         }
         // Earlier pieces landed: say so, whatever this one's delivery was.
-        return Err(mutation::fail(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed));
+        return Err(envelope::error(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed));
     }
     let target = references::PaneRef::new(&target.id, &session.broker.identity.generation);
-    Ok(envelope::ok_typed(
+    Ok(envelope::ok(
         "tmux_send",
         &Sent {
             target,

@@ -10,6 +10,7 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::seed::envelope::Delivery;
@@ -77,13 +78,13 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let keys_as_text;
     let (input, keys, characters) = match (&args.keys, &args.text) {
         (Some(_), Some(_)) => {
-            return Err(action::error(
+            return Err(wording::action_error(
                 "Give keys or text, not both.",
                 Delivery::NotSent,
             ))
         }
         (None, None) if !args.enter => {
-            return Err(action::error(
+            return Err(wording::action_error(
                 "Give keys, text, or enter: true.",
                 Delivery::NotSent,
             ))
@@ -97,7 +98,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         (None, None) => (None, 0, 0),
     };
     if args.literal.is_some() && args.text.is_none() {
-        return Err(action::error(
+        return Err(wording::action_error(
             "literal applies to text only (keys are always key names).",
             Delivery::NotSent,
         ));
@@ -116,9 +117,9 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     }
     if let Err((landed, f)) = keystrokes::deliver(session, &commands).await {
         if landed == 0 {
-            return Err(action::failed(&f));
+            return Err(wording::failed(&f));
         }
-        return Err(action::error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
+        return Err(wording::action_error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
     }
     let sent = Sent {
         pane: PaneRef::new(&target.id, session.generation()),

@@ -19,6 +19,7 @@ use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOu
 use crate::toolkit::events::agent_panes::{agent_of, AgentWatch};
 use crate::toolkit::events::agent_panes::{Agent, StateName};
 use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::target::ids::{Generation, PaneId};
@@ -147,7 +148,7 @@ async fn call(
     let enter = ["Enter".to_string()];
     let entered_at = Instant::now();
     if let Err((_, f)) = deliver(session, &commands(&id, Input::Keys(&enter))).await {
-        return Err(action::failed(&f));
+        return Err(wording::failed(&f));
     }
     let (agent, submit_seen_ms) = submitted(session, &mut watch, &id, draft, entered_at).await?;
     let out = Prompted {

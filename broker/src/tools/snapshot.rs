@@ -220,7 +220,7 @@ fn next_page(session: &Session, cursor: &str, started: f64) -> ToolOutput {
     ) else {
         return stale_cursor();
     };
-    envelope::ok_typed(
+    envelope::ok(
         "tmux_snapshot",
         &page(header, items, p.records.len(), key, offset, started, 0),
     )
@@ -296,7 +296,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     items.truncate(limit);
     let first = page(header, items, total, &key, 0, started, reads);
     let shown = first.items.len();
-    let mut out = envelope::ok_typed("tmux_snapshot", &first);
+    let mut out = envelope::ok("tmux_snapshot", &first);
     out.text = format!(
         "tmux_snapshot {}: {shown} record(s); structuredContent contains the result.",
         entity.as_str()

@@ -230,7 +230,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let id = args.pane_id.as_str();
-    let pane = pane_read::resolve(session, id, observe::Freshness::Fresh).await?;
+    let pane = pane_read::pane(session, id, observe::Freshness::Fresh).await?;
     let limit = effective_result_lines(args.max_lines);
     // What the agent sees of the pane's placements is cut to its scope.
     let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else {

@@ -11,6 +11,7 @@ use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, Tool
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::Name;
 use crate::toolkit::libtmux::arrange::{self, ProgramArgs, Spawned};
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::INT_MAX;
 use crate::toolkit::seed::envelope::Delivery;
@@ -155,7 +156,7 @@ async fn create_session(
     a: SessionArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     if session.scope != Scope::Server {
-        return Err(action::error("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions.", Delivery::NotSent));
+        return Err(wording::action_error("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions.", Delivery::NotSent));
     }
     let what = Create::Session {
         name: a.name.as_deref().map(str::to_string),
@@ -183,7 +184,7 @@ async fn create_window(
     a: WindowArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = action::target(
+    let parent = action::target_under(
         session,
         &a.session_id,
         a.generation.as_deref(),
@@ -215,7 +216,7 @@ async fn split_window(
     a: SplitArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = action::target(
+    let parent = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),

@@ -314,7 +314,7 @@ async fn call(
 ) -> Result<ToolOutput, ToolOutput> {
     let (pane, shell) = enrolled_target(session, &args).await?;
     let dir = session.broker.marks.dir().map_err(|why| {
-        mutation::fail(
+        envelope::error(
             "unsupported",
             &format!("The script cannot be written for the shell: {why}. Nothing was sent."),
             Delivery::NotSent,
@@ -330,7 +330,7 @@ async fn call(
         .min((session.request_timeout_seconds * 1000.0) as u64);
     let id = sys::random_hex(16);
     let files = files(&dir, &pane.id, &id, &args.script, max).map_err(|e| {
-        mutation::fail(
+        envelope::error(
             "transport_error",
             &format!("Could not write the script for the shell: {e}. Nothing was sent."),
             Delivery::NotSent,
@@ -359,7 +359,7 @@ async fn call(
     )?;
     let mut files = files;
     let Some((out_pipe, err_pipe)) = files.pipes.as_mut() else {
-        return Err(mutation::fail(
+        return Err(envelope::error(
             "observation_lost",
             "The script's output was not read.",
             Delivery::Observed,
@@ -367,7 +367,7 @@ async fn call(
     };
     let ((out, out_over), (err, err_over)) = tokio::join!(out_pipe.finish(), err_pipe.finish());
     if out_over || err_over {
-        return Err(mutation::fail(
+        return Err(envelope::error(
             "capacity",
             &format!(
                 "The script wrote more than max_output_bytes ({max}) to {}: the broker stopped reading there, so its writer got SIGPIPE (status {status}). It ran; nothing of its output is returned.",
@@ -379,7 +379,7 @@ async fn call(
     let generation = session.generation().to_string();
     let authorization = authorization(&pane, &shell, id, &args.script, &generation);
     drop(run);
-    Ok(envelope::ok_typed(
+    Ok(envelope::ok(
         "tmux_run",
         &Ran {
             target: references::PaneRef::new(&pane.id, &generation),
@@ -399,16 +399,16 @@ async fn enrolled_target(
     session: &Session,
     args: &Args,
 ) -> Result<(tmux_mcp_engine::registry::Pane, enrolled::ShellRecord), ToolOutput> {
-    let target = mutation::resolve(session, args.target.parts()).await?;
+    let target = mutation::target(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
         return Err(mutation::self_denied("Running a script in"));
     }
     let pane = target.panes[0].clone();
     if pane.dead {
-        return Err(mutation::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
+        return Err(envelope::error("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
     }
     let Some(shell) = enrolled::shell(session, &pane.id) else {
-        return Err(mutation::fail(
+        return Err(envelope::error(
             "unsupported",
             &format!(
                 "Pane {} has no enrolled shell; tmux_run runs only in one. To {HOW_TO_ENROLL}. Nothing was sent.",
@@ -431,7 +431,7 @@ fn not_started(e: shell_run::NotStarted) -> ToolOutput {
         "unavailable" => "unsupported",
         c => c,
     };
-    mutation::fail(code, &e.message, e.delivery)
+    envelope::error(code, &e.message, e.delivery)
 }
 
 /// The script's exit status, or the error for a script that outlived the
@@ -439,7 +439,7 @@ fn not_started(e: shell_run::NotStarted) -> ToolOutput {
 fn exit_status(end: ScriptEnd, timeout_ms: u64) -> Result<i32, ToolOutput> {
     match end {
         ScriptEnd::Status(s) => Ok(s),
-        ScriptEnd::TimedOut { stopped, killed } => Err(mutation::fail(
+        ScriptEnd::TimedOut { stopped, killed } => Err(envelope::error(
             "deadline",
             &format!(
                 "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM{} ({}).",
@@ -451,7 +451,7 @@ fn exit_status(end: ScriptEnd, timeout_ms: u64) -> Result<i32, ToolOutput> {
             ),
             Delivery::Observed,
         )),
-        ScriptEnd::Lost(why) => Err(mutation::fail(
+        ScriptEnd::Lost(why) => Err(envelope::error(
             "observation_lost",
             &format!("The script's end was not seen: {why}."),
             Delivery::Observed,

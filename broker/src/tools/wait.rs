@@ -253,7 +253,7 @@ fn text_seen(
         scope,
         started,
     );
-    let mut out = envelope::ok_typed(
+    let mut out = envelope::ok(
         "tmux_wait",
         &Waited::Text(TextSeen {
             target: pane_ref.clone(),
@@ -279,7 +279,7 @@ fn exit_seen(pane_ref: &PaneRef, process_generation: &str) -> ToolOutput {
         observed_at: sys::monotonic_seconds(),
         exit_status: Unobserved,
     });
-    let mut out = envelope::ok_typed("tmux_wait", &data);
+    let mut out = envelope::ok("tmux_wait", &data);
     out.text = format!(
         "tmux_wait {}: the pane's process exited (exit status not observed)",
         pane_ref.id

@@ -14,7 +14,7 @@ use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::events::pane_events::ClockReport;
-use crate::toolkit::libtmux::action::{self, SelfRule};
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::target::ids::PaneId;
 use schemars::JsonSchema;
@@ -79,10 +79,7 @@ async fn call(
 ) -> Result<ToolOutput, ToolOutput> {
     let id: &str = &args.pane_id;
     let wanted: Vec<StateName> = args.states.clone().unwrap_or(DEFAULT_STATES.to_vec());
-    let pane = action::target(session, id, None, SelfRule::Allowed)
-        .await?
-        .panes[0]
-        .clone();
+    let pane = wording::target(session, id, None).await?.panes[0].clone();
     let (running, found) = agent_of(session, &pane).await?;
     let exited = |why: &str| Agent::exited(id, &found, why);
     if !running {

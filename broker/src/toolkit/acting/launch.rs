@@ -16,6 +16,7 @@ use crate::session::Session;
 use crate::toolkit::acting::tmux_command;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::patterns;
 use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::references;
@@ -326,7 +327,7 @@ pub async fn spawn(
     let ids = printed_ids(&printed, expected)?;
     if let Some(why) = started_elsewhere(cwd, &printed, ids.last().map_or("", String::as_str)) {
         tmux_command::refresh_after(&session.broker).await;
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!("{why}; close it or use it as it is."),
             Delivery::Observed,
         ));
@@ -359,7 +360,7 @@ pub fn printed_ids(printed: &str, expected: &[Kind]) -> Result<Vec<String>, Tool
     if let Some(ids) = parse_printed_ids(printed, expected) {
         return Ok(ids.into_iter().map(str::to_string).collect());
     }
-    Err(action::error(&format!("tmux reported success but printed no recognisable ids ({:?}); what it created may exist. Call list_panes.", printed.trim()), Delivery::Observed))
+    Err(wording::action_error(&format!("tmux reported success but printed no recognisable ids ({:?}); what it created may exist. Call list_panes.", printed.trim()), Delivery::Observed))
 }
 
 #[cfg(test)]

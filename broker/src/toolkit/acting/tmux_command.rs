@@ -1,7 +1,7 @@
 //! Running one tmux command that has an effect, in either family: `Ok(stdout)`
 //! when it exited 0, else a [`Failure`] that says whether it reached tmux
 //! (each family words it at its edge: `seed::mutation::failed`,
-//! `libtmux::action::failed`). After a change, [`refresh_after`] re-reads the
+//! `libtmux::wording::failed`). After a change, [`refresh_after`] re-reads the
 //! registry so later calls see it.
 
 use crate::toolkit::seed::envelope::Delivery;

@@ -133,10 +133,11 @@ impl<'a> Call<'a> {
         Fut: Future<Output = Result<ToolOutput, ToolOutput>> + Send + 'a,
     {
         Box::pin(async move {
-            match self.arguments::<A>() {
+            let out = match self.arguments::<A>() {
                 Ok(args) => call(self.session, args).await.unwrap_or_else(|e| e),
                 Err(refused) => refused,
-            }
+            };
+            self.spec.answer(out)
         })
     }
 
@@ -167,7 +168,7 @@ impl<'a> Call<'a> {
                     mutation::check_mutation_bytes(&self.args)?;
                 }
                 decode(&self.args).map_err(|e| {
-                    mutation::invalid_input(&format!("Invalid arguments: {e}. Nothing was sent."))
+                    envelope::invalid_input(&format!("Invalid arguments: {e}. Nothing was sent."))
                 })
             }
         }
@@ -283,11 +284,12 @@ impl ToolSpec {
         self.annotations.tier()
     }
 
-    /// `out`, an envelope refusal made before dispatch (policy, validation),
-    /// as this tool answers it: a seed mutation tool's errors carry `effects`
-    /// (destructive, A.0.2). `tmux_run` would have an effects shape of its
-    /// own (A.8).
-    pub fn refusal(&self, out: ToolOutput) -> ToolOutput {
+    /// `out` as this tool answers it: a seed mutation tool's errors carry
+    /// `effects` (destructive, A.0.2), whether the tool made them or they were
+    /// made for it before dispatch (policy, validation). Applied at the edge
+    /// ([`Call::run`], `tools::call`), so the tools and the toolkit build a
+    /// seed error one way, with `envelope::error` and its shorthands.
+    pub fn answer(&self, out: ToolOutput) -> ToolOutput {
         if self.family == Family::Seed && self.annotations.destructive {
             envelope::with_effects(out)
         } else {

@@ -26,6 +26,7 @@ use crate::session::Session;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::pane_read;
 use crate::toolkit::libtmux::pane_read::observe_failure;
+use crate::toolkit::libtmux::wording;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -234,7 +235,7 @@ enum Base {
 }
 
 fn bad_cursor(why: &str) -> ToolOutput {
-    pane_read::fail(
+    wording::read_error(
         &format!("Invalid argument cursor: {why}. Nothing was sent to tmux."),
         Some("Omit cursor to start again (the result then holds a new cursor)."),
     )
@@ -267,7 +268,7 @@ pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutpu
             .await
             .map_err(|e| observe_failure(id, &e))?
     } else {
-        pane_read::resolve(session, id, session.read_freshness()).await?
+        pane_read::pane(session, id, session.read_freshness()).await?
     };
     let (entry, searched) = match base {
         None => return first_read(session, id, pane, caps).await,
@@ -375,7 +376,7 @@ async fn first_read(
 /// A capture place (captures queue briefly, then are refused as overload).
 async fn admitted(session: &Session) -> Result<tokio::sync::SemaphorePermit<'_>, ToolOutput> {
     session.broker.admission.capture().await.map_err(|refused| {
-        pane_read::fail(
+        wording::read_error(
             &format!("The broker is overloaded: {}.", refused.0),
             Some("Nothing was sent to tmux; retry shortly."),
         )
@@ -503,7 +504,7 @@ fn finish(
         .insert(key.clone(), Retained::Since(a.entry), owner)
         .is_err()
     {
-        return pane_read::fail("The cursor could not be kept (retention budget).", None);
+        return wording::read_error("The cursor could not be kept (retention budget).", None);
     }
     let (lines, truncated) = cap(a.lines, caps);
     let mut text = String::new();

@@ -9,8 +9,8 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Progress, ToolOutput};
-use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::pane_read;
+use crate::toolkit::libtmux::wording;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -248,7 +248,7 @@ impl<'a> Watched<'a> {
         progress: Option<Progress>,
     ) -> Result<Watched<'a>, ToolOutput> {
         let started = Instant::now();
-        let target = action::target(session, id, generation, SelfRule::Allowed).await?;
+        let target = wording::target(session, id, generation).await?;
         let pane = target.panes[0].clone();
         Watched::on(session, pane, started, asked_ms, idle, progress).await
     }
@@ -270,7 +270,7 @@ impl<'a> Watched<'a> {
         let timeout_ms = asked.min(cap_ms);
         let id = pane.id.clone();
         if pane.dead {
-            return Err(action::error(
+            return Err(wording::action_error(
                 &format!("Pane {id} is dead (its program exited); nothing will write to it."),
                 crate::toolkit::seed::envelope::Delivery::NotSent,
             ));

@@ -1,9 +1,9 @@
 //! How the libtmux family's input and arrange tools act on tmux: a target
 //! named by its id (and, when the caller has it, the generation it was read
-//! under), resolved on a fresh read, checked against this session's scope and
-//! the self-protection rule, then tmux commands whose failures say whether
-//! anything reached tmux. The seed family does the same through `seed::mutation` with
-//! its envelope; both share `resolver::find` and `tmux_command::run_command`.
+//! under), found by the family's [`wording::target`] and checked against the
+//! self-protection rule, then tmux commands whose failures say whether
+//! anything reached tmux ([`wording::failed`]). The seed family does the same
+//! at its edge, `seed::mutation`.
 //!
 //! [`typing_target`] is the target of a tool that types, refused when the
 //! pane is dead. [`pane_flags`] reads a pane's boolean formats hook-free,
@@ -11,12 +11,11 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command;
-use crate::toolkit::acting::tmux_command::Failure;
 use crate::toolkit::call::spec::ToolOutput;
+use crate::toolkit::libtmux::wording::{self, action_error};
 use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::references::Kind;
-use crate::toolkit::target::resolver;
-use crate::toolkit::target::resolver::{Refusal, Target};
+use crate::toolkit::target::resolver::Target;
 
 /// What a tool may do to the agent's own pane (the pane the relay runs in),
 /// its window and its session.
@@ -30,67 +29,16 @@ pub enum SelfRule {
     Allowed,
 }
 
-/// The sentence that ends every error of the family: what reached tmux.
-pub fn delivery_sentence(d: Delivery) -> &'static str {
-    match d {
-        Delivery::NotSent => "Nothing was sent to tmux.",
-        Delivery::PossiblySent => "The command may have reached tmux.",
-        Delivery::Observed => "tmux received the command.",
-    }
-}
-
-/// A family error with its delivery sentence.
-pub fn error(message: &str, delivery: Delivery) -> ToolOutput {
-    ToolOutput::libtmux_error(format!(
-        "{} {}",
-        message.trim_end(),
-        delivery_sentence(delivery)
-    ))
-}
-
-pub fn refused(r: &Refusal) -> ToolOutput {
-    let hint = match r {
-        Refusal::Gone {
-            kind: Kind::Pane, ..
-        } => " Call list_panes for the current ids.",
-        Refusal::Gone {
-            kind: Kind::Window, ..
-        } => " Call list_windows for the current ids.",
-        Refusal::Gone {
-            kind: Kind::Session,
-            ..
-        } => " Call list_sessions for the current ids.",
-        Refusal::Generation => " Read the ids again (list_panes) on this server.",
-        _ => "",
-    };
-    let mut out = error(&format!("{}{hint}", r.message()), Delivery::NotSent);
-    out.refusal = r.kind();
-    out
-}
-
-pub fn failed(f: &Failure) -> ToolOutput {
-    // The transport messages already say what may have happened; keep one
-    // sentence about delivery at the end.
-    let message = f.message.trim_end_matches(" Nothing was sent.");
-    error(message, f.delivery)
-}
-
-/// Resolves `id` (its kind from its sigil) for an action under `rule`.
-pub async fn target(
+/// Resolves `id` (its kind from its sigil) for an action under `rule`: the
+/// family's [`wording::target`], then the self rule.
+pub async fn target_under(
     session: &Session,
     id: &str,
     generation: Option<&str>,
     rule: SelfRule,
 ) -> Result<Target, ToolOutput> {
-    let Some(kind) = Kind::of_id(id) else {
-        return Err(error(
-            &format!("{id:?} is not a tmux id ($N session, @N window, %N pane)."),
-            Delivery::NotSent,
-        ));
-    };
-    let target = resolver::find(session, kind, id, generation)
-        .await
-        .map_err(|r| refused(&r))?;
+    let target = wording::target(session, id, generation).await?;
+    let kind = target.kind;
     if target.holds_caller(session) {
         let what = match kind {
             Kind::Pane => "is the agent's own pane",
@@ -98,9 +46,9 @@ pub async fn target(
             Kind::Session => "holds the agent's own pane",
         };
         match rule {
-            SelfRule::Never => return Err(error(&format!("{} {id} {what} (the pane the MCP relay runs in); it is never killed or respawned by an agent.", kind.as_str()), Delivery::NotSent)),
+            SelfRule::Never => return Err(action_error(&format!("{} {id} {what} (the pane the MCP relay runs in); it is never killed or respawned by an agent.", kind.as_str()), Delivery::NotSent)),
             SelfRule::Typing if !session.allow_self => {
-                return Err(error(&format!("{} {id} {what} (the pane the MCP relay runs in); typing into it needs `tmux-mcp attach --allow-self`.", kind.as_str()), Delivery::NotSent));
+                return Err(action_error(&format!("{} {id} {what} (the pane the MCP relay runs in); typing into it needs `tmux-mcp attach --allow-self`.", kind.as_str()), Delivery::NotSent));
             }
             _ => {}
         }
@@ -108,7 +56,7 @@ pub async fn target(
     Ok(target)
 }
 
-/// The pane `id` for a tool that types into it: [`target`] under
+/// The pane `id` for a tool that types into it: [`target_under`] the rule
 /// [`SelfRule::Typing`], and refused when dead (remain-on-exit keeps the pane
 /// but nothing reads its input). Nothing is sent when it refuses.
 pub async fn typing_target(
@@ -116,9 +64,9 @@ pub async fn typing_target(
     id: &str,
     generation: Option<&str>,
 ) -> Result<Target, ToolOutput> {
-    let target = target(session, id, generation, SelfRule::Typing).await?;
+    let target = target_under(session, id, generation, SelfRule::Typing).await?;
     if target.panes[0].dead {
-        return Err(error(&format!("Pane {id} is dead (its program exited and remain-on-exit keeps it); nothing would read the input."), Delivery::NotSent));
+        return Err(action_error(&format!("Pane {id} is dead (its program exited and remain-on-exit keeps it); nothing would read the input."), Delivery::NotSent));
     }
     Ok(target)
 }
@@ -153,7 +101,7 @@ pub async fn pane_flags(
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = session.broker.registry.run_tmux(&argv).await.map_err(|e| {
-        error(
+        action_error(
             &format!("Reading pane {id}'s state failed: {e}."),
             Delivery::NotSent,
         )
@@ -176,7 +124,7 @@ pub async fn pane_flags(
 pub async fn run(session: &Session, argv: &[&str]) -> Result<String, ToolOutput> {
     tmux_command::run_command(&session.broker, argv)
         .await
-        .map_err(|f| failed(&f))
+        .map_err(|f| wording::failed(&f))
 }
 
 /// The question for ending `t` (`verb`: "Kill", "Close"): what it is, and
@@ -207,33 +155,4 @@ pub fn pane_line(p: &tmux_mcp_engine::registry::Pane) -> String {
 
 fn quoted(name: Option<&str>) -> String {
     name.map(|n| format!(" ({n:?})")).unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn errors_end_with_what_reached_tmux() {
-        let e = failed(&Failure {
-            code: "transport_error",
-            message: "tmux could not be reached for send-keys: x. Nothing was sent.".into(),
-            delivery: Delivery::NotSent,
-        });
-        assert_eq!(
-            e.text,
-            "tmux could not be reached for send-keys: x. Nothing was sent to tmux."
-        );
-        assert!(e.is_error && e.structured.is_none());
-        let e = refused(&Refusal::Gone {
-            kind: Kind::Pane,
-            id: "%9".into(),
-        });
-        assert_eq!(e.text, "pane %9 does not exist (any more). Call list_panes for the current ids. Nothing was sent to tmux.");
-        let e = error(
-            "tmux send-keys exited with status 1: bad key",
-            Delivery::Observed,
-        );
-        assert!(e.text.ends_with("tmux received the command."), "{}", e.text);
-    }
 }

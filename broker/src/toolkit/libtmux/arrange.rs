@@ -9,7 +9,7 @@
 use crate::session::Session;
 use crate::toolkit::acting::launch::{self, Program};
 use crate::toolkit::call::spec::ToolOutput;
-use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::records::graph::{self, Graph, PaneRecord, SessionRecord, WindowRecord};
 use crate::toolkit::schemas::patterns;
 use crate::toolkit::schemas::patterns::NO_NUL;
@@ -85,7 +85,7 @@ pub fn program_tail(
     args: &Value,
     program: &ProgramArgs,
 ) -> Result<(Vec<String>, Option<std::path::PathBuf>), ToolOutput> {
-    let bad = |msg: String| action::error(&msg, Delivery::NotSent);
+    let bad = |msg: String| wording::action_error(&msg, Delivery::NotSent);
     let n = mutation::string_bytes(args) as u64;
     if n > tmux_mcp_core::limits::MAX_MUTATION_BYTES {
         return Err(bad(format!(
@@ -132,7 +132,7 @@ pub struct After {
 /// Reads the table back after tmux acted (hook-free, like every read).
 pub async fn read_back(session: &Session, what: &str) -> Result<After, ToolOutput> {
     let snap = session.broker.registry.refresh().await.map_err(|e| {
-        action::error(
+        wording::action_error(
             &format!("tmux {what}, but reading the table back failed: {e}. Call list_panes."),
             Delivery::Observed,
         )
@@ -149,7 +149,7 @@ pub async fn read_back(session: &Session, what: &str) -> Result<After, ToolOutpu
 
 impl After {
     fn missing(kind: &str, id: &str) -> ToolOutput {
-        action::error(&format!("tmux reported success, but {kind} {id} is not in the table read just after (it may have ended at once). Call list_panes."), Delivery::Observed)
+        wording::action_error(&format!("tmux reported success, but {kind} {id} is not in the table read just after (it may have ended at once). Call list_panes."), Delivery::Observed)
     }
 
     /// The pane as this session sees it.

@@ -1,25 +1,20 @@
-//! How the libtmux family's read tools (`capture_pane`, `snapshot_pane`,
-//! `capture_since`, `search_panes`, `get_pane_info`, the waits) resolve a pane
-//! and word a failure (docs/spec.md B.0): an unknown pane lists the panes the
-//! session can see, a scope refusal says how to widen it, a refused capture
-//! names the hook.
+//! The pane a libtmux read tool (`capture_pane`, `snapshot_pane`,
+//! `capture_since`, `search_panes`, `get_pane_info`) reads, and its failures
+//! in the family's read words (docs/spec.md B.0, `wording::read_error`): an
+//! unknown pane lists the panes the session can see, a scope refusal says how
+//! to widen it, a refused capture names the hook.
 //!
-//! [`resolve`] finds the pane; [`fail`] and [`observe_failure`] word a
-//! failure. The row bounding is engine `lines`.
+//! [`pane`] finds the pane through the engine's one pane resolver
+//! (`observe::find_pane`, from the cache when the capture's guard proves
+//! what matters); [`observe_failure`] words a capture's failure. The row
+//! bounding is engine `lines`.
 
 use crate::session::Session;
 use crate::toolkit::call::output::RefusalKind;
 use crate::toolkit::call::spec::ToolOutput;
+use crate::toolkit::libtmux::wording::read_error;
 use tmux_mcp_engine::observe::{self, ObserveError};
 use tmux_mcp_engine::registry::{numeric_id, Pane, Snapshot};
-
-/// `reason` + blank line + `hint`: a handled failure, no structured content.
-pub fn fail(reason: &str, hint: Option<&str>) -> ToolOutput {
-    ToolOutput::libtmux_error(match hint {
-        Some(h) => format!("{reason}\n\n{h}"),
-        None => reason.to_string(),
-    })
-}
 
 /// How the first placement of a pane reads in a hint: `%N (session:window command)`.
 fn pane_label(p: &Pane) -> String {
@@ -35,7 +30,7 @@ fn pane_label(p: &Pane) -> String {
 /// its guard proves, so the cache does; snapshot_pane reports the cursor, which
 /// only a fresh read knows), if this session may see it; else the tool error
 /// (an unknown pane lists up to 12 panes the session can see).
-pub async fn resolve(
+pub async fn pane(
     session: &Session,
     id: &str,
     freshness: observe::Freshness,
@@ -43,15 +38,15 @@ pub async fn resolve(
     let broker = &session.broker;
     match observe::find_pane(broker, id, freshness).await {
         Ok(p) if session.can_see(&p) => Ok(p),
-        Ok(_) => Err(fail(
+        Ok(_) => Err(read_error(
             &format!("Pane {id} is outside this session's scope."),
             Some("This MCP session sees only the tmux sessions its own pane is placed in (--scope session). Call list_panes for the panes it may read, or attach with --scope server."),
         ).refused(RefusalKind::OutOfScope)),
         Err(ObserveError::StaleTarget { .. }) => {
             let hint = broker.registry.cached().map(|snap| unknown_pane_hint(session, &snap)).unwrap_or_default();
-            Err(fail(&format!("No pane {id} on this server."), Some(&hint)).refused(RefusalKind::Gone))
+            Err(read_error(&format!("No pane {id} on this server."), Some(&hint)).refused(RefusalKind::Gone))
         }
-        Err(e) => Err(fail(&format!("Could not read the pane table from tmux: {}.", e.why()), Some("Nothing was sent to the pane. Check that the tmux server is running, then retry."))),
+        Err(e) => Err(read_error(&format!("Could not read the pane table from tmux: {}.", e.why()), Some("Nothing was sent to the pane. Check that the tmux server is running, then retry."))),
     }
 }
 
@@ -75,13 +70,13 @@ fn unknown_pane_hint(session: &Session, snap: &Snapshot) -> String {
 /// A capture failure as a tool error.
 pub fn observe_failure(id: &str, e: &ObserveError) -> ToolOutput {
     match e {
-        ObserveError::HookSet { why, .. } => fail(
+        ObserveError::HookSet { why, .. } => read_error(
             &format!("Refused to capture pane {id}: {why}"),
             Some("The after-capture-pane hook would run a command on every capture. Remove it (set-hook -gu after-capture-pane, or -u in the session that sets it) if captures by tmux-mcp should be allowed."),
         ).refused(RefusalKind::CaptureHook),
-        ObserveError::Unsupported { why, .. } => fail(&format!("Refused to capture pane {id}: {why}."), None),
-        ObserveError::StaleTarget { why, .. } => fail(&format!("Could not capture pane {id}: {why}."), Some("Call list_panes for the panes that exist now.")).refused(RefusalKind::Gone),
-        ObserveError::Transport { why, .. } => fail(&format!("Could not capture pane {id}: tmux did not answer ({why})."), Some("Check that the tmux server is running, then retry.")),
-        ObserveError::OutOfScope => fail(&format!("Pane {id} is outside this session's scope."), None).refused(RefusalKind::OutOfScope),
+        ObserveError::Unsupported { why, .. } => read_error(&format!("Refused to capture pane {id}: {why}."), None),
+        ObserveError::StaleTarget { why, .. } => read_error(&format!("Could not capture pane {id}: {why}."), Some("Call list_panes for the panes that exist now.")).refused(RefusalKind::Gone),
+        ObserveError::Transport { why, .. } => read_error(&format!("Could not capture pane {id}: tmux did not answer ({why})."), Some("Check that the tmux server is running, then retry.")),
+        ObserveError::OutOfScope => read_error(&format!("Pane {id} is outside this session's scope."), None).refused(RefusalKind::OutOfScope),
     }
 }

@@ -1,11 +1,12 @@
 //! The Python toolset's spelling (`--toolset python`, docs/spec.md C.0):
 //! how tmux-python/libtmux-mcp names a pane and its server (every field
-//! nullable), its limits, its not-found errors, and its pane resolution
-//! over the panes a session may see.
+//! nullable), its limits, its not-found errors, and the pane a selector
+//! picks among the panes a session may see ([`selected_pane`]).
 
 use crate::session::Session;
 use crate::toolkit::call::spec::ToolOutput;
-use crate::toolkit::libtmux::pane_read::{self, fail};
+use crate::toolkit::libtmux::pane_read;
+use crate::toolkit::libtmux::wording::read_error;
 use serde::Deserialize;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
@@ -97,9 +98,9 @@ pub fn check_socket(session: &Session, server: &ServerArg) -> Result<(), ToolOut
 /// C.0 pane resolution over the panes this session may see: `pane_id`, else
 /// `window_id`'s first pane, else the first pane of the first window of the
 /// session named by `session_id`, then `session_name`, else of the first session.
-pub async fn resolve(session: &Session, by: &PaneSelector) -> Result<Pane, ToolOutput> {
+pub async fn selected_pane(session: &Session, by: &PaneSelector) -> Result<Pane, ToolOutput> {
     if let Some(id) = by.pane_id.as_deref() {
-        return match pane_read::resolve(session, id, session.read_freshness()).await {
+        return match pane_read::pane(session, id, session.read_freshness()).await {
             Ok(p) => Ok(p),
             Err(_) if !id.starts_with('%') => Err(not_found(
                 &format!("Pane not found: {id}"),
@@ -109,7 +110,7 @@ pub async fn resolve(session: &Session, by: &PaneSelector) -> Result<Pane, ToolO
         };
     }
     let snap = session.broker.registry.refresh().await.map_err(|e| {
-        fail(
+        read_error(
             &format!("Could not read the pane table from tmux: {e}."),
             Some("Nothing was sent to the pane."),
         )

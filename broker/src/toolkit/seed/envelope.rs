@@ -22,21 +22,15 @@ impl Delivery {
     }
 }
 
-pub fn ok(tool: &str, data: Value) -> ToolOutput {
+/// A success: `data` serialized from the type the output schema is derived from.
+pub fn ok<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {
+    let data = serde_json::to_value(data).expect("tool results serialize");
     ToolOutput {
         structured: Some(json!({ "ok": true, "data": data })),
         text: format!("{tool} completed; structuredContent contains the result."),
         is_error: false,
         refusal: None,
     }
-}
-
-/// `ok` with `data` serialized from the type the output schema is derived from.
-pub fn ok_typed<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {
-    ok(
-        tool,
-        serde_json::to_value(data).expect("tool results serialize"),
-    )
 }
 
 /// The fixed `error.message` of each code (the seed's result envelope): a
@@ -96,11 +90,8 @@ fn sentence_case(s: &str) -> String {
     }
 }
 
-pub fn policy_denied() -> ToolOutput {
-    error("policy_denied", "", Delivery::NotSent)
-}
-
-pub fn policy_denied_because(why: &str) -> ToolOutput {
+/// `policy_denied`, nothing sent; `why` (may be empty) says which policy.
+pub fn policy_denied(why: &str) -> ToolOutput {
     error("policy_denied", why, Delivery::NotSent)
 }
 
@@ -109,38 +100,25 @@ pub fn invalid_input(problem: &str) -> ToolOutput {
     error("invalid_input", problem, Delivery::NotSent)
 }
 
-/// A mutation tool's error (`tmux_send`, `tmux_create`, `tmux_close`) with its
-/// `effects`: `known` with the `created` references when a creation result
-/// exists (delivery then forced to `observed`), else `none` when nothing was
-/// sent and `unknown` otherwise.
-pub fn mutation_error(
-    code: &str,
-    detail: &str,
-    delivery: Delivery,
-    created: Vec<Value>,
-) -> ToolOutput {
-    let (state, delivery) = if !created.is_empty() {
-        ("known", Delivery::Observed)
-    } else if delivery == Delivery::NotSent {
-        ("none", delivery)
-    } else {
-        ("unknown", delivery)
-    };
-    let mut out = error(code, detail, delivery);
+/// A mutation's error after tmux created something (`tmux_create`):
+/// `effects` `known` with the `created` references, delivery `observed`.
+pub fn error_with_created(code: &str, detail: &str, created: Vec<Value>) -> ToolOutput {
+    let mut out = error(code, detail, Delivery::Observed);
     if let Some(s) = out.structured.as_mut() {
-        s["error"]["effects"] = json!({ "state": state, "created": created });
+        s["error"]["effects"] = json!({ "state": "known", "created": created });
     }
     out
 }
 
-/// Adds `effects` (`none`/`unknown` from its delivery) to an error envelope
-/// made before dispatch (policy, validation), for a seed mutation tool
-/// ([`crate::toolkit::call::spec::ToolSpec::refusal`]); any other output is returned as is.
+/// A seed mutation tool's answer (`tmux_send`, `tmux_create`, `tmux_close`,
+/// `tmux_run`; [`crate::toolkit::call::spec::ToolSpec::answer`]): an error
+/// envelope without `effects` gets them, `none` when nothing was sent and
+/// `unknown` otherwise; any other output is returned as is.
 pub fn with_effects(mut out: ToolOutput) -> ToolOutput {
     if let Some(err) = out
         .structured
         .as_mut()
-        .map(|s| &mut s["error"])
+        .and_then(|s| s.get_mut("error"))
         .filter(|e| e.is_object() && e.get("effects").is_none())
     {
         let state = if err["delivery"] == "not_sent" {
@@ -224,7 +202,7 @@ mod sentence_tests {
             "target: no such pane",
             "tmux reported",
         ] {
-            assert!(policy_denied_because(name).text.ends_with(name), "{name}");
+            assert!(policy_denied(name).text.ends_with(name), "{name}");
         }
     }
 }

@@ -1,9 +1,12 @@
-//! A seed-family mutation (`tmux_send`, `tmux_create`, `tmux_close`, …) at
-//! the family's edge: its output schema (the envelope with `effects`
-//! required on the error branch), its errors (`effects` `none` or
-//! `unknown`), the size check on its arguments, and the one target resolver
-//! and one tmux command worded as its envelopes ([`resolve`], [`refused`],
-//! [`run_mutation`], [`failed`]).
+//! A seed-family mutation (`tmux_send`, `tmux_create`, `tmux_close`,
+//! `tmux_run`) at the family's edge: its output schema (the envelope with
+//! `effects` required on the error branch), the size check on its arguments,
+//! and the one target resolver and one tmux command worded as the family's
+//! envelopes ([`target`], [`refused`], [`run_mutation`], [`failed`]).
+//!
+//! Its errors are built like any seed error (`envelope::error` and its
+//! shorthands); the `effects` a mutation's error carries are added at the
+//! edge, by the tool's `ToolSpec::answer`.
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::{self, Failure};
@@ -24,20 +27,6 @@ pub fn output_schema(data: Value) -> Value {
     schema
 }
 
-/// A mutation error whose effects are `none` (not sent) or `unknown`.
-pub fn fail(code: &str, why: &str, delivery: Delivery) -> ToolOutput {
-    envelope::mutation_error(code, why, delivery, Vec::new())
-}
-
-pub fn policy_denied(why: &str) -> ToolOutput {
-    envelope::mutation_error("policy_denied", why, Delivery::NotSent, Vec::new())
-}
-
-/// `invalid_input` for an argument-level rejection found after schema validation.
-pub fn invalid_input(problem: &str) -> ToolOutput {
-    envelope::mutation_error("invalid_input", problem, Delivery::NotSent, Vec::new())
-}
-
 /// Sum of all string bytes (object keys and string values) in `v`.
 pub fn string_bytes(v: &Value) -> usize {
     match v {
@@ -52,14 +41,14 @@ pub fn string_bytes(v: &Value) -> usize {
 pub fn check_mutation_bytes(args: &Value) -> Result<(), ToolOutput> {
     let n = string_bytes(args) as u64;
     if n > tmux_mcp_core::limits::MAX_MUTATION_BYTES {
-        return Err(fail("capacity", &format!("The arguments hold {n} bytes of strings; at most {} are accepted. Nothing was sent.", tmux_mcp_core::limits::MAX_MUTATION_BYTES), Delivery::NotSent));
+        return Err(envelope::error("capacity", &format!("The arguments hold {n} bytes of strings; at most {} are accepted. Nothing was sent.", tmux_mcp_core::limits::MAX_MUTATION_BYTES), Delivery::NotSent));
     }
     Ok(())
 }
 
 /// The `policy_denied` envelope for acting on the caller's own pane.
 pub fn self_denied(what: &str) -> ToolOutput {
-    policy_denied(&format!(
+    envelope::policy_denied(&format!(
         "{what} the agent's own pane (the pane the MCP relay runs in); that needs explicit opt-in: attach with `tmux-mcp attach --allow-self`. Nothing was sent."
     ))
 }
@@ -68,9 +57,11 @@ pub fn self_denied(what: &str) -> ToolOutput {
 pub fn refused(r: &Refusal) -> ToolOutput {
     let why = format!("{} Nothing was sent.", r.message());
     let mut out = match r {
-        Refusal::Generation | Refusal::Gone { .. } => fail("stale_target", &why, Delivery::NotSent),
-        Refusal::OutOfScope { .. } => policy_denied(&why),
-        Refusal::Unreadable(_) => fail("transport_error", &why, Delivery::NotSent),
+        Refusal::Generation | Refusal::Gone { .. } => {
+            envelope::error("stale_target", &why, Delivery::NotSent)
+        }
+        Refusal::OutOfScope { .. } => envelope::policy_denied(&why),
+        Refusal::Unreadable(_) => envelope::error("transport_error", &why, Delivery::NotSent),
     };
     out.refusal = r.kind();
     out
@@ -78,14 +69,14 @@ pub fn refused(r: &Refusal) -> ToolOutput {
 
 /// The seed family's envelope for a tmux command's [`Failure`].
 pub fn failed(f: &Failure) -> ToolOutput {
-    fail(f.code, &f.message, f.delivery)
+    envelope::error(f.code, &f.message, f.delivery)
 }
 
-/// Resolves the seed family's reference `r` (its generation required);
-/// failures are the family's envelopes, all `not_sent`.
-/// `r` is a typed reference's `parts()` (taken apart so that this module
-/// need not know the session and window reference types, which build on it).
-pub async fn resolve(session: &Session, r: (Kind, &str, &str)) -> Result<Target, ToolOutput> {
+/// The target the seed family's reference `r` names (its generation
+/// required): the one resolver, `resolver::find`, its refusals worded as the
+/// family's envelopes ([`refused`]), all `not_sent`. `r` is a typed
+/// reference's `parts()`.
+pub async fn target(session: &Session, r: (Kind, &str, &str)) -> Result<Target, ToolOutput> {
     let (kind, id, generation) = r;
     resolver::find(session, kind, id, Some(generation))
         .await
@@ -105,23 +96,35 @@ mod tests {
     use super::*;
     use crate::toolkit::target::references::reference;
 
+    /// A mutation tool's errors, as it answers them.
+    fn answered(out: ToolOutput) -> ToolOutput {
+        crate::tools::spec("tmux_send").unwrap().answer(out)
+    }
+
     #[test]
     fn effects() {
         let effects = |o: ToolOutput| o.structured.unwrap()["error"].clone();
-        let e = effects(fail("deadline", "x", Delivery::PossiblySent));
+        let e = effects(answered(envelope::error(
+            "deadline",
+            "x",
+            Delivery::PossiblySent,
+        )));
         assert_eq!(
             (e["delivery"].as_str(), e["effects"]["state"].as_str()),
             (Some("possibly_sent"), Some("unknown"))
         );
-        let e = effects(fail("stale_target", "x", Delivery::NotSent));
-        assert_eq!(e["effects"], json!({ "state": "none", "created": [] }));
-        let created = vec![reference(Kind::Pane, "%1", "g")];
-        let e = effects(envelope::mutation_error(
-            "capacity",
+        let e = effects(answered(envelope::error(
+            "stale_target",
             "x",
             Delivery::NotSent,
+        )));
+        assert_eq!(e["effects"], json!({ "state": "none", "created": [] }));
+        let created = vec![reference(Kind::Pane, "%1", "g")];
+        let e = effects(answered(envelope::error_with_created(
+            "capacity",
+            "x",
             created.clone(),
-        ));
+        )));
         assert_eq!(
             (e["delivery"].as_str(), e["effects"]["state"].as_str()),
             (Some("observed"), Some("known"))
@@ -130,7 +133,7 @@ mod tests {
         let schema = output_schema(json!({ "type": "object" }));
         let v = jsonschema::validator_for(&schema).unwrap();
         assert!(v.is_valid(
-            &envelope::mutation_error("capacity", "x", Delivery::NotSent, created)
+            &envelope::error_with_created("capacity", "x", created)
                 .structured
                 .unwrap()
         ));
@@ -142,12 +145,13 @@ mod tests {
             ),
             "effects must be required"
         );
-        assert!(v.is_valid(
-            &crate::tools::spec("tmux_send")
-                .unwrap()
-                .refusal(envelope::policy_denied())
-                .structured
-                .unwrap()
-        ));
+        assert!(v.is_valid(&answered(envelope::policy_denied("")).structured.unwrap()));
+        // A success is answered as it is (no `error` key appears).
+        let ok = envelope::ok("tmux_send", &json!({ "x": 1 }));
+        assert_eq!(answered(ok.clone()).structured, ok.structured);
+        // A read tool's errors carry no effects.
+        let read = crate::tools::spec("tmux_capture").unwrap();
+        let e = read.answer(envelope::error("stale_target", "x", Delivery::NotSent));
+        assert!(e.structured.unwrap()["error"].get("effects").is_none());
     }
 }

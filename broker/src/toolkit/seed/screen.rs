@@ -31,7 +31,7 @@ pub fn observe_error(e: &ObserveError) -> ToolOutput {
             ("transport_error", sent(*observed, Delivery::PossiblySent))
         }
         ObserveError::OutOfScope => {
-            return envelope::policy_denied_because(&format!(
+            return envelope::policy_denied(&format!(
                 "Refused: {}. Nothing was sent to tmux.",
                 e.why()
             ))

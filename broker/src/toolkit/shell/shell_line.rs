@@ -29,7 +29,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::ToolOutput;
-use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::shell::shells;
 use crate::toolkit::typing::keystrokes::{self, Input};
@@ -292,10 +292,10 @@ async fn settled(
 pub async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<bool, ToolOutput> {
     let id = &pane.id;
     let cooked = tmux_mcp_engine::mirror::canonical(&pane.tty).map_err(|e| {
-        action::error(&format!("Pane {id}'s terminal could not be read to tell whether its shell is at its prompt ({e}); nothing was typed."), Delivery::NotSent)
+        wording::action_error(&format!("Pane {id}'s terminal could not be read to tell whether its shell is at its prompt ({e}); nothing was typed."), Delivery::NotSent)
     })?;
     if cooked && shells::has_line_editor(shell) {
-        return Err(action::error(&format!("Pane {id}'s {shell} is not in its line editor (its terminal is in cooked mode: it is running something that reads a line itself, such as `read`), so it is not at a prompt. Nothing was typed."), Delivery::NotSent));
+        return Err(wording::action_error(&format!("Pane {id}'s {shell} is not in its line editor (its terminal is in cooked mode: it is running something that reads a line itself, such as `read`), so it is not at a prompt. Nothing was typed."), Delivery::NotSent));
     }
     let before = at_prompt(session, pane, cooked).await?;
     if cooked {
@@ -315,7 +315,7 @@ pub async fn prove_empty(session: &Session, pane: &Pane, shell: &str) -> Result<
         } else {
             Delivery::Observed
         };
-        return Err(action::error(
+        return Err(wording::action_error(
             &format!(
                 "Sending the probe keys (C-a, a space) to pane {id} failed: {}",
                 f.message.trim_end_matches(" Nothing was sent.")
@@ -352,7 +352,7 @@ async fn at_prompt(session: &Session, pane: &Pane, cooked: bool) -> Result<Seen,
     let id = &pane.id;
     let look = || async {
         read(session, pane).await.map_err(|why| {
-            action::error(&format!("Pane {id} could not be read to prove its command line empty ({why}); nothing was typed."), Delivery::NotSent)
+            wording::action_error(&format!("Pane {id} could not be read to prove its command line empty ({why}); nothing was typed."), Delivery::NotSent)
         })
     };
     let check = if cooked { precheck_cooked } else { precheck };
@@ -360,7 +360,7 @@ async fn at_prompt(session: &Session, pane: &Pane, cooked: bool) -> Result<Seen,
     let until = tokio::time::Instant::now() + PROMPT_DRAW_WAIT;
     while let Err(why) = check(&before) {
         if tokio::time::Instant::now() >= until {
-            return Err(action::error(&format!("Pane {id}'s command line cannot be proven empty: {why}. Nothing was typed; the line must be empty (finish or clear it), or type with send_keys."), Delivery::NotSent));
+            return Err(wording::action_error(&format!("Pane {id}'s command line cannot be proven empty: {why}. Nothing was typed; the line must be empty (finish or clear it), or type with send_keys."), Delivery::NotSent));
         }
         tokio::time::sleep(PROBE_EVERY).await;
         before = look().await?;
@@ -400,7 +400,7 @@ async fn take_back(
         Probe::SelfInserted => format!("its line editor inserted C-a as text (a vi insert keymap; run_command proves an empty line with the emacs keys the shells start with); {taken_back} (the row reads {now:?}). Switch the shell to emacs keys (set -o emacs, bindkey -e) or type with send_keys"),
         _ => format!("the shell did not show the probe as an empty line would (it may be busy, or drawing); {taken_back} (the row reads {now:?})"),
     };
-    action::error(
+    wording::action_error(
         &format!("Pane {id}'s command line is not proven empty: {why}. The command was not typed."),
         Delivery::Observed,
     )

@@ -35,7 +35,7 @@
 
 use crate::jobs::{Finish, Output, RUNNING_TTL};
 use crate::toolkit::call::spec::ToolOutput;
-use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::seed::envelope::Delivery;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::DirBuilderExt;
@@ -59,14 +59,14 @@ impl JobDir {
     /// directory holds what the shell sources.
     pub fn make(broker: &Broker, id: &str) -> Result<JobDir, ToolOutput> {
         if let Err(why) = broker.private_dir() {
-            return Err(action::error(
+            return Err(wording::action_error(
                 &format!("The job's directory cannot be made: {why}. Nothing was typed."),
                 Delivery::NotSent,
             ));
         }
         let dir = job_dir(broker, id);
         if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            return Err(action::error(
+            return Err(wording::action_error(
                 &format!(
                     "Could not make the job directory in the broker's runtime directory: {e}."
                 ),

@@ -2,7 +2,7 @@
 //! read of the registry, checked in a fixed order (generation when the caller
 //! gave one, then existence, then this session's scope). A failure is a
 //! [`Refusal`], found before anything is sent to tmux; each family words it
-//! at its own edge (`seed::mutation::refused`, `libtmux::action::refused`).
+//! at its own edge (`seed::mutation::refused`, `libtmux::wording::refused`).
 //!
 //! Sessions and windows are not tables of their own: they are derived from the
 //! panes' placements (`session_id`) and `window_id` in the registry snapshot.

@@ -6,6 +6,7 @@ use crate::session::Session;
 use crate::toolkit::acting::tmux_command;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
 use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::typing::keystrokes::{split_text, COMMAND_ARG_BYTES};
 use schemars::JsonSchema;
@@ -43,7 +44,7 @@ pub async fn paste(
             };
             return Err(ToolOutput::libtmux_error(format!(
                 "Filling the paste buffer failed; nothing was pasted.{cleanup} {}",
-                action::failed(&f).text
+                wording::failed(&f).text
             )));
         }
     }
