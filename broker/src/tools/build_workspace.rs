@@ -16,6 +16,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::launch::{spawn, Create};
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::arrange::{self, Name, ProgramArgs};
@@ -25,7 +26,6 @@ use crate::toolkit::records::graph::SessionRecord;
 use crate::toolkit::records::graph::WindowRecord;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::INT_MAX;
-use crate::toolkit::seed::envelope::Delivery;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -2,10 +2,11 @@
 //! tools this session may use, and the limits and guarantees it keeps.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::args::NoArgs;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of};
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;

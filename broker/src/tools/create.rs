@@ -16,11 +16,12 @@
 use crate::session::Session;
 use crate::toolkit::acting::launch::{self, Create, Program, Side};
 use crate::toolkit::acting::tmux_command;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, Observed, Unobserved};
 use crate::toolkit::schemas::patterns;
 use crate::toolkit::schemas::patterns::{INT_MAX, NO_NUL};
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use crate::toolkit::seed::mutation;
 use crate::toolkit::target::references;
 use crate::toolkit::target::references::Kind;

@@ -7,13 +7,13 @@
 
 use crate::guarded;
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::confirm::{self, Ask};
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{Killed, KilledRef};
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
 use crate::toolkit::target::references::PaneRef;
 use crate::toolkit::target::references::{SessionRef, WindowRef};

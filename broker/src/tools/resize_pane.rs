@@ -7,13 +7,13 @@
 //! the result reports the size tmux actually gave.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{self, PaneAction};
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::INT_MAX;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use schemars::JsonSchema;
 use serde::Deserialize;

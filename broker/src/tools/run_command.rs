@@ -28,13 +28,13 @@
 
 use crate::jobs::{admit, prune, Job, JobState, Jobs, RUNNING_TTL};
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{
     reporting, Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec,
 };
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::shell::enrolled::{self, ShellRecord};
 use crate::toolkit::shell::job::{for_run_command, lookup, summary, view, JobView};
 use crate::toolkit::shell::shell_line;

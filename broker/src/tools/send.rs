@@ -18,6 +18,7 @@
 //! effects `unknown`).
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, ExitZero, Observed};
 use crate::toolkit::schemas::patterns::NO_NUL;
@@ -96,7 +97,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     }
     let pane = &target.panes[0];
     if pane.dead {
-        return Err(envelope::error("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent));
+        return Err(envelope::error("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), Delivery::NotSent));
     }
     let what = match &args.input {
         SendInput::Text { text } => Input::Text(text),
@@ -108,7 +109,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             return Err(mutation::failed(&f));
         }
         // Earlier pieces landed: say so, whatever this one's delivery was.
-        return Err(envelope::error(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed));
+        return Err(envelope::error(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), Delivery::Observed));
     }
     let target = references::PaneRef::new(&target.id, &session.broker.identity.generation);
     Ok(envelope::ok(

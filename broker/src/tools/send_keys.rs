@@ -8,12 +8,12 @@
 //! Enter *key*, CR), because inside `-l` the word "Enter" would be typed as text.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::schemas::patterns::NO_NUL;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;
 use crate::toolkit::typing::keystrokes::{self, Input};

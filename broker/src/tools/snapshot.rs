@@ -11,11 +11,12 @@
 //! session whose view covers the one that made it (`retention`).
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::records::criteria::{self, Entity};
 use crate::toolkit::records::graph::Graph;
 use crate::toolkit::schemas::derived::data_schema_of;
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

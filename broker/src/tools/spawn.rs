@@ -7,6 +7,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::launch::{spawn, Create, Side};
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::Name;
@@ -14,7 +15,6 @@ use crate::toolkit::libtmux::arrange::{self, ProgramArgs, Spawned};
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::INT_MAX;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::ids::{Generation, PaneId, SessionId};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -4,9 +4,10 @@
 //! row splice since that capture.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::contracts;
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use crate::toolkit::seed::screen::{observe_error, scope_json, snapshot_data, ScopeArgs};
 use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;

@@ -24,12 +24,13 @@
 //! with that number). The files go when the call ends.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{
     reporting, Annotations, Call, CallFuture, Listed, Progress, ToolOutput, ToolSpec,
 };
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, Observed};
 use crate::toolkit::schemas::patterns::NO_NUL;
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use crate::toolkit::seed::mutation;
 use crate::toolkit::shell::enrolled::{self, HOW_TO_ENROLL};
 use crate::toolkit::shell::shell_run::{self, Request, ScriptEnd};

@@ -12,10 +12,11 @@
 //! `observation_lost` (delivery `observed`: the broker saw it happen).
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{Event, PaneEvents};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, Unobserved};
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use crate::toolkit::seed::screen::{observe_error, snapshot_data, snapshot_data_schema, ScopeArgs};
 use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;

@@ -14,11 +14,11 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::patterns;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::references;
 use crate::toolkit::target::references::Kind;
 use std::os::unix::ffi::OsStrExt;

@@ -1,12 +1,33 @@
 //! Running one tmux command that has an effect, in either family: `Ok(stdout)`
 //! when it exited 0, else a [`Failure`] that says whether it reached tmux
+//! ([`Delivery`])
 //! (each family words it at its edge: `seed::mutation::failed`,
 //! `libtmux::wording::failed`). After a change, [`refresh_after`] re-reads the
 //! registry so later calls see it.
 
-use crate::toolkit::seed::envelope::Delivery;
 use tmux_mcp_core::tmux::TmuxError;
 use tmux_mcp_engine::Broker;
+
+/// What reached tmux, as every error of either family says: nothing (`not_sent`),
+/// perhaps a command whose outcome is unknown (`possibly_sent`), or a command
+/// whose outcome was seen (`observed`; docs/spec.md A.0.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    NotSent,
+    PossiblySent,
+    Observed,
+}
+
+impl Delivery {
+    /// Its spelling in the seed envelope's `delivery`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Delivery::NotSent => "not_sent",
+            Delivery::PossiblySent => "possibly_sent",
+            Delivery::Observed => "observed",
+        }
+    }
+}
 
 /// A tmux command that did not do what was asked, and whether it reached tmux.
 #[derive(Debug, Clone)]

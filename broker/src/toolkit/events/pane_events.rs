@@ -272,7 +272,7 @@ impl<'a> Watched<'a> {
         if pane.dead {
             return Err(wording::action_error(
                 &format!("Pane {id} is dead (its program exited); nothing will write to it."),
-                crate::toolkit::seed::envelope::Delivery::NotSent,
+                crate::toolkit::acting::tmux_command::Delivery::NotSent,
             ));
         }
         // A wait holds its place for its whole timeout, so the number running

@@ -11,9 +11,9 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::wording::{self, action_error};
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::references::Kind;
 use crate::toolkit::target::resolver::Target;
 

@@ -8,12 +8,12 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::launch::{self, Program};
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::records::graph::{self, Graph, PaneRecord, SessionRecord, WindowRecord};
 use crate::toolkit::schemas::patterns;
 use crate::toolkit::schemas::patterns::NO_NUL;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::seed::mutation;
 use crate::toolkit::target::references::PaneRef;
 use crate::toolkit::target::references::{SessionRef, WindowRef};

@@ -9,9 +9,9 @@
 //! `ToolOutput::typed`.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::acting::tmux_command::Failure;
 use crate::toolkit::call::spec::ToolOutput;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::target::references::Kind;
 use crate::toolkit::target::resolver::{self, Refusal, Target};
 

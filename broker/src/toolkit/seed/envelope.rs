@@ -1,26 +1,10 @@
 //! The seed family's result envelope: `{ok:true,data}` or
 //! `{ok:false,error:{code,message,delivery[,effects]}}` (docs/spec.md A.0.2).
 
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::output::RefusalKind;
 use crate::toolkit::call::output::ToolOutput;
 use serde_json::{json, Value};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delivery {
-    NotSent,
-    PossiblySent,
-    Observed,
-}
-
-impl Delivery {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Delivery::NotSent => "not_sent",
-            Delivery::PossiblySent => "possibly_sent",
-            Delivery::Observed => "observed",
-        }
-    }
-}
 
 /// A success: `data` serialized from the type the output schema is derived from.
 pub fn ok<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {

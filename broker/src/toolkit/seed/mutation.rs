@@ -9,9 +9,10 @@
 //! edge, by the tool's `ToolSpec::answer`.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::acting::tmux_command::{self, Failure};
 use crate::toolkit::call::output::ToolOutput;
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use crate::toolkit::target::references::{any_ref_schema, Kind};
 use crate::toolkit::target::resolver::{self, Refusal, Target};
 use serde_json::{json, Value};

@@ -3,10 +3,11 @@
 //! the `tmux_capture` contract and its schema, and the envelope of an
 //! observation failure.
 
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::output::RefusalKind;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::schemas::contracts;
-use crate::toolkit::seed::envelope::{self, Delivery};
+use crate::toolkit::seed::envelope;
 use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -28,9 +28,9 @@
 //! line that cannot be proven empty is never typed into.
 
 use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::shell::shells;
 use crate::toolkit::typing::keystrokes::{self, Input};
 use std::time::Duration;

@@ -26,7 +26,7 @@
 
 use crate::jobs::{Finish, Output};
 use crate::session::Session;
-use crate::toolkit::seed::envelope::Delivery;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::shell::enrolled::{self, ShellRecord, ShellState};
 use crate::toolkit::typing::keystrokes;
 use std::sync::Arc;

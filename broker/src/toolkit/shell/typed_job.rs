@@ -34,9 +34,9 @@
 //! shell has read the release.
 
 use crate::jobs::{Finish, Output, RUNNING_TTL};
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::seed::envelope::Delivery;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};

@@ -4,10 +4,10 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command;
+use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::seed::envelope::Delivery;
 use crate::toolkit::typing::keystrokes::{split_text, COMMAND_ARG_BYTES};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
