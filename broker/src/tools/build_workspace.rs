@@ -21,9 +21,7 @@ use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, Tool
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::arrange::{self, Name, ProgramArgs};
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::records::graph::PaneRecord;
-use crate::toolkit::records::graph::SessionRecord;
-use crate::toolkit::records::graph::WindowRecord;
+use crate::toolkit::records::graph::{PaneRecord, SessionRecord, WindowRecord};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::INT_MAX;
 use schemars::JsonSchema;

@@ -15,17 +15,13 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::launch::{self, Create, Program, Side};
-use crate::toolkit::acting::tmux_command;
-use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::acting::tmux_command::{self, Delivery};
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, Observed, Unobserved};
-use crate::toolkit::schemas::patterns;
-use crate::toolkit::schemas::patterns::{INT_MAX, NO_NUL};
+use crate::toolkit::schemas::patterns::{self, INT_MAX, NO_NUL};
 use crate::toolkit::seed::envelope;
 use crate::toolkit::seed::mutation;
-use crate::toolkit::target::references;
-use crate::toolkit::target::references::Kind;
-use crate::toolkit::target::references::{AnyRef, SessionRef};
+use crate::toolkit::target::references::{self, AnyRef, Kind, SessionRef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -8,8 +8,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::records::graph;
-use crate::toolkit::records::graph::{Full, LeanWindow, WindowRecord, Windows as Graphed};
+use crate::toolkit::records::graph::{self, Full, LeanWindow, WindowRecord, Windows as Graphed};
 use crate::toolkit::records::paging::{self, PAGE_MAX};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{SessionFilter, WindowId};

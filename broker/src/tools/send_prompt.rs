@@ -16,8 +16,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
-use crate::toolkit::events::agent_panes::{agent_of, AgentWatch};
-use crate::toolkit::events::agent_panes::{Agent, StateName};
+use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;

@@ -7,8 +7,7 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::records::options::{context, escaped_note, ContextKind, ContextRecord};
-use crate::toolkit::schemas::derived::input_of;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{PaneId, SessionFilter, WindowId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -23,8 +23,7 @@ use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, Tool
 use crate::toolkit::records::options::{
     context, escaped_note, expand_keys, ContextRecord, NamedValue,
 };
-use crate::toolkit::schemas::derived::input_of;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{PaneId, SessionFilter, WindowId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -10,8 +10,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
-use crate::toolkit::events::pane_events::Event;
-use crate::toolkit::events::pane_events::{ClockReport, Watched};
+use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;

@@ -13,14 +13,12 @@
 //! directory.
 
 use crate::session::Session;
-use crate::toolkit::acting::tmux_command;
-use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::acting::tmux_command::{self, Delivery};
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::patterns;
-use crate::toolkit::target::references;
-use crate::toolkit::target::references::Kind;
+use crate::toolkit::target::references::{self, Kind};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use tmux_mcp_core::tmux::quote;

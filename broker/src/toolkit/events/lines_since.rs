@@ -24,8 +24,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::ToolOutput;
-use crate::toolkit::libtmux::pane_read;
-use crate::toolkit::libtmux::pane_read::observe_failure;
+use crate::toolkit::libtmux::pane_read::{self, observe_failure};
 use crate::toolkit::libtmux::wording;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -10,8 +10,7 @@
 //! through `if-shell -F` and `list-commands -F`.
 
 use crate::session::Session;
-use crate::toolkit::acting::tmux_command;
-use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::acting::tmux_command::{self, Delivery};
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::wording::{self, action_error};
 use crate::toolkit::target::references::Kind;

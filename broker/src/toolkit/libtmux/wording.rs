@@ -9,8 +9,7 @@
 //! `ToolOutput::typed`.
 
 use crate::session::Session;
-use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::acting::tmux_command::Failure;
+use crate::toolkit::acting::tmux_command::{Delivery, Failure};
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::target::references::Kind;
 use crate::toolkit::target::resolver::{self, Refusal, Target};

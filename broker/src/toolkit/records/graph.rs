@@ -11,9 +11,7 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::records::criteria::{Entity, Filter, Related, Relation, RELATIONS};
-use crate::toolkit::target::references;
-use crate::toolkit::target::references::Kind;
-use crate::toolkit::target::references::{SessionRef, WindowRef};
+use crate::toolkit::target::references::{self, Kind, SessionRef, WindowRef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

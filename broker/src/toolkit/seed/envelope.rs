@@ -2,8 +2,7 @@
 //! `{ok:false,error:{code,message,delivery[,effects]}}` (docs/spec.md A.0.2).
 
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::output::RefusalKind;
-use crate::toolkit::call::output::ToolOutput;
+use crate::toolkit::call::output::{RefusalKind, ToolOutput};
 use serde_json::{json, Value};
 
 /// A success: `data` serialized from the type the output schema is derived from.

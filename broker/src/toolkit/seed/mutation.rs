@@ -9,8 +9,7 @@
 //! edge, by the tool's `ToolSpec::answer`.
 
 use crate::session::Session;
-use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::acting::tmux_command::{self, Failure};
+use crate::toolkit::acting::tmux_command::{self, Delivery, Failure};
 use crate::toolkit::call::output::ToolOutput;
 use crate::toolkit::seed::envelope;
 use crate::toolkit::target::references::{any_ref_schema, Kind};

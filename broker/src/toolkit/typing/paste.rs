@@ -3,8 +3,7 @@
 //! `send_prompt` paste through here.
 
 use crate::session::Session;
-use crate::toolkit::acting::tmux_command;
-use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::acting::tmux_command::{self, Delivery};
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
