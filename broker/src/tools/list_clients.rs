@@ -66,7 +66,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let (snap, g) = graph::graph(session).await?;
+    let (snap, g) = graph::fresh(session).await?;
     let only = graph::session_filter(&g, args.session.as_deref())?;
     let found = graph::clients(session, &snap.server.version).await;
     let clients: Vec<ListedClient> = found

@@ -11,7 +11,7 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph::{
-    self, graph, session_records as records, Full, LeanSession, SessionRecord,
+    self, fresh, session_records as records, Full, LeanSession, SessionRecord,
 };
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::shell::shells;
@@ -270,7 +270,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let (snap, g) = graph(session).await?;
+    let (snap, g) = fresh(session).await?;
     let visible: Vec<_> = session.visible(&snap).collect();
     let watched = watched(session, &snap.server.version).await;
     let (totals, mut per) = count(visible.iter().map(|p| p.as_ref()), watched);

@@ -156,7 +156,7 @@ fn select(
     snap: &Snapshot,
     args: &Args,
 ) -> Result<paging::Page<WindowRecord>, ToolOutput> {
-    let g = graph::graph_of(session, snap);
+    let g = graph::of(session, snap);
     let only = graph::session_filter(&g, args.session.as_deref())?;
     let w = Graphed::of(session, &g);
     let page = paging::page(

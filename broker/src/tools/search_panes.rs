@@ -169,7 +169,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let re = matcher(&args)?;
-    let (snap, g) = graph::graph(session).await?;
+    let (snap, g) = graph::fresh(session).await?;
     let only = graph::session_filter(&g, args.session.as_deref())?;
     // Candidates as this agent sees them (scope-cut placements), by (session, window index, pane index).
     let mut candidates: Vec<Pane> = session

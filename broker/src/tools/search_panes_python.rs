@@ -184,7 +184,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         ))
     })?;
     check_socket(session, &args.server)?;
-    let (snap, g) = graph::graph(session).await?;
+    let (snap, g) = graph::fresh(session).await?;
     let only = match (args.session_id.as_deref(), args.session_name.as_deref()) {
         (Some(id), _) => Some(graph::resolve_session(&g, "session_id", id)?),
         (None, Some(name)) => Some(graph::resolve_session(&g, "session_name", name)?),

@@ -307,18 +307,18 @@ pub fn fields<T: serde::de::DeserializeOwned>(r: &Record) -> T {
 }
 
 /// A fresh snapshot and the record graph of what `session` may see.
-pub async fn graph(session: &Session) -> Result<(Arc<Snapshot>, Graph), ToolOutput> {
+pub async fn fresh(session: &Session) -> Result<(Arc<Snapshot>, Graph), ToolOutput> {
     let snap = session.broker.registry.refresh().await.map_err(|e| {
         ToolOutput::libtmux_error(format!(
             "Could not read the session table from tmux: {e}. Nothing was changed."
         ))
     })?;
-    let g = graph_of(session, &snap);
+    let g = of(session, &snap);
     Ok((snap, g))
 }
 
 /// The record graph of what `session` may see of `snap`.
-pub fn graph_of(session: &Session, snap: &Snapshot) -> Graph {
+pub fn of(session: &Session, snap: &Snapshot) -> Graph {
     let visible: Vec<_> = session.visible(snap).collect();
     Graph::build(
         visible.iter().map(|p| p.as_ref()),

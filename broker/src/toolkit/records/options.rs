@@ -124,7 +124,7 @@ pub async fn context(
     if given.is_empty() {
         return Ok(Context::global());
     }
-    let (_, g) = graph::graph(session).await?;
+    let (_, g) = graph::fresh(session).await?;
     if let Some(s) = s {
         let id = graph::resolve_session(&g, "session", s)?;
         return Ok(Context {
