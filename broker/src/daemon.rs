@@ -25,7 +25,7 @@
 //! wider); each accepted connection's peer credentials come from it, then the
 //! stream is used as the tokio `UnixStream` it wraps.
 
-use crate::jobs::Jobs;
+use crate::daemon_state::DaemonState;
 use crate::policy::{self, Policy, Refusal};
 use crate::session::Session;
 use crate::{mcp, tools};
@@ -173,15 +173,20 @@ pub async fn run(cfg: Config) -> Result<Outcome, DaemonError> {
     tracing::info!(socket = %bpaths.socket.display(), tmux = %identity.socket_path.display(), pid = identity.pid, generation = %identity.generation, "broker listening");
     let broker = start_engine(&cfg, identity, &bpaths).await;
     follow_enrolled_shells(&broker);
-    // The broker's own state beside the engine's: run_command's jobs.
-    let jobs = Arc::new(Jobs::default());
-    let accept = tokio::spawn(accept_loop(listener, broker.clone(), jobs.clone()));
-    tokio::spawn(publish_option(broker.clone()));
+    // The daemon's own state beside the engine's: its defaults, its
+    // figures, run_command's jobs.
+    let daemon = Arc::new(DaemonState::new(
+        cfg.enable_tools,
+        cfg.safety,
+        cfg.request_timeout_seconds,
+    ));
+    let accept = tokio::spawn(accept_loop(listener, broker.clone(), daemon.clone()));
+    tokio::spawn(publish_option(broker.clone(), daemon.clone()));
     let (reason, standing) = match stop.next().await {
         StopReason::Retire => {
-            let private = hand_over(&broker, &jobs, &bpaths, &lock, &accept);
+            let private = hand_over(&broker, &daemon, &bpaths, &lock, &accept);
             (
-                serve_out(&broker, &mut stop).await,
+                serve_out(&daemon, &mut stop).await,
                 Standing::Retired { private },
             )
         }
@@ -281,9 +286,6 @@ async fn start_engine(cfg: &Config, identity: ServerIdentity, bpaths: &BrokerPat
         identity,
         bpaths.clone(),
         Registry::new(source, backend),
-        cfg.enable_tools.clone(),
-        cfg.safety,
-        cfg.request_timeout_seconds,
     ))
 }
 
@@ -350,7 +352,7 @@ enum Standing {
 /// socket, or `None` when it could not be made.
 fn hand_over(
     broker: &Arc<Broker>,
-    jobs: &Arc<Jobs>,
+    daemon: &Arc<DaemonState>,
     bpaths: &BrokerPaths,
     lock: &Lock,
     accept: &JoinHandle<()>,
@@ -368,7 +370,7 @@ fn hand_over(
     let retired = match listen(&private) {
         Ok(l) => {
             broker.registry.set_feed_socket(private.clone());
-            tokio::spawn(accept_loop(l, broker.clone(), jobs.clone()));
+            tokio::spawn(accept_loop(l, broker.clone(), daemon.clone()));
             Some(private)
         }
         Err(e) => {
@@ -382,7 +384,7 @@ fn hand_over(
     let _ = std::fs::remove_file(&bpaths.socket);
     let _ = std::fs::remove_file(&lock.path);
     tracing::info!(
-        sessions = broker.sessions_open(),
+        sessions = daemon.sessions_open(),
         "broker retired: serving its agents until they leave"
     );
     retired
@@ -391,7 +393,7 @@ fn hand_over(
 /// A retired broker's last phase: until its last agent leaves, or a stop.
 /// A second SIGUSR1 changes nothing. Watching our own session count is a
 /// look at broker memory, not at tmux.
-async fn serve_out(broker: &Broker, stop: &mut Stop) -> StopReason {
+async fn serve_out(daemon: &DaemonState, stop: &mut Stop) -> StopReason {
     let stopped = async {
         loop {
             let r = stop.next().await;
@@ -401,7 +403,7 @@ async fn serve_out(broker: &Broker, stop: &mut Stop) -> StopReason {
         }
     };
     let last_left = async {
-        while broker.sessions_open() > 0 {
+        while daemon.sessions_open() > 0 {
             tokio::time::sleep(Duration::from_millis(200)).await
         }
     };
@@ -554,7 +556,7 @@ impl Stop {
     }
 }
 
-async fn accept_loop(listener: Listener, broker: Arc<Broker>, jobs: Arc<Jobs>) {
+async fn accept_loop(listener: Listener, broker: Arc<Broker>, daemon: Arc<DaemonState>) {
     let own_uid = sys::current_uid();
     loop {
         let stream = match listener.accept().await {
@@ -565,9 +567,9 @@ async fn accept_loop(listener: Listener, broker: Arc<Broker>, jobs: Arc<Jobs>) {
                 continue;
             }
         };
-        let (broker, jobs) = (broker.clone(), jobs.clone());
+        let (broker, daemon) = (broker.clone(), daemon.clone());
         tokio::spawn(async move {
-            if let Err(e) = handle_connection(stream, broker, jobs, own_uid).await {
+            if let Err(e) = handle_connection(stream, broker, daemon, own_uid).await {
                 tracing::debug!("connection ended: {e}");
             }
         });
@@ -577,7 +579,7 @@ async fn accept_loop(listener: Listener, broker: Arc<Broker>, jobs: Arc<Jobs>) {
 async fn handle_connection(
     stream: LocalStream,
     broker: Arc<Broker>,
-    jobs: Arc<Jobs>,
+    daemon: Arc<DaemonState>,
     own_uid: u32,
 ) -> Result<(), wire::WireError> {
     let LocalStream::UdSocket(stream) = stream;
@@ -612,13 +614,17 @@ async fn handle_connection(
             wire::write_frame_async(&mut stream, &Reply::FeedAccepted).await
         }
         Hello::Status => {
-            wire::write_frame_async(&mut stream, &Reply::Status(Box::new(status(&broker)))).await
+            wire::write_frame_async(
+                &mut stream,
+                &Reply::Status(Box::new(status(&broker, &daemon))),
+            )
+            .await
         }
         Hello::Cursor(req) => {
             let reply = crate::handoff::handoff(&broker, &req.pane_id).await;
             wire::write_frame_async(&mut stream, &reply).await
         }
-        Hello::Mcp(h) => serve_mcp(stream, broker, jobs, cred.pid, h).await,
+        Hello::Mcp(h) => serve_mcp(stream, broker, daemon, cred.pid, h).await,
     }
 }
 
@@ -628,23 +634,25 @@ async fn handle_connection(
 async fn serve_mcp(
     mut stream: UnixStream,
     broker: Arc<Broker>,
-    jobs: Arc<Jobs>,
+    daemon: Arc<DaemonState>,
     peer_pid: u32,
     hello: McpHello,
 ) -> Result<(), wire::WireError> {
-    let (policy, caller_pane, caller_sessions) = match admit(&broker, peer_pid, &hello).await {
-        Ok(admitted) => admitted,
-        Err(refusal) => {
-            let reason = refusal.to_string();
-            return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
-        }
-    };
-    let id = broker.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
+    let (policy, caller_pane, caller_sessions) =
+        match admit(&broker, &daemon, peer_pid, &hello).await {
+            Ok(admitted) => admitted,
+            Err(refusal) => {
+                let reason = refusal.to_string();
+                return wire::write_frame_async(&mut stream, &Reply::Refused { reason }).await;
+            }
+        };
+    let id = daemon.sessions_served.fetch_add(1, Ordering::Relaxed) + 1;
     wire::write_frame_async(&mut stream, &Reply::McpReady { session: id }).await?;
     tracing::info!(session = id, peer_pid, client = %hello.client_name, caller = ?caller_pane, scope = ?policy.scope, "MCP session open");
     let session = Arc::new(Session {
         id,
         broker: broker.clone(),
+        daemon: daemon.clone(),
         client_name: hello.client_name,
         peer_pid,
         caller_pane,
@@ -657,13 +665,13 @@ async fn serve_mcp(
         confirm: policy.confirm,
         pending_confirmations: Default::default(),
         request_timeout_seconds: policy.request_timeout_seconds,
-        jobs,
+        jobs: daemon.jobs.clone(),
         log: Default::default(),
     });
-    broker.sessions_open.fetch_add(1, Ordering::Relaxed);
+    daemon.sessions_open.fetch_add(1, Ordering::Relaxed);
     let (r, w) = stream.into_split();
     mcp::serve(r, w, session).await;
-    broker.sessions_open.fetch_sub(1, Ordering::Relaxed);
+    daemon.sessions_open.fetch_sub(1, Ordering::Relaxed);
     tracing::info!(session = id, "MCP session closed");
     Ok(())
 }
@@ -675,6 +683,7 @@ async fn serve_mcp(
 /// the `@mcp-*` options, and [`policy::session_policy`] decides.
 async fn admit(
     broker: &Broker,
+    daemon: &DaemonState,
     peer_pid: u32,
     hello: &McpHello,
 ) -> Result<(Policy, Option<String>, Vec<String>), Refusal> {
@@ -698,12 +707,13 @@ async fn admit(
                 .collect()
         })
         .unwrap_or_default();
-    let defaults = policy::Defaults::of(broker);
+    let defaults = policy::Defaults::of(daemon);
     let policy = policy::session_policy(hello, caller_pane.is_some(), &snap.server, &defaults)?;
     Ok((policy, caller_pane, caller_sessions))
 }
 
-fn status(broker: &Broker) -> StatusReply {
+fn status(broker: &Broker, daemon: &DaemonState) -> StatusReply {
+    let defaults = policy::Defaults::of(daemon);
     let snap = broker.registry.cached();
     let processes: Vec<_> = snap
         .iter()
@@ -720,9 +730,9 @@ fn status(broker: &Broker) -> StatusReply {
             .as_ref()
             .map(|s| s.server.version.clone())
             .unwrap_or_default(),
-        uptime_seconds: broker.started.elapsed().as_secs_f64(),
-        sessions_served: broker.sessions_served.load(Ordering::Relaxed),
-        sessions_open: broker.sessions_open(),
+        uptime_seconds: daemon.started.elapsed().as_secs_f64(),
+        sessions_served: daemon.sessions_served.load(Ordering::Relaxed),
+        sessions_open: daemon.sessions_open(),
         panes: processes.len() as u64,
         panes_tracked: processes
             .iter()
@@ -732,18 +742,18 @@ fn status(broker: &Broker) -> StatusReply {
             .iter()
             .filter_map(|p| p.note.clone().map(|n| (p.pane_id.clone(), n)))
             .collect(),
-        option_published: broker.option_state.lock().unwrap().clone(),
+        option_published: daemon.option_state.lock().unwrap().clone(),
         tmux_connections: Some(broker.registry.tmux_connections.load(Ordering::Relaxed)),
         tmux_commands: broker.registry.tmux_commands.load(Ordering::Relaxed),
-        tool_calls: broker.tool_calls.load(Ordering::Relaxed),
+        tool_calls: daemon.tool_calls.load(Ordering::Relaxed),
         retained_entries: broker.retained.usage().entries as u64,
         retained_bytes: broker.retained.usage().bytes as u64,
         tmux_access: broker.registry.access(),
         processes,
         log_file: broker.paths.log.display().to_string(),
         enabled_tools: tools::enabled_in_catalog_order(&tools::enabled_set(
-            broker.safety,
-            broker.enable_tools.iter().cloned(),
+            defaults.safety,
+            defaults.enable_tools.iter().cloned(),
         ))
         .into_iter()
         .map(String::from)
@@ -753,7 +763,7 @@ fn status(broker: &Broker) -> StatusReply {
 
 /// Publishes `@mcp-broker-socket`, unless it already holds our path or setting it
 /// would run a user's `after-set-option` hook.
-async fn publish_option(broker: Arc<Broker>) {
+async fn publish_option(broker: Arc<Broker>, daemon: Arc<DaemonState>) {
     let state = match broker.registry.refresh().await {
         Err(e) => format!("not published: cannot read the server: {e}"),
         Ok(snap) => {
@@ -774,7 +784,7 @@ async fn publish_option(broker: Arc<Broker>) {
         }
     };
     tracing::info!("@mcp-broker-socket: {state}");
-    *broker.option_state.lock().unwrap() = state;
+    *daemon.option_state.lock().unwrap() = state;
 }
 
 #[cfg(test)]

@@ -34,8 +34,8 @@ pub async fn handoff(broker: &Broker, pane_id: &str) -> Reply {
             String::new(),
         );
     };
-    let reference = crate::toolkit::refs::reference(
-        crate::toolkit::refs::Kind::Pane,
+    let reference = crate::toolkit::target::references::reference(
+        crate::toolkit::target::references::Kind::Pane,
         &pane.id,
         &broker.identity.generation,
     )

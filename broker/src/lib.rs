@@ -13,6 +13,7 @@
 pub mod broker_main;
 pub mod completion;
 pub mod daemon;
+pub mod daemon_state;
 pub mod handoff;
 pub mod jobs;
 pub mod mcp;

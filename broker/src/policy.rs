@@ -17,12 +17,11 @@
 //! [`Refusal`] is unit-tested here. The daemon reads the pane table, then
 //! applies the answer (`daemon::serve_mcp`).
 
+use crate::daemon_state::DaemonState;
+use crate::tools;
 use std::collections::BTreeSet;
 use tmux_mcp_core::limits;
 use tmux_mcp_core::wire::{McpHello, Scope, ServerRow, Tier, Toolset};
-use tmux_mcp_engine::Broker;
-
-use crate::tools;
 
 /// The broker's own settings, used where neither the hello nor an option says.
 #[derive(Debug, Clone, Copy)]
@@ -37,11 +36,11 @@ pub struct Defaults<'a> {
 
 impl<'a> Defaults<'a> {
     /// The defaults the broker was started with.
-    pub fn of(broker: &'a Broker) -> Defaults<'a> {
+    pub fn of(daemon: &'a DaemonState) -> Defaults<'a> {
         Defaults {
-            enable_tools: &broker.enable_tools,
-            safety: broker.safety,
-            request_timeout_seconds: broker.request_timeout_seconds,
+            enable_tools: &daemon.enable_tools,
+            safety: daemon.safety,
+            request_timeout_seconds: daemon.request_timeout_seconds,
         }
     }
 }

@@ -19,8 +19,8 @@
 
 use crate::completion::Kind;
 use crate::session::Session;
-use crate::toolkit::output::RefusalKind;
-use crate::toolkit::spec::ToolOutput;
+use crate::toolkit::call::output::RefusalKind;
+use crate::toolkit::call::spec::ToolOutput;
 use crate::tools;
 use serde_json::{json, Value};
 use tmux_mcp_engine::lines;
@@ -297,7 +297,7 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
         });
         return Ok((
             r.mime(),
-            crate::toolkit::reference::render(t, note.as_deref()),
+            crate::toolkit::schemas::tool_doc::render(t, note.as_deref()),
         ));
     }
     let (tool, args) = match r {
@@ -309,7 +309,7 @@ pub async fn read(session: &Session, r: &Resource) -> Result<(&'static str, Stri
         // `nextCursor` say when a server has more).
         Resource::Panes => (
             "list_panes",
-            json!({ "limit": crate::toolkit::paging::PAGE_MAX, "detail": "full" }),
+            json!({ "limit": crate::toolkit::records::paging::PAGE_MAX, "detail": "full" }),
         ),
         Resource::Screen(p) => ("capture_pane", json!({ "paneId": p })),
         Resource::Info(p) => ("get_pane_info", json!({ "paneId": p, "detail": "full" })),

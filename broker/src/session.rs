@@ -22,6 +22,8 @@ use tmux_mcp_engine::Broker;
 pub struct Session {
     pub id: u64,
     pub broker: Arc<Broker>,
+    /// The daemon's own state: its defaults and the figures `status` reports.
+    pub daemon: Arc<crate::daemon_state::DaemonState>,
     pub client_name: String,
     /// pid of the relay process on the other end of the socket.
     pub peer_pid: u32,
@@ -37,7 +39,7 @@ pub struct Session {
     pub toolset: tmux_mcp_core::wire::Toolset,
     pub allow_self: bool,
     /// The kill, respawn and close tools ask the person first (`--confirm`,
-    /// `@mcp-confirm`; see `toolkit::confirm`).
+    /// `@mcp-confirm`; see `toolkit::call::confirm`).
     pub confirm: bool,
     /// Questions out in `input_required` results (2026-07-28), by their
     /// `requestState`: what a retry must repeat for its answer to count.
@@ -46,7 +48,7 @@ pub struct Session {
     /// `@mcp-request-timeout` when set, else the broker's `--request-timeout`
     /// (published as `limits.request_timeout_seconds`).
     pub request_timeout_seconds: f64,
-    /// `run_command`'s jobs: the broker's one table, shared by its sessions.
+    /// `run_command`'s jobs: the daemon's one table, shared by its sessions.
     pub jobs: Arc<crate::jobs::Jobs>,
     /// Notices for this agent (`notifications/message`) at the level it chose.
     pub log: AgentLog,

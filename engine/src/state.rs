@@ -4,7 +4,8 @@
 //! layer and the tools reaches tmux through it.
 //!
 //! It holds the server's identity and paths, the registry (`Arc<Registry>`),
-//! the retention store, admission and the request timeout.
+//! the retention store and admission. The daemon's own state (its defaults,
+//! session counts, `status` figures) is the broker crate's `daemon_state`.
 //! [`Broker::screen_events`] gives a pane's screen events: the tty watch and
 //! the safety net. [`Broker::pane_set`] gives the pane set of `changes`, a
 //! channel every session shares.
@@ -19,10 +20,7 @@ use crate::changes::{Changes, PaneSet};
 use crate::registry::{Pane, Registry};
 use crate::tty_watch::TtyWatch;
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::sync::Mutex;
-use std::time::Instant;
 use tmux_mcp_core::paths::BrokerPaths;
 use tmux_mcp_core::server::ServerIdentity;
 
@@ -30,24 +28,10 @@ pub struct Broker {
     pub identity: ServerIdentity,
     pub paths: BrokerPaths,
     pub registry: Arc<Registry>,
-    pub enable_tools: Vec<String>,
-    /// The tier of sessions that name none (`--safety`; `@mcp-safety` and the
-    /// attach's `--safety` come first).
-    pub safety: tmux_mcp_core::wire::Tier,
-    pub started: Instant,
-    pub sessions_served: AtomicU64,
-    /// `tools/call` requests answered (whatever their outcome), for the
-    /// per-call figures of `status`.
-    pub tool_calls: AtomicU64,
-    pub sessions_open: AtomicU64,
-    pub option_state: Mutex<String>,
     /// Retained cursors and snapshot pages, shared by every session.
     pub retained: crate::retention::Store,
     /// Admission of concurrent captures and waits.
     pub admission: crate::admission::Admission,
-    /// The deadline of one request, in seconds (`--request-timeout`); a
-    /// `tmux_wait` never waits longer.
-    pub request_timeout_seconds: f64,
     /// Turns true when the broker stops, normally because the tmux server
     /// exited (observations end with `observation_lost` before it does).
     server_gone: tokio::sync::watch::Sender<bool>,
@@ -64,29 +48,14 @@ pub struct Broker {
 }
 
 impl Broker {
-    pub fn new(
-        identity: ServerIdentity,
-        paths: BrokerPaths,
-        registry: Registry,
-        enable_tools: Vec<String>,
-        safety: tmux_mcp_core::wire::Tier,
-        request_timeout_seconds: f64,
-    ) -> Broker {
+    pub fn new(identity: ServerIdentity, paths: BrokerPaths, registry: Registry) -> Broker {
         Broker {
             identity,
             dir_id: tmux_mcp_core::paths::DirId::of_private(&paths.dir).ok(),
             paths,
             registry: Arc::new(registry),
-            enable_tools,
-            safety,
-            started: Instant::now(),
-            sessions_served: AtomicU64::new(0),
-            tool_calls: AtomicU64::new(0),
-            sessions_open: AtomicU64::new(0),
-            option_state: Mutex::new("not yet".into()),
             retained: crate::retention::Store::default(),
             admission: crate::admission::Admission::default(),
-            request_timeout_seconds,
             server_gone: tokio::sync::watch::channel(false).0,
             changes: Default::default(),
             activity: Default::default(),
@@ -141,9 +110,5 @@ impl Broker {
     /// The pane set as it changes (started by the first caller).
     pub fn pane_set(&self) -> tokio::sync::watch::Receiver<Option<PaneSet>> {
         self.changes.pane_set(&self.registry)
-    }
-
-    pub fn sessions_open(&self) -> u64 {
-        self.sessions_open.load(Ordering::Relaxed)
     }
 }

@@ -47,14 +47,15 @@ fn main() {
         );
     }
     let tools: Vec<_> =
-        tmux_mcp_broker::tools::catalog(tmux_mcp_broker::toolkit::spec::Toolset::Default).collect();
+        tmux_mcp_broker::tools::catalog(tmux_mcp_broker::toolkit::call::spec::Toolset::Default)
+            .collect();
     let t = Instant::now();
     const M: u32 = 200;
     for _ in 0..M {
         for spec in &tools {
-            std::hint::black_box(tmux_mcp_broker::toolkit::publish::describe(
+            std::hint::black_box(tmux_mcp_broker::toolkit::schemas::publish::describe(
                 spec,
-                tmux_mcp_broker::toolkit::spec::Toolset::Default,
+                tmux_mcp_broker::toolkit::call::spec::Toolset::Default,
             ));
         }
     }

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 use std::collections::BTreeSet;
-use tmux_mcp_broker::toolkit::spec::{Listed, Tier, Toolset};
+use tmux_mcp_broker::toolkit::call::spec::{Listed, Tier, Toolset};
 use tmux_mcp_broker::tools::{enabled_set, CATALOG};
 use tmux_mcp_e2e::*;
 

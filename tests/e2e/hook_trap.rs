@@ -19,7 +19,7 @@ use tmux_mcp_e2e::*;
 /// every read tool has (a unit test of the catalog says so).
 fn sample_args(tool: &str, gen: &str) -> Option<Value> {
     let sample = tmux_mcp_broker::tools::spec(tool)?.sample?;
-    Some(sample(&tmux_mcp_broker::toolkit::spec::Sample {
+    Some(sample(&tmux_mcp_broker::toolkit::call::spec::Sample {
         pane: "%0",
         generation: gen,
     }))
@@ -40,7 +40,7 @@ async fn no_read_tool_or_resource_fires_any_hook() {
         .map(String::from)
         .to_vec();
     for t in tmux_mcp_broker::tools::CATALOG {
-        if t.listed == tmux_mcp_broker::toolkit::spec::Listed::OptIn {
+        if t.listed == tmux_mcp_broker::toolkit::call::spec::Listed::OptIn {
             extra.extend(["--enable-tool".to_string(), t.name.to_string()]);
         }
     }

@@ -10,7 +10,7 @@
 //! the prose of a row kept, a new tool's row filled from its declaration.
 
 use std::collections::HashMap;
-use tmux_mcp_broker::toolkit::spec::{Listed, Tier, ToolSpec};
+use tmux_mcp_broker::toolkit::call::spec::{Listed, Tier, ToolSpec};
 use tmux_mcp_e2e::repo_root;
 
 const HEADER: &str = "| tool | default | tier | what it does |";
@@ -169,9 +169,30 @@ fn modules_named(doc: &str, heading: &str) -> std::collections::BTreeSet<String>
         .collect()
 }
 
+/// The second cell of the row for `module` in the first module table after
+/// `heading` ("" when there is none).
+fn row_text(doc: &str, heading: &str, module: &str) -> String {
+    let rest = &doc[doc.find(heading).unwrap_or(0)..];
+    let table = &rest[rest.find("| module | what it is |").unwrap_or(0)..];
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .find(|l| {
+            l.split('|')
+                .nth(1)
+                .unwrap_or_default()
+                .contains(&format!("`{module}`"))
+        })
+        .and_then(|l| l.split('|').nth(2))
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Architecture invariant: ARCHITECTURE.md's module tables name every
 /// module of core, engine, broker and client, and only those; its
-/// `toolkit/` table every toolkit module.
+/// `toolkit/` table every toolkit role directory, and each role's row every
+/// module in it.
 #[test]
 fn the_architecture_map_names_every_module() {
     let root = repo_root();
@@ -208,6 +229,17 @@ fn the_architecture_map_names_every_module() {
         wrong.push(format!(
             "ARCHITECTURE.md's toolkit table names `{m}`, which broker/src/toolkit does not have"
         ));
+    }
+    // Each role directory's row names its modules in its second cell.
+    for role in have.iter().filter(|m| m.ends_with('/')) {
+        let row = row_text(&doc, "**`toolkit/`**", role);
+        for m in modules_in(&root.join("broker/src/toolkit").join(role)) {
+            if m != "mod" && !row.contains(&format!("`{m}`")) {
+                wrong.push(format!(
+                    "ARCHITECTURE.md's toolkit row `{role}` does not name its module `{m}`"
+                ));
+            }
+        }
     }
     assert!(
         wrong.is_empty(),

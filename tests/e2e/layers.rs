@@ -50,7 +50,7 @@ fn crates_depend_only_downward() {
 
 /// Architecture invariant: `core` holds no MCP concern: no schema crate and
 /// no MCP crate among its dependencies (the published schemas of the core
-/// types it serializes are the broker's, `toolkit::wire_schemas`).
+/// types it serializes are the broker's, `toolkit::schemas::wire_schemas`).
 #[test]
 fn core_knows_nothing_of_mcp() {
     let text = std::fs::read_to_string(root().join("core/Cargo.toml")).unwrap();
@@ -916,5 +916,191 @@ fn no_two_modules_share_a_name() {
         twice.is_empty(),
         "modules that share a name (rename one by what it is):\n{}",
         twice.join("\n")
+    );
+}
+
+/// The toolkit's files relative to `broker/src/toolkit`, every depth.
+fn toolkit_files() -> Vec<PathBuf> {
+    let dir = root().join("broker/src/toolkit");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    files
+        .into_iter()
+        .map(|f| f.strip_prefix(&dir).unwrap().to_path_buf())
+        .collect()
+}
+
+/// The toolkit files out of place: a module directly under `toolkit/` (but
+/// its `mod.rs`), a role directory without a `mod.rs`, or a module nested
+/// deeper than a role directory.
+fn loose_toolkit_modules(files: &[PathBuf]) -> Vec<String> {
+    let roles: BTreeSet<&Path> = files
+        .iter()
+        .filter(|f| f.components().count() == 2 && f.ends_with("mod.rs"))
+        .filter_map(|f| f.parent())
+        .collect();
+    files
+        .iter()
+        .filter(|f| match f.components().count() {
+            1 => *f != Path::new("mod.rs"),
+            2 => !f.parent().is_some_and(|role| roles.contains(role)),
+            _ => true,
+        })
+        .map(|f| f.display().to_string())
+        .collect()
+}
+
+/// Architecture invariant (ARCHITECTURE.md, the `toolkit/` table): the
+/// toolkit is grouped by role. Every module lives in one role directory
+/// (`call/`, `schemas/`, `target/`, `seed/`, `libtmux/`, `acting/`,
+/// `records/`, `events/`, `typing/`, `shell/`), none loose beside them and
+/// none nested deeper, so a module's path says what it is for.
+#[test]
+fn toolkit_modules_are_grouped_by_role() {
+    let files = toolkit_files();
+    assert!(files.len() > 30, "found only {} toolkit files", files.len());
+    let loose = loose_toolkit_modules(&files);
+    assert!(
+        loose.is_empty(),
+        "toolkit modules outside a role directory (move each into the role \
+         it serves, and name it in ARCHITECTURE.md's toolkit table): {loose:?}"
+    );
+}
+
+/// The check sees a planted loose module, one in a directory that is no
+/// role (no `mod.rs`), and one nested a level deeper (so the test above can
+/// fail).
+#[test]
+fn the_grouping_check_sees_a_loose_module() {
+    let mut files = toolkit_files();
+    assert!(loose_toolkit_modules(&files).is_empty());
+    files.push(PathBuf::from("refs.rs"));
+    files.push(PathBuf::from("misc/helpers.rs"));
+    files.push(PathBuf::from("target/deeper/x.rs"));
+    assert_eq!(
+        loose_toolkit_modules(&files),
+        ["refs.rs", "misc/helpers.rs", "target/deeper/x.rs"]
+    );
+}
+
+/// The names of the paths a type spells (`Result<Target, ToolOutput>`:
+/// `Result`, `Target`, `ToolOutput`).
+#[derive(Default)]
+struct TypeNames(Vec<String>);
+
+impl<'ast> Visit<'ast> for TypeNames {
+    fn visit_path_segment(&mut self, s: &'ast syn::PathSegment) {
+        self.0.push(s.ident.to_string());
+        syn::visit::visit_path_segment(self, s);
+    }
+}
+
+/// The toolkit's public functions that build a tool's answer (their return
+/// type names `ToolOutput`), by name: the modules each is defined in,
+/// tests left out.
+fn result_builders(files: &[(String, String)]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut by_name: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, code) in files {
+        let ast: syn::File = syn::parse_str(code).unwrap_or_else(|e| panic!("{module}: {e}"));
+        for item in &ast.items {
+            let syn::Item::Fn(f) = item else { continue };
+            if !matches!(f.vis, syn::Visibility::Public(_)) || is_test_item(item) {
+                continue;
+            }
+            let syn::ReturnType::Type(_, ty) = &f.sig.output else {
+                continue;
+            };
+            let mut names = TypeNames::default();
+            names.visit_type(ty);
+            if names.0.iter().any(|n| n == "ToolOutput") {
+                by_name
+                    .entry(f.sig.ident.to_string())
+                    .or_default()
+                    .insert(module.clone());
+            }
+        }
+    }
+    by_name
+}
+
+/// The names two toolkit modules both give a builder of a tool's answer,
+/// but the family-edge words each family has once: the one target resolver
+/// (`target`), its refusals (`refused`) and a tmux command's failure
+/// (`failed`), in `seed::mutation` and `libtmux::wording`.
+fn shared_result_builders(by_name: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let edges: BTreeSet<String> = ["seed::mutation", "libtmux::wording"]
+        .map(String::from)
+        .into();
+    by_name
+        .iter()
+        .filter(|(name, modules)| {
+            modules.len() > 1
+                && !(["target", "refused", "failed"].contains(&name.as_str()) && **modules == edges)
+        })
+        .map(|(name, modules)| {
+            format!(
+                "{name}: {}",
+                modules.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect()
+}
+
+fn toolkit_sources() -> Vec<(String, String)> {
+    let dir = root().join("broker/src/toolkit");
+    toolkit_files()
+        .into_iter()
+        .map(|rel| {
+            let module = rel
+                .with_extension("")
+                .iter()
+                .map(|s| s.to_string_lossy().into_owned())
+                .filter(|s| s != "mod")
+                .collect::<Vec<_>>()
+                .join("::");
+            (module, std::fs::read_to_string(dir.join(&rel)).unwrap())
+        })
+        .collect()
+}
+
+/// Architecture invariant (issue 51): one constructor per result kind per
+/// family, one target resolver worded at each family's edge. No two toolkit
+/// modules give a builder of a tool's answer the same name (the seed
+/// family's `envelope::error` beside a libtmux `error`, two `fail`s, four
+/// `resolve`s read as one thing and did different ones), but the edge words
+/// each family has once, in `seed::mutation` and `libtmux::wording`.
+#[test]
+fn each_result_builder_has_one_name() {
+    let by_name = result_builders(&toolkit_sources());
+    assert!(
+        by_name.len() > 15,
+        "found only {} result builders",
+        by_name.len()
+    );
+    let shared = shared_result_builders(&by_name);
+    assert!(
+        shared.is_empty(),
+        "toolkit modules that give a builder of a tool's answer the same name \
+         (name each by what it builds, or word the one resolver at the \
+         family's edge): {shared:#?}"
+    );
+}
+
+/// The check sees a second `error` and a third `target` planted beside the
+/// families' own (so the test above can fail).
+#[test]
+fn the_builder_name_check_sees_a_planted_twin() {
+    let mut files = toolkit_sources();
+    files.push((
+        "libtmux::action_words".into(),
+        "pub fn error(m: &str) -> ToolOutput { todo!() }\n\
+         pub async fn target(s: &Session) -> Result<Target, ToolOutput> { todo!() }"
+            .into(),
+    ));
+    let shared = shared_result_builders(&result_builders(&files));
+    assert_eq!(shared.len(), 2, "{shared:#?}");
+    assert!(
+        shared[0].starts_with("error: ") && shared[1].starts_with("target: "),
+        "{shared:#?}"
     );
 }

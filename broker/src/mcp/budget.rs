@@ -18,7 +18,7 @@
 //! removed, the seed contracts kept): for all 42 tools that floor is above the
 //! 16,000 B target.
 
-use crate::toolkit::spec::{Listed, Tier, Toolset};
+use crate::toolkit::call::spec::{Listed, Tier, Toolset};
 use crate::tools::{enabled_set, CATALOG};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;

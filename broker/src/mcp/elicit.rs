@@ -1,5 +1,5 @@
 //! The MCP side of asking the person before a destructive action
-//! (`toolkit::confirm` is the tools' side): which way this call can ask, and
+//! (`toolkit::call::confirm` is the tools' side): which way this call can ask, and
 //! the `input_required` round of 2026-07-28.
 //!
 //! Before 2026-07-28 the broker sends `elicitation/create` while the call
@@ -11,7 +11,7 @@
 //! and is asked again, so an answer counts only for the question it answered.
 
 use crate::session::{PendingConfirmation, Session};
-use crate::toolkit::confirm::{Answer, Ask, AskNow, Rounds};
+use crate::toolkit::call::confirm::{Answer, Ask, AskNow, Rounds};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams,

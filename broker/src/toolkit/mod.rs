@@ -1,47 +1,29 @@
-//! The one internal layer every tool is spelled over: what a tool is
-//! ([`spec`]), how its input is checked ([`validate`], [`typed`]), how a
-//! target is found ([`refs`], [`ids`], [`entity_refs`]), acted on ([`act`],
-//! [`launch`], [`arrange`]) and read back ([`read`], [`records`]), how errors
-//! are reported ([`envelope`] for the seed family), and the services several
-//! tools share (typing into a pane, pane events, criteria, the shell-line
-//! checks). It knows nothing of which tools exist: `crate::tools` does.
+//! The one internal layer every tool is spelled over, grouped by role:
+//!
+//! - [`call`]: one call of a tool (what a tool is, its arguments, its output);
+//! - [`schemas`]: schemas and publishing (`tools/list`, the tool reference);
+//! - [`target`]: ids, entity references and the one target resolver;
+//! - [`seed`]: the seed family's envelope and its wording of targets;
+//! - [`libtmux`]: the libtmux family's targeting and wording, the Python toolset;
+//! - [`acting`]: changing tmux (one command with an effect, creations);
+//! - [`records`]: reading back (the record graph, criteria, pages, search);
+//! - [`events`]: what waits share;
+//! - [`typing`]: typing and pasting into a pane;
+//! - [`shell`]: shells and `run_command`.
+//!
+//! It knows nothing of which tools exist: `crate::tools` does.
 //!
 //! Architecture invariant: no toolkit module names `crate::tools`
-//! (`tests/e2e/layers.rs`).
+//! (`tests/e2e/layers.rs`), and every toolkit module lives in one of these
+//! role directories (`toolkit_modules_are_grouped_by_role`).
 
-pub mod act;
-pub mod agent_panes;
-pub mod arrange;
-pub mod confirm;
-pub mod contracts;
-pub mod criteria;
-pub mod enrolled;
-pub mod entity_refs;
-pub mod envelope;
+pub mod acting;
+pub mod call;
 pub mod events;
-pub mod ids;
-pub mod job;
-pub mod launch;
-pub mod lines_since;
-pub mod options;
-pub mod output;
-pub mod paging;
-pub mod paste;
-pub mod publish;
-pub mod python;
-pub mod read;
+pub mod libtmux;
 pub mod records;
-pub mod reference;
-pub mod refs;
-pub mod screen;
-pub mod search;
-pub mod shell_line;
-pub mod shell_run;
-pub mod shells;
-pub mod spec;
-pub mod typed;
-pub mod typed_job;
-pub mod typed_line;
+pub mod schemas;
+pub mod seed;
+pub mod shell;
+pub mod target;
 pub mod typing;
-pub mod validate;
-pub mod wire_schemas;

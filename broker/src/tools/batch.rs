@@ -6,8 +6,8 @@
 //! calls run concurrently (each through the same admission as alone).
 
 use crate::session::Session;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Tier, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Tier, ToolOutput, ToolSpec};
+use crate::toolkit::schemas::derived::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -16,7 +16,7 @@ use serde_json::Value;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "batch",
     Annotations::read_only("Batch of reads"),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Batch>,
     run,
 )
@@ -98,7 +98,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
                     Value::Object(one.arguments.unwrap_or_default()),
                     None,
                     // Read-only calls only: nothing to ask about.
-                    crate::toolkit::confirm::Ask::Not,
+                    crate::toolkit::call::confirm::Ask::Not,
                 )
                 .await
             }

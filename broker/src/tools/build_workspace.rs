@@ -6,7 +6,7 @@
 //! Everything is checked before anything is sent (names, programs and their
 //! directories, layouts, the document's size). Then, through the same
 //! commands as `create_session`, `split_window` and `create_window`
-//! (`toolkit::launch::spawn`): `new-session -d` with the first window's first pane,
+//! (`toolkit::acting::launch::spawn`): `new-session -d` with the first window's first pane,
 //! `split-window -d` for each further pane of a window and `select-layout`
 //! once its panes exist, `new-window -d` for each further window. If any
 //! step fails, the session it created is killed (and nothing else: the
@@ -15,16 +15,15 @@
 //! so it needs `--scope server`, as `create_session` does.
 
 use crate::session::Session;
-use crate::toolkit::act;
-use crate::toolkit::arrange::{self, Name, ProgramArgs};
-use crate::toolkit::envelope::Delivery;
-use crate::toolkit::launch::{spawn, Create};
-use crate::toolkit::records::PaneRecord;
-use crate::toolkit::records::SessionRecord;
-use crate::toolkit::records::WindowRecord;
-use crate::toolkit::refs::INT_MAX;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::acting::launch::{spawn, Create};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::arrange::{self, Name, ProgramArgs};
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::records::graph::{PaneRecord, SessionRecord, WindowRecord};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::schemas::patterns::INT_MAX;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -134,7 +133,7 @@ type Tail = (Vec<String>, Option<std::path::PathBuf>);
 
 async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput, ToolOutput> {
     if session.scope != Scope::Server {
-        return Err(act::error("With --scope session the agent acts only in its own tmux session, and the workspace is a new session outside it; attach with --scope server to build one.", Delivery::NotSent));
+        return Err(wording::action_error("With --scope session the agent acts only in its own tmux session, and the workspace is a new session outside it; attach with --scope server to build one.", Delivery::NotSent));
     }
     // Every pane's program checked (and its directory resolved) first.
     let mut tails: Vec<Vec<Tail>> = Vec::new();
@@ -166,7 +165,7 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
     };
     let Some(id) = made else { return Err(e) };
     // Everything made is in the new session: closing it undoes all.
-    let undo = match act::run(session, &["kill-session", "-t", &id]).await {
+    let undo = match action::run(session, &["kill-session", "-t", &id]).await {
         Ok(_) => {
             format!(" The session it had created ({id}) was killed; nothing else was touched.")
         }
@@ -175,7 +174,7 @@ async fn build(session: &Session, raw: &Value, mut a: Args) -> Result<ToolOutput
             k.text
         ),
     };
-    crate::toolkit::refs::refresh_after(&session.broker).await;
+    crate::toolkit::acting::tmux_command::refresh_after(&session.broker).await;
     Err(ToolOutput::libtmux_error(format!(
         "Building the workspace failed: {}{undo}",
         e.text
@@ -225,7 +224,7 @@ async fn report(session: &Session, session_id: &str, ids: &Made) -> Result<ToolO
         });
     }
     if windows.iter().all(|w| w.window.is_none()) {
-        return Err(act::error(&format!("every pane's program exited at once, and tmux closed the session ({session_id}) with them: {}", ids.iter().flat_map(|(_, p)| p).cloned().collect::<Vec<_>>().join(" ")), Delivery::Observed));
+        return Err(wording::action_error(&format!("every pane's program exited at once, and tmux closed the session ({session_id}) with them: {}", ids.iter().flat_map(|(_, p)| p).cloned().collect::<Vec<_>>().join(" ")), Delivery::Observed));
     }
     let out = Built {
         generation: session.generation().to_string(),
@@ -292,11 +291,11 @@ async fn size_main_pane(
     };
     let body = "#{window_width} #{window_height} #{main-pane-width} #{main-pane-height}|";
     let format = tmux_mcp_core::tmux::quote::in_pane(session_id, window, main, body);
-    let out = act::run(session, &["list-commands", "-F", &format, "list-commands"]).await?;
+    let out = action::run(session, &["list-commands", "-F", &format, "list-commands"]).await?;
     let Some(want) = main_size(out.split('|').next().unwrap_or_default(), vertical) else {
         return Ok(());
     };
-    act::run(
+    action::run(
         session,
         &["resize-pane", "-t", main, flag, &want.to_string()],
     )
@@ -374,7 +373,7 @@ async fn create(
             pane_ids.push(ids[1].clone());
         }
         if let Some(layout) = win.layout {
-            act::run(session, &["select-layout", "-t", &window, layout.name()]).await?;
+            action::run(session, &["select-layout", "-t", &window, layout.name()]).await?;
             if pane_ids.len() > 1 {
                 let at = (made.as_deref().unwrap_or_default(), window.as_str());
                 size_main_pane(session, at, &pane_ids[0], layout).await?;

@@ -2,9 +2,11 @@
 //! tools this session may use, and the limits and guarantees it keeps.
 
 use crate::session::Session;
-use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{data_schema_of, input_of, NoArgs};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::args::NoArgs;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::schemas::derived::{data_schema_of, input_of};
+use crate::toolkit::seed::envelope;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
@@ -37,7 +39,7 @@ struct Capabilities {
     server_identity: ServerIdentity,
     enabled_tools: Vec<String>,
     /// The highest tool tier this session may use (attach --safety, @mcp-safety); tools named by --enable-tool are enabled whatever their tier.
-    #[schemars(with = "crate::toolkit::wire_schemas::Tier")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::Tier")]
     safety: tmux_mcp_core::wire::Tier,
     /// The JSON Schema of `tmux_snapshot`'s `where` criteria.
     #[schemars(schema_with = "any_object")]
@@ -105,7 +107,7 @@ enum HookCheckMode {
 #[serde(deny_unknown_fields)]
 struct BrokerInfo {
     pid: u32,
-    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     caller_pane: Option<String>,
     sessions_open: u64,
@@ -115,7 +117,7 @@ struct BrokerInfo {
 #[serde(deny_unknown_fields)]
 struct ProcessIdentityInfo {
     /// `linux-pidfd` or `darwin-kqueue`: the backend this build has.
-    #[schemars(with = "crate::toolkit::wire_schemas::IdentityBackend")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::IdentityBackend")]
     backend: tmux_mcp_core::platform::IdentityBackend,
     available: bool,
     reason: Option<String>,
@@ -174,7 +176,7 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
         },
         enabled_tools: super::enabled_in_catalog_order(&session.enabled).into_iter().map(String::from).collect(),
         safety: session.safety,
-        criteria_schema: crate::toolkit::criteria::schema(),
+        criteria_schema: crate::toolkit::records::criteria::schema(),
         limits,
         owns_daemon: true,
         resource_subscriptions: true,
@@ -195,8 +197,8 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
             },
             clients: if tmux_mcp_engine::clients::readable(&snap.server.version).is_ok() { ClientsMode::FormatLoop } else { ClientsMode::Unavailable },
         },
-        broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: broker.sessions_open() },
+        broker: BrokerInfo { pid: std::process::id(), scope: session.scope, caller_pane: session.caller_pane.clone(), sessions_open: session.daemon.sessions_open() },
         process_identity: ProcessIdentityInfo { backend: tmux_mcp_core::platform::IDENTITY_BACKEND, available: backend.unavailable.is_none(), reason: backend.unavailable.as_ref().map(|e| e.to_string()) },
     };
-    Ok(envelope::ok_typed("tmux_capabilities", &data))
+    Ok(envelope::ok("tmux_capabilities", &data))
 }

@@ -3,16 +3,16 @@
 //! 1,000,000-byte result ceiling *before* tmux is asked (B.0 row bounding).
 //!
 //! The row bounding is `tmux_mcp_engine::lines`; pane resolution and the
-//! family's failure texts are `crate::toolkit::read`.
+//! family's failure texts are `crate::toolkit::libtmux::pane_read`.
 //!
 //! The TypeScript reference wraps raw-id commands in a "daemon guard"; here the
 //! generation model (the broker serves exactly one tmux server instance) and
 //! `observe`'s in-queue guard cover the same ground.
 
 use crate::session::Session;
-use crate::toolkit::contracts;
-use crate::toolkit::read::{observe_failure, resolve};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::pane_read::{observe_failure, pane};
+use crate::toolkit::schemas::contracts;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -69,7 +69,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let id = args.pane_id.as_str();
-    let pane = resolve(session, id, session.read_freshness()).await?;
+    let pane = pane(session, id, session.read_freshness()).await?;
     let (start, end) = (args.start, args.end);
     let join = args.join_wrapped.unwrap_or(false);
     let limit = effective_result_lines(args.max_lines);
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn args_derive_the_contract() {
-        let mut derived = crate::toolkit::typed::input_of::<Args>();
+        let mut derived = crate::toolkit::schemas::derived::input_of::<Args>();
         derived["$schema"] = json!("http://json-schema.org/draft-07/schema#");
         assert_eq!(derived, contracts::capture_pane_input());
     }

@@ -13,10 +13,12 @@
 //! `max_lines` <= 0 is an input error (C.1 quirks).
 
 use crate::session::Session;
-use crate::toolkit::python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
-use crate::toolkit::read;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::pane_read;
+use crate::toolkit::libtmux::python::{
+    check_socket, nullable, positive_limit, selected_pane, PaneSelector,
+};
+use crate::toolkit::schemas::derived::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -79,11 +81,11 @@ fn default_max_lines() -> Option<i64> {
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let max_lines = positive_limit("capture_pane", "max_lines", args.max_lines)?;
     check_socket(session, &args.pane.server)?;
-    let pane = resolve(session, &args.pane).await?;
+    let pane = selected_pane(session, &args.pane).await?;
     let id = pane.id.clone();
     let (_, out) = observe::capture_range(&session.broker, pane, args.start, args.end, false)
         .await
-        .map_err(|e| read::observe_failure(&id, &e))?;
+        .map_err(|e| pane_read::observe_failure(&id, &e))?;
     let lines = decode_lines(&out);
     let text = match max_lines {
         Some(m) if lines.len() as i64 > m => {
@@ -127,7 +129,7 @@ mod tests {
     /// "no limit" for max_lines; every contract property has a field.
     #[test]
     fn args_decode_nulls_as_the_contract_means_them() {
-        let decode = |v: Value| crate::toolkit::typed::decode::<Args>(&v).unwrap();
+        let decode = |v: Value| crate::toolkit::call::args::decode::<Args>(&v).unwrap();
         let a = decode(json!({}));
         assert_eq!(
             (a.max_lines, a.start, a.end),
@@ -154,7 +156,10 @@ mod tests {
         );
         // Each property the contract names is decoded (a value of the wrong
         // type for a known field fails; an unknown field would be ignored).
-        crate::toolkit::typed::assert_every_property_decoded::<Args>(&input_schema(), json!({}));
+        crate::toolkit::call::args::assert_every_property_decoded::<Args>(
+            &input_schema(),
+            json!({}),
+        );
     }
 
     #[test]

@@ -7,15 +7,15 @@
 //! `since`), and the answer says what history-limit, clear-history or a
 //! respawn took.
 
-use crate::toolkit::lines_since::{call, Args, Out};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolSpec};
+use crate::toolkit::events::lines_since::{call, Args, Out};
+use crate::toolkit::schemas::derived::schema_of;
 use serde_json::json;
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "capture_since",
     Annotations::read_only("Capture new pane lines since a cursor"),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Out>,
     run,
 )

@@ -8,10 +8,12 @@
 //! with a reason): this module only translates.
 
 use crate::session::Session;
-use crate::toolkit::lines_since::{self as capture_since, pane_of_cursor};
-use crate::toolkit::python::{check_socket, nullable, positive_limit, resolve, PaneSelector};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{nullable_input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::events::lines_since::{self as capture_since, pane_of_cursor};
+use crate::toolkit::libtmux::python::{
+    check_socket, nullable, positive_limit, selected_pane, PaneSelector,
+};
+use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -90,13 +92,13 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             Some(p) => p,
             None => return Err(ToolOutput::libtmux_error("invalid capture_since cursor: no cursor of this broker has this value (unknown, expired, or made before the broker restarted); omit it to start again. Nothing was sent to tmux.".to_string())),
         },
-        _ => resolve(session, &args.pane).await?.id,
+        _ => selected_pane(session, &args.pane).await?.id,
     };
     let unlimited = |v: Option<i64>| v.map_or(u64::MAX, |n| n as u64);
     let out = capture_since::call(
         session,
         capture_since::Args {
-            pane_id: crate::toolkit::ids::PaneId(pane_id.clone()),
+            pane_id: crate::toolkit::target::ids::PaneId(pane_id.clone()),
             cursor,
             max_lines: Some(unlimited(max_lines)),
             max_bytes: Some(unlimited(max_bytes)),
@@ -133,7 +135,7 @@ mod tests {
 
     #[test]
     fn args_decode_every_property_and_null_limits_as_no_limit() {
-        let decode = |v: Value| crate::toolkit::typed::decode::<Args>(&v).unwrap();
+        let decode = |v: Value| crate::toolkit::call::args::decode::<Args>(&v).unwrap();
         let a = decode(json!({}));
         assert_eq!(
             (a.max_lines, a.max_bytes),
@@ -147,6 +149,9 @@ mod tests {
             (None, Some(10), Some("c"))
         );
         assert!(a.pane.targeted());
-        crate::toolkit::typed::assert_every_property_decoded::<Args>(&input_schema(), json!({}));
+        crate::toolkit::call::args::assert_every_property_decoded::<Args>(
+            &input_schema(),
+            json!({}),
+        );
     }
 }

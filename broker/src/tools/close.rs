@@ -6,13 +6,14 @@
 //! holds it, without `--allow-self`.
 
 use crate::session::Session;
-use crate::toolkit::act;
-use crate::toolkit::confirm::{self, Ask};
-use crate::toolkit::entity_refs::AnyRef;
-use crate::toolkit::envelope;
-use crate::toolkit::refs::{self, Kind};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{data_schema_of, input_of, ExitZero, Observed};
+use crate::toolkit::acting::tmux_command;
+use crate::toolkit::call::confirm::{self, Ask};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action;
+use crate::toolkit::schemas::derived::{data_schema_of, input_of, ExitZero, Observed};
+use crate::toolkit::seed::envelope;
+use crate::toolkit::seed::mutation;
+use crate::toolkit::target::references::{AnyRef, Kind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,7 +51,7 @@ struct Closed {
 }
 
 fn output_schema() -> Value {
-    refs::output_schema(data_schema_of::<Closed>())
+    mutation::output_schema(data_schema_of::<Closed>())
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -60,30 +61,30 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, ask: &Ask, args: Args) -> Result<ToolOutput, ToolOutput> {
     let broker = &session.broker;
-    let target = refs::resolve(session, args.target.parts()).await?;
+    let target = mutation::target(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
-        return Err(refs::self_denied(match target.kind {
+        return Err(mutation::self_denied(match target.kind {
             Kind::Pane => "Closing",
             Kind::Window => "Closing this window would close",
             Kind::Session => "Closing this session would close",
         }));
     }
     if target.panes.len() >= target.all_panes {
-        return Err(refs::policy_denied(&format!(
+        return Err(envelope::policy_denied(&format!(
             "{} {} holds every remaining pane of the tmux server; closing it would end the server, which tmux_close never does. Nothing was sent.",
             target.kind.as_str(),
             target.id
         )));
     }
     let command = target.kind.kill_command();
-    let question = act::ending("Close", &target);
+    let question = action::ending("Close", &target);
     confirm::ask(ask, "tmux_close", &question, |m| {
-        refs::policy_denied(&format!("{m} Nothing was sent."))
+        envelope::policy_denied(&format!("{m} Nothing was sent."))
     })
     .await?;
-    refs::run_mutation(broker, &[command, "-t", &target.id]).await?;
-    refs::refresh_after(broker).await;
-    Ok(envelope::ok_typed(
+    mutation::run_mutation(broker, &[command, "-t", &target.id]).await?;
+    tmux_command::refresh_after(broker).await;
+    Ok(envelope::ok(
         "tmux_close",
         &Closed {
             target: AnyRef::new(target.kind, &target.id, &broker.identity.generation),

@@ -5,7 +5,7 @@
 //!   directly; a one-element argv is wrapped as `/usr/bin/env -- argv0`, so tmux
 //!   never hands it to `$SHELL -c`.
 //! * Names and `cwd` are format-expanded by tmux: `#` is doubled. Every string
-//!   is also protected against tmux's `;` command splitting (`refs::literal_arg`).
+//!   is also protected against tmux's `;` command splitting (`quote::literal_arg`).
 //! * `cwd` must be an existing, accessible directory on this host; a relative
 //!   path is taken relative to the agent's relay process (its cwd), never the
 //!   broker's.
@@ -14,12 +14,14 @@
 //!   in visible parents.
 
 use crate::session::Session;
-use crate::toolkit::entity_refs::{AnyRef, SessionRef};
-use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::launch::{self, Create, Program, Side};
-use crate::toolkit::refs::{self, Kind, INT_MAX, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{data_schema_of, input_of, Observed, Unobserved};
+use crate::toolkit::acting::launch::{self, Create, Program, Side};
+use crate::toolkit::acting::tmux_command::{self, Delivery};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::schemas::derived::{data_schema_of, input_of, Observed, Unobserved};
+use crate::toolkit::schemas::patterns::{self, INT_MAX, NO_NUL};
+use crate::toolkit::seed::envelope;
+use crate::toolkit::seed::mutation;
+use crate::toolkit::target::references::{self, AnyRef, Kind, SessionRef};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -45,9 +47,9 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 enum Args {
     #[schemars(extend("additionalProperties" = false))]
     Session {
-        #[schemars(length(min = 1), regex(pattern = refs::NO_CONTROL))]
+        #[schemars(length(min = 1), regex(pattern = patterns::NO_CONTROL))]
         name: String,
-        #[schemars(length(min = 1), regex(pattern = refs::NO_CONTROL))]
+        #[schemars(length(min = 1), regex(pattern = patterns::NO_CONTROL))]
         window_name: Option<String>,
         #[schemars(range(min = 1, max = INT_MAX))]
         width: Option<u32>,
@@ -59,7 +61,7 @@ enum Args {
     #[schemars(extend("additionalProperties" = false))]
     Window {
         parent: SessionRef,
-        #[schemars(length(min = 1), regex(pattern = refs::NO_CONTROL))]
+        #[schemars(length(min = 1), regex(pattern = patterns::NO_CONTROL))]
         name: String,
         #[schemars(range(max = INT_MAX))]
         index: Option<u32>,
@@ -69,7 +71,7 @@ enum Args {
     },
     #[schemars(extend("additionalProperties" = false))]
     Pane {
-        parent: refs::PaneRef,
+        parent: references::PaneRef,
         direction: Direction,
         size: Option<Size>,
         focus: Option<bool>,
@@ -126,12 +128,12 @@ struct Created {
 }
 
 fn output_schema() -> Value {
-    refs::output_schema(data_schema_of::<Created>())
+    mutation::output_schema(data_schema_of::<Created>())
 }
 
 fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
     launch::resolve_cwd(session, cwd)
-        .map_err(|why| refs::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
+        .map_err(|why| envelope::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -147,7 +149,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     };
     let argv_in: Vec<&str> = program.argv.iter().map(String::as_str).collect();
     if argv_in.first().is_none_or(|a| a.is_empty()) {
-        return Err(refs::invalid_input(
+        return Err(envelope::invalid_input(
             "argument /argv/0: the program must be a non-empty string. Nothing was sent.",
         ));
     }
@@ -163,7 +165,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let tail = launch::program_tail(cwd.as_deref(), env, Program::Argv(&argv_in));
     let cmd = what.argv(expected, tail);
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
-    let printed = refs::run_mutation(broker, &argv).await?;
+    let printed = mutation::run_mutation(broker, &argv).await?;
     created(session, &printed, expected, cwd.as_deref()).await
 }
 
@@ -180,7 +182,7 @@ async fn creation(session: &Session, args: &Args) -> Result<(Create, &'static [K
             ..
         } => {
             if session.scope != Scope::Server {
-                return Err(refs::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent."));
+                return Err(envelope::policy_denied("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions. Nothing was sent."));
             }
             let what = Create::Session {
                 name: Some(name.clone()),
@@ -197,7 +199,7 @@ async fn creation(session: &Session, args: &Args) -> Result<(Create, &'static [K
             focus,
             ..
         } => {
-            let parent = refs::resolve(session, parent.parts()).await?;
+            let parent = mutation::target(session, parent.parts()).await?;
             let what = Create::Window {
                 session: parent.id.clone(),
                 index: index.map(i64::from),
@@ -213,7 +215,7 @@ async fn creation(session: &Session, args: &Args) -> Result<(Create, &'static [K
             focus,
             ..
         } => {
-            let parent = refs::resolve(session, parent.parts()).await?;
+            let parent = mutation::target(session, parent.parts()).await?;
             let side = match direction {
                 Direction::Horizontal => Side::Right,
                 Direction::Vertical => Side::Below,
@@ -250,29 +252,27 @@ async fn created(
             .map(|(id, k)| AnyRef::new(*k, id, generation))
             .collect()
     });
-    refs::refresh_after(broker).await;
+    tmux_command::refresh_after(broker).await;
     let Some(created) = parsed else {
-        return Err(envelope::mutation_error(
+        return Err(envelope::error(
             "transport_error",
             "tmux reported success but printed no recognisable ids for what it created; it may exist.",
             Delivery::Observed,
-            Vec::new(),
         ));
     };
     if let Some(why) =
         launch::started_elsewhere(cwd, printed, ids.last().copied().unwrap_or_default())
     {
-        return Err(envelope::mutation_error(
+        return Err(envelope::error_with_created(
             "transport_error",
             &format!("{why}; close it or use it as it is."),
-            Delivery::Observed,
             created
                 .iter()
                 .map(|r| serde_json::to_value(r).expect("a reference serializes"))
                 .collect(),
         ));
     }
-    Ok(envelope::ok_typed(
+    Ok(envelope::ok(
         "tmux_create",
         &Created {
             entity: created[0].clone(),

@@ -12,11 +12,11 @@
 //! default `tools/list` has no room left in its context budget.
 
 use crate::session::Session;
-use crate::toolkit::enrolled::{self, ShellRecord, HOW_TO_ENROLL};
-use crate::toolkit::ids::PaneId;
-use crate::toolkit::read;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::pane_read;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::shell::enrolled::{self, ShellRecord, HOW_TO_ENROLL};
+use crate::toolkit::target::ids::PaneId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -53,7 +53,7 @@ struct Args {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Commands {
     generation: String,
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     pane_id: String,
     shell: ShellRecord,
     commands: Vec<CommandRecord>,
@@ -91,7 +91,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let pane = read::resolve(
+    let pane = pane_read::pane(
         session,
         &args.pane_id,
         tmux_mcp_engine::observe::Freshness::Cached,

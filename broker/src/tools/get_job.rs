@@ -5,9 +5,9 @@
 //! job stays readable for `crate::jobs::DONE_TTL`.
 
 use crate::session::Session;
-use crate::toolkit::job::{self as run_command, JobView};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::shell::job::{self as run_command, JobView};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -21,7 +21,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("Collect a run_command job: running, done (exit status and output) or lost.")
 .details("Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first), with its paneId and command; jobId while running, output's counts only when something was dropped. Finished jobs are kept 600 s. Read-only; sends nothing to tmux.")
-.listed(crate::toolkit::spec::Listed::With("run_command"))
+.listed(crate::toolkit::call::spec::Listed::With("run_command"))
 .sample(|_| json!({"jobId": "0123456789abcdef0123456789abcdef"}));
 
 #[derive(Deserialize, JsonSchema)]

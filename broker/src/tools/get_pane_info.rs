@@ -4,13 +4,13 @@
 //! and `list_sessions` records), all cut to the agent's scope. One table read.
 
 use crate::session::Session;
-use crate::toolkit::ids::PaneId;
-use crate::toolkit::read;
-use crate::toolkit::records::{
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::pane_read;
+use crate::toolkit::records::graph::{
     self, Full, Graph, LeanPane, PaneRecord, SessionRecord, WindowRecord,
 };
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::PaneId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -40,10 +40,10 @@ struct Info {
     /// Absent: server; session: this agent sees only the sessions of the
     /// caller's pane.
     #[serde(
-        default = "records::server_scope",
-        skip_serializing_if = "records::is_server_scope"
+        default = "graph::server_scope",
+        skip_serializing_if = "graph::is_server_scope"
     )]
-    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     pane: Pane,
     /// The window's `list_windows` record (`detail: full` only).
@@ -87,7 +87,7 @@ impl JsonSchema for Pane {
 struct LeanInfo {
     #[serde(flatten)]
     pane: LeanPane,
-    #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::WINDOW_ID))]
     window_id: String,
     window_name: String,
     pid: u32,
@@ -103,8 +103,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     // A fresh read; the errors (unknown pane with a hint, out of scope) are
-    // the family's (read::resolve).
-    let pane = read::resolve(
+    // the family's (pane_read::pane).
+    let pane = pane_read::pane(
         session,
         &args.pane_id,
         tmux_mcp_engine::observe::Freshness::Fresh,
@@ -129,7 +129,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         &[],
         session.generation(),
     );
-    let Some(window) = records::window_records(session, &g, None)
+    let Some(window) = graph::window_records(session, &g, None)
         .into_iter()
         .find(|w| w.id == pane.window_id)
     else {
@@ -138,7 +138,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             args.pane_id
         )));
     };
-    let sessions: Vec<SessionRecord> = records::session_records(session, &g)
+    let sessions: Vec<SessionRecord> = graph::session_records(session, &g)
         .into_iter()
         .filter(|s| pane.in_session(&s.id))
         .collect();
@@ -167,7 +167,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         Some(Full::Full) => Info {
             generation: session.generation().to_string(),
             scope: session.scope,
-            pane: Pane::Full(Box::new(records::pane_record(session, &pane))),
+            pane: Pane::Full(Box::new(graph::pane_record(session, &pane))),
             window: Some(window),
             sessions: Some(sessions),
         },
@@ -175,7 +175,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             generation: session.generation().to_string(),
             scope: session.scope,
             pane: Pane::Lean(Box::new(LeanInfo {
-                pane: records::lean_pane(session, &pane, false),
+                pane: graph::lean_pane(session, &pane, false),
                 window_id: pane.window_id.clone(),
                 window_name: pane.window_name.clone(),
                 pid: pane.pid,

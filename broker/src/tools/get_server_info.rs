@@ -5,9 +5,10 @@
 //! the result says they are unavailable, and why.
 
 use crate::session::Session;
-use crate::toolkit::records::{clients, Clients};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of, NoArgs};
+use crate::toolkit::call::args::NoArgs;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::graph::{clients, Clients};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
@@ -34,14 +35,14 @@ struct Info {
     server_start_time: u64,
     /// Absent: server; session: only the sessions of the caller's pane.
     #[serde(
-        default = "crate::toolkit::records::server_scope",
-        skip_serializing_if = "crate::toolkit::records::is_server_scope"
+        default = "crate::toolkit::records::graph::server_scope",
+        skip_serializing_if = "crate::toolkit::records::graph::is_server_scope"
     )]
-    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     /// The caller's own pane; absent when the agent runs outside tmux.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String", regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(with = "String", regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     caller_pane_id: Option<String>,
     /// The sessions the caller's pane is in; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -84,7 +85,7 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
         broker: BrokerInfo {
             pid: std::process::id(),
             access: broker.registry.access(),
-            sessions_open: broker.sessions_open(),
+            sessions_open: session.daemon.sessions_open(),
         },
         clients,
     };

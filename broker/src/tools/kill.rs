@@ -7,15 +7,15 @@
 
 use crate::guarded;
 use crate::session::Session;
-use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::arrange::{Killed, KilledRef};
-use crate::toolkit::confirm::{self, Ask};
-use crate::toolkit::entity_refs::{SessionRef, WindowRef};
-use crate::toolkit::envelope::Delivery;
-use crate::toolkit::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
-use crate::toolkit::refs::PaneRef;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::confirm::{self, Ask};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action::{self, SelfRule};
+use crate::toolkit::libtmux::arrange::{Killed, KilledRef};
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::{Generation, Guarded, PaneId, SessionId, WindowId};
+use crate::toolkit::target::references::{PaneRef, SessionRef, WindowRef};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -99,11 +99,11 @@ async fn call<R: KilledRef>(
     ask: &Ask,
     a: &dyn Guarded,
 ) -> Result<ToolOutput, ToolOutput> {
-    let t = act::target(session, a.id(), a.generation(), SelfRule::Never).await?;
+    let t = action::target_under(session, a.id(), a.generation(), SelfRule::Never).await?;
     // The same rule as tmux_close: the server's last panes are never killed,
     // since tmux exits with them.
     if t.panes.len() >= t.all_panes {
-        return Err(act::error(
+        return Err(wording::action_error(
             &format!("{} {} holds every remaining pane of the tmux server; killing it would end the server, which these tools never do.", t.kind.as_str(), t.id),
             Delivery::NotSent,
         ));
@@ -111,11 +111,11 @@ async fn call<R: KilledRef>(
     let command = t.kind.kill_command();
     let name = t.name().map(str::to_string);
     let tool = format!("kill_{}", t.kind.as_str());
-    confirm::ask(ask, &tool, &act::ending("Kill", &t), |m| {
-        act::error(m, Delivery::NotSent)
+    confirm::ask(ask, &tool, &action::ending("Kill", &t), |m| {
+        wording::action_error(m, Delivery::NotSent)
     })
     .await?;
-    act::run(session, &[command, "-t", &t.id]).await?;
+    action::run(session, &[command, "-t", &t.id]).await?;
     let generation = session.generation();
     // A session's windows that are linked into another session as well stay;
     // when the table cannot be read back, every pane it held is reported.

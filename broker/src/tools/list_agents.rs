@@ -8,13 +8,13 @@
 //! hook-refusing capture of the visible screen, matched against the CLI's rule
 //! table (`tmux_mcp_engine::agents`), whose rows name the CLI version they
 //! were checked against. No row matching is `unknown`, never a guess.
-//! The finding and judging is `crate::toolkit::agent_panes`'s, which `wait_for_agent` shares.
+//! The finding and judging is `crate::toolkit::events::agent_panes`'s, which `wait_for_agent` shares.
 
 use crate::session::Session;
-use crate::toolkit::agent_panes::{survey, Agent};
-use crate::toolkit::ids::SessionFilter;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::events::agent_panes::{survey, Agent};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::SessionFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -10,10 +10,10 @@
 //! the default `tools/list` has no room left in its context budget.
 
 use crate::session::Session;
-use crate::toolkit::ids::SessionFilter;
-use crate::toolkit::records::{self, ClientRecord};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
+use crate::toolkit::records::graph::{self, ClientRecord};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::SessionFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -57,7 +57,7 @@ struct ListedClient {
     client: ClientRecord,
     /// The pane the client shows: the active pane of its session's current
     /// window (`null` if the table read has none).
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     pane_id: Option<String>,
 }
 
@@ -66,9 +66,9 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let (snap, g) = records::graph(session).await?;
-    let only = records::session_filter(&g, args.session.as_deref())?;
-    let found = records::clients(session, &snap.server.version).await;
+    let (snap, g) = graph::fresh(session).await?;
+    let only = graph::session_filter(&g, args.session.as_deref())?;
+    let found = graph::clients(session, &snap.server.version).await;
     let clients: Vec<ListedClient> = found
         .attached
         .into_iter()

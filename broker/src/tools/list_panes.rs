@@ -1,7 +1,7 @@
 //! `list_panes` (libtmux family): every pane this session may see: where it is
 //! placed, what runs in it, its size; paged by pane id (a page stays within
 //! tens of kB on a server of 1,000 panes). Each record lean (the default,
-//! `records::LeanPane`: what the text line says, for the clients that give
+//! `graph::LeanPane`: what the text line says, for the clients that give
 //! their model only the structured content), whole (`detail: full`, the
 //! record graph's `PaneRecord`: references, process generation, every
 //! placement) or brief (lean, from a brief table read).
@@ -10,10 +10,12 @@
 //! is what is serialized, and the output schema is derived from it.
 
 use crate::session::Session;
-use crate::toolkit::ids::SessionFilter;
-use crate::toolkit::records::{self, lean_pane, pane_record as record, LeanPane, PaneRecord};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::graph::{
+    self, lean_pane, pane_record as record, LeanPane, PaneRecord,
+};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::SessionFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -33,7 +35,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 .details("List tmux panes, each as {id, at, size, command, cwd}: `at` is where it is placed, `session:window.pane` (one per session), size `WIDTHxHEIGHT`; `active: true` marks its window's active pane, and dead, deadStatus, state (exited, dead, untracked; absent while running), processNote and shell (its enrolled shell) appear only when they say something. The server's generation and, when the agent runs in tmux, callerPaneId are given once per result. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, window id and name, title, pid, process generation and state, history size, every placement (session id and name, window index, whether it is the current window), isCallerPane. `detail: brief`: {id, at, command, cwd} and what is not at its default, from a cheaper table read. Read-only.")
 .sample(|_| json!({}));
 
-use crate::toolkit::paging::{self, PAGE_MAX};
+use crate::toolkit::records::paging::{self, PAGE_MAX};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -46,7 +48,7 @@ struct Args {
     #[schemars(range(min = 1, max = PAGE_MAX))]
     limit: usize,
     /// A page's nextCursor.
-    cursor: Option<crate::toolkit::ids::PaneId>,
+    cursor: Option<crate::toolkit::target::ids::PaneId>,
 }
 
 // A listing's records: lean (absent: `Normal`), whole or brief (not a doc
@@ -73,20 +75,20 @@ struct Listing {
     /// Absent: server (every pane of the server); session: only the sessions
     /// of the caller's pane.
     #[serde(
-        default = "records::server_scope",
-        skip_serializing_if = "records::is_server_scope"
+        default = "graph::server_scope",
+        skip_serializing_if = "graph::is_server_scope"
     )]
-    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     /// The caller's own pane; absent when the agent runs outside tmux.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String", regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(with = "String", regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     caller_pane_id: Option<String>,
     panes: Vec<Record>,
     /// Panes that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     next_cursor: Option<String>,
 }
 

@@ -8,8 +8,9 @@
 //! server by its `key` and add remote hosts (`host`).
 
 use crate::session::Session;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of, NoArgs};
+use crate::toolkit::call::args::NoArgs;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;

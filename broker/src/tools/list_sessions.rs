@@ -4,17 +4,17 @@
 //! summary an agent can read before anything else: how
 //! many panes each session has, which are busy (their foreground program is
 //! not a shell) and which are dead, with totals over the server. Derived from
-//! the registry snapshot through the record graph of `records` (one
+//! the registry snapshot through the record graph of `records::graph` (one
 //! derivation of sessions and windows from placements), so a session-scoped
 //! agent sees only its own sessions.
 
 use crate::session::Session;
-use crate::toolkit::records::{
-    self, graph, session_records as records, Full, LeanSession, SessionRecord,
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::graph::{
+    self, fresh, session_records as records, Full, LeanSession, SessionRecord,
 };
-use crate::toolkit::shells;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::shell::shells;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -25,7 +25,7 @@ use tmux_mcp_engine::registry::{Pane, Placement};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "list_sessions",
     Annotations::read_only("List sessions"),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Listing>,
     run,
 )
@@ -46,14 +46,14 @@ struct Listing {
     /// Absent: server (every session of the server); session: only the
     /// sessions of the caller's pane.
     #[serde(
-        default = "records::server_scope",
-        skip_serializing_if = "records::is_server_scope"
+        default = "graph::server_scope",
+        skip_serializing_if = "graph::is_server_scope"
     )]
-    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     /// The caller's own pane; absent when the agent runs outside tmux.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String", regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(with = "String", regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     caller_pane_id: Option<String>,
     /// Over every visible pane, each counted once.
     #[serde(flatten)]
@@ -152,13 +152,13 @@ struct SessionPanes {
 struct Totals {
     pane_count: u64,
     /// Absent: 0.
-    #[serde(default, skip_serializing_if = "records::is_zero")]
+    #[serde(default, skip_serializing_if = "graph::is_zero")]
     busy_count: u64,
     /// Absent: 0.
-    #[serde(default, skip_serializing_if = "records::is_zero")]
+    #[serde(default, skip_serializing_if = "graph::is_zero")]
     dead_count: u64,
     /// Absent: 0.
-    #[serde(default, skip_serializing_if = "records::is_zero")]
+    #[serde(default, skip_serializing_if = "graph::is_zero")]
     attended_count: u64,
 }
 
@@ -270,7 +270,7 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let (snap, g) = graph(session).await?;
+    let (snap, g) = fresh(session).await?;
     let visible: Vec<_> = session.visible(&snap).collect();
     let watched = watched(session, &snap.server.version).await;
     let (totals, mut per) = count(visible.iter().map(|p| p.as_ref()), watched);

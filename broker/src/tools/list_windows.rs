@@ -1,18 +1,17 @@
 //! `list_windows` (libtmux family): every tmux window this agent may see, with
 //! its size, pane count and the sessions it is linked into (cut to the
-//! agent's scope): lean records by default (`records::LeanWindow`), the whole
+//! agent's scope): lean records by default (`graph::LeanWindow`), the whole
 //! ones (reference, layout, active pane, links) with `detail: full`. Optionally only the windows of one session;
 //! paged like `list_panes` (`paging`), and like it a page reads only the
 //! sessions that hold it in full. Derived from the registry snapshot through
-//! `records::Graph`.
+//! `graph::Graph`.
 
 use crate::session::Session;
-use crate::toolkit::ids::{SessionFilter, WindowId};
-use crate::toolkit::paging::{self, PAGE_MAX};
-use crate::toolkit::records::{self};
-use crate::toolkit::records::{Full, LeanWindow, WindowRecord, Windows as Graphed};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::graph::{self, Full, LeanWindow, WindowRecord, Windows as Graphed};
+use crate::toolkit::records::paging::{self, PAGE_MAX};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::{SessionFilter, WindowId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -54,16 +53,16 @@ struct Listing {
     /// Absent: server (every window of the server); session: only the
     /// sessions of the caller's pane.
     #[serde(
-        default = "records::server_scope",
-        skip_serializing_if = "records::is_server_scope"
+        default = "graph::server_scope",
+        skip_serializing_if = "graph::is_server_scope"
     )]
-    #[schemars(with = "crate::toolkit::wire_schemas::Scope")]
+    #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
     windows: Windows,
     /// Windows that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::WINDOW_ID))]
     next_cursor: Option<String>,
 }
 
@@ -157,8 +156,8 @@ fn select(
     snap: &Snapshot,
     args: &Args,
 ) -> Result<paging::Page<WindowRecord>, ToolOutput> {
-    let g = records::graph_of(session, snap);
-    let only = records::session_filter(&g, args.session.as_deref())?;
+    let g = graph::of(session, snap);
+    let only = graph::session_filter(&g, args.session.as_deref())?;
     let w = Graphed::of(session, &g);
     let page = paging::page(
         w.ids(only.as_deref()),

@@ -4,7 +4,7 @@
 //!
 //! [`call`] takes the tool from `CATALOG`, checks that the session may use
 //! it, validates the arguments against its enforced input schema
-//! (`toolkit::validate`), then runs it. Resources read through
+//! (`toolkit::call::validate`), then runs it. Resources read through
 //! [`read_through`].
 //!
 //! Architecture invariant: no tool module names another tool module
@@ -55,9 +55,12 @@ mod wait_for_idle;
 mod wait_for_text;
 
 use crate::session::Session;
-use crate::toolkit::spec::{Call, Family, Listed, Progress, Tier, ToolOutput, ToolSpec, Toolset};
-use crate::toolkit::validate::Validator;
-use crate::toolkit::{confirm, envelope};
+use crate::toolkit::call::confirm;
+use crate::toolkit::call::spec::{
+    Call, Family, Listed, Progress, Tier, ToolOutput, ToolSpec, Toolset,
+};
+use crate::toolkit::call::validate::Validator;
+use crate::toolkit::seed::envelope;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
@@ -273,7 +276,7 @@ pub async fn call(
     ask: confirm::Ask,
 ) -> ToolOutput {
     session
-        .broker
+        .daemon
         .tool_calls
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let Some(t) = spec_in(session.toolset, name) else {
@@ -282,7 +285,7 @@ pub async fn call(
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {
-            Family::Seed => t.refusal(envelope::policy_denied_because(&format!(
+            Family::Seed => t.answer(envelope::policy_denied(&format!(
                 "{why}. Nothing was sent to tmux."
             ))),
             Family::Libtmux => {
@@ -292,7 +295,7 @@ pub async fn call(
     }
     if let Err(problem) = validate_in(session.toolset, name, &args) {
         return match t.family {
-            Family::Seed => t.refusal(envelope::invalid_input(&problem)),
+            Family::Seed => t.answer(envelope::invalid_input(&problem)),
             Family::Libtmux => ToolOutput::libtmux_error(format!(
                 "Invalid arguments for {name}: {problem}. Nothing was sent to tmux."
             )),
@@ -316,7 +319,7 @@ mod tests {
     /// its own input schema accepts (the hook trap calls each with it).
     #[test]
     fn every_tool_is_declared_whole() {
-        use crate::toolkit::spec::Sample;
+        use crate::toolkit::call::spec::Sample;
         let s = Sample {
             pane: "%0",
             generation: "0123456789abcdef0123456789abcdef",

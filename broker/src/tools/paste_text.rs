@@ -19,19 +19,20 @@
 //! still brackets correctly: `-p` decides inside tmux).
 
 use crate::session::Session;
-use crate::toolkit::act;
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::paste::{paste, LineEnding};
-use crate::toolkit::refs::{PaneRef, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action;
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::patterns::NO_NUL;
+use crate::toolkit::target::ids::{Generation, PaneId};
+use crate::toolkit::target::references::PaneRef;
+use crate::toolkit::typing::paste::{paste, LineEnding};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "paste_text",
     Annotations::mutating("Paste text into a pane", false),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Pasted>,
     run,
 )
@@ -78,8 +79,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
-    let flags = act::pane_flags(session, &target.id, &["#{bracket_paste_flag}"]).await?;
+    let target = action::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
+    let flags = action::pane_flags(session, &target.id, &["#{bracket_paste_flag}"]).await?;
     let bracketed = match flags[0] {
         Some(true) => Bracketed::On,
         Some(false) => Bracketed::Off,

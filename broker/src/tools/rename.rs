@@ -8,15 +8,15 @@
 
 use crate::guarded;
 use crate::session::Session;
-use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::arrange::Name;
-use crate::toolkit::arrange::{self, SessionAction, WindowAction};
-use crate::toolkit::ids::{Generation, Guarded, SessionId, WindowId};
-use crate::toolkit::refs::{self, Kind};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action::{self, SelfRule};
+use crate::toolkit::libtmux::arrange::{self, Name, SessionAction, WindowAction};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::{Generation, Guarded, SessionId, WindowId};
+use crate::toolkit::target::references::Kind;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tmux_mcp_core::tmux::quote;
 
 pub const RENAME_SESSION: ToolSpec = ToolSpec::new(
     "rename_session",
@@ -75,9 +75,9 @@ async fn rename(
     asked: &str,
     command: &str,
 ) -> Result<ToolOutput, ToolOutput> {
-    let t = act::target(session, a.id(), a.generation(), SelfRule::Allowed).await?;
-    let name = refs::format_arg(asked);
-    act::run(session, &[command, "-t", &t.id, "--", &name]).await?;
+    let t = action::target_under(session, a.id(), a.generation(), SelfRule::Allowed).await?;
+    let name = quote::format_arg(asked);
+    action::run(session, &[command, "-t", &t.id, "--", &name]).await?;
     let after = arrange::read_back(session, &format!("ran {command}")).await?;
     let generation = session.generation().to_string();
     if t.kind == Kind::Session {

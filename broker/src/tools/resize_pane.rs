@@ -7,13 +7,14 @@
 //! the result reports the size tmux actually gave.
 
 use crate::session::Session;
-use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::arrange::{self, PaneAction};
-use crate::toolkit::envelope::Delivery;
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::refs::INT_MAX;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action::{self, SelfRule};
+use crate::toolkit::libtmux::arrange::{self, PaneAction};
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::schemas::patterns::INT_MAX;
+use crate::toolkit::target::ids::{Generation, PaneId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -87,7 +88,7 @@ fn commands(
     let modes =
         usize::from(sized) + usize::from(a.adjust.is_some()) + usize::from(a.zoom.is_some());
     if modes != 1 {
-        return Err(act::error("Arguments width/height, adjust, zoom: give exactly one of them (width and height may go together).", Delivery::NotSent));
+        return Err(wording::action_error("Arguments width/height, adjust, zoom: give exactly one of them (width and height may go together).", Delivery::NotSent));
     }
     let base = || vec!["resize-pane".to_string(), "-t".into(), pane.to_string()];
     if sized {
@@ -137,7 +138,7 @@ fn commands(
 async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     // Argument conflicts are refused before the target is even read.
     commands(&a, &a.pane_id, false, true)?;
-    let t = act::target(
+    let t = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),
@@ -145,7 +146,7 @@ async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     )
     .await?;
     let Some(pane) = t.pane() else {
-        return Err(act::error(
+        return Err(wording::action_error(
             &format!("{} is not a pane.", t.id),
             Delivery::NotSent,
         ));
@@ -153,7 +154,7 @@ async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     let (cmds, what) = commands(&a, &t.id, pane.window_zoomed, pane.active)?;
     for cmd in &cmds {
         let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
-        act::run(session, &argv).await?;
+        action::run(session, &argv).await?;
     }
     let after = arrange::read_back(session, "resized the pane").await?;
     let now = after.pane(session, &t.id)?;

@@ -7,13 +7,14 @@
 //! generation.
 
 use crate::session::Session;
-use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::arrange::{self, PaneAction, ProgramArgs};
-use crate::toolkit::confirm::{self, Ask};
-use crate::toolkit::envelope::Delivery;
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::confirm::{self, Ask};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action::{self, SelfRule};
+use crate::toolkit::libtmux::arrange::{self, PaneAction, ProgramArgs};
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::{Generation, PaneId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -53,7 +54,7 @@ async fn call(
     a: Args,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, _) = arrange::program_tail(session, raw, &a.program)?;
-    let t = act::target(
+    let t = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),
@@ -61,13 +62,13 @@ async fn call(
     )
     .await?;
     let Some(pane) = t.pane() else {
-        return Err(act::error(
+        return Err(wording::action_error(
             &format!("{} is not a pane.", t.id),
             Delivery::NotSent,
         ));
     };
     if !pane.dead && !a.kill {
-        return Err(act::error(
+        return Err(wording::action_error(
             &format!("Pane {} still runs {} (pid {}); respawning it would kill that process. Pass kill: true to kill it and respawn.", t.id, pane.command, pane.pid),
             Delivery::NotSent,
         ));
@@ -82,7 +83,7 @@ async fn call(
     let argv: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let question = format!(
         "Respawn pane {}? {}; then {} starts there.",
-        act::pane_line(pane),
+        action::pane_line(pane),
         if pane.dead {
             "It is dead"
         } else {
@@ -91,10 +92,10 @@ async fn call(
         a.program.describe()
     );
     confirm::ask(ask, "respawn_pane", &question, |m| {
-        act::error(m, Delivery::NotSent)
+        wording::action_error(m, Delivery::NotSent)
     })
     .await?;
-    act::run(session, &argv).await?;
+    action::run(session, &argv).await?;
     let after = arrange::read_back(session, "respawned the pane").await?;
     let now = after.pane(session, &t.id)?;
     let text = format!(

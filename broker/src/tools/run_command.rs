@@ -28,21 +28,22 @@
 
 use crate::jobs::{admit, prune, Job, JobState, Jobs, RUNNING_TTL};
 use crate::session::Session;
-use crate::toolkit::act;
-use crate::toolkit::enrolled::{self, ShellRecord};
-use crate::toolkit::envelope::Delivery;
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::job::{for_run_command, lookup, summary, view, JobView};
-use crate::toolkit::shell_line;
-use crate::toolkit::shell_run;
-use crate::toolkit::shells::{self, Syntax};
-use crate::toolkit::spec::{
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{
     reporting, Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec,
 };
-use crate::toolkit::typed::schema_of;
-use crate::toolkit::typed_job::{self, JobDir, Limits, TypedJob};
-use crate::toolkit::typed_line;
-use crate::toolkit::typing::{self, Input};
+use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::shell::enrolled::{self, ShellRecord};
+use crate::toolkit::shell::job::{for_run_command, lookup, summary, view, JobView};
+use crate::toolkit::shell::shell_line;
+use crate::toolkit::shell::shell_run;
+use crate::toolkit::shell::shells::{self, Syntax};
+use crate::toolkit::shell::typed_job::{self, JobDir, Limits, TypedJob};
+use crate::toolkit::shell::typed_line;
+use crate::toolkit::target::ids::{Generation, PaneId};
+use crate::toolkit::typing::keystrokes::{self, Input};
 use serde::Deserialize;
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::registry::Pane;
@@ -52,7 +53,7 @@ use tokio::sync::watch;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "run_command",
     Annotations::mutating("Run a command in a pane's shell", false),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<JobView>,
     run,
 )
@@ -74,7 +75,7 @@ struct Args {
     /// completes, CR submits.
     #[schemars(
         length(min = 1, max = 16384),
-        regex(pattern = crate::toolkit::refs::NO_CONTROL_BUT_LF)
+        regex(pattern = crate::toolkit::schemas::patterns::NO_CONTROL_BUT_LF)
     )]
     command: String,
     // Capped at the request timeout (the result says so).
@@ -118,7 +119,7 @@ async fn call(
         .unwrap_or((session.request_timeout_seconds * 1000.0) as u64);
     let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
     let timeout_ms = asked_ms.min(cap_ms);
-    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
+    let target = action::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
     let pane = target.panes[0].clone();
     // An enrolled shell is asked, not typed into (a run of another
     // agent's in it is waited for, so this comes before the checks of
@@ -136,7 +137,7 @@ async fn call(
         .await);
     }
     let (shell, syntax) = typed_line::shell_of(&pane.command).map_err(|why| {
-        act::error(
+        wording::action_error(
             &format!(
                 "Pane {} is not at a shell prompt run_command can type into: {why}",
                 pane.id
@@ -145,15 +146,15 @@ async fn call(
         )
     })?;
     if pane.in_mode != 0 {
-        return Err(act::error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent));
+        return Err(wording::action_error(&format!("Pane {} is in copy mode (or another mode); the typed line would not reach its shell.", pane.id), Delivery::NotSent));
     }
-    if act::pane_flags(session, &pane.id, &["#{alternate_on}"]).await?[0] != Some(false) {
-        return Err(act::error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
+    if action::pane_flags(session, &pane.id, &["#{alternate_on}"]).await?[0] != Some(false) {
+        return Err(wording::action_error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
     }
     let owner = session.owner();
     let id = tmux_mcp_core::sys::random_hex(16);
     if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
-        return Err(act::error(&why, Delivery::NotSent));
+        return Err(wording::action_error(&why, Delivery::NotSent));
     }
     let job = typed_run(session, &pane, (shell, syntax), &args, &id, owner).await?;
     Ok(answer(
@@ -186,7 +187,7 @@ async fn typed_run(
     // that no longer exists (its redirection fails, so nothing runs), never
     // a terminal someone else may hold by then.
     let (mirror, out) = dir.open_terminal(pane).map_err(|e| {
-        act::error(
+        wording::action_error(
             &format!("Could not open the terminal the command's output is shown through ({e}); nothing was typed."),
             Delivery::NotSent,
         )
@@ -194,7 +195,7 @@ async fn typed_run(
     let link_word = typed_line::shell_path(&dir.link().to_string_lossy(), syntax);
     let script = typed_line::script(&mirror.marker_format(), &link_word, shell, syntax);
     mirror.preload(&script).map_err(|e| {
-        act::error(
+        wording::action_error(
             &format!("Could not prepare the terminal the command's output is shown through ({e}); nothing was typed."),
             Delivery::NotSent,
         )
@@ -204,13 +205,13 @@ async fn typed_run(
     // process, or a shell started inside it).
     let shell_pid = typed_job::foreground_pid(pane.pid);
     if let Some(why) = typed_line::syntax_error(shell_pid, syntax, &line).await {
-        return Err(act::error(
+        return Err(wording::action_error(
             &format!("The command does not parse in the pane's shell ({shell}): {why}. Nothing was typed into pane {}.", pane.id),
             Delivery::NotSent,
         ));
     }
     if shell == "zsh" && typed_line::zsh_has_comment(shell_pid, &args.command).await {
-        return Err(act::error(
+        return Err(wording::action_error(
             &format!("The command holds a comment (`# …`), which an interactive zsh runs as words unless its INTERACTIVE_COMMENTS option is set (off by default), where the parse check reads a comment: pane {}'s shell could mean something else. Remove the comment, or enroll the shell (tmux-mcp shell-init zsh), which tells its options.", pane.id),
             Delivery::NotSent,
         ));
@@ -223,7 +224,7 @@ async fn typed_run(
     } else {
         &line
     };
-    let mut commands = typing::commands(&pane.id, Input::Text(rest));
+    let mut commands = keystrokes::commands(&pane.id, Input::Text(rest));
     commands.push(vec![
         "send-keys".into(),
         "-t".into(),
@@ -231,8 +232,8 @@ async fn typed_run(
         "Enter".into(),
     ]);
     let started = Instant::now();
-    if let Err((_, f)) = typing::deliver(session, &commands).await {
-        return Err(act::error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
+    if let Err((_, f)) = keystrokes::deliver(session, &commands).await {
+        return Err(wording::action_error(&format!("Typing the command line failed part way (the pane's shell received its first space and perhaps more): {}", f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
     }
     let (tx, rx) = watch::channel(None);
     let job = TypedJob {
@@ -273,11 +274,11 @@ async fn enrolled_run(
     progress: Option<&Progress>,
 ) -> ToolOutput {
     if pane.in_mode != 0 {
-        return act::error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
+        return wording::action_error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
     }
     if let Some(syntax) = shells::kind(&sh.name).1 {
         if let Some(why) = typed_line::syntax_error(Some(sh.pid), syntax, &args.command).await {
-            return act::error(
+            return wording::action_error(
                 &format!(
                     "The command does not parse in the pane's shell ({}): {why}.",
                     sh.name
@@ -288,7 +289,7 @@ async fn enrolled_run(
     }
     let owner = session.owner();
     if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
-        return act::error(&why, Delivery::NotSent);
+        return wording::action_error(&why, Delivery::NotSent);
     }
     let id = tmux_mcp_core::sys::random_hex(16);
     let run = match shell_run::start(
@@ -301,8 +302,13 @@ async fn enrolled_run(
     .await
     {
         Ok(r) => r,
-        // act::error says itself whether anything was sent.
-        Err(e) => return act::error(e.message.trim_end_matches(" Nothing was sent."), e.delivery),
+        // wording::action_error says itself whether anything was sent.
+        Err(e) => {
+            return wording::action_error(
+                e.message.trim_end_matches(" Nothing was sent."),
+                e.delivery,
+            )
+        }
     };
     let started = Instant::now();
     let (tx, rx) = watch::channel(None);
@@ -358,7 +364,7 @@ async fn answer(
                 v.job_id = Some(id.clone());
                 ToolOutput::typed(&v, summary(&v))
             }
-            None => act::error(
+            None => wording::action_error(
                 &format!("Job {id} vanished right after it was started."),
                 Delivery::Observed,
             ),
@@ -380,7 +386,7 @@ pub async fn wait_job(
 ) -> ToolOutput {
     let id = id.to_string();
     let Some(rx) = session.jobs.lock().get(&id).map(|j| j.finish.clone()) else {
-        return act::error(
+        return wording::action_error(
             &format!("No job {id} for this session."),
             Delivery::Observed,
         );
@@ -400,7 +406,7 @@ pub async fn wait_job(
     let v = {
         let mut table = session.jobs.lock();
         let Some(job) = table.get(&id) else {
-            return act::error("The job vanished.", Delivery::Observed);
+            return wording::action_error("The job vanished.", Delivery::Observed);
         };
         let v = view(job, &id);
         // A blocking call that got the result has collected the job.

@@ -16,12 +16,12 @@
 //! and keeps each pane's last matches; the batch takes any range and `-J`.
 
 use crate::session::Session;
-use crate::toolkit::records;
-use crate::toolkit::search::{
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::graph;
+use crate::toolkit::records::search::{
     build_regex, page, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
 };
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::schemas::derived::schema_of;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -31,7 +31,7 @@ use tmux_mcp_engine::registry::{numeric_id, Pane};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "search_panes",
     Annotations::read_only("Search panes"),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Found>,
     run,
 )
@@ -50,7 +50,7 @@ struct Args {
     regex: bool,
     #[serde(default = "yes")]
     match_case: bool,
-    session: Option<crate::toolkit::ids::SessionFilter>,
+    session: Option<crate::toolkit::target::ids::SessionFilter>,
     /// History lines above the screen to search too.
     ///
     /// Clamped to the result-line ceiling.
@@ -107,7 +107,7 @@ struct Found {
     panes_matched: usize,
     /// Panes with more matching lines than maxMatchesPerPane (the rest dropped).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(inner(regex(pattern = crate::toolkit::ids::PANE_ID)))]
+    #[schemars(inner(regex(pattern = crate::toolkit::target::ids::PANE_ID)))]
     panes_truncated: Vec<String>,
     /// Panes not captured because an after-capture-pane hook is set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -141,7 +141,7 @@ fn is_zero_i64(n: &i64) -> bool {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Match {
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     pane_id: String,
     /// `session:window.pane`, one per session the pane is placed in.
     at: Vec<String>,
@@ -169,8 +169,8 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let re = matcher(&args)?;
-    let (snap, g) = records::graph(session).await?;
-    let only = records::session_filter(&g, args.session.as_deref())?;
+    let (snap, g) = graph::fresh(session).await?;
+    let only = graph::session_filter(&g, args.session.as_deref())?;
     // Candidates as this agent sees them (scope-cut placements), by (session, window index, pane index).
     let mut candidates: Vec<Pane> = session
         .visible(&snap)

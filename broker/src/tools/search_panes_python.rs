@@ -10,7 +10,7 @@
 //! after the page), `total_panes_matched`, `offset`, `limit`.
 //!
 //! The mechanism is ours, not the reference's: the search is the default
-//! `search_panes`'s engine (`toolkit::search::search_panes`: guarded,
+//! `search_panes`'s engine (`toolkit::records::search::search_panes`: guarded,
 //! hook-refusing captures, the agent's scope, the matching budget of bytes,
 //! lines and time, at most 200 panes); this module picks the candidates and
 //! translates. The reference's "fast path" (`list-panes -f '#{C/i:PATTERN}'`)
@@ -20,13 +20,13 @@
 //! format expansion (`Registry::expand_format`).
 
 use crate::session::Session;
-use crate::toolkit::python::{check_socket, nullable, ServerArg};
-use crate::toolkit::records;
-use crate::toolkit::search::{
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::python::{check_socket, nullable, ServerArg};
+use crate::toolkit::records::graph;
+use crate::toolkit::records::search::{
     self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
 };
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{nullable_input_of, schema_of};
+use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,7 +58,7 @@ struct Found {
     /// or a bound of the search (see the text).
     truncated: bool,
     /// The matched panes after this page (call again with a larger offset).
-    #[schemars(inner(regex(pattern = crate::toolkit::ids::PANE_ID)))]
+    #[schemars(inner(regex(pattern = crate::toolkit::target::ids::PANE_ID)))]
     truncated_panes: Vec<String>,
     /// Matched panes in all (before paging).
     total_panes_matched: usize,
@@ -71,7 +71,7 @@ struct Found {
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct PaneContentMatch {
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     pane_id: String,
     /// Left edge column, 0-based and window-relative (`null`: the pane was gone when its geometry was read).
     pane_left: Option<i64>,
@@ -87,11 +87,11 @@ struct PaneContentMatch {
     pane_tty: String,
     pane_current_command: String,
     pane_current_path: String,
-    #[schemars(regex(pattern = crate::toolkit::ids::WINDOW_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::WINDOW_ID))]
     window_id: String,
     window_name: String,
     /// The session searched, else the pane's first session this agent sees.
-    #[schemars(regex(pattern = crate::toolkit::ids::SESSION_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::SESSION_ID))]
     session_id: String,
     session_name: String,
     /// The last matching lines, top to bottom.
@@ -134,7 +134,7 @@ struct Args {
     session_name: Option<String>,
     /// Only the panes of this session (e.g. '$1'); wins over session_name.
     #[serde(default)]
-    #[schemars(regex(pattern = crate::toolkit::ids::SESSION_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::SESSION_ID))]
     session_id: Option<String>,
     /// true: case-sensitive.
     #[serde(default)]
@@ -184,10 +184,10 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         ))
     })?;
     check_socket(session, &args.server)?;
-    let (snap, g) = records::graph(session).await?;
+    let (snap, g) = graph::fresh(session).await?;
     let only = match (args.session_id.as_deref(), args.session_name.as_deref()) {
-        (Some(id), _) => Some(records::resolve_session(&g, "session_id", id)?),
-        (None, Some(name)) => Some(records::resolve_session(&g, "session_name", name)?),
+        (Some(id), _) => Some(graph::resolve_session(&g, "session_id", id)?),
+        (None, Some(name)) => Some(graph::resolve_session(&g, "session_name", name)?),
         (None, None) => None,
     };
     // Candidates as this agent sees them (scope-cut placements), by pane id.
@@ -516,7 +516,7 @@ mod tests {
             json!({ "pattern": "x" }),
             json!({ "pattern": "x", "limit": null, "content_start": -10, "max_matched_lines_per_pane": 2.0 }),
         );
-        let d: Args = crate::toolkit::typed::decode(&a).unwrap();
+        let d: Args = crate::toolkit::call::args::decode(&a).unwrap();
         assert_eq!(
             (
                 d.regex,
@@ -529,9 +529,9 @@ mod tests {
             ),
             (false, false, 50, Some(500), 0, None, None)
         );
-        let n: Args = crate::toolkit::typed::decode(&b).unwrap();
+        let n: Args = crate::toolkit::call::args::decode(&b).unwrap();
         assert_eq!((n.limit, n.content_start, n.per_pane), (None, Some(-10), 2));
-        crate::toolkit::typed::assert_every_property_decoded::<Args>(
+        crate::toolkit::call::args::assert_every_property_decoded::<Args>(
             &input_schema(),
             json!({ "pattern": "x" }),
         );

@@ -4,11 +4,11 @@
 //! fresh table. Selecting the agent's own pane or window is harmless to it.
 
 use crate::session::Session;
-use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::arrange::{self, PaneAction, WindowAction};
-use crate::toolkit::ids::{Generation, PaneId, WindowId};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action::{self, SelfRule};
+use crate::toolkit::libtmux::arrange::{self, PaneAction, WindowAction};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::{Generation, PaneId, WindowId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -55,28 +55,28 @@ fn run_select_window(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = act::target(
+    let t = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),
         SelfRule::Allowed,
     )
     .await?;
-    act::run(session, &["select-pane", "-t", &t.id]).await?;
+    action::run(session, &["select-pane", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the pane").await?;
     let text = format!("Pane {} is the active pane of its window.", t.id);
     after.pane_action(session, &t.id, text)
 }
 
 async fn select_window(session: &Session, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = act::target(
+    let t = action::target_under(
         session,
         &a.window_id,
         a.generation.as_deref(),
         SelfRule::Allowed,
     )
     .await?;
-    act::run(session, &["select-window", "-t", &t.id]).await?;
+    action::run(session, &["select-window", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the window").await?;
     let out = WindowAction {
         generation: session.generation().to_string(),

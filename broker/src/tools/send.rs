@@ -18,11 +18,14 @@
 //! effects `unknown`).
 
 use crate::session::Session;
-use crate::toolkit::envelope;
-use crate::toolkit::refs::{self, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{data_schema_of, input_of, ExitZero, Observed};
-use crate::toolkit::typing::{commands, deliver, Input};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::schemas::derived::{data_schema_of, input_of, ExitZero, Observed};
+use crate::toolkit::schemas::patterns::NO_NUL;
+use crate::toolkit::seed::envelope;
+use crate::toolkit::seed::mutation;
+use crate::toolkit::target::references;
+use crate::toolkit::typing::keystrokes::{commands, deliver, Input};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -42,7 +45,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    target: refs::PaneRef,
+    target: references::PaneRef,
     input: SendInput,
 }
 
@@ -72,7 +75,7 @@ crate::constant!(DispatchOnly, "dispatch_only");
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Sent {
-    target: refs::PaneRef,
+    target: references::PaneRef,
     delivery: Observed,
     client_exit_status: ExitZero,
     /// tmux accepted the input; whether a program read it is not observed.
@@ -80,7 +83,7 @@ struct Sent {
 }
 
 fn output_schema() -> Value {
-    refs::output_schema(data_schema_of::<Sent>())
+    mutation::output_schema(data_schema_of::<Sent>())
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -88,13 +91,13 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    let target = refs::resolve(session, args.target.parts()).await?;
+    let target = mutation::target(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
-        return Err(refs::self_denied("Typing into"));
+        return Err(mutation::self_denied("Typing into"));
     }
     let pane = &target.panes[0];
     if pane.dead {
-        return Err(refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), envelope::Delivery::NotSent));
+        return Err(envelope::error("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it); nothing would read the input. Nothing was sent.", pane.id), Delivery::NotSent));
     }
     let what = match &args.input {
         SendInput::Text { text } => Input::Text(text),
@@ -103,13 +106,13 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let commands = commands(&target.id, what);
     if let Err((landed, f)) = deliver(session, &commands).await {
         if landed == 0 {
-            return Err(f.envelope());
+            return Err(mutation::failed(&f));
         }
         // Earlier pieces landed: say so, whatever this one's delivery was.
-        return Err(refs::fail(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), envelope::Delivery::Observed));
+        return Err(envelope::error(f.code, &format!("Piece {} of {} failed after {landed} piece(s) were delivered, so the pane received part of the input. {}", landed + 1, commands.len(), f.message), Delivery::Observed));
     }
-    let target = refs::PaneRef::new(&target.id, &session.broker.identity.generation);
-    Ok(envelope::ok_typed(
+    let target = references::PaneRef::new(&target.id, &session.broker.identity.generation);
+    Ok(envelope::ok(
         "tmux_send",
         &Sent {
             target,

@@ -1,27 +1,29 @@
 //! `send_keys` (libtmux family, mutating): tmux key names (`keys`) or text
 //! (`text`, literal by default) into one pane, optionally followed by Enter.
 //!
-//! The typing itself is `tmux_send`'s ([`typing::commands`]): `--` ends the flags
+//! The typing itself is `tmux_send`'s ([`keystrokes::commands`]): `--` ends the flags
 //! so a leading `-` is a key name or text, a trailing `;` is escaped so tmux
 //! never splits the command there, and a long input goes as several commands
 //! that each fit one tmux message. Enter is a separate `send-keys Enter` (the
 //! Enter *key*, CR), because inside `-l` the word "Enter" would be typed as text.
 
 use crate::session::Session;
-use crate::toolkit::act;
-use crate::toolkit::envelope::Delivery;
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::refs::{PaneRef, NO_NUL};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
-use crate::toolkit::typing::{self, Input};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::patterns::NO_NUL;
+use crate::toolkit::target::ids::{Generation, PaneId};
+use crate::toolkit::target::references::PaneRef;
+use crate::toolkit::typing::keystrokes::{self, Input};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "send_keys",
     Annotations::mutating("Send keys to a pane", false),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Sent>,
     run,
 )
@@ -76,13 +78,13 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let keys_as_text;
     let (input, keys, characters) = match (&args.keys, &args.text) {
         (Some(_), Some(_)) => {
-            return Err(act::error(
+            return Err(wording::action_error(
                 "Give keys or text, not both.",
                 Delivery::NotSent,
             ))
         }
         (None, None) if !args.enter => {
-            return Err(act::error(
+            return Err(wording::action_error(
                 "Give keys, text, or enter: true.",
                 Delivery::NotSent,
             ))
@@ -96,14 +98,14 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         (None, None) => (None, 0, 0),
     };
     if args.literal.is_some() && args.text.is_none() {
-        return Err(act::error(
+        return Err(wording::action_error(
             "literal applies to text only (keys are always key names).",
             Delivery::NotSent,
         ));
     }
-    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
+    let target = action::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
     let mut commands = input
-        .map(|i| typing::commands(&target.id, i))
+        .map(|i| keystrokes::commands(&target.id, i))
         .unwrap_or_default();
     if args.enter {
         commands.push(vec![
@@ -113,11 +115,11 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             "Enter".into(),
         ]);
     }
-    if let Err((landed, f)) = typing::deliver(session, &commands).await {
+    if let Err((landed, f)) = keystrokes::deliver(session, &commands).await {
         if landed == 0 {
-            return Err(act::failed(&f));
+            return Err(wording::failed(&f));
         }
-        return Err(act::error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
+        return Err(wording::action_error(&format!("Command {} of {} failed after {landed} were delivered, so the pane received part of the input: {}", landed + 1, commands.len(), f.message.trim_end_matches(" Nothing was sent.")), Delivery::Observed));
     }
     let sent = Sent {
         pane: PaneRef::new(&target.id, session.generation()),

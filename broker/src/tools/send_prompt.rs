@@ -6,7 +6,7 @@
 //! for part of it: Gemini CLI 0.61.0 turns an Enter that comes within 30 ms of
 //! the previous key into a new line. So: the agent must be waiting for input
 //! with an empty input box (its table's `waiting_for_input`, else nothing is
-//! sent); the text is pasted through a private buffer (`toolkit::paste`, as
+//! sent); the text is pasted through a private buffer (`toolkit::typing::paste`, as
 //! `paste_text` pastes; bracketed, since every CLI we know turns bracketed
 //! paste on), which makes it one message; Enter is pressed only once the screen shows the draft and
 //! the terminal has been quiet for a moment; then the submission is verified:
@@ -15,15 +15,15 @@
 //! clear error; nothing is pressed twice.
 
 use crate::session::Session;
-use crate::toolkit::act;
-use crate::toolkit::agent_panes::{agent_of, AgentWatch};
-use crate::toolkit::agent_panes::{Agent, StateName};
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::paste::{paste, LineEnding};
-use crate::toolkit::refs::NO_NUL;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
-use crate::toolkit::typing::{commands, deliver, Input};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
+use crate::toolkit::libtmux::action;
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::patterns::NO_NUL;
+use crate::toolkit::target::ids::{Generation, PaneId};
+use crate::toolkit::typing::keystrokes::{commands, deliver, Input};
+use crate::toolkit::typing::paste::{paste, LineEnding};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "send_prompt",
     Annotations::mutating("Send a prompt to a coding agent", false),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Prompted>,
     run,
 )
@@ -114,7 +114,7 @@ async fn call(
     args: Args,
     progress: Option<Progress>,
 ) -> Result<ToolOutput, ToolOutput> {
-    let target = act::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
+    let target = action::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
     let id = target.id.clone();
     let pane = target.panes[0].clone();
     let (alive, found) = agent_of(session, &pane).await?;
@@ -147,7 +147,7 @@ async fn call(
     let enter = ["Enter".to_string()];
     let entered_at = Instant::now();
     if let Err((_, f)) = deliver(session, &commands(&id, Input::Keys(&enter))).await {
-        return Err(act::failed(&f));
+        return Err(wording::failed(&f));
     }
     let (agent, submit_seen_ms) = submitted(session, &mut watch, &id, draft, entered_at).await?;
     let out = Prompted {

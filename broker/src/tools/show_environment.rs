@@ -9,11 +9,12 @@
 //! environment, or tell an unset variable from an empty one.
 
 use crate::session::Session;
-use crate::toolkit::ids::SessionFilter;
-use crate::toolkit::options::{context, escaped_note, expand_keys, ContextRecord, NamedValue};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::input_of;
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::options::{
+    context, escaped_note, expand_keys, ContextRecord, NamedValue,
+};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::SessionFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -27,7 +28,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("Read tmux environment variables, globally or as a session sees them (names with an upper-case letter).")
 .details("Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.")
-.listed(crate::toolkit::spec::Listed::OptIn)
+.listed(crate::toolkit::call::spec::Listed::OptIn)
 .sample(|_| json!({"names": ["PATH"]}));
 
 #[derive(Deserialize, JsonSchema)]

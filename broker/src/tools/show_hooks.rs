@@ -5,11 +5,10 @@
 //! broker never sets or changes a hook.
 
 use crate::session::Session;
-use crate::toolkit::ids::{PaneId, SessionFilter, WindowId};
-use crate::toolkit::options::{context, escaped_note, ContextKind, ContextRecord};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::input_of;
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::options::{context, escaped_note, ContextKind, ContextRecord};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::{PaneId, SessionFilter, WindowId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -23,7 +22,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("The tmux hooks set globally or on a session, window or pane.")
 .details("List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.")
-.listed(crate::toolkit::spec::Listed::OptIn)
+.listed(crate::toolkit::call::spec::Listed::OptIn)
 .sample(|_| json!({}));
 
 #[derive(Deserialize, JsonSchema)]

@@ -19,11 +19,12 @@
 //! pane), filtered to the id asked for; no context means the global values.
 
 use crate::session::Session;
-use crate::toolkit::ids::{PaneId, SessionFilter, WindowId};
-use crate::toolkit::options::{context, escaped_note, expand_keys, ContextRecord, NamedValue};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::input_of;
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::options::{
+    context, escaped_note, expand_keys, ContextRecord, NamedValue,
+};
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::target::ids::{PaneId, SessionFilter, WindowId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -37,7 +38,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("Read tmux option values, globally or as a session, window or pane sees them; a flag reads 1 or 0.")
 .details("Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window (its active pane) or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.")
-.listed(crate::toolkit::spec::Listed::OptIn)
+.listed(crate::toolkit::call::spec::Listed::OptIn)
 .sample(|s| json!({"names": ["status", "history-limit"], "pane": s.pane}));
 
 /// The one-word options (no `-`) of tmux 3.3a–3.7c; every other table option

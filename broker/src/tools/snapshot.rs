@@ -11,11 +11,12 @@
 //! session whose view covers the one that made it (`retention`).
 
 use crate::session::Session;
-use crate::toolkit::criteria::{self, Entity};
-use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::records::Graph;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::data_schema_of;
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::records::criteria::{self, Entity};
+use crate::toolkit::records::graph::Graph;
+use crate::toolkit::schemas::derived::data_schema_of;
+use crate::toolkit::seed::envelope;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -69,7 +70,7 @@ fn criteria_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 fn input_schema() -> Value {
-    crate::toolkit::typed::input_of::<Args>()
+    crate::toolkit::schemas::derived::input_of::<Args>()
 }
 
 /// What every page of one result repeats; retained with the records.
@@ -220,7 +221,7 @@ fn next_page(session: &Session, cursor: &str, started: f64) -> ToolOutput {
     ) else {
         return stale_cursor();
     };
-    envelope::ok_typed(
+    envelope::ok(
         "tmux_snapshot",
         &page(header, items, p.records.len(), key, offset, started, 0),
     )
@@ -296,7 +297,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     items.truncate(limit);
     let first = page(header, items, total, &key, 0, started, reads);
     let shown = first.items.len();
-    let mut out = envelope::ok_typed("tmux_snapshot", &first);
+    let mut out = envelope::ok("tmux_snapshot", &first);
     out.text = format!(
         "tmux_snapshot {}: {shown} record(s); structuredContent contains the result.",
         entity.as_str()

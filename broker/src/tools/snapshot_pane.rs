@@ -4,9 +4,9 @@
 //! are not an atomic snapshot.
 
 use crate::session::Session;
-use crate::toolkit::contracts;
-use crate::toolkit::read;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::pane_read;
+use crate::toolkit::schemas::contracts;
 use serde_json::{json, Value};
 use std::cmp::Ordering;
 use tmux_mcp_engine::lines::{
@@ -230,11 +230,11 @@ fn run(c: Call<'_>) -> CallFuture<'_> {
 
 pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let id = args.pane_id.as_str();
-    let pane = read::resolve(session, id, observe::Freshness::Fresh).await?;
+    let pane = pane_read::pane(session, id, observe::Freshness::Fresh).await?;
     let limit = effective_result_lines(args.max_lines);
     // What the agent sees of the pane's placements is cut to its scope.
     let Some(seen) = session.scoped(&pane).map(std::borrow::Cow::into_owned) else {
-        return Err(read::observe_failure(
+        return Err(pane_read::observe_failure(
             id,
             &tmux_mcp_engine::observe::ObserveError::OutOfScope,
         ));
@@ -267,13 +267,13 @@ pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutpu
                     .any(|s| s.starts_with('$') && session.sees_session(s)),
                 decode_lines(&out),
             ),
-            Err(e) => return Err(read::observe_failure(id, &e)),
+            Err(e) => return Err(pane_read::observe_failure(id, &e)),
         }
     } else {
         let attended = is_attended(&seen);
         let (_, out) = observe::capture_range(&session.broker, pane, None, None, true)
             .await
-            .map_err(|e| read::observe_failure(id, &e))?;
+            .map_err(|e| pane_read::observe_failure(id, &e))?;
         (attended, decode_lines(&out))
     };
     let (view, line) = pane_view(&seen, session.is_caller(&seen.id), attended);
@@ -306,7 +306,7 @@ mod tests {
 
     #[test]
     fn args_derive_the_contract() {
-        let mut derived = crate::toolkit::typed::input_of::<Args>();
+        let mut derived = crate::toolkit::schemas::derived::input_of::<Args>();
         derived["$schema"] = serde_json::json!("http://json-schema.org/draft-07/schema#");
         assert_eq!(derived, contracts::snapshot_pane_input());
     }

@@ -6,15 +6,15 @@
 //! session-scoped agent's view, so only a server-scoped one may create one.
 
 use crate::session::Session;
-use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::arrange::Name;
-use crate::toolkit::arrange::{self, ProgramArgs, Spawned};
-use crate::toolkit::envelope::Delivery;
-use crate::toolkit::ids::{Generation, PaneId, SessionId};
-use crate::toolkit::launch::{spawn, Create, Side};
-use crate::toolkit::refs::INT_MAX;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{input_of, schema_of};
+use crate::toolkit::acting::launch::{spawn, Create, Side};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::libtmux::action::{self, SelfRule};
+use crate::toolkit::libtmux::arrange::{self, Name, ProgramArgs, Spawned};
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
+use crate::toolkit::schemas::patterns::INT_MAX;
+use crate::toolkit::target::ids::{Generation, PaneId, SessionId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -155,7 +155,7 @@ async fn create_session(
     a: SessionArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     if session.scope != Scope::Server {
-        return Err(act::error("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions.", Delivery::NotSent));
+        return Err(wording::action_error("With --scope session the agent acts only in its own tmux session, and a new session would be outside it; attach with --scope server to create sessions.", Delivery::NotSent));
     }
     let what = Create::Session {
         name: a.name.as_deref().map(str::to_string),
@@ -183,7 +183,7 @@ async fn create_window(
     a: WindowArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = act::target(
+    let parent = action::target_under(
         session,
         &a.session_id,
         a.generation.as_deref(),
@@ -215,7 +215,7 @@ async fn split_window(
     a: SplitArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = act::target(
+    let parent = action::target_under(
         session,
         &a.pane_id,
         a.generation.as_deref(),

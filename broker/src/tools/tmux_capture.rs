@@ -4,11 +4,12 @@
 //! row splice since that capture.
 
 use crate::session::Session;
-use crate::toolkit::contracts;
-use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::refs::PaneRef;
-use crate::toolkit::screen::{observe_error, scope_json, snapshot_data, ScopeArgs};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::schemas::contracts;
+use crate::toolkit::seed::envelope;
+use crate::toolkit::seed::screen::{observe_error, scope_json, snapshot_data, ScopeArgs};
+use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -28,7 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .seed()
 .description("Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.")
-.listed(crate::toolkit::spec::Listed::OptIn)
+.listed(crate::toolkit::call::spec::Listed::OptIn)
 .sample(|s| json!({"target": json!({"kind": "pane", "id": s.pane, "generation": s.generation})}));
 
 fn stale_cursor(why: &str) -> ToolOutput {
@@ -231,7 +232,7 @@ fn finish(
     text: String,
     retain: Option<(String, CursorEntry, Owner)>,
 ) -> ToolOutput {
-    let out = envelope::ok("tmux_capture", data);
+    let out = envelope::ok("tmux_capture", &data);
     let size = out
         .structured
         .as_ref()

@@ -24,14 +24,17 @@
 //! with that number). The files go when the call ends.
 
 use crate::session::Session;
-use crate::toolkit::enrolled::{self, HOW_TO_ENROLL};
-use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::refs::{self, NO_NUL};
-use crate::toolkit::shell_run::{self, Request, ScriptEnd};
-use crate::toolkit::spec::{
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{
     reporting, Annotations, Call, CallFuture, Listed, Progress, ToolOutput, ToolSpec,
 };
-use crate::toolkit::typed::{data_schema_of, input_of, Observed};
+use crate::toolkit::schemas::derived::{data_schema_of, input_of, Observed};
+use crate::toolkit::schemas::patterns::NO_NUL;
+use crate::toolkit::seed::envelope;
+use crate::toolkit::seed::mutation;
+use crate::toolkit::shell::enrolled::{self, HOW_TO_ENROLL};
+use crate::toolkit::shell::shell_run::{self, Request, ScriptEnd};
+use crate::toolkit::target::references;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -58,7 +61,7 @@ const DEFAULT_OUTPUT: usize = 65_536;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    target: refs::PaneRef,
+    target: references::PaneRef,
     /// The script, run by /bin/sh.
     #[schemars(length(min = 1, max = 65536), regex(pattern = NO_NUL))]
     script: String,
@@ -117,7 +120,7 @@ struct Authorization {
     /// `sha256:` and the hex digest of the script's bytes.
     script_digest: String,
     server_generation: String,
-    #[schemars(regex(pattern = crate::toolkit::ids::PANE_ID))]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     pane_id: String,
     /// The enrolled shell instance (hash of pane, shell pid and name).
     enrollment_generation: String,
@@ -128,7 +131,7 @@ struct Authorization {
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Ran {
-    target: refs::PaneRef,
+    target: references::PaneRef,
     delivery: Observed,
     completion: Completion,
     stdout: Stream,
@@ -137,7 +140,7 @@ struct Ran {
 }
 
 fn output_schema() -> Value {
-    refs::output_schema(data_schema_of::<Ran>())
+    mutation::output_schema(data_schema_of::<Ran>())
 }
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
@@ -312,7 +315,7 @@ async fn call(
 ) -> Result<ToolOutput, ToolOutput> {
     let (pane, shell) = enrolled_target(session, &args).await?;
     let dir = session.broker.marks.dir().map_err(|why| {
-        refs::fail(
+        envelope::error(
             "unsupported",
             &format!("The script cannot be written for the shell: {why}. Nothing was sent."),
             Delivery::NotSent,
@@ -328,7 +331,7 @@ async fn call(
         .min((session.request_timeout_seconds * 1000.0) as u64);
     let id = sys::random_hex(16);
     let files = files(&dir, &pane.id, &id, &args.script, max).map_err(|e| {
-        refs::fail(
+        envelope::error(
             "transport_error",
             &format!("Could not write the script for the shell: {e}. Nothing was sent."),
             Delivery::NotSent,
@@ -357,7 +360,7 @@ async fn call(
     )?;
     let mut files = files;
     let Some((out_pipe, err_pipe)) = files.pipes.as_mut() else {
-        return Err(refs::fail(
+        return Err(envelope::error(
             "observation_lost",
             "The script's output was not read.",
             Delivery::Observed,
@@ -365,7 +368,7 @@ async fn call(
     };
     let ((out, out_over), (err, err_over)) = tokio::join!(out_pipe.finish(), err_pipe.finish());
     if out_over || err_over {
-        return Err(refs::fail(
+        return Err(envelope::error(
             "capacity",
             &format!(
                 "The script wrote more than max_output_bytes ({max}) to {}: the broker stopped reading there, so its writer got SIGPIPE (status {status}). It ran; nothing of its output is returned.",
@@ -377,10 +380,10 @@ async fn call(
     let generation = session.generation().to_string();
     let authorization = authorization(&pane, &shell, id, &args.script, &generation);
     drop(run);
-    Ok(envelope::ok_typed(
+    Ok(envelope::ok(
         "tmux_run",
         &Ran {
-            target: refs::PaneRef::new(&pane.id, &generation),
+            target: references::PaneRef::new(&pane.id, &generation),
             delivery: Observed,
             completion: completion(status),
             stdout: stream(out),
@@ -397,16 +400,16 @@ async fn enrolled_target(
     session: &Session,
     args: &Args,
 ) -> Result<(tmux_mcp_engine::registry::Pane, enrolled::ShellRecord), ToolOutput> {
-    let target = refs::resolve(session, args.target.parts()).await?;
+    let target = mutation::target(session, args.target.parts()).await?;
     if target.holds_caller(session) && !session.allow_self {
-        return Err(refs::self_denied("Running a script in"));
+        return Err(mutation::self_denied("Running a script in"));
     }
     let pane = target.panes[0].clone();
     if pane.dead {
-        return Err(refs::fail("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
+        return Err(envelope::error("stale_target", &format!("Pane {} is dead (its program exited and remain-on-exit keeps it). Nothing was sent.", pane.id), Delivery::NotSent));
     }
     let Some(shell) = enrolled::shell_or_ask(session, &pane).await else {
-        return Err(refs::fail(
+        return Err(envelope::error(
             "unsupported",
             &format!(
                 "Pane {} has no enrolled shell; tmux_run runs only in one. To {HOW_TO_ENROLL}. Nothing was sent.",
@@ -429,7 +432,7 @@ fn not_started(e: shell_run::NotStarted) -> ToolOutput {
         "unavailable" => "unsupported",
         c => c,
     };
-    refs::fail(code, &e.message, e.delivery)
+    envelope::error(code, &e.message, e.delivery)
 }
 
 /// The script's exit status, or the error for a script that outlived the
@@ -437,7 +440,7 @@ fn not_started(e: shell_run::NotStarted) -> ToolOutput {
 fn exit_status(end: ScriptEnd, timeout_ms: u64) -> Result<i32, ToolOutput> {
     match end {
         ScriptEnd::Status(s) => Ok(s),
-        ScriptEnd::TimedOut { stopped, killed } => Err(refs::fail(
+        ScriptEnd::TimedOut { stopped, killed } => Err(envelope::error(
             "deadline",
             &format!(
                 "The script was still running after {timeout_ms} ms; its /bin/sh and every process under it were sent SIGTERM{} ({}).",
@@ -449,7 +452,7 @@ fn exit_status(end: ScriptEnd, timeout_ms: u64) -> Result<i32, ToolOutput> {
             ),
             Delivery::Observed,
         )),
-        ScriptEnd::Lost(why) => Err(refs::fail(
+        ScriptEnd::Lost(why) => Err(envelope::error(
             "observation_lost",
             &format!("The script's end was not seen: {why}."),
             Delivery::Observed,

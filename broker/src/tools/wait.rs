@@ -12,12 +12,13 @@
 //! `observation_lost` (delivery `observed`: the broker saw it happen).
 
 use crate::session::Session;
-use crate::toolkit::envelope::{self, Delivery};
-use crate::toolkit::events::{Event, PaneEvents};
-use crate::toolkit::refs::PaneRef;
-use crate::toolkit::screen::{observe_error, snapshot_data, snapshot_data_schema, ScopeArgs};
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
-use crate::toolkit::typed::{data_schema_of, input_of, Unobserved};
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::events::pane_events::{Event, PaneEvents};
+use crate::toolkit::schemas::derived::{data_schema_of, input_of, Unobserved};
+use crate::toolkit::seed::envelope;
+use crate::toolkit::seed::screen::{observe_error, snapshot_data, snapshot_data_schema, ScopeArgs};
+use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -38,7 +39,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 .seed()
 .description("Wait until a pane's screen contains text or its process exits; returns the capture or the exit.")
 .details("Wait event-driven (tty inotify; typed echo within 250 ms) until an exact pane's screen contains literal text (byte substring across rows) or its tracked process exits. Requires tmux>=3.3 and the Linux pidfd process identity; the pane's process must be alive when the wait starts. timeout 0<t<=60 s (default 5); the deadline is min(timeout, limits.request_timeout_seconds of tmux_capabilities). Returns the matching capture, or the exit observation (exit status is never inferred). Refuses capture after-hooks. Sends progress notifications while waiting when a progressToken is given.")
-.listed(crate::toolkit::spec::Listed::OptIn)
+.listed(crate::toolkit::call::spec::Listed::OptIn)
 .sample(|s| json!({"target": json!({"kind": "pane", "id": s.pane, "generation": s.generation}), "condition": {"type": "screen_contains", "text": "$"}, "timeout": 0.5}));
 
 const MAX_WAIT_SECONDS: f64 = 60.0;
@@ -253,7 +254,7 @@ fn text_seen(
         scope,
         started,
     );
-    let mut out = envelope::ok_typed(
+    let mut out = envelope::ok(
         "tmux_wait",
         &Waited::Text(TextSeen {
             target: pane_ref.clone(),
@@ -279,7 +280,7 @@ fn exit_seen(pane_ref: &PaneRef, process_generation: &str) -> ToolOutput {
         observed_at: sys::monotonic_seconds(),
         exit_status: Unobserved,
     });
-    let mut out = envelope::ok_typed("tmux_wait", &data);
+    let mut out = envelope::ok("tmux_wait", &data);
     out.text = format!(
         "tmux_wait {}: the pane's process exited (exit status not observed)",
         pane_ref.id

@@ -6,17 +6,17 @@
 //! The agent is found once, from the pane's processes (`list_agents`' way);
 //! then each burst of output to the pane's terminal is one guarded capture
 //! judged by the CLI's rule table, as `wait_for_text` reads ([`Watched`] over
-//! `toolkit::events::PaneEvents`): event-driven, nothing polls. The agent's process
+//! `toolkit::events::pane_events::PaneEvents`): event-driven, nothing polls. The agent's process
 //! ending is seen at the next read (its exit writes to the terminal: the
 //! shell's prompt, or the pane closing).
 
 use crate::session::Session;
-use crate::toolkit::act::{self, SelfRule};
-use crate::toolkit::agent_panes::{agent_of, Agent, AgentWatch, StateName};
-use crate::toolkit::events::ClockReport;
-use crate::toolkit::ids::PaneId;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
+use crate::toolkit::events::pane_events::ClockReport;
+use crate::toolkit::libtmux::wording;
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::target::ids::PaneId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -25,7 +25,7 @@ use tmux_mcp_engine::agents::State;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_agent",
     Annotations::read_only("Wait for a coding agent's state"),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Waited>,
     run,
 )
@@ -79,10 +79,7 @@ async fn call(
 ) -> Result<ToolOutput, ToolOutput> {
     let id: &str = &args.pane_id;
     let wanted: Vec<StateName> = args.states.clone().unwrap_or(DEFAULT_STATES.to_vec());
-    let pane = act::target(session, id, None, SelfRule::Allowed)
-        .await?
-        .panes[0]
-        .clone();
+    let pane = wording::target(session, id, None).await?.panes[0].clone();
     let (running, found) = agent_of(session, &pane).await?;
     let exited = |why: &str| Agent::exited(id, &found, why);
     if !running {

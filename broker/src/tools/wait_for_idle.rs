@@ -3,18 +3,17 @@
 //!
 //! Quiet is measured on the pane's terminal with inotify (every `write(2)` of
 //! its programs is an event; see `tty_watch`), from the moment the call starts,
-//! through the same events as `wait_for_text` (`toolkit::events::Watched` over its `PaneEvents`). It reads no pane
+//! through the same events as `wait_for_text` (`toolkit::events::pane_events::Watched` over its `PaneEvents`). It reads no pane
 //! content and sends tmux nothing but the fresh table read that resolves the
 //! pane. Echo by the kernel of typed input (a program reading in cooked mode)
 //! is not a write by the program and does not count as output.
 
 use crate::session::Session;
-use crate::toolkit::events::Event;
-use crate::toolkit::events::{ClockReport, Watched};
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::refs::PaneRef;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::target::ids::{Generation, PaneId};
+use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -22,7 +21,7 @@ use serde_json::json;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_idle",
     Annotations::read_only("Wait for a pane to go quiet"),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Idle>,
     run,
 )

@@ -17,11 +17,11 @@
 //! counts: text already shown matches at once.
 
 use crate::session::Session;
-use crate::toolkit::events::{ClockReport, Event, Watched};
-use crate::toolkit::ids::{Generation, PaneId};
-use crate::toolkit::search::build_regex;
-use crate::toolkit::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
-use crate::toolkit::typed::schema_of;
+use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
+use crate::toolkit::records::search::build_regex;
+use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::target::ids::{Generation, PaneId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -29,7 +29,7 @@ use serde_json::json;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_text",
     Annotations::read_only("Wait for text in a pane"),
-    crate::toolkit::typed::input_of::<Args>,
+    crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Waited>,
     run,
 )

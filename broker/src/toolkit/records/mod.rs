@@ -1,0 +1,9 @@
+//! Reading back the pane table: the record graph ([`graph`]), the criteria
+//! language ([`criteria`]), pages ([`paging`]), options ([`options`]) and
+//! searching panes' text ([`search`]).
+
+pub mod criteria;
+pub mod graph;
+pub mod options;
+pub mod paging;
+pub mod search;

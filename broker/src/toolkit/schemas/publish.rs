@@ -1,0 +1,117 @@
+//! How `tools/list` publishes a tool: its enforced input schema (every
+//! integer bounded), the lean one it lists, its annotations and tier.
+
+use crate::toolkit::call::spec::{ToolSpec, Toolset};
+use crate::toolkit::schemas::derived;
+use serde_json::{json, Value};
+
+/// The `_meta` key of a tool's safety tier in `tools/list`.
+pub const TIER_META: &str = "tmux-mcp/tier";
+
+/// Tools whose input schema is a seed contract, published byte for byte.
+const CONTRACT_INPUTS: &[&str] = &["tmux_capture", "capture_pane", "snapshot_pane"];
+
+impl ToolSpec {
+    /// The input schema as enforced, with every argument's whole description:
+    /// every integer bounded by what the broker can hold, a contract's too
+    /// (so `start: 2^63` is refused naming `start` and its maximum, not by a
+    /// decoder that cannot say which field). The tool's reference shows this one.
+    pub fn full_input_schema(&self) -> Value {
+        let mut schema = (self.input_schema)();
+        derived::bound_integers(&mut schema);
+        schema
+    }
+
+    /// The input schema as published in `tools/list`: the enforced one made
+    /// lean ([`derived::lean_input`]: first paragraphs of descriptions, none of
+    /// the bounds that only say how the broker stores a value). It accepts
+    /// everything the enforced one does, so it stays true; what it leaves out
+    /// is still refused by name. A contract is published as it is.
+    ///
+    /// `additionalProperties: false` and defaults of `false`/`[]`/`{}` are
+    /// left out too ([`derived::open_objects`]: every tool refuses an argument
+    /// it does not know, naming it, so saying so costs each agent's context
+    /// and tells its model nothing it acts on). The Python toolset keeps
+    /// them: it publishes tmux-python/libtmux-mcp's shape.
+    pub fn published_input_schema(&self, toolset: Toolset) -> Value {
+        if CONTRACT_INPUTS.contains(&self.name) {
+            // Byte for byte: only the bounds the broker adds are left out.
+            return (self.input_schema)();
+        }
+        let mut schema = self.full_input_schema();
+        derived::lean_input(&mut schema);
+        if toolset == Toolset::Default {
+            derived::open_objects(&mut schema);
+        }
+        schema
+    }
+}
+
+/// The `tools/list` entry of one tool, as `toolset` publishes it.
+pub fn describe(t: &ToolSpec, toolset: Toolset) -> Value {
+    json!({
+        "name": t.name,
+        "description": t.description,
+        "inputSchema": t.published_input_schema(toolset),
+        "outputSchema": (t.output_schema)(),
+        "annotations": t.published_annotations(),
+        // The tier the broker enforces (from the honest annotations), so a
+        // client can tell it even where the annotations are a seed's verbatim.
+        "_meta": { TIER_META: t.tier().as_str() },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// Nothing published uses a non-standard `format` (schemars writes
+    /// `uint64`, `int32`, `double` …) or a bare boolean subschema.
+    #[test]
+    fn published_schemas_use_standard_keywords_only() {
+        fn walk(tool: &str, path: &str, v: &serde_json::Value, bad: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(f) = m.get("format").and_then(serde_json::Value::as_str) {
+                        if !crate::toolkit::schemas::derived::STANDARD_FORMATS.contains(&f) {
+                            bad.push(format!("{tool} {path}/format = {f}"));
+                        }
+                    }
+                    for key in ["properties", "patternProperties", "$defs"] {
+                        for (name, sub) in m
+                            .get(key)
+                            .and_then(serde_json::Value::as_object)
+                            .into_iter()
+                            .flatten()
+                        {
+                            if sub.is_boolean() {
+                                bad.push(format!(
+                                    "{tool} {path}/{key}/{name} is the boolean schema {sub}"
+                                ));
+                            }
+                        }
+                    }
+                    for (k, sub) in m {
+                        walk(tool, &format!("{path}/{k}"), sub, bad);
+                    }
+                }
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, sub)| walk(tool, &format!("{path}/{i}"), sub, bad)),
+                _ => {}
+            }
+        }
+        let mut bad = Vec::new();
+        for set in [
+            crate::toolkit::call::spec::Toolset::Default,
+            crate::toolkit::call::spec::Toolset::Python,
+        ] {
+            for t in crate::tools::catalog(set) {
+                let listed = super::describe(t, set);
+                walk(t.name, "inputSchema", &listed["inputSchema"], &mut bad);
+                walk(t.name, "outputSchema", &listed["outputSchema"], &mut bad);
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+}

@@ -1,0 +1,7 @@
+//! Finding a target: the ids ([`ids`]), entity references and their
+//! schemas ([`references`]), and the one target resolver ([`resolver`]), which
+//! each family words at its edge (`seed::mutation`, `libtmux::action`).
+
+pub mod ids;
+pub mod references;
+pub mod resolver;
