@@ -411,8 +411,12 @@ impl DirId {
     /// `dir`'s identity if it is a real directory (not a symlink) of this
     /// user's that nobody else may enter (no group or other bits).
     pub fn of_private(dir: &Path) -> Result<DirId, String> {
+        DirId::of_private_to(dir, sys::current_uid())
+    }
+
+    /// [`DirId::of_private`] for a directory that must be `uid`'s.
+    pub fn of_private_to(dir: &Path, uid: u32) -> Result<DirId, String> {
         let md = fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let uid = sys::current_uid();
         if md.file_type().is_symlink() || !md.is_dir() {
             return Err(format!("{} is not a directory", dir.display()));
         }

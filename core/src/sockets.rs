@@ -84,34 +84,14 @@ pub fn socket_dir_entries(dir: &Path, uid: u32) -> Result<Vec<Candidate>, String
 /// Whether `dir` is a real directory of `uid` that neither group nor others
 /// may enter (`lstat`: a symlink is refused, wherever it points).
 fn private_dir(dir: &Path, uid: u32) -> Result<(), String> {
-    let md = match fs::symlink_metadata(dir) {
-        Ok(md) => md,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(format!(
-                "{} does not exist (no server has used it)",
-                dir.display()
-            ))
-        }
-        Err(e) => return Err(format!("{} cannot be inspected: {e}", dir.display())),
-    };
-    if md.file_type().is_symlink() || !md.is_dir() {
-        return Err(format!("{} is not a directory", dir.display()));
+    match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(format!(
+            "{} does not exist (no server has used it)",
+            dir.display()
+        )),
+        Err(e) => Err(format!("{} cannot be inspected: {e}", dir.display())),
+        Ok(_) => crate::paths::DirId::of_private_to(dir, uid).map(|_| ()),
     }
-    if md.uid() != uid {
-        return Err(format!(
-            "{} is owned by uid {}, not by this user (uid {uid})",
-            dir.display(),
-            md.uid()
-        ));
-    }
-    if md.mode() & 0o077 != 0 {
-        return Err(format!(
-            "{} has mode {:o}: others may enter it",
-            dir.display(),
-            md.mode() & 0o7777
-        ));
-    }
-    Ok(())
 }
 
 /// Whether `path` itself (`lstat`) is a socket owned by `uid`.
