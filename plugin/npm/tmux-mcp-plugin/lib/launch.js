@@ -39,7 +39,11 @@ function binary(name) {
 
 module.exports = function launch(name) {
   const file = binary(name);
-  const child = spawn(file, process.argv.slice(2), { stdio: "inherit" });
+  // The handlers first: a signal that comes while spawn() runs (the binary
+  // may be up before it returns) is then forwarded, never node's default
+  // (which would end node and leave the binary running). They run on the
+  // event loop, after `child` is set below.
+  let child = null;
   const handlers = FORWARDED.map((signal) => {
     const handler = () => {
       try {
@@ -51,6 +55,7 @@ module.exports = function launch(name) {
     process.on(signal, handler);
     return [signal, handler];
   });
+  child = spawn(file, process.argv.slice(2), { stdio: "inherit" });
   child.on("error", (err) => fail(`cannot run ${file}: ${err.message}`));
   child.on("exit", (code, signal) => {
     if (signal === null) {
