@@ -93,9 +93,15 @@ impl Marks {
         self.changed.subscribe()
     }
 
-    /// True the first time shell `pid` (started at `start`) is to be asked
-    /// whether it is enrolled: a shell that did not answer is not asked
-    /// again (its pid reused by another process is another shell).
+    /// Whether shell `pid` (started at `start`) was asked whether it is
+    /// enrolled: a shell that did not answer is not asked again (its pid
+    /// reused by another process is another shell).
+    pub fn asked(&self, pid: u32, start: u64) -> bool {
+        self.asked.lock().unwrap().contains(&(pid, start))
+    }
+
+    /// Notes that shell `pid` (started at `start`) is asked; true the first
+    /// time.
     pub fn ask_once(&self, pid: u32, start: u64) -> bool {
         self.asked.lock().unwrap().insert((pid, start))
     }

@@ -92,13 +92,17 @@ pub async fn shell_or_ask(session: &Session, pane: &Pane) -> Option<ShellRecord>
     if let Some(s) = shell(session, &pane.id) {
         return Some(s);
     }
+    // Cheap checks first: a typed run into a shell without the snippet
+    // comes here on every call, the shell asked once already.
     let marks = &session.broker.marks;
-    marks.dir().ok()?;
-    let pid = foreground_shell(pane)?;
+    let pid = crate::toolkit::shell::typed_job::foreground_pid(pane.pid)?;
     let st = process_table::stat(pid).ok()?;
-    if !marks.ask_once(pid, st.start_ticks) {
+    let is_shell = matches!(st.comm.as_str(), "bash" | "zsh" | "fish");
+    if !is_shell || marks.asked(pid, st.start_ticks) || marks.dir().is_err() {
         return None;
     }
+    holds_terminal(&pane.id, &pane.tty, pid, &st.comm).ok()?;
+    marks.ask_once(pid, st.start_ticks);
     let mut changed = marks.changed();
     tmux_mcp_core::sys::signal_urgent(pid).ok()?;
     if st.comm == "bash" {
@@ -116,17 +120,47 @@ pub async fn shell_or_ask(session: &Session, pane: &Pane) -> Option<ShellRecord>
     }
 }
 
-/// The bash, zsh or fish that leads the foreground process group of the
-/// pane's terminal, reading in its line editor (the terminal out of cooked
-/// mode).
-fn foreground_shell(pane: &Pane) -> Option<u32> {
+/// What the kernel says of the pane's terminal: process `pid` (the shell
+/// `name`) has it as its controlling terminal, its process group is the
+/// terminal's foreground (not `vim`, `cat` or an editor it started, whatever
+/// its marks say), and the terminal is out of cooked mode (a line editor
+/// reads, not `read` or a here-document read by a shell without one). `Err`
+/// says which failed. The proof before a chord, and before a shell is asked.
+pub fn holds_terminal(id: &str, tty: &str, pid: u32, name: &str) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let pid = crate::toolkit::shell::typed_job::foreground_pid(pane.pid)?;
-    let st = process_table::stat(pid).ok()?;
-    let device = std::fs::metadata(&pane.tty).ok()?.rdev();
-    let leads = u32::try_from(st.pgrp).ok() == Some(pid) && st.tpgid == st.pgrp;
-    let on_pane = st.tty_nr != 0 && st.tty_nr == device;
-    let editor = matches!(tmux_mcp_engine::mirror::canonical(&pane.tty), Ok(false));
-    (matches!(st.comm.as_str(), "bash" | "zsh" | "fish") && leads && on_pane && editor)
-        .then_some(pid)
+    let st = process_table::stat(pid).map_err(|e| {
+        format!(
+            "the enrolled {} (pid {}) could not be read ({e})",
+            name, pid
+        )
+    })?;
+    let device = std::fs::metadata(tty)
+        .map_err(|e| format!("pane {id}'s terminal {tty} could not be read ({e})"))?;
+    if st.tty_nr == 0 || st.tty_nr != device.rdev() {
+        return Err(format!(
+            "the enrolled {} (pid {}) is not on pane {id}'s terminal {} (a shell of another pane that inherited TMUX_PANE={id}?)",
+            name, pid, tty
+        ));
+    }
+    if st.tpgid != st.pgrp || u32::try_from(st.pgrp).ok() != Some(pid) {
+        let holder = u32::try_from(st.tpgid)
+            .ok()
+            .and_then(|p| process_table::stat(p).ok())
+            .map_or_else(
+                || format!("process group {}", st.tpgid),
+                |p| format!("{:?} (pid {})", p.comm, p.pid),
+            );
+        return Err(format!(
+            "the foreground of pane {id}'s terminal is {holder}, not its enrolled {} (pid {})",
+            name, pid
+        ));
+    }
+    match tmux_mcp_engine::mirror::canonical(tty) {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(format!(
+            "pane {id}'s terminal is in cooked mode: its {} is not reading in its line editor (its prompt is still being drawn, PS1 or a prompt hook still running; or a builtin such as `read` has it)",
+            name
+        )),
+        Err(e) => Err(format!("pane {id}'s terminal mode could not be read ({e})")),
+    }
 }

@@ -105,50 +105,11 @@ fn chord(pane: &str, keys: &str) -> Vec<String> {
 }
 
 /// What the kernel says of the pane's terminal, checked right before the
-/// key chord is sent (the marks are evidence, never the proof): the enrolled
-/// shell's process has the pane's terminal as its controlling terminal, its
-/// process group is the terminal's foreground (not `vim`, `cat` or an editor
-/// it started, whatever its marks say), and the terminal is out of cooked
-/// mode (a line editor reads, not `read` or a here-document read by a shell
-/// without one). `Err` says which failed.
+/// key chord is sent (the marks are evidence, never the proof):
+/// [`enrolled::holds_terminal`] for the enrolled shell. `Err` says which
+/// check failed.
 pub fn shell_holds_terminal(id: &str, tty: &str, shell: &ShellRecord) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    use tmux_mcp_core::platform::process_table;
-    let st = process_table::stat(shell.pid).map_err(|e| {
-        format!(
-            "the enrolled {} (pid {}) could not be read ({e})",
-            shell.name, shell.pid
-        )
-    })?;
-    let device = std::fs::metadata(tty)
-        .map_err(|e| format!("pane {id}'s terminal {tty} could not be read ({e})"))?;
-    if st.tty_nr == 0 || st.tty_nr != device.rdev() {
-        return Err(format!(
-            "the enrolled {} (pid {}) is not on pane {id}'s terminal {} (a shell of another pane that inherited TMUX_PANE={id}?)",
-            shell.name, shell.pid, tty
-        ));
-    }
-    if st.tpgid != st.pgrp || u32::try_from(st.pgrp).ok() != Some(shell.pid) {
-        let holder = u32::try_from(st.tpgid)
-            .ok()
-            .and_then(|p| process_table::stat(p).ok())
-            .map_or_else(
-                || format!("process group {}", st.tpgid),
-                |p| format!("{:?} (pid {})", p.comm, p.pid),
-            );
-        return Err(format!(
-            "the foreground of pane {id}'s terminal is {holder}, not its enrolled {} (pid {})",
-            shell.name, shell.pid
-        ));
-    }
-    match tmux_mcp_engine::mirror::canonical(tty) {
-        Ok(false) => Ok(()),
-        Ok(true) => Err(format!(
-            "pane {id}'s terminal is in cooked mode: its {} is not reading in its line editor (its prompt is still being drawn, PS1 or a prompt hook still running; or a builtin such as `read` has it)",
-            shell.name
-        )),
-        Err(e) => Err(format!("pane {id}'s terminal mode could not be read ({e})")),
-    }
+    enrolled::holds_terminal(id, tty, shell.pid, &shell.name)
 }
 
 /// Hands `request` to the enrolled shell of `pane` (waiting up to `turn`
