@@ -667,6 +667,8 @@ async fn serve_mcp(
         request_timeout_seconds: policy.request_timeout_seconds,
         jobs: daemon.jobs.clone(),
         log: Default::default(),
+        via: hello.via,
+        other_servers: Default::default(),
     });
     daemon.sessions_open.fetch_add(1, Ordering::Relaxed);
     let (r, w) = stream.into_split();

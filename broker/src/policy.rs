@@ -108,7 +108,10 @@ pub fn session_policy(
 ) -> Result<Policy, Refusal> {
     check_hello(hello)?;
     let scope = scope(hello, in_pane)?;
-    let safety = safety(hello, options, defaults)?;
+    let safety = match hello.via {
+        None => safety(hello, options, defaults)?,
+        Some(_) => foreign_safety(hello, options)?,
+    };
     let toolset = toolset(hello, options)?;
     let request_timeout_seconds = request_timeout(options, defaults)?;
     let confirm = confirm(hello, options)?;
@@ -117,6 +120,10 @@ pub fn session_policy(
         .split([',', ' '])
         .filter(|s| !s.is_empty())
         .map(str::to_string);
+    // Naming a tool enables it whatever its tier, except for another server's
+    // agent: its tier is the stricter of two, and a name does not lift it.
+    let within_tier =
+        |n: &String| hello.via.is_none() || tools::spec(n).is_some_and(|t| t.tier() <= safety);
     let enabled = tools::enabled_set(
         safety,
         defaults
@@ -124,7 +131,8 @@ pub fn session_policy(
             .iter()
             .cloned()
             .chain(option_tools)
-            .chain(hello.enable_tools.iter().cloned()),
+            .chain(hello.enable_tools.iter().cloned())
+            .filter(within_tier),
     );
     Ok(Policy {
         scope,
@@ -140,6 +148,11 @@ pub fn session_policy(
 /// `--scope`, else the caller's session when it runs in a pane, else the
 /// server. Session scope without a pane has nothing to see.
 fn scope(hello: &McpHello, in_pane: bool) -> Result<Scope, Refusal> {
+    // Another server's agent never runs in a pane of this one: what it is
+    // given here is the server (its broker refuses session-scoped agents).
+    if hello.via.is_some() {
+        return Ok(Scope::Server);
+    }
     let scope = match hello.scope {
         Some(s) => s,
         None if in_pane => Scope::Session,
@@ -158,6 +171,20 @@ fn safety(hello: &McpHello, options: &ServerRow, defaults: &Defaults) -> Result<
         (None, "") => Ok(defaults.safety),
         (None, opt) => Tier::parse(opt).ok_or_else(|| Refusal::SafetyOption(opt.to_string())),
     }
+}
+
+/// The tier of a session another server's broker opened for its agent
+/// (`hello.via`): the stricter of the agent's own tier (`hello.safety`, which
+/// that broker always sends) and this server's `@mcp-safety`, read-only where
+/// that option is unset: the broker's own `--safety` is for the agents of its
+/// own server, and an agent of another server may change this one only where
+/// the person said so here. A malformed option refuses, as for any session.
+fn foreign_safety(hello: &McpHello, options: &ServerRow) -> Result<Tier, Refusal> {
+    let here = match options.safety_option.trim() {
+        "" => Tier::Readonly,
+        opt => Tier::parse(opt).ok_or_else(|| Refusal::SafetyOption(opt.to_string()))?,
+    };
+    Ok(here.min(hello.safety.unwrap_or(Tier::Readonly)))
 }
 
 /// `--toolset`, else `@mcp-toolset`, else the default spellings.
@@ -553,5 +580,61 @@ mod tests {
             policy(&destructive, true, &unset()).enabled,
             tools::enabled_set(Tier::Destructive, [])
         );
+    }
+
+    /// A session another server's broker opens for its agent: the whole
+    /// server, and the stricter of the agent's tier and this server's
+    /// `@mcp-safety`, read-only while that is unset (the broker's own
+    /// `--safety` does not count for it).
+    #[test]
+    fn another_server_s_agent_gets_the_stricter_tier_read_only_by_default() {
+        let via = |safety| McpHello {
+            via: Some("/tmp/tmux-1/default".into()),
+            safety: Some(safety),
+            scope: Some(Scope::Session),
+            ..Default::default()
+        };
+        let permissive = Defaults {
+            safety: Tier::Destructive,
+            ..DEFAULTS
+        };
+        let p = session_policy(&via(Tier::Destructive), false, &unset(), &permissive).unwrap();
+        assert_eq!((p.safety, p.scope), (Tier::Readonly, Scope::Server));
+        let mutating_here = ServerRow {
+            safety_option: "mutating".into(),
+            ..unset()
+        };
+        let p = policy(&via(Tier::Destructive), false, &mutating_here);
+        assert_eq!(p.safety, Tier::Mutating);
+        let p = policy(&via(Tier::Readonly), false, &mutating_here);
+        assert_eq!(p.safety, Tier::Readonly);
+        let bad = ServerRow {
+            safety_option: "all".into(),
+            ..unset()
+        };
+        assert_eq!(
+            refusal(&via(Tier::Destructive), false, &bad),
+            Refusal::SafetyOption("all".into()).to_string()
+        );
+        // A tool named by the hello does not lift the tier.
+        let destructive_tool = tools::CATALOG
+            .iter()
+            .find(|t| t.tier() == Tier::Destructive)
+            .unwrap()
+            .name
+            .to_string();
+        let named = McpHello {
+            enable_tools: vec![destructive_tool.clone()],
+            ..via(Tier::Destructive)
+        };
+        assert!(!policy(&named, false, &mutating_here)
+            .enabled
+            .contains(&destructive_tool));
+        // Without `via`, the same hello keeps its own tier.
+        let own = McpHello {
+            safety: Some(Tier::Destructive),
+            ..Default::default()
+        };
+        assert_eq!(policy(&own, true, &unset()).safety, Tier::Destructive);
     }
 }

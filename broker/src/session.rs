@@ -52,6 +52,12 @@ pub struct Session {
     pub jobs: Arc<crate::jobs::Jobs>,
     /// Notices for this agent (`notifications/message`) at the level it chose.
     pub log: AgentLog,
+    /// Set when another server's broker opened this session for its agent
+    /// (its hello's `via`: that server's socket).
+    pub via: Option<String>,
+    /// This agent's links to other servers' brokers (a call naming another
+    /// server, `toolkit::call::route`).
+    pub other_servers: crate::peers::Links,
 }
 
 impl Session {

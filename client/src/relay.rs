@@ -76,6 +76,7 @@ pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
         safety: grant.safety,
         toolset: grant.toolset,
         confirm: grant.confirm,
+        via: None,
     });
     let stream = open_session(&sock, &hello)?;
     let relay = Arc::new(Relay {

@@ -7,6 +7,7 @@
 //! Architecture invariant: nothing here knows the engine, MCP or the tools
 //! (this crate depends on neither); the `tmux-mcp` command links only this.
 
+pub mod brokers;
 pub mod feed;
 pub mod hooks;
 pub mod limits;

@@ -81,6 +81,29 @@ pub fn socket_dir_entries(dir: &Path, uid: u32) -> Result<Vec<Candidate>, String
     Ok(out)
 }
 
+/// The socket of `-L` name `name` in tmux's socket directory, checked as
+/// [`in_socket_dir`] checks each entry (the directory private, the entry
+/// itself a socket of this user's); `Err` says why not. A name is one path
+/// component: `.`, `..` and anything with `/` are refused before any file
+/// is looked at.
+pub fn named(name: &str) -> Result<Candidate, String> {
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        return Err("a socket name is one file name (no /, not . or ..)".into());
+    }
+    let dir = paths::tmux_socket_dir();
+    let uid = sys::current_uid();
+    private_dir(&dir, uid)?;
+    let path = dir.join(name);
+    own_socket(&path, uid).map_err(|why| match why.as_str() {
+        w if w.contains("No such file") => format!("no socket {name} in {}", dir.display()),
+        w => format!("{}: {w}", path.display()),
+    })?;
+    Ok(Candidate {
+        key: name.to_string(),
+        path,
+    })
+}
+
 /// Whether `dir` is a real directory of `uid` that neither group nor others
 /// may enter (`lstat`: a symlink is refused, wherever it points).
 fn private_dir(dir: &Path, uid: u32) -> Result<(), String> {

@@ -61,6 +61,13 @@ pub struct McpHello {
     /// (MCP elicitation); `false` leaves it to `@mcp-confirm`.
     #[serde(default)]
     pub confirm: bool,
+    /// Set when the session is opened by another server's broker for one of
+    /// its agents (a tool call naming this server, issue 52): that server's
+    /// socket path. Such a session sees the whole server, and its tier is the
+    /// stricter of `safety` (the agent's own) and this server's
+    /// `@mcp-safety`, read-only when that is unset (broker `policy`).
+    #[serde(default)]
+    pub via: Option<String>,
 }
 
 /// Whose spellings of the libtmux family a session gets: the default
@@ -444,6 +451,7 @@ mod tests {
             safety: Some(Tier::Mutating),
             toolset: None,
             confirm: true,
+            via: None,
         });
         let bytes = encode(&hello).unwrap();
         let back: Hello = read_frame(&mut &bytes[..]).unwrap();

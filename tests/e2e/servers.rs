@@ -26,7 +26,11 @@ fn socket_dir(base: &Path) -> PathBuf {
 /// crate has no uid call of its own).
 fn own_uid() -> u32 {
     use std::os::unix::fs::MetadataExt;
-    let probe = std::env::temp_dir().join(format!("tmcp-uid-{}", std::process::id()));
+    // One name per call: tests run at once, and one's removal must not take
+    // another's probe.
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = std::env::temp_dir().join(format!("tmcp-uid-{}-{n}", std::process::id()));
     std::fs::write(&probe, "").unwrap();
     let uid = std::fs::metadata(&probe).unwrap().uid();
     std::fs::remove_file(&probe).unwrap();
@@ -495,4 +499,247 @@ fn a_session_scoped_agent_counts_only_its_own_sessions_on_its_server() {
         (json!(2), json!(2)),
         "{o}"
     );
+}
+
+/// The text of a tool result.
+fn text_of(r: &rmcp::model::CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 52 item 2: a call naming another server (`server`, a key of
+/// `list_servers`) is served by that server's own broker, started when none
+/// runs; the libtmux family's ids from it come back qualified (`work:%N`,
+/// valid against the published output schemas), and are taken back with
+/// the same `server`; one given without it is refused naming the server to
+/// add. The agent's own key is the same as no key. Reads there fire no hook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_naming_another_server_is_served_there_with_qualified_ids() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    work.tmux(&[
+        "new-window",
+        "-d",
+        "-n",
+        "shown",
+        "sh -c 'echo hello-from-work; exec cat'",
+    ]);
+    assert!(
+        work.brokers().is_empty(),
+        "no broker serves work before the call"
+    );
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+
+    let listing = c
+        .call("list_panes", json!({"server": "work", "detail": "brief"}))
+        .await;
+    assert_eq!(work.brokers().len(), 1, "the call started work's broker");
+    let panes = listing["panes"].as_array().unwrap();
+    assert_eq!(
+        panes.len(),
+        2,
+        "work's panes, not the own server's: {listing:#}"
+    );
+    for p in panes {
+        let id = p["id"].as_str().unwrap();
+        assert!(
+            id.strip_prefix("work:%")
+                .is_some_and(|n| n.parse::<u32>().is_ok()),
+            "qualified: {id}"
+        );
+    }
+    let shown = panes
+        .iter()
+        .find(|p| p["at"].to_string().contains("main:1."))
+        .unwrap_or_else(|| panic!("the window 'shown' (main:1): {listing:#}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bare = shown.strip_prefix("work:").unwrap().to_string();
+
+    // Armed now (starting the broker ran `run-shell -b` there): the reads
+    // below fire nothing on either server.
+    let traps = [arm(&own), arm(&work)];
+    // work's own refusals hold: no capture while its after-capture-pane
+    // hook is set.
+    let r = c
+        .call_raw("capture_pane", json!({"server": "work", "paneId": shown}))
+        .await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(
+        text_of(&r).contains("after-capture-pane hook is set"),
+        "{}",
+        text_of(&r)
+    );
+    work.tmux(&["set-hook", "-gu", "after-capture-pane"]);
+    let _ = fired(&work, &traps[1]);
+    for pane in [&shown, &bare] {
+        let cap = c
+            .call("capture_pane", json!({"server": "work", "paneId": pane}))
+            .await;
+        assert!(
+            cap["text"].as_str().unwrap().contains("hello-from-work"),
+            "{pane}: {cap:#}"
+        );
+    }
+    let info = c
+        .call("get_pane_info", json!({"server": "work", "paneId": shown}))
+        .await;
+    assert_eq!(info["pane"]["id"], json!(shown), "{info:#}");
+    for (srv, trap) in [&own, &work].into_iter().zip(&traps) {
+        assert_eq!(
+            fired(srv, trap),
+            "",
+            "hooks fired on {}",
+            srv.socket().display()
+        );
+    }
+
+    // The same key with the own server is the call without it: bare ids.
+    let mine = c.call("list_panes", json!({"server": "default"})).await;
+    let own_ids: Vec<&str> = mine["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(own_ids.len(), 1, "{mine:#}");
+    assert!(own_ids[0].starts_with('%'), "{mine:#}");
+
+    // work's id without `server` is refused, naming the server to add.
+    let r = c.call_raw("capture_pane", json!({"paneId": shown})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let t = text_of(&r);
+    assert!(
+        t.contains("\"server\": \"work\"") && t.contains("Nothing was sent to tmux"),
+        "{t}"
+    );
+    // Another server's key on an id of work's is refused.
+    let r = c
+        .call_raw(
+            "capture_pane",
+            json!({"server": "default", "paneId": shown}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    c.close().await;
+}
+
+/// On a server other than its own an agent is read-only unless that server
+/// says more (`@mcp-safety`), and then it gets the stricter of both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_server_is_read_only_unless_it_says_more() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    let tmpdir = base.path().to_str().unwrap();
+    let env = [("TMUX_TMPDIR", tmpdir)];
+    let window = || work.tmux(&["display-message", "-p", "-t", "main:0", "#{window_name}"]);
+    let before = window();
+    let window_id = work.tmux(&["display-message", "-p", "-t", "main:0", "#{window_id}"]);
+    let window_id = window_id.trim();
+
+    let c = McpClient::attach_env(&own, &["--safety", "destructive"], &env).await;
+    let rename = json!({"server": "work", "windowId": window_id, "name": "renamed"});
+    let r = c.call_raw("rename_window", rename.clone()).await;
+    assert_eq!(r.is_error, Some(true), "read-only there by default: {r:?}");
+    assert!(text_of(&r).contains("Nothing was sent"), "{}", text_of(&r));
+    assert_eq!(window(), before, "nothing changed on work");
+    c.close().await;
+
+    work.tmux(&["set-option", "-g", "@mcp-safety", "mutating"]);
+    let c = McpClient::attach_env(&own, &["--safety", "destructive"], &env).await;
+    c.call("rename_window", rename.clone()).await;
+    assert_eq!(window().trim(), "renamed");
+    let pane = work.tmux(&["display-message", "-p", "-t", "main:0", "#{pane_id}"]);
+    let r = c
+        .call_raw(
+            "kill_pane",
+            json!({"server": "work", "paneId": pane.trim()}),
+        )
+        .await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "mutating there, not destructive: {r:?}"
+    );
+    c.close().await;
+
+    // The agent's own tier caps it too.
+    let c = McpClient::attach_env(&own, &[], &env).await;
+    let r = c
+        .call_raw(
+            "rename_window",
+            json!({"server": "work", "windowId": window_id, "name": "x"}),
+        )
+        .await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "the agent is read-only itself: {r:?}"
+    );
+    assert_eq!(window().trim(), "renamed");
+    c.close().await;
+}
+
+/// A `server` that names no server this agent may call is refused by name,
+/// nothing sent anywhere: a stale socket, an unknown name, paths that are not
+/// in `@mcp-sockets`, `..`, a huge string, a number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_be_called_is_refused_by_name() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    stale_socket(&dir.join("gone"));
+    let elsewhere = TmuxServer::start();
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    let trap = arm(&own);
+    let huge = "w".repeat(5000);
+    let cases: Vec<(Value, &str)> = vec![
+        (json!("gone"), "stale"),
+        (json!("nosuch"), "no socket nosuch"),
+        (json!(".."), "one file name"),
+        (json!("../tmux-0/default"), "one file name"),
+        (json!(elsewhere.socket_str()), "@mcp-sockets"),
+        (json!("/etc/passwd"), "@mcp-sockets"),
+        (json!(huge), "argument /server"),
+        (json!(7), "argument /server"),
+        (json!(""), "argument /server"),
+    ];
+    for (server, says) in cases {
+        for tool in ["list_panes", "tmux_snapshot"] {
+            let mut args = json!({"server": server});
+            if tool == "tmux_snapshot" {
+                args["entity"] = json!("pane");
+            }
+            let r = c.call_raw(tool, args).await;
+            assert_eq!(r.is_error, Some(true), "{tool} {says}: {r:?}");
+            let t = text_of(&r);
+            assert!(
+                t.to_lowercase().contains(&says.to_lowercase()),
+                "{tool} {says}: {t}"
+            );
+            assert!(!t.contains(&"w".repeat(100)), "the value is not echoed");
+        }
+    }
+    assert_eq!(fired(&own, &trap), "", "nothing reached the own server");
+    // Once configured, the extra path is a server to call.
+    own.tmux(&["set-option", "-g", "@mcp-sockets", elsewhere.socket_str()]);
+    let listing = c
+        .call("list_panes", json!({"server": elsewhere.socket_str()}))
+        .await;
+    let id = listing["panes"][0]["id"].as_str().unwrap();
+    assert!(
+        id.starts_with(&format!("{}:%", elsewhere.socket_str())),
+        "{id}"
+    );
+    c.close().await;
 }

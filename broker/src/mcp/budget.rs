@@ -106,8 +106,12 @@ const SURFACES: &[Surface] = &[
         // get_server_info, tmux_capabilities, tmux_snapshot, batch,
         // search_panes, capture_since, wait_for_text, wait_for_idle,
         // list_agents, wait_for_agent): 7,857 B visible, 37,783 B whole.
+        // Another server named by `server` (issue 52 item 2): said once, in
+        // list_servers' description, and four descriptions cut to pay for
+        // it (7,857 B visible); the libtmux family's output id patterns
+        // accept a qualified id (`work:%3`): 38,103 B whole.
         visible: (8_000, 7_857),
-        whole: (30_000, 37_783),
+        whole: (30_000, 38_103),
     },
     Surface {
         label: "every tool (--safety destructive + every opt-in tool)",

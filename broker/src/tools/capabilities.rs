@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .seed()
-.description("Versions, generation, tools, limits; each tool's reference: tmux://tool/{name}.")
+.description("Versions, generation, tools, limits; tool references: tmux://tool/{name}.")
 .details("Describe this tmux-mcp broker: the bound tmux server (generation, pid, start time, version), the tools enabled for this session, limits, the process-identity backend, and how captures treat after-capture-pane hooks. Read-only; starts nothing.")
 .sample(|_| json!({}));
 

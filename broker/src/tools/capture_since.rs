@@ -19,7 +19,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Out>,
     run,
 )
-.description("A pane's new lines since cursor (none: the screen and a cursor); lost lines are reported.")
+.description("A pane's new lines since cursor (none: screen and a cursor); lost lines reported.")
 .details("Read only the lines a pane (paneId %N) shows that are new since `cursor`: grid-based (history and screen as tmux renders them, so redrawing programs are not jumbled). Call without cursor to start: returns the visible screen and a cursor; pass that cursor next time for just the new lines and a new cursor (cursors are not consumed; they last 600 s after last use). Also accepts the hand-off cursor that prefix + A pastes (what changed since the key press). Lines that cannot be recovered are reported (linesMissed, missed.reason: history_trimmed by history-limit, history_cleared, respawned, rewritten, ambiguous, baseline_not_found), never dropped silently. While a full-screen program uses the alternate screen, the whole screen is returned when it changed. Caps keep the tail and report what they dropped: maxLines default 500 (at most 10000), maxBytes default 128000 (at most 1000000); larger values are clamped. waitMs (default 0): with a cursor and nothing new, wait up to that long for output (terminal writes; typed echo within 250 ms), clamped to the request timeout (limits.request_timeout_seconds, default 5 s); the wait used is reported as waitMs. Read-only; fires no tmux hook; refused while an after-capture-pane hook is set.")
 .sample(|s| json!({"paneId": s.pane}));
 

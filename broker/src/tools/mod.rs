@@ -56,6 +56,7 @@ mod wait_for_text;
 
 use crate::session::Session;
 use crate::toolkit::call::confirm;
+use crate::toolkit::call::route;
 use crate::toolkit::call::spec::{
     Call, Family, Listed, Progress, Tier, ToolOutput, ToolSpec, Toolset,
 };
@@ -282,6 +283,22 @@ pub async fn call(
     let Some(t) = spec_in(session.toolset, name) else {
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
+    let mut args = args;
+    match route::take_server(&mut args) {
+        Err(problem) => return invalid(t, &problem),
+        Ok(None) => {
+            if let Err(refused) = route::check_unqualified(t, &mut args) {
+                return refused;
+            }
+        }
+        Ok(Some(key)) => match route::destination(session, &key).await {
+            Err(why) => return route::unreachable(t, &why),
+            Ok(route::Destination::Own) => {}
+            Ok(route::Destination::Other { key, identity }) => {
+                return route::forward(session, t, &key, &identity, args).await
+            }
+        },
+    }
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {
@@ -294,12 +311,7 @@ pub async fn call(
         };
     }
     if let Err(problem) = validate_in(session.toolset, name, &args) {
-        return match t.family {
-            Family::Seed => t.answer(envelope::invalid_input(&problem)),
-            Family::Libtmux => ToolOutput::libtmux_error(format!(
-                "Invalid arguments for {name}: {problem}. Nothing was sent to tmux."
-            )),
-        };
+        return invalid(t, &problem);
     }
     (t.run)(Call {
         spec: t,
@@ -309,6 +321,17 @@ pub async fn call(
         ask,
     })
     .await
+}
+
+/// Arguments refused in `t`'s family's words, naming the field.
+fn invalid(t: &ToolSpec, problem: &str) -> ToolOutput {
+    match t.family {
+        Family::Seed => t.answer(envelope::invalid_input(problem)),
+        Family::Libtmux => ToolOutput::libtmux_error(format!(
+            "Invalid arguments for {}: {problem}. Nothing was sent to tmux.",
+            t.name
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Waited>,
     run,
 )
-.description("Wait until a pane's coding agent reaches one of states, with the lines that decided it.")
+.description("Wait until a pane's coding agent reaches one of states; gives the deciding lines.")
 .details("Finds the pane's coding-agent CLI as list_agents does, then waits, event-driven (tty inotify), judging the visible screen after each burst of output by the CLI's rule table, until the state is one of states (default waiting_for_input, waiting_for_approval, exited; the screen as it is when the call starts counts), or timeoutMs (outcome timeout, with the last state seen; clamped to the request timeout, reported). The agent's process ending is seen at the next output (the shell's prompt) or when the pane closes. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing. Sends progress notifications when a progressToken is given.")
 .sample(|s| json!({"paneId": s.pane, "timeoutMs": 300}));
 

@@ -1,8 +1,9 @@
 //! How `tools/list` publishes a tool: its enforced input schema (every
 //! integer bounded), the lean one it lists, its annotations and tier.
 
-use crate::toolkit::call::spec::{ToolSpec, Toolset};
+use crate::toolkit::call::spec::{Family, ToolSpec, Toolset};
 use crate::toolkit::schemas::derived;
+use crate::toolkit::target::qualified;
 use serde_json::{json, Value};
 
 /// The `_meta` key of a tool's safety tier in `tools/list`.
@@ -47,13 +48,26 @@ impl ToolSpec {
     }
 }
 
+impl ToolSpec {
+    /// The output schema as published: the libtmux family's ids may be
+    /// another server's, qualified (`work:%3`, `target::qualified`), so its
+    /// bare id patterns are published qualifiable; a contract's are bare
+    /// (its results keep bare ids).
+    pub fn published_output_schema(&self) -> Value {
+        match self.family {
+            Family::Libtmux => qualified::qualifiable((self.output_schema)()),
+            Family::Seed => (self.output_schema)(),
+        }
+    }
+}
+
 /// The `tools/list` entry of one tool, as `toolset` publishes it.
 pub fn describe(t: &ToolSpec, toolset: Toolset) -> Value {
     json!({
         "name": t.name,
         "description": t.description,
         "inputSchema": t.published_input_schema(toolset),
-        "outputSchema": (t.output_schema)(),
+        "outputSchema": t.published_output_schema(),
         "annotations": t.published_annotations(),
         // The tier the broker enforces (from the honest annotations), so a
         // client can tell it even where the annotations are a seed's verbatim.

@@ -48,7 +48,7 @@ pub fn render(t: &ToolSpec, note: Option<&str>) -> String {
             arguments(&mut out, &schema);
         }
     }
-    let result = (t.output_schema)();
+    let result = t.published_output_schema();
     if let Some(props) = result.get("properties").and_then(Value::as_object) {
         let names: Vec<&str> = props.keys().map(String::as_str).collect();
         let _ = write!(

@@ -1,0 +1,255 @@
+//! A call that names a server (issue 52). Every tool takes an optional
+//! `server`: a key `list_servers` gives (a `-L` name in tmux's socket
+//! directory, or a path of the option `@mcp-sockets`). Absent, or naming the
+//! agent's own server, the call is served here exactly as without it. Naming
+//! another server, the call is served by that server's own broker (started
+//! the way `attach` starts one when the plugin is not loaded there), over the
+//! agent's link to it ([`crate::peers`]): hook-freedom, generations, exact
+//! captures and refusals hold there as here. What the agent may do there is
+//! the stricter of its own tier and that server's `@mcp-safety`, read-only
+//! when that is unset (`policy`). A server that is gone, stale, another
+//! user's, or not one `list_servers` would name is refused by name with
+//! nothing sent; nothing ever falls back to another server.
+//!
+//! `server` is taken out of the arguments before the tool's own schema
+//! checks them, so no tool declares it; `list_servers`' description says it
+//! once for every tool (the budget of `tools/list`).
+
+use crate::peers::Failure;
+use crate::session::Session;
+use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::output::ToolOutput;
+use crate::toolkit::call::spec::{Family, ToolSpec};
+use crate::toolkit::seed::envelope;
+use crate::toolkit::target::qualified::{self, IdFields};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+use tmux_mcp_core::server::ServerIdentity;
+use tmux_mcp_core::sockets::{self, Knock, KNOCK_TIMEOUT};
+use tmux_mcp_core::wire::{McpHello, Scope};
+
+/// Longest `server` accepted (a socket path is far shorter).
+pub const SERVER_MAX: usize = 1024;
+
+/// Where a call goes.
+pub enum Destination {
+    Own,
+    Other {
+        key: String,
+        identity: Box<ServerIdentity>,
+    },
+}
+
+/// Takes `server` out of `args`; `Err` names the field and its rule.
+pub fn take_server(args: &mut Value) -> Result<Option<String>, String> {
+    let Some(v) = args.as_object_mut().and_then(|m| m.remove("server")) else {
+        return Ok(None);
+    };
+    match v {
+        Value::String(s)
+            if (1..=SERVER_MAX).contains(&s.chars().count()) && !s.chars().any(char::is_control) =>
+        {
+            Ok(Some(s))
+        }
+        _ => Err(format!("argument /server: must be the key of a server as list_servers gives it (a string of 1 to {SERVER_MAX} characters, no control character)")),
+    }
+}
+
+/// The server `key` names, knocked on (no tmux command runs); `Err` says why
+/// it cannot be called.
+pub async fn destination(session: &Session, key: &str) -> Result<Destination, String> {
+    let own = &session.broker.identity;
+    let candidate = if key.starts_with('/') {
+        if Path::new(key) == own.socket_path {
+            return Ok(Destination::Own);
+        }
+        if !extra_sockets(session).await.iter().any(|p| p == key) {
+            return Err(format!("server {key:?} is not a key list_servers gives: a path must be one of the option @mcp-sockets"));
+        }
+        sockets::extra(key).map_err(|why| format!("server {why}"))?
+    } else {
+        sockets::named(key).map_err(|why| format!("server {key:?}: {why}"))?
+    };
+    match sockets::knock(&candidate.path, KNOCK_TIMEOUT).await {
+        Knock::Live(id) if id.generation == own.generation => Ok(Destination::Own),
+        Knock::Live(identity) => Ok(Destination::Other {
+            key: key.to_string(),
+            identity,
+        }),
+        Knock::Stale(why) => Err(format!(
+            "server {key:?} is stale: no tmux server listens on {} ({why})",
+            candidate.path.display()
+        )),
+        Knock::Busy => Err(format!(
+            "server {key:?} took no connection within {} ms (stopped or overloaded)",
+            KNOCK_TIMEOUT.as_millis()
+        )),
+        Knock::Foreign => Err(format!("server {key:?} is another user's")),
+    }
+}
+
+/// The paths of the own server's `@mcp-sockets`, read now (a change needs no
+/// restart).
+async fn extra_sockets(session: &Session) -> Vec<String> {
+    session
+        .broker
+        .registry
+        .expand_format("#{@mcp-sockets}")
+        .await
+        .map(|t| t.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
+}
+
+/// A refusal of `t`'s family, with nothing sent: the seed family's
+/// `policy_denied` (what the agent may not do).
+pub fn refuse(t: &ToolSpec, why: &str) -> ToolOutput {
+    failed(t, "policy_denied", why, Delivery::NotSent)
+}
+
+/// A server that cannot be reached (gone, stale, no broker), nothing sent:
+/// the seed family's `transport_error`.
+pub fn unreachable(t: &ToolSpec, why: &str) -> ToolOutput {
+    failed(t, "transport_error", why, Delivery::NotSent)
+}
+
+fn failed(t: &ToolSpec, code: &str, why: &str, delivery: Delivery) -> ToolOutput {
+    let said = match delivery {
+        Delivery::NotSent => format!("{why}. Nothing was sent to tmux."),
+        _ => why.to_string(),
+    };
+    match t.family {
+        Family::Seed => t.answer(envelope::error(code, &said, delivery)),
+        Family::Libtmux => ToolOutput::libtmux_error(said),
+    }
+}
+
+/// A call without `server` that carries another server's qualified id:
+/// refused, naming the server to add.
+pub fn check_unqualified(t: &'static ToolSpec, args: &mut Value) -> Result<(), ToolOutput> {
+    id_fields(t)
+        .input
+        .refuse_qualified(args)
+        .map_err(|why| refuse(t, &why))
+}
+
+/// Where a tool's input and (libtmux family) output hold ids.
+struct ToolIds {
+    input: IdFields,
+    output: IdFields,
+}
+
+/// [`ToolIds`] of `t`, read from its schemas once (every call checks its
+/// input's).
+fn id_fields(t: &'static ToolSpec) -> &'static ToolIds {
+    type ById = std::sync::Mutex<HashMap<usize, &'static ToolIds>>;
+    static IDS: OnceLock<ById> = OnceLock::new();
+    let mut ids = IDS.get_or_init(Default::default).lock().unwrap();
+    ids.entry(std::ptr::from_ref(t) as usize)
+        .or_insert_with(|| {
+            let output = match t.family {
+                Family::Libtmux => IdFields::of(
+                    &qualified::qualifiable((t.output_schema)()),
+                    &qualified::QUALIFIABLE,
+                ),
+                Family::Seed => IdFields::default(),
+            };
+            Box::leak(Box::new(ToolIds {
+                input: IdFields::of_input(&t.full_input_schema()),
+                output,
+            }))
+        })
+}
+
+/// Serves `t` with `args` on another server, through its broker.
+pub async fn forward(
+    session: &Session,
+    t: &'static ToolSpec,
+    key: &str,
+    identity: &ServerIdentity,
+    mut args: Value,
+) -> ToolOutput {
+    if session.via.is_some() {
+        return refuse(
+            t,
+            &format!(
+                "server {key:?} cannot be reached from a call that another server's broker made"
+            ),
+        );
+    }
+    if session.scope == Scope::Session {
+        return refuse(t, &format!("this agent may see only its own sessions on its own server (scope session, the default inside tmux), so server {key:?} is out of its reach; attach with --scope server to reach other servers"));
+    }
+    if let Err(why) = id_fields(t).input.unqualify(&mut args, key) {
+        return refuse(t, &why);
+    }
+    let id = identity.clone();
+    let sock = match tokio::task::spawn_blocking(move || tmux_mcp_core::brokers::ensure(&id)).await
+    {
+        Ok(Ok(sock)) => sock,
+        Ok(Err(why)) => return unreachable(t, &format!("server {key:?} has no broker: {why}")),
+        Err(e) => return unreachable(t, &format!("server {key:?}: {e}")),
+    };
+    let hello = McpHello {
+        client_name: format!(
+            "{} (agent of {})",
+            session.client_name,
+            session.broker.identity.socket_path.display()
+        ),
+        enable_tools: session.enabled.iter().cloned().collect(),
+        scope: Some(Scope::Server),
+        safety: Some(session.safety),
+        toolset: Some(session.toolset),
+        confirm: session.confirm,
+        via: Some(session.broker.identity.socket_path.display().to_string()),
+        ..Default::default()
+    };
+    let link = match session
+        .other_servers
+        .get(&identity.generation, &sock, hello)
+        .await
+    {
+        Ok(l) => l,
+        Err(why) => return unreachable(t, &format!("server {key:?}: {why}")),
+    };
+    // The other broker holds its waits to its own request timeout; this one
+    // waits a little longer for the answer.
+    let wait = Duration::from_secs_f64(session.request_timeout_seconds.max(1.0) + 10.0);
+    let params = json!({"name": t.name, "arguments": args});
+    match link.request("tools/call", params, wait).await {
+        Ok(result) => answer(t, key, result),
+        Err(Failure::NotSent(why)) => unreachable(t, &format!("server {key:?}: {why}")),
+        Err(Failure::Refused(why)) => refuse(t, &format!("server {key:?} refused the call: {why}")),
+        Err(Failure::Lost(why)) => lost(t, key, &why),
+    }
+}
+
+/// The other broker's result as this tool's, its ids qualified.
+fn answer(t: &'static ToolSpec, key: &str, result: Value) -> ToolOutput {
+    let text = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut structured = result.get("structuredContent").cloned();
+    if let Some(s) = structured.as_mut() {
+        id_fields(t).output.qualify(s, key);
+    }
+    ToolOutput {
+        structured,
+        text: format!("[server {key}] {text}"),
+        is_error: result["isError"].as_bool().unwrap_or(false),
+        refusal: None,
+    }
+}
+
+/// A call the link lost while it was out: it may have reached tmux there,
+/// and it is not retried.
+fn lost(t: &ToolSpec, key: &str, why: &str) -> ToolOutput {
+    let text = format!("The call to server {key:?} may have reached tmux there: {why}. It was not retried; read the server's state before acting again.");
+    failed(t, "transport_error", &text, Delivery::PossiblySent)
+}
