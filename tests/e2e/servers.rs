@@ -562,6 +562,19 @@ async fn a_call_naming_another_server_is_served_there_with_qualified_ids() {
         .unwrap()
         .to_string();
     let bare = shown.strip_prefix("work:").unwrap().to_string();
+    // The text a model reads (Gemini CLI) says the same ids, qualified.
+    let r = c
+        .call_raw("list_panes", json!({"server": "work", "detail": "brief"}))
+        .await;
+    let text = text_of(&r);
+    assert!(text.starts_with("[server work] "), "{text}");
+    for p in panes {
+        let id = p["id"].as_str().unwrap();
+        assert!(
+            text.lines().any(|l| l.split_whitespace().any(|w| w == id)),
+            "{id} in {text}"
+        );
+    }
 
     // Armed now (starting the broker ran `run-shell -b` there): the reads
     // below fire nothing on either server.

@@ -24,7 +24,8 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("One pane: where, size, command, pid, title.")
 .details("Describe one tmux pane by id (%N): its list_panes record ({id, at, size, command, cwd}, active, and what is not at its default) with its window id and name, pid and title; isCallerPane (true) when it is the caller's own. `detail: full`: the whole records of the pane (reference {kind, id, generation}, placements, process generation and state, history size), of the window it is in and of the sessions it is placed in. Read-only; fires no tmux hook.")
-.sample(|s| json!({"paneId": s.pane}));
+.sample(|s| json!({"paneId": s.pane}))
+.ids_in_text();
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -22,7 +22,8 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("This server, the agent's pane and scope, broker, clients.")
 .details("Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). What is at its default is left out: scope (server), callerPaneId and callerSessionIds (outside tmux), clients.attached (none). Read-only; fires no tmux hook.")
-.sample(|_| json!({}));
+.sample(|_| json!({}))
+.ids_in_text();
 
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

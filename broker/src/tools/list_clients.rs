@@ -29,7 +29,8 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 .description("Terminal clients attached to tmux: terminal, size, session and the pane each shows (tmux >= 3.5).")
 .details("List the terminal clients attached to the sessions this agent may see (optionally of one session, by id or name): name, tty, pid, terminal type, size, session, whether it is read-only or a control-mode client, and paneId, the pane it shows (the active pane of its session's current window). Read hook-free through tmux's client format loop, which needs tmux >= 3.5; on older tmux the clients cannot be read without firing the after-list-clients hook, and available is false with the reason. Read-only; fires no tmux hook.")
 .listed(Listed::OptIn)
-.sample(|_| json!({}));
+.sample(|_| json!({}))
+.ids_in_text();
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

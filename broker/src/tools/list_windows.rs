@@ -29,7 +29,8 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("List windows: where, size, pane count; paged.")
 .details("List the tmux windows this agent may see, each as {id, name, at, size, paneCount}: `at` is where it is linked, `session:index` (one per session this agent may see), size `WIDTHxHEIGHT`; activeIn names the sessions whose current window it is (absent when none). The server's generation is given once per result. Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, width and height, layout, active pane id, links (session id and name, index, active). Read-only; fires no tmux hook.")
-.sample(|_| json!({}));
+.sample(|_| json!({}))
+.ids_in_text();
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -236,9 +236,14 @@ fn answer(t: &'static ToolSpec, key: &str, result: Value) -> ToolOutput {
         .collect::<Vec<_>>()
         .join("\n");
     let mut structured = result.get("structuredContent").cloned();
-    if let Some(s) = structured.as_mut() {
-        id_fields(t).output.qualify(s, key);
-    }
+    let ids = match structured.as_mut() {
+        Some(s) => id_fields(t).output.qualify(s, key),
+        None => Vec::new(),
+    };
+    let text = match t.ids_in_text {
+        true => qualified::qualify_text(&text, &ids, key),
+        false => text,
+    };
     ToolOutput {
         structured,
         text: format!("[server {key}] {text}"),

@@ -202,6 +202,11 @@ pub struct ToolSpec {
     /// server: the hook trap calls every read tool with them (a read tool
     /// must have one), and a unit test checks each against the input schema.
     pub sample: Option<fn(&Sample) -> Value>,
+    /// Its text holds no pane content, only what its structured result
+    /// says: when another server answers it, the ids in its text are
+    /// qualified as in the structured result (`route`). Off by default, so a
+    /// pane's own text is never rewritten.
+    pub ids_in_text: bool,
 }
 
 /// What a [`ToolSpec::sample`] may name: a pane that exists and runs a shell,
@@ -232,6 +237,7 @@ impl ToolSpec {
             output_schema,
             run,
             sample: None,
+            ids_in_text: false,
         }
     }
 
@@ -258,6 +264,12 @@ impl ToolSpec {
 
     pub const fn sample(mut self, sample: fn(&Sample) -> Value) -> ToolSpec {
         self.sample = Some(sample);
+        self
+    }
+
+    /// See [`ToolSpec::ids_in_text`].
+    pub const fn ids_in_text(mut self) -> ToolSpec {
+        self.ids_in_text = true;
         self
     }
 }

@@ -87,13 +87,19 @@ impl IdFields {
         }
     }
 
-    /// Qualifies every bare id of `v` with `key`.
-    pub fn qualify(&self, v: &mut Value, key: &str) {
+    /// Qualifies every bare id of `v` with `key`; returns the ids it
+    /// qualified, bare.
+    pub fn qualify(&self, v: &mut Value, key: &str) -> Vec<String> {
+        let mut done = Vec::new();
         self.visit(v, &mut |_, s| {
             if is_bare(s) {
+                done.push(s.clone());
                 *s = format!("{key}:{s}");
             }
         });
+        done.sort();
+        done.dedup();
+        done
     }
 
     /// Takes the qualifier `key` off every id of `args`; an id qualified
@@ -125,6 +131,33 @@ impl IdFields {
         });
         found.map_or(Ok(()), Err)
     }
+}
+
+/// `text` with each of `ids` qualified by `key` where it stands as a word
+/// of its own: not inside a longer token (`50%3`, `%30`, `x@1`), and not
+/// already qualified.
+pub fn qualify_text(text: &str, ids: &[String], key: &str) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '%' | '@' | '$' | ':');
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    let mut prev: Option<char> = None;
+    while let Some(i) = rest.find(['%', '@', '$']) {
+        let (before, at) = rest.split_at(i);
+        out.push_str(before);
+        prev = before.chars().next_back().or(prev);
+        let len = 1 + at[1..].bytes().take_while(u8::is_ascii_digit).count();
+        let (token, after) = at.split_at(len);
+        let standalone = !prev.is_some_and(word) && !after.chars().next().is_some_and(word);
+        if standalone && ids.iter().any(|id| id == token) {
+            out.push_str(key);
+            out.push(':');
+        }
+        out.push_str(token);
+        prev = token.chars().next_back();
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 fn walk(
@@ -271,6 +304,17 @@ mod tests {
             validator.is_valid(&v),
             "the qualifiable schema accepts them"
         );
+    }
+
+    #[test]
+    fn text_ids_are_qualified_only_as_words_of_their_own() {
+        let ids = vec!["%3".to_string(), "@1".to_string()];
+        assert_eq!(
+            qualify_text("%3 main:1.0 bash (@1) 50%3 %30 x@1 %3: %4", &ids, "work"),
+            "work:%3 main:1.0 bash (work:@1) 50%3 %30 x@1 %3: %4"
+        );
+        assert_eq!(qualify_text("%3,@1", &ids, "k"), "k:%3,k:@1");
+        assert_eq!(qualify_text("50%", &ids, "k"), "50%");
     }
 
     #[test]
