@@ -264,7 +264,7 @@ fn claim(bpaths: &BrokerPaths, generation: &str) -> Result<Claim, DaemonError> {
 /// unless `--exec-only`), how the pane table is read, process identities,
 /// and the broker state every session holds.
 async fn start_engine(cfg: &Config, identity: ServerIdentity, bpaths: &BrokerPaths) -> Arc<Broker> {
-    let tmux = Tmux::new(&identity.socket_path);
+    let tmux = Tmux::for_server(&identity.socket_path, identity.pid);
     if !cfg.exec_only {
         tmux.try_enable_direct().await;
     }

@@ -84,10 +84,29 @@ impl Drop for Link {
 impl Link {
     async fn open(sock: PathBuf, hello: McpHello) -> Result<Arc<Link>, String> {
         let shown = sock.display().to_string();
-        let stream = tokio::task::spawn_blocking(move || wire::connect(&sock, &Hello::Mcp(hello)))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("its broker at {shown} did not take the session: {e}"))?;
+        // A broker that has just started may drop a first connection while
+        // it settles (its single-instance check): the hello is sent again,
+        // a few times. Nothing of a tool call has left yet.
+        let mut tries = 0;
+        let stream = loop {
+            let (sock, hello) = (sock.clone(), hello.clone());
+            let attempt =
+                tokio::task::spawn_blocking(move || wire::connect(&sock, &Hello::Mcp(hello)))
+                    .await
+                    .map_err(|e| e.to_string())?;
+            match attempt {
+                Ok(s) => break s,
+                Err(_) if tries < 5 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "its broker at {shown} did not take the session: {e}"
+                    ))
+                }
+            }
+        };
         let stream = match stream {
             (s, Reply::McpReady { .. }) => s,
             (_, Reply::Refused { reason }) => {

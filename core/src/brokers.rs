@@ -41,13 +41,72 @@ pub fn sibling(name: &str) -> PathBuf {
 }
 
 /// The broker of `id`, started with `run-shell -b` on that server when none
-/// listens, waited for up to [`START_TIMEOUT`]. Blocking. `Err` says why, in
-/// words for a person (the binary missing, tmux refusing, no broker in time,
-/// and where its log is).
+/// listens, waited for up to [`START_TIMEOUT`]. Blocking (the `tmux-mcp`
+/// command: `tmux` is exec'd). `Err` says why, in words for a person (the
+/// binary missing, tmux refusing, no broker in time, and where its log is).
 pub fn ensure(id: &ServerIdentity) -> Result<PathBuf, String> {
     if let Some(sock) = find(id) {
         return Ok(sock);
     }
+    let (broker, cmd) = start_command()?;
+    Tmux::new(&id.socket_path)
+        .run_blocking(&["run-shell", "-b", &cmd])
+        .map_err(|e| format!("starting the broker with tmux run-shell -b: {e}"))?;
+    let deadline = Instant::now() + START_TIMEOUT;
+    while Instant::now() < deadline {
+        if let Some(sock) = find(id) {
+            return Ok(sock);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Err(no_broker(id, &broker))
+}
+
+/// [`ensure`] for a broker that calls another server's: `run-shell -b` goes
+/// through tmux's client protocol in process, so a server of another tmux
+/// version than the `tmux` on PATH is started too (exec'd `tmux` only when
+/// the server speaks another protocol), and no thread blocks while waiting.
+pub async fn ensure_async(id: &ServerIdentity) -> Result<PathBuf, String> {
+    if let Some(sock) = find(id) {
+        return Ok(sock);
+    }
+    let (broker, cmd) = start_command()?;
+    let args = ["run-shell", "-b", cmd.as_str()];
+    match crate::tmux::direct::run_async(&id.socket_path, &args, Duration::from_secs(5)).await {
+        Ok(out) if out.status == 0 => {}
+        Ok(out) => {
+            return Err(format!(
+                "tmux run-shell -b failed (exit {}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+        Err(crate::tmux::direct::DirectError::Version) => {
+            let sock = id.socket_path.clone();
+            let cmd = cmd.clone();
+            tokio::task::spawn_blocking(move || {
+                Tmux::new(&sock).run_blocking(&["run-shell", "-b", &cmd])
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("starting the broker with tmux run-shell -b: {e}"))?;
+        }
+        Err(e) => return Err(format!("starting the broker with tmux run-shell -b: {e}")),
+    }
+    let deadline = tokio::time::Instant::now() + START_TIMEOUT;
+    while tokio::time::Instant::now() < deadline {
+        if let Some(sock) = find(id) {
+            return Ok(sock);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Err(no_broker(id, &broker))
+}
+
+/// The broker binary and the `run-shell -b` command that starts it as a job
+/// of the server (tmux expands `#{socket_path}` itself: the path exactly as
+/// the server knows it).
+fn start_command() -> Result<(PathBuf, String), String> {
     let broker = sibling("tmux-mcp-broker");
     // Said at once, not as a broker that never comes up: nothing to start.
     if !broker.is_file() {
@@ -60,36 +119,30 @@ pub fn ensure(id: &ServerIdentity) -> Result<PathBuf, String> {
     let cmd = format!(
         "exec {} --socket {} </dev/null >/dev/null 2>&1",
         format_literal(&shell_quote(&broker.display().to_string())),
-        // tmux expands this itself: the path exactly as the server knows it.
         "'#{socket_path}'"
     );
-    Tmux::new(&id.socket_path)
-        .run_blocking(&["run-shell", "-b", &cmd])
-        .map_err(|e| format!("starting the broker with tmux run-shell -b: {e}"))?;
-    let deadline = Instant::now() + START_TIMEOUT;
-    while Instant::now() < deadline {
-        if let Some(sock) = find(id) {
-            return Ok(sock);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // Name a log only where one was written: the broker picks its directory
-    // itself (see `paths`), and one that failed before that logged nothing.
+    Ok((broker, cmd))
+}
+
+/// Why no broker came up for `id`. A log is named only where one was
+/// written: the broker picks its directory itself (see `paths`), and one
+/// that failed before that logged nothing.
+fn no_broker(id: &ServerIdentity, broker: &Path) -> String {
     match BrokerPaths::candidates(&id.generation)
         .into_iter()
         .map(|p| p.log)
         .find(|l| l.is_file())
     {
-        Some(log) => Err(format!(
+        Some(log) => format!(
             "the broker did not come up within 10 s (binary {}); its log: {}",
             broker.display(),
             log.display()
-        )),
-        None => Err(format!(
+        ),
+        None => format!(
             "the broker did not come up within 10 s (binary {}) and wrote no log; run `{} --socket {} --log-stderr` to see why, and `tmux-mcp doctor`",
             broker.display(),
             shell_quote(&broker.display().to_string()),
             shell_quote(&id.socket_path.display().to_string())
-        )),
+        ),
     }
 }

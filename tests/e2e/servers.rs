@@ -756,3 +756,106 @@ async fn a_server_that_cannot_be_called_is_refused_by_name() {
     );
     c.close().await;
 }
+
+/// A link lost while a call is out (the other broker killed) says the call
+/// may have reached tmux there, and is not retried; the next call opens a
+/// new link to a new broker. A server that has gone since is refused by
+/// name, nothing sent, never answered by another server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_out_when_the_other_broker_dies_says_possibly_sent_and_a_gone_server_is_refused() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let mut work = TmuxServer::start_on_socket(&dir.join("work"));
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    let listing = c.call("list_panes", json!({"server": "work"})).await;
+    let pane = listing["panes"][0]["id"].as_str().unwrap().to_string();
+    let broker = work.wait_for_one_broker(Duration::from_secs(5));
+
+    let waiting = {
+        let args = json!({"server": "work", "paneId": pane, "patterns": ["never-shown"],
+            "timeoutMs": 20000});
+        let peer = c.peer();
+        tokio::spawn(async move {
+            let mut params = rmcp::model::CallToolRequestParams::new("wait_for_text");
+            params = params.with_arguments(args.as_object().unwrap().clone());
+            peer.call_tool(params).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    kill_pid(broker, libc::SIGKILL);
+    let r = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the call is answered at once when its link ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let t = text_of(&r);
+    assert!(
+        t.contains("may have reached tmux there") && t.contains("not retried"),
+        "{t}"
+    );
+
+    // A new broker, a new link.
+    let again = c.call("list_panes", json!({"server": "work"})).await;
+    assert_eq!(again["panes"][0]["id"], json!(pane));
+    assert_ne!(work.wait_for_one_broker(Duration::from_secs(5)), broker);
+
+    work.kill_server();
+    poll(Duration::from_secs(5), || {
+        work.brokers().is_empty().then_some(())
+    })
+    .expect("work's broker ends with its server");
+    let r = c.call_raw("list_panes", json!({"server": "work"})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let t = text_of(&r);
+    assert!(
+        t.contains("\"work\"") && t.contains("Nothing was sent"),
+        "{t}"
+    );
+    // The own server still answers as itself.
+    let mine = c.call("list_panes", json!({})).await;
+    assert!(mine["panes"][0]["id"].as_str().unwrap().starts_with('%'));
+    c.close().await;
+}
+
+/// Servers of other tmux versions (3.5a and 3.7c where `scripts/tmux-build`
+/// made them) and a Claude Code agent team's server are called by their
+/// keys like any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_of_other_versions_and_an_agent_team_s_are_called_by_key() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let me = std::process::id();
+    let team_key = format!("claude-swarm-{me}");
+    let team = TmuxServer::start_on_socket(&dir.join(&team_key));
+    team.tmux(&["rename-session", "-t", "main", "claude-swarm"]);
+    let mut servers = vec![(team_key.clone(), team, tmux_version().2)];
+    for v in ["3.5a", "3.7c"] {
+        match built_tmux(v) {
+            Some(bin) => servers.push((
+                format!("v{v}"),
+                TmuxServer::start_with_binary(&bin, &dir.join(format!("v{v}"))),
+                v.to_string(),
+            )),
+            None => eprintln!("NOTE: no tmux {v} built (scripts/tmux-build); not called here"),
+        }
+    }
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    for (key, srv, version) in &servers {
+        let info = c.call("get_server_info", json!({"server": key})).await;
+        assert_eq!(
+            info["tmuxVersion"].as_str(),
+            Some(version.as_str()),
+            "{key}: {info:#}"
+        );
+        let sessions = c.call("list_sessions", json!({"server": key})).await;
+        let id = sessions["sessions"][0]["id"].as_str().unwrap();
+        assert!(id.starts_with(&format!("{key}:$")), "{key}: {sessions:#}");
+        assert_eq!(srv.brokers().len(), 1, "{key}: its own broker serves it");
+    }
+    c.close().await;
+}

@@ -110,6 +110,7 @@ struct Built {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct BuiltWindow {
     /// The window's id, as tmux printed it on creating it.
+    #[schemars(regex(pattern = crate::toolkit::target::ids::WINDOW_ID))]
     id: String,
     /// The window as the list tools describe it; absent when it is gone
     /// (every pane's program exited at once and tmux closed it).

@@ -47,6 +47,7 @@ struct Info {
     caller_pane_id: Option<String>,
     /// The sessions the caller's pane is in; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(regex(pattern = crate::toolkit::target::ids::SESSION_ID)))]
     caller_session_ids: Vec<String>,
     broker: BrokerInfo,
     clients: Clients,

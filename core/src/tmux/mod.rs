@@ -102,6 +102,24 @@ impl Tmux {
         }
     }
 
+    /// A client of the server at `socket` whose process is `pid` (the
+    /// broker's own): exec'd as the server's own executable when
+    /// `TMUX_MCP_TMUX` is unset and it can be read, so a server of another
+    /// tmux version than the `tmux` on PATH (one the person started with
+    /// another binary, or an agent's call named) is spoken to by a client of
+    /// its own version: a tmux client and server must speak one protocol.
+    pub fn for_server(socket: &Path, pid: u32) -> Self {
+        let own = std::env::var_os("TMUX_MCP_TMUX").is_none_or(|v| v.is_empty());
+        let exe = own
+            .then(|| crate::platform::process_table::exe(pid))
+            .flatten()
+            .filter(|p| p.is_file());
+        Tmux {
+            bin: exe.unwrap_or_else(find_tmux),
+            ..Tmux::new(socket)
+        }
+    }
+
     pub fn uses_direct(&self) -> bool {
         self.direct.load(Ordering::Relaxed)
     }

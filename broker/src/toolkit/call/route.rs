@@ -185,12 +185,9 @@ pub async fn forward(
     if let Err(why) = id_fields(t).input.unqualify(&mut args, key) {
         return refuse(t, &why);
     }
-    let id = identity.clone();
-    let sock = match tokio::task::spawn_blocking(move || tmux_mcp_core::brokers::ensure(&id)).await
-    {
-        Ok(Ok(sock)) => sock,
-        Ok(Err(why)) => return unreachable(t, &format!("server {key:?} has no broker: {why}")),
-        Err(e) => return unreachable(t, &format!("server {key:?}: {e}")),
+    let sock = match tmux_mcp_core::brokers::ensure_async(identity).await {
+        Ok(sock) => sock,
+        Err(why) => return unreachable(t, &format!("server {key:?} has no broker: {why}")),
     };
     let hello = McpHello {
         client_name: format!(
@@ -257,4 +254,61 @@ fn answer(t: &'static ToolSpec, key: &str, result: Value) -> ToolOutput {
 fn lost(t: &ToolSpec, key: &str, why: &str) -> ToolOutput {
     let text = format!("The call to server {key:?} may have reached tmux there: {why}. It was not retried; read the server's state before acting again.");
     failed(t, "transport_error", &text, Delivery::PossiblySent)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::toolkit::call::spec::{Family, Toolset};
+    use serde_json::Value;
+
+    /// Every field of a libtmux-family output that names a pane, window or
+    /// session by id (`id`, `…Id`, `…Ids`) publishes an id pattern, so a
+    /// result from another server has each of them qualified; a field that
+    /// names something else by id is said here.
+    #[test]
+    fn every_id_field_of_the_libtmux_family_is_qualifiable() {
+        // Ids of what is not a tmux pane, window or session.
+        const OTHER_IDS: &[&str] = &["jobId", "clientId"];
+        fn walk(tool: &str, path: &str, v: &Value, bad: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => {
+                    for (name, sub) in m
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let named = name == "id" || name.ends_with("Id") || name.ends_with("Ids");
+                        let patterned = sub.to_string().contains("\"pattern\":\"^(?:.+:)?");
+                        if named && !patterned && !OTHER_IDS.contains(&name.as_str()) {
+                            bad.push(format!("{tool} {path}/{name}"));
+                        }
+                    }
+                    for (k, sub) in m {
+                        walk(tool, &format!("{path}/{k}"), sub, bad);
+                    }
+                }
+                Value::Array(a) => a.iter().for_each(|s| walk(tool, path, s, bad)),
+                _ => {}
+            }
+        }
+        let mut bad = Vec::new();
+        for set in [Toolset::Default, Toolset::Python] {
+            for t in crate::tools::catalog(set).filter(|t| t.family == Family::Libtmux) {
+                let out = t.published_output_schema();
+                // The contracts keep their bare patterns (spec B.7).
+                if out.to_string().contains("\"^%\\\\d+$\"") {
+                    continue;
+                }
+                walk(t.name, "", &out, &mut bad);
+            }
+        }
+        bad.sort();
+        bad.dedup();
+        assert!(
+            bad.is_empty(),
+            "id fields without an id pattern:\n{}",
+            bad.join("\n")
+        );
+    }
 }

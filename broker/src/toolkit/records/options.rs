@@ -19,6 +19,7 @@ pub struct ContextRecord {
     pub kind: ContextKind,
     /// The session, window or pane id; absent for global values.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = crate::toolkit::target::ids::ANY_ID))]
     pub id: Option<String>,
 }
 

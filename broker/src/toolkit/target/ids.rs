@@ -13,6 +13,8 @@ pub const PANE_ID: &str = "^%[0-9]+$";
 pub const WINDOW_ID: &str = "^@[0-9]+$";
 /// A session id as tmux prints `#{session_id}`.
 pub const SESSION_ID: &str = "^\\$[0-9]+$";
+/// Any of the three, where the record's kind says which.
+pub const ANY_ID: &str = "^[%@$][0-9]+$";
 /// Longest name accepted (a session's, a key's): a bound the broker stores
 /// values under, not one a real name reaches, so it is enforced but not
 /// published (`derived::lean_input`).

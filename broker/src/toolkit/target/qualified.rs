@@ -15,19 +15,20 @@
 //! seed contracts and `capture_pane`'s and `snapshot_pane`'s are published
 //! byte for byte with bare patterns, so their ids stay bare.
 
-use crate::toolkit::target::ids::{PANE_ID, SESSION_ID, WINDOW_ID};
+use crate::toolkit::target::ids::{ANY_ID, PANE_ID, SESSION_ID, WINDOW_ID};
 use serde_json::Value;
 
 /// The bare id patterns and their qualifiable forms, as the libtmux family's
 /// output schemas publish them.
-const PATTERNS: [(&str, &str); 3] = [
+const PATTERNS: [(&str, &str); 4] = [
     (PANE_ID, "^(?:.+:)?%[0-9]+$"),
     (WINDOW_ID, "^(?:.+:)?@[0-9]+$"),
     (SESSION_ID, "^(?:.+:)?\\$[0-9]+$"),
+    (ANY_ID, "^(?:.+:)?[%@$][0-9]+$"),
 ];
 
 /// The output patterns of an id that may be qualified.
-pub const QUALIFIABLE: [&str; 3] = [PATTERNS[0].1, PATTERNS[1].1, PATTERNS[2].1];
+pub const QUALIFIABLE: [&str; 4] = [PATTERNS[0].1, PATTERNS[1].1, PATTERNS[2].1, PATTERNS[3].1];
 
 /// `schema` with every bare id pattern made qualifiable (a libtmux-family
 /// output schema, as published).
