@@ -34,6 +34,24 @@ pub enum Failure {
     Refused(String),
 }
 
+/// Why no link could be opened (nothing of a tool call has left).
+#[derive(Debug)]
+pub enum OpenError {
+    /// The broker's socket took no connection (a broker that has just died
+    /// or not yet come up): worth finding or starting the broker again.
+    Connect(String),
+    /// Anything else: the broker refused the session, or broke off.
+    Other(String),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Connect(s) | OpenError::Other(s) => f.write_str(s),
+        }
+    }
+}
+
 /// A session's links, by the other server's generation (a server restarted
 /// on the same socket is another server, with another link).
 #[derive(Default)]
@@ -49,7 +67,7 @@ impl Links {
         generation: &str,
         sock: &Path,
         hello: McpHello,
-    ) -> Result<Arc<Link>, String> {
+    ) -> Result<Arc<Link>, OpenError> {
         let mut open = self.open.lock().await;
         if let Some(l) = open.get(generation) {
             if l.is_open() {
@@ -82,40 +100,28 @@ impl Drop for Link {
 }
 
 impl Link {
-    async fn open(sock: PathBuf, hello: McpHello) -> Result<Arc<Link>, String> {
+    async fn open(sock: PathBuf, hello: McpHello) -> Result<Arc<Link>, OpenError> {
         let shown = sock.display().to_string();
-        // A broker that has just started may drop a first connection while
-        // it settles (its single-instance check): the hello is sent again,
-        // a few times. Nothing of a tool call has left yet.
-        let mut tries = 0;
-        let stream = loop {
-            let (sock, hello) = (sock.clone(), hello.clone());
-            let attempt =
-                tokio::task::spawn_blocking(move || wire::connect(&sock, &Hello::Mcp(hello)))
-                    .await
-                    .map_err(|e| e.to_string())?;
-            match attempt {
-                Ok(s) => break s,
-                Err(_) if tries < 5 => {
-                    tries += 1;
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "its broker at {shown} did not take the session: {e}"
-                    ))
-                }
-            }
-        };
+        let stream = tokio::task::spawn_blocking(move || wire::connect(&sock, &Hello::Mcp(hello)))
+            .await
+            .map_err(|e| OpenError::Other(e.to_string()))?
+            .map_err(|e| {
+                OpenError::Connect(format!(
+                    "its broker at {shown} did not take the session: {e}"
+                ))
+            })?;
         let stream = match stream {
             (s, Reply::McpReady { .. }) => s,
             (_, Reply::Refused { reason }) => {
-                return Err(format!("its broker refused this agent: {reason}"))
+                return Err(OpenError::Other(format!(
+                    "its broker refused this agent: {reason}"
+                )))
             }
-            (_, other) => return Err(format!("its broker answered {other:?}")),
+            (_, other) => return Err(OpenError::Other(format!("its broker answered {other:?}"))),
         };
-        stream.set_nonblocking(true).map_err(|e| e.to_string())?;
-        let stream = tokio::net::UnixStream::from_std(stream).map_err(|e| e.to_string())?;
+        let io = |e: std::io::Error| OpenError::Other(e.to_string());
+        stream.set_nonblocking(true).map_err(io)?;
+        let stream = tokio::net::UnixStream::from_std(stream).map_err(io)?;
         let (r, w) = stream.into_split();
         let writer = Arc::new(tokio::sync::Mutex::new(w));
         let waiting = Arc::new(Mutex::new(Some(Waiting::new())));
@@ -133,10 +139,12 @@ impl Link {
         });
         link.request("initialize", init, Duration::from_secs(10))
             .await
-            .map_err(|f| format!("its broker did not start the MCP session: {f:?}"))?;
+            .map_err(|f| {
+                OpenError::Other(format!("its broker did not start the MCP session: {f:?}"))
+            })?;
         link.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await
-            .map_err(|e| format!("its broker's connection ended: {e}"))?;
+            .map_err(|e| OpenError::Other(format!("its broker's connection ended: {e}")))?;
         Ok(link)
     }
 

@@ -859,3 +859,90 @@ async fn servers_of_other_versions_and_an_agent_team_s_are_called_by_key() {
     }
     c.close().await;
 }
+
+/// Issue 52 item 5: the listings read several servers in one call
+/// (`server: "*"` or a list of keys): one entry per server, its records'
+/// ids qualified by its key (the own server's too), a server that could not
+/// be read reported beside the others with its reason; each result valid
+/// against the published output schema. Other tools take one key only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listings_read_several_servers_in_one_call() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    for srv in [&own, &work] {
+        srv.tmux(&[
+            "new-window",
+            "-d",
+            "sh -c 'echo needle-of-every-server; exec cat'",
+        ]);
+    }
+    stale_socket(&dir.join("gone"));
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+
+    let all = c.call("list_panes", json!({"server": "*"})).await;
+    let entries = all["servers"].as_array().unwrap();
+    let keys: Vec<&str> = entries
+        .iter()
+        .map(|e| e["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["default", "gone", "work"], "{all:#}");
+    for e in entries {
+        let key = e["server"].as_str().unwrap();
+        if key == "gone" {
+            let why = e["error"].as_str().unwrap();
+            assert!(why.contains("stale"), "{why}");
+            assert!(e.get("result").is_none());
+            continue;
+        }
+        let panes = e["result"]["panes"].as_array().unwrap();
+        assert_eq!(panes.len(), 2, "{key}: {e:#}");
+        for p in panes {
+            let id = p["id"].as_str().unwrap();
+            assert!(id.starts_with(&format!("{key}:%")), "{key}: {id}");
+        }
+    }
+    // A qualified id of the own server is taken back with its key.
+    let own_id = entries[0]["result"]["panes"][0]["id"].as_str().unwrap();
+    c.call(
+        "get_pane_info",
+        json!({"server": "default", "paneId": own_id}),
+    )
+    .await;
+
+    let two = c
+        .call("list_sessions", json!({"server": ["work", "default"]}))
+        .await;
+    let keys: Vec<&str> = two["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["work", "default"]);
+    let found = c
+        .call(
+            "search_panes",
+            json!({"server": ["default", "work"], "pattern": "needle-of-every-server"}),
+        )
+        .await;
+    for e in found["servers"].as_array().unwrap() {
+        let key = e["server"].as_str().unwrap();
+        let matches = e["result"]["matches"].as_array().unwrap();
+        assert_eq!(matches.len(), 1, "{key}: {e:#}");
+        assert!(matches[0]["paneId"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{key}:%")));
+    }
+    c.call("list_agents", json!({"server": "*"})).await;
+
+    let r = c
+        .call_raw("get_pane_info", json!({"server": "*", "paneId": "%0"}))
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text_of(&r).contains("argument /server"), "{}", text_of(&r));
+    c.close().await;
+}

@@ -28,9 +28,10 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Listing>,
     run,
 )
-.description("Coding agents in panes (Claude Code, Codex, Gemini, aider, opencode) and their state.")
+.description("Coding agents in panes (Claude Code, Codex, Gemini, aider, opencode), their state.")
 .details("Finds coding-agent CLIs from the processes on each pane's terminal (executable and arguments, not the title) and reads each one's visible screen once (a guarded capture, refused while an after-capture-pane hook is set). state is working, waiting_for_input, waiting_for_approval (question holds the question shown), exited (an agent this broker saw before is gone; the pane may still be open) or unknown (no rule of the CLI's table matched: never a guess). lines are the screen lines that decided it; rule names the row and the CLI version it was checked against. Optionally only the panes of one session. Read-only; types nothing.")
-.sample(|_| json!({}));
+.sample(|_| json!({}))
+.across_servers();
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

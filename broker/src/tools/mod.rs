@@ -285,20 +285,61 @@ pub async fn call(
     };
     let mut args = args;
     match route::take_server(&mut args) {
-        Err(problem) => return invalid(t, &problem),
-        Ok(None) => {
-            if let Err(refused) = route::check_unqualified(t, &mut args) {
-                return refused;
-            }
-        }
-        Ok(Some(key)) => match route::destination(session, &key).await {
-            Err(why) => return route::unreachable(t, &why),
-            Ok(route::Destination::Own) => {}
-            Ok(route::Destination::Other { key, identity }) => {
-                return route::forward(session, t, &key, &identity, args).await
-            }
+        Err(problem) => invalid(t, &problem),
+        Ok(route::Named::Own) => match route::check_unqualified(t, &mut args) {
+            Err(refused) => refused,
+            Ok(()) => here(session, t, args, progress, ask).await,
         },
+        Ok(route::Named::One(key)) => on(session, t, &key, args, progress, ask).await,
+        Ok(route::Named::Many(_)) if !t.across_servers => invalid(
+            t,
+            "argument /server: \"*\" and a list of keys are for the listings across servers (list_panes, list_sessions, search_panes, list_agents); other tools take one key",
+        ),
+        Ok(route::Named::Many(keys)) => {
+            let keys = match keys {
+                Some(keys) => keys,
+                None => route::every_key(session).await,
+            };
+            // No progress or questions: each server answers on its own.
+            let calls = keys
+                .iter()
+                .map(|k| on(session, t, k, args.clone(), None, confirm::Ask::Not));
+            let outs = futures::future::join_all(calls).await;
+            route::gather(t, keys.into_iter().zip(outs).collect())
+        }
     }
+}
+
+/// `t` on the server `key` names: here, or forwarded to that server's broker.
+async fn on(
+    session: &Session,
+    t: &'static ToolSpec,
+    key: &str,
+    mut args: Value,
+    progress: Option<Progress>,
+    ask: confirm::Ask,
+) -> ToolOutput {
+    match route::destination(session, key).await {
+        Err(why) => route::unreachable(t, &why),
+        Ok(route::Destination::Own) => match route::unqualify_own(t, key, &mut args) {
+            Err(refused) => refused,
+            Ok(()) => here(session, t, args, progress, ask).await,
+        },
+        Ok(route::Destination::Other { key, identity }) => {
+            route::forward(session, t, &key, &identity, args).await
+        }
+    }
+}
+
+/// `t` on the own server: its policy, its arguments checked, then its `run`.
+async fn here(
+    session: &Session,
+    t: &'static ToolSpec,
+    args: Value,
+    progress: Option<Progress>,
+    ask: confirm::Ask,
+) -> ToolOutput {
+    let name = t.name;
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {

@@ -37,7 +37,8 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 )
 .description("Find text or a regex in pane screens and scrollback, paged.")
 .details("Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines as {paneId, at (session:window.pane, one per session), lineNumber (1-based in the captured range), text}, the server's generation once; at most maxMatchesPerPane per pane (panesTruncated lists the panes with more); paged with offset/limit (nextOffset while more remain). Panes whose capture would run an after-capture-pane hook are skipped and listed (panesSkipped), failed captures too (panesFailed); flags and lists are present only when they say something. Read-only.")
-.sample(|_| json!({"pattern": "x", "scrollbackLines": 5}));
+.sample(|_| json!({"pattern": "x", "scrollbackLines": 5}))
+.across_servers();
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

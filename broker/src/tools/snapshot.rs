@@ -32,7 +32,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     run,
 )
 .seed()
-.description("Sessions, windows, panes, links or clients matching criteria; cursor alone pages on.")
+.description("Sessions, windows, panes, links or clients matching criteria; a cursor pages on.")
 .details("Read tmux metadata once (hook-free), filter it locally and page through the immutable result. Query form: entity (session|window|pane|window_link|client), optional criteria ({profile:\"libtmux-ruby.where\",version:1,entity,where}) and limit 1-200 (default 50). Page form: cursor only. Every record carries its entity reference with the server generation. client records (attached clients) need tmux >= 3.5; on older tmux entity client is refused as unsupported (reading them would run a user hook) and other entities report client coverage unavailable.")
 .sample(|_| json!({"entity": "pane"}));
 

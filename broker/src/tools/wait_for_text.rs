@@ -33,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     schema_of::<Waited>,
     run,
 )
-.description("Wait until a pane shows a pattern or stopPattern, or goes idle; text already shown counts.")
+.description("Wait until a pane shows a pattern or stopPattern, or goes idle; shown text counts.")
 .details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns the outcome, which pattern matched (patternIndex when not 0; the pane and the patterns are the call's), the line and row of its first match, moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build) and waitedMs; on timeout also timeoutMs and timeoutClamped (when true); without a match outputEvents (when not 0). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
 .sample(|s| json!({"paneId": s.pane, "patterns": ["$"], "timeoutMs": 300}));
 

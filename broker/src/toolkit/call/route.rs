@@ -15,7 +15,7 @@
 //! checks them, so no tool declares it; `list_servers`' description says it
 //! once for every tool (the budget of `tools/list`).
 
-use crate::peers::Failure;
+use crate::peers::{Failure, OpenError};
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::output::ToolOutput;
@@ -43,19 +43,146 @@ pub enum Destination {
     },
 }
 
+/// What a call's `server` names.
+#[derive(Debug, PartialEq)]
+pub enum Named {
+    /// No `server`: the agent's own server.
+    Own,
+    /// One server, by its key.
+    One(String),
+    /// Several servers (a listing across servers): these keys, or every
+    /// server `list_servers` would list (`"*"`, `None`).
+    Many(Option<Vec<String>>),
+}
+
+/// Most keys one listing may name.
+pub const MANY_MAX: usize = 32;
+
 /// Takes `server` out of `args`; `Err` names the field and its rule.
-pub fn take_server(args: &mut Value) -> Result<Option<String>, String> {
+pub fn take_server(args: &mut Value) -> Result<Named, String> {
     let Some(v) = args.as_object_mut().and_then(|m| m.remove("server")) else {
-        return Ok(None);
+        return Ok(Named::Own);
     };
-    match v {
+    let key = |v: &Value| match v {
         Value::String(s)
-            if (1..=SERVER_MAX).contains(&s.chars().count()) && !s.chars().any(char::is_control) =>
+            if (1..=SERVER_MAX).contains(&s.chars().count())
+                && !s.chars().any(char::is_control) =>
         {
-            Ok(Some(s))
+            Some(s.clone())
         }
-        _ => Err(format!("argument /server: must be the key of a server as list_servers gives it (a string of 1 to {SERVER_MAX} characters, no control character)")),
+        _ => None,
+    };
+    let rule = format!("argument /server: must be the key of a server as list_servers gives it (a string of 1 to {SERVER_MAX} characters, no control character), or for a listing \"*\" or a list of 1 to {MANY_MAX} keys");
+    match &v {
+        Value::String(s) if s == "*" => Ok(Named::Many(None)),
+        Value::Array(a) if (1..=MANY_MAX).contains(&a.len()) => {
+            let mut keys: Vec<String> = a.iter().map(key).collect::<Option<_>>().ok_or(rule)?;
+            keys.dedup();
+            Ok(Named::Many(Some(keys)))
+        }
+        _ => key(&v).map(Named::One).ok_or(rule),
     }
+}
+
+/// The keys of every server `list_servers` would list (its socket
+/// directory's, `@mcp-sockets`', the own server), for `server: "*"`; found
+/// without a knock (each is knocked on when called).
+pub async fn every_key(session: &Session) -> Vec<String> {
+    let mut keys: Vec<String> = sockets::in_socket_dir()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.key)
+        .collect();
+    keys.extend(extra_sockets(session).await);
+    let own = own_key(session);
+    if !keys.contains(&own) {
+        keys.push(own);
+    }
+    keys.dedup();
+    keys
+}
+
+/// The key `list_servers` gives the agent's own server: its name in tmux's
+/// socket directory, else its path.
+pub fn own_key(session: &Session) -> String {
+    let sock = &session.broker.identity.socket_path;
+    let in_dir = sock.parent().is_some_and(|d| {
+        std::fs::canonicalize(tmux_mcp_core::paths::tmux_socket_dir()).is_ok_and(|t| t == d)
+    });
+    match sock.file_name().and_then(|n| n.to_str()) {
+        Some(name) if in_dir => name.to_string(),
+        _ => sock.display().to_string(),
+    }
+}
+
+/// One result per server of a listing across servers: `{servers: [{server,
+/// result} | {server, error}]}`, in the order the keys were named. The own
+/// server's ids are qualified here (the others' came qualified), so no bare
+/// id stands beside another server's.
+pub fn gather(t: &'static ToolSpec, outs: Vec<(String, ToolOutput)>) -> ToolOutput {
+    let mut entries = Vec::new();
+    let mut texts = Vec::new();
+    for (key, out) in outs {
+        // The own server's answer has bare ids; another's came qualified
+        // (nothing left to qualify) and with its `[server KEY]` prefix.
+        let mut structured = out.structured;
+        let ids = match structured.as_mut() {
+            Some(s) if !out.is_error => id_fields(t).output.qualify(s, &key),
+            _ => Vec::new(),
+        };
+        let mut text = out.text;
+        if !text.starts_with("[server ") {
+            if t.ids_in_text {
+                text = qualified::qualify_text(&text, &ids, &key);
+            }
+            text = format!("[server {key}] {text}");
+        }
+        match (out.is_error, structured) {
+            (false, Some(s)) => entries.push(json!({"server": key, "result": s})),
+            _ => entries.push(json!({"server": key, "error": text})),
+        }
+        texts.push(text);
+    }
+    ToolOutput {
+        structured: Some(json!({ "servers": entries })),
+        text: texts.join("\n\n"),
+        is_error: false,
+        refusal: None,
+    }
+}
+
+/// A listing's output schema as published when it reads several servers:
+/// its own result, or one entry per server.
+pub fn across_schema(one: Value) -> Value {
+    let mut one = one;
+    let defs = one
+        .as_object_mut()
+        .and_then(|m| m.remove("$defs"))
+        .unwrap_or_else(|| json!({}));
+    let dialect = one.as_object_mut().and_then(|m| m.remove("$schema"));
+    let mut defs = match defs {
+        Value::Object(m) => m,
+        _ => Default::default(),
+    };
+    defs.insert("OneServer".into(), one);
+    let mut schema = json!({
+        "type": "object",
+        "anyOf": [
+            {"$ref": "#/$defs/OneServer"},
+            {"type": "object", "required": ["servers"], "additionalProperties": false,
+             "properties": {"servers": {"type": "array", "items": {
+                "type": "object", "required": ["server"], "additionalProperties": false,
+                "properties": {
+                    "server": {"type": "string"},
+                    "result": {"$ref": "#/$defs/OneServer"},
+                    "error": {"type": "string"}}}}}}
+        ],
+        "$defs": defs,
+    });
+    if let Some(d) = dialect {
+        schema["$schema"] = d;
+    }
+    schema
 }
 
 /// The server `key` names, knocked on (no tmux command runs); `Err` says why
@@ -126,6 +253,15 @@ fn failed(t: &ToolSpec, code: &str, why: &str, delivery: Delivery) -> ToolOutput
     }
 }
 
+/// The arguments of a call naming the own server by `key`: its qualified
+/// ids taken back, another server's refused.
+pub fn unqualify_own(t: &'static ToolSpec, key: &str, args: &mut Value) -> Result<(), ToolOutput> {
+    id_fields(t)
+        .input
+        .unqualify(args, key)
+        .map_err(|why| refuse(t, &why))
+}
+
 /// A call without `server` that carries another server's qualified id:
 /// refused, naming the server to add.
 pub fn check_unqualified(t: &'static ToolSpec, args: &mut Value) -> Result<(), ToolOutput> {
@@ -185,10 +321,6 @@ pub async fn forward(
     if let Err(why) = id_fields(t).input.unqualify(&mut args, key) {
         return refuse(t, &why);
     }
-    let sock = match tmux_mcp_core::brokers::ensure_async(identity).await {
-        Ok(sock) => sock,
-        Err(why) => return unreachable(t, &format!("server {key:?} has no broker: {why}")),
-    };
     let hello = McpHello {
         client_name: format!(
             "{} (agent of {})",
@@ -203,11 +335,7 @@ pub async fn forward(
         via: Some(session.broker.identity.socket_path.display().to_string()),
         ..Default::default()
     };
-    let link = match session
-        .other_servers
-        .get(&identity.generation, &sock, hello)
-        .await
-    {
+    let link = match link(session, identity, hello).await {
         Ok(l) => l,
         Err(why) => return unreachable(t, &format!("server {key:?}: {why}")),
     };
@@ -220,6 +348,35 @@ pub async fn forward(
         Err(Failure::NotSent(why)) => unreachable(t, &format!("server {key:?}: {why}")),
         Err(Failure::Refused(why)) => refuse(t, &format!("server {key:?} refused the call: {why}")),
         Err(Failure::Lost(why)) => lost(t, key, &why),
+    }
+}
+
+/// The agent's link to the broker of `identity`, that broker found or
+/// started first. A broker that has just died, or has just started, may take
+/// no connection for a moment: it is found (or started) again, a few times
+/// (only a hello has been tried; no tool call has left).
+async fn link(
+    session: &Session,
+    identity: &ServerIdentity,
+    hello: McpHello,
+) -> Result<std::sync::Arc<crate::peers::Link>, String> {
+    let mut tries = 0;
+    loop {
+        let sock = tmux_mcp_core::brokers::ensure_async(identity)
+            .await
+            .map_err(|why| format!("no broker: {why}"))?;
+        match session
+            .other_servers
+            .get(&identity.generation, &sock, hello.clone())
+            .await
+        {
+            Ok(l) => return Ok(l),
+            Err(OpenError::Connect(_)) if tries < 5 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
     }
 }
 

@@ -207,6 +207,9 @@ pub struct ToolSpec {
     /// qualified as in the structured result (`route`). Off by default, so a
     /// pane's own text is never rewritten.
     pub ids_in_text: bool,
+    /// A listing that reads several servers in one call (`server: "*"` or a
+    /// list of keys, `route`): its result is then one entry per server.
+    pub across_servers: bool,
 }
 
 /// What a [`ToolSpec::sample`] may name: a pane that exists and runs a shell,
@@ -238,6 +241,7 @@ impl ToolSpec {
             run,
             sample: None,
             ids_in_text: false,
+            across_servers: false,
         }
     }
 
@@ -270,6 +274,12 @@ impl ToolSpec {
     /// See [`ToolSpec::ids_in_text`].
     pub const fn ids_in_text(mut self) -> ToolSpec {
         self.ids_in_text = true;
+        self
+    }
+
+    /// See [`ToolSpec::across_servers`].
+    pub const fn across_servers(mut self) -> ToolSpec {
+        self.across_servers = true;
         self
     }
 }

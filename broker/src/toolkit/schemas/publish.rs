@@ -55,6 +55,11 @@ impl ToolSpec {
     /// (its results keep bare ids).
     pub fn published_output_schema(&self) -> Value {
         match self.family {
+            Family::Libtmux if self.across_servers => {
+                crate::toolkit::call::route::across_schema(qualified::qualifiable((self
+                    .output_schema)(
+                )))
+            }
             Family::Libtmux => qualified::qualifiable((self.output_schema)()),
             Family::Seed => (self.output_schema)(),
         }

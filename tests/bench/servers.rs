@@ -1,0 +1,153 @@
+//! `scripts/bench --servers`: reaching other tmux servers (issue 52), through
+//! rmcp's client, release build. Prints figures and ratios beside the
+//! issue's targets; asserts nothing about speed.
+//!
+//! 1. `capture_pane` of a 200×50 pane on the agent's own server, and of the
+//!    same pane on another local server named by `server` (served by that
+//!    server's broker over the agent's link), alternating call by call.
+//!    Target: another server ≤ 1.5× the own server.
+//! 2. `list_panes` (brief) of one server of 100 panes, and of five such
+//!    servers in one call (`server: "*"`), alternating. Target ≤ 2×.
+
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tmux_mcp_e2e::{McpClient, TempDir, TmuxServer};
+
+const N: usize = 200;
+const LISTINGS: usize = 40;
+
+fn pct(v: &[f64], p: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn line(label: &str, v: &[f64]) {
+    println!(
+        "  {label:<52} p50 {:7.3} ms  p90 {:7.3} ms",
+        pct(v, 0.5),
+        pct(v, 0.9)
+    );
+}
+
+/// `base/tmux-UID`, private as tmux makes it (the uid from a file just made).
+fn socket_dir(base: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let probe = base.join("uid-probe");
+    std::fs::write(&probe, "").unwrap();
+    let uid = std::fs::metadata(&probe).unwrap().uid();
+    std::fs::remove_file(&probe).unwrap();
+    let dir = base.join(format!("tmux-{uid}"));
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
+
+/// A 200×50 pane showing 50 lines of text; its id.
+fn text_pane(srv: &TmuxServer) -> String {
+    let script = "i=1; while [ $i -le 50 ]; do echo \"line $i of the benchmark pane: lorem ipsum dolor sit amet\"; i=$((i+1)); done; exec cat";
+    let id = srv
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "sh",
+            "-c",
+            script,
+        ])
+        .trim()
+        .to_string();
+    srv.tmux(&["resize-window", "-t", &id, "-x", "200", "-y", "50"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !srv
+        .tmux(&["capture-pane", "-p", "-t", &id])
+        .contains("line 50 of")
+    {
+        assert!(Instant::now() < deadline, "the pane never filled");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    id
+}
+
+/// `n` more panes on `srv` (windows of `cat`), so it has `n` + 1.
+fn fill(srv: &TmuxServer, n: usize) {
+    for _ in 0..n {
+        srv.tmux(&["new-window", "-d", "cat"]);
+    }
+}
+
+async fn timed(c: &McpClient, tool: &str, args: &Value) -> f64 {
+    let t = Instant::now();
+    let r = c.call_raw(tool, args.clone()).await;
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    assert_ne!(r.is_error, Some(true), "{tool} {args}: {r:?}");
+    ms
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let base = TempDir::new("tmbs-");
+    let dir = socket_dir(base.path());
+    let own = TmuxServer::start_on_socket(&dir.join("default"));
+    let tmpdir = base.path().to_str().unwrap().to_string();
+    own.tmux(&["set-environment", "-g", "TMUX_TMPDIR", &tmpdir]);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    let own_pane = text_pane(&own);
+    let work_pane = text_pane(&work);
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", &tmpdir)]).await;
+
+    println!("1. capture_pane of a 200x50 pane, {N} calls each, alternating");
+    let here = json!({"paneId": own_pane});
+    let there = json!({"paneId": work_pane, "server": "work"});
+    for _ in 0..20 {
+        timed(&c, "capture_pane", &here).await;
+        timed(&c, "capture_pane", &there).await;
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..N {
+        a.push(timed(&c, "capture_pane", &here).await);
+        b.push(timed(&c, "capture_pane", &there).await);
+    }
+    line("own server", &a);
+    line("another local server (server: \"work\")", &b);
+    println!(
+        "  ratio p50 {:.2}x (target <= 1.5x)",
+        pct(&b, 0.5) / pct(&a, 0.5)
+    );
+
+    println!("2. list_panes (brief) of 100-pane servers, {LISTINGS} calls each, alternating");
+    fill(&own, 100 - 2);
+    let mut others = Vec::new();
+    for k in 1..=4 {
+        let s = TmuxServer::start_on_socket(&dir.join(format!("s{k}")));
+        fill(&s, 99);
+        others.push(s);
+    }
+    drop(work);
+    let one = json!({"detail": "brief", "limit": 500});
+    let all = json!({"detail": "brief", "limit": 500, "server": "*"});
+    let r = c.call("list_panes", all.clone()).await;
+    let count = r["panes"].as_array().map_or(0, Vec::len);
+    println!("  five servers' listing: {count} panes");
+    for _ in 0..5 {
+        timed(&c, "list_panes", &one).await;
+        timed(&c, "list_panes", &all).await;
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..LISTINGS {
+        a.push(timed(&c, "list_panes", &one).await);
+        b.push(timed(&c, "list_panes", &all).await);
+    }
+    line("one server (100 panes)", &a);
+    line("five servers (server: \"*\")", &b);
+    println!(
+        "  ratio p50 {:.2}x (target <= 2x)",
+        pct(&b, 0.5) / pct(&a, 0.5)
+    );
+    c.close().await;
+    drop(others);
+}
