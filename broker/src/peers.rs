@@ -15,9 +15,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tmux_mcp_core::wire::{self, Hello, McpHello, Reply};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::unix::OwnedWriteHalf;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
+
+/// The side of a link this broker writes: a broker's socket, or the stdin
+/// of the `ssh` that carries a remote relay.
+type Writer = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
 /// The protocol revision a link speaks (one every broker answers).
 const PROTOCOL: &str = "2025-06-18";
@@ -34,12 +37,20 @@ pub enum Failure {
     Refused(String),
 }
 
+/// How long setting a link up may take (an SSH connection included).
+pub const OPEN_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// Why no link could be opened (nothing of a tool call has left).
 #[derive(Debug)]
 pub enum OpenError {
     /// The broker's socket took no connection (a broker that has just died
     /// or not yet come up): worth finding or starting the broker again.
     Connect(String),
+    /// Another machine did not answer (ssh could not connect, or the remote
+    /// relay did not start): what ssh said.
+    Offline(String),
+    /// Another machine refused the key or its host key did not match.
+    AuthFailed(String),
     /// Anything else: the broker refused the session, or broke off.
     Other(String),
 }
@@ -48,6 +59,37 @@ impl std::fmt::Display for OpenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OpenError::Connect(s) | OpenError::Other(s) => f.write_str(s),
+            OpenError::Offline(s) => write!(f, "offline: {s}"),
+            OpenError::AuthFailed(s) => write!(f, "auth_failed: {s}"),
+        }
+    }
+}
+
+/// What is known of a host's link: when it last answered, and why it last
+/// could not be reached (for `list_servers`).
+#[derive(Debug, Clone, Default)]
+pub struct HostSeen {
+    pub last_answer: Option<std::time::SystemTime>,
+    pub last_failure: Option<String>,
+    pub auth_failed: bool,
+}
+
+/// ssh's stderr, kept (its last 4 kB) for the reason a link failed.
+async fn keep_stderr(mut err: tokio::process::ChildStderr, said: Arc<Mutex<String>>) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 1024];
+    while let Ok(n) = err.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let mut s = said.lock().unwrap();
+        s.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if s.len() > 4096 {
+            let cut = s.len() - 4096;
+            let cut = (cut..s.len())
+                .find(|i| s.is_char_boundary(*i))
+                .unwrap_or(s.len());
+            s.drain(..cut);
         }
     }
 }
@@ -57,6 +99,13 @@ impl std::fmt::Display for OpenError {
 #[derive(Default)]
 pub struct Links {
     open: tokio::sync::Mutex<HashMap<String, Arc<Link>>>,
+    /// Per host key (`ssh:HOST`): when it last answered, why it last failed.
+    seen: Mutex<HashMap<String, HostSeen>>,
+    /// The link each key last reached, by the key the agent named: a later
+    /// call naming it goes straight to the link while it is open, with no
+    /// knock and no broker search (an open link is that server instance's
+    /// broker: a broker ends with its server).
+    named: Mutex<HashMap<String, Arc<Link>>>,
 }
 
 impl Links {
@@ -80,15 +129,97 @@ impl Links {
     }
 }
 
+impl Links {
+    /// The live link to host `key` (`ssh:HOST`), opened with `open` when
+    /// there is none (or the last one ended: the host went away). Whether it
+    /// could be opened is kept for `list_servers`.
+    pub async fn host<F, Fut>(&self, key: &str, open: F) -> Result<Arc<Link>, OpenError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Arc<Link>, OpenError>>,
+    {
+        let mut links = self.open.lock().await;
+        if let Some(l) = links.get(key) {
+            if l.is_open() {
+                return Ok(l.clone());
+            }
+        }
+        links.remove(key);
+        let opened = open().await;
+        match &opened {
+            Ok(l) => {
+                links.insert(key.to_string(), l.clone());
+                self.answered(key);
+            }
+            Err(e) => self.failed(key, e),
+        }
+        opened
+    }
+
+    /// The open link `key` reached last, if any.
+    pub fn named(&self, key: &str) -> Option<Arc<Link>> {
+        let mut named = self.named.lock().unwrap();
+        match named.get(key) {
+            Some(l) if l.is_open() => Some(l.clone()),
+            Some(_) => {
+                named.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// `key` reached `link`.
+    pub fn name(&self, key: &str, link: &Arc<Link>) {
+        self.named
+            .lock()
+            .unwrap()
+            .insert(key.to_string(), link.clone());
+    }
+
+    /// Host `key` answered now.
+    pub fn answered(&self, key: &str) {
+        let mut seen = self.seen.lock().unwrap();
+        let s = seen.entry(key.to_string()).or_default();
+        s.last_answer = Some(std::time::SystemTime::now());
+        s.last_failure = None;
+        s.auth_failed = false;
+    }
+
+    /// Host `key` could not be reached: why.
+    pub fn failed(&self, key: &str, e: &OpenError) {
+        let mut seen = self.seen.lock().unwrap();
+        let s = seen.entry(key.to_string()).or_default();
+        s.auth_failed = matches!(e, OpenError::AuthFailed(_));
+        s.last_failure = Some(match e {
+            OpenError::Offline(w) | OpenError::AuthFailed(w) => w.clone(),
+            other => other.to_string(),
+        });
+    }
+
+    /// What is known of host `key`.
+    pub fn seen(&self, key: &str) -> HostSeen {
+        self.seen
+            .lock()
+            .unwrap()
+            .get(key)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
 type Waiting = HashMap<u64, oneshot::Sender<Value>>;
 
 /// One MCP session on another broker.
 pub struct Link {
-    writer: Arc<tokio::sync::Mutex<OwnedWriteHalf>>,
+    writer: Writer,
     /// Calls out, by id; `None` once the link ended.
     waiting: Arc<Mutex<Option<Waiting>>>,
     next_id: AtomicU64,
     reader: tokio::task::AbortHandle,
+    /// The `ssh` of a link to another machine (killed with the link), and
+    /// what it wrote on stderr (the reason a connection failed).
+    ssh: Option<(tokio::process::Child, Arc<Mutex<String>>)>,
 }
 
 impl Drop for Link {
@@ -123,7 +254,17 @@ impl Link {
         stream.set_nonblocking(true).map_err(io)?;
         let stream = tokio::net::UnixStream::from_std(stream).map_err(io)?;
         let (r, w) = stream.into_split();
-        let writer = Arc::new(tokio::sync::Mutex::new(w));
+        Link::start(r, Box::new(w), None).await
+    }
+
+    /// A link over `r` and `w`: its reader started, then the MCP session
+    /// set up (`initialize`, `notifications/initialized`).
+    async fn start(
+        r: impl AsyncRead + Send + Unpin + 'static,
+        w: Box<dyn AsyncWrite + Send + Unpin>,
+        ssh: Option<(tokio::process::Child, Arc<Mutex<String>>)>,
+    ) -> Result<Arc<Link>, OpenError> {
+        let writer: Writer = Arc::new(tokio::sync::Mutex::new(w));
         let waiting = Arc::new(Mutex::new(Some(Waiting::new())));
         let reader = tokio::spawn(read_answers(r, writer.clone(), waiting.clone())).abort_handle();
         let link = Arc::new(Link {
@@ -131,21 +272,94 @@ impl Link {
             waiting,
             next_id: AtomicU64::new(1),
             reader,
+            ssh,
         });
         let init = json!({
             "protocolVersion": PROTOCOL,
             "capabilities": {},
             "clientInfo": {"name": "tmux-mcp-broker", "version": env!("CARGO_PKG_VERSION")},
         });
-        link.request("initialize", init, Duration::from_secs(10))
-            .await
-            .map_err(|f| {
-                OpenError::Other(format!("its broker did not start the MCP session: {f:?}"))
-            })?;
+        if let Err(f) = link.request("initialize", init, OPEN_TIMEOUT).await {
+            return Err(link.why_not(f).await);
+        }
         link.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await
             .map_err(|e| OpenError::Other(format!("its broker's connection ended: {e}")))?;
         Ok(link)
+    }
+
+    /// A link to another machine: `ssh` (the words of `@mcp-ssh-command`)
+    /// `-T -o BatchMode=yes HOST REMOTE…`, the remote command a relay
+    /// (`tmux-mcp attach …`). OpenSSH decides users, keys, `ProxyJump` and
+    /// `ControlMaster` from the person's configuration; nothing listens here
+    /// and nothing is forwarded.
+    pub async fn over_ssh(
+        ssh: &[String],
+        host: &str,
+        remote: &str,
+    ) -> Result<Arc<Link>, OpenError> {
+        let (program, words) = ssh
+            .split_first()
+            .ok_or_else(|| OpenError::Other("@mcp-ssh-command is empty".into()))?;
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(words)
+            .args([
+                "-T",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=10",
+                "--",
+                host,
+                remote,
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| OpenError::Offline(format!("{program} could not be started: {e}")))?;
+        let (Some(r), Some(w), Some(err)) =
+            (child.stdout.take(), child.stdin.take(), child.stderr.take())
+        else {
+            return Err(OpenError::Other("ssh's pipes are missing".into()));
+        };
+        let said = Arc::new(Mutex::new(String::new()));
+        tokio::spawn(keep_stderr(err, said.clone()));
+        Link::start(r, Box::new(w), Some((child, said))).await
+    }
+
+    /// Why a link could not be set up: for `ssh`, what it said on stderr
+    /// (once it has exited), as `auth_failed` or `offline`.
+    async fn why_not(&self, f: Failure) -> OpenError {
+        let why = match f {
+            Failure::NotSent(w) | Failure::Lost(w) | Failure::Refused(w) => w,
+        };
+        let Some((_, said)) = &self.ssh else {
+            return OpenError::Other(format!("its broker did not start the MCP session: {why}"));
+        };
+        // ssh has usually exited by now; its last words are the reason.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let text = said.lock().unwrap().clone();
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or(&why)
+            .trim()
+            .to_string();
+        const AUTH: [&str; 4] = [
+            "Permission denied",
+            "Host key verification failed",
+            "Too many authentication failures",
+            "REMOTE HOST IDENTIFICATION HAS CHANGED",
+        ];
+        if AUTH.iter().any(|a| text.contains(a)) {
+            OpenError::AuthFailed(last)
+        } else {
+            OpenError::Offline(last)
+        }
     }
 
     fn is_open(&self) -> bool {
@@ -213,8 +427,8 @@ impl Link {
 /// broker (an elicitation, a ping) with "method not found", since no person
 /// is on this side of the link; at the end, fails every call still out.
 async fn read_answers(
-    r: tokio::net::unix::OwnedReadHalf,
-    writer: Arc<tokio::sync::Mutex<OwnedWriteHalf>>,
+    r: impl AsyncRead + Unpin,
+    writer: Writer,
     waiting: Arc<Mutex<Option<Waiting>>>,
 ) {
     let mut lines = BufReader::new(r).lines();

@@ -57,6 +57,12 @@ enum Command {
         /// Also on for every agent with the tmux option @mcp-confirm on.
         #[arg(long)]
         confirm: bool,
+        /// Set by another machine's broker that reaches this one over SSH
+        /// for one of its agents (a call naming this host): that server's
+        /// name, for logs. Such an agent gets the stricter of its --safety
+        /// and this server's @mcp-safety, read-only while that is unset.
+        #[arg(long, value_name = "SERVER", hide = true)]
+        via: Option<String>,
     },
     /// run-shell helper: forward the pane table on stdin to the broker.
     #[command(hide = true)]
@@ -145,6 +151,7 @@ pub fn main() -> ExitCode {
             safety,
             toolset,
             confirm,
+            via,
         } => {
             let scope = scope.map(|s| match s {
                 ScopeArg::Session => Scope::Session,
@@ -159,6 +166,7 @@ pub fn main() -> ExitCode {
                     safety,
                     toolset,
                     confirm,
+                    via,
                 },
             )
         }

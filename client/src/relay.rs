@@ -62,6 +62,8 @@ pub struct Grant {
     pub safety: Option<tmux_mcp_core::wire::Tier>,
     pub toolset: Option<tmux_mcp_core::wire::Toolset>,
     pub confirm: bool,
+    /// `--via`: another machine's broker opened this relay for its agent.
+    pub via: Option<String>,
 }
 
 pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
@@ -76,7 +78,7 @@ pub fn attach(server: &ServerArgs, grant: Grant) -> anyhow::Result<ExitCode> {
         safety: grant.safety,
         toolset: grant.toolset,
         confirm: grant.confirm,
-        via: None,
+        via: grant.via,
     });
     let stream = open_session(&sock, &hello)?;
     let relay = Arc::new(Relay {

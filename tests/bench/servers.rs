@@ -131,7 +131,12 @@ async fn main() {
     let one = json!({"detail": "brief", "limit": 500});
     let all = json!({"detail": "brief", "limit": 500, "server": "*"});
     let r = c.call("list_panes", all.clone()).await;
-    let count = r["panes"].as_array().map_or(0, Vec::len);
+    let count: usize = r["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| e["result"]["panes"].as_array().map_or(0, Vec::len))
+        .sum();
     println!("  five servers' listing: {count} panes");
     for _ in 0..5 {
         timed(&c, "list_panes", &one).await;

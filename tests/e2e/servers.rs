@@ -387,6 +387,19 @@ async fn another_users_sockets_are_never_listed() {
     assert_eq!(keys, ["default"], "{listing:#}");
     let skipped = listing["skipped"].to_string();
     assert!(skipped.contains("is another user's"), "{listing:#}");
+    // Named, hers are refused: the moved socket by name, her server by path.
+    for (server, says) in [
+        (json!("hers"), "another user's"),
+        (json!(sock.to_str().unwrap()), "another user's"),
+    ] {
+        let r = c.call_raw("list_panes", json!({"server": server})).await;
+        assert_eq!(r.is_error, Some(true), "{server}: {r:?}");
+        let t = text_of(&r);
+        assert!(
+            t.contains(says) && t.contains("Nothing was sent"),
+            "{server}: {t}"
+        );
+    }
     drop(listener);
     c.close().await;
 }
@@ -742,6 +755,33 @@ async fn a_server_that_cannot_be_called_is_refused_by_name() {
             );
             assert!(!t.contains(&"w".repeat(100)), "the value is not echoed");
         }
+    }
+    // A flood of hostile values, each refused by the field's name, nothing
+    // sent: paths, `..` chains, option-like and shell-like strings, control
+    // characters, huge strings, other JSON types.
+    let mut flood: Vec<Value> = Vec::new();
+    for i in 0..64 {
+        flood.push(json!(format!("{}x{i}", "../".repeat(i % 9))));
+        flood.push(json!(format!("/tmp/../tmp/{i}/sock")));
+        flood.push(json!(format!("-oProxyCommand=touch {i}")));
+        flood.push(json!(format!("a\u{7}{i}")));
+        flood.push(json!(format!("ssh:-oProxyCommand={i}")));
+        flood.push(json!(format!("ssh:host{i}")));
+        flood.push(json!("w".repeat(1000 + i * 100)));
+        flood.push(json!([format!("k{i}")]));
+        flood.push(json!({"key": i}));
+        flood.push(json!(i));
+    }
+    for server in flood {
+        let r = c
+            .call_raw("get_pane_info", json!({"server": server, "paneId": "%0"}))
+            .await;
+        assert_eq!(r.is_error, Some(true), "{server}: {r:?}");
+        let t = text_of(&r);
+        assert!(
+            t.contains("server") && t.contains("Nothing was sent"),
+            "{server}: {t}"
+        );
     }
     assert_eq!(fired(&own, &trap), "", "nothing reached the own server");
     // Once configured, the extra path is a server to call.

@@ -9,6 +9,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::args::NoArgs;
+use crate::toolkit::call::hosts;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -42,9 +43,11 @@ struct Listing {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Listed {
-    /// The -L name, or the socket's path for an extra socket.
+    /// The -L name, the socket's path for an extra socket, or ssh:HOST.
     key: String,
-    socket: String,
+    /// Absent for a host that did not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    socket: Option<String>,
     /// Absent: this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     host: Option<String>,
@@ -66,14 +69,25 @@ struct Listed {
     own: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     started_by: Option<StartedBy>,
+    /// Why a host is offline or refused this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    /// When a host last answered this agent (seconds since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_answered: Option<u64>,
 }
 
 #[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 enum ListedState {
     Live,
     Stale,
     Busy,
+    // A host ssh could not reach (or whose relay did not start); one that
+    // refused the key, or whose host key did not match (plain comments:
+    // schemars makes a documented variant a oneOf branch of its own).
+    Offline,
+    AuthFailed,
 }
 
 /// A Claude Code agent team's server (`claude-swarm-PID`).
@@ -103,6 +117,11 @@ async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {
         if let Some(own) = listed.iter_mut().find(|l| l.own) {
             cut_to_scope(session, own).await?;
         }
+    }
+    // Another machine's broker reaching this one for its agent does not
+    // reach on to this one's hosts.
+    if session.via.is_none() {
+        listed.extend(hosts::survey(session).await.into_iter().map(host));
     }
     let mut lines = vec![format!("{} server(s)", listed.len())];
     lines.extend(listed.iter().map(text));
@@ -136,10 +155,37 @@ async fn cut_to_scope(session: &Session, own: &mut Listed) -> Result<(), ToolOut
     Ok(())
 }
 
+/// A host of `@mcp-hosts` as listed: live (the remote's own server's version
+/// and counts), offline or auth_failed (the reason, and when it last
+/// answered): never an empty server.
+fn host(h: hosts::HostRecord) -> Listed {
+    Listed {
+        key: h.key,
+        socket: h.socket,
+        host: Some(h.host),
+        state: match h.state {
+            "live" => ListedState::Live,
+            "auth_failed" => ListedState::AuthFailed,
+            _ => ListedState::Offline,
+        },
+        version: h.version,
+        sessions: h.sessions,
+        panes: h.panes,
+        unread: None,
+        broker: false,
+        own: false,
+        started_by: None,
+        reason: h.reason,
+        last_answered: h.last_answered,
+    }
+}
+
 fn listed(s: servers::Server) -> Listed {
     Listed {
+        reason: None,
+        last_answered: None,
         key: s.key,
-        socket: s.socket.display().to_string(),
+        socket: Some(s.socket.display().to_string()),
         host: None,
         state: match s.state {
             State::Live => ListedState::Live,
@@ -169,8 +215,16 @@ fn text(l: &Listed) -> String {
             ListedState::Live => "live",
             ListedState::Stale => "stale (no server listens)",
             ListedState::Busy => "busy",
+            ListedState::Offline => "offline",
+            ListedState::AuthFailed => "auth_failed",
         }
     );
+    if let Some(why) = &l.reason {
+        t.push_str(&format!(" ({why})"));
+    }
+    if let Some(at) = l.last_answered {
+        t.push_str(&format!(", last answered at {at} (epoch s)"));
+    }
     if let (Some(v), Some(s), Some(p)) = (&l.version, l.sessions, l.panes) {
         t.push_str(&format!(" tmux {v}, {s} session(s), {p} pane(s)"));
     }
@@ -187,6 +241,8 @@ fn text(l: &Listed) -> String {
         let runs = if st.running { "running" } else { "gone" };
         t.push_str(&format!("; {} of pid {} ({runs})", st.what, st.pid));
     }
-    t.push_str(&format!(" {}", l.socket));
+    if let Some(sock) = &l.socket {
+        t.push_str(&format!(" {sock}"));
+    }
     t
 }

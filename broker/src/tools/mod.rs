@@ -319,6 +319,9 @@ async fn on(
     progress: Option<Progress>,
     ask: confirm::Ask,
 ) -> ToolOutput {
+    if let Some(link) = session.other_servers.named(key) {
+        return route::forward(session, t, key, route::Via::Linked(link), args).await;
+    }
     match route::destination(session, key).await {
         Err(why) => route::unreachable(t, &why),
         Ok(route::Destination::Own) => match route::unqualify_own(t, key, &mut args) {
@@ -326,7 +329,10 @@ async fn on(
             Ok(()) => here(session, t, args, progress, ask).await,
         },
         Ok(route::Destination::Other { key, identity }) => {
-            route::forward(session, t, &key, &identity, args).await
+            route::forward(session, t, &key, route::Via::Local(&identity), args).await
+        }
+        Ok(route::Destination::Host { key, host }) => {
+            route::forward(session, t, &key, route::Via::Host(&host), args).await
         }
     }
 }

@@ -18,6 +18,7 @@
 use crate::peers::{Failure, OpenError};
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::hosts;
 use crate::toolkit::call::output::ToolOutput;
 use crate::toolkit::call::spec::{Family, ToolSpec};
 use crate::toolkit::seed::envelope;
@@ -41,6 +42,21 @@ pub enum Destination {
         key: String,
         identity: Box<ServerIdentity>,
     },
+    /// Another machine, over ssh (`ssh:HOST`, `hosts`).
+    Host {
+        key: String,
+        host: String,
+    },
+}
+
+/// Whose broker serves a forwarded call.
+pub enum Via<'a> {
+    /// A server of this machine, by its identity.
+    Local(&'a ServerIdentity),
+    /// Another machine.
+    Host(&'a str),
+    /// The agent's open link that the key named before (`Links::named`).
+    Linked(std::sync::Arc<crate::peers::Link>),
 }
 
 /// What a call's `server` names.
@@ -94,6 +110,13 @@ pub async fn every_key(session: &Session) -> Vec<String> {
         .map(|c| c.key)
         .collect();
     keys.extend(extra_sockets(session).await);
+    keys.extend(
+        hosts::options(session)
+            .await
+            .hosts
+            .into_iter()
+            .map(|h| format!("{}{h}", hosts::PREFIX)),
+    );
     let own = own_key(session);
     if !keys.contains(&own) {
         keys.push(own);
@@ -189,6 +212,25 @@ pub fn across_schema(one: Value) -> Value {
 /// it cannot be called.
 pub async fn destination(session: &Session, key: &str) -> Result<Destination, String> {
     let own = &session.broker.identity;
+    if let Some(host) = hosts::host_of(key) {
+        if !hosts::options(session)
+            .await
+            .hosts
+            .iter()
+            .any(|h| h == host)
+        {
+            return Err(format!(
+                "server {key:?} is not a key list_servers gives: host {host:?} is not in the option @mcp-hosts"
+            ));
+        }
+        if !hosts::plain_host(host) {
+            return Err(format!("server {key:?}: not a plain ssh destination"));
+        }
+        return Ok(Destination::Host {
+            key: key.to_string(),
+            host: host.to_string(),
+        });
+    }
     let candidate = if key.starts_with('/') {
         if Path::new(key) == own.socket_path {
             return Ok(Destination::Own);
@@ -304,7 +346,7 @@ pub async fn forward(
     session: &Session,
     t: &'static ToolSpec,
     key: &str,
-    identity: &ServerIdentity,
+    via: Via<'_>,
     mut args: Value,
 ) -> ToolOutput {
     if session.via.is_some() {
@@ -335,16 +377,32 @@ pub async fn forward(
         via: Some(session.broker.identity.socket_path.display().to_string()),
         ..Default::default()
     };
-    let link = match link(session, identity, hello).await {
+    let link = match via {
+        Via::Linked(l) => Ok(l),
+        Via::Local(identity) => link(session, identity, hello).await,
+        Via::Host(host) => {
+            let opts = hosts::options(session).await;
+            hosts::link(session, key, host, &opts)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    };
+    let link = match link {
         Ok(l) => l,
         Err(why) => return unreachable(t, &format!("server {key:?}: {why}")),
     };
+    session.other_servers.name(key, &link);
     // The other broker holds its waits to its own request timeout; this one
     // waits a little longer for the answer.
     let wait = Duration::from_secs_f64(session.request_timeout_seconds.max(1.0) + 10.0);
     let params = json!({"name": t.name, "arguments": args});
     match link.request("tools/call", params, wait).await {
-        Ok(result) => answer(t, key, result),
+        Ok(result) => {
+            if hosts::host_of(key).is_some() {
+                session.other_servers.answered(key);
+            }
+            answer(t, key, result)
+        }
         Err(Failure::NotSent(why)) => unreachable(t, &format!("server {key:?}: {why}")),
         Err(Failure::Refused(why)) => refuse(t, &format!("server {key:?} refused the call: {why}")),
         Err(Failure::Lost(why)) => lost(t, key, &why),
