@@ -80,6 +80,17 @@ fn fill(srv: &TmuxServer, n: usize) {
     }
 }
 
+/// CPU time `pid` has used so far, every thread, in ns (`schedstat`).
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 async fn timed(c: &McpClient, tool: &str, args: &Value) -> f64 {
     let t = Instant::now();
     let r = c.call_raw(tool, args.clone()).await;
@@ -142,13 +153,43 @@ async fn main() {
         timed(&c, "list_panes", &one).await;
         timed(&c, "list_panes", &all).await;
     }
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..LISTINGS {
-        a.push(timed(&c, "list_panes", &one).await);
-        b.push(timed(&c, "list_panes", &all).await);
+    // CPU of every tmux server and broker of the run, per call, each kind
+    // of call measured on its own (where the time goes on two cores).
+    let mut pids: Vec<u32> = vec![own.pid()];
+    pids.extend(others.iter().map(|s| s.pid()));
+    let tmux_pids = pids.clone();
+    pids.extend(own.brokers());
+    for s in &others {
+        pids.extend(s.brokers());
     }
+    let broker_pids: Vec<u32> = pids[tmux_pids.len()..].to_vec();
+    let cpu = |p: &[u32]| p.iter().map(|&p| cpu_ns(p)).sum::<u64>() as f64 / 1e6;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut ta, mut ba, mut tb, mut bb) = (0.0, 0.0, 0.0, 0.0);
+    for _ in 0..LISTINGS {
+        let (t0, b0) = (cpu(&tmux_pids), cpu(&broker_pids));
+        a.push(timed(&c, "list_panes", &one).await);
+        let (t1, b1) = (cpu(&tmux_pids), cpu(&broker_pids));
+        b.push(timed(&c, "list_panes", &all).await);
+        let (t2, b2) = (cpu(&tmux_pids), cpu(&broker_pids));
+        ta += t1 - t0;
+        ba += b1 - b0;
+        tb += t2 - t1;
+        bb += b2 - b1;
+    }
+    let n = LISTINGS as f64;
     line("one server (100 panes)", &a);
+    println!(
+        "    CPU per call: tmux servers {:.2} ms, brokers {:.2} ms",
+        ta / n,
+        ba / n
+    );
     line("five servers (server: \"*\")", &b);
+    println!(
+        "    CPU per call: tmux servers {:.2} ms, brokers {:.2} ms",
+        tb / n,
+        bb / n
+    );
     println!(
         "  ratio p50 {:.2}x (target <= 2x)",
         pct(&b, 0.5) / pct(&a, 0.5)

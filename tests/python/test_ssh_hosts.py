@@ -148,6 +148,13 @@ async def test_a_host_over_ssh_is_listed_called_lost_and_found_again(tmux_server
         async with mcp_session(own) as s:
             h = by_key(await call_ok(s, "list_servers"), KEY)
             assert h["state"] == "auth_failed" and "Permission denied" in h["reason"], h
+        # A "host" whose relay reaches the agent's own server: refused (there
+        # the agent would be nobody's caller, its own pane unguarded).
+        ssh_config(config, back, back.key)
+        own.tmux("set-option", "-g", "@mcp-remote-attach", f"{BIN} attach -S {own.sock}")
+        async with mcp_session(own) as s:
+            r = await call(s, "list_panes", {"server": KEY})
+            assert r.is_error and "own tmux server" in r.text and "Nothing was sent" in r.text, r
         back.stop()
     finally:
         sshd.stop()

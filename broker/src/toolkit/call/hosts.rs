@@ -97,10 +97,16 @@ pub async fn link(
     opts: &HostOptions,
 ) -> Result<Arc<Link>, OpenError> {
     let remote = remote_command(session, opts);
+    let own = session.broker.identity.generation.clone();
     session
         .other_servers
         .host(key, || async {
-            tokio::time::timeout(OPEN_TIMEOUT, Link::over_ssh(&opts.ssh, host, &remote))
+            let open = async {
+                let link = Link::over_ssh(&opts.ssh, host, &remote).await?;
+                not_this_server(&link, &own).await?;
+                Ok(link)
+            };
+            tokio::time::timeout(OPEN_TIMEOUT, open)
                 .await
                 .unwrap_or_else(|_| {
                     Err(OpenError::Offline(format!(
@@ -110,6 +116,24 @@ pub async fn link(
                 })
         })
         .await
+}
+
+/// A host whose relay reaches this very server (ssh to this machine, the
+/// remote command naming this server's socket) is refused: there the agent
+/// would be nobody's caller, and its own pane unguarded. The server instance
+/// is told by its generation (`get_server_info`), once per link.
+async fn not_this_server(link: &Link, own: &str) -> Result<(), OpenError> {
+    let params = json!({"name": "get_server_info", "arguments": {}});
+    let info = link
+        .request("tools/call", params, Duration::from_secs(10))
+        .await
+        .map_err(|f| OpenError::Offline(format!("the remote server did not say who it is: {f:?}")))?;
+    match info["structuredContent"]["generation"].as_str() {
+        Some(g) if g == own => Err(OpenError::Other(
+            "it is this agent's own tmux server (the same generation): call it without server".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A host as `list_servers` lists it.

@@ -363,23 +363,9 @@ pub async fn forward(
     if let Err(why) = id_fields(t).input.unqualify(&mut args, key) {
         return refuse(t, &why);
     }
-    let hello = McpHello {
-        client_name: format!(
-            "{} (agent of {})",
-            session.client_name,
-            session.broker.identity.socket_path.display()
-        ),
-        enable_tools: session.enabled.iter().cloned().collect(),
-        scope: Some(Scope::Server),
-        safety: Some(session.safety),
-        toolset: Some(session.toolset),
-        confirm: session.confirm,
-        via: Some(session.broker.identity.socket_path.display().to_string()),
-        ..Default::default()
-    };
     let link = match via {
         Via::Linked(l) => Ok(l),
-        Via::Local(identity) => link(session, identity, hello).await,
+        Via::Local(identity) => link(session, identity, hello(session)).await,
         Via::Host(host) => {
             let opts = hosts::options(session).await;
             hosts::link(session, key, host, &opts)
@@ -406,6 +392,26 @@ pub async fn forward(
         Err(Failure::NotSent(why)) => unreachable(t, &format!("server {key:?}: {why}")),
         Err(Failure::Refused(why)) => refuse(t, &format!("server {key:?} refused the call: {why}")),
         Err(Failure::Lost(why)) => lost(t, key, &why),
+    }
+}
+
+/// The hello of the agent's session on another server's broker: its
+/// tier, toolset and opt-in tools, the whole server, and where it comes
+/// from (`via`).
+fn hello(session: &Session) -> McpHello {
+    McpHello {
+        client_name: format!(
+            "{} (agent of {})",
+            session.client_name,
+            session.broker.identity.socket_path.display()
+        ),
+        enable_tools: session.enabled.iter().cloned().collect(),
+        scope: Some(Scope::Server),
+        safety: Some(session.safety),
+        toolset: Some(session.toolset),
+        confirm: session.confirm,
+        via: Some(session.broker.identity.socket_path.display().to_string()),
+        ..Default::default()
     }
 }
 
@@ -439,26 +445,28 @@ async fn link(
 }
 
 /// The other broker's result as this tool's, its ids qualified.
-fn answer(t: &'static ToolSpec, key: &str, result: Value) -> ToolOutput {
-    let text = result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut structured = result.get("structuredContent").cloned();
+fn answer(t: &'static ToolSpec, key: &str, mut result: Value) -> ToolOutput {
+    // Taken out of the answer, not copied: a capture's text is most of it.
+    let mut text = format!("[server {key}] ");
+    for (i, c) in result["content"].as_array().into_iter().flatten().enumerate() {
+        if let Some(s) = c["text"].as_str() {
+            if i > 0 {
+                text.push('\n');
+            }
+            text.push_str(s);
+        }
+    }
+    let mut structured = result.get_mut("structuredContent").map(Value::take);
     let ids = match structured.as_mut() {
         Some(s) => id_fields(t).output.qualify(s, key),
         None => Vec::new(),
     };
-    let text = match t.ids_in_text {
-        true => qualified::qualify_text(&text, &ids, key),
-        false => text,
-    };
+    if t.ids_in_text && !ids.is_empty() {
+        text = qualified::qualify_text(&text, &ids, key);
+    }
     ToolOutput {
         structured,
-        text: format!("[server {key}] {text}"),
+        text,
         is_error: result["isError"].as_bool().unwrap_or(false),
         refusal: None,
     }
