@@ -370,6 +370,9 @@ async fn list_windows_matches_tmux_and_filters_by_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_pane_info_agrees_with_the_listings() {
     let srv = TmuxServer::start();
+    // Names stay as they are between the reads compared below (the login
+    // shell's window is renamed from `env` to `bash` once it has started).
+    srv.tmux(&["set-option", "-g", "automatic-rename", "off"]);
     two_sessions_with_a_linked_window(&srv);
     let second = srv
         .tmux(&[

@@ -127,10 +127,13 @@ async fn not_this_server(link: &Link, own: &str) -> Result<(), OpenError> {
     let info = link
         .request("tools/call", params, Duration::from_secs(10))
         .await
-        .map_err(|f| OpenError::Offline(format!("the remote server did not say who it is: {f:?}")))?;
+        .map_err(|f| {
+            OpenError::Offline(format!("the remote server did not say who it is: {f:?}"))
+        })?;
     match info["structuredContent"]["generation"].as_str() {
         Some(g) if g == own => Err(OpenError::Other(
-            "it is this agent's own tmux server (the same generation): call it without server".into(),
+            "it is this agent's own tmux server (the same generation): call it without server"
+                .into(),
         )),
         _ => Ok(()),
     }

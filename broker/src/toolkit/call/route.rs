@@ -448,7 +448,12 @@ async fn link(
 fn answer(t: &'static ToolSpec, key: &str, mut result: Value) -> ToolOutput {
     // Taken out of the answer, not copied: a capture's text is most of it.
     let mut text = format!("[server {key}] ");
-    for (i, c) in result["content"].as_array().into_iter().flatten().enumerate() {
+    for (i, c) in result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         if let Some(s) = c["text"].as_str() {
             if i > 0 {
                 text.push('\n');
