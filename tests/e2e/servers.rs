@@ -986,3 +986,47 @@ async fn the_listings_read_several_servers_in_one_call() {
     assert!(text_of(&r).contains("argument /server"), "{}", text_of(&r));
     c.close().await;
 }
+
+/// The Python toolset's `socket_name` (tmux-python/libtmux-mcp's way of
+/// naming a server) names another server as `server` does: the call is
+/// served there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_toolset_s_socket_name_calls_another_server() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    let pane = work
+        .tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "sh -c 'echo said-on-work; exec cat'",
+        ])
+        .trim()
+        .to_string();
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &["--toolset", "python"], &[("TMUX_TMPDIR", tmpdir)]).await;
+    let mut text = String::new();
+    for _ in 0..100 {
+        let r = c
+            .call_raw(
+                "capture_pane",
+                json!({"socket_name": "work", "pane_id": pane}),
+            )
+            .await;
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+        text = text_of(&r);
+        if text.contains("said-on-work") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        text.starts_with("[server work] ") && text.contains("said-on-work"),
+        "{text}"
+    );
+    c.close().await;
+}

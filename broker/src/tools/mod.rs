@@ -284,13 +284,20 @@ pub async fn call(
         return ToolOutput::libtmux_error(format!("Unknown tool {name:?}. Call tools/list for the available tools. Nothing was sent to tmux."));
     };
     let mut args = args;
-    match route::take_server(&mut args) {
+    match route::take_server(&mut args).map(|n| route::python_socket(session, &args, n)) {
         Err(problem) => invalid(t, &problem),
         Ok(route::Named::Own) => match route::check_unqualified(t, &mut args) {
             Err(refused) => refused,
             Ok(()) => here(session, t, args, progress, ask).await,
         },
         Ok(route::Named::One(key)) => on(session, t, &key, args, progress, ask).await,
+        Ok(route::Named::Socket(name)) => match route::destination(session, &name).await {
+            Err(why) => route::unreachable(
+                t,
+                &format!("socket_name {name:?} names another tmux server, which cannot be called: {why}"),
+            ),
+            Ok(dest) => at(session, t, &name, dest, args, progress, ask).await,
+        },
         Ok(route::Named::Many(_)) if !t.across_servers => invalid(
             t,
             "argument /server: \"*\" and a list of keys are for the listings across servers (list_panes, list_sessions, search_panes, list_agents); other tools take one key",
@@ -315,7 +322,7 @@ async fn on(
     session: &Session,
     t: &'static ToolSpec,
     key: &str,
-    mut args: Value,
+    args: Value,
     progress: Option<Progress>,
     ask: confirm::Ask,
 ) -> ToolOutput {
@@ -324,14 +331,29 @@ async fn on(
     }
     match route::destination(session, key).await {
         Err(why) => route::unreachable(t, &why),
-        Ok(route::Destination::Own) => match route::unqualify_own(t, key, &mut args) {
+        Ok(dest) => at(session, t, key, dest, args, progress, ask).await,
+    }
+}
+
+/// `t` where `dest` is: here (its qualified ids taken back), or forwarded.
+async fn at(
+    session: &Session,
+    t: &'static ToolSpec,
+    key: &str,
+    dest: route::Destination,
+    mut args: Value,
+    progress: Option<Progress>,
+    ask: confirm::Ask,
+) -> ToolOutput {
+    match dest {
+        route::Destination::Own => match route::unqualify_own(t, key, &mut args) {
             Err(refused) => refused,
             Ok(()) => here(session, t, args, progress, ask).await,
         },
-        Ok(route::Destination::Other { key, identity }) => {
+        route::Destination::Other { key, identity } => {
             route::forward(session, t, &key, route::Via::Local(&identity), args).await
         }
-        Ok(route::Destination::Host { key, host }) => {
+        route::Destination::Host { key, host } => {
             route::forward(session, t, &key, route::Via::Host(&host), args).await
         }
     }

@@ -69,6 +69,8 @@ pub enum Named {
     /// Several servers (a listing across servers): these keys, or every
     /// server `list_servers` would list (`"*"`, `None`).
     Many(Option<Vec<String>>),
+    /// The Python toolset's `socket_name` naming another server.
+    Socket(String),
 }
 
 /// Most keys one listing may name.
@@ -97,6 +99,29 @@ pub fn take_server(args: &mut Value) -> Result<Named, String> {
             Ok(Named::Many(Some(keys)))
         }
         _ => key(&v).map(Named::One).ok_or(rule),
+    }
+}
+
+/// The Python toolset's spelling of a server: tmux-python/libtmux-mcp's
+/// `socket_name` (a `-L` name, which is a `list_servers` key) naming another
+/// server than this one sends the call there, as `server` would; that
+/// server's broker then checks the name against its own socket.
+pub fn python_socket(session: &Session, args: &Value, named: Named) -> Named {
+    let socket_name = args.get("socket_name").and_then(Value::as_str);
+    match (named, socket_name) {
+        (Named::Own, Some(name))
+            if session.toolset == tmux_mcp_core::wire::Toolset::Python
+                && Some(name)
+                    != session
+                        .broker
+                        .identity
+                        .socket_path
+                        .file_name()
+                        .and_then(|n| n.to_str()) =>
+        {
+            Named::Socket(name.to_string())
+        }
+        (named, _) => named,
     }
 }
 

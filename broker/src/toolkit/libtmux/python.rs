@@ -76,7 +76,9 @@ pub fn positive_limit(
     }
 }
 
-/// `socket_name`, when given, must name the server this broker serves.
+/// `socket_name`, when given, must name the server this broker serves (a
+/// call naming another is sent there before it reaches a tool:
+/// `route::python_socket`).
 pub fn check_socket(session: &Session, server: &ServerArg) -> Result<(), ToolOutput> {
     if let Some(name) = &server.socket_name {
         let ours = session
@@ -88,7 +90,7 @@ pub fn check_socket(session: &Session, server: &ServerArg) -> Result<(), ToolOut
             .unwrap_or_default();
         if *name != ours {
             return Err(ToolOutput::libtmux_error(format!(
-                "socket_name {name:?} names another tmux server: this MCP server serves the one on socket {ours:?} (attach with -L NAME to reach another). Nothing was sent to tmux."
+                "socket_name {name:?} names another tmux server: this broker serves the one on socket {ours:?}. Nothing was sent to tmux."
             )));
         }
     }
