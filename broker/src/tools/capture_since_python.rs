@@ -8,7 +8,7 @@
 //! with a reason): this module only translates.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::events::lines_since::{self as capture_since, pane_of_cursor};
 use crate::toolkit::libtmux::python::{
     check_socket, nullable, positive_limit, selected_pane, PaneSelector,
@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Capture since"),
     input_schema,
     schema_of::<Since>,
-    run,
+    |c| c.run(call),
 )
 .description("Return only the lines a tmux pane shows that are new since `cursor` (omit it to start: the visible screen and a cursor). Pane: pane_id, else window_id, else session_id / session_name / the first session (its first window's first pane), or the pane of the cursor alone. Lines that could not be recovered (history-limit, clear-history, a respawn) are reported with lines_missed: true, never silently dropped. max_lines (default 500) and max_bytes (default 128000) keep the newest lines; null asks for the broker's largest (10000 lines, 1000000 bytes). Read-only; fires no tmux hook.");
 
@@ -75,10 +75,6 @@ fn default_max_lines() -> Option<i64> {
 
 fn default_max_bytes() -> Option<i64> {
     Some(DEFAULT_MAX_BYTES)
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

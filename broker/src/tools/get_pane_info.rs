@@ -4,7 +4,7 @@
 //! and `list_sessions` records), all cut to the agent's scope. One table read.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read;
 use crate::toolkit::records::graph::{
     self, Full, Graph, LeanPane, PaneRecord, SessionRecord, WindowRecord,
@@ -20,7 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Get pane info"),
     input_of::<Args>,
     schema_of::<Info>,
-    run,
+    |c| c.run(call),
 )
 .description("One pane: where, size, command, pid, title.")
 .details("Describe one tmux pane by id (%N): its list_panes record ({id, at, size, command, cwd}, active, and what is not at its default) with its window id and name, pid and title; isCallerPane (true) when it is the caller's own. `detail: full`: the whole records of the pane (reference {kind, id, generation}, placements, process generation and state, history size), of the window it is in and of the sessions it is placed in. Read-only; fires no tmux hook.")
@@ -95,10 +95,6 @@ struct LeanInfo {
     /// Present (true) when this is the caller's own pane.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     is_caller_pane: bool,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -10,7 +10,7 @@
 //! is what is serialized, and the output schema is derived from it.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph::{
     self, lean_pane, pane_record as record, LeanPane, PaneRecord,
 };
@@ -29,7 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List panes"),
     input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("List panes: where, size, command, cwd; paged.")
 .details("List tmux panes, each as {id, at, size, command, cwd}: `at` is where it is placed, `session:window.pane` (one per session), size `WIDTHxHEIGHT`; `active: true` marks its window's active pane, and dead, deadStatus, state (exited, dead, untracked; absent while running), processNote and shell (its enrolled shell) appear only when they say something. The server's generation and, when the agent runs in tmux, callerPaneId are given once per result. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, window id and name, title, pid, process generation and state, history size, every placement (session id and name, window index, whether it is the current window), isCallerPane. `detail: brief`: {id, at, command, cwd} and what is not at its default, from a cheaper table read. Read-only.")
@@ -120,10 +120,6 @@ impl JsonSchema for Record {
         let full = g.subschema_for::<PaneRecord>();
         schemars::json_schema!({ "if": { "required": ["at"] }, "then": lean, "else": full })
     }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

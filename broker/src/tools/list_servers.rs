@@ -9,7 +9,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::args::NoArgs;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List tmux servers"),
     input_of::<NoArgs>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(|session, _: NoArgs| call(session)),
 )
 .description("All tmux servers: state, counts.")
 .details("List every tmux server this user's agent may see: the sockets in tmux's socket directory (${TMUX_TMPDIR:-/tmp}/tmux-UID, used only while it is this user's and private; a symlink is never followed, another user's socket never listed), the extra socket paths in the option @mcp-sockets (absolute paths separated by spaces) and the agent's own server. Each record: key (the -L name, or the path for an extra socket), socket, state (live; stale: a socket file no server listens on, never an empty server; busy: a server that took no connection within 100 ms), version, sessions and panes (a window linked into two sessions counts its panes once), unread (why a live server's version and counts are missing), broker (a broker serves it), own (the server this agent's broker serves; for a session-scoped agent its counts are those of its own sessions), startedBy (claude-swarm-PID: a Claude Code agent team of that pid, and whether it still runs). Absent host: this machine. Found by connecting to each socket, read with one list-commands through tmux's client protocol: starts no tmux, fires no tmux hook.")
@@ -89,10 +89,6 @@ struct StartedBy {
 
 fn is_false(b: &bool) -> bool {
     !*b
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(|session, _: NoArgs| call(session))
 }
 
 async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {

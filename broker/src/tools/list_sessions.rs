@@ -9,7 +9,7 @@
 //! agent sees only its own sessions.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph::{
     self, fresh, session_records as records, Full, LeanSession, SessionRecord,
 };
@@ -27,7 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List sessions"),
     crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("List sessions: busy, dead and attended panes, windows.")
 .details("List the tmux sessions this agent may see, each as {id, name, windowCount, paneCount} and what is not at its default: attached (clients attached), holdsCallerPane (the caller's own pane is in it), busyPanes (the ids of live panes whose foreground program is not a shell), deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, the server's generation, and paneCount, busyCount, deadCount and attendedCount over the server, each pane counted once (a window linked into two sessions is in both sessions' lists); a count of 0 is left out. `detail: full` gives the whole records: reference {kind, id, generation}, creation time, the windows linked in (index, active), every list. Read-only; fires no tmux hook.")
@@ -263,10 +263,6 @@ impl SessionPanes {
         }
         t
     }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

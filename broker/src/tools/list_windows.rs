@@ -7,7 +7,7 @@
 //! `graph::Graph`.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph::{self, Full, LeanWindow, WindowRecord, Windows as Graphed};
 use crate::toolkit::records::paging::{self, PAGE_MAX};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
@@ -25,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List windows"),
     input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("List windows: where, size, pane count; paged.")
 .details("List the tmux windows this agent may see, each as {id, name, at, size, paneCount}: `at` is where it is linked, `session:index` (one per session this agent may see), size `WIDTHxHEIGHT`; activeIn names the sessions whose current window it is (absent when none). The server's generation is given once per result. Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, width and height, layout, active pane id, links (session id and name, index, active). Read-only; fires no tmux hook.")
@@ -94,10 +94,6 @@ impl JsonSchema for Windows {
             "items": { "if": { "required": ["at"] }, "then": lean, "else": full }
         })
     }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

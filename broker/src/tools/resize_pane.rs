@@ -8,7 +8,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{self, PaneAction};
 use crate::toolkit::libtmux::wording;
@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::mutating("Resize pane", false),
     input_of::<Args>,
     schema_of::<PaneAction>,
-    run,
+    |c| c.run(call),
 )
 .description("Resize a pane with one of: width and/or height, adjust (move a border), zoom.")
 .details("Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.");
@@ -71,10 +71,6 @@ impl Border {
             Border::Right => "right",
         }
     }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 /// The tmux commands of one resize (argv each), and a phrase for the text.

@@ -29,9 +29,7 @@
 use crate::jobs::{admit, prune, Job, JobState, Jobs, RUNNING_TTL};
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{
-    reporting, Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec,
-};
+use crate::toolkit::call::spec::{reporting, Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
 use crate::toolkit::schemas::derived::schema_of;
@@ -55,7 +53,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::mutating("Run a command in a pane's shell", false),
     crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<JobView>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.")
 .details("Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The result: state, exitStatus, output {text; totalBytes, totalLines, droppedBytes, droppedLines only when something was dropped} and elapsedMs (not the pane or the command line given); jobId (for get_job) with detach:true, or while the job is still running, with the wait used, timeoutMs and timeoutClamped (when true). The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.");
@@ -103,10 +101,6 @@ impl Drop for CancelGuard<'_> {
             }
         }
     }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
 }
 
 async fn call(

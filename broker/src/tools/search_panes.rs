@@ -16,7 +16,7 @@
 //! and keeps each pane's last matches; the batch takes any range and `-J`.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph;
 use crate::toolkit::records::search::{
     build_regex, page, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
@@ -33,7 +33,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Search panes"),
     crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Found>,
-    run,
+    |c| c.run(search),
 )
 .description("Find text or a regex in pane screens and scrollback, paged.")
 .details("Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines as {paneId, at (session:window.pane, one per session), lineNumber (1-based in the captured range), text}, the server's generation once; at most maxMatchesPerPane per pane (panesTruncated lists the panes with more); paged with offset/limit (nextOffset while more remain). Panes whose capture would run an after-capture-pane hook are skipped and listed (panesSkipped), failed captures too (panesFailed); flags and lists are present only when they say something. Read-only.")
@@ -161,10 +161,6 @@ fn matcher(args: &Args) -> Result<regex::Regex, ToolOutput> {
             "Argument pattern: not a valid regular expression: {e}. Nothing was sent to tmux."
         ))
     })
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(search)
 }
 
 async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

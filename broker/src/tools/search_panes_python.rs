@@ -20,7 +20,7 @@
 //! format expansion (`Registry::expand_format`).
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::python::{check_socket, nullable, ServerArg};
 use crate::toolkit::records::graph;
 use crate::toolkit::records::search::{
@@ -38,7 +38,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Search panes"),
     input_schema,
     schema_of::<Found>,
-    run,
+    |c| c.run(call),
 )
 .description("Search the content of the tmux panes this agent may see (optionally one session: session_id, else session_name) for a pattern: literal unless regex is true (Rust regex syntax: no look-around or back-references), case-insensitive unless match_case is true. Reads the visible screen, or the content_start..content_end range (tmux capture-pane -S/-E: 0 is the top visible line, negative numbers reach into history), with wrapped lines joined. Each matching pane is returned with its geometry, window, session and its last max_matched_lines_per_pane (default 50) matching lines; panes are sorted by pane id and paged with offset and limit (default 500, null for no cap); truncated_panes lists the matched panes after this page. truncated is true when anything was left out. Panes whose capture would run an after-capture-pane hook are skipped and named in the text. Read-only; fires no tmux hook.");
 
@@ -114,10 +114,6 @@ const GEOMETRY: [&str; 8] = [
     "pane_at_top",
     "pane_at_bottom",
 ];
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
-}
 
 /// The arguments; the published schema is derived from them. Absent means
 /// the default.

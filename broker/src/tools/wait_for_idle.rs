@@ -9,7 +9,7 @@
 //! is not a write by the program and does not count as output.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
 use crate::toolkit::schemas::derived::schema_of;
 use crate::toolkit::target::ids::{Generation, PaneId};
@@ -23,7 +23,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Wait for a pane to go quiet"),
     crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Idle>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Wait until a pane writes nothing for idleSeconds (default 1).")
 .details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.")
@@ -59,10 +59,6 @@ struct Idle {
     quiet_ms: u64,
     #[serde(flatten)]
     clock: ClockReport,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
 }
 
 async fn call(

@@ -17,7 +17,7 @@
 //! counts: text already shown matches at once.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
 use crate::toolkit::records::search::build_regex;
 use crate::toolkit::schemas::derived::schema_of;
@@ -31,7 +31,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Wait for text in a pane"),
     crate::toolkit::schemas::derived::input_of::<Args>,
     schema_of::<Waited>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Wait until a pane shows a pattern or stopPattern, or goes idle; text already shown counts.")
 .details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns the outcome, which pattern matched (patternIndex when not 0; the pane and the patterns are the call's), the line and row of its first match, moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build) and waitedMs; on timeout also timeoutMs and timeoutClamped (when true); without a match outputEvents (when not 0). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
@@ -160,10 +160,6 @@ fn first_match(res: &[regex::Regex], screen: &str) -> Option<Hit> {
             more.into_iter().take(MORE_LINES_MAX).map(line).collect(),
         ))
     })
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
 }
 
 async fn call(
