@@ -10,6 +10,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
+use crate::toolkit::records::detail::{Lean, Mark, Record};
 use crate::toolkit::records::graph::{
     self, fresh, session_records as records, Full, LeanSession, SessionRecord,
 };
@@ -58,36 +59,7 @@ struct Listing {
     /// Over every visible pane, each counted once.
     #[serde(flatten)]
     totals: Totals,
-    sessions: Sessions,
-}
-
-/// The sessions, lean (the default) or whole (`detail: full`).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Sessions {
-    Full(Vec<ListedSession>),
-    Lean(Vec<LeanListedSession>),
-}
-
-/// A whole record has `ref`: `if`/`then`/`else` on it, so a validating
-/// client checks each record against one shape (see `list_panes`' `Record`).
-impl JsonSchema for Sessions {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Sessions".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let lean = g.subschema_for::<LeanListedSession>();
-        let full = g.subschema_for::<ListedSession>();
-        schemars::json_schema!({
-            "type": "array",
-            "items": { "if": { "required": ["ref"] }, "then": full, "else": lean }
-        })
-    }
+    sessions: Vec<Record<ListedSession, LeanListedSession>>,
 }
 
 /// A session as listed by default: its lean record and its panes, the lists
@@ -108,6 +80,11 @@ struct LeanListedSession {
     /// absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     attended_panes: Vec<String>,
+}
+
+/// A whole session has `ref`.
+impl Lean for LeanListedSession {
+    const MARK: Mark = Mark::FullHas("ref");
 }
 
 impl ListedSession {
@@ -301,8 +278,11 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         caller_pane_id: session.caller_pane.clone(),
         totals,
         sessions: match args.detail {
-            Some(Full::Full) => Sessions::Full(sessions),
-            None => Sessions::Lean(sessions.into_iter().map(ListedSession::lean).collect()),
+            Some(Full::Full) => sessions.into_iter().map(Record::Full).collect(),
+            None => sessions
+                .into_iter()
+                .map(|s| Record::Lean(s.lean()))
+                .collect(),
         },
     };
     Ok(ToolOutput::typed(&listing, lines.join("\n")))

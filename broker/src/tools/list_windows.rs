@@ -8,6 +8,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
+use crate::toolkit::records::detail::Record;
 use crate::toolkit::records::graph::{self, Full, LeanWindow, WindowRecord, Windows as Graphed};
 use crate::toolkit::records::paging::{self, PAGE_MAX};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
@@ -58,42 +59,12 @@ struct Listing {
     )]
     #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
-    windows: Windows,
+    windows: Vec<Record<WindowRecord, LeanWindow>>,
     /// Windows that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = crate::toolkit::target::ids::WINDOW_ID))]
     next_cursor: Option<String>,
-}
-
-/// The page's records, lean (the default) or whole (`detail: full`).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Windows {
-    Full(Vec<WindowRecord>),
-    Lean(Vec<LeanWindow>),
-}
-
-/// A listing's records are all lean or all whole, and a lean one has `at`:
-/// `if`/`then`/`else` on the first, so a validating client checks each
-/// against one shape (see `list_panes`' `Record`).
-impl JsonSchema for Windows {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Windows".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let lean = g.subschema_for::<LeanWindow>();
-        let full = g.subschema_for::<WindowRecord>();
-        schemars::json_schema!({
-            "type": "array",
-            "items": { "if": { "required": ["at"] }, "then": lean, "else": full }
-        })
-    }
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
@@ -136,8 +107,12 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         generation: session.generation().to_string(),
         scope: session.scope,
         windows: match args.detail {
-            Some(Full::Full) => Windows::Full(page.items),
-            None => Windows::Lean(page.items.into_iter().map(WindowRecord::lean).collect()),
+            Some(Full::Full) => page.items.into_iter().map(Record::Full).collect(),
+            None => page
+                .items
+                .into_iter()
+                .map(|w| Record::Lean(w.lean()))
+                .collect(),
         },
         total: page.total,
         next_cursor: page.next,
