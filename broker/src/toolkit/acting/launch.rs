@@ -198,6 +198,8 @@ impl Create {
     /// program's, [`program_tail`]).
     pub fn argv(&self, expected: &[Kind], tail: impl IntoIterator<Item = String>) -> Vec<String> {
         let mut cmd: Vec<String> = Vec::new();
+        // Names are format-expanded by tmux.
+        let quoted = |n: &Option<String>| n.as_deref().map(quote::format_arg);
         match self {
             Create::Session {
                 name,
@@ -206,18 +208,10 @@ impl Create {
                 height,
             } => {
                 cmd.extend(["new-session".into(), "-d".into()]);
-                if let Some(n) = name {
-                    cmd.extend(["-s".into(), quote::format_arg(n)]);
-                }
-                if let Some(n) = window_name {
-                    cmd.extend(["-n".into(), quote::format_arg(n)]);
-                }
-                if let Some(x) = width {
-                    cmd.extend(["-x".into(), x.to_string()]);
-                }
-                if let Some(y) = height {
-                    cmd.extend(["-y".into(), y.to_string()]);
-                }
+                cmd.extend(flagged("-s", quoted(name)));
+                cmd.extend(flagged("-n", quoted(window_name)));
+                cmd.extend(flagged("-x", width.map(|x| x.to_string())));
+                cmd.extend(flagged("-y", height.map(|y| y.to_string())));
             }
             Create::Window {
                 session,
@@ -225,18 +219,13 @@ impl Create {
                 name,
                 select,
             } => {
-                cmd.push("new-window".into());
-                if !select {
-                    cmd.push("-d".into());
-                }
+                cmd.extend(head("new-window", *select));
                 let at = match index {
                     Some(i) => format!("{session}:{i}"),
                     None => format!("{session}:"),
                 };
                 cmd.extend(["-t".into(), at]);
-                if let Some(n) = name {
-                    cmd.extend(["-n".into(), quote::format_arg(n)]);
-                }
+                cmd.extend(flagged("-n", quoted(name)));
             }
             Create::Split {
                 pane,
@@ -244,10 +233,7 @@ impl Create {
                 size,
                 select,
             } => {
-                cmd.push("split-window".into());
-                if !select {
-                    cmd.push("-d".into());
-                }
+                cmd.extend(head("split-window", *select));
                 if let Some(side) = side {
                     // tmux's -h splits side by side, -v one above the other;
                     // -b puts the new pane before (left of or above) the split one.
@@ -263,15 +249,27 @@ impl Create {
                     }
                 }
                 cmd.extend(["-t".into(), pane.clone()]);
-                if let Some(l) = size {
-                    cmd.extend(["-l".into(), l.clone()]);
-                }
+                cmd.extend(flagged("-l", size.clone()));
             }
         }
         cmd.extend(["-P".into(), "-F".into(), print_format(expected)]);
         cmd.extend(tail);
         cmd
     }
+}
+
+/// A creation's command, `-d` (in the background) unless `select`.
+fn head(command: &str, select: bool) -> Vec<String> {
+    let mut head = vec![command.to_string()];
+    if !select {
+        head.push("-d".into());
+    }
+    head
+}
+
+/// `flag value`, when there is a value.
+fn flagged(flag: &str, value: Option<String>) -> impl Iterator<Item = String> {
+    value.map(|v| [flag.to_string(), v]).into_iter().flatten()
 }
 
 /// The `-F` of a creation's `-P`: the new ids of `expected`, space separated;
