@@ -108,28 +108,31 @@ async fn call(
     args: Args,
     progress: Option<Progress>,
 ) -> Result<ToolOutput, ToolOutput> {
-    let asked_ms = args
-        .timeout_ms
-        .unwrap_or((session.request_timeout_seconds * 1000.0) as u64);
-    let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
-    let timeout_ms = asked_ms.min(cap_ms);
+    let (asked_ms, timeout_ms) = session.wait_ms(args.timeout_ms);
     let target = action::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
     let pane = target.panes[0].clone();
     // An enrolled shell is asked, not typed into (a run of another
     // agent's in it is waited for, so this comes before the checks of
     // what the pane shows).
-    if let Some(sh) = enrolled::shell_or_ask(session, &pane).await {
-        return Ok(enrolled_run(
-            session,
-            &pane,
-            sh,
-            &args,
-            timeout_ms,
-            asked_ms,
-            progress.as_ref(),
-        )
-        .await);
-    }
+    let (id, job) = match enrolled::shell_or_ask(session, &pane).await {
+        Some(sh) => enrolled_run(session, &pane, sh, &args, timeout_ms).await?,
+        None => typed(session, &pane, &args).await?,
+    };
+    Ok(answer(
+        session,
+        &id,
+        job,
+        args.detach,
+        timeout_ms,
+        asked_ms,
+        progress.as_ref(),
+    )
+    .await)
+}
+
+/// `run_command` typed into a shell that is not enrolled: the checks of what
+/// the pane shows, then [`typed_run`]; the job's id and the job.
+async fn typed(session: &Session, pane: &Pane, args: &Args) -> Result<(String, Job), ToolOutput> {
     let (shell, syntax) = typed_line::shell_of(&pane.command).map_err(|why| {
         wording::action_error(
             &format!(
@@ -145,22 +148,19 @@ async fn call(
     if action::pane_flags(session, &pane.id, &["#{alternate_on}"]).await?[0] != Some(false) {
         return Err(wording::action_error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
     }
+    let (owner, id) = admitted(session)?;
+    let job = typed_run(session, pane, (shell, syntax), args, &id, owner).await?;
+    Ok((id, job))
+}
+
+/// A new job of this session's agent admitted ([`admit`]: within its cap),
+/// and its id.
+fn admitted(session: &Session) -> Result<(Owner, String), ToolOutput> {
     let owner = session.owner();
-    let id = tmux_mcp_core::sys::random_hex(16);
     if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
         return Err(wording::action_error(&why, Delivery::NotSent));
     }
-    let job = typed_run(session, &pane, (shell, syntax), &args, &id, owner).await?;
-    Ok(answer(
-        session,
-        &id,
-        job,
-        args.detach,
-        timeout_ms,
-        asked_ms,
-        progress.as_ref(),
-    )
-    .await)
+    Ok((owner, tmux_mcp_core::sys::random_hex(16)))
 }
 
 /// `run_command` typed into a shell that is not enrolled: the job's
@@ -264,29 +264,23 @@ async fn enrolled_run(
     sh: ShellRecord,
     args: &Args,
     timeout_ms: u64,
-    asked_ms: u64,
-    progress: Option<&Progress>,
-) -> ToolOutput {
+) -> Result<(String, Job), ToolOutput> {
     if pane.in_mode != 0 {
-        return wording::action_error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
+        return Err(wording::action_error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent));
     }
     if let Some(syntax) = shells::kind(&sh.name).1 {
         if let Some(why) = typed_line::syntax_error(Some(sh.pid), syntax, &args.command).await {
-            return wording::action_error(
+            return Err(wording::action_error(
                 &format!(
                     "The command does not parse in the pane's shell ({}): {why}.",
                     sh.name
                 ),
                 Delivery::NotSent,
-            );
+            ));
         }
     }
-    let owner = session.owner();
-    if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
-        return wording::action_error(&why, Delivery::NotSent);
-    }
-    let id = tmux_mcp_core::sys::random_hex(16);
-    let run = match shell_run::start(
+    let (owner, id) = admitted(session)?;
+    let run = shell_run::start(
         session,
         pane,
         shell_run::Request::Line(&args.command),
@@ -294,16 +288,10 @@ async fn enrolled_run(
         Duration::from_millis(timeout_ms),
     )
     .await
-    {
-        Ok(r) => r,
-        // wording::action_error says itself whether anything was sent.
-        Err(e) => {
-            return wording::action_error(
-                e.message.trim_end_matches(" Nothing was sent."),
-                e.delivery,
-            )
-        }
-    };
+    // wording::action_error says itself whether anything was sent.
+    .map_err(|e| {
+        wording::action_error(e.message.trim_end_matches(" Nothing was sent."), e.delivery)
+    })?;
     let started = Instant::now();
     let (tx, rx) = watch::channel(None);
     let Limits { lines, bytes } = args.limits();
@@ -324,16 +312,7 @@ async fn enrolled_run(
         started,
         rx,
     );
-    answer(
-        session,
-        &id,
-        job,
-        args.detach,
-        timeout_ms,
-        asked_ms,
-        progress,
-    )
-    .await
+    Ok((id, job))
 }
 
 /// Records the job, then answers: at once with `detach`, else when it

@@ -319,10 +319,7 @@ async fn call(
         .max_output_bytes
         .unwrap_or(DEFAULT_OUTPUT)
         .min(MAX_OUTPUT);
-    let timeout_ms = args
-        .timeout_ms
-        .unwrap_or(u64::MAX)
-        .min((session.request_timeout_seconds * 1000.0) as u64);
+    let (_, timeout_ms) = session.wait_ms(args.timeout_ms);
     let id = sys::random_hex(16);
     let files = files(&dir, &pane.id, &id, &args.script, max).map_err(|e| {
         envelope::error(

@@ -123,19 +123,14 @@ async fn call(
         agent: last,
     };
     let text = format!(
-        "{} did not reach {} within {} ms{}; last seen: {}",
+        "{} did not reach {} {}; last seen: {}",
         id,
         wanted
             .iter()
             .map(|s| State::from(*s).name())
             .collect::<Vec<_>>()
             .join(" or "),
-        w.clock.timeout_ms,
-        if w.clock.timeout_clamped {
-            " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-        } else {
-            ""
-        },
+        w.clock.within(),
         w.agent.line()
     );
     Ok(ToolOutput::typed(&w, text))

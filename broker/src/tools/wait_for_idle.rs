@@ -96,14 +96,9 @@ async fn call(
             ev.pane.id, out.clock.waited_ms
         ),
         Outcome::Timeout => format!(
-            "{} did not stay quiet for {idle} s within {} ms{}",
+            "{} did not stay quiet for {idle} s {}",
             ev.pane.id,
-            out.clock.timeout_ms,
-            if out.clock.timeout_clamped {
-                " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-            } else {
-                ""
-            }
+            out.clock.within()
         ),
     };
     Ok(ToolOutput::typed(&out, text))

@@ -222,7 +222,7 @@ async fn call(
             _ => Outcome::Timeout,
         };
         let clock = ev.report();
-        let (timeout_ms, clamped) = (clock.timeout_ms, clock.timeout_clamped);
+        let within = clock.within();
         let w = Waited::new(outcome, clock);
         let text = match outcome {
             Outcome::Idle => format!(
@@ -230,16 +230,7 @@ async fn call(
                 ev.pane.id,
                 args.idle_seconds.unwrap_or_default()
             ),
-            _ => format!(
-                "no pattern matched {} within {} ms{}",
-                ev.pane.id,
-                timeout_ms,
-                if clamped {
-                    " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-                } else {
-                    ""
-                }
-            ),
+            _ => format!("no pattern matched {} {within}", ev.pane.id),
         };
         return Ok(ToolOutput::typed(&w, text));
     }
