@@ -108,36 +108,29 @@ pub fn may_enter(path: &std::path::Path) -> bool {
 
 /// Sends SIGTERM to `pid`.
 pub fn terminate(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::TERM,
-    )?)
+    send(pid, rustix::process::Signal::TERM)
 }
 
 /// Sends SIGURG to `pid`: every process ignores it unless it handles it
 /// (an enrolled shell's snippet does: it says it is enrolled).
 pub fn signal_urgent(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::URG,
-    )?)
+    send(pid, rustix::process::Signal::URG)
 }
 
 /// Sends SIGWINCH to `pid`: a shell at its prompt reads its terminal's size
 /// again and redraws its line as it is (bash runs the traps pending then).
 pub fn signal_resized(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::WINCH,
-    )?)
+    send(pid, rustix::process::Signal::WINCH)
 }
 
 /// Sends SIGKILL to `pid` (what a process that ignores SIGTERM gets).
 pub fn kill_hard(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::KILL,
-    )?)
+    send(pid, rustix::process::Signal::KILL)
+}
+
+/// Sends `signal` to `pid` (the four above).
+fn send(pid: u32, signal: rustix::process::Signal) -> io::Result<()> {
+    Ok(rustix::process::kill_process(process_id(pid)?, signal)?)
 }
 
 /// `pid` as the kernel's process id; no process has 0 or one beyond

@@ -87,7 +87,7 @@ async fn call<R: KilledRef>(
     ask: &Ask,
     a: &dyn Guarded,
 ) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(session, a.id(), a.generation(), SelfRule::Never).await?;
+    let t = action::target_of(session, a, SelfRule::Never).await?;
     // The same rule as tmux_close: the server's last panes are never killed,
     // since tmux exits with them.
     if t.panes.len() >= t.all_panes {

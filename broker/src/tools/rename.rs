@@ -75,7 +75,7 @@ async fn rename(
     asked: &str,
     command: &str,
 ) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(session, a.id(), a.generation(), SelfRule::Allowed).await?;
+    let t = action::target_of(session, a, SelfRule::Allowed).await?;
     let name = quote::format_arg(asked);
     action::run(session, &[command, "-t", &t.id, "--", &name]).await?;
     let after = arrange::read_back(session, &format!("ran {command}")).await?;

@@ -6,6 +6,7 @@
 //! repeated call never undoes the first. Sizes are limited by the window:
 //! the result reports the size tmux actually gave.
 
+use crate::guarded;
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
@@ -43,6 +44,7 @@ struct Args {
     /// true: the pane fills its window; false: unzoom.
     zoom: Option<bool>,
 }
+guarded!(Args, pane_id);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -134,13 +136,7 @@ fn commands(
 async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     // Argument conflicts are refused before the target is even read.
     commands(&a, &a.pane_id, false, true)?;
-    let t = action::target_under(
-        session,
-        &a.pane_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let t = action::target_of(session, &a, SelfRule::Allowed).await?;
     let Some(pane) = t.pane() else {
         return Err(wording::action_error(
             &format!("{} is not a pane.", t.id),

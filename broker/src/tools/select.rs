@@ -3,6 +3,7 @@
 //! current window (`select-window -t @N`); the result is read back from a
 //! fresh table. Selecting the agent's own pane or window is harmless to it.
 
+use crate::guarded;
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
@@ -38,6 +39,7 @@ struct PaneArgs {
     pane_id: PaneId,
     generation: Option<Generation>,
 }
+guarded!(PaneArgs, pane_id);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -45,15 +47,10 @@ struct WindowArgs {
     window_id: WindowId,
     generation: Option<Generation>,
 }
+guarded!(WindowArgs, window_id);
 
 async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(
-        session,
-        &a.pane_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let t = action::target_of(session, &a, SelfRule::Allowed).await?;
     action::run(session, &["select-pane", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the pane").await?;
     let text = format!("Pane {} is the active pane of its window.", t.id);
@@ -61,13 +58,7 @@ async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolO
 }
 
 async fn select_window(session: &Session, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(
-        session,
-        &a.window_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let t = action::target_of(session, &a, SelfRule::Allowed).await?;
     action::run(session, &["select-window", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the window").await?;
     let out = WindowAction {

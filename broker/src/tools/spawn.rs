@@ -5,6 +5,7 @@
 //! so names are the ones tmux gave. A new session would be outside a
 //! session-scoped agent's view, so only a server-scoped one may create one.
 
+use crate::guarded;
 use crate::session::Session;
 use crate::toolkit::acting::launch::{spawn, Create, Side};
 use crate::toolkit::acting::tmux_command::Delivery;
@@ -89,6 +90,7 @@ struct WindowArgs {
     #[serde(flatten)]
     program: ProgramArgs,
 }
+guarded!(WindowArgs, session_id);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -104,6 +106,7 @@ struct SplitArgs {
     #[serde(flatten)]
     program: ProgramArgs,
 }
+guarded!(SplitArgs, pane_id);
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -183,13 +186,7 @@ async fn create_window(
     a: WindowArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = action::target_under(
-        session,
-        &a.session_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let parent = action::target_of(session, &a, SelfRule::Allowed).await?;
     let what = Create::Window {
         session: parent.id.clone(),
         index: a.index,
@@ -215,13 +212,7 @@ async fn split_window(
     a: SplitArgs,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = action::target_under(
-        session,
-        &a.pane_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let parent = action::target_of(session, &a, SelfRule::Allowed).await?;
     let what = Create::Split {
         pane: parent.id.clone(),
         side: Some(match a.direction {
