@@ -26,7 +26,7 @@
 //! `--allow-self`, a line that is not proven empty (the probe's keys taken
 //! back), a line that does not parse.
 
-use crate::jobs::{admit, prune, Job, JobState, Jobs, RUNNING_TTL};
+use crate::jobs::{admit, prune, Finish, Job, JobState, Jobs, RUNNING_TTL};
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{reporting, Annotations, Progress, ToolOutput, ToolSpec};
@@ -114,10 +114,18 @@ async fn call(
     // An enrolled shell is asked, not typed into (a run of another
     // agent's in it is waited for, so this comes before the checks of
     // what the pane shows).
-    let (id, job) = match enrolled::shell_or_ask(session, &pane).await {
+    let (owner, id, at, finish) = match enrolled::shell_or_ask(session, &pane).await {
         Some(sh) => enrolled_run(session, &pane, sh, &args, timeout_ms).await?,
         None => typed(session, &pane, &args).await?,
     };
+    let job = Job::new(
+        owner,
+        session.generation(),
+        &pane.id,
+        &args.command,
+        at,
+        finish,
+    );
     Ok(answer(
         session,
         &id,
@@ -131,8 +139,8 @@ async fn call(
 }
 
 /// `run_command` typed into a shell that is not enrolled: the checks of what
-/// the pane shows, then [`typed_run`]; the job's id and the job.
-async fn typed(session: &Session, pane: &Pane, args: &Args) -> Result<(String, Job), ToolOutput> {
+/// the pane shows, then [`typed_run`].
+async fn typed(session: &Session, pane: &Pane, args: &Args) -> Result<Running, ToolOutput> {
     let (shell, syntax) = typed_line::shell_of(&pane.command).map_err(|why| {
         wording::action_error(
             &format!(
@@ -148,13 +156,16 @@ async fn typed(session: &Session, pane: &Pane, args: &Args) -> Result<(String, J
     if action::pane_flags(session, &pane.id, &["#{alternate_on}"]).await?[0] != Some(false) {
         return Err(wording::action_error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
     }
-    let (owner, id) = admitted(session)?;
-    let job = typed_run(session, pane, (shell, syntax), args, &id, owner).await?;
-    Ok((id, job))
+    let admitted = admitted(session)?;
+    typed_run(session, pane, (shell, syntax), args, admitted).await
 }
 
-/// A new job of this session's agent admitted ([`admit`]: within its cap),
-/// and its id.
+/// A job that runs: who runs it, its id, when it started, and where its end
+/// comes.
+type Running = (Owner, String, Instant, watch::Receiver<Option<Finish>>);
+
+/// A new job of this session's agent admitted ([`admit`]: within its cap):
+/// its owner and id.
 fn admitted(session: &Session) -> Result<(Owner, String), ToolOutput> {
     let owner = session.owner();
     if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
@@ -172,10 +183,9 @@ async fn typed_run(
     pane: &Pane,
     (shell, syntax): (&str, Syntax),
     args: &Args,
-    id: &str,
-    owner: Owner,
-) -> Result<Job, ToolOutput> {
-    let dir = JobDir::make(&session.broker, id)?;
+    (owner, id): (Owner, String),
+) -> Result<Running, ToolOutput> {
+    let dir = JobDir::make(&session.broker, &id)?;
     // The line names the terminal through a link in the job's directory,
     // which goes with the job: a line the shell recalls later names a path
     // that no longer exists (its redirection fails, so nothing runs), never
@@ -246,14 +256,7 @@ async fn typed_run(
         typed_job::collect(broker, job, identity, limits, started, tx).await;
         prune(&mut jobs.lock());
     });
-    Ok(Job::new(
-        owner,
-        session.generation(),
-        &pane.id,
-        &args.command,
-        started,
-        rx,
-    ))
+    Ok((owner, id, started, rx))
 }
 
 /// `run_command` in an enrolled shell ([`shell_run`]): the shell's line
@@ -264,7 +267,7 @@ async fn enrolled_run(
     sh: ShellRecord,
     args: &Args,
     timeout_ms: u64,
-) -> Result<(String, Job), ToolOutput> {
+) -> Result<Running, ToolOutput> {
     if pane.in_mode != 0 {
         return Err(wording::action_error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent));
     }
@@ -304,15 +307,7 @@ async fn enrolled_run(
         tx.send_replace(Some(finish));
         prune(&mut jobs.lock());
     });
-    let job = Job::new(
-        owner,
-        session.generation(),
-        &pane.id,
-        &args.command,
-        started,
-        rx,
-    );
-    Ok((id, job))
+    Ok((owner, id, started, rx))
 }
 
 /// Records the job, then answers: at once with `detach`, else when it
