@@ -14,7 +14,7 @@ use crate::toolkit::records::detail::{Lean, Mark, Record};
 use crate::toolkit::records::graph::{
     self, fresh, session_records as records, Full, LeanSession, SessionRecord,
 };
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::shell::shells;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,7 @@ use tmux_mcp_engine::registry::{Pane, Placement};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "list_sessions",
     Annotations::read_only("List sessions"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Listing>,
     |c| c.run(call),
 )

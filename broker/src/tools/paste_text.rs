@@ -21,7 +21,7 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;
@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "paste_text",
     Annotations::mutating("Paste text into a pane", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Pasted>,
     |c| c.run(call),
 )

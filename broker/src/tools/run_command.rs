@@ -32,7 +32,7 @@ use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{reporting, Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::shell::enrolled::{self, ShellRecord};
 use crate::toolkit::shell::job::{for_run_command, lookup, summary, view, JobView};
 use crate::toolkit::shell::shell_line;
@@ -51,7 +51,7 @@ use tokio::sync::watch;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "run_command",
     Annotations::mutating("Run a command in a pane's shell", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<JobView>,
     |c| c.run_with_progress(call),
 )

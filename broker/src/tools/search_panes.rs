@@ -21,7 +21,7 @@ use crate::toolkit::records::graph;
 use crate::toolkit::records::search::{
     build_regex, page, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
 };
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -31,7 +31,7 @@ use tmux_mcp_engine::registry::{numeric_id, Pane};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "search_panes",
     Annotations::read_only("Search panes"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Found>,
     |c| c.run(search),
 )

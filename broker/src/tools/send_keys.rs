@@ -12,7 +12,7 @@ use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;
@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "send_keys",
     Annotations::mutating("Send keys to a pane", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Sent>,
     |c| c.run(call),
 )

@@ -19,7 +19,7 @@ use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::typing::keystrokes::{commands, deliver, Input};
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "send_prompt",
     Annotations::mutating("Send a prompt to a coding agent", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Prompted>,
     |c| c.run_with_progress(call),
 )

@@ -15,7 +15,7 @@ use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::events::pane_events::ClockReport;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::PaneId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,7 +25,7 @@ use tmux_mcp_engine::agents::State;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_agent",
     Annotations::read_only("Wait for a coding agent's state"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Waited>,
     |c| c.run_with_progress(call),
 )

@@ -11,7 +11,7 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;
@@ -21,7 +21,7 @@ use serde_json::json;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_idle",
     Annotations::read_only("Wait for a pane to go quiet"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Idle>,
     |c| c.run_with_progress(call),
 )

@@ -20,7 +20,7 @@ use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
 use crate::toolkit::records::search::build_regex;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{Generation, PaneId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,7 +29,7 @@ use serde_json::json;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_text",
     Annotations::read_only("Wait for text in a pane"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Waited>,
     |c| c.run_with_progress(call),
 )
