@@ -16,12 +16,12 @@ use crate::toolkit::libtmux::python::{
 use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "capture_since",
     Annotations::read_only("Capture since"),
-    input_schema,
+    nullable_input_of::<Args>,
     schema_of::<Since>,
     |c| c.run(call),
 )
@@ -29,10 +29,6 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 
 const DEFAULT_MAX_LINES: i64 = 500;
 const DEFAULT_MAX_BYTES: i64 = 128_000;
-
-fn input_schema() -> Value {
-    nullable_input_of::<Args>()
-}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -128,6 +124,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn args_decode_every_property_and_null_limits_as_no_limit() {
@@ -146,7 +143,7 @@ mod tests {
         );
         assert!(a.pane.targeted());
         crate::toolkit::call::args::assert_every_property_decoded::<Args>(
-            &input_schema(),
+            &nullable_input_of::<Args>(),
             json!({}),
         );
     }

@@ -43,6 +43,7 @@ use crate::toolkit::shell::typed_line;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::typing::keystrokes::{self, Input};
 use serde::Deserialize;
+use std::future::Future;
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::registry::Pane;
 use tmux_mcp_engine::retention::Owner;
@@ -251,10 +252,9 @@ async fn typed_run(
     };
     let identity = pane.process.as_ref().ok().cloned();
     let limits = args.limits();
-    let (broker, jobs) = (session.broker.clone(), session.jobs.clone());
-    tokio::spawn(async move {
+    let broker = session.broker.clone();
+    in_background(session, async move {
         typed_job::collect(broker, job, identity, limits, started, tx).await;
-        prune(&mut jobs.lock());
     });
     Ok((owner, id, started, rx))
 }
@@ -298,16 +298,25 @@ async fn enrolled_run(
     let started = Instant::now();
     let (tx, rx) = watch::channel(None);
     let Limits { lines, bytes } = args.limits();
-    let (broker, jobs) = (session.broker.clone(), session.jobs.clone());
-    tokio::spawn(async move {
+    let broker = session.broker.clone();
+    in_background(session, async move {
         let (finish, run) =
             shell_run::finish(broker.clone(), run, lines, bytes, started, RUNNING_TTL).await;
         // The person's line is back before the agent hears of the end.
         shell_run::give_back(&broker, &run).await;
         tx.send_replace(Some(finish));
-        prune(&mut jobs.lock());
     });
     Ok((owner, id, started, rx))
+}
+
+/// Runs a job's task (which sends its end) in the background, then prunes
+/// the job table.
+fn in_background(session: &Session, task: impl Future<Output = ()> + Send + 'static) {
+    let jobs = session.jobs.clone();
+    tokio::spawn(async move {
+        task.await;
+        prune(&mut jobs.lock());
+    });
 }
 
 /// Records the job, then answers: at once with `detach`, else when it

@@ -19,7 +19,7 @@ use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph;
 use crate::toolkit::records::search::{
-    build_regex, page, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
+    build_regex, page, problem_lines, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
 };
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -277,26 +277,7 @@ fn summary(f: &Found) -> String {
     if let Some(n) = f.next_offset {
         lines.push(format!("[more: call again with offset {n}]"));
     }
-    if !f.panes_skipped.is_empty() {
-        lines.push(format!(
-            "[skipped, an after-capture-pane hook is set: {}]",
-            f.panes_skipped
-                .iter()
-                .map(|p| p.pane_id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if !f.panes_failed.is_empty() {
-        lines.push(format!(
-            "[failed: {}]",
-            f.panes_failed
-                .iter()
-                .map(|p| format!("{} ({})", p.pane_id, p.reason))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    lines.extend(problem_lines(&f.panes_skipped, &f.panes_failed));
     for (flag, note) in [
         (
             !f.panes_truncated.is_empty(),

@@ -24,19 +24,19 @@ use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::python::{check_socket, nullable, ServerArg};
 use crate::toolkit::records::graph;
 use crate::toolkit::records::search::{
-    self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
+    self, build_regex, page, problem_lines, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES,
+    PAGE_BYTES,
 };
 use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::HashMap;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "search_panes",
     Annotations::read_only("Search panes"),
-    input_schema,
+    nullable_input_of::<Args>,
     schema_of::<Found>,
     |c| c.run(call),
 )
@@ -44,10 +44,6 @@ pub const SPEC: ToolSpec = ToolSpec::new(
 
 const DEFAULT_PER_PANE: i64 = 50;
 const DEFAULT_LIMIT: i64 = 500;
-
-fn input_schema() -> Value {
-    nullable_input_of::<Args>()
-}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -438,26 +434,7 @@ fn summary(f: &Found, n: &Notes<'_>) -> String {
             list(&n.per_pane_cut)
         ));
     }
-    if !s.panes_skipped.is_empty() {
-        lines.push(format!(
-            "[skipped, an after-capture-pane hook is set: {}]",
-            s.panes_skipped
-                .iter()
-                .map(|p| p.pane_id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if !s.panes_failed.is_empty() {
-        lines.push(format!(
-            "[failed: {}]",
-            s.panes_failed
-                .iter()
-                .map(|p| format!("{} ({})", p.pane_id, p.reason))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    lines.extend(problem_lines(&s.panes_skipped, &s.panes_failed));
     if !s.ranges_clamped.is_empty() {
         lines.push(format!(
             "[range cut to its last {MATCH_LINES} rows: {}]",
@@ -528,7 +505,7 @@ mod tests {
         let n: Args = crate::toolkit::call::args::decode(&b).unwrap();
         assert_eq!((n.limit, n.content_start, n.per_pane), (None, Some(-10), 2));
         crate::toolkit::call::args::assert_every_property_decoded::<Args>(
-            &input_schema(),
+            &nullable_input_of::<Args>(),
             json!({ "pattern": "x" }),
         );
     }

@@ -40,6 +40,28 @@ pub struct PaneProblem {
     pub reason: String,
 }
 
+/// A text answer's lines for the panes a search passed over: the ones
+/// skipped (an after-capture-pane hook is set) and the ones whose read failed,
+/// each line only when there are any.
+pub fn problem_lines(skipped: &[PaneProblem], failed: &[PaneProblem]) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !skipped.is_empty() {
+        let ids: Vec<&str> = skipped.iter().map(|p| p.pane_id.as_str()).collect();
+        lines.push(format!(
+            "[skipped, an after-capture-pane hook is set: {}]",
+            ids.join(", ")
+        ));
+    }
+    if !failed.is_empty() {
+        let why: Vec<String> = failed
+            .iter()
+            .map(|p| format!("{} ({})", p.pane_id, p.reason))
+            .collect();
+        lines.push(format!("[failed: {}]", why.join(", ")));
+    }
+    lines
+}
+
 /// A pattern as the family matches it (also wait_for_text's): literal unless
 /// `regex`, linear-time, its program bounded by [`REGEX_SIZE`]; `multi_line`
 /// makes `^`/`$` match at line ends of a multi-line text.
