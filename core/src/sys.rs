@@ -106,6 +106,26 @@ pub fn may_enter(path: &std::path::Path) -> bool {
     rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
 }
 
+/// A connection to the Unix socket at `path`. A non-blocking connect to a
+/// Unix socket whose accept queue is full fails with `EAGAIN` (it never
+/// waits), so it is retried, the pause doubling from 1 ms up to `max_pause`,
+/// for as long as the caller waits (a timeout around it ends it).
+pub async fn connect_unix(
+    path: &std::path::Path,
+    max_pause: std::time::Duration,
+) -> io::Result<tokio::net::UnixStream> {
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match tokio::net::UnixStream::connect(path).await {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(max_pause);
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Sends SIGTERM to `pid`.
 pub fn terminate(pid: u32) -> io::Result<()> {
     send(pid, rustix::process::Signal::TERM)
