@@ -306,56 +306,46 @@ mod tests {
         assert_eq!(policy(&hello, true, &unset()).scope, Scope::Session);
     }
 
+    /// Each malformed option is refused naming it, its value (trimmed) and
+    /// what it takes.
     #[test]
-    fn a_malformed_safety_option_is_refused_trimmed() {
-        let options = ServerRow {
-            safety_option: " loud ".into(),
+    fn a_malformed_option_is_refused() {
+        let timeout = |bad: &str| ServerRow {
+            request_timeout_option: bad.into(),
             ..unset()
         };
-        assert_eq!(
-            refusal(&McpHello::default(), true, &options),
-            r#"@mcp-safety is "loud"; expected readonly, mutating or destructive"#
-        );
-    }
-
-    #[test]
-    fn a_malformed_toolset_option_is_refused() {
-        let options = ServerRow {
-            toolset_option: "ruby".into(),
-            ..unset()
-        };
-        assert_eq!(
-            refusal(&McpHello::default(), true, &options),
-            r#"@mcp-toolset is "ruby"; expected default or python"#
-        );
-    }
-
-    #[test]
-    fn a_malformed_request_timeout_option_is_refused() {
+        let mut cases = vec![
+            (
+                ServerRow {
+                    safety_option: " loud ".into(),
+                    ..unset()
+                },
+                r#"@mcp-safety is "loud"; expected readonly, mutating or destructive"#.to_string(),
+            ),
+            (
+                ServerRow {
+                    toolset_option: "ruby".into(),
+                    ..unset()
+                },
+                r#"@mcp-toolset is "ruby"; expected default or python"#.to_string(),
+            ),
+            (
+                ServerRow {
+                    confirm_option: "maybe".into(),
+                    ..unset()
+                },
+                r#"@mcp-confirm is "maybe"; expected on or off"#.to_string(),
+            ),
+        ];
         for bad in ["0", "abc", "3601", "-1", "inf"] {
-            let options = ServerRow {
-                request_timeout_option: bad.into(),
-                ..unset()
-            };
-            assert_eq!(
-                refusal(&McpHello::default(), true, &options),
-                format!(
-                    "@mcp-request-timeout is {bad:?}; expected a number of seconds, 0 < t <= 3600"
-                )
+            let why = format!(
+                "@mcp-request-timeout is {bad:?}; expected a number of seconds, 0 < t <= 3600"
             );
+            cases.push((timeout(bad), why));
         }
-    }
-
-    #[test]
-    fn a_malformed_confirm_option_is_refused() {
-        let options = ServerRow {
-            confirm_option: "maybe".into(),
-            ..unset()
-        };
-        assert_eq!(
-            refusal(&McpHello::default(), true, &options),
-            r#"@mcp-confirm is "maybe"; expected on or off"#
-        );
+        for (options, why) in cases {
+            assert_eq!(refusal(&McpHello::default(), true, &options), why);
+        }
     }
 
     #[test]

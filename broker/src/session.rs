@@ -61,6 +61,19 @@ pub struct Session {
 }
 
 impl Session {
+    /// [`Session::request_timeout_seconds`] in milliseconds.
+    pub fn request_timeout_ms(&self) -> u64 {
+        (self.request_timeout_seconds * 1000.0) as u64
+    }
+
+    /// A wait that asked for `asked_ms` (none: the request timeout): what it
+    /// asked, and how long it waits (clamped to the request timeout).
+    pub fn wait_ms(&self, asked_ms: Option<u64>) -> (u64, u64) {
+        let cap_ms = self.request_timeout_ms();
+        let asked = asked_ms.unwrap_or(cap_ms);
+        (asked, asked.min(cap_ms))
+    }
+
     /// Whether this session may see `pane`.
     pub fn can_see(&self, pane: &Pane) -> bool {
         match self.scope {

@@ -1027,17 +1027,20 @@ mod tests {
 
     #[test]
     fn a_shape_reads_its_sessions_at_its_depth_and_places_the_rest() {
+        let careful = |depth, only: &[String]| {
+            shaped_format(
+                &Shape {
+                    depth,
+                    only: Some(only),
+                },
+                Spelling::Careful,
+            )
+        };
         let full = shaped_format(&Shape::FULL, Spelling::Careful);
         assert_eq!(full, table_format());
         assert!(!full.contains("m/r") && !full.contains("\u{1e}p"));
         let only = ["$3".to_string(), "$12".to_string(), "bogus".to_string()];
-        let f = shaped_format(
-            &Shape {
-                depth: Depth::Brief,
-                only: Some(&only),
-            },
-            Spelling::Careful,
-        );
+        let f = careful(Depth::Brief, &only);
         assert!(f.contains("#{?#{m/r:^\\$(3|12)$,#{session_id}},s"), "{f}");
         assert!(f.contains(&format!("{RS}#{{P:b{US}#{{pane_id}}")), "{f}");
         assert!(f.contains(&format!("#{{P:p{US}#{{pane_id}}{RS}}}")), "{f}");
@@ -1046,37 +1049,19 @@ mod tests {
             "brief reads no more than it shows"
         );
         let none: [String; 0] = [];
-        let placed = shaped_format(
-            &Shape {
-                depth: Depth::Full,
-                only: Some(&none),
-            },
-            Spelling::Careful,
-        );
+        let placed = careful(Depth::Full, &none);
         assert!(
             !placed.contains("m/r") && !placed.contains("pane_pid"),
             "{placed}"
         );
         let many: Vec<String> = (0..=ONLY_MAX).map(|n| format!("${n}")).collect();
-        let all = shaped_format(
-            &Shape {
-                depth: Depth::Full,
-                only: Some(&many),
-            },
-            Spelling::Careful,
-        );
+        let all = careful(Depth::Full, &many);
         assert_eq!(
             all,
             table_format(),
             "too many sessions to name: all of them"
         );
-        let most = shaped_format(
-            &Shape {
-                depth: Depth::Full,
-                only: Some(&many[..ONLY_MAX]),
-            },
-            Spelling::Careful,
-        );
+        let most = careful(Depth::Full, &many[..ONLY_MAX]);
         assert!(most.contains("m/r") && most.len() < 8_000, "{}", most.len());
     }
 

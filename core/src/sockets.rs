@@ -195,18 +195,7 @@ pub async fn listening(path: &Path, timeout: Duration) -> bool {
 /// A non-blocking connect, retried on `EAGAIN` (a full accept queue; a
 /// Unix socket connect never waits) until `timeout`, then `TimedOut`.
 async fn connect(path: &Path, timeout: Duration) -> io::Result<tokio::net::UnixStream> {
-    let attempt = async {
-        let mut pause = Duration::from_millis(1);
-        loop {
-            match tokio::net::UnixStream::connect(path).await {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_millis(20));
-                }
-                r => return r,
-            }
-        }
-    };
+    let attempt = sys::connect_unix(path, Duration::from_millis(20));
     tokio::time::timeout(timeout, attempt)
         .await
         .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::TimedOut, "no connection")))

@@ -106,38 +106,51 @@ pub fn may_enter(path: &std::path::Path) -> bool {
     rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
 }
 
+/// A connection to the Unix socket at `path`. A non-blocking connect to a
+/// Unix socket whose accept queue is full fails with `EAGAIN` (it never
+/// waits), so it is retried, the pause doubling from 1 ms up to `max_pause`,
+/// for as long as the caller waits (a timeout around it ends it).
+pub async fn connect_unix(
+    path: &std::path::Path,
+    max_pause: std::time::Duration,
+) -> io::Result<tokio::net::UnixStream> {
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match tokio::net::UnixStream::connect(path).await {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(max_pause);
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Sends SIGTERM to `pid`.
 pub fn terminate(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::TERM,
-    )?)
+    send(pid, rustix::process::Signal::TERM)
 }
 
 /// Sends SIGURG to `pid`: every process ignores it unless it handles it
 /// (an enrolled shell's snippet does: it says it is enrolled).
 pub fn signal_urgent(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::URG,
-    )?)
+    send(pid, rustix::process::Signal::URG)
 }
 
 /// Sends SIGWINCH to `pid`: a shell at its prompt reads its terminal's size
 /// again and redraws its line as it is (bash runs the traps pending then).
 pub fn signal_resized(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::WINCH,
-    )?)
+    send(pid, rustix::process::Signal::WINCH)
 }
 
 /// Sends SIGKILL to `pid` (what a process that ignores SIGTERM gets).
 pub fn kill_hard(pid: u32) -> io::Result<()> {
-    Ok(rustix::process::kill_process(
-        process_id(pid)?,
-        rustix::process::Signal::KILL,
-    )?)
+    send(pid, rustix::process::Signal::KILL)
+}
+
+/// Sends `signal` to `pid` (the four above).
+fn send(pid: u32, signal: rustix::process::Signal) -> io::Result<()> {
+    Ok(rustix::process::kill_process(process_id(pid)?, signal)?)
 }
 
 /// `pid` as the kernel's process id; no process has 0 or one beyond

@@ -231,90 +231,63 @@ mod tests {
 
     #[test]
     fn bounded_range_keeps_the_last_rows() {
+        let r = |clamped, start, end| Range {
+            clamped,
+            start,
+            end,
+        };
         // Default call on a short pane: unchanged, flags omitted.
         assert_eq!(
             bounded_range(Some(50), None, None, 200),
-            Range {
-                clamped: false,
-                start: None,
-                end: None
-            }
+            r(false, None, None)
         );
         // The B.1 example: h=50, L=200, start -1000 -> -150..49.
         assert_eq!(
             bounded_range(Some(50), Some(-1000), None, 200),
-            Range {
-                clamped: true,
-                start: Some(-150),
-                end: Some(49)
-            }
+            r(true, Some(-150), Some(49))
         );
         // A tall pane's default capture is narrowed too.
         assert_eq!(
             bounded_range(Some(300), None, None, 200),
-            Range {
-                clamped: true,
-                start: Some(100),
-                end: Some(299)
-            }
+            r(true, Some(100), Some(299))
         );
         // Fits exactly: last - first = limit - 1.
         assert_eq!(
             bounded_range(Some(50), Some(-150), Some(49), 200),
-            Range {
-                clamped: false,
-                start: Some(-150),
-                end: Some(49)
-            }
+            r(false, Some(-150), Some(49))
         );
         assert_eq!(
             bounded_range(Some(50), Some(-151), Some(49), 200),
-            Range {
-                clamped: true,
-                start: Some(-150),
-                end: Some(49)
-            }
+            r(true, Some(-150), Some(49))
         );
         // Inverted ranges are left for tmux to swap.
         assert_eq!(
             bounded_range(Some(50), Some(10), Some(-5), 3),
-            Range {
-                clamped: false,
-                start: Some(10),
-                end: Some(-5)
-            }
+            r(false, Some(10), Some(-5))
         );
         // Unknown height and end: reported as clamped with the planned bounds.
         assert_eq!(
             bounded_range(None, Some(-5), None, 200),
-            Range {
-                clamped: true,
-                start: Some(-5),
-                end: Some(0)
-            }
+            r(true, Some(-5), Some(0))
         );
         assert_eq!(
             bounded_range(Some(0), None, None, 200),
-            Range {
-                clamped: true,
-                start: Some(0),
-                end: Some(0)
-            }
+            r(true, Some(0), Some(0))
         );
         // Extreme values do not overflow.
-        let r = bounded_range(
+        let extreme = bounded_range(
             Some(50),
             Some(-9_007_199_254_740_991),
             Some(9_007_199_254_740_991),
             200,
         );
         assert_eq!(
-            r,
-            Range {
-                clamped: true,
-                start: Some(9_007_199_254_740_991 - 199),
-                end: Some(9_007_199_254_740_991)
-            }
+            extreme,
+            r(
+                true,
+                Some(9_007_199_254_740_991 - 199),
+                Some(9_007_199_254_740_991)
+            )
         );
     }
 

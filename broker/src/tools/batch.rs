@@ -7,7 +7,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Tier, ToolOutput, ToolSpec};
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -16,7 +16,7 @@ use serde_json::Value;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "batch",
     Annotations::read_only("Batch of reads"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Batch>,
     run,
 )

@@ -4,7 +4,7 @@
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::args::NoArgs;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of};
 use crate::toolkit::seed::envelope;
 use schemars::JsonSchema;
@@ -20,7 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("tmux capabilities"),
     input_of::<NoArgs>,
     output_schema,
-    run,
+    |c| c.run(|session, _: NoArgs| call(session)),
 )
 .seed()
 .description("Versions, generation, tools, limits; tool references: tmux://tool/{name}.")
@@ -129,10 +129,6 @@ fn any_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 
 fn output_schema() -> Value {
     envelope::output_schema(data_schema_of::<Capabilities>())
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(|session, _: NoArgs| call(session))
 }
 
 async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {

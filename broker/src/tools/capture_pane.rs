@@ -10,7 +10,7 @@
 //! `observe`'s in-queue guard cover the same ground.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read::{observe_failure, pane};
 use crate::toolkit::schemas::contracts;
 use schemars::JsonSchema;
@@ -27,7 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Capture a pane"),
     contracts::capture_pane_input,
     contracts::capture_pane_output,
-    run,
+    |c| c.run(call),
 )
 .description("Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. The text a pane is showing, or its scrollback. Negative start reaches back into history (-100 is a hundred lines above the top of the screen). For repeated reads of the same pane use capture_since instead — it returns only what is new.")
 .sample(|s| json!({"paneId": s.pane}));
@@ -62,10 +62,6 @@ pub struct Args {
 // ---------------------------------------------------------------------------
 // The tool
 // ---------------------------------------------------------------------------
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
-}
 
 pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let id = args.pane_id.as_str();

@@ -13,7 +13,7 @@
 //! `max_lines` <= 0 is an input error (C.1 quirks).
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read;
 use crate::toolkit::libtmux::python::{
     check_socket, nullable, positive_limit, selected_pane, PaneSelector,
@@ -31,7 +31,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Capture pane"),
     input_schema,
     schema_of::<Captured>,
-    run,
+    |c| c.run(call),
 )
 .description("Capture the visible contents of a tmux pane (terminal scrollback).\n\nUse for tmux pane output — ‘capture the build log’, ‘what did the server print’ — not editor file contents. The tool for reading what is displayed in a terminal; use search_panes to search across multiple panes at once.\n\nOutput is tail-preserved: when the capture exceeds max_lines the oldest lines are dropped and the returned string is prefixed with a single [... truncated K lines ...] header line so the agent can tell truncation occurred and re-request with a narrower start/end window or a larger max_lines if needed. Pass max_lines=None to disable truncation entirely.");
 
@@ -57,10 +57,6 @@ fn input_schema() -> Value {
 struct Captured {
     /// The captured lines joined with LF, after the truncation header if any.
     result: String,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 /// The arguments (the contract has checked them).

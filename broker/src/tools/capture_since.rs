@@ -9,13 +9,13 @@
 
 use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolSpec};
 use crate::toolkit::events::lines_since::{call, Args, Out};
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use serde_json::json;
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "capture_since",
     Annotations::read_only("Capture new pane lines since a cursor"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Out>,
     run,
 )

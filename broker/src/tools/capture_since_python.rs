@@ -8,7 +8,7 @@
 //! with a reason): this module only translates.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::events::lines_since::{self as capture_since, pane_of_cursor};
 use crate::toolkit::libtmux::python::{
     check_socket, nullable, positive_limit, selected_pane, PaneSelector,
@@ -16,23 +16,19 @@ use crate::toolkit::libtmux::python::{
 use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "capture_since",
     Annotations::read_only("Capture since"),
-    input_schema,
+    nullable_input_of::<Args>,
     schema_of::<Since>,
-    run,
+    |c| c.run(call),
 )
 .description("Return only the lines a tmux pane shows that are new since `cursor` (omit it to start: the visible screen and a cursor). Pane: pane_id, else window_id, else session_id / session_name / the first session (its first window's first pane), or the pane of the cursor alone. Lines that could not be recovered (history-limit, clear-history, a respawn) are reported with lines_missed: true, never silently dropped. max_lines (default 500) and max_bytes (default 128000) keep the newest lines; null asks for the broker's largest (10000 lines, 1000000 bytes). Read-only; fires no tmux hook.");
 
 const DEFAULT_MAX_LINES: i64 = 500;
 const DEFAULT_MAX_BYTES: i64 = 128_000;
-
-fn input_schema() -> Value {
-    nullable_input_of::<Args>()
-}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -75,10 +71,6 @@ fn default_max_lines() -> Option<i64> {
 
 fn default_max_bytes() -> Option<i64> {
     Some(DEFAULT_MAX_BYTES)
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
@@ -132,6 +124,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn args_decode_every_property_and_null_limits_as_no_limit() {
@@ -150,7 +143,7 @@ mod tests {
         );
         assert!(a.pane.targeted());
         crate::toolkit::call::args::assert_every_property_decoded::<Args>(
-            &input_schema(),
+            &nullable_input_of::<Args>(),
             json!({}),
         );
     }

@@ -16,7 +16,7 @@
 use crate::session::Session;
 use crate::toolkit::acting::launch::{self, Create, Program, Side};
 use crate::toolkit::acting::tmux_command::{self, Delivery};
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, Observed, Unobserved};
 use crate::toolkit::schemas::patterns::{self, INT_MAX, NO_NUL};
 use crate::toolkit::seed::envelope;
@@ -34,7 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::destructive("Create a session, window or pane"),
     input_schema,
     output_schema,
-    run,
+    |c| c.run(call),
 )
 .seed()
 .description("Create a session, window or pane running argv directly (no shell); returns the new references.")
@@ -134,10 +134,6 @@ fn output_schema() -> Value {
 fn check_cwd(session: &Session, cwd: &str) -> Result<PathBuf, ToolOutput> {
     launch::resolve_cwd(session, cwd)
         .map_err(|why| envelope::invalid_input(&format!("argument /cwd: {why}. Nothing was sent.")))
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

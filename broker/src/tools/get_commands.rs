@@ -12,7 +12,7 @@
 //! default `tools/list` has no room left in its context budget.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Listed, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::shell::enrolled::{self, ShellRecord, HOW_TO_ENROLL};
@@ -27,7 +27,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Get a pane's recent commands"),
     input_of::<Args>,
     schema_of::<Commands>,
-    run,
+    |c| c.run(call),
 )
 .description("A pane's recent commands from its enrolled shell, newest first: exit status, times, cwd and the lines each printed.")
 .details("List the recent commands of a pane whose shell is enrolled (tmux-mcp shell-init in bash, zsh or fish), newest first, as the shell reported them: the command line, its working directory, start and end (Unix seconds), its exit status ($?), and the screen and history rows it printed (from the row after its command line to the cursor when the shell was back at its prompt; the last maxLines, what was dropped counted). A running command has no end yet. The broker keeps 20 commands per pane; page older ones with before (a seq of this listing). A pane without an enrolled shell is refused, saying how to enroll it. Read-only; fires no tmux hook.")
@@ -84,10 +84,6 @@ struct CommandRecord {
     output_note: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_missing: Option<String>,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -5,9 +5,9 @@
 //! job stays readable for `crate::jobs::DONE_TTL`.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
-use crate::toolkit::shell::job::{self as run_command, JobView};
+use crate::toolkit::shell::job::{self, JobView};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -17,7 +17,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Get a run_command job"),
     input_of::<Args>,
     schema_of::<JobView>,
-    run,
+    |c| c.run(call),
 )
 .description("Collect a run_command job: running, done (exit status and output) or lost.")
 .details("Collect a run_command job by jobId: state running, done (exitStatus and the output tail with what was dropped) or lost (the pane's shell or the server went away first), with its paneId and command; jobId while running, output's counts only when something was dropped. Finished jobs are kept 600 s. Read-only; sends nothing to tmux.")
@@ -32,14 +32,10 @@ struct Args {
     job_id: String,
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
-}
-
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
-    match run_command::lookup(session, &args.job_id) {
+    match job::lookup(session, &args.job_id) {
         Some(v) => {
-            let text = run_command::summary(&v);
+            let text = job::summary(&v);
             Ok(ToolOutput::typed(&v, text))
         }
         None => Err(ToolOutput::libtmux_error(format!("No job {} for this session: unknown, expired (finished jobs are kept {} s), collected by the run_command call that waited for it, or started by an agent whose scope this session does not cover. Nothing was sent to tmux.", args.job_id, crate::jobs::DONE_TTL.as_secs()))),

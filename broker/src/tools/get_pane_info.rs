@@ -4,8 +4,9 @@
 //! and `list_sessions` records), all cut to the agent's scope. One table read.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read;
+use crate::toolkit::records::detail::{Lean, Mark, Record};
 use crate::toolkit::records::graph::{
     self, Full, Graph, LeanPane, PaneRecord, SessionRecord, WindowRecord,
 };
@@ -20,7 +21,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Get pane info"),
     input_of::<Args>,
     schema_of::<Info>,
-    run,
+    |c| c.run(call),
 )
 .description("One pane: where, size, command, pid, title.")
 .details("Describe one tmux pane by id (%N): its list_panes record ({id, at, size, command, cwd}, active, and what is not at its default) with its window id and name, pid and title; isCallerPane (true) when it is the caller's own. `detail: full`: the whole records of the pane (reference {kind, id, generation}, placements, process generation and state, history size), of the window it is in and of the sessions it is placed in. Read-only; fires no tmux hook.")
@@ -46,7 +47,7 @@ struct Info {
     )]
     #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
-    pane: Pane,
+    pane: Record<Box<PaneRecord>, Box<LeanInfo>>,
     /// The window's `list_windows` record (`detail: full` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "WindowRecord")]
@@ -56,30 +57,6 @@ struct Info {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<SessionRecord>")]
     sessions: Option<Vec<SessionRecord>>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Pane {
-    Full(Box<PaneRecord>),
-    Lean(Box<LeanInfo>),
-}
-
-/// A lean pane has `at`, a whole one `placements` (see `list_panes`' `Record`).
-impl JsonSchema for Pane {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Pane".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let lean = g.subschema_for::<LeanInfo>();
-        let full = g.subschema_for::<PaneRecord>();
-        schemars::json_schema!({ "if": { "required": ["at"] }, "then": lean, "else": full })
-    }
 }
 
 /// The pane's `list_panes` record and what else says which pane it is.
@@ -98,8 +75,9 @@ struct LeanInfo {
     is_caller_pane: bool,
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
+/// A lean pane has `at`, a whole one `placements`.
+impl Lean for LeanInfo {
+    const MARK: Mark = Mark::LeanHas("at");
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
@@ -168,14 +146,14 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         Some(Full::Full) => Info {
             generation: session.generation().to_string(),
             scope: session.scope,
-            pane: Pane::Full(Box::new(graph::pane_record(session, &pane))),
+            pane: Record::Full(Box::new(graph::pane_record(session, &pane))),
             window: Some(window),
             sessions: Some(sessions),
         },
         None => Info {
             generation: session.generation().to_string(),
             scope: session.scope,
-            pane: Pane::Lean(Box::new(LeanInfo {
+            pane: Record::Lean(Box::new(LeanInfo {
                 pane: graph::lean_pane(session, &pane, false),
                 window_id: pane.window_id.clone(),
                 window_name: pane.window_name.clone(),

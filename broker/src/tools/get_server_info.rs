@@ -6,7 +6,7 @@
 
 use crate::session::Session;
 use crate::toolkit::call::args::NoArgs;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph::{clients, Clients};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
@@ -18,7 +18,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Get server info"),
     input_of::<NoArgs>,
     schema_of::<Info>,
-    run,
+    |c| c.run(|session, _: NoArgs| call(session)),
 )
 .description("This server, the agent's pane and scope, broker, clients.")
 .details("Describe the tmux server this broker is bound to (tmux version, socket path, server pid and start time, generation), this agent's session (the caller's pane and sessions, scope), the broker (pid, how it reaches tmux), and the clients attached to the sessions the agent may see (tmux >= 3.5; on older tmux they cannot be read without firing a hook and are reported unavailable). What is at its default is left out: scope (server), callerPaneId and callerSessionIds (outside tmux), clients.attached (none). Read-only; fires no tmux hook.")
@@ -60,10 +60,6 @@ struct BrokerInfo {
     /// How the broker reaches tmux and reads the pane table.
     access: String,
     sessions_open: u64,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(|session, _: NoArgs| call(session))
 }
 
 async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {

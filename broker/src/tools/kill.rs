@@ -25,7 +25,7 @@ pub const KILL_PANE: ToolSpec = ToolSpec::new(
     Annotations::destructive("Kill pane"),
     input_of::<KillPaneArgs>,
     schema_of::<Killed<PaneRef>>,
-    run_kill_pane,
+    |c| kill::<PaneRef, KillPaneArgs>(c),
 )
 .description("Kill a pane and its process, by id. Never the agent's own pane or the server's last pane.")
 .details("Kill a pane and its process (kill-pane -t paneId, by id only). Optional generation. Refused for the agent's own pane and for the server's last pane (that would end the tmux server). Returns the killed pane's reference.");
@@ -35,7 +35,7 @@ pub const KILL_WINDOW: ToolSpec = ToolSpec::new(
     Annotations::destructive("Kill window"),
     input_of::<KillWindowArgs>,
     schema_of::<Killed<WindowRef>>,
-    run_kill_window,
+    |c| kill::<WindowRef, KillWindowArgs>(c),
 )
 .description("Kill a window with its panes and processes, by id. Never the agent's own window or the server's last.")
 .details("Kill a window, its panes and their processes (kill-window -t windowId, by id only). Optional generation. Refused for the window holding the agent's own pane and for a window holding every remaining pane (that would end the tmux server). Returns the killed window's reference, its name and the panes that closed.");
@@ -45,7 +45,7 @@ pub const KILL_SESSION: ToolSpec = ToolSpec::new(
     Annotations::destructive("Kill session"),
     input_of::<KillSessionArgs>,
     schema_of::<Killed<SessionRef>>,
-    run_kill_session,
+    |c| kill::<SessionRef, KillSessionArgs>(c),
 )
 .description("Kill a session, by id; windows only in it close with their panes. Never the agent's own session or the last one.")
 .details("Kill a session (kill-session -t sessionId, by id only); windows linked only into it close with their panes and processes. Optional generation. Refused for a session holding the agent's own pane and for the last session (that would end the tmux server). Returns the killed session's reference, its name and the panes that closed.");
@@ -74,18 +74,6 @@ struct KillSessionArgs {
 }
 guarded!(KillSessionArgs, session_id);
 
-fn run_kill_pane(c: Call<'_>) -> CallFuture<'_> {
-    kill::<PaneRef, KillPaneArgs>(c)
-}
-
-fn run_kill_window(c: Call<'_>) -> CallFuture<'_> {
-    kill::<WindowRef, KillWindowArgs>(c)
-}
-
-fn run_kill_session(c: Call<'_>) -> CallFuture<'_> {
-    kill::<SessionRef, KillSessionArgs>(c)
-}
-
 /// `run` of the kill tool whose arguments are `A` and whose target is an `R`.
 fn kill<'a, R: KilledRef, A: DeserializeOwned + Guarded + Send + 'a>(
     c: Call<'a>,
@@ -99,7 +87,7 @@ async fn call<R: KilledRef>(
     ask: &Ask,
     a: &dyn Guarded,
 ) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(session, a.id(), a.generation(), SelfRule::Never).await?;
+    let t = action::target_of(session, a, SelfRule::Never).await?;
     // The same rule as tmux_close: the server's last panes are never killed,
     // since tmux exits with them.
     if t.panes.len() >= t.all_panes {

@@ -11,7 +11,7 @@
 //! The finding and judging is `crate::toolkit::events::agent_panes`'s, which `wait_for_agent` shares.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::events::agent_panes::{survey, Agent};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::SessionFilter;
@@ -26,7 +26,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List coding agents in panes"),
     input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("Coding agents in panes (Claude Code, Codex, Gemini, aider, opencode), their state.")
 .details("Finds coding-agent CLIs from the processes on each pane's terminal (executable and arguments, not the title) and reads each one's visible screen once (a guarded capture, refused while an after-capture-pane hook is set). state is working, waiting_for_input, waiting_for_approval (question holds the question shown), exited (an agent this broker saw before is gone; the pane may still be open) or unknown (no rule of the CLI's table matched: never a guess). lines are the screen lines that decided it; rule names the row and the CLI version it was checked against. Optionally only the panes of one session. Read-only; types nothing.")
@@ -46,10 +46,6 @@ struct Listing {
     agents: Vec<Agent>,
     /// Panes looked at.
     panes_scanned: usize,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -10,7 +10,7 @@
 //! the default `tools/list` has no room left in its context budget.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Listed, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Listed, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph::{self, ClientRecord};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::SessionFilter;
@@ -24,7 +24,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List attached clients"),
     input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("Terminal clients attached to tmux: terminal, size, session and the pane each shows (tmux >= 3.5).")
 .details("List the terminal clients attached to the sessions this agent may see (optionally of one session, by id or name): name, tty, pid, terminal type, size, session, whether it is read-only or a control-mode client, and paneId, the pane it shows (the active pane of its session's current window). Read hook-free through tmux's client format loop, which needs tmux >= 3.5; on older tmux the clients cannot be read without firing the after-list-clients hook, and available is false with the reason. Read-only; fires no tmux hook.")
@@ -60,10 +60,6 @@ struct ListedClient {
     /// window (`null` if the table read has none).
     #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     pane_id: Option<String>,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -10,7 +10,8 @@
 //! is what is serialized, and the output schema is derived from it.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
+use crate::toolkit::records::detail::Record;
 use crate::toolkit::records::graph::{
     self, lean_pane, pane_record as record, LeanPane, PaneRecord,
 };
@@ -29,7 +30,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List panes"),
     input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("List panes: where, size, command, cwd; paged.")
 .details("List tmux panes, each as {id, at, size, command, cwd}: `at` is where it is placed, `session:window.pane` (one per session), size `WIDTHxHEIGHT`; `active: true` marks its window's active pane, and dead, deadStatus, state (exited, dead, untracked; absent while running), processNote and shell (its enrolled shell) appear only when they say something. The server's generation and, when the agent runs in tmux, callerPaneId are given once per result. Optionally only the panes of one session (id like $1, or name). Pages hold `limit` panes (default 100) in pane-id order; `total` counts every pane that matches and `nextCursor`, present while more remain, continues after the last pane of the page (a pane made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, window id and name, title, pid, process generation and state, history size, every placement (session id and name, window index, whether it is the current window), isCallerPane. `detail: brief`: {id, at, command, cwd} and what is not at its default, from a cheaper table read. Read-only.")
@@ -86,46 +87,12 @@ struct Listing {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String", regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     caller_pane_id: Option<String>,
-    panes: Vec<Record>,
+    panes: Vec<Record<Box<PaneRecord>, LeanPane>>,
     /// Panes that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = crate::toolkit::target::ids::PANE_ID))]
     next_cursor: Option<String>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Record {
-    Full(Box<PaneRecord>),
-    Lean(LeanPane),
-}
-
-/// A record is lean exactly when it has `at` (a full record places a pane
-/// with `placements`), so its schema says so with `if`/`then`/`else`, and a
-/// validating client checks each record against one shape. With `anyOf` it
-/// tried the full shape first and built its errors for every brief record:
-/// the official Python SDK's own check of a brief listing of 1,001 panes took
-/// 180 ms that way, 62 ms this way (the full listing 247 -> 173 ms; measured
-/// here with the SDK's `jsonschema.validate`). The same results validate.
-impl JsonSchema for Record {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Record".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let lean = g.subschema_for::<LeanPane>();
-        let full = g.subschema_for::<PaneRecord>();
-        schemars::json_schema!({ "if": { "required": ["at"] }, "then": lean, "else": full })
-    }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -10,7 +10,7 @@
 use crate::session::Session;
 use crate::toolkit::call::args::NoArgs;
 use crate::toolkit::call::hosts;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -24,7 +24,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List tmux servers"),
     input_of::<NoArgs>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(|session, _: NoArgs| call(session)),
 )
 .description("All tmux servers; pass a key as any tool's `server` (listings: *).")
 .details("List every tmux server this user's agent may see: the sockets in tmux's socket directory (${TMUX_TMPDIR:-/tmp}/tmux-UID, used only while it is this user's and private; a symlink is never followed, another user's socket never listed), the extra socket paths in the option @mcp-sockets (absolute paths separated by spaces) and the agent's own server. Each record: key (the -L name, or the path for an extra socket), socket, state (live; stale: a socket file no server listens on, never an empty server; busy: a server that took no connection within 100 ms), version, sessions and panes (a window linked into two sessions counts its panes once), unread (why a live server's version and counts are missing), broker (a broker serves it), own (the server this agent's broker serves; for a session-scoped agent its counts are those of its own sessions), startedBy (claude-swarm-PID: a Claude Code agent team of that pid, and whether it still runs). Absent host: this machine. Every tool takes an optional `server`, a key from here: the call is served by that server's own broker (started if none runs), read-only there unless that server's @mcp-safety says more (then the stricter of both), and the pane, window and session ids of its libtmux-family results come back qualified as KEY:ID (work:%3), which the tools take back with the same `server`; a stale or unknown server is refused with nothing sent. list_panes, list_sessions, search_panes and list_agents also take `server: \"*\"` (every server listed here) or a list of keys: one entry per server, {server, result} or {server, error}, each server's ids qualified by its key (the own server's too). Found by connecting to each socket, read with one list-commands through tmux's client protocol: starts no tmux, fires no tmux hook.")
@@ -103,10 +103,6 @@ struct StartedBy {
 
 fn is_false(b: &bool) -> bool {
     !*b
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(|session, _: NoArgs| call(session))
 }
 
 async fn call(session: &Session) -> Result<ToolOutput, ToolOutput> {

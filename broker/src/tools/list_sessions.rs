@@ -9,11 +9,12 @@
 //! agent sees only its own sessions.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
+use crate::toolkit::records::detail::{Lean, Mark, Record};
 use crate::toolkit::records::graph::{
     self, fresh, session_records as records, Full, LeanSession, SessionRecord,
 };
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::shell::shells;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,9 +26,9 @@ use tmux_mcp_engine::registry::{Pane, Placement};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "list_sessions",
     Annotations::read_only("List sessions"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("List sessions: busy, dead and attended panes, windows.")
 .details("List the tmux sessions this agent may see, each as {id, name, windowCount, paneCount} and what is not at its default: attached (clients attached), holdsCallerPane (the caller's own pane is in it), busyPanes (the ids of live panes whose foreground program is not a shell), deadPanes and attendedPanes (those a person sees through this session: its current window, only the zoomed pane of a zoomed one, on a client that is not in control mode; before tmux 3.5, which cannot tell a control-mode client hook-free, on any attached client). At the top, the server's generation, and paneCount, busyCount, deadCount and attendedCount over the server, each pane counted once (a window linked into two sessions is in both sessions' lists); a count of 0 is left out. `detail: full` gives the whole records: reference {kind, id, generation}, creation time, the windows linked in (index, active), every list. Read-only; fires no tmux hook.")
@@ -60,36 +61,7 @@ struct Listing {
     /// Over every visible pane, each counted once.
     #[serde(flatten)]
     totals: Totals,
-    sessions: Sessions,
-}
-
-/// The sessions, lean (the default) or whole (`detail: full`).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Sessions {
-    Full(Vec<ListedSession>),
-    Lean(Vec<LeanListedSession>),
-}
-
-/// A whole record has `ref`: `if`/`then`/`else` on it, so a validating
-/// client checks each record against one shape (see `list_panes`' `Record`).
-impl JsonSchema for Sessions {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Sessions".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let lean = g.subschema_for::<LeanListedSession>();
-        let full = g.subschema_for::<ListedSession>();
-        schemars::json_schema!({
-            "type": "array",
-            "items": { "if": { "required": ["ref"] }, "then": full, "else": lean }
-        })
-    }
+    sessions: Vec<Record<ListedSession, LeanListedSession>>,
 }
 
 /// A session as listed by default: its lean record and its panes, the lists
@@ -110,6 +82,11 @@ struct LeanListedSession {
     /// absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     attended_panes: Vec<String>,
+}
+
+/// A whole session has `ref`.
+impl Lean for LeanListedSession {
+    const MARK: Mark = Mark::FullHas("ref");
 }
 
 impl ListedSession {
@@ -267,10 +244,6 @@ impl SessionPanes {
     }
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
-}
-
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let (snap, g) = fresh(session).await?;
     let visible: Vec<_> = session.visible(&snap).collect();
@@ -307,8 +280,11 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         caller_pane_id: session.caller_pane.clone(),
         totals,
         sessions: match args.detail {
-            Some(Full::Full) => Sessions::Full(sessions),
-            None => Sessions::Lean(sessions.into_iter().map(ListedSession::lean).collect()),
+            Some(Full::Full) => sessions.into_iter().map(Record::Full).collect(),
+            None => sessions
+                .into_iter()
+                .map(|s| Record::Lean(s.lean()))
+                .collect(),
         },
     };
     Ok(ToolOutput::typed(&listing, lines.join("\n")))

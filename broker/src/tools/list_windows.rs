@@ -7,7 +7,8 @@
 //! `graph::Graph`.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
+use crate::toolkit::records::detail::Record;
 use crate::toolkit::records::graph::{self, Full, LeanWindow, WindowRecord, Windows as Graphed};
 use crate::toolkit::records::paging::{self, PAGE_MAX};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
@@ -25,7 +26,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("List windows"),
     input_of::<Args>,
     schema_of::<Listing>,
-    run,
+    |c| c.run(call),
 )
 .description("List windows: where, size, pane count; paged.")
 .details("List the tmux windows this agent may see, each as {id, name, at, size, paneCount}: `at` is where it is linked, `session:index` (one per session this agent may see), size `WIDTHxHEIGHT`; activeIn names the sessions whose current window it is (absent when none). The server's generation is given once per result. Optionally only the windows of one session (id like $1, or name). Pages hold `limit` windows (default 100) in window-id order; `total` counts every window that matches and `nextCursor`, present while more remain, continues after the last window of the page (a window made or gone between pages neither repeats nor hides another). `detail: full` gives the whole records: reference {kind, id, generation}, width and height, layout, active pane id, links (session id and name, index, active). Read-only; fires no tmux hook.")
@@ -59,46 +60,12 @@ struct Listing {
     )]
     #[schemars(with = "crate::toolkit::schemas::wire_schemas::Scope")]
     scope: tmux_mcp_core::wire::Scope,
-    windows: Windows,
+    windows: Vec<Record<WindowRecord, LeanWindow>>,
     /// Windows that match, on every page.
     total: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = crate::toolkit::target::ids::WINDOW_ID))]
     next_cursor: Option<String>,
-}
-
-/// The page's records, lean (the default) or whole (`detail: full`).
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Windows {
-    Full(Vec<WindowRecord>),
-    Lean(Vec<LeanWindow>),
-}
-
-/// A listing's records are all lean or all whole, and a lean one has `at`:
-/// `if`/`then`/`else` on the first, so a validating client checks each
-/// against one shape (see `list_panes`' `Record`).
-impl JsonSchema for Windows {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Windows".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let lean = g.subschema_for::<LeanWindow>();
-        let full = g.subschema_for::<WindowRecord>();
-        schemars::json_schema!({
-            "type": "array",
-            "items": { "if": { "required": ["at"] }, "then": lean, "else": full }
-        })
-    }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
@@ -141,8 +108,12 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
         generation: session.generation().to_string(),
         scope: session.scope,
         windows: match args.detail {
-            Some(Full::Full) => Windows::Full(page.items),
-            None => Windows::Lean(page.items.into_iter().map(WindowRecord::lean).collect()),
+            Some(Full::Full) => page.items.into_iter().map(Record::Full).collect(),
+            None => page
+                .items
+                .into_iter()
+                .map(|w| Record::Lean(w.lean()))
+                .collect(),
         },
         total: page.total,
         next_cursor: page.next,

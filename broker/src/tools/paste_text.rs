@@ -19,9 +19,9 @@
 //! still brackets correctly: `-p` decides inside tmux).
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;
@@ -32,9 +32,9 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "paste_text",
     Annotations::mutating("Paste text into a pane", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Pasted>,
-    run,
+    |c| c.run(call),
 )
 .description("Paste text into a pane through a private buffer, bracketed when its program asked for that; no Enter is pressed.")
 .details("Paste text into one pane (%N) through a private tmux paste buffer that is deleted afterwards (even on error). The paste is bracketed only when the pane's program asked for bracketed paste (reported as bracketedPaste on/off, or unknown on tmux before 3.6, which cannot tell). lineEnding \"cr\" (default) pastes each line feed as CR like a terminal paste; \"lf\" keeps the bytes unchanged. Text 1–65536 characters, no NUL. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.");
@@ -72,10 +72,6 @@ struct Pasted {
     buffer_pieces: usize,
     /// Always true: the private buffer is gone.
     buffer_deleted: bool,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

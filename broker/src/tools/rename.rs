@@ -75,31 +75,26 @@ async fn rename(
     asked: &str,
     command: &str,
 ) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(session, a.id(), a.generation(), SelfRule::Allowed).await?;
+    let t = action::target_of(session, a, SelfRule::Allowed).await?;
     let name = quote::format_arg(asked);
     action::run(session, &[command, "-t", &t.id, "--", &name]).await?;
     let after = arrange::read_back(session, &format!("ran {command}")).await?;
     let generation = session.generation().to_string();
+    let renamed = |what, given: String| renamed_text(what, &t.id, asked, &given);
     if t.kind == Kind::Session {
-        let given = after.session_name(&t.id);
+        let text = renamed("Session", after.session_name(&t.id));
         let out = SessionAction {
             generation,
             session: after.session_record(session, &t.id)?,
         };
-        Ok(ToolOutput::typed(
-            &out,
-            renamed_text("Session", &t.id, asked, &given),
-        ))
+        Ok(ToolOutput::typed(&out, text))
     } else {
-        let given = after.window_name(&t.id);
+        let text = renamed("Window", after.window_name(&t.id));
         let out = WindowAction {
             generation,
             window: after.window_record(session, &t.id)?,
         };
-        Ok(ToolOutput::typed(
-            &out,
-            renamed_text("Window", &t.id, asked, &given),
-        ))
+        Ok(ToolOutput::typed(&out, text))
     }
 }
 

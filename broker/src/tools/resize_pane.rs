@@ -6,9 +6,10 @@
 //! repeated call never undoes the first. Sizes are limited by the window:
 //! the result reports the size tmux actually gave.
 
+use crate::guarded;
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{self, PaneAction};
 use crate::toolkit::libtmux::wording;
@@ -23,7 +24,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::mutating("Resize pane", false),
     input_of::<Args>,
     schema_of::<PaneAction>,
-    run,
+    |c| c.run(call),
 )
 .description("Resize a pane with one of: width and/or height, adjust (move a border), zoom.")
 .details("Resize a pane: give exactly one of width and/or height (cells; limited by the window), adjust {direction: up|down|left|right, cells} (move the pane's border), or zoom (true: the pane fills its window, false: back to the layout; sent only when the window's zoom state differs, tmux's -Z being a toggle). Optional generation. Returns the pane and window records read back from tmux (the size tmux gave) and whether the window is zoomed.");
@@ -43,6 +44,7 @@ struct Args {
     /// true: the pane fills its window; false: unzoom.
     zoom: Option<bool>,
 }
+guarded!(Args, pane_id);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -71,10 +73,6 @@ impl Border {
             Border::Right => "right",
         }
     }
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 /// The tmux commands of one resize (argv each), and a phrase for the text.
@@ -138,13 +136,7 @@ fn commands(
 async fn call(session: &Session, a: Args) -> Result<ToolOutput, ToolOutput> {
     // Argument conflicts are refused before the target is even read.
     commands(&a, &a.pane_id, false, true)?;
-    let t = action::target_under(
-        session,
-        &a.pane_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let t = action::target_of(session, &a, SelfRule::Allowed).await?;
     let Some(pane) = t.pane() else {
         return Err(wording::action_error(
             &format!("{} is not a pane.", t.id),

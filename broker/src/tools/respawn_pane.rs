@@ -6,6 +6,7 @@
 //! respawned. The result is the pane read back: new pid, new process
 //! generation.
 
+use crate::guarded;
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::confirm::{self, Ask};
@@ -41,6 +42,7 @@ struct Args {
     #[serde(flatten)]
     program: ProgramArgs,
 }
+guarded!(Args, pane_id);
 
 fn run(c: Call<'_>) -> CallFuture<'_> {
     let (raw, ask) = (c.args.clone(), c.ask.clone());
@@ -54,13 +56,7 @@ async fn call(
     a: Args,
 ) -> Result<ToolOutput, ToolOutput> {
     let (tail, _) = arrange::program_tail(session, raw, &a.program)?;
-    let t = action::target_under(
-        session,
-        &a.pane_id,
-        a.generation.as_deref(),
-        SelfRule::Never,
-    )
-    .await?;
+    let t = action::target_of(session, &a, SelfRule::Never).await?;
     let Some(pane) = t.pane() else {
         return Err(wording::action_error(
             &format!("{} is not a pane.", t.id),

@@ -26,15 +26,13 @@
 //! `--allow-self`, a line that is not proven empty (the probe's keys taken
 //! back), a line that does not parse.
 
-use crate::jobs::{admit, prune, Job, JobState, Jobs, RUNNING_TTL};
+use crate::jobs::{admit, prune, Finish, Job, JobState, Jobs, RUNNING_TTL};
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{
-    reporting, Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec,
-};
+use crate::toolkit::call::spec::{reporting, Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::shell::enrolled::{self, ShellRecord};
 use crate::toolkit::shell::job::{for_run_command, lookup, summary, view, JobView};
 use crate::toolkit::shell::shell_line;
@@ -45,6 +43,7 @@ use crate::toolkit::shell::typed_line;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::typing::keystrokes::{self, Input};
 use serde::Deserialize;
+use std::future::Future;
 use std::time::{Duration, Instant};
 use tmux_mcp_engine::registry::Pane;
 use tmux_mcp_engine::retention::Owner;
@@ -53,9 +52,9 @@ use tokio::sync::watch;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "run_command",
     Annotations::mutating("Run a command in a pane's shell", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<JobView>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Run a shell command line in a pane's shell (at its prompt); returns the exit status and output, never read from the screen.")
 .details("Run a shell command line in a pane's shell (the pane must be at a sh/bash/zsh/dash/ksh/ash/fish prompt, not in copy mode or a full-screen program) and return its real exit status and output (stdout and stderr together; the tail is kept, at most maxLines/maxOutputBytes, and what was dropped is reported). The command writes to a terminal of the broker's sized like the pane (test -t 1 holds; colours kept as written) whose every byte is shown live in the pane and kept for the result; the status comes after the output through the same terminal, never from the screen, so the shell's echo cannot be mistaken for the result. The command runs in the person's shell (cd/export persist). timeoutMs is clamped to the request timeout (reported); on timeout, or with detach:true, the result is a running job to collect with get_job. The result: state, exitStatus, output {text; totalBytes, totalLines, droppedBytes, droppedLines only when something was dropped} and elapsedMs (not the pane or the command line given); jobId (for get_job) with detach:true, or while the job is still running, with the wait used, timeoutMs and timeoutClamped (when true). The command keeps running in the shell whatever happens to the call (timeout, detach, cancellation). Refused (nothing typed) for csh and other non-POSIX shells but fish, panes busy with another program, dead panes. Mutating tier; the agent's own pane needs --allow-self.");
@@ -105,37 +104,44 @@ impl Drop for CancelGuard<'_> {
     }
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
-}
-
 async fn call(
     session: &Session,
     args: Args,
     progress: Option<Progress>,
 ) -> Result<ToolOutput, ToolOutput> {
-    let asked_ms = args
-        .timeout_ms
-        .unwrap_or((session.request_timeout_seconds * 1000.0) as u64);
-    let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
-    let timeout_ms = asked_ms.min(cap_ms);
+    let (asked_ms, timeout_ms) = session.wait_ms(args.timeout_ms);
     let target = action::typing_target(session, &args.pane_id, args.generation.as_deref()).await?;
     let pane = target.panes[0].clone();
     // An enrolled shell is asked, not typed into (a run of another
     // agent's in it is waited for, so this comes before the checks of
     // what the pane shows).
-    if let Some(sh) = enrolled::shell_or_ask(session, &pane).await {
-        return Ok(enrolled_run(
-            session,
-            &pane,
-            sh,
-            &args,
-            timeout_ms,
-            asked_ms,
-            progress.as_ref(),
-        )
-        .await);
-    }
+    let (owner, id, at, finish) = match enrolled::shell_or_ask(session, &pane).await {
+        Some(sh) => enrolled_run(session, &pane, sh, &args, timeout_ms).await?,
+        None => typed(session, &pane, &args).await?,
+    };
+    let job = Job::new(
+        owner,
+        session.generation(),
+        &pane.id,
+        &args.command,
+        at,
+        finish,
+    );
+    Ok(answer(
+        session,
+        &id,
+        job,
+        args.detach,
+        timeout_ms,
+        asked_ms,
+        progress.as_ref(),
+    )
+    .await)
+}
+
+/// `run_command` typed into a shell that is not enrolled: the checks of what
+/// the pane shows, then [`typed_run`].
+async fn typed(session: &Session, pane: &Pane, args: &Args) -> Result<Running, ToolOutput> {
     let (shell, syntax) = typed_line::shell_of(&pane.command).map_err(|why| {
         wording::action_error(
             &format!(
@@ -151,22 +157,22 @@ async fn call(
     if action::pane_flags(session, &pane.id, &["#{alternate_on}"]).await?[0] != Some(false) {
         return Err(wording::action_error(&format!("Pane {} shows the alternate screen (a full-screen program); it is not at a shell prompt.", pane.id), Delivery::NotSent));
     }
+    let admitted = admitted(session)?;
+    typed_run(session, pane, (shell, syntax), args, admitted).await
+}
+
+/// A job that runs: who runs it, its id, when it started, and where its end
+/// comes.
+type Running = (Owner, String, Instant, watch::Receiver<Option<Finish>>);
+
+/// A new job of this session's agent admitted ([`admit`]: within its cap):
+/// its owner and id.
+fn admitted(session: &Session) -> Result<(Owner, String), ToolOutput> {
     let owner = session.owner();
-    let id = tmux_mcp_core::sys::random_hex(16);
     if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
         return Err(wording::action_error(&why, Delivery::NotSent));
     }
-    let job = typed_run(session, &pane, (shell, syntax), &args, &id, owner).await?;
-    Ok(answer(
-        session,
-        &id,
-        job,
-        args.detach,
-        timeout_ms,
-        asked_ms,
-        progress.as_ref(),
-    )
-    .await)
+    Ok((owner, tmux_mcp_core::sys::random_hex(16)))
 }
 
 /// `run_command` typed into a shell that is not enrolled: the job's
@@ -178,10 +184,9 @@ async fn typed_run(
     pane: &Pane,
     (shell, syntax): (&str, Syntax),
     args: &Args,
-    id: &str,
-    owner: Owner,
-) -> Result<Job, ToolOutput> {
-    let dir = JobDir::make(&session.broker, id)?;
+    (owner, id): (Owner, String),
+) -> Result<Running, ToolOutput> {
+    let dir = JobDir::make(&session.broker, &id)?;
     // The line names the terminal through a link in the job's directory,
     // which goes with the job: a line the shell recalls later names a path
     // that no longer exists (its redirection fails, so nothing runs), never
@@ -247,19 +252,11 @@ async fn typed_run(
     };
     let identity = pane.process.as_ref().ok().cloned();
     let limits = args.limits();
-    let (broker, jobs) = (session.broker.clone(), session.jobs.clone());
-    tokio::spawn(async move {
+    let broker = session.broker.clone();
+    in_background(session, async move {
         typed_job::collect(broker, job, identity, limits, started, tx).await;
-        prune(&mut jobs.lock());
     });
-    Ok(Job::new(
-        owner,
-        session.generation(),
-        &pane.id,
-        &args.command,
-        started,
-        rx,
-    ))
+    Ok((owner, id, started, rx))
 }
 
 /// `run_command` in an enrolled shell ([`shell_run`]): the shell's line
@@ -270,29 +267,23 @@ async fn enrolled_run(
     sh: ShellRecord,
     args: &Args,
     timeout_ms: u64,
-    asked_ms: u64,
-    progress: Option<&Progress>,
-) -> ToolOutput {
+) -> Result<Running, ToolOutput> {
     if pane.in_mode != 0 {
-        return wording::action_error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent);
+        return Err(wording::action_error(&format!("Pane {} is in copy mode (or another mode); its shell's line editor would not get the key chord.", pane.id), Delivery::NotSent));
     }
     if let Some(syntax) = shells::kind(&sh.name).1 {
         if let Some(why) = typed_line::syntax_error(Some(sh.pid), syntax, &args.command).await {
-            return wording::action_error(
+            return Err(wording::action_error(
                 &format!(
                     "The command does not parse in the pane's shell ({}): {why}.",
                     sh.name
                 ),
                 Delivery::NotSent,
-            );
+            ));
         }
     }
-    let owner = session.owner();
-    if let Err(why) = admit(&mut session.jobs.lock(), owner.agent) {
-        return wording::action_error(&why, Delivery::NotSent);
-    }
-    let id = tmux_mcp_core::sys::random_hex(16);
-    let run = match shell_run::start(
+    let (owner, id) = admitted(session)?;
+    let run = shell_run::start(
         session,
         pane,
         shell_run::Request::Line(&args.command),
@@ -300,46 +291,32 @@ async fn enrolled_run(
         Duration::from_millis(timeout_ms),
     )
     .await
-    {
-        Ok(r) => r,
-        // wording::action_error says itself whether anything was sent.
-        Err(e) => {
-            return wording::action_error(
-                e.message.trim_end_matches(" Nothing was sent."),
-                e.delivery,
-            )
-        }
-    };
+    // wording::action_error says itself whether anything was sent.
+    .map_err(|e| {
+        wording::action_error(e.message.trim_end_matches(" Nothing was sent."), e.delivery)
+    })?;
     let started = Instant::now();
     let (tx, rx) = watch::channel(None);
     let Limits { lines, bytes } = args.limits();
-    let (broker, jobs) = (session.broker.clone(), session.jobs.clone());
-    tokio::spawn(async move {
+    let broker = session.broker.clone();
+    in_background(session, async move {
         let (finish, run) =
             shell_run::finish(broker.clone(), run, lines, bytes, started, RUNNING_TTL).await;
         // The person's line is back before the agent hears of the end.
         shell_run::give_back(&broker, &run).await;
         tx.send_replace(Some(finish));
+    });
+    Ok((owner, id, started, rx))
+}
+
+/// Runs a job's task (which sends its end) in the background, then prunes
+/// the job table.
+fn in_background(session: &Session, task: impl Future<Output = ()> + Send + 'static) {
+    let jobs = session.jobs.clone();
+    tokio::spawn(async move {
+        task.await;
         prune(&mut jobs.lock());
     });
-    let job = Job::new(
-        owner,
-        session.generation(),
-        &pane.id,
-        &args.command,
-        started,
-        rx,
-    );
-    answer(
-        session,
-        &id,
-        job,
-        args.detach,
-        timeout_ms,
-        asked_ms,
-        progress,
-    )
-    .await
 }
 
 /// Records the job, then answers: at once with `detach`, else when it

@@ -16,12 +16,12 @@
 //! and keeps each pane's last matches; the batch takes any range and `-J`.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::graph;
 use crate::toolkit::records::search::{
-    build_regex, page, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
+    build_regex, page, problem_lines, search_panes, PaneProblem, Plan, MAX_PANES, PAGE_BYTES,
 };
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -31,9 +31,9 @@ use tmux_mcp_engine::registry::{numeric_id, Pane};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "search_panes",
     Annotations::read_only("Search panes"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Found>,
-    run,
+    |c| c.run(search),
 )
 .description("Find text or a regex in pane screens and scrollback, paged.")
 .details("Search the panes this agent may see (optionally one session) for a literal string or a regular expression (regex: true; matchCase: false for case-insensitive), over the visible screen plus scrollbackLines of history. Returns matching lines as {paneId, at (session:window.pane, one per session), lineNumber (1-based in the captured range), text}, the server's generation once; at most maxMatchesPerPane per pane (panesTruncated lists the panes with more); paged with offset/limit (nextOffset while more remain). Panes whose capture would run an after-capture-pane hook are skipped and listed (panesSkipped), failed captures too (panesFailed); flags and lists are present only when they say something. Read-only.")
@@ -164,10 +164,6 @@ fn matcher(args: &Args) -> Result<regex::Regex, ToolOutput> {
     })
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(search)
-}
-
 async fn search(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let re = matcher(&args)?;
     let (snap, g) = graph::fresh(session).await?;
@@ -282,26 +278,7 @@ fn summary(f: &Found) -> String {
     if let Some(n) = f.next_offset {
         lines.push(format!("[more: call again with offset {n}]"));
     }
-    if !f.panes_skipped.is_empty() {
-        lines.push(format!(
-            "[skipped, an after-capture-pane hook is set: {}]",
-            f.panes_skipped
-                .iter()
-                .map(|p| p.pane_id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if !f.panes_failed.is_empty() {
-        lines.push(format!(
-            "[failed: {}]",
-            f.panes_failed
-                .iter()
-                .map(|p| format!("{} ({})", p.pane_id, p.reason))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    lines.extend(problem_lines(&f.panes_skipped, &f.panes_failed));
     for (flag, note) in [
         (
             !f.panes_truncated.is_empty(),

@@ -20,34 +20,30 @@
 //! format expansion (`Registry::expand_format`).
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::python::{check_socket, nullable, ServerArg};
 use crate::toolkit::records::graph;
 use crate::toolkit::records::search::{
-    self, build_regex, page, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES, PAGE_BYTES,
+    self, build_regex, page, problem_lines, PaneHits, Plan, Searched, MATCH_LINES, MAX_PANES,
+    PAGE_BYTES,
 };
 use crate::toolkit::schemas::derived::{nullable_input_of, schema_of};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::HashMap;
 use tmux_mcp_engine::registry::{numeric_id, Pane};
 
 pub const SPEC: ToolSpec = ToolSpec::new(
     "search_panes",
     Annotations::read_only("Search panes"),
-    input_schema,
+    nullable_input_of::<Args>,
     schema_of::<Found>,
-    run,
+    |c| c.run(call),
 )
 .description("Search the content of the tmux panes this agent may see (optionally one session: session_id, else session_name) for a pattern: literal unless regex is true (Rust regex syntax: no look-around or back-references), case-insensitive unless match_case is true. Reads the visible screen, or the content_start..content_end range (tmux capture-pane -S/-E: 0 is the top visible line, negative numbers reach into history), with wrapped lines joined. Each matching pane is returned with its geometry, window, session and its last max_matched_lines_per_pane (default 50) matching lines; panes are sorted by pane id and paged with offset and limit (default 500, null for no cap); truncated_panes lists the matched panes after this page. truncated is true when anything was left out. Panes whose capture would run an after-capture-pane hook are skipped and named in the text. Read-only; fires no tmux hook.");
 
 const DEFAULT_PER_PANE: i64 = 50;
 const DEFAULT_LIMIT: i64 = 500;
-
-fn input_schema() -> Value {
-    nullable_input_of::<Args>()
-}
 
 #[derive(Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -114,10 +110,6 @@ const GEOMETRY: [&str; 8] = [
     "pane_at_top",
     "pane_at_bottom",
 ];
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
-}
 
 /// The arguments; the published schema is derived from them. Absent means
 /// the default.
@@ -442,26 +434,7 @@ fn summary(f: &Found, n: &Notes<'_>) -> String {
             list(&n.per_pane_cut)
         ));
     }
-    if !s.panes_skipped.is_empty() {
-        lines.push(format!(
-            "[skipped, an after-capture-pane hook is set: {}]",
-            s.panes_skipped
-                .iter()
-                .map(|p| p.pane_id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if !s.panes_failed.is_empty() {
-        lines.push(format!(
-            "[failed: {}]",
-            s.panes_failed
-                .iter()
-                .map(|p| format!("{} ({})", p.pane_id, p.reason))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    lines.extend(problem_lines(&s.panes_skipped, &s.panes_failed));
     if !s.ranges_clamped.is_empty() {
         lines.push(format!(
             "[range cut to its last {MATCH_LINES} rows: {}]",
@@ -532,7 +505,7 @@ mod tests {
         let n: Args = crate::toolkit::call::args::decode(&b).unwrap();
         assert_eq!((n.limit, n.content_start, n.per_pane), (None, Some(-10), 2));
         crate::toolkit::call::args::assert_every_property_decoded::<Args>(
-            &input_schema(),
+            &nullable_input_of::<Args>(),
             json!({ "pattern": "x" }),
         );
     }

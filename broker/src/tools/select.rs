@@ -3,8 +3,9 @@
 //! current window (`select-window -t @N`); the result is read back from a
 //! fresh table. Selecting the agent's own pane or window is harmless to it.
 
+use crate::guarded;
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action::{self, SelfRule};
 use crate::toolkit::libtmux::arrange::{self, PaneAction, WindowAction};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
@@ -17,7 +18,7 @@ pub const SELECT_PANE: ToolSpec = ToolSpec::new(
     Annotations::mutating("Select pane", true),
     input_of::<PaneArgs>,
     schema_of::<PaneAction>,
-    run_select_pane,
+    |c| c.run(select_pane),
 )
 .description("Make a pane its window's active pane.")
 .details("Make a pane the active pane of its window (select-pane -t paneId). Optional generation. Returns the pane and window records read back from tmux (window.activePaneId is the pane) and whether the window is zoomed. It does not change which window a session shows; see select_window.");
@@ -27,7 +28,7 @@ pub const SELECT_WINDOW: ToolSpec = ToolSpec::new(
     Annotations::mutating("Select window", true),
     input_of::<WindowArgs>,
     schema_of::<WindowAction>,
-    run_select_window,
+    |c| c.run(select_window),
 )
 .description("Make a window its session's current window.")
 .details("Make a window the current window of its session (select-window -t windowId). Optional generation. Returns the window record read back from tmux (links[].active says in which session it is current).");
@@ -38,6 +39,7 @@ struct PaneArgs {
     pane_id: PaneId,
     generation: Option<Generation>,
 }
+guarded!(PaneArgs, pane_id);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -45,23 +47,10 @@ struct WindowArgs {
     window_id: WindowId,
     generation: Option<Generation>,
 }
-
-fn run_select_pane(c: Call<'_>) -> CallFuture<'_> {
-    c.run(select_pane)
-}
-
-fn run_select_window(c: Call<'_>) -> CallFuture<'_> {
-    c.run(select_window)
-}
+guarded!(WindowArgs, window_id);
 
 async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(
-        session,
-        &a.pane_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let t = action::target_of(session, &a, SelfRule::Allowed).await?;
     action::run(session, &["select-pane", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the pane").await?;
     let text = format!("Pane {} is the active pane of its window.", t.id);
@@ -69,13 +58,7 @@ async fn select_pane(session: &Session, a: PaneArgs) -> Result<ToolOutput, ToolO
 }
 
 async fn select_window(session: &Session, a: WindowArgs) -> Result<ToolOutput, ToolOutput> {
-    let t = action::target_under(
-        session,
-        &a.window_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let t = action::target_of(session, &a, SelfRule::Allowed).await?;
     action::run(session, &["select-window", "-t", &t.id]).await?;
     let after = arrange::read_back(session, "selected the window").await?;
     let out = WindowAction {

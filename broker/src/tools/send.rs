@@ -19,7 +19,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, ExitZero, Observed};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::seed::envelope;
@@ -35,7 +35,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::destructive("Send text or keys to a pane"),
     input_schema,
     output_schema,
-    run,
+    |c| c.run(call),
 )
 .seed()
 .description("Send literal text or tmux key names to one pane; no Enter is appended.")
@@ -84,10 +84,6 @@ struct Sent {
 
 fn output_schema() -> Value {
     mutation::output_schema(data_schema_of::<Sent>())
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

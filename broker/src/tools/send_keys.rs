@@ -9,10 +9,10 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;
@@ -23,9 +23,9 @@ use serde::{Deserialize, Serialize};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "send_keys",
     Annotations::mutating("Send keys to a pane", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Sent>,
-    run,
+    |c| c.run(call),
 )
 .description("Type into a pane: tmux key names (keys) or literal text; enter: true presses Enter afterwards.")
 .details("Type into one pane (%N): `keys` are tmux key names sent in order (e.g. [\"C-c\"], [\"Up\",\"Enter\"]); `text` is typed literally (`literal` defaults to true; with literal:false the text is one key name or word for tmux to interpret). Give keys or text, not both. `enter: true` presses Enter afterwards. ';', '\\;' and a leading '-' arrive as themselves. Success means tmux accepted the input, not that a program read it. Mutating tier; the agent's own pane needs --allow-self; dead panes are refused.");
@@ -68,10 +68,6 @@ struct Sent {
 enum DeliveryObserved {
     #[serde(rename = "observed")]
     Observed,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -15,11 +15,11 @@
 //! clear error; nothing is pressed twice.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::libtmux::action;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::typing::keystrokes::{commands, deliver, Input};
@@ -31,9 +31,9 @@ use std::time::{Duration, Instant};
 pub const SPEC: ToolSpec = ToolSpec::new(
     "send_prompt",
     Annotations::mutating("Send a prompt to a coding agent", false),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Prompted>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Send a prompt (any number of lines) to the coding agent in a pane as one message and submit it; verified on its screen.")
 .details("For a pane whose coding-agent CLI (see list_agents) waits for input with an empty input box: a turn still running is waited for (within timeoutMs); an approval dialog, a draft in the box or an unknown screen sends nothing. Pastes text through a private buffer (bracketed, so line feeds stay inside the one message), waits until the screen shows the draft and the terminal is quiet for 150 ms, presses Enter once, then waits, event-driven, until the screen shows the submission (the agent works, asks for approval, or its input box is empty again) or timeoutMs (default 10000; an error saying the prompt did not submit: the draft is still in the box). submit false stops after the paste. Mutating tier; the agent's own pane needs --allow-self.");
@@ -98,10 +98,6 @@ async fn turn_start(session: &Session, watch: &mut AgentWatch<'_>, emptied: Agen
         }
     }
     last
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
 }
 
 /// A failure after something reached the pane: says what did.

@@ -9,7 +9,7 @@
 //! environment, or tell an unset variable from an empty one.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::options::{
     context, escaped_note, expand_keys, ContextRecord, NamedValue,
 };
@@ -24,7 +24,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Show environment"),
     input_of::<Args>,
     schema_of::<Shown>,
-    run,
+    |c| c.run(call),
 )
 .description("Read tmux environment variables, globally or as a session sees them (names with an upper-case letter).")
 .details("Read tmux environment variables by name without firing a hook (format expansion, never show-environment): the global environment, or as one session sees it (its own, then the global). Names holding an upper-case letter (PATH, LANG …) can be read; an all-lower-case name is reported unreadable, since tmux would read a format or option of that name instead. An empty value may also mean unset. Read-only.")
@@ -55,10 +55,6 @@ struct Shown {
 /// Whether `name` can only be an environment variable to `format_find`.
 fn readable(name: &str) -> bool {
     name.bytes().any(|b| b.is_ascii_uppercase())
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

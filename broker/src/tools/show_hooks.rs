@@ -5,7 +5,7 @@
 //! broker never sets or changes a hook.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::options::{context, escaped_note, ContextKind, ContextRecord};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{PaneId, SessionFilter, WindowId};
@@ -18,7 +18,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Show hooks"),
     input_of::<Args>,
     schema_of::<Shown>,
-    run,
+    |c| c.run(call),
 )
 .description("The tmux hooks set globally or on a session, window or pane.")
 .details("List the tmux hook entries (name, array index, command) set globally (session and window hooks) or set on one session, window or pane itself (not inherited), read with show-hooks, which fires no hook. Read-only; never changes a hook.")
@@ -67,10 +67,6 @@ fn parse(text: &str, version: &str) -> Vec<HookEntry> {
             })
         })
         .collect()
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -19,7 +19,7 @@
 //! pane), filtered to the id asked for; no context means the global values.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::options::{
     context, escaped_note, expand_keys, ContextRecord, NamedValue,
 };
@@ -34,7 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Show options"),
     input_of::<Args>,
     schema_of::<Shown>,
-    run,
+    |c| c.run(call),
 )
 .description("Read tmux option values, globally or as a session, window or pane sees them; a flag reads 1 or 0.")
 .details("Read tmux option values by name without firing a hook (format expansion, never show-options): globally, or as one session, window (its active pane) or pane sees them (with inheritance). Names: @user options, tmux options (e.g. history-limit, status-format[0], mouse). Values are tmux's format form: a flag option reads 1 or 0 (show-options prints on/off); an empty value may also mean unset or unknown. Read-only.")
@@ -77,10 +77,6 @@ struct Args {
 struct Shown {
     context: ContextRecord,
     options: Vec<NamedValue>,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

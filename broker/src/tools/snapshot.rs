@@ -12,7 +12,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::criteria::{self, Entity};
 use crate::toolkit::records::graph::Graph;
 use crate::toolkit::schemas::derived::data_schema_of;
@@ -29,7 +29,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("tmux metadata snapshot"),
     input_schema,
     output_schema,
-    run,
+    |c| c.run(call),
 )
 .seed()
 .description("Sessions, windows, panes, links or clients matching criteria; a cursor pages on.")
@@ -225,10 +225,6 @@ fn next_page(session: &Session, cursor: &str, started: f64) -> ToolOutput {
         "tmux_snapshot",
         &page(header, items, p.records.len(), key, offset, started, 0),
     )
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

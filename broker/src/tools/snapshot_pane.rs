@@ -4,7 +4,7 @@
 //! are not an atomic snapshot.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read;
 use crate::toolkit::schemas::contracts;
 use serde_json::{json, Value};
@@ -20,7 +20,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Snapshot a pane"),
     contracts::snapshot_pane_input,
     contracts::snapshot_pane_output,
-    run,
+    |c| c.run(call),
 )
 .description("Read pane output; accepts no client-supplied executable input. Returned content may be sensitive or untrusted. Return bounded terminal content and pane metadata in one MCP response. The metadata and capture come from separate tmux requests and are not an atomic snapshot.")
 .sample(|s| json!({"paneId": s.pane}));
@@ -222,10 +222,6 @@ pub struct Args {
     /// limit.
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 9_007_199_254_740_991_i64))]
     max_lines: Option<i64>,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

@@ -5,6 +5,7 @@
 //! so names are the ones tmux gave. A new session would be outside a
 //! session-scoped agent's view, so only a server-scoped one may create one.
 
+use crate::guarded;
 use crate::session::Session;
 use crate::toolkit::acting::launch::{spawn, Create, Side};
 use crate::toolkit::acting::tmux_command::Delivery;
@@ -18,6 +19,7 @@ use crate::toolkit::target::ids::{Generation, PaneId, SessionId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tmux_mcp_core::wire::Scope;
 
@@ -89,6 +91,7 @@ struct WindowArgs {
     #[serde(flatten)]
     program: ProgramArgs,
 }
+guarded!(WindowArgs, session_id);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -104,6 +107,7 @@ struct SplitArgs {
     #[serde(flatten)]
     program: ProgramArgs,
 }
+guarded!(SplitArgs, pane_id);
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -163,10 +167,8 @@ async fn create_session(
         width: a.width,
         height: a.height,
     };
-    let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let cmd = what.argv(what.made(), tail);
-    let (ids, pid) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
-    let after = read_back_spawned(session, "created the session", pid).await?;
+    let program = arrange::program_tail(session, raw, &a.program)?;
+    let (ids, after) = create(session, &what, program, "created the session").await?;
     let text = format!(
         "Created session {} ({:?}) with window {} and pane {}.",
         ids[0],
@@ -182,23 +184,15 @@ async fn create_window(
     raw: &Value,
     a: WindowArgs,
 ) -> Result<ToolOutput, ToolOutput> {
-    let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = action::target_under(
-        session,
-        &a.session_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let program = arrange::program_tail(session, raw, &a.program)?;
+    let parent = action::target_of(session, &a, SelfRule::Allowed).await?;
     let what = Create::Window {
         session: parent.id.clone(),
         index: a.index,
         name: a.name.as_deref().map(str::to_string),
         select: a.select,
     };
-    let cmd = what.argv(what.made(), tail);
-    let (ids, pid) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
-    let after = read_back_spawned(session, "created the window", pid).await?;
+    let (ids, after) = create(session, &what, program, "created the window").await?;
     let text = format!(
         "Created window {} ({:?}) in session {} with pane {}.",
         ids[0],
@@ -214,14 +208,8 @@ async fn split_window(
     raw: &Value,
     a: SplitArgs,
 ) -> Result<ToolOutput, ToolOutput> {
-    let (tail, cwd) = arrange::program_tail(session, raw, &a.program)?;
-    let parent = action::target_under(
-        session,
-        &a.pane_id,
-        a.generation.as_deref(),
-        SelfRule::Allowed,
-    )
-    .await?;
+    let program = arrange::program_tail(session, raw, &a.program)?;
+    let parent = action::target_of(session, &a, SelfRule::Allowed).await?;
     let what = Create::Split {
         pane: parent.id.clone(),
         side: Some(match a.direction {
@@ -236,14 +224,26 @@ async fn split_window(
         }),
         select: a.select,
     };
-    let cmd = what.argv(what.made(), tail);
-    let (ids, pid) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
-    let after = read_back_spawned(session, "split the pane", pid).await?;
+    let (ids, after) = create(session, &what, program, "split the pane").await?;
     let text = format!(
         "Split pane {}: new pane {} ({}) in window {}.",
         parent.id, ids[1], a.direction, ids[0]
     );
     result(session, &after, None, &ids[0], &ids[1], text)
+}
+
+/// Creates `what` running `program` (its argv tail and directory) and reads
+/// tmux back (`done`: what the read-back says was done): the new ids.
+async fn create(
+    session: &Session,
+    what: &Create,
+    (tail, cwd): (Vec<String>, Option<PathBuf>),
+    done: &str,
+) -> Result<(Vec<String>, arrange::After), ToolOutput> {
+    let cmd = what.argv(what.made(), tail);
+    let (ids, pid) = spawn(session, &cmd, what.made(), cwd.as_deref()).await?;
+    let after = read_back_spawned(session, done, pid).await?;
+    Ok((ids, after))
 }
 
 /// How long a read-back waits for a new pane's process to exec its program.

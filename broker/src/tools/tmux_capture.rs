@@ -5,7 +5,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::contracts;
 use crate::toolkit::seed::envelope;
 use crate::toolkit::seed::screen::{observe_error, scope_json, snapshot_data, ScopeArgs};
@@ -25,7 +25,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Capture pane rows"),
     contracts::tmux_capture_input,
     contracts::tmux_capture_output,
-    run,
+    |c| c.run(call),
 )
 .seed()
 .description("Read exact-pane screen/history rows preserving LF. Defaults: 200 lines, 65536 bytes, zero history lines, track=false. Limits: 1000 lines/history, 262144 bytes. UTF-8 or base64; truncation is separate from unknown history continuity. Tracked process cursors require tmux>=3.3a and a native process identity backend: Linux peer pidfds with matching PID namespaces, or Darwin kqueue process observation. Continuation returns an exact state row splice, not a live-output journal. Refuses capture after-hooks.")
@@ -63,10 +63,6 @@ struct SnapshotArgs {
     track: bool,
     #[serde(flatten)]
     scope: ScopeArgs,
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run(call)
 }
 
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {

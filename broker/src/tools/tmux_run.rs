@@ -25,9 +25,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{
-    reporting, Annotations, Call, CallFuture, Listed, Progress, ToolOutput, ToolSpec,
-};
+use crate::toolkit::call::spec::{reporting, Annotations, Listed, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, Observed};
 use crate::toolkit::schemas::patterns::NO_NUL;
 use crate::toolkit::seed::envelope;
@@ -48,7 +46,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::destructive("Run a script in an enrolled shell"),
     input_schema,
     output_schema,
-    run,
+    |c| c.run_with_progress(call),
 )
 .seed()
 .listed(Listed::OptIn)
@@ -141,10 +139,6 @@ struct Ran {
 
 fn output_schema() -> Value {
     mutation::output_schema(data_schema_of::<Ran>())
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
 }
 
 /// The run's files in the marks directory; removed when dropped, the
@@ -325,10 +319,7 @@ async fn call(
         .max_output_bytes
         .unwrap_or(DEFAULT_OUTPUT)
         .min(MAX_OUTPUT);
-    let timeout_ms = args
-        .timeout_ms
-        .unwrap_or(u64::MAX)
-        .min((session.request_timeout_seconds * 1000.0) as u64);
+    let (_, timeout_ms) = session.wait_ms(args.timeout_ms);
     let id = sys::random_hex(16);
     let files = files(&dir, &pane.id, &id, &args.script, max).map_err(|e| {
         envelope::error(

@@ -13,7 +13,7 @@
 
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{Event, PaneEvents};
 use crate::toolkit::schemas::derived::{data_schema_of, input_of, Unobserved};
 use crate::toolkit::seed::envelope;
@@ -34,7 +34,7 @@ pub const SPEC: ToolSpec = ToolSpec::new(
     Annotations::read_only("Wait for pane text or process exit"),
     input_schema,
     output_schema,
-    run,
+    |c| c.run_with_progress(call),
 )
 .seed()
 .description("Wait until a pane's screen contains text or its process exits; returns the capture or the exit.")
@@ -117,10 +117,6 @@ fn output_schema() -> Value {
 fn contains(rows: &Rows, needle: &[u8]) -> bool {
     let raw = rows.raw();
     raw.windows(needle.len()).any(|w| w == needle)
-}
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
 }
 
 async fn call(

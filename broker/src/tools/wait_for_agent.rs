@@ -11,11 +11,11 @@
 //! shell's prompt, or the pane closing).
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::agent_panes::{agent_of, Agent, AgentWatch, StateName};
 use crate::toolkit::events::pane_events::ClockReport;
 use crate::toolkit::libtmux::wording;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::PaneId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,9 +25,9 @@ use tmux_mcp_engine::agents::State;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_agent",
     Annotations::read_only("Wait for a coding agent's state"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Waited>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Wait until a pane's coding agent reaches one of states; gives the deciding lines.")
 .details("Finds the pane's coding-agent CLI as list_agents does, then waits, event-driven (tty inotify), judging the visible screen after each burst of output by the CLI's rule table, until the state is one of states (default waiting_for_input, waiting_for_approval, exited; the screen as it is when the call starts counts), or timeoutMs (outcome timeout, with the last state seen; clamped to the request timeout, reported). The agent's process ending is seen at the next output (the shell's prompt) or when the pane closes. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing. Sends progress notifications when a progressToken is given.")
@@ -67,10 +67,6 @@ const DEFAULT_STATES: [StateName; 3] = [
     StateName::WaitingForApproval,
     StateName::Exited,
 ];
-
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
-}
 
 async fn call(
     session: &Session,
@@ -127,19 +123,14 @@ async fn call(
         agent: last,
     };
     let text = format!(
-        "{} did not reach {} within {} ms{}; last seen: {}",
+        "{} did not reach {} {}; last seen: {}",
         id,
         wanted
             .iter()
             .map(|s| State::from(*s).name())
             .collect::<Vec<_>>()
             .join(" or "),
-        w.clock.timeout_ms,
-        if w.clock.timeout_clamped {
-            " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-        } else {
-            ""
-        },
+        w.clock.within(),
         w.agent.line()
     );
     Ok(ToolOutput::typed(&w, text))

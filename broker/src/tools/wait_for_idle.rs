@@ -9,9 +9,9 @@
 //! is not a write by the program and does not count as output.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{Generation, PaneId};
 use crate::toolkit::target::references::PaneRef;
 use schemars::JsonSchema;
@@ -21,9 +21,9 @@ use serde_json::json;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_idle",
     Annotations::read_only("Wait for a pane to go quiet"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Idle>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Wait until a pane writes nothing for idleSeconds (default 1).")
 .details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's programs wrote nothing to its terminal for idleSeconds (default 1; outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Quiet counts from the call's start. Reads no pane content; types nothing. Sends progress notifications when a progressToken is given.")
@@ -61,10 +61,6 @@ struct Idle {
     clock: ClockReport,
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
-}
-
 async fn call(
     session: &Session,
     args: Args,
@@ -100,14 +96,9 @@ async fn call(
             ev.pane.id, out.clock.waited_ms
         ),
         Outcome::Timeout => format!(
-            "{} did not stay quiet for {idle} s within {} ms{}",
+            "{} did not stay quiet for {idle} s {}",
             ev.pane.id,
-            out.clock.timeout_ms,
-            if out.clock.timeout_clamped {
-                " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-            } else {
-                ""
-            }
+            out.clock.within()
         ),
     };
     Ok(ToolOutput::typed(&out, text))

@@ -17,10 +17,10 @@
 //! counts: text already shown matches at once.
 
 use crate::session::Session;
-use crate::toolkit::call::spec::{Annotations, Call, CallFuture, Progress, ToolOutput, ToolSpec};
+use crate::toolkit::call::spec::{Annotations, Progress, ToolOutput, ToolSpec};
 use crate::toolkit::events::pane_events::{ClockReport, Event, Watched};
 use crate::toolkit::records::search::build_regex;
-use crate::toolkit::schemas::derived::schema_of;
+use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{Generation, PaneId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,9 +29,9 @@ use serde_json::json;
 pub const SPEC: ToolSpec = ToolSpec::new(
     "wait_for_text",
     Annotations::read_only("Wait for text in a pane"),
-    crate::toolkit::schemas::derived::input_of::<Args>,
+    input_of::<Args>,
     schema_of::<Waited>,
-    run,
+    |c| c.run_with_progress(call),
 )
 .description("Wait until a pane shows a pattern or stopPattern, or goes idle; shown text counts.")
 .details("Wait, event-driven (tty inotify; typed echo, which no program writes, within 250 ms), until a pane's visible screen matches one of patterns (literal, or regex with regex:true; ignoreCase option), or one of stopPatterns (returns early, outcome stopped), or the pane wrote nothing for idleSeconds (outcome idle), or timeoutMs (outcome timeout; clamped to the request timeout, reported). Text already on the screen matches at once. Returns the outcome, which pattern matched (patternIndex when not 0; the pane and the patterns are the call's), the line and row of its first match, moreLines: the other lines the pattern matches (at most 100; e.g. every error line of a build) and waitedMs; on timeout also timeoutMs and timeoutClamped (when true); without a match outputEvents (when not 0). Sends progress notifications when a progressToken is given. Each read is a guarded capture, refused while an after-capture-pane hook is set; types nothing.")
@@ -162,10 +162,6 @@ fn first_match(res: &[regex::Regex], screen: &str) -> Option<Hit> {
     })
 }
 
-fn run(c: Call<'_>) -> CallFuture<'_> {
-    c.run_with_progress(call)
-}
-
 async fn call(
     session: &Session,
     args: Args,
@@ -226,7 +222,7 @@ async fn call(
             _ => Outcome::Timeout,
         };
         let clock = ev.report();
-        let (timeout_ms, clamped) = (clock.timeout_ms, clock.timeout_clamped);
+        let within = clock.within();
         let w = Waited::new(outcome, clock);
         let text = match outcome {
             Outcome::Idle => format!(
@@ -234,16 +230,7 @@ async fn call(
                 ev.pane.id,
                 args.idle_seconds.unwrap_or_default()
             ),
-            _ => format!(
-                "no pattern matched {} within {} ms{}",
-                ev.pane.id,
-                timeout_ms,
-                if clamped {
-                    " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
-                } else {
-                    ""
-                }
-            ),
+            _ => format!("no pattern matched {} {within}", ev.pane.id),
         };
         return Ok(ToolOutput::typed(&w, text));
     }

@@ -309,21 +309,11 @@ pub async fn run_async(
         .map_err(|_| DirectError::Timeout(timeout))?
 }
 
-/// A connection to tmux's socket. A non-blocking connect to a Unix socket
-/// whose accept queue is full fails with `EAGAIN` (it never waits), so it is
-/// retried, backing off to 50 ms, until the caller's deadline; nothing has
-/// reached tmux until it succeeds.
+/// A connection to tmux's socket ([`crate::sys::connect_unix`], backing off to
+/// 50 ms), until the caller's deadline; nothing has reached tmux until it
+/// succeeds.
 async fn connect(socket: &Path) -> io::Result<tokio::net::UnixStream> {
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match tokio::net::UnixStream::connect(socket).await {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            r => return r,
-        }
-    }
+    crate::sys::connect_unix(socket, Duration::from_millis(50)).await
 }
 
 #[cfg(test)]

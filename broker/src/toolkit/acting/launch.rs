@@ -198,6 +198,8 @@ impl Create {
     /// program's, [`program_tail`]).
     pub fn argv(&self, expected: &[Kind], tail: impl IntoIterator<Item = String>) -> Vec<String> {
         let mut cmd: Vec<String> = Vec::new();
+        // Names are format-expanded by tmux.
+        let quoted = |n: &Option<String>| n.as_deref().map(quote::format_arg);
         match self {
             Create::Session {
                 name,
@@ -206,18 +208,10 @@ impl Create {
                 height,
             } => {
                 cmd.extend(["new-session".into(), "-d".into()]);
-                if let Some(n) = name {
-                    cmd.extend(["-s".into(), quote::format_arg(n)]);
-                }
-                if let Some(n) = window_name {
-                    cmd.extend(["-n".into(), quote::format_arg(n)]);
-                }
-                if let Some(x) = width {
-                    cmd.extend(["-x".into(), x.to_string()]);
-                }
-                if let Some(y) = height {
-                    cmd.extend(["-y".into(), y.to_string()]);
-                }
+                cmd.extend(flagged("-s", quoted(name)));
+                cmd.extend(flagged("-n", quoted(window_name)));
+                cmd.extend(flagged("-x", width.map(|x| x.to_string())));
+                cmd.extend(flagged("-y", height.map(|y| y.to_string())));
             }
             Create::Window {
                 session,
@@ -225,18 +219,13 @@ impl Create {
                 name,
                 select,
             } => {
-                cmd.push("new-window".into());
-                if !select {
-                    cmd.push("-d".into());
-                }
+                cmd.extend(head("new-window", *select));
                 let at = match index {
                     Some(i) => format!("{session}:{i}"),
                     None => format!("{session}:"),
                 };
                 cmd.extend(["-t".into(), at]);
-                if let Some(n) = name {
-                    cmd.extend(["-n".into(), quote::format_arg(n)]);
-                }
+                cmd.extend(flagged("-n", quoted(name)));
             }
             Create::Split {
                 pane,
@@ -244,10 +233,7 @@ impl Create {
                 size,
                 select,
             } => {
-                cmd.push("split-window".into());
-                if !select {
-                    cmd.push("-d".into());
-                }
+                cmd.extend(head("split-window", *select));
                 if let Some(side) = side {
                     // tmux's -h splits side by side, -v one above the other;
                     // -b puts the new pane before (left of or above) the split one.
@@ -263,15 +249,27 @@ impl Create {
                     }
                 }
                 cmd.extend(["-t".into(), pane.clone()]);
-                if let Some(l) = size {
-                    cmd.extend(["-l".into(), l.clone()]);
-                }
+                cmd.extend(flagged("-l", size.clone()));
             }
         }
         cmd.extend(["-P".into(), "-F".into(), print_format(expected)]);
         cmd.extend(tail);
         cmd
     }
+}
+
+/// A creation's command, `-d` (in the background) unless `select`.
+fn head(command: &str, select: bool) -> Vec<String> {
+    let mut head = vec![command.to_string()];
+    if !select {
+        head.push("-d".into());
+    }
+    head
+}
+
+/// `flag value`, when there is a value.
+fn flagged(flag: &str, value: Option<String>) -> impl Iterator<Item = String> {
+    value.map(|v| [flag.to_string(), v]).into_iter().flatten()
 }
 
 /// The `-F` of a creation's `-P`: the new ids of `expected`, space separated;
@@ -387,20 +385,28 @@ mod tests {
         assert_eq!(find_program("./x", None, None), Ok(()));
     }
 
+    /// `c`'s argv up to its `-P -F`, checked to end in `-P -F` with the
+    /// print format of `expected`, then `tail`.
+    fn head(c: &Create, expected: &[Kind], tail: &[&str]) -> Vec<String> {
+        let argv = c.argv(expected, tail.iter().map(|s| s.to_string()));
+        let mut end = vec!["-P".to_string(), "-F".into(), print_format(expected)];
+        end.extend(tail.iter().map(|s| s.to_string()));
+        assert!(argv.ends_with(&end), "{argv:?}");
+        argv[..argv.len() - end.len()].to_vec()
+    }
+
     #[test]
     fn each_creation_is_spelled_as_tmux_takes_it() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let tail = || v(&["--", "sleep", "9"]);
+        let tail = ["--", "sleep", "9"];
         let session = Create::Session {
             name: Some("s".into()),
             window_name: Some("w".into()),
             width: Some(80),
             height: Some(24),
         };
-        let pf = print_format(session.made());
         assert_eq!(
-            session.argv(session.made(), tail()),
-            v(&[
+            head(&session, session.made(), &tail),
+            [
                 "new-session",
                 "-d",
                 "-s",
@@ -410,14 +416,8 @@ mod tests {
                 "-x",
                 "80",
                 "-y",
-                "24",
-                "-P",
-                "-F",
-                &pf,
-                "--",
-                "sleep",
-                "9"
-            ])
+                "24"
+            ]
         );
         let bare = Create::Session {
             name: None,
@@ -425,39 +425,22 @@ mod tests {
             width: None,
             height: None,
         };
-        assert_eq!(
-            bare.argv(bare.made(), []),
-            v(&["new-session", "-d", "-P", "-F", &pf])
-        );
+        assert_eq!(head(&bare, bare.made(), &[]), ["new-session", "-d"]);
         let window = |index, select| Create::Window {
             session: "$1".into(),
             index,
             name: Some("w".into()),
             select,
         };
-        let pf = print_format(&[Kind::Window, Kind::Pane]);
         let w = window(Some(3), false);
         assert_eq!(
-            w.argv(w.made(), tail()),
-            v(&[
-                "new-window",
-                "-d",
-                "-t",
-                "$1:3",
-                "-n",
-                "w",
-                "-P",
-                "-F",
-                &pf,
-                "--",
-                "sleep",
-                "9"
-            ])
+            head(&w, w.made(), &tail),
+            ["new-window", "-d", "-t", "$1:3", "-n", "w"]
         );
         let w = window(None, true);
         assert_eq!(
-            w.argv(w.made(), []),
-            v(&["new-window", "-t", "$1:", "-n", "w", "-P", "-F", &pf])
+            head(&w, w.made(), &[]),
+            ["new-window", "-t", "$1:", "-n", "w"]
         );
         let split = |side, size: Option<&str>, select| Create::Split {
             pane: "%2".into(),
@@ -466,33 +449,14 @@ mod tests {
             select,
         };
         let s = split(Some(Side::Left), Some("30%"), false);
-        let pane_only = print_format(&[Kind::Pane]);
         assert_eq!(
-            s.argv(&[Kind::Pane], []),
-            v(&[
-                "split-window",
-                "-d",
-                "-h",
-                "-b",
-                "-t",
-                "%2",
-                "-l",
-                "30%",
-                "-P",
-                "-F",
-                &pane_only
-            ])
+            head(&s, &[Kind::Pane], &[]),
+            ["split-window", "-d", "-h", "-b", "-t", "%2", "-l", "30%"]
         );
         let s = split(Some(Side::Below), None, true);
-        assert_eq!(
-            s.argv(s.made(), []),
-            v(&["split-window", "-v", "-t", "%2", "-P", "-F", &pf])
-        );
+        assert_eq!(head(&s, s.made(), &[]), ["split-window", "-v", "-t", "%2"]);
         let s = split(None, None, false);
-        assert_eq!(
-            s.argv(s.made(), []),
-            v(&["split-window", "-d", "-t", "%2", "-P", "-F", &pf])
-        );
+        assert_eq!(head(&s, s.made(), &[]), ["split-window", "-d", "-t", "%2"]);
         // Names are format-expanded by tmux: `#` is doubled.
         let hashed = Create::Window {
             session: "$1".into(),

@@ -111,7 +111,9 @@ pub type CallFuture<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = ToolOutput> + Send + 'a>>;
 
 impl<'a> Call<'a> {
-    /// Every tool's `run` is this one line, `c.run(call)`, over
+    /// Every tool's `run` is this one line, `|c| c.run(call)` in its
+    /// [`ToolSpec`] (a `fn run` where it takes more, or where `call` reaches
+    /// the catalog holding the spec: `batch`), over
     ///
     /// ```ignore
     /// async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput>

@@ -279,9 +279,7 @@ pub async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutpu
     // place, and watches the terminal before the first read, so output between
     // that read and the wait is not missed. Without either, no wait happens
     // and the result says so (waitMs 0).
-    let asked = args
-        .wait_ms
-        .map(|ms| ms.min((session.request_timeout_seconds * 1000.0) as u64));
+    let asked = args.wait_ms.map(|ms| ms.min(session.request_timeout_ms()));
     let waiting = match asked {
         Some(ms) if ms > 0 => match broker.admission.wait() {
             Ok(place) => broker.screen_events(&pane).await.ok().map(|w| (place, w)),

@@ -227,6 +227,19 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+impl ClockReport {
+    /// The timeout as a wait's text answer says it ran out: `within N ms`,
+    /// and how to raise it when it was clamped.
+    pub fn within(&self) -> String {
+        let clamped = if self.timeout_clamped {
+            " (timeoutMs clamped to the request timeout; `set -g @mcp-request-timeout SECONDS` raises it)"
+        } else {
+            ""
+        };
+        format!("within {} ms{clamped}", self.timeout_ms)
+    }
+}
+
 /// A libtmux-family wait on one pane: the shared [`PaneEvents`] plus the pane
 /// (for its guarded captures) and the timeout as the family reports it.
 pub struct Watched<'a> {
@@ -265,9 +278,7 @@ impl<'a> Watched<'a> {
         progress: Option<Progress>,
     ) -> Result<Watched<'a>, ToolOutput> {
         let broker: &'a tmux_mcp_engine::Broker = &session.broker;
-        let cap_ms = (session.request_timeout_seconds * 1000.0) as u64;
-        let asked = asked_ms.unwrap_or(cap_ms);
-        let timeout_ms = asked.min(cap_ms);
+        let (asked, timeout_ms) = session.wait_ms(asked_ms);
         let id = pane.id.clone();
         if pane.dead {
             return Err(wording::action_error(

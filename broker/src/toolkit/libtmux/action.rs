@@ -13,6 +13,7 @@ use crate::session::Session;
 use crate::toolkit::acting::tmux_command::{self, Delivery};
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::libtmux::wording::{self, action_error};
+use crate::toolkit::target::ids::Guarded;
 use crate::toolkit::target::references::Kind;
 use crate::toolkit::target::resolver::Target;
 
@@ -53,6 +54,16 @@ pub async fn target_under(
         }
     }
     Ok(target)
+}
+
+/// [`target_under`] `rule` the entity `args` name, guarded by their
+/// generation.
+pub async fn target_of(
+    session: &Session,
+    args: &dyn Guarded,
+    rule: SelfRule,
+) -> Result<Target, ToolOutput> {
+    target_under(session, args.id(), args.generation(), rule).await
 }
 
 /// The pane `id` for a tool that types into it: [`target_under`] the rule

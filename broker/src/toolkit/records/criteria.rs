@@ -792,118 +792,68 @@ mod tests {
     #[test]
     fn relations_follow_the_graph() {
         let g = graph();
-        assert_eq!(
-            ids(
-                &g,
+        // (entity, where, the ids selected)
+        let cases: [(E, &str, &[&str]); 11] = [
+            (
                 E::Pane,
-                crit("pane", json!({ "window": { "is": { "id": "@1" } } }))
+                r#"{ "window": { "is": { "id": "@1" } } }"#,
+                &["%2"],
             ),
-            ["%2"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Pane,
-                crit("pane", json!({ "window": { "isNot": { "id": "@1" } } }))
+                r#"{ "window": { "isNot": { "id": "@1" } } }"#,
+                &["%0", "%1"],
             ),
-            ["%0", "%1"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Window,
-                crit(
-                    "window",
-                    json!({ "panes": { "some": { "currentCommand": "vim" } } })
-                )
+                r#"{ "panes": { "some": { "currentCommand": "vim" } } }"#,
+                &["@0"],
             ),
-            ["@0"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Window,
-                crit(
-                    "window",
-                    json!({ "panes": { "every": { "active": true } } })
-                )
+                r#"{ "panes": { "every": { "active": true } } }"#,
+                &["@1"],
             ),
-            ["@1"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Window,
-                crit(
-                    "window",
-                    json!({ "panes": { "none": { "currentCommand": "top" } } })
-                )
+                r#"{ "panes": { "none": { "currentCommand": "top" } } }"#,
+                &["@0"],
             ),
-            ["@0"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Window,
-                crit(
-                    "window",
-                    json!({ "activePane": { "is": { "currentCommand": "zsh" } } })
-                )
+                r#"{ "activePane": { "is": { "currentCommand": "zsh" } } }"#,
+                &["@0"],
             ),
-            ["@0"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Session,
-                crit("session", json!({ "windows": { "some": { "id": "@0" } } }))
+                r#"{ "windows": { "some": { "id": "@0" } } }"#,
+                &["$0"],
             ),
-            ["$0"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Session,
-                crit(
-                    "session",
-                    json!({ "currentWindow": { "is": { "id": "@1" } } })
-                )
+                r#"{ "currentWindow": { "is": { "id": "@1" } } }"#,
+                &["$1"],
             ),
-            ["$1"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Session,
-                crit(
-                    "session",
-                    json!({ "panes": { "some": { "currentCommand": "top" } } })
-                )
+                r#"{ "panes": { "some": { "currentCommand": "top" } } }"#,
+                &["$0", "$1"],
             ),
-            ["$0", "$1"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::WindowLink,
-                crit(
-                    "window_link",
-                    json!({ "session": { "is": { "id": "$1" } } })
-                )
+                r#"{ "session": { "is": { "id": "$1" } } }"#,
+                &["@1"],
             ),
-            ["@1"]
-        );
-        assert_eq!(
-            ids(
-                &g,
+            (
                 E::Window,
-                crit(
-                    "window",
-                    json!({ "windowLinks": { "some": { "sessionId": "$1" } } })
-                )
+                r#"{ "windowLinks": { "some": { "sessionId": "$1" } } }"#,
+                &["@1"],
             ),
-            ["@1"]
-        );
+        ];
+        for (e, w, want) in cases {
+            let c = crit(e.as_str(), serde_json::from_str(w).unwrap());
+            assert_eq!(ids(&g, e, c), want, "{} where {w}", e.as_str());
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! relations never reach outside it either; `tmux_snapshot`'s filters run
 //! on it ([`Graph::select`]). The typed records below are read from it.
 
+use super::detail::{Lean, Mark};
 use crate::session::Session;
 use crate::toolkit::call::spec::ToolOutput;
 use crate::toolkit::records::criteria::{Entity, Filter, Related, Relation, RELATIONS};
@@ -795,6 +796,10 @@ pub struct LeanPane {
     pub shell: Option<Box<crate::toolkit::shell::enrolled::ShellRecord>>,
 }
 
+impl Lean for LeanPane {
+    const MARK: Mark = Mark::LeanHas("at");
+}
+
 /// The lean record of `p`; `brief` leaves out what a brief table read does
 /// not hold (size, active) and the enrolled shell.
 pub fn lean_pane(session: &Session, p: &Pane, brief: bool) -> LeanPane {
@@ -840,6 +845,10 @@ pub struct LeanWindow {
     #[schemars(regex(pattern = r"^[0-9]+x[0-9]+$"))]
     pub size: String,
     pub pane_count: u64,
+}
+
+impl Lean for LeanWindow {
+    const MARK: Mark = Mark::LeanHas("at");
 }
 
 impl WindowRecord {

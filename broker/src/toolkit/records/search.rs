@@ -40,6 +40,28 @@ pub struct PaneProblem {
     pub reason: String,
 }
 
+/// A text answer's lines for the panes a search passed over: the ones
+/// skipped (an after-capture-pane hook is set) and the ones whose read failed,
+/// each line only when there are any.
+pub fn problem_lines(skipped: &[PaneProblem], failed: &[PaneProblem]) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !skipped.is_empty() {
+        let ids: Vec<&str> = skipped.iter().map(|p| p.pane_id.as_str()).collect();
+        lines.push(format!(
+            "[skipped, an after-capture-pane hook is set: {}]",
+            ids.join(", ")
+        ));
+    }
+    if !failed.is_empty() {
+        let why: Vec<String> = failed
+            .iter()
+            .map(|p| format!("{} ({})", p.pane_id, p.reason))
+            .collect();
+        lines.push(format!("[failed: {}]", why.join(", ")));
+    }
+    lines
+}
+
 /// A pattern as the family matches it (also wait_for_text's): literal unless
 /// `regex`, linear-time, its program bounded by [`REGEX_SIZE`]; `multi_line`
 /// makes `^`/`$` match at line ends of a multi-line text.
@@ -145,7 +167,9 @@ pub struct PaneHits {
     pub more: bool,
 }
 
-/// What a search found, candidates in the order given.
+/// What a search found, candidates in the order given (`default()`:
+/// nothing yet).
+#[derive(Default)]
 pub struct Searched {
     /// Panes with at least one matching line.
     pub hits: Vec<PaneHits>,
@@ -174,14 +198,7 @@ pub async fn search_panes(
     candidates: &[Pane],
     plan: &Plan<'_>,
 ) -> Searched {
-    let mut out = Searched {
-        hits: Vec::new(),
-        panes_searched: 0,
-        panes_skipped: Vec::new(),
-        panes_failed: Vec::new(),
-        ranges_clamped: Vec::new(),
-        matching_clamped: false,
-    };
+    let mut out = Searched::default();
     let mut budget = Budget {
         bytes: 0,
         lines: 0,
@@ -397,17 +414,6 @@ mod tests {
         }
     }
 
-    fn empty() -> Searched {
-        Searched {
-            hits: Vec::new(),
-            panes_searched: 0,
-            panes_skipped: Vec::new(),
-            panes_failed: Vec::new(),
-            ranges_clamped: Vec::new(),
-            matching_clamped: false,
-        }
-    }
-
     fn budget(secs: u64) -> Budget {
         Budget {
             bytes: 0,
@@ -416,81 +422,52 @@ mod tests {
         }
     }
 
+    /// One scan of a 10-row pane with a budget that lasts it: what it
+    /// found, and the budget after.
+    fn scanned(re: &regex::Regex, per_pane: usize, keep_last: bool) -> (Searched, Budget) {
+        let lines = ["hit 1", "miss", "hit 2", "hit 3", "hit 4", "miss"].map(String::from);
+        let (mut out, mut b) = (Searched::default(), budget(60));
+        let p = plan(re, per_pane, keep_last);
+        assert!(scan(&p, &pane(10, 0), Ok(lines.to_vec()), &mut b, &mut out));
+        (out, b)
+    }
+
+    /// The first pane's lines kept (row, text) and whether it had more.
+    fn kept(out: &Searched) -> (Vec<(usize, &str)>, bool) {
+        let hit = &out.hits[0];
+        let lines = hit.lines.iter().map(|(r, l)| (*r, l.as_str())).collect();
+        (lines, hit.more)
+    }
+
     #[test]
     fn a_pane_keeps_its_first_or_its_last_matches() {
         let re = build_regex("hit", false, true, false).unwrap();
-        let lines = || {
-            Ok(["hit 1", "miss", "hit 2", "hit 3", "hit 4", "miss"]
-                .map(String::from)
-                .to_vec())
-        };
-        let (mut out, mut b) = (empty(), budget(60));
-        assert!(scan(
-            &plan(&re, 2, false),
-            &pane(10, 0),
-            lines(),
-            &mut b,
-            &mut out
-        ));
-        assert_eq!(
-            (out.hits[0].lines.clone(), out.hits[0].more),
-            (
-                vec![(1, "hit 1".to_string()), (3, "hit 2".to_string())],
-                true
-            )
-        );
+        let (out, b) = scanned(&re, 2, false);
+        assert_eq!(kept(&out), (vec![(1, "hit 1"), (3, "hit 2")], true));
         assert_eq!(
             b.lines, 4,
             "the first spelling stops at the match over its cap"
         );
-        let (mut out, mut b) = (empty(), budget(60));
-        assert!(scan(
-            &plan(&re, 2, true),
-            &pane(10, 0),
-            lines(),
-            &mut b,
-            &mut out
-        ));
+        let (out, _) = scanned(&re, 2, true);
         assert_eq!(
-            (out.hits[0].lines.clone(), out.hits[0].more),
-            (
-                vec![(4, "hit 3".to_string()), (5, "hit 4".to_string())],
-                true
-            ),
+            kept(&out),
+            (vec![(4, "hit 3"), (5, "hit 4")], true),
             "the last two, top to bottom"
         );
-        let (mut out, mut b) = (empty(), budget(60));
-        assert!(scan(
-            &plan(&re, 4, true),
-            &pane(10, 0),
-            lines(),
-            &mut b,
-            &mut out
-        ));
+        let (out, _) = scanned(&re, 4, true);
         assert_eq!(
-            (
-                out.hits[0].lines.len(),
-                out.hits[0].more,
-                out.panes_searched
-            ),
+            (kept(&out).0.len(), kept(&out).1, out.panes_searched),
             (4, false, 1)
         );
-        let (mut out, mut b) = (empty(), budget(60));
         let none = build_regex("zzz", false, true, false).unwrap();
-        assert!(scan(
-            &plan(&none, 4, true),
-            &pane(10, 0),
-            lines(),
-            &mut b,
-            &mut out
-        ));
+        let (out, _) = scanned(&none, 4, true);
         assert!(out.hits.is_empty() && out.panes_searched == 1);
     }
 
     #[test]
     fn the_budget_stops_a_scan_by_lines_and_by_time() {
         let re = build_regex("x", false, true, false).unwrap();
-        let (mut out, mut b) = (empty(), budget(60));
+        let (mut out, mut b) = (Searched::default(), budget(60));
         b.lines = MATCH_LINES - 2;
         let lines = Ok(["a", "b", "x", "x"].map(String::from).to_vec());
         assert!(
@@ -502,7 +479,7 @@ mod tests {
             vec![(3, "x".to_string()), (4, "x".to_string())],
             "scanned from the bottom: its last lines"
         );
-        let (mut out, mut b) = (empty(), budget(0));
+        let (mut out, mut b) = (Searched::default(), budget(0));
         assert!(
             !scan(
                 &plan(&re, 10, true),

@@ -494,6 +494,16 @@ macro_rules! constant {
             }
         }
 
+        $crate::inline_schema!($name, { "const": $value });
+    };
+}
+
+/// `inline_schema!(Name, { schema })`: `Name` publishes `schema`, inlined
+/// wherever it is used (no `$defs` entry); for [`constant!`] and
+/// `toolkit::target::ids`' text types.
+#[macro_export]
+macro_rules! inline_schema {
+    ($name:ident, $schema:tt) => {
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
@@ -504,7 +514,7 @@ macro_rules! constant {
             }
 
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({ "const": $value })
+                schemars::json_schema!($schema)
             }
         }
     };

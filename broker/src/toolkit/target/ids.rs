@@ -44,19 +44,7 @@ macro_rules! text_type {
             }
         }
 
-        impl schemars::JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-
-            fn inline_schema() -> bool {
-                true
-            }
-
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!($schema)
-            }
-        }
+        $crate::inline_schema!($name, $schema);
     };
 }
 pub(crate) use text_type;
