@@ -883,6 +883,27 @@ async fn servers_of_other_versions_and_an_agent_team_s_are_called_by_key() {
             None => eprintln!("NOTE: no tmux {v} built (scripts/tmux-build); not called here"),
         }
     }
+    // A second agent team's server that loads the plugin, as Claude Code's
+    // teammates' servers do when ~/.tmux.conf loads it: its own broker is
+    // the one that serves the call.
+    let plugged_key = format!("claude-swarm-{}", gone_pid());
+    let plugged = TmuxServer::start_on_socket(&dir.join(&plugged_key));
+    plugged.tmux(&[
+        "set-option",
+        "-g",
+        "@mcp-bin-dir",
+        target_dir().to_str().unwrap(),
+    ]);
+    plugged.tmux(&[
+        "run-shell",
+        repo_root().join("tmux-mcp.tmux").to_str().unwrap(),
+    ]);
+    let plugin_broker = plugged.wait_for_one_broker(Duration::from_secs(10));
+    poll(Duration::from_secs(10), || {
+        (plugged.tmux(&["show-options", "-gqv", "@mcp-state"]).trim() == "ready").then_some(())
+    })
+    .expect("the plugin said ready");
+    servers.push((plugged_key, plugged, tmux_version().2));
     let tmpdir = base.path().to_str().unwrap();
     let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
     for (key, srv, version) in &servers {
@@ -897,6 +918,56 @@ async fn servers_of_other_versions_and_an_agent_team_s_are_called_by_key() {
         assert!(id.starts_with(&format!("{key}:$")), "{key}: {sessions:#}");
         assert_eq!(srv.brokers().len(), 1, "{key}: its own broker serves it");
     }
+    let (_, plugged, _) = servers.last().unwrap();
+    assert_eq!(
+        plugged.brokers(),
+        [plugin_broker],
+        "the plugin's broker served it, no second one started"
+    );
+    c.close().await;
+}
+
+/// The other server exits while a call is out there: the call is answered
+/// (an error, never a hang and never another server's answer), and the
+/// server is then refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_other_server_killed_during_a_call_answers_it_and_is_then_refused() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let mut work = TmuxServer::start_on_socket(&dir.join("work"));
+    let tmpdir = base.path().to_str().unwrap();
+    let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
+    let listing = c.call("list_panes", json!({"server": "work"})).await;
+    let pane = listing["panes"][0]["id"].as_str().unwrap().to_string();
+    let waiting = {
+        let args = json!({"server": "work", "paneId": pane, "patterns": ["never-shown"],
+            "timeoutMs": 20000});
+        let peer = c.peer();
+        tokio::spawn(async move {
+            let params = rmcp::model::CallToolRequestParams::new("wait_for_text")
+                .with_arguments(args.as_object().unwrap().clone());
+            peer.call_tool(params).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    work.kill_server();
+    let r = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("answered when the server goes")
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    // Refused, by the server's name: by its broker if the link has not yet
+    // ended (it cannot read its table), else here (the socket is gone).
+    let r = c.call_raw("list_panes", json!({"server": "work"})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let t = text_of(&r);
+    assert!(
+        (t.contains("\"work\"") && t.contains("Nothing was sent"))
+            || (t.starts_with("[server work] ") && t.contains("Nothing was changed")),
+        "{t}"
+    );
     c.close().await;
 }
 
