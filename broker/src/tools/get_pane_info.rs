@@ -7,9 +7,8 @@ use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::libtmux::pane_read;
 use crate::toolkit::records::detail::{Lean, Mark, Record};
-use crate::toolkit::records::graph::{
-    self, Full, Graph, LeanPane, PaneRecord, SessionRecord, WindowRecord,
-};
+use crate::toolkit::records::graph::{self, Graph, PaneRecord, SessionRecord, WindowRecord};
+use crate::toolkit::records::lean::{self, Full, LeanPane};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::PaneId;
 use schemars::JsonSchema;
@@ -154,7 +153,7 @@ async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
             generation: session.generation().to_string(),
             scope: session.scope,
             pane: Record::Lean(Box::new(LeanInfo {
-                pane: graph::lean_pane(session, &pane, false),
+                pane: lean::lean_pane(session, &pane, false),
                 window_id: pane.window_id.clone(),
                 window_name: pane.window_name.clone(),
                 pid: pane.pid,

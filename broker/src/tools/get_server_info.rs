@@ -7,7 +7,7 @@
 use crate::session::Session;
 use crate::toolkit::call::args::NoArgs;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
-use crate::toolkit::records::graph::{clients, Clients};
+use crate::toolkit::records::attached::{clients, Clients};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use schemars::JsonSchema;
 use serde::Serialize;

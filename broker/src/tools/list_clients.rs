@@ -11,7 +11,8 @@
 
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, Listed, ToolOutput, ToolSpec};
-use crate::toolkit::records::graph::{self, ClientRecord};
+use crate::toolkit::records::attached::{self, ClientRecord};
+use crate::toolkit::records::graph;
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::SessionFilter;
 use schemars::JsonSchema;
@@ -65,7 +66,7 @@ struct ListedClient {
 async fn call(session: &Session, args: Args) -> Result<ToolOutput, ToolOutput> {
     let (snap, g) = graph::fresh(session).await?;
     let only = graph::session_filter(&g, args.session.as_deref())?;
-    let found = graph::clients(session, &snap.server.version).await;
+    let found = attached::clients(session, &snap.server.version).await;
     let clients: Vec<ListedClient> = found
         .attached
         .into_iter()

@@ -1,7 +1,7 @@
 //! `list_panes` (libtmux family): every pane this session may see: where it is
 //! placed, what runs in it, its size; paged by pane id (a page stays within
 //! tens of kB on a server of 1,000 panes). Each record lean (the default,
-//! `graph::LeanPane`: what the text line says, for the clients that give
+//! `lean::LeanPane`: what the text line says, for the clients that give
 //! their model only the structured content), whole (`detail: full`, the
 //! record graph's `PaneRecord`: references, process generation, every
 //! placement) or brief (lean, from a brief table read).
@@ -12,9 +12,8 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::detail::Record;
-use crate::toolkit::records::graph::{
-    self, lean_pane, pane_record as record, LeanPane, PaneRecord,
-};
+use crate::toolkit::records::graph::{self, pane_record as record, PaneRecord};
+use crate::toolkit::records::lean::{lean_pane, LeanPane};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::SessionFilter;
 use schemars::JsonSchema;

@@ -11,9 +11,8 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::detail::{Lean, Mark, Record};
-use crate::toolkit::records::graph::{
-    self, fresh, session_records as records, Full, LeanSession, SessionRecord,
-};
+use crate::toolkit::records::graph::{self, fresh, session_records as records, SessionRecord};
+use crate::toolkit::records::lean::{Full, LeanSession};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::shell::shells;
 use schemars::JsonSchema;

@@ -1,6 +1,6 @@
 //! `list_windows` (libtmux family): every tmux window this agent may see, with
 //! its size, pane count and the sessions it is linked into (cut to the
-//! agent's scope): lean records by default (`graph::LeanWindow`), the whole
+//! agent's scope): lean records by default (`lean::LeanWindow`), the whole
 //! ones (reference, layout, active pane, links) with `detail: full`. Optionally only the windows of one session;
 //! paged like `list_panes` (`paging`), and like it a page reads only the
 //! sessions that hold it in full. Derived from the registry snapshot through
@@ -9,7 +9,8 @@
 use crate::session::Session;
 use crate::toolkit::call::spec::{Annotations, ToolOutput, ToolSpec};
 use crate::toolkit::records::detail::Record;
-use crate::toolkit::records::graph::{self, Full, LeanWindow, WindowRecord, Windows as Graphed};
+use crate::toolkit::records::graph::{self, WindowRecord, Windows as Graphed};
+use crate::toolkit::records::lean::{Full, LeanWindow};
 use crate::toolkit::records::paging::{self, PAGE_MAX};
 use crate::toolkit::schemas::derived::{input_of, schema_of};
 use crate::toolkit::target::ids::{SessionFilter, WindowId};
