@@ -3,16 +3,41 @@
 
 use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::output::{RefusalKind, ToolOutput};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-/// A success: `data` serialized from the type the output schema is derived from.
-pub fn ok<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {
-    let data = serde_json::to_value(data).expect("tool results serialize");
+/// A success: `data` serialized from the type the output schema is derived
+/// from, or a `Value` the tool built itself, moved in as it is ([`Data`]).
+/// The envelope is built around `data` without copying it: `json!` would
+/// serialize it once more, a deep copy of every row of a capture on each call
+/// (docs/benchmarks.md, "Issue 51").
+pub fn ok(tool: &str, data: impl Data) -> ToolOutput {
+    let mut envelope = Map::new();
+    envelope.insert("ok".into(), Value::Bool(true));
+    envelope.insert("data".into(), data.into_data());
     ToolOutput {
-        structured: Some(json!({ "ok": true, "data": data })),
+        structured: Some(Value::Object(envelope)),
         text: format!("{tool} completed; structuredContent contains the result."),
         is_error: false,
         refusal: None,
+    }
+}
+
+/// What [`ok`] takes as `data`: a reference to the tool's typed result,
+/// serialized once, or a `Value` already built, taken as it is (serializing a
+/// `Value` into a `Value` is a deep copy).
+pub trait Data {
+    fn into_data(self) -> Value;
+}
+
+impl Data for Value {
+    fn into_data(self) -> Value {
+        self
+    }
+}
+
+impl<T: serde::Serialize> Data for &T {
+    fn into_data(self) -> Value {
+        serde_json::to_value(self).expect("tool results serialize")
     }
 }
 
