@@ -214,3 +214,33 @@ mod sentence_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `Value` is moved into the envelope, not copied (a capture's rows are
+    /// most of a call's bytes), and a typed result and the same `Value` give
+    /// the same envelope, `ok` first, byte for byte.
+    #[test]
+    fn ok_moves_a_value_in_and_serializes_a_typed_result_once() {
+        #[derive(serde::Serialize)]
+        struct Rows {
+            rows: Vec<String>,
+        }
+        let row = "a row of a capture\n".repeat(8);
+        let data = json!({ "rows": [row.clone()] });
+        let before = data["rows"][0].as_str().unwrap().as_ptr();
+        let out = ok("tmux_capture", data).structured.unwrap();
+        assert_eq!(out["data"]["rows"][0].as_str().unwrap().as_ptr(), before);
+        let typed = ok("tmux_capture", &Rows { rows: vec![row] });
+        assert_eq!(typed.structured.as_ref(), Some(&out));
+        assert_eq!(
+            out.to_string(),
+            format!(
+                "{{\"ok\":true,\"data\":{{\"rows\":[{:?}]}}}}",
+                "a row of a capture\n".repeat(8)
+            )
+        );
+    }
+}
