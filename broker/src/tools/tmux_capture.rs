@@ -228,7 +228,7 @@ fn finish(
     text: String,
     retain: Option<(String, CursorEntry, Owner)>,
 ) -> ToolOutput {
-    let out = envelope::ok("tmux_capture", &data);
+    let out = envelope::ok("tmux_capture", data);
     let size = out
         .structured
         .as_ref()

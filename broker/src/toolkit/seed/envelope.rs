@@ -3,16 +3,41 @@
 
 use crate::toolkit::acting::tmux_command::Delivery;
 use crate::toolkit::call::output::{RefusalKind, ToolOutput};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-/// A success: `data` serialized from the type the output schema is derived from.
-pub fn ok<T: serde::Serialize>(tool: &str, data: &T) -> ToolOutput {
-    let data = serde_json::to_value(data).expect("tool results serialize");
+/// A success: `data` serialized from the type the output schema is derived
+/// from, or a `Value` the tool built itself, moved in as it is ([`Data`]).
+/// The envelope is built around `data` without copying it: `json!` would
+/// serialize it once more, a deep copy of every row of a capture on each call
+/// (docs/benchmarks.md, "Issue 51").
+pub fn ok(tool: &str, data: impl Data) -> ToolOutput {
+    let mut envelope = Map::new();
+    envelope.insert("ok".into(), Value::Bool(true));
+    envelope.insert("data".into(), data.into_data());
     ToolOutput {
-        structured: Some(json!({ "ok": true, "data": data })),
+        structured: Some(Value::Object(envelope)),
         text: format!("{tool} completed; structuredContent contains the result."),
         is_error: false,
         refusal: None,
+    }
+}
+
+/// What [`ok`] takes as `data`: a reference to the tool's typed result,
+/// serialized once, or a `Value` already built, taken as it is (serializing a
+/// `Value` into a `Value` is a deep copy).
+pub trait Data {
+    fn into_data(self) -> Value;
+}
+
+impl Data for Value {
+    fn into_data(self) -> Value {
+        self
+    }
+}
+
+impl<T: serde::Serialize> Data for &T {
+    fn into_data(self) -> Value {
+        serde_json::to_value(self).expect("tool results serialize")
     }
 }
 
@@ -187,5 +212,35 @@ mod sentence_tests {
         ] {
             assert!(policy_denied(name).text.ends_with(name), "{name}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `Value` is moved into the envelope, not copied (a capture's rows are
+    /// most of a call's bytes), and a typed result and the same `Value` give
+    /// the same envelope, `ok` first, byte for byte.
+    #[test]
+    fn ok_moves_a_value_in_and_serializes_a_typed_result_once() {
+        #[derive(serde::Serialize)]
+        struct Rows {
+            rows: Vec<String>,
+        }
+        let row = "a row of a capture\n".repeat(8);
+        let data = json!({ "rows": [row.clone()] });
+        let before = data["rows"][0].as_str().unwrap().as_ptr();
+        let out = ok("tmux_capture", data).structured.unwrap();
+        assert_eq!(out["data"]["rows"][0].as_str().unwrap().as_ptr(), before);
+        let typed = ok("tmux_capture", &Rows { rows: vec![row] });
+        assert_eq!(typed.structured.as_ref(), Some(&out));
+        assert_eq!(
+            out.to_string(),
+            format!(
+                "{{\"ok\":true,\"data\":{{\"rows\":[{:?}]}}}}",
+                "a row of a capture\n".repeat(8)
+            )
+        );
     }
 }

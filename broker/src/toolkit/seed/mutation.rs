@@ -147,7 +147,7 @@ mod tests {
         );
         assert!(v.is_valid(&answered(envelope::policy_denied("")).structured.unwrap()));
         // A success is answered as it is (no `error` key appears).
-        let ok = envelope::ok("tmux_send", &json!({ "x": 1 }));
+        let ok = envelope::ok("tmux_send", json!({ "x": 1 }));
         assert_eq!(answered(ok.clone()).structured, ok.structured);
         // A read tool's errors carry no effects.
         let read = crate::tools::spec("tmux_capture").unwrap();
