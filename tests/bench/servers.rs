@@ -48,19 +48,7 @@ fn socket_dir(base: &Path) -> PathBuf {
 /// A 200×50 pane showing 50 lines of text; its id.
 fn text_pane(srv: &TmuxServer) -> String {
     let script = "i=1; while [ $i -le 50 ]; do echo \"line $i of the benchmark pane: lorem ipsum dolor sit amet\"; i=$((i+1)); done; exec cat";
-    let id = srv
-        .tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "sh",
-            "-c",
-            script,
-        ])
-        .trim()
-        .to_string();
+    let id = srv.new_pane(&format!("sh -c '{script}'"));
     srv.tmux(&["resize-window", "-t", &id, "-x", "200", "-y", "50"]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !srv

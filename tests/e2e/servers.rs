@@ -797,6 +797,30 @@ async fn a_server_that_cannot_be_called_is_refused_by_name() {
     c.close().await;
 }
 
+/// A `wait_for_text` on `pane` of server `work` that nothing will end, out
+/// while `then` runs; its answer, which must come within 10 s.
+async fn answer_of_a_wait_while(
+    c: &McpClient,
+    pane: &str,
+    then: impl FnOnce(),
+) -> rmcp::model::CallToolResult {
+    let args = json!({"server": "work", "paneId": pane, "patterns": ["never-shown"],
+        "timeoutMs": 20000});
+    let peer = c.peer();
+    let waiting = tokio::spawn(async move {
+        let params = rmcp::model::CallToolRequestParams::new("wait_for_text")
+            .with_arguments(args.as_object().unwrap().clone());
+        peer.call_tool(params).await
+    });
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    then();
+    tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the call out is answered, never left hanging")
+        .unwrap()
+        .unwrap()
+}
+
 /// A link lost while a call is out (the other broker killed) says the call
 /// may have reached tmux there, and is not retried; the next call opens a
 /// new link to a new broker. A server that has gone since is refused by
@@ -813,23 +837,7 @@ async fn a_call_out_when_the_other_broker_dies_says_possibly_sent_and_a_gone_ser
     let pane = listing["panes"][0]["id"].as_str().unwrap().to_string();
     let broker = work.wait_for_one_broker(Duration::from_secs(5));
 
-    let waiting = {
-        let args = json!({"server": "work", "paneId": pane, "patterns": ["never-shown"],
-            "timeoutMs": 20000});
-        let peer = c.peer();
-        tokio::spawn(async move {
-            let mut params = rmcp::model::CallToolRequestParams::new("wait_for_text");
-            params = params.with_arguments(args.as_object().unwrap().clone());
-            peer.call_tool(params).await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    kill_pid(broker, libc::SIGKILL);
-    let r = tokio::time::timeout(Duration::from_secs(10), waiting)
-        .await
-        .expect("the call is answered at once when its link ends")
-        .unwrap()
-        .unwrap();
+    let r = answer_of_a_wait_while(&c, &pane, || kill_pid(broker, libc::SIGKILL)).await;
     assert_eq!(r.is_error, Some(true), "{r:?}");
     let t = text_of(&r);
     assert!(
@@ -940,23 +948,7 @@ async fn the_other_server_killed_during_a_call_answers_it_and_is_then_refused() 
     let c = McpClient::attach_env(&own, &[], &[("TMUX_TMPDIR", tmpdir)]).await;
     let listing = c.call("list_panes", json!({"server": "work"})).await;
     let pane = listing["panes"][0]["id"].as_str().unwrap().to_string();
-    let waiting = {
-        let args = json!({"server": "work", "paneId": pane, "patterns": ["never-shown"],
-            "timeoutMs": 20000});
-        let peer = c.peer();
-        tokio::spawn(async move {
-            let params = rmcp::model::CallToolRequestParams::new("wait_for_text")
-                .with_arguments(args.as_object().unwrap().clone());
-            peer.call_tool(params).await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    work.kill_server();
-    let r = tokio::time::timeout(Duration::from_secs(10), waiting)
-        .await
-        .expect("answered when the server goes")
-        .unwrap()
-        .unwrap();
+    let r = answer_of_a_wait_while(&c, &pane, || work.kill_server()).await;
     assert_eq!(r.is_error, Some(true), "{r:?}");
     // Refused, by the server's name: by its broker if the link has not yet
     // ended (it cannot read its table), else here (the socket is gone).
@@ -1067,17 +1059,7 @@ async fn the_python_toolset_s_socket_name_calls_another_server() {
     let dir = socket_dir(base.path());
     let own = own_server(base.path(), &dir);
     let work = TmuxServer::start_on_socket(&dir.join("work"));
-    let pane = work
-        .tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "sh -c 'echo said-on-work; exec cat'",
-        ])
-        .trim()
-        .to_string();
+    let pane = work.new_pane("sh -c 'echo said-on-work; exec cat'");
     let tmpdir = base.path().to_str().unwrap();
     let c = McpClient::attach_env(&own, &["--toolset", "python"], &[("TMUX_TMPDIR", tmpdir)]).await;
     let mut text = String::new();

@@ -526,6 +526,14 @@ impl TmuxServer {
             .expect("running tmux")
     }
 
+    /// A new window, not selected, running `command` (one shell command
+    /// line); its pane's id.
+    pub fn new_pane(&self, command: &str) -> String {
+        self.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", command])
+            .trim()
+            .to_string()
+    }
+
     /// A fresh file name in the server's directory (for stderr logs and such).
     /// A bash without rc files in a new window (argv form: bash itself is
     /// the pane's process), once its `$ ` prompt shows and tmux names it;
