@@ -74,6 +74,7 @@ async def test_a_host_over_ssh_is_listed_called_lost_and_found_again(tmux_server
     os.chmod(work, 0o700)
     remote = str(own.dir / "remote.sock")
     config = work / "ssh_config"
+    back = None
     try:
         # The remote tmux server, and a pane there showing a marker.
         subprocess.run([TMUX, "-S", remote, "-f", "/dev/null", "new-session", "-d", "-s", "far",
@@ -131,17 +132,14 @@ async def test_a_host_over_ssh_is_listed_called_lost_and_found_again(tmux_server
             # It comes back (a new server, a new port): the next call opens a
             # new link.
             back = SshServer()
-            try:
-                ssh_config(config, back, back.key)
-                panes = (await call_ok(s, "list_panes", {"server": KEY}))["panes"]
-                assert [p["id"] for p in panes] == ids, panes
-                # A key it does not accept: auth_failed, with ssh's words.
-                stranger = work / "stranger_key"
-                subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)],
-                               check=True, timeout=30, capture_output=True)
-                ssh_config(config, back, stranger)
-            finally:
-                pass
+            ssh_config(config, back, back.key)
+            panes = (await call_ok(s, "list_panes", {"server": KEY}))["panes"]
+            assert [p["id"] for p in panes] == ids, panes
+            # A key it does not accept: auth_failed, with ssh's words.
+            stranger = work / "stranger_key"
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)],
+                           check=True, timeout=30, capture_output=True)
+            ssh_config(config, back, stranger)
         # A new agent (a new link) with the stranger's key.
         async with mcp_session(own) as s:
             h = by_key(await call_ok(s, "list_servers"), KEY)
@@ -153,8 +151,9 @@ async def test_a_host_over_ssh_is_listed_called_lost_and_found_again(tmux_server
         async with mcp_session(own) as s:
             r = await call(s, "list_panes", {"server": KEY})
             assert r.is_error and "own tmux server" in r.text and "Nothing was sent" in r.text, r
-        back.stop()
     finally:
+        if back is not None:
+            back.stop()
         sshd.stop()
         subprocess.run([TMUX, "-S", remote, "kill-server"], timeout=15, capture_output=True)
     assert ssh_processes(config) == [], "no ssh left behind"
