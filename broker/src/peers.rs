@@ -117,19 +117,10 @@ impl Links {
         sock: &Path,
         hello: McpHello,
     ) -> Result<Arc<Link>, OpenError> {
-        let mut open = self.open.lock().await;
-        if let Some(l) = open.get(generation) {
-            if l.is_open() {
-                return Ok(l.clone());
-            }
-        }
-        let link = Link::open(sock.to_path_buf(), hello).await?;
-        open.insert(generation.to_string(), link.clone());
-        Ok(link)
+        self.reuse_or_open(generation, || Link::open(sock.to_path_buf(), hello))
+            .await
     }
-}
 
-impl Links {
     /// The live link to host `key` (`ssh:HOST`), opened with `open` when
     /// there is none (or the last one ended: the host went away). Whether it
     /// could be opened is kept for `list_servers`.
@@ -138,22 +129,27 @@ impl Links {
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Arc<Link>, OpenError>>,
     {
-        let mut links = self.open.lock().await;
-        if let Some(l) = links.get(key) {
-            if l.is_open() {
-                return Ok(l.clone());
-            }
-        }
-        links.remove(key);
-        let opened = open().await;
+        let opened = self.reuse_or_open(key, open).await;
         match &opened {
-            Ok(l) => {
-                links.insert(key.to_string(), l.clone());
-                self.answered(key);
-            }
+            Ok(_) => self.answered(key),
             Err(e) => self.failed(key, e),
         }
         opened
+    }
+
+    /// The open link under `key`, else one `open` makes (kept under `key`).
+    async fn reuse_or_open<F, Fut>(&self, key: &str, open: F) -> Result<Arc<Link>, OpenError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Arc<Link>, OpenError>>,
+    {
+        let mut links = self.open.lock().await;
+        if let Some(l) = links.get(key).filter(|l| l.is_open()) {
+            return Ok(l.clone());
+        }
+        let link = open().await?;
+        links.insert(key.to_string(), link.clone());
+        Ok(link)
     }
 
     /// The open link `key` reached last, if any.

@@ -94,10 +94,10 @@ pub fn named(name: &str) -> Result<Candidate, String> {
     let uid = sys::current_uid();
     private_dir(&dir, uid)?;
     let path = dir.join(name);
-    own_socket(&path, uid).map_err(|why| match why.as_str() {
-        w if w.contains("No such file") => format!("no socket {name} in {}", dir.display()),
-        w => format!("{}: {w}", path.display()),
-    })?;
+    if fs::symlink_metadata(&path).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
+        return Err(format!("no socket {name} in {}", dir.display()));
+    }
+    own_socket(&path, uid).map_err(|why| format!("{}: {why}", path.display()))?;
     Ok(Candidate {
         key: name.to_string(),
         path,

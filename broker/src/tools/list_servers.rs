@@ -160,9 +160,9 @@ fn host(h: hosts::HostRecord) -> Listed {
         socket: h.socket,
         host: Some(h.host),
         state: match h.state {
-            "live" => ListedState::Live,
-            "auth_failed" => ListedState::AuthFailed,
-            _ => ListedState::Offline,
+            hosts::HostState::Live => ListedState::Live,
+            hosts::HostState::Offline => ListedState::Offline,
+            hosts::HostState::AuthFailed => ListedState::AuthFailed,
         },
         version: h.version,
         sessions: h.sessions,

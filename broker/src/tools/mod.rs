@@ -353,8 +353,8 @@ async fn at(
         route::Destination::Other { key, identity } => {
             route::forward(session, t, &key, route::Via::Local(&identity), args).await
         }
-        route::Destination::Host { key, host } => {
-            route::forward(session, t, &key, route::Via::Host(&host), args).await
+        route::Destination::Host { key, host, opts } => {
+            route::forward(session, t, &key, route::Via::Host(&host, &opts), args).await
         }
     }
 }

@@ -139,12 +139,21 @@ async fn not_this_server(link: &Link, own: &str) -> Result<(), OpenError> {
     }
 }
 
+/// Whether a host answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostState {
+    Live,
+    /// ssh could not reach it, or its relay did not start.
+    Offline,
+    /// It refused the key, or its host key did not match.
+    AuthFailed,
+}
+
 /// A host as `list_servers` lists it.
 pub struct HostRecord {
     pub key: String,
     pub host: String,
-    /// `live`, `offline` or `auth_failed`.
-    pub state: &'static str,
+    pub state: HostState,
     /// The remote server's socket, when it answered.
     pub socket: Option<String>,
     pub version: Option<String>,
@@ -169,7 +178,7 @@ async fn look(session: &Session, host: &str, opts: &HostOptions) -> HostRecord {
     let mut r = HostRecord {
         key: key.clone(),
         host: host.to_string(),
-        state: "offline",
+        state: HostState::Offline,
         socket: None,
         version: None,
         sessions: None,
@@ -194,7 +203,7 @@ async fn look(session: &Session, host: &str, opts: &HostOptions) -> HostRecord {
     match answer {
         Ok(result) => {
             session.other_servers.answered(&key);
-            r.state = "live";
+            r.state = HostState::Live;
             let own = own_record(&result);
             r.socket = own["socket"].as_str().map(String::from);
             r.version = own["version"].as_str().map(String::from);
@@ -204,7 +213,7 @@ async fn look(session: &Session, host: &str, opts: &HostOptions) -> HostRecord {
         Err(e) => {
             session.other_servers.failed(&key, &e);
             if matches!(e, OpenError::AuthFailed(_)) {
-                r.state = "auth_failed";
+                r.state = HostState::AuthFailed;
             }
             r.reason = Some(match e {
                 OpenError::Offline(w) | OpenError::AuthFailed(w) => w,
