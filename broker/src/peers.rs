@@ -7,13 +7,21 @@
 //! first call, reused for every later one, and closed with the agent's
 //! session. A call is sent once: a link lost while a call was out says so
 //! (`Failure::Lost`) and nothing is retried.
+//!
+//! A link declares form elicitation: when the other broker asks the person
+//! before a kill, respawn or close (its `--confirm`, the agent's, or its
+//! `@mcp-confirm`), its `elicitation/create` comes back over the link and is
+//! put to the person through the agent's own call ([`Link::call_tool`]'s
+//! `ask`), named by the server the agent named. While the person reads, the
+//! call's wait for its answer stands still.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use crate::toolkit::call::confirm::{self, Answer, Ask};
 use tmux_mcp_core::wire::{self, Hello, McpHello, Reply};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
@@ -206,16 +214,37 @@ impl Links {
 
 type Waiting = HashMap<u64, oneshot::Sender<Value>>;
 
-/// One MCP session on another broker.
-pub struct Link {
+/// What a link's calls and its reader share.
+struct Shared {
     writer: Writer,
     /// Calls out, by id; `None` once the link ended.
-    waiting: Arc<Mutex<Option<Waiting>>>,
+    waiting: Mutex<Option<Waiting>>,
+    /// The tool calls out that may ask the person, by id: the key the agent
+    /// named the server by, and how the agent's call asks.
+    askers: Mutex<Vec<(u64, String, Ask)>>,
+    /// Questions being put to the person now, and when the last one was
+    /// answered: a call's wait does not run out while the person reads.
+    asking: Mutex<(usize, Option<Instant>)>,
+}
+
+/// One MCP session on another broker.
+pub struct Link {
+    shared: Arc<Shared>,
     next_id: AtomicU64,
     reader: tokio::task::AbortHandle,
     /// The `ssh` of a link to another machine (killed with the link), and
     /// what it wrote on stderr (the reason a connection failed).
     ssh: Option<(tokio::process::Child, Arc<Mutex<String>>)>,
+}
+
+/// Takes a call's asker out of its link's list when the call ends, however
+/// it ends (an agent's cancel drops the call mid-wait).
+struct AskerOut<'a>(&'a Shared, u64);
+
+impl Drop for AskerOut<'_> {
+    fn drop(&mut self) {
+        self.0.askers.lock().unwrap().retain(|(id, _, _)| *id != self.1);
+    }
 }
 
 impl Drop for Link {
@@ -260,19 +289,24 @@ impl Link {
         w: Box<dyn AsyncWrite + Send + Unpin>,
         ssh: Option<(tokio::process::Child, Arc<Mutex<String>>)>,
     ) -> Result<Arc<Link>, OpenError> {
-        let writer: Writer = Arc::new(tokio::sync::Mutex::new(w));
-        let waiting = Arc::new(Mutex::new(Some(Waiting::new())));
-        let reader = tokio::spawn(read_answers(r, writer.clone(), waiting.clone())).abort_handle();
+        let shared = Arc::new(Shared {
+            writer: Arc::new(tokio::sync::Mutex::new(w)),
+            waiting: Mutex::new(Some(Waiting::new())),
+            askers: Mutex::new(Vec::new()),
+            asking: Mutex::new((0, None)),
+        });
+        let reader = tokio::spawn(read_answers(r, shared.clone())).abort_handle();
         let link = Arc::new(Link {
-            writer,
-            waiting,
+            shared,
             next_id: AtomicU64::new(1),
             reader,
             ssh,
         });
+        // Form elicitation (`{}` in this revision): the other broker's
+        // questions come here and go on to the person.
         let init = json!({
             "protocolVersion": PROTOCOL,
-            "capabilities": {},
+            "capabilities": {"elicitation": {}},
             "clientInfo": {"name": "tmux-mcp-broker", "version": env!("CARGO_PKG_VERSION")},
         });
         if let Err(f) = link.request("initialize", init, OPEN_TIMEOUT).await {
@@ -359,35 +393,64 @@ impl Link {
     }
 
     fn is_open(&self) -> bool {
-        self.waiting.lock().unwrap().is_some()
+        self.shared.waiting.lock().unwrap().is_some()
     }
 
     async fn write(&self, msg: &Value) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(msg)?;
-        line.push(b'\n');
-        self.writer.lock().await.write_all(&line).await
+        write_line(&self.shared.writer, msg).await
     }
 
-    /// Sends request `method` and waits up to `timeout` for its result.
+    /// Sends request `method` and waits up to `timeout` for its result (the
+    /// other broker's questions, if any, are answered "cannot ask").
     pub async fn request(
         &self,
         method: &str,
         params: Value,
         timeout: Duration,
     ) -> Result<Value, Failure> {
+        self.send(method, params, timeout, None).await
+    }
+
+    /// `tools/call` with `params`, on the server the agent named `key`: a
+    /// question the other broker asks during it is put to the person as this
+    /// call asks (`ask`), naming `key`, and `timeout` does not run while the
+    /// person reads.
+    pub async fn call_tool(
+        &self,
+        key: &str,
+        params: Value,
+        timeout: Duration,
+        ask: Ask,
+    ) -> Result<Value, Failure> {
+        self.send("tools/call", params, timeout, Some((key, ask)))
+            .await
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        asker: Option<(&str, Ask)>,
+    ) -> Result<Value, Failure> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        match self.waiting.lock().unwrap().as_mut() {
+        match self.shared.waiting.lock().unwrap().as_mut() {
             Some(w) => w.insert(id, tx),
             None => return Err(Failure::NotSent("the link to its broker had ended".into())),
         };
+        let _out = asker.map(|(key, ask)| {
+            let mut askers = self.shared.askers.lock().unwrap();
+            askers.push((id, key.to_string(), ask));
+            AskerOut(&self.shared, id)
+        });
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if let Err(e) = self.write(&msg).await {
             // A line cut short is not a request the other side can parse, but
             // a whole one may be out: said as possibly sent either way.
             return Err(Failure::Lost(format!("writing to its broker failed: {e}")));
         }
-        let answer = match tokio::time::timeout(timeout, rx).await {
+        let answer = match self.shared.wait(rx, timeout).await {
             Ok(Ok(a)) => a,
             Ok(Err(_)) => {
                 return Err(Failure::Lost(
@@ -395,7 +458,7 @@ impl Link {
                 ))
             }
             Err(_) => {
-                if let Some(w) = self.waiting.lock().unwrap().as_mut() {
+                if let Some(w) = self.shared.waiting.lock().unwrap().as_mut() {
                     w.remove(&id);
                 }
                 let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -419,36 +482,137 @@ impl Link {
     }
 }
 
-/// Hands each answer to its caller; answers every request of the other
-/// broker (an elicitation, a ping) with "method not found", since no person
-/// is on this side of the link; at the end, fails every call still out.
-async fn read_answers(
-    r: impl AsyncRead + Unpin,
-    writer: Writer,
-    waiting: Arc<Mutex<Option<Waiting>>>,
-) {
+impl Shared {
+    /// `rx`, waited for up to `timeout`, not counting the time a question to
+    /// the person was out: a wait that runs out while one is out, or after
+    /// one was answered, starts again from then.
+    async fn wait(
+        &self,
+        mut rx: oneshot::Receiver<Value>,
+        timeout: Duration,
+    ) -> Result<Result<Value, oneshot::error::RecvError>, ()> {
+        let mut until = Instant::now() + timeout;
+        loop {
+            match tokio::time::timeout_at(until.into(), &mut rx).await {
+                Ok(answer) => return Ok(answer),
+                Err(_) => {
+                    let (out, answered) = *self.asking.lock().unwrap();
+                    let from = match (out, answered) {
+                        (0, None) => return Err(()),
+                        (0, Some(at)) => at,
+                        _ => Instant::now(),
+                    };
+                    if from + timeout <= until {
+                        return Err(());
+                    }
+                    until = from + timeout;
+                }
+            }
+        }
+    }
+
+    /// The call a question of the other broker belongs to: the one whose
+    /// earlier round answered this very question (2026-07-28), else the
+    /// latest call out that may ask. Every call on a link is one agent's,
+    /// so either way the question reaches that agent's person.
+    fn asker_for(&self, message: &str) -> Option<(String, Ask)> {
+        let askers = self.askers.lock().unwrap();
+        let answered = askers.iter().rev().find(|(_, key, ask)| match ask {
+            Ask::Rounds(r) => r
+                .answered
+                .as_ref()
+                .is_some_and(|(q, _)| *q == question(key, message)),
+            _ => false,
+        });
+        answered
+            .or(askers.last())
+            .map(|(_, key, ask)| (key.clone(), ask.clone()))
+    }
+
+    /// Puts the other broker's question to the person and answers it.
+    async fn answer_question(self: Arc<Self>, id: Value, params: Value) {
+        let message = params["message"].as_str().unwrap_or_default().to_string();
+        let answer = match self.asker_for(&message) {
+            None => Err("no call of this agent's is waiting to ask the person".to_string()),
+            Some((key, ask)) => {
+                self.asking.lock().unwrap().0 += 1;
+                let answer = confirm::relay(&ask, &question(&key, &message)).await;
+                let mut asking = self.asking.lock().unwrap();
+                *asking = (asking.0 - 1, Some(Instant::now()));
+                answer
+            }
+        };
+        let reply = match answer {
+            Ok(Answer::Accept) => json!({"jsonrpc": "2.0", "id": id,
+                "result": {"action": "accept", "content": {}}}),
+            Ok(Answer::Decline) => json!({"jsonrpc": "2.0", "id": id,
+                "result": {"action": "decline"}}),
+            Ok(Answer::Cancel) => json!({"jsonrpc": "2.0", "id": id,
+                "result": {"action": "cancel"}}),
+            Err(why) => json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32603, "message": why}}),
+        };
+        let _ = write_line(&self.writer, &reply).await;
+    }
+}
+
+/// The other broker's question as the person reads it: which server asks.
+fn question(key: &str, message: &str) -> String {
+    format!("[server {key}] {message}")
+}
+
+async fn write_line(writer: &Writer, msg: &Value) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(msg)?;
+    line.push(b'\n');
+    writer.lock().await.write_all(&line).await
+}
+
+/// Hands each answer to its caller; puts the other broker's questions to the
+/// person (each on its own task, so answers keep coming while one is read),
+/// answers a ping, and answers any other request of the other broker with
+/// "method not found"; at the end, fails every call still out.
+async fn read_answers(r: impl AsyncRead + Unpin, shared: Arc<Shared>) {
     let mut lines = BufReader::new(r).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+        let Ok(mut msg) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
         let id = msg.get("id").cloned().unwrap_or(Value::Null);
-        if msg.get("method").is_some() {
-            if !id.is_null() {
-                let no = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
-                    "message": "not available through another server's broker"}});
-                let mut out = serde_json::to_vec(&no).unwrap_or_default();
-                out.push(b'\n');
-                let _ = writer.lock().await.write_all(&out).await;
+        if let Some(method) = msg.get("method").and_then(Value::as_str) {
+            if id.is_null() {
+                continue;
+            }
+            match method {
+                "elicitation/create" => {
+                    let params = msg["params"].take();
+                    tokio::spawn(shared.clone().answer_question(id, params));
+                }
+                "ping" => {
+                    let _ = write_line(
+                        &shared.writer,
+                        &json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                    )
+                    .await;
+                }
+                _ => {
+                    let no = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
+                        "message": "not available through another server's broker"}});
+                    let _ = write_line(&shared.writer, &no).await;
+                }
             }
             continue;
         }
         let Some(id) = id.as_u64() else { continue };
-        let tx = waiting.lock().unwrap().as_mut().and_then(|w| w.remove(&id));
+        let tx = shared
+            .waiting
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|w| w.remove(&id));
         if let Some(tx) = tx {
             let _ = tx.send(msg);
         }
     }
     // Dropping the senders fails every call still out.
-    waiting.lock().unwrap().take();
+    shared.waiting.lock().unwrap().take();
 }

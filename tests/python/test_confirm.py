@@ -8,6 +8,7 @@ refused; without --confirm nothing is asked."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
@@ -15,7 +16,7 @@ from typing import Any, AsyncIterator
 import pytest
 from mcp import Client, MCPError, StdioServerParameters, types
 
-from harness import BIN, async_test, call, clean_env, mcp_session, require_binary, validator_for_schema
+from harness import BIN, TmuxServer, async_test, call, clean_env, mcp_session, require_binary, validator_for_schema
 
 ERAS = ["legacy", "auto"]  # auto: the SDK discovers 2026-07-28 and adopts it
 
@@ -191,3 +192,66 @@ async def test_an_answer_counts_only_for_the_call_it_answered(tmux_server):
         assert first not in panes(tmux_server) and second in panes(tmux_server)
         result = await call(s, "list_panes", {})
         assert not result.is_error
+
+
+@pytest.mark.parametrize("mode", ERAS)
+@async_test(120)
+async def test_another_servers_broker_asks_through_the_agents_client_naming_that_server(tmux_server, mode):
+    """Issue 52 item 3: a kill on another server is asked when that server
+    confirms (its @mcp-confirm) or the agent does (--confirm): the other
+    broker's question reaches the person through the agent's own client,
+    naming the server as the agent named it; declined, nothing reaches that
+    server; accepted, the pane is gone. A client that cannot ask is refused
+    there as here."""
+    other = TmuxServer()
+    try:
+        other.tmux("set-option", "-g", "@mcp-safety", "destructive")
+        tmux_server.tmux("set-option", "-g", "@mcp-sockets", other.sock)
+        tag = f"[server {other.sock}] "
+        for confirms_there, flags in [(True, ()), (False, ("--confirm",))]:
+            other.tmux("set-option", "-g", "@mcp-confirm", "on" if confirms_there else "off")
+            pane, pid = two_panes(other)
+            no = Person("decline")
+            async with client(tmux_server, mode, no, "--safety", "destructive", *flags) as c:
+                refused = await checked(c, "kill_pane", {"paneId": pane, "server": other.sock})
+                assert refused.is_error, refused
+                assert "declined" in text(refused) and "Nothing was sent to tmux" in text(refused), text(refused)
+            assert len(no.questions) == 1, no.questions
+            q = no.questions[0]
+            assert q.startswith(tag) and f"Kill pane {pane}?" in q and f"pid {pid}" in q, q
+            assert pane in panes(other), "a declined kill reached the other server"
+
+            yes = Person("accept")
+            async with client(tmux_server, mode, yes, "--safety", "destructive", *flags) as c:
+                killed = await checked(c, "kill_pane", {"paneId": pane, "server": other.sock})
+                assert not killed.is_error, killed
+                assert killed.structured_content["killed"]["id"] == f"{other.sock}:{pane}", killed
+            assert yes.questions == [q], yes.questions
+            assert pane not in panes(other)
+
+        # Neither confirms: nothing is asked, the kill is done.
+        other.tmux("set-option", "-g", "@mcp-confirm", "off")
+        pane, _ = two_panes(other)
+        nobody = Person("decline")
+        async with client(tmux_server, mode, nobody, "--safety", "destructive") as c:
+            killed = await checked(c, "kill_pane", {"paneId": pane, "server": other.sock})
+            assert not killed.is_error, killed
+        assert nobody.questions == [] and pane not in panes(other)
+
+        # That server confirms and this client cannot ask: refused, nothing sent.
+        other.tmux("set-option", "-g", "@mcp-confirm", "on")
+        pane, _ = two_panes(other)
+        async with client(tmux_server, mode, None, "--safety", "destructive") as c:
+            if mode == "legacy":
+                refused = await checked(c, "kill_pane", {"paneId": pane, "server": other.sock})
+                assert refused.is_error and "cannot ask" in text(refused), refused
+                assert "Nothing was sent to tmux" in text(refused), refused
+            else:
+                with pytest.raises(MCPError) as e:
+                    await c.call_tool("kill_pane", {"paneId": pane, "server": other.sock})
+                assert e.value.code == -32021, e.value
+        assert pane in panes(other)
+    finally:
+        problems = other.shutdown()
+        shutil.rmtree(other.dir, ignore_errors=True)
+    assert not problems, problems

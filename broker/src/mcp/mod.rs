@@ -454,8 +454,11 @@ impl ServerHandler for Handler {
             .unwrap_or_else(|| json!({}));
         // Only a destructive tool can ask the person (kill, respawn, close
         // and the seed family's destructive tools); every other call skips
-        // confirmation altogether.
-        let may_ask = self.session.confirm
+        // confirmation altogether. A call naming a server may be asked by
+        // that server's broker (its @mcp-confirm) even where this session
+        // does not confirm.
+        let names_server = args.get("server").is_some() || args.get("socket_name").is_some();
+        let may_ask = (self.session.confirm || names_server)
             && tools::spec_in(self.session.toolset, &request.name)
                 .is_some_and(|t| t.tier() == Tier::Destructive);
         let cannot_ask = may_ask && !legacy_era(&context) && !elicit::can_ask(&context);

@@ -327,7 +327,7 @@ async fn on(
     ask: confirm::Ask,
 ) -> ToolOutput {
     if let Some(link) = session.other_servers.named(key) {
-        return route::forward(session, t, key, route::Via::Linked(link), args).await;
+        return route::forward(session, t, key, route::Via::Linked(link), args, ask).await;
     }
     match route::destination(session, key).await {
         Err(why) => route::unreachable(t, &why),
@@ -351,10 +351,10 @@ async fn at(
             Ok(()) => here(session, t, args, progress, ask).await,
         },
         route::Destination::Other { key, identity } => {
-            route::forward(session, t, &key, route::Via::Local(&identity), args).await
+            route::forward(session, t, &key, route::Via::Local(&identity), args, ask).await
         }
         route::Destination::Host { key, host, opts } => {
-            route::forward(session, t, &key, route::Via::Host(&host, &opts), args).await
+            route::forward(session, t, &key, route::Via::Host(&host, &opts), args, ask).await
         }
     }
 }
@@ -382,6 +382,12 @@ async fn here(
     if let Err(problem) = validate_in(session.toolset, name, &args) {
         return invalid(t, &problem);
     }
+    // A call that named a server may carry a way to ask for that server's
+    // broker; here only this session's own --confirm asks.
+    let ask = match session.confirm {
+        true => ask,
+        false => confirm::Ask::Not,
+    };
     (t.run)(Call {
         spec: t,
         session,

@@ -92,6 +92,26 @@ pub async fn ask(
     }
 }
 
+/// The answer to a question another server's broker asks during a call this
+/// one forwarded there (issue 52; `peers`), put to the person as this call
+/// asks: while the call waits (`Now`), or, on 2026-07-28, as this call's
+/// `input_required` round (`Rounds`): the first round gives the other broker
+/// "cancel" (it refuses, nothing sent there) and this call goes out asking;
+/// the retry answers the same question with the person's answer.
+pub async fn relay(how: &Ask, question: &str) -> Result<Answer, String> {
+    match how {
+        Ask::Not | Ask::Cannot => Err("the agent's client cannot ask the person: it declared no form elicitation capability".into()),
+        Ask::Now(asker) => asker.ask(question).await,
+        Ask::Rounds(r) => match &r.answered {
+            Some((asked, answer)) if asked == question => Ok(*answer),
+            _ => {
+                *r.asked.lock().unwrap() = Some(question.to_string());
+                Ok(Answer::Cancel)
+            }
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +146,34 @@ mod tests {
             .unwrap_err();
         assert!(e.text.contains("declined: Kill pane %1?"), "{}", e.text);
         assert!(ask(&now(Answer::Cancel), "t", "q", refuse).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn another_servers_question_is_asked_as_this_call_asks() {
+        assert!(relay(&Ask::Cannot, "q").await.is_err());
+        assert!(relay(&Ask::Not, "q").await.is_err());
+        let now = Ask::Now(Arc::new(Says(Answer::Decline)));
+        assert_eq!(relay(&now, "q").await, Ok(Answer::Decline));
+        // 2026-07-28: the first round asks this call's client and tells the
+        // other broker "cancel"; the retry brings the answer to that question.
+        let first = Arc::new(Rounds::default());
+        assert_eq!(
+            relay(&Ask::Rounds(first.clone()), "[server w] Kill?").await,
+            Ok(Answer::Cancel)
+        );
+        assert_eq!(
+            first.asked.lock().unwrap().as_deref(),
+            Some("[server w] Kill?")
+        );
+        let retry = Ask::Rounds(Arc::new(Rounds {
+            answered: Some(("[server w] Kill?".into(), Answer::Accept)),
+            ..Default::default()
+        }));
+        assert_eq!(relay(&retry, "[server w] Kill?").await, Ok(Answer::Accept));
+        assert_eq!(
+            relay(&retry, "[server w] Kill more?").await,
+            Ok(Answer::Cancel)
+        );
     }
 
     #[tokio::test]

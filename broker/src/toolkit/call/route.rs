@@ -18,6 +18,7 @@
 use crate::peers::{Failure, OpenError};
 use crate::session::Session;
 use crate::toolkit::acting::tmux_command::Delivery;
+use crate::toolkit::call::confirm::Ask;
 use crate::toolkit::call::hosts;
 use crate::toolkit::call::output::ToolOutput;
 use crate::toolkit::call::spec::{Family, ToolSpec};
@@ -380,13 +381,15 @@ fn id_fields(t: &'static ToolSpec) -> &'static ToolIds {
         })
 }
 
-/// Serves `t` with `args` on another server, through its broker.
+/// Serves `t` with `args` on another server, through its broker; a question
+/// that broker asks the person goes out as this call asks (`ask`).
 pub async fn forward(
     session: &Session,
     t: &'static ToolSpec,
     key: &str,
     via: Via<'_>,
     mut args: Value,
+    ask: Ask,
 ) -> ToolOutput {
     if session.via.is_some() {
         return refuse(
@@ -418,7 +421,7 @@ pub async fn forward(
     // waits a little longer for the answer.
     let wait = Duration::from_secs_f64(session.request_timeout_seconds.max(1.0) + 10.0);
     let params = json!({"name": t.name, "arguments": args});
-    match link.request("tools/call", params, wait).await {
+    match link.call_tool(key, params, wait, ask).await {
         Ok(result) => {
             if hosts::host_of(key).is_some() {
                 session.other_servers.answered(key);
