@@ -531,7 +531,10 @@ async fn python_search_panes_publishes_the_reference_fields() {
             "max_matched_lines_per_pane",
             "limit",
             "offset",
-            "socket_name"
+            "socket_name",
+            // Not the reference's: every tool's `server` (B.7), declared
+            // since this toolset's objects are closed.
+            "server"
         ])
     );
     for (k, d) in [

@@ -105,6 +105,24 @@ pub fn take_server(args: &mut Value) -> Result<Named, String> {
     }
 }
 
+/// `server` as a tool's published input schema declares it, where that
+/// schema is closed (the Python toolset: tmux-python/libtmux-mcp's shape
+/// refuses unknown arguments, so a client that checks arguments itself
+/// would refuse an undeclared `server`): the rule [`take_server`] holds.
+pub fn server_schema(across: bool) -> Value {
+    let one = json!({"type": "string", "minLength": 1, "maxLength": SERVER_MAX});
+    match across {
+        false => json!({
+            "description": "Another tmux server to serve this call: a list_servers key.",
+            "type": "string", "minLength": 1, "maxLength": SERVER_MAX,
+        }),
+        true => json!({
+            "description": "Another tmux server to serve this call: a list_servers key; \"*\" or a list of keys for several.",
+            "anyOf": [one, {"type": "array", "items": one, "minItems": 1, "maxItems": MANY_MAX}],
+        }),
+    }
+}
+
 /// The Python toolset's spelling of a server: tmux-python/libtmux-mcp's
 /// `socket_name` (a `-L` name, which is a `list_servers` key) naming another
 /// server than this one sends the call there, as `server` would; that

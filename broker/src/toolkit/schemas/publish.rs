@@ -33,7 +33,8 @@ impl ToolSpec {
     /// left out too ([`derived::open_objects`]: every tool refuses an argument
     /// it does not know, naming it, so saying so costs each agent's context
     /// and tells its model nothing it acts on). The Python toolset keeps
-    /// them: it publishes tmux-python/libtmux-mcp's shape.
+    /// them: it publishes tmux-python/libtmux-mcp's shape, and so declares
+    /// the `server` every tool takes (`route::server_schema`).
     pub fn published_input_schema(&self, toolset: Toolset) -> Value {
         if CONTRACT_INPUTS.contains(&self.name) {
             // Byte for byte: only the bounds the broker adds are left out.
@@ -41,10 +42,37 @@ impl ToolSpec {
         }
         let mut schema = self.full_input_schema();
         derived::lean_input(&mut schema);
-        if toolset == Toolset::Default {
-            derived::open_objects(&mut schema);
+        match toolset {
+            Toolset::Default => derived::open_objects(&mut schema),
+            // Closed objects: `server` (B.7) is declared, so a client that
+            // checks arguments itself lets it through.
+            Toolset::Python => declare_server(
+                &mut schema,
+                &crate::toolkit::call::route::server_schema(self.across_servers),
+            ),
         }
         schema
+    }
+}
+
+/// Adds `server` to an object schema's properties: the root's, or, where the
+/// root is variants (`anyOf`/`oneOf` of closed objects), each variant's.
+fn declare_server(schema: &mut Value, server: &Value) {
+    let Some(root) = schema.as_object_mut() else {
+        return;
+    };
+    let mut variants = false;
+    for key in ["anyOf", "oneOf"] {
+        for v in root.get_mut(key).and_then(Value::as_array_mut).into_iter().flatten() {
+            if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
+                props.insert("server".into(), server.clone());
+                variants = true;
+            }
+        }
+    }
+    if !variants && root.get("type") == Some(&json!("object")) {
+        let props = root.entry("properties").or_insert_with(|| json!({}));
+        props["server"] = server.clone();
     }
 }
 
@@ -132,5 +160,42 @@ mod tests {
             }
         }
         assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    /// A client that checks arguments against the Python toolset's closed
+    /// objects lets `server` through on every tool but the contracts
+    /// published byte for byte, and the declared rule is the enforced one.
+    #[test]
+    fn the_python_toolset_declares_server_where_its_objects_are_closed() {
+        use super::CONTRACT_INPUTS;
+        use crate::toolkit::call::spec::{Sample, Toolset};
+        use serde_json::json;
+        let at = Sample {
+            pane: "%0",
+            generation: "0123456789abcdef0123456789abcdef",
+        };
+        let mut checked = 0;
+        for t in crate::tools::catalog(Toolset::Python) {
+            if CONTRACT_INPUTS.contains(&t.name) {
+                continue;
+            }
+            let schema = t.published_input_schema(Toolset::Python);
+            assert!(
+                schema.to_string().contains("\"server\":{"),
+                "{}: no server",
+                t.name
+            );
+            let v = jsonschema::validator_for(&schema).unwrap();
+            let mut args = t.sample.map(|f| f(&at)).unwrap_or_else(|| json!({}));
+            let base = v.is_valid(&args);
+            args["server"] = json!("work");
+            assert_eq!(v.is_valid(&args), base, "{}: {schema:#}", t.name);
+            args["server"] = json!("");
+            assert!(!v.is_valid(&args), "{}: an empty key", t.name);
+            args["server"] = json!(["work", "ssh:devbox"]);
+            assert_eq!(v.is_valid(&args), base && t.across_servers, "{}", t.name);
+            checked += 1;
+        }
+        assert!(checked > 30, "{checked}");
     }
 }
