@@ -15,13 +15,13 @@
 //! `ask`), named by the server the agent named. While the person reads, the
 //! call's wait for its answer stands still.
 
+use crate::toolkit::call::confirm::{self, Answer, Ask};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use crate::toolkit::call::confirm::{self, Answer, Ask};
 use tmux_mcp_core::wire::{self, Hello, McpHello, Reply};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
@@ -243,7 +243,11 @@ struct AskerOut<'a>(&'a Shared, u64);
 
 impl Drop for AskerOut<'_> {
     fn drop(&mut self) {
-        self.0.askers.lock().unwrap().retain(|(id, _, _)| *id != self.1);
+        self.0
+            .askers
+            .lock()
+            .unwrap()
+            .retain(|(id, _, _)| *id != self.1);
     }
 }
 

@@ -100,7 +100,10 @@ pub async fn ask(
 /// the retry answers the same question with the person's answer.
 pub async fn relay(how: &Ask, question: &str) -> Result<Answer, String> {
     match how {
-        Ask::Not | Ask::Cannot => Err("the agent's client cannot ask the person: it declared no form elicitation capability".into()),
+        Ask::Not | Ask::Cannot => Err(
+            "the agent's client cannot ask the person: it declared no form elicitation capability"
+                .into(),
+        ),
         Ask::Now(asker) => asker.ask(question).await,
         Ask::Rounds(r) => match &r.answered {
             Some((asked, answer)) if asked == question => Ok(*answer),

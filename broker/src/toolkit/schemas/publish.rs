@@ -63,7 +63,12 @@ fn declare_server(schema: &mut Value, server: &Value) {
     };
     let mut variants = false;
     for key in ["anyOf", "oneOf"] {
-        for v in root.get_mut(key).and_then(Value::as_array_mut).into_iter().flatten() {
+        for v in root
+            .get_mut(key)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
             if let Some(props) = v.get_mut("properties").and_then(Value::as_object_mut) {
                 props.insert("server".into(), server.clone());
                 variants = true;
