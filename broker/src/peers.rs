@@ -181,6 +181,17 @@ impl Links {
             .insert(key.to_string(), link.clone());
     }
 
+    /// `key` is no longer to be reached: its fast path goes, and a host's
+    /// link (kept under its key) is let go, its `ssh` ending with the last
+    /// call on it. A local server's link stays under its generation for the
+    /// keys that still name that server.
+    pub fn forget(&self, key: &str) {
+        self.named.lock().unwrap().remove(key);
+        if let Ok(mut open) = self.open.try_lock() {
+            open.remove(key);
+        }
+    }
+
     /// Host `key` answered now.
     pub fn answered(&self, key: &str) {
         let mut seen = self.seen.lock().unwrap();

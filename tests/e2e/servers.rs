@@ -794,6 +794,18 @@ async fn a_server_that_cannot_be_called_is_refused_by_name() {
         id.starts_with(&format!("{}:%", elsewhere.socket_str())),
         "{id}"
     );
+    // Taken out of the option, it is refused from the next call on, though
+    // the agent has its link open.
+    own.tmux(&["set-option", "-gu", "@mcp-sockets"]);
+    let r = c
+        .call_raw("list_panes", json!({"server": elsewhere.socket_str()}))
+        .await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let t = text_of(&r);
+    assert!(
+        t.contains("taken out of the option @mcp-sockets") && t.contains("Nothing was sent"),
+        "{t}"
+    );
     c.close().await;
 }
 

@@ -327,7 +327,10 @@ async fn on(
     ask: confirm::Ask,
 ) -> ToolOutput {
     if let Some(link) = session.other_servers.named(key) {
-        return route::forward(session, t, key, route::Via::Linked(link), args, ask).await;
+        return match route::still_named(session, key).await {
+            Ok(()) => route::forward(session, t, key, route::Via::Linked(link), args, ask).await,
+            Err(why) => route::unreachable(t, &why),
+        };
     }
     match route::destination(session, key).await {
         Err(why) => route::unreachable(t, &why),

@@ -254,6 +254,34 @@ pub fn across_schema(one: Value) -> Value {
     schema
 }
 
+/// For a key the agent reached before: whether the option that let it in
+/// (`@mcp-hosts` for a host, `@mcp-sockets` for a path) still names it, read
+/// now (one hook-free read; a `-L` name needs none). A key taken out of the
+/// option is refused from the next call on, its link let go.
+pub async fn still_named(session: &Session, key: &str) -> Result<(), String> {
+    let named = if let Some(host) = hosts::host_of(key) {
+        hosts::options(session)
+            .await
+            .hosts
+            .iter()
+            .any(|h| h == host)
+    } else if key.starts_with('/') {
+        extra_sockets(session).await.iter().any(|p| p == key)
+    } else {
+        true
+    };
+    match named {
+        true => Ok(()),
+        false => {
+            session.other_servers.forget(key);
+            Err(format!("server {key:?} is not a key list_servers gives any more: it was taken out of the option {}", match hosts::host_of(key) {
+                Some(_) => "@mcp-hosts",
+                None => "@mcp-sockets",
+            }))
+        }
+    }
+}
+
 /// The server `key` names, knocked on (no tmux command runs); `Err` says why
 /// it cannot be called.
 pub async fn destination(session: &Session, key: &str) -> Result<Destination, String> {
