@@ -139,6 +139,9 @@ impl IdFields {
 /// already qualified.
 pub fn qualify_text(text: &str, ids: &[String], key: &str) -> String {
     let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '%' | '@' | '$' | ':');
+    // A listing of a few hundred panes has as many ids and tokens: a set,
+    // not a scan of the ids per token.
+    let ids: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
     let mut prev: Option<char> = None;
@@ -149,7 +152,7 @@ pub fn qualify_text(text: &str, ids: &[String], key: &str) -> String {
         let len = 1 + at[1..].bytes().take_while(u8::is_ascii_digit).count();
         let (token, after) = at.split_at(len);
         let standalone = !prev.is_some_and(word) && !after.chars().next().is_some_and(word);
-        if standalone && ids.iter().any(|id| id == token) {
+        if standalone && ids.contains(token) {
             out.push_str(key);
             out.push(':');
         }
