@@ -236,6 +236,9 @@ struct Shared {
     /// Questions being put to the person now, and when the last one was
     /// answered: a call's wait does not run out while the person reads.
     asking: Mutex<(usize, Option<Instant>)>,
+    /// The questions' own tasks, ended with the link (no question is left
+    /// before the person once no call can take its answer).
+    questions: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 /// One MCP session on another broker.
@@ -267,6 +270,7 @@ impl Drop for Link {
     /// connection, and with it the other broker's session.
     fn drop(&mut self) {
         self.reader.abort();
+        self.shared.end_questions();
     }
 }
 
@@ -309,6 +313,7 @@ impl Link {
             waiting: Mutex::new(Some(Waiting::new())),
             askers: Mutex::new(Vec::new()),
             asking: Mutex::new((0, None)),
+            questions: Mutex::new(Vec::new()),
         });
         let reader = tokio::spawn(read_answers(r, shared.clone())).abort_handle();
         let link = Arc::new(Link {
@@ -498,6 +503,12 @@ impl Link {
 }
 
 impl Shared {
+    fn end_questions(&self) {
+        for q in self.questions.lock().unwrap().drain(..) {
+            q.abort();
+        }
+    }
+
     /// `rx`, waited for up to `timeout`, not counting the time a question to
     /// the person was out: a wait that runs out while one is out, or after
     /// one was answered, starts again from then.
@@ -600,7 +611,10 @@ async fn read_answers(r: impl AsyncRead + Unpin, shared: Arc<Shared>) {
             match method {
                 "elicitation/create" => {
                     let params = msg["params"].take();
-                    tokio::spawn(shared.clone().answer_question(id, params));
+                    let task = tokio::spawn(shared.clone().answer_question(id, params));
+                    let mut questions = shared.questions.lock().unwrap();
+                    questions.retain(|q| !q.is_finished());
+                    questions.push(task.abort_handle());
                 }
                 "ping" => {
                     let _ = write_line(
@@ -630,4 +644,5 @@ async fn read_answers(r: impl AsyncRead + Unpin, shared: Arc<Shared>) {
     }
     // Dropping the senders fails every call still out.
     shared.waiting.lock().unwrap().take();
+    shared.end_questions();
 }
