@@ -445,9 +445,26 @@ mod tests {
         .await
         .unwrap_or_else(|_| panic!("{shell}: the marker never came"))
         .unwrap();
-        let mut seen = vec![0u8; 256];
-        let n = rustix::io::read(&pane.master, &mut seen).unwrap();
-        seen.truncate(n);
+        // One read of the pane's master may return part of what is there
+        // (under load the terminal layer hands it over in pieces): read until
+        // every kept byte has come, each `\n` as the `\r\n` the terminal makes.
+        let want = kept.len() + kept.iter().filter(|&&b| b == b'\n').count();
+        let master = pane.master.try_clone().unwrap();
+        let reading = tokio::task::spawn_blocking(move || {
+            let mut seen = Vec::new();
+            while seen.len() < want {
+                let mut buf = [0u8; 256];
+                match rustix::io::read(&master, &mut buf) {
+                    Ok(n) if n > 0 => seen.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+            }
+            seen
+        });
+        let seen = tokio::time::timeout(std::time::Duration::from_secs(10), reading)
+            .await
+            .unwrap_or_else(|_| panic!("{shell}: the pane's terminal never showed it all"))
+            .unwrap();
         // The shell was released: what it prints next comes through.
         let mut after = Scan::new("other");
         let mut got = Vec::new();
