@@ -7,9 +7,11 @@
 //! agent's link to it ([`crate::peers`]): hook-freedom, generations, exact
 //! captures and refusals hold there as here. What the agent may do there is
 //! the stricter of its own tier and that server's `@mcp-safety`, read-only
-//! when that is unset (`policy`). A server that is gone, stale, another
-//! user's, or not one `list_servers` would name is refused by name with
-//! nothing sent; nothing ever falls back to another server.
+//! when that is unset (`policy`); an agent scoped to its own sessions may
+//! only continue a pane the person handed over there ([`within_reach`]). A
+//! server that is gone, stale, another user's, or not one `list_servers`
+//! would name is refused by name with nothing sent; nothing ever falls back
+//! to another server.
 //!
 //! `server` is taken out of the arguments before the tool's own schema
 //! checks them, so no tool declares it; `list_servers`' description says it
@@ -430,8 +432,8 @@ const HANDOFF_TOOLS: &[&str] = &["capture_since", "tmux_capture"];
 
 /// Whether this agent may call `t` with `args` on server `key`. Scope
 /// `session` is the agent's own sessions on its own server: another server
-/// is out of its reach, except a pane the person handed over there (`prefix
-/// + A`, whose line names the server): a read that continues a cursor. Its
+/// is out of its reach, except a pane the person handed over there (the key
+/// binding's line names the server): a read that continues a cursor. Its
 /// link says scope `Session` ([`hello`]), and that broker then gives it no
 /// pane and read-only tools, so the cursor must be a hand-off's: nothing
 /// else of that server is readable through it.
