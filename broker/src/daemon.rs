@@ -711,6 +711,13 @@ async fn admit(
         .unwrap_or_default();
     let defaults = policy::Defaults::of(daemon);
     let policy = policy::session_policy(hello, caller_pane.is_some(), &snap.server, &defaults)?;
+    // Another server's session-scoped agent has no session here, wherever
+    // its link's process runs: it sees no pane (it may only continue a
+    // hand-off cursor, which any session may).
+    let caller_sessions = match (&hello.via, policy.scope) {
+        (Some(_), tmux_mcp_core::wire::Scope::Session) => Vec::new(),
+        _ => caller_sessions,
+    };
     Ok((policy, caller_pane, caller_sessions))
 }
 

@@ -110,6 +110,9 @@ pub fn session_policy(
     let scope = scope(hello, in_pane)?;
     let safety = match hello.via {
         None => safety(hello, options, defaults)?,
+        // A session-scoped agent of another server continues the person's
+        // hand-off here and nothing else: read-only whatever either says.
+        Some(_) if scope == Scope::Session => Tier::Readonly,
         Some(_) => foreign_safety(hello, options)?,
     };
     let toolset = toolset(hello, options)?;
@@ -148,10 +151,18 @@ pub fn session_policy(
 /// `--scope`, else the caller's session when it runs in a pane, else the
 /// server. Session scope without a pane has nothing to see.
 fn scope(hello: &McpHello, in_pane: bool) -> Result<Scope, Refusal> {
-    // Another server's agent never runs in a pane of this one: what it is
-    // given here is the server (its broker refuses session-scoped agents).
+    // Another server's agent never runs in a pane of this one. A
+    // server-scoped one is given the server. A session-scoped one (its
+    // broker says `Session`) is given a session scope with no session of
+    // this server (`daemon::admit` leaves its caller sessions empty): it sees
+    // no pane here, and may only continue a cursor of the person's hand-off
+    // (prefix + A), which any session of this broker may read. Anything but
+    // `Session` is the server (older brokers always said `Server`).
     if hello.via.is_some() {
-        return Ok(Scope::Server);
+        return Ok(match hello.scope {
+            Some(Scope::Session) => Scope::Session,
+            _ => Scope::Server,
+        });
     }
     let scope = match hello.scope {
         Some(s) => s,
@@ -581,7 +592,7 @@ mod tests {
         let via = |safety| McpHello {
             via: Some("/tmp/tmux-1/default".into()),
             safety: Some(safety),
-            scope: Some(Scope::Session),
+            scope: Some(Scope::Server),
             ..Default::default()
         };
         let permissive = Defaults {
@@ -626,5 +637,49 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(policy(&own, true, &unset()).safety, Tier::Destructive);
+    }
+
+    /// A session-scoped agent of another server (`via`, scope `Session`)
+    /// gets session scope here without a pane (its caller sessions are
+    /// none: it sees no pane), read-only whatever its own tier, this
+    /// server's `@mcp-safety` or the tools its hello names: all it can do is
+    /// continue a hand-off cursor. Scope absent is the server, as before.
+    #[test]
+    fn another_server_s_session_scoped_agent_is_read_only_and_sees_no_session() {
+        let mutating_here = ServerRow {
+            safety_option: "destructive".into(),
+            ..unset()
+        };
+        let destructive_tool = tools::CATALOG
+            .iter()
+            .find(|t| t.tier() == Tier::Destructive)
+            .unwrap()
+            .name
+            .to_string();
+        let hello = McpHello {
+            via: Some("/tmp/tmux-1/default".into()),
+            safety: Some(Tier::Destructive),
+            scope: Some(Scope::Session),
+            enable_tools: vec![destructive_tool.clone(), "tmux_capture".into()],
+            ..Default::default()
+        };
+        let permissive = Defaults {
+            safety: Tier::Destructive,
+            ..DEFAULTS
+        };
+        let p = session_policy(&hello, false, &mutating_here, &permissive).unwrap();
+        assert_eq!((p.scope, p.safety), (Scope::Session, Tier::Readonly));
+        assert!(!p.enabled.contains(&destructive_tool), "{:?}", p.enabled);
+        assert!(p.enabled.contains("tmux_capture"), "a read tool it names");
+        assert!(p.enabled.contains("capture_since"));
+        for t in &p.enabled {
+            assert_eq!(tools::spec(t).unwrap().tier(), Tier::Readonly, "{t}");
+        }
+        // No scope said: the whole server, as a server-scoped agent's.
+        let unsaid = McpHello {
+            scope: None,
+            ..hello.clone()
+        };
+        assert_eq!(policy(&unsaid, false, &unset()).scope, Scope::Server);
     }
 }

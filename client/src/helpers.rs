@@ -37,17 +37,29 @@ fn log_problem(broker: &Path, line: &str) {
 }
 
 /// The pasted hand-off line, e.g. `tmux-mcp: pane %3 handed over — call
-/// capture_since {"paneId":"%3","cursor":"…"} (or tmux_capture {"target":…,"cursor":"…"})`.
-/// The pane id is the reference's (the key binding may name the pane otherwise).
-fn handoff_text(pane: &str, reference: &str, cursor: Option<&str>, note: Option<&str>) -> String {
+/// capture_since {"paneId":"%3","cursor":"…","server":"work"} (or
+/// tmux_capture {"target":…,"cursor":"…","server":"work"})`. The pane id is
+/// the reference's (the key binding may name the pane otherwise). `server` is
+/// the key `list_servers` gives the pane's server (`sockets::key_of`): the
+/// key binding cannot know which server the agent runs on, and naming its
+/// own server is the same as naming none (spec B.7), so it is always said.
+fn handoff_text(
+    pane: &str,
+    server: &str,
+    reference: &str,
+    cursor: Option<&str>,
+    note: Option<&str>,
+) -> String {
     let id = serde_json::from_str::<serde_json::Value>(reference)
         .ok()
         .and_then(|r| r["id"].as_str().map(str::to_string));
     let pane = id.as_deref().unwrap_or(pane);
+    // A path may hold a quote or a backslash: written as a JSON string.
+    let server = serde_json::Value::from(server);
     match (cursor, note) {
-        (Some(cur), _) => format!("tmux-mcp: pane {pane} handed over — call capture_since {{\"paneId\":\"{pane}\",\"cursor\":\"{cur}\"}} (or tmux_capture {{\"target\":{reference},\"cursor\":\"{cur}\"}})"),
-        (None, Some(note)) => format!("tmux-mcp: pane {pane} handed over — call capture_pane {{\"paneId\":\"{pane}\"}} ({note})"),
-        (None, None) => format!("tmux-mcp: pane {pane} handed over — call capture_pane {{\"paneId\":\"{pane}\"}}"),
+        (Some(cur), _) => format!("tmux-mcp: pane {pane} handed over — call capture_since {{\"paneId\":\"{pane}\",\"cursor\":\"{cur}\",\"server\":{server}}} (or tmux_capture {{\"target\":{reference},\"cursor\":\"{cur}\",\"server\":{server}}})"),
+        (None, Some(note)) => format!("tmux-mcp: pane {pane} handed over — call capture_pane {{\"paneId\":\"{pane}\",\"server\":{server}}} ({note})"),
+        (None, None) => format!("tmux-mcp: pane {pane} handed over — call capture_pane {{\"paneId\":\"{pane}\",\"server\":{server}}}"),
     }
 }
 
@@ -90,7 +102,14 @@ pub fn cursor(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
     // The text a person pastes to an agent: one line saying what to call
     // (capture_since is on by default), then the tmux_capture arguments for
     // agents that enabled that tool.
-    let text = handoff_text(pane, &c.reference, c.cursor.as_deref(), c.note.as_deref());
+    let key = tmux_mcp_core::sockets::key_of(&id.socket_path);
+    let text = handoff_text(
+        pane,
+        &key,
+        &c.reference,
+        c.cursor.as_deref(),
+        c.note.as_deref(),
+    );
     println!("{text}");
     if can_copy {
         tmux.run_blocking(&["set-buffer", "-b", "mcp-cursor", "--", &text])?;
@@ -105,4 +124,26 @@ pub fn cursor(server: &ServerArgs, pane: &str) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::handoff_text;
+
+    /// The line names the pane's server in both calls' arguments, as JSON
+    /// (a path's quote escaped), and stays one line.
+    #[test]
+    fn the_handoff_line_names_the_server_in_each_call() {
+        let reference = r#"{"kind":"pane","id":"%3","generation":"g"}"#;
+        let line = handoff_text("%9", "work", reference, Some("c0ffee"), None);
+        assert_eq!(
+            line,
+            r#"tmux-mcp: pane %3 handed over — call capture_since {"paneId":"%3","cursor":"c0ffee","server":"work"} (or tmux_capture {"target":{"kind":"pane","id":"%3","generation":"g"},"cursor":"c0ffee","server":"work"})"#
+        );
+        let odd = handoff_text("%3", "/run/a\"b.sock", reference, None, None);
+        assert!(
+            odd.ends_with(r#"capture_pane {"paneId":"%3","server":"/run/a\"b.sock"}"#),
+            "{odd}"
+        );
+    }
 }

@@ -148,6 +148,28 @@ pub fn extra(path: &str) -> Result<Candidate, String> {
     })
 }
 
+/// The key `list_servers` gives the server whose socket is `socket` (a
+/// server identity's path, canonical): its file name when it lies in tmux's
+/// socket directory (its `-L` name), else the path itself. One function for
+/// every place that names a server to an agent (`list_servers`' own server,
+/// the hand-off line of `tmux-mcp cursor`), so the key one prints is the key
+/// the other takes.
+pub fn key_of(socket: &Path) -> String {
+    key_in(socket, &paths::tmux_socket_dir())
+}
+
+/// [`key_of`] with tmux's socket directory `dir` (compared canonical: a
+/// server's identity carries its canonical path).
+pub fn key_in(socket: &Path, dir: &Path) -> String {
+    let in_dir = socket
+        .parent()
+        .is_some_and(|d| fs::canonicalize(dir).is_ok_and(|t| t == d));
+    match socket.file_name().and_then(|n| n.to_str()) {
+        Some(name) if in_dir => name.to_string(),
+        _ => socket.display().to_string(),
+    }
+}
+
 /// The pid in a Claude Code agent team's socket name, `claude-swarm-<pid>`
 /// (the name its leader gives the server it starts for teammates outside
 /// tmux).
@@ -248,6 +270,21 @@ mod tests {
         assert!(extra(link.to_str().unwrap())
             .unwrap_err()
             .contains("symbolic link"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_key_is_the_name_in_the_socket_directory_else_the_path() {
+        let dir = scratch("keys");
+        let sock = fs::canonicalize(&dir).unwrap().join("work");
+        assert_eq!(key_in(&sock, &dir), "work");
+        let elsewhere = Path::new("/run/ci/tmux.sock");
+        assert_eq!(key_in(elsewhere, &dir), "/run/ci/tmux.sock");
+        // A directory that does not exist holds no socket.
+        assert_eq!(
+            key_in(&sock, &dir.join("nosuch")),
+            sock.display().to_string()
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -63,9 +63,11 @@ pub struct McpHello {
     pub confirm: bool,
     /// Set when the session is opened by another server's broker for one of
     /// its agents (a tool call naming this server, issue 52): that server's
-    /// socket path. Such a session sees the whole server, and its tier is the
-    /// stricter of `safety` (the agent's own) and this server's
-    /// `@mcp-safety`, read-only when that is unset (broker `policy`).
+    /// socket path. With `scope` server such a session sees the whole
+    /// server, and its tier is the stricter of `safety` (the agent's own) and
+    /// this server's `@mcp-safety`, read-only when that is unset; with
+    /// `scope` session (a session-scoped agent continuing the person's
+    /// hand-off) it sees no pane and is read-only (broker `policy`).
     #[serde(default)]
     pub via: Option<String>,
 }

@@ -1419,10 +1419,14 @@ fn handoff_cursor_from_key_binding_works_across_scopes() {
         .trim_end()
         .to_string();
     let (since_args, handed) = parse_handoff(&line);
+    // The server as list_servers keys it: this one's socket is outside
+    // tmux's socket directory, so its path.
+    let key = std::fs::canonicalize(srv.socket()).unwrap();
+    assert_eq!(handed["server"], json!(key.to_str().unwrap()), "{line}");
     assert_eq!(
         since_args,
-        json!({"paneId": a, "cursor": handed["cursor"]}),
-        "the capture_since call names the same pane and cursor: {line}"
+        json!({"paneId": a, "cursor": handed["cursor"], "server": handed["server"]}),
+        "the capture_since call names the same pane, cursor and server: {line}"
     );
     assert_eq!(handed["target"], target_a, "{handed:#}");
     let cursor = handed["cursor"]

@@ -1095,3 +1095,229 @@ async fn the_python_toolset_s_socket_name_calls_another_server() {
     );
     c.close().await;
 }
+
+/// The text of a raw `tools/call` response that must be a refusal.
+fn refusal_text(resp: &Value) -> String {
+    assert_eq!(
+        resp["result"]["isError"],
+        json!(true),
+        "not refused: {resp}"
+    );
+    resp["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 52 item 3, the person's hand-off across servers: an agent scoped to
+/// its own sessions (the default inside tmux) is handed a pane of another
+/// server with that server's key binding (`tmux-mcp cursor`, run as the
+/// plugin binds it); the line names the server (`"server":"work"`), and the
+/// agent reads the pane's new lines with the line's arguments (capture_since
+/// and tmux_capture, each result valid against its published schema), then
+/// goes on with the chain. Nothing else of that server is in its reach: the
+/// listings, a capture, typing (which its tier and work's would allow), a
+/// read without the hand-off's cursor, a made-up cursor, the hand-off's
+/// cursor on another pane and a cursor of work's own agent are refused, and
+/// nothing reached work's panes.
+#[test]
+fn a_pane_of_another_server_handed_over_reaches_a_session_scoped_agent() {
+    let base = TempDir::new("tmsv-");
+    let dir = socket_dir(base.path());
+    let own = own_server(base.path(), &dir);
+    let work = TmuxServer::start_on_socket(&dir.join("work"));
+    // The binding's helper is a job of work: it sees work's environment.
+    let tmpdir = base.path().to_str().unwrap();
+    work.tmux(&["set-environment", "-g", "TMUX_TMPDIR", tmpdir]);
+    // work lets other servers' agents type: a refusal below is the scope's.
+    work.tmux(&["set-option", "-g", "@mcp-safety", "mutating"]);
+    let mut handed = PaneWriter::new_session(&work, "handed", 60, 12);
+    handed.emit(&work, b"before the key\n");
+    let other = work.new_pane("cat");
+    let relay = PaneRelay::start(
+        &own,
+        "scoped",
+        &["--safety", "mutating", "--enable-tool", "tmux_capture"],
+        false,
+    );
+    let (mut ch, tools) = (relay.channel, relay.tools);
+    let mut id = 1;
+    let mut call = |name: &str, args: Value| {
+        id += 1;
+        ch.request(id, "tools/call", json!({"name": name, "arguments": args}))
+    };
+    let info = checked_structured(
+        &tools,
+        "get_server_info",
+        &call("get_server_info", json!({})),
+    );
+    assert_eq!(info["scope"], json!("session"), "{info:#}");
+
+    // The key press on work, as the plugin's binding runs it.
+    let binding = format!(
+        "{} cursor -S '#{{socket_path}}' '#{{pane_id}}' </dev/null >/dev/null 2>&1",
+        sh_quote(bin("tmux-mcp").to_str().unwrap())
+    );
+    work.tmux(&["run-shell", "-t", &handed.id, &binding]);
+    let line = work.tmux(&["show-buffer", "-b", "mcp-cursor"]);
+    let line = line.trim_end();
+    let (since, capture) = parse_handoff(line);
+    assert_eq!(
+        (since["server"].clone(), capture["server"].clone()),
+        (json!("work"), json!("work")),
+        "{line}"
+    );
+
+    handed.emit(&work, b"after the key\n");
+    let r = call("capture_since", since.clone());
+    let d = checked_structured(&tools, "capture_since", &r);
+    assert_eq!(d["lines"], json!(["after the key"]), "{d:#}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("[server work] "), "{text}");
+    handed.emit(&work, b"and then\n");
+    let next = json!({"paneId": since["paneId"], "cursor": d["cursor"], "server": "work"});
+    let d2 = checked_structured(&tools, "capture_since", &call("capture_since", next));
+    assert_eq!(
+        d2["lines"],
+        json!(["and then"]),
+        "the chain goes on: {d2:#}"
+    );
+    let exact = checked_structured(&tools, "tmux_capture", &call("tmux_capture", capture));
+    assert_eq!(exact["ok"], json!(true), "{exact:#}");
+    assert!(exact.to_string().contains("after the key"), "{exact:#}");
+
+    // Nothing else of work.
+    let handed_id = handed.id.clone();
+    let out_of_reach = [
+        ("list_panes", json!({"server": "work"})),
+        ("list_sessions", json!({"server": "work"})),
+        ("search_panes", json!({"server": "work", "pattern": "key"})),
+        (
+            "capture_pane",
+            json!({"server": "work", "paneId": handed_id}),
+        ),
+        (
+            "get_pane_info",
+            json!({"server": "work", "paneId": handed_id}),
+        ),
+        (
+            "capture_since",
+            json!({"server": "work", "paneId": handed_id}),
+        ),
+        (
+            "send_keys",
+            json!({"server": "work", "paneId": handed_id, "text": "typed-by-agent", "enter": true}),
+        ),
+    ];
+    for (tool, args) in out_of_reach {
+        let t = refusal_text(&call(tool, args));
+        assert!(
+            t.contains("out of its reach")
+                && t.contains("prefix + A")
+                && t.contains("Nothing was sent to tmux"),
+            "{tool}: {t}"
+        );
+    }
+    let mut raw =
+        RawClient::attach_with_env(&work, &["--scope", "server"], &[("TMUX_TMPDIR", tmpdir)]);
+    raw.initialize();
+    let theirs = raw.request(
+        2,
+        "tools/call",
+        json!({"name": "capture_since", "arguments": {"paneId": other}}),
+    );
+    let theirs = theirs["result"]["structuredContent"]["cursor"].clone();
+    assert!(theirs.is_string(), "work's own agent's cursor: {theirs}");
+    let cursors = [
+        (
+            json!({"paneId": handed_id, "cursor": "0123456789abcdef0123456789abcdef"}),
+            "no cursor of this broker",
+        ),
+        (
+            json!({"paneId": other, "cursor": d2["cursor"]}),
+            "belongs to pane",
+        ),
+        (
+            json!({"paneId": other, "cursor": theirs}),
+            "no cursor of this broker",
+        ),
+    ];
+    for (mut args, says) in cursors {
+        args["server"] = json!("work");
+        let t = refusal_text(&call("capture_since", args.clone()));
+        assert!(t.contains(says), "{args}: {t}");
+    }
+    let _ = raw.close();
+    let screen = work.tmux(&["capture-pane", "-p", "-t", &handed_id]);
+    assert!(
+        !screen.contains("typed-by-agent"),
+        "typed on work: {screen}"
+    );
+}
+
+/// What another server's broker opens for its session-scoped agent (a hello
+/// with `via` and scope session) sees no pane of this server: the listings
+/// are empty, a capture or a pane's details are refused, a search finds
+/// nothing, only read-only tools are offered whatever its tier; it may read
+/// a pane the person handed over, and only with the hand-off's cursor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_scoped_agent_s_link_sees_no_pane_but_the_handed_over_one() {
+    let srv = TmuxServer::start();
+    let mut handed = PaneWriter::new_session(&srv, "handed", 60, 12);
+    handed.emit(&srv, b"secret line\n");
+    let via = [
+        "--scope",
+        "session",
+        "--via",
+        "/tmp/tmux-mcp-nowhere/default",
+        "--safety",
+        "destructive",
+    ];
+    let c = McpClient::attach(&srv, &via).await;
+    for t in c.tools() {
+        let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint);
+        assert_eq!(read_only, Some(true), "{} is offered", t.name);
+    }
+    let info = c.call("get_server_info", json!({})).await;
+    assert_eq!(info["scope"], json!("session"), "{info:#}");
+    assert!(info.get("callerSessionIds").is_none(), "{info:#}");
+    let empty = [
+        ("list_panes", json!({}), "panes"),
+        ("list_sessions", json!({}), "sessions"),
+        ("list_windows", json!({}), "windows"),
+        ("search_panes", json!({"pattern": "secret"}), "matches"),
+        ("list_agents", json!({}), "agents"),
+    ];
+    for (tool, args, field) in empty {
+        let r = c.call(tool, args).await;
+        let n = r.get(field).and_then(Value::as_array).map_or(0, Vec::len);
+        assert_eq!(n, 0, "{tool}: {r:#}");
+    }
+    for (tool, args) in [
+        ("capture_pane", json!({"paneId": handed.id})),
+        ("get_pane_info", json!({"paneId": handed.id})),
+        ("capture_since", json!({"paneId": handed.id})),
+    ] {
+        let r = c.call_raw(tool, args).await;
+        assert_eq!(r.is_error, Some(true), "{tool}: {r:?}");
+        assert!(!text_of(&r).contains("secret"), "{tool}: {}", text_of(&r));
+    }
+    let (out, _) = run_with_timeout(
+        tmux_mcp(&["cursor", "-S", srv.socket_str(), &handed.id]),
+        Duration::from_secs(15),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout).unwrap();
+    let (since, _) = parse_handoff(line.trim_end());
+    handed.emit(&srv, b"handed line\n");
+    let d = c.call("capture_since", since).await;
+    assert_eq!(d["lines"], json!(["handed line"]), "{d:#}");
+    c.close().await;
+}

@@ -7,9 +7,11 @@
 //! agent's link to it ([`crate::peers`]): hook-freedom, generations, exact
 //! captures and refusals hold there as here. What the agent may do there is
 //! the stricter of its own tier and that server's `@mcp-safety`, read-only
-//! when that is unset (`policy`). A server that is gone, stale, another
-//! user's, or not one `list_servers` would name is refused by name with
-//! nothing sent; nothing ever falls back to another server.
+//! when that is unset (`policy`); an agent scoped to its own sessions may
+//! only continue a pane the person handed over there ([`within_reach`]). A
+//! server that is gone, stale, another user's, or not one `list_servers`
+//! would name is refused by name with nothing sent; nothing ever falls back
+//! to another server.
 //!
 //! `server` is taken out of the arguments before the tool's own schema
 //! checks them, so no tool declares it; `list_servers`' description says it
@@ -174,14 +176,7 @@ pub async fn every_key(session: &Session) -> Vec<String> {
 /// The key `list_servers` gives the agent's own server: its name in tmux's
 /// socket directory, else its path.
 pub fn own_key(session: &Session) -> String {
-    let sock = &session.broker.identity.socket_path;
-    let in_dir = sock.parent().is_some_and(|d| {
-        std::fs::canonicalize(tmux_mcp_core::paths::tmux_socket_dir()).is_ok_and(|t| t == d)
-    });
-    match sock.file_name().and_then(|n| n.to_str()) {
-        Some(name) if in_dir => name.to_string(),
-        _ => sock.display().to_string(),
-    }
+    sockets::key_of(&session.broker.identity.socket_path)
 }
 
 /// One result per server of a listing across servers: `{servers: [{server,
@@ -445,8 +440,8 @@ pub async fn forward(
             ),
         );
     }
-    if session.scope == Scope::Session {
-        return refuse(t, &format!("this agent may see only its own sessions on its own server (scope session, the default inside tmux), so server {key:?} is out of its reach; attach with --scope server to reach other servers"));
+    if let Err(refused) = within_reach(session, t, key, &args) {
+        return refused;
     }
     if let Err(why) = id_fields(t).input.unqualify(&mut args, key) {
         return refuse(t, &why);
@@ -480,10 +475,49 @@ pub async fn forward(
     }
 }
 
+/// The tools that continue a cursor of the person's hand-off (with
+/// `cursor`): all a session-scoped agent may call on another server.
+const HANDOFF_TOOLS: &[&str] = &["capture_since", "tmux_capture"];
+
+/// Whether this agent may call `t` with `args` on server `key`. Scope
+/// `session` is the agent's own sessions on its own server: another server
+/// is out of its reach, except a pane the person handed over there (the key
+/// binding's line names the server): a read that continues a cursor. Its
+/// link says scope `Session` ([`hello`]), and that broker then gives it no
+/// pane and read-only tools, so the cursor must be a hand-off's: nothing
+/// else of that server is readable through it.
+fn within_reach(
+    session: &Session,
+    t: &ToolSpec,
+    key: &str,
+    args: &Value,
+) -> Result<(), ToolOutput> {
+    if session.scope != Scope::Session {
+        return Ok(());
+    }
+    let local = hosts::host_of(key).is_none();
+    let continues =
+        HANDOFF_TOOLS.contains(&t.name) && args.get("cursor").is_some_and(Value::is_string);
+    if local && continues {
+        return Ok(());
+    }
+    let except = if local {
+        " but for a pane the person hands over there (prefix + A, then the call its line names)"
+    } else {
+        ""
+    };
+    Err(refuse(t, &format!("this agent may see only its own sessions on its own server (scope session, the default inside tmux), so server {key:?} is out of its reach{except}; attach with --scope server to reach other servers")))
+}
+
 /// The hello of the agent's session on another server's broker: its
-/// tier, toolset and opt-in tools, the whole server, and where it comes
-/// from (`via`).
+/// tier, toolset and opt-in tools, its scope (the whole server, or for a
+/// session-scoped agent no session there: [`within_reach`]), and where it
+/// comes from (`via`).
 fn hello(session: &Session) -> McpHello {
+    let (scope, safety) = match session.scope {
+        Scope::Session => (Scope::Session, tmux_mcp_core::wire::Tier::Readonly),
+        Scope::Server => (Scope::Server, session.safety),
+    };
     McpHello {
         client_name: format!(
             "{} (agent of {})",
@@ -491,8 +525,8 @@ fn hello(session: &Session) -> McpHello {
             session.broker.identity.socket_path.display()
         ),
         enable_tools: session.enabled.iter().cloned().collect(),
-        scope: Some(Scope::Server),
-        safety: Some(session.safety),
+        scope: Some(scope),
+        safety: Some(safety),
         toolset: Some(session.toolset),
         confirm: session.confirm,
         via: Some(session.broker.identity.socket_path.display().to_string()),
