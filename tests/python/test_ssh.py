@@ -7,8 +7,10 @@ whose server command is `ssh -p PORT -i KEY 127.0.0.1 tmux-mcp attach -S SOCK`
 asyncssh (a maintained SSHv2 implementation, pinned in requirements.txt), run
 by this file as its own process, with a host key and a client key made for the
 test and nothing of the system's ssh configuration used. Like sshd, it runs the
-requested command with `sh -c` and wires the command's stdin, stdout and stderr
-to the SSH channel. So the test needs no sshd, only the `ssh` client
+requested command with `sh -c`, wires the command's stdin, stdout and stderr
+to the SSH channel, and when the command ends sends its exit status and
+closes that channel only, so one connection (an OpenSSH ControlMaster) serves
+many commands. So the test needs no sshd, only the `ssh` client
 (Debian/Ubuntu: openssh-client). Every process started here is stopped by its
 pid.
 """
@@ -40,6 +42,17 @@ def serve(directory: str) -> None:
     d = Path(directory)
 
     async def session(process: asyncssh.SSHServerProcess) -> None:
+        # One session is one channel of the connection: whatever happens
+        # here ends the channel only. asyncssh ends the whole connection
+        # when this coroutine raises, and with it every other session an
+        # OpenSSH ControlMaster multiplexes over it.
+        try:
+            await run(process)
+        except Exception as e:  # the channel's client went away, or sh could not start
+            print(f"session {process.command!r}: {e!r}", file=sys.stderr, flush=True)
+            process.close()
+
+    async def run(process: asyncssh.SSHServerProcess) -> None:
         command = process.command
         if not command:
             process.stderr.write("this test server runs commands only\n")
@@ -49,9 +62,20 @@ def serve(directory: str) -> None:
         child = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", command, cwd=os.path.expanduser("~"),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        await process.redirect(stdin=child.stdin, stdout=child.stdout, stderr=child.stderr)
+        # No EOF when one of the two pipes ends (asyncssh's default): stderr
+        # may still have output, and an OpenSSH client closes the channel
+        # once it has sent and received EOF, before the exit status could
+        # reach it (`ssh` then exits 255).
+        await process.redirect(stdin=child.stdin, stdout=child.stdout, stderr=child.stderr,
+                               send_eof=False)
         status = await child.wait()
-        await process.drain()
+        # The command's last output may still be on its way from the pipes to
+        # the channel: each stream's drain returns once its redirect has
+        # forwarded everything. Then, as sshd does, EOF, the exit status and
+        # the channel's close, in one go; the connection stays open.
+        await process.stdout.drain()
+        await process.stderr.drain()
+        process.channel.write_eof()
         process.exit(status if status >= 0 else 128 - status)
 
     async def main() -> None:
@@ -184,3 +208,46 @@ async def test_list_and_capture_over_ssh(tmux_server, sshd):
                     assert time.monotonic() < deadline, f"{marker} never captured: {cap}"
                     await anyio.sleep(0.05)
     assert tmux_server.status()["sessions_served"] >= 1
+
+
+def test_a_control_master_outlives_its_commands(sshd):
+    """The server ends a command's channel, with the command's output and exit
+    status, and keeps the connection (as sshd does): an OpenSSH ControlMaster
+    to it serves command after command. `scripts/bench --ssh` measures `ssh
+    HOST true` over one; before, every command ended the whole connection
+    (`ssh` printed "closed by remote host" and exited 255)."""
+    control = sshd.dir / "control"
+    mux = ["-o", "ControlMaster=auto", "-o", f"ControlPath={control}", "-o", "ControlPersist=60",
+           "-o", "LogLevel=ERROR"]
+
+    def ssh(*remote: str, control_command: str | None = None) -> subprocess.CompletedProcess:
+        command, args = sshd.command(*remote)
+        if control_command:
+            args = ["-O", control_command, *args]
+        return subprocess.run([command, *mux, *args], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=30)
+
+    def master() -> str:
+        check = ssh(control_command="check")
+        assert check.returncode == 0, check
+        return check.stderr
+
+    try:
+        first = ssh("echo out; echo err >&2; exit 3")
+        assert (first.returncode, first.stdout, first.stderr) == (3, "out\n", "err\n"), first
+        running = master()
+        for status in range(12):
+            r = ssh(f"printf {status}; exit {status}")
+            assert (r.returncode, r.stdout) == (status, str(status)), r
+        # Output well past a channel window, all of it before the status.
+        r = ssh("seq 1 100000")
+        assert r.returncode == 0 and r.stdout.splitlines() == [str(i) for i in range(1, 100001)], r.returncode
+        killed = ssh("kill -9 $$")
+        assert killed.returncode == 128 + 9, killed
+        assert master() == running, "the same master throughout"
+    finally:
+        ssh(control_command="exit")
+    deadline = time.monotonic() + 10
+    while control.exists():  # the master removes it as it exits
+        assert time.monotonic() < deadline, "the master never went"
+        time.sleep(0.05)
