@@ -44,39 +44,83 @@ def serve(directory: str) -> None:
     async def session(process: asyncssh.SSHServerProcess) -> None:
         # One session is one channel of the connection: whatever happens
         # here ends the channel only. asyncssh ends the whole connection
-        # when this coroutine raises, and with it every other session an
-        # OpenSSH ControlMaster multiplexes over it.
-        try:
-            await run(process)
-        except Exception as e:  # the channel's client went away, or sh could not start
-            print(f"session {process.command!r}: {e!r}", file=sys.stderr, flush=True)
-            process.close()
-
-    async def run(process: asyncssh.SSHServerProcess) -> None:
+        # when a task of it raises, and with it every other session an
+        # OpenSSH ControlMaster multiplexes over it; so the bytes are copied
+        # here (`relay`), not by asyncssh's redirect, whose copying task
+        # raises into the connection when the client closes the channel
+        # first.
         command = process.command
         if not command:
             process.stderr.write("this test server runs commands only\n")
             process.exit(1)
             return
-        # As sshd does: the user's shell runs the command, in the home directory.
+        # As sshd does: the user's shell runs the command, in the home
+        # directory, in a session of its own.
         child = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", command, cwd=os.path.expanduser("~"),
+            "/bin/sh", "-c", command, cwd=os.path.expanduser("~"), start_new_session=True,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        # No EOF when one of the two pipes ends (asyncssh's default): stderr
-        # may still have output, and an OpenSSH client closes the channel
-        # once it has sent and received EOF, before the exit status could
-        # reach it (`ssh` then exits 255).
-        await process.redirect(stdin=child.stdin, stdout=child.stdout, stderr=child.stderr,
-                               send_eof=False)
-        status = await child.wait()
-        # The command's last output may still be on its way from the pipes to
-        # the channel: each stream's drain returns once its redirect has
-        # forwarded everything. Then, as sshd does, EOF, the exit status and
-        # the channel's close, in one go; the connection stays open.
-        await process.stdout.drain()
-        await process.stderr.drain()
-        process.channel.write_eof()
-        process.exit(status if status >= 0 else 128 - status)
+        status = None
+        try:
+            status = await relay(process, child)
+        except Exception as e:  # the client closed the channel first
+            print(f"session {command!r}: {e!r}", file=sys.stderr, flush=True)
+            process.close()
+        finally:
+            if status is None:
+                # Nothing reads the command's output any more, and this test
+                # leaves no process behind: its stdin is closed (a relay
+                # ends there), then what is left of its session is killed.
+                try:
+                    await asyncio.wait_for(asyncio.shield(child.wait()), 5)
+                except asyncio.TimeoutError:
+                    pass
+                try:
+                    os.killpg(child.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                await child.wait()
+        if status is not None:
+            # As sshd does, EOF, the exit status and the channel's close, in
+            # one go (an OpenSSH client closes a channel once EOF went both
+            # ways, so an EOF sent with the output's end would race the
+            # status); the connection stays open.
+            process.channel.write_eof()
+            process.exit(status if status >= 0 else 128 - status)
+
+    async def relay(process: asyncssh.SSHServerProcess, child: asyncio.subprocess.Process) -> int:
+        """Copies the channel to the command's stdin and its stdout and
+        stderr to the channel until the command has ended and its output is
+        sent: its exit status. Raises if the channel closes first."""
+        async def into() -> None:  # until the channel's EOF
+            try:
+                while data := await process.stdin.read(65536):
+                    child.stdin.write(data)
+                    await child.stdin.drain()
+            except Exception:  # the channel or the command ended first
+                pass
+            finally:
+                child.stdin.close()
+
+        async def out(source: asyncio.StreamReader, sink: asyncssh.SSHWriter) -> None:
+            while data := await source.read(65536):
+                sink.write(data)
+                await sink.drain()
+
+        async def command() -> int:
+            await asyncio.gather(out(child.stdout, process.stdout), out(child.stderr, process.stderr))
+            return await child.wait()
+
+        feeding = asyncio.ensure_future(into())
+        closed = asyncio.ensure_future(process.channel.wait_closed())
+        ended = asyncio.ensure_future(command())
+        try:
+            await asyncio.wait({ended, closed}, return_when=asyncio.FIRST_COMPLETED)
+            if not ended.done():
+                raise ConnectionError("the client closed the channel before the command ended")
+            return ended.result()
+        finally:
+            for task in (feeding, closed, ended):
+                task.cancel()
 
     async def main() -> None:
         host_key = asyncssh.generate_private_key("ssh-ed25519")
@@ -244,6 +288,19 @@ def test_a_control_master_outlives_its_commands(sshd):
         assert r.returncode == 0 and r.stdout.splitlines() == [str(i) for i in range(1, 100001)], r.returncode
         killed = ssh("kill -9 $$")
         assert killed.returncode == 128 + 9, killed
+        # A client that goes away mid-command (the agent's link ended) ends
+        # its channel only.
+        command, args = sshd.command("exec cat")
+        client = subprocess.Popen([command, *mux, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        client.stdin.write(b"echoed\n")
+        client.stdin.flush()
+        assert client.stdout.readline() == b"echoed\n"
+        client.kill()
+        client.wait()
+        client.stdin.close()
+        client.stdout.close()
+        r = ssh("echo after")
+        assert (r.returncode, r.stdout) == (0, "after\n"), r
         assert master() == running, "the same master throughout"
     finally:
         ssh(control_command="exit")
