@@ -259,7 +259,8 @@ def test_a_control_master_outlives_its_commands(sshd):
     status, and keeps the connection (as sshd does): an OpenSSH ControlMaster
     to it serves command after command. `scripts/bench --ssh` measures `ssh
     HOST true` over one; before, every command ended the whole connection
-    (`ssh` printed "closed by remote host" and exited 255)."""
+    (`ssh` printed "closed by remote host" and exited 255), and so did a
+    client that went away mid-command."""
     control = sshd.dir / "control"
     mux = ["-o", "ControlMaster=auto", "-o", f"ControlPath={control}", "-o", "ControlPersist=60",
            "-o", "LogLevel=ERROR"]
