@@ -7,8 +7,8 @@
 //! 3. The broker's defaults: its own `--enable-tool`, `--safety` and
 //!    `--request-timeout`.
 //!
-//! The options are `@mcp-safety`, `@mcp-toolset`, `@mcp-request-timeout`,
-//! `@mcp-confirm` and `@mcp-enable-tools`. The enabled tools are the union of
+//! The options are `@mcp-scope`, `@mcp-safety`, `@mcp-toolset`,
+//! `@mcp-request-timeout`, `@mcp-confirm` and `@mcp-enable-tools`. The enabled tools are the union of
 //! the three sources' lists. A malformed option the hello does not override
 //! refuses the session, as do unknown `--enable-tool` names and `--scope
 //! session` outside a pane. The attach prints the refusal's text.
@@ -73,6 +73,10 @@ pub enum Refusal {
     PaneTable(String),
     #[error("--scope session needs the agent to run inside a pane of this tmux server; use --scope server")]
     SessionScopeOutsideTmux,
+    #[error("@mcp-scope is {0:?}; expected session or server")]
+    ScopeOption(String),
+    #[error("@mcp-scope is session: agents see only their own sessions, and this agent runs in no pane of this tmux server; attach with --scope server")]
+    SessionScopeOptionOutsideTmux,
     #[error("@mcp-safety is {0:?}; expected readonly, mutating or destructive")]
     SafetyOption(String),
     #[error("@mcp-toolset is {0:?}; expected default or python")]
@@ -107,7 +111,7 @@ pub fn session_policy(
     defaults: &Defaults,
 ) -> Result<Policy, Refusal> {
     check_hello(hello)?;
-    let scope = scope(hello, in_pane)?;
+    let scope = scope(hello, in_pane, options)?;
     let safety = match hello.via {
         None => safety(hello, options, defaults)?,
         // A session-scoped agent of another server continues the person's
@@ -148,31 +152,40 @@ pub fn session_policy(
     })
 }
 
-/// `--scope`, else the caller's session when it runs in a pane, else the
-/// server. Session scope without a pane has nothing to see.
-fn scope(hello: &McpHello, in_pane: bool) -> Result<Scope, Refusal> {
-    // Another server's agent never runs in a pane of this one. A
-    // server-scoped one is given the server. A session-scoped one (its
-    // broker says `Session`) is given a session scope with no session of
-    // this server (`daemon::admit` leaves its caller sessions empty): it sees
-    // no pane here, and may only continue a cursor of the person's hand-off
-    // (prefix + A), which any session of this broker may read. Anything but
-    // `Session` is the server (older brokers always said `Server`).
-    if hello.via.is_some() {
-        return Ok(match hello.scope {
-            Some(Scope::Session) => Scope::Session,
-            _ => Scope::Server,
-        });
-    }
-    let scope = match hello.scope {
-        Some(s) => s,
-        None if in_pane => Scope::Session,
-        None => Scope::Server,
+/// `--scope`, else `@mcp-scope`, else the caller's session when it runs in
+/// a pane, else the server. Session scope without a pane has nothing to see.
+/// Another server's agent (`via`) runs in no pane here: a server-scoped one
+/// is given the server, unless this server keeps agents to their own
+/// sessions (`@mcp-scope session`: the stricter of the two sides). A
+/// session-scoped one (its broker says `Session`), or any under that option,
+/// is given a session scope with no session of this server (`daemon::admit`
+/// leaves its caller sessions empty): it sees no pane here, and may only
+/// continue a cursor of the person's hand-off (prefix + A), which any session
+/// of this broker may read. Anything but `Session` in the hello is the server
+/// (older brokers always said `Server`).
+fn scope(hello: &McpHello, in_pane: bool, options: &ServerRow) -> Result<Scope, Refusal> {
+    let option = || match options.scope_option.trim() {
+        "" => Ok(None),
+        "session" => Ok(Some(Scope::Session)),
+        "server" => Ok(Some(Scope::Server)),
+        opt => Err(Refusal::ScopeOption(opt.to_string())),
     };
-    if scope == Scope::Session && !in_pane {
-        return Err(Refusal::SessionScopeOutsideTmux);
+    if hello.via.is_some() {
+        let kept = hello.scope == Some(Scope::Session) || option()? == Some(Scope::Session);
+        return Ok(if kept { Scope::Session } else { Scope::Server });
     }
-    Ok(scope)
+    if let Some(scope) = hello.scope {
+        if scope == Scope::Session && !in_pane {
+            return Err(Refusal::SessionScopeOutsideTmux);
+        }
+        return Ok(scope);
+    }
+    match option()? {
+        Some(Scope::Session) if !in_pane => Err(Refusal::SessionScopeOptionOutsideTmux),
+        Some(scope) => Ok(scope),
+        None if in_pane => Ok(Scope::Session),
+        None => Ok(Scope::Server),
+    }
 }
 
 /// The attach's `--safety`, else `@mcp-safety`, else the broker's `--safety`.
@@ -249,6 +262,7 @@ mod tests {
             toolset_option: String::new(),
             request_timeout_option: String::new(),
             confirm_option: String::new(),
+            scope_option: String::new(),
         }
     }
 
@@ -347,6 +361,13 @@ mod tests {
                 },
                 r#"@mcp-confirm is "maybe"; expected on or off"#.to_string(),
             ),
+            (
+                ServerRow {
+                    scope_option: "wide".into(),
+                    ..unset()
+                },
+                r#"@mcp-scope is "wide"; expected session or server"#.to_string(),
+            ),
         ];
         for bad in ["0", "abc", "3601", "-1", "inf"] {
             let why = format!(
@@ -366,6 +387,7 @@ mod tests {
             toolset_option: "ruby".into(),
             request_timeout_option: "0".into(),
             confirm_option: "maybe".into(),
+            scope_option: "wide".into(),
             ..unset()
         };
         let mut hello = McpHello {
@@ -383,6 +405,8 @@ mod tests {
                     match r {
                         Refusal::UnknownTools(_) => hello.enable_tools.clear(),
                         Refusal::SessionScopeOutsideTmux => hello.scope = None,
+                        Refusal::ScopeOption(_) => options.scope_option = "session".into(),
+                        Refusal::SessionScopeOptionOutsideTmux => options.scope_option.clear(),
                         Refusal::SafetyOption(_) => options.safety_option.clear(),
                         Refusal::ToolsetOption(_) => options.toolset_option.clear(),
                         Refusal::RequestTimeoutOption { .. } => {
@@ -397,6 +421,8 @@ mod tests {
         let want = [
             Refusal::UnknownTools(vec![]),
             Refusal::SessionScopeOutsideTmux,
+            Refusal::ScopeOption(String::new()),
+            Refusal::SessionScopeOptionOutsideTmux,
             Refusal::SafetyOption(String::new()),
             Refusal::ToolsetOption(String::new()),
             Refusal::RequestTimeoutOption {
@@ -426,6 +452,71 @@ mod tests {
         assert_eq!(
             policy(&McpHello::default(), false, &unset()).scope,
             Scope::Server
+        );
+    }
+
+    #[test]
+    fn the_scope_option_decides_where_the_hello_does_not() {
+        let option = |v: &str| ServerRow {
+            scope_option: v.into(),
+            ..unset()
+        };
+        let server = McpHello {
+            scope: Some(Scope::Server),
+            ..Default::default()
+        };
+        let none = McpHello::default();
+        assert_eq!(policy(&none, true, &option("server")).scope, Scope::Server);
+        assert_eq!(policy(&none, false, &option("server")).scope, Scope::Server);
+        assert_eq!(
+            policy(&none, true, &option(" session ")).scope,
+            Scope::Session
+        );
+        assert_eq!(
+            refusal(&none, false, &option("session")),
+            "@mcp-scope is session: agents see only their own sessions, and this agent runs in no pane of this tmux server; attach with --scope server"
+        );
+        // The hello wins, a malformed option then unread.
+        assert_eq!(
+            policy(&server, false, &option("session")).scope,
+            Scope::Server
+        );
+        assert_eq!(policy(&server, true, &option("wide")).scope, Scope::Server);
+    }
+
+    /// Another server's agent gets the server here unless either side keeps
+    /// it to sessions: this server's `@mcp-scope session`, or its broker's
+    /// hello (a session-scoped agent, reaching only what was handed over).
+    #[test]
+    fn another_servers_agent_gets_the_stricter_scope() {
+        let via = |scope| McpHello {
+            via: Some("/tmp/tmux-0/default".into()),
+            safety: Some(Tier::Destructive),
+            scope,
+            ..Default::default()
+        };
+        let option = |v: &str| ServerRow {
+            scope_option: v.into(),
+            ..unset()
+        };
+        let scope_of = |h: &McpHello, o: &ServerRow| policy(h, false, o).scope;
+        assert_eq!(scope_of(&via(Some(Scope::Server)), &unset()), Scope::Server);
+        assert_eq!(
+            scope_of(&via(Some(Scope::Server)), &option("server")),
+            Scope::Server
+        );
+        assert_eq!(
+            scope_of(&via(Some(Scope::Server)), &option("session")),
+            Scope::Session
+        );
+        assert_eq!(
+            scope_of(&via(Some(Scope::Session)), &option("server")),
+            Scope::Session
+        );
+        assert_eq!(scope_of(&via(None), &unset()), Scope::Server);
+        assert_eq!(
+            refusal(&via(Some(Scope::Server)), false, &option("wide")),
+            r#"@mcp-scope is "wide"; expected session or server"#
         );
     }
 

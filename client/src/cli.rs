@@ -36,7 +36,8 @@ enum Command {
         #[arg(long = "enable-tool", value_name = "NAME")]
         enable_tool: Vec<String>,
         /// What the agent may see: its own tmux session, or the whole server.
-        /// Default: session when run inside a pane of this server, else server.
+        /// Default: the tmux option @mcp-scope, else session when run inside
+        /// a pane of this server, else server.
         #[arg(long, value_enum)]
         scope: Option<ScopeArg>,
         /// Allow typing into or closing the agent's own pane.

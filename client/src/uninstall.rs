@@ -29,6 +29,11 @@ const OPTIONS: &[&str] = &[
     "@mcp-request-timeout",
     "@mcp-enable-tools",
     "@mcp-confirm",
+    "@mcp-scope",
+    "@mcp-sockets",
+    "@mcp-hosts",
+    "@mcp-ssh-command",
+    "@mcp-remote-attach",
 ];
 
 pub fn uninstall(args: &ServerArgs) -> anyhow::Result<ExitCode> {

@@ -39,6 +39,7 @@ const SERVER_FIELDS: &[&str] = &[
     "@mcp-toolset",
     "@mcp-request-timeout",
     "@mcp-confirm",
+    "@mcp-scope",
 ];
 
 /// How a field is printed and read back.
@@ -599,6 +600,7 @@ fn parse_header(b: &[u8]) -> Result<(ServerRow, usize), ParseError> {
         toolset_option: h[7].to_string(),
         request_timeout_option: h[8].to_string(),
         confirm_option: h[9].to_string(),
+        scope_option: h[10].to_string(),
     };
     Ok((server, head_end))
 }
@@ -726,7 +728,7 @@ pub fn unvis_separators(version: &str, text: &str) -> String {
 mod tests {
     use super::*;
 
-    const HEAD: &str = "42\u{1f}1700000000\u{1f}3.3a\u{1f}/tmp/s\u{1f}\u{1f}tmux_capture\u{1f}mutating\u{1f}python\u{1f}30\u{1f}on\u{1e}";
+    const HEAD: &str = "42\u{1f}1700000000\u{1f}3.3a\u{1f}/tmp/s\u{1f}\u{1f}tmux_capture\u{1f}mutating\u{1f}python\u{1f}30\u{1f}on\u{1f}session\u{1e}";
 
     fn rec(tag: char, fields: &[&str]) -> String {
         let mut s = tag.to_string();
@@ -815,6 +817,7 @@ mod tests {
         );
         assert_eq!(t.server.request_timeout_option, "30");
         assert_eq!(t.server.confirm_option, "on");
+        assert_eq!(t.server.scope_option, "session");
         assert_eq!(t.rows.len(), 3);
         assert_eq!(
             t.rows[0].session_name, "a?b?c?d",

@@ -180,6 +180,10 @@ pub struct ServerRow {
     /// tools ask the person first; "" when unset).
     #[serde(default)]
     pub confirm_option: String,
+    /// Current value of `@mcp-scope` (what an agent that says no `--scope`
+    /// sees: `session` or `server`; "" when unset).
+    #[serde(default)]
+    pub scope_option: String,
 }
 
 /// How much of a pane a table read expanded (`feed::Shape`). Ordered: a pane

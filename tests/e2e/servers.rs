@@ -1281,29 +1281,28 @@ async fn a_session_scoped_agent_s_link_sees_no_pane_but_the_handed_over_one() {
         let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint);
         assert_eq!(read_only, Some(true), "{} is offered", t.name);
     }
-    let info = c.call("get_server_info", json!({})).await;
-    assert_eq!(info["scope"], json!("session"), "{info:#}");
-    assert!(info.get("callerSessionIds").is_none(), "{info:#}");
-    let empty = [
-        ("list_panes", json!({}), "panes"),
-        ("list_sessions", json!({}), "sessions"),
-        ("list_windows", json!({}), "windows"),
-        ("search_panes", json!({"pattern": "secret"}), "matches"),
-        ("list_agents", json!({}), "agents"),
-    ];
-    for (tool, args, field) in empty {
-        let r = c.call(tool, args).await;
-        let n = r.get(field).and_then(Value::as_array).map_or(0, Vec::len);
-        assert_eq!(n, 0, "{tool}: {r:#}");
-    }
+    // Every call but a hand-off's continuation is refused saying why (not
+    // answered with empty listings, which would read as an empty server).
     for (tool, args) in [
+        ("list_panes", json!({})),
+        ("list_sessions", json!({})),
+        ("list_windows", json!({})),
+        ("search_panes", json!({"pattern": "secret"})),
+        ("list_agents", json!({})),
+        ("get_server_info", json!({})),
         ("capture_pane", json!({"paneId": handed.id})),
         ("get_pane_info", json!({"paneId": handed.id})),
         ("capture_since", json!({"paneId": handed.id})),
     ] {
         let r = c.call_raw(tool, args).await;
         assert_eq!(r.is_error, Some(true), "{tool}: {r:?}");
-        assert!(!text_of(&r).contains("secret"), "{tool}: {}", text_of(&r));
+        let t = text_of(&r);
+        assert!(!t.contains("secret"), "{tool}: {t}");
+        assert!(
+            t.contains("not open to agents of other tmux servers")
+                && t.contains("Nothing was sent"),
+            "{tool}: {t}"
+        );
     }
     let (out, _) = run_with_timeout(
         tmux_mcp(&["cursor", "-S", srv.socket_str(), &handed.id]),
@@ -1319,5 +1318,98 @@ async fn a_session_scoped_agent_s_link_sees_no_pane_but_the_handed_over_one() {
     handed.emit(&srv, b"handed line\n");
     let d = c.call("capture_since", since).await;
     assert_eq!(d["lines"], json!(["handed line"]), "{d:#}");
+    c.close().await;
+}
+
+/// `@mcp-scope` decides for an agent whose attach says no `--scope`: `server`
+/// for one in a pane; `session` refuses one in no pane, saying so; and for
+/// another server's agent `session` there is the stricter side: it may only
+/// continue what the person hands over, every other call refused by name.
+#[test]
+fn the_scope_option_decides_where_the_agent_says_nothing() {
+    let srv = TmuxServer::start();
+    srv.tmux(&["new-session", "-d", "-s", "beta", "cat"]);
+    srv.tmux(&["set-option", "-g", "@mcp-scope", "server"]);
+    let mut wide = PaneRelay::start(&srv, "wide", &[], false);
+    // Server scope: the session it runs in no more than any other.
+    let listed = wide.channel.request(
+        2,
+        "tools/call",
+        json!({"name": "list_sessions", "arguments": {}}),
+    );
+    let names: Vec<&str> = listed["result"]["structuredContent"]["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(names.contains(&"beta") && names.len() > 1, "{listed:#}");
+
+    srv.tmux(&["set-option", "-g", "@mcp-scope", "session"]);
+    let (out, _) = run_with_timeout(
+        tmux_mcp(&["attach", "-S", srv.socket_str()]),
+        Duration::from_secs(15),
+    );
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("@mcp-scope is session") && said.contains("--scope server"),
+        "{said}"
+    );
+    // The attach's own --scope wins over the option.
+    let (out, _) = run_with_timeout(
+        tmux_mcp(&["attach", "-S", srv.socket_str(), "--scope", "server"]),
+        Duration::from_secs(15),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("@mcp-scope"), "{said}");
+}
+
+/// Another server's agent, server-scoped, on a server whose `@mcp-scope` is
+/// session: refused there by name for everything but a hand-off's
+/// continuation, which reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_kept_to_sessions_gives_other_servers_agents_only_the_handoff() {
+    let srv = TmuxServer::start();
+    srv.tmux(&["set-option", "-g", "@mcp-scope", "session"]);
+    srv.tmux(&["set-option", "-g", "@mcp-safety", "mutating"]);
+    let mut handed = PaneWriter::new_session(&srv, "handed", 60, 12);
+    let via = [
+        "--scope",
+        "server",
+        "--via",
+        "/tmp/tmux-mcp-nowhere/default",
+        "--safety",
+        "mutating",
+    ];
+    let c = McpClient::attach(&srv, &via).await;
+    let r = c.call_raw("list_panes", json!({})).await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(
+        text_of(&r).contains("its @mcp-scope is session"),
+        "{}",
+        text_of(&r)
+    );
+    let r = c
+        .call_raw("send_keys", json!({"paneId": handed.id, "keys": "typed"}))
+        .await;
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let (out, _) = run_with_timeout(
+        tmux_mcp(&["cursor", "-S", srv.socket_str(), &handed.id]),
+        Duration::from_secs(15),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout).unwrap();
+    let (since, _) = parse_handoff(line.trim_end());
+    handed.emit(&srv, b"handed line\n");
+    let d = c.call("capture_since", since).await;
+    assert_eq!(d["lines"], json!(["handed line"]), "{d:#}");
+    assert!(!srv
+        .tmux(&["capture-pane", "-p", "-t", &handed.id])
+        .contains("typed"));
     c.close().await;
 }

@@ -371,6 +371,16 @@ async fn here(
     ask: confirm::Ask,
 ) -> ToolOutput {
     let name = t.name;
+    // Another server's agent kept to sessions here (it is session-scoped, or
+    // this server's @mcp-scope is session) has no session here: it may only
+    // continue what the person handed over. Said, rather than answered with
+    // empty listings that would read as an empty server.
+    if session.via.is_some()
+        && session.scope == tmux_mcp_core::wire::Scope::Session
+        && !route::continues_handoff(t, &args)
+    {
+        return route::refuse(t, &format!("{name} is not open to agents of other tmux servers here: this server keeps them to their own sessions (its @mcp-scope is session, or the agent is scoped to its own sessions), and they have none here; only a pane the person hands over (prefix + A on this server) can be read, with the call its line names"));
+    }
     if !session.enabled.contains(name) {
         let why = t.why_disabled(session.safety);
         return match t.family {

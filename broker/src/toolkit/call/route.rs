@@ -479,6 +479,13 @@ pub async fn forward(
 /// `cursor`): all a session-scoped agent may call on another server.
 const HANDOFF_TOOLS: &[&str] = &["capture_since", "tmux_capture"];
 
+/// Whether a call of `t` with `args` continues a cursor, as a hand-off is
+/// continued: all an agent kept to what the person hands over may do on a
+/// server not its own.
+pub fn continues_handoff(t: &ToolSpec, args: &Value) -> bool {
+    HANDOFF_TOOLS.contains(&t.name) && args.get("cursor").is_some_and(Value::is_string)
+}
+
 /// Whether this agent may call `t` with `args` on server `key`. Scope
 /// `session` is the agent's own sessions on its own server: another server
 /// is out of its reach, except a pane the person handed over there (the key
@@ -496,9 +503,7 @@ fn within_reach(
         return Ok(());
     }
     let local = hosts::host_of(key).is_none();
-    let continues =
-        HANDOFF_TOOLS.contains(&t.name) && args.get("cursor").is_some_and(Value::is_string);
-    if local && continues {
+    if local && continues_handoff(t, args) {
         return Ok(());
     }
     let except = if local {
