@@ -22,8 +22,10 @@ import time
 from pathlib import Path
 
 import anyio
+import pytest
 
 from harness import BIN, REPO, TMUX, async_test, call, call_ok, clean_env, mcp_session, validator_for_schema
+from test_confirm import Person, client, text
 from test_ssh import SshServer
 
 CONTRACT = REPO / "broker" / "contracts" / "list_servers.output.json"
@@ -154,6 +156,64 @@ async def test_a_host_over_ssh_is_listed_called_lost_and_found_again(tmux_server
     finally:
         if back is not None:
             back.stop()
+        sshd.stop()
+        subprocess.run([TMUX, "-S", remote, "kill-server"], timeout=15, capture_output=True)
+    assert ssh_processes(config) == [], "no ssh left behind"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@async_test(120)
+async def test_a_hosts_question_names_the_host_and_a_host_taken_out_is_refused(tmux_server, mode):
+    """Issue 52 item 3 over SSH: the remote server confirms (its
+    @mcp-confirm), so a kill there is asked of the person through the agent's
+    own client, naming the host; declined, the pane lives; accepted, it is
+    gone. Then the host is taken out of @mcp-hosts: the next call is refused
+    naming the option, nothing sent, and the agent's ssh ends."""
+    sshd = SshServer()
+    own = tmux_server
+    work = own.dir / "cfg"
+    work.mkdir()
+    os.chmod(work, 0o700)
+    remote = str(own.dir / "remote.sock")
+    config = work / "ssh_config"
+
+    def rtmux(*args: str) -> str:
+        return subprocess.run([TMUX, "-S", remote, *args], env=clean_env(), check=True, timeout=15,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True).stdout.strip()
+    try:
+        rtmux("-f", "/dev/null", "new-session", "-d", "-s", "far", "-x", "80", "-y", "24", "cat")
+        rtmux("set-option", "-g", "@mcp-safety", "destructive")
+        rtmux("set-option", "-g", "@mcp-confirm", "on")
+        pane = rtmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "far", "sleep 1000")
+        ssh_config(config, sshd, sshd.key)
+        own.tmux("set-option", "-g", "@mcp-hosts", "testhost")
+        own.tmux("set-option", "-g", "@mcp-ssh-command", f"ssh -F {config}")
+        own.tmux("set-option", "-g", "@mcp-remote-attach", f"{BIN} attach -S {remote}")
+        for action in ["decline", "accept"]:
+            person = Person(action)
+            async with client(own, mode, person, "--safety", "destructive") as c:
+                r = await c.call_tool("kill_pane", {"server": KEY, "paneId": f"{KEY}:{pane}"})
+                assert person.questions and all(
+                    q.startswith(f"[server {KEY}] Kill pane {pane}?") for q in person.questions), person.questions
+                alive = pane in rtmux("list-panes", "-a", "-F", "#{pane_id}").split()
+                if action == "decline":
+                    assert r.is_error and "declined" in text(r) and "Nothing was sent" in text(r), r
+                    assert alive, "a declined kill reached the host's server"
+                else:
+                    assert not r.is_error, r
+                    assert r.structured_content["killed"]["id"] == f"{KEY}:{pane}", r
+                    assert not alive
+                    # Taken out of @mcp-hosts: refused from the next call on,
+                    # the agent's ssh let go.
+                    own.tmux("set-option", "-gu", "@mcp-hosts")
+                    r = await c.call_tool("list_panes", {"server": KEY})
+                    assert r.is_error and "taken out of the option @mcp-hosts" in text(r), r
+                    assert "Nothing was sent" in text(r), r
+                    deadline = time.monotonic() + 10
+                    while ssh_processes(config):
+                        assert time.monotonic() < deadline, "the host's ssh outlived its removal"
+                        await anyio.sleep(0.05)
+    finally:
         sshd.stop()
         subprocess.run([TMUX, "-S", remote, "kill-server"], timeout=15, capture_output=True)
     assert ssh_processes(config) == [], "no ssh left behind"
