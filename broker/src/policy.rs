@@ -292,6 +292,16 @@ mod tests {
         session_policy(hello, in_pane, options, &DEFAULTS).expect("a policy")
     }
 
+    /// The name of a tool of the destructive tier.
+    fn a_destructive_tool() -> String {
+        tools::CATALOG
+            .iter()
+            .find(|t| t.tier() == Tier::Destructive)
+            .unwrap()
+            .name
+            .to_string()
+    }
+
     #[test]
     fn unknown_tools_in_the_hello_are_refused() {
         let hello = McpHello {
@@ -709,12 +719,7 @@ mod tests {
             Refusal::SafetyOption("all".into()).to_string()
         );
         // A tool named by the hello does not lift the tier.
-        let destructive_tool = tools::CATALOG
-            .iter()
-            .find(|t| t.tier() == Tier::Destructive)
-            .unwrap()
-            .name
-            .to_string();
+        let destructive_tool = a_destructive_tool();
         let named = McpHello {
             enable_tools: vec![destructive_tool.clone()],
             ..via(Tier::Destructive)
@@ -741,12 +746,7 @@ mod tests {
             safety_option: "destructive".into(),
             ..unset()
         };
-        let destructive_tool = tools::CATALOG
-            .iter()
-            .find(|t| t.tier() == Tier::Destructive)
-            .unwrap()
-            .name
-            .to_string();
+        let destructive_tool = a_destructive_tool();
         let hello = McpHello {
             via: Some("/tmp/tmux-1/default".into()),
             safety: Some(Tier::Destructive),

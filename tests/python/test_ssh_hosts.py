@@ -59,6 +59,29 @@ def ssh_processes(config: Path) -> list[int]:
     return pids
 
 
+def host_paths(own) -> tuple[Path, Path, str]:
+    """A private directory for the ssh config (and the config's path in it),
+    and the socket of the test's "remote" tmux server."""
+    work = own.dir / "cfg"
+    work.mkdir()
+    os.chmod(work, 0o700)
+    return work, work / "ssh_config", str(own.dir / "remote.sock")
+
+
+def name_the_host(own, sshd: SshServer, config: Path, remote: str) -> None:
+    """The agent's server names `testhost`: this test's SSH server, reached
+    through `config`, whose relay attaches to the tmux server at `remote`."""
+    ssh_config(config, sshd, sshd.key)
+    own.tmux("set-option", "-g", "@mcp-hosts", "testhost")
+    own.tmux("set-option", "-g", "@mcp-ssh-command", f"ssh -F {config}")
+    own.tmux("set-option", "-g", "@mcp-remote-attach", f"{BIN} attach -S {remote}")
+
+
+def remote_tmux(remote: str, *args: str) -> str:
+    return subprocess.run([TMUX, "-S", remote, *args], env=clean_env(), check=True, timeout=15,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True).stdout.strip()
+
+
 def by_key(listing: dict, key: str) -> dict:
     found = [s for s in listing["servers"] if s["key"] == key]
     assert found, listing
@@ -71,11 +94,7 @@ async def test_a_host_over_ssh_is_listed_called_lost_and_found_again(tmux_server
     # (test_ssh.SshServer says so).
     sshd = SshServer()
     own = tmux_server
-    work = own.dir / "cfg"
-    work.mkdir()
-    os.chmod(work, 0o700)
-    remote = str(own.dir / "remote.sock")
-    config = work / "ssh_config"
+    work, config, remote = host_paths(own)
     back = None
     try:
         # The remote tmux server, and a pane there showing a marker.
@@ -85,10 +104,7 @@ async def test_a_host_over_ssh_is_listed_called_lost_and_found_again(tmux_server
         marker = "from-the-far-host-5150"
         subprocess.run([TMUX, "-S", remote, "new-window", "-d", f"printf '%s\\n' {marker}; exec cat"],
                        env=clean_env(), check=True, timeout=15, capture_output=True)
-        ssh_config(config, sshd, sshd.key)
-        own.tmux("set-option", "-g", "@mcp-hosts", "testhost")
-        own.tmux("set-option", "-g", "@mcp-ssh-command", f"ssh -F {config}")
-        own.tmux("set-option", "-g", "@mcp-remote-attach", f"{BIN} attach -S {remote}")
+        name_the_host(own, sshd, config, remote)
         contract = validator_for_schema(json.loads(CONTRACT.read_text()))
 
         async with mcp_session(own) as s:
@@ -171,24 +187,16 @@ async def test_a_hosts_question_names_the_host_and_a_host_taken_out_is_refused(t
     naming the option, nothing sent, and the agent's ssh ends."""
     sshd = SshServer()
     own = tmux_server
-    work = own.dir / "cfg"
-    work.mkdir()
-    os.chmod(work, 0o700)
-    remote = str(own.dir / "remote.sock")
-    config = work / "ssh_config"
+    work, config, remote = host_paths(own)
 
     def rtmux(*args: str) -> str:
-        return subprocess.run([TMUX, "-S", remote, *args], env=clean_env(), check=True, timeout=15,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True).stdout.strip()
+        return remote_tmux(remote, *args)
     try:
         rtmux("-f", "/dev/null", "new-session", "-d", "-s", "far", "-x", "80", "-y", "24", "cat")
         rtmux("set-option", "-g", "@mcp-safety", "destructive")
         rtmux("set-option", "-g", "@mcp-confirm", "on")
         pane = rtmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "far", "sleep 1000")
-        ssh_config(config, sshd, sshd.key)
-        own.tmux("set-option", "-g", "@mcp-hosts", "testhost")
-        own.tmux("set-option", "-g", "@mcp-ssh-command", f"ssh -F {config}")
-        own.tmux("set-option", "-g", "@mcp-remote-attach", f"{BIN} attach -S {remote}")
+        name_the_host(own, sshd, config, remote)
         for action in ["decline", "accept"]:
             person = Person(action)
             async with client(own, mode, person, "--safety", "destructive") as c:

@@ -249,45 +249,47 @@ pub fn across_schema(one: Value) -> Value {
     schema
 }
 
-/// For a key the agent reached before: whether the option that let it in
-/// (`@mcp-hosts` for a host, `@mcp-sockets` for a path) still names it, read
-/// now (one hook-free read; a `-L` name needs none). A key taken out of the
-/// option is refused from the next call on, its link let go.
-pub async fn still_named(session: &Session, key: &str) -> Result<(), String> {
-    let named = if let Some(host) = hosts::host_of(key) {
-        hosts::options(session)
-            .await
-            .hosts
-            .iter()
-            .any(|h| h == host)
-    } else if key.starts_with('/') {
-        extra_sockets(session).await.iter().any(|p| p == key)
-    } else {
-        true
-    };
-    match named {
-        true => Ok(()),
-        false => {
-            session.other_servers.forget(key);
-            Err(format!("server {key:?} is not a key list_servers gives any more: it was taken out of the option {}", match hosts::host_of(key) {
-                Some(_) => "@mcp-hosts",
-                None => "@mcp-sockets",
-            }))
-        }
+/// Whether the option that lets `key` in names it now: `@mcp-hosts` for a
+/// host, `@mcp-sockets` for a path other than the own socket (one hook-free
+/// read; a `-L` name needs none). `Err` is that option's name; a host's
+/// options come back for its link.
+async fn let_in(session: &Session, key: &str) -> Result<Option<hosts::HostOptions>, &'static str> {
+    if let Some(host) = hosts::host_of(key) {
+        let opts = hosts::options(session).await;
+        return match opts.hosts.iter().any(|h| h == host) {
+            true => Ok(Some(opts)),
+            false => Err("@mcp-hosts"),
+        };
     }
+    let own = Path::new(key) == session.broker.identity.socket_path;
+    if key.starts_with('/') && !own && !extra_sockets(session).await.iter().any(|p| p == key) {
+        return Err("@mcp-sockets");
+    }
+    Ok(None)
+}
+
+/// For a key the agent reached before: whether the option that let it in
+/// still names it ([`let_in`]). A key taken out of the option is refused
+/// from the next call on, its link let go.
+pub async fn still_named(session: &Session, key: &str) -> Result<(), String> {
+    let_in(session, key).await.map(drop).map_err(|option| {
+        session.other_servers.forget(key);
+        format!("server {key:?} is not a key list_servers gives any more: it was taken out of the option {option}")
+    })
 }
 
 /// The server `key` names, knocked on (no tmux command runs); `Err` says why
 /// it cannot be called.
 pub async fn destination(session: &Session, key: &str) -> Result<Destination, String> {
     let own = &session.broker.identity;
-    if let Some(host) = hosts::host_of(key) {
-        let opts = hosts::options(session).await;
-        if !opts.hosts.iter().any(|h| h == host) {
-            return Err(format!(
-                "server {key:?} is not a key list_servers gives: host {host:?} is not in the option @mcp-hosts"
-            ));
-        }
+    let opts = let_in(session, key).await.map_err(|option| {
+        let what = match hosts::host_of(key) {
+            Some(host) => format!("host {host:?} is not in the option {option}"),
+            None => format!("a path must be one of the option {option}"),
+        };
+        format!("server {key:?} is not a key list_servers gives: {what}")
+    })?;
+    if let (Some(host), Some(opts)) = (hosts::host_of(key), opts) {
         if !hosts::plain_host(host) {
             return Err(format!("server {key:?}: not a plain ssh destination"));
         }
@@ -300,9 +302,6 @@ pub async fn destination(session: &Session, key: &str) -> Result<Destination, St
     let candidate = if key.starts_with('/') {
         if Path::new(key) == own.socket_path {
             return Ok(Destination::Own);
-        }
-        if !extra_sockets(session).await.iter().any(|p| p == key) {
-            return Err(format!("server {key:?} is not a key list_servers gives: a path must be one of the option @mcp-sockets"));
         }
         sockets::extra(key).map_err(|why| format!("server {why}"))?
     } else {
